@@ -1,0 +1,255 @@
+//! Bundle: an immutable, content-addressed set of artifact versions.
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::Time;
+
+/// What a Bundle is made of. A Beacon writes it once; nothing changes it afterwards.
+// Each printcolumn(...) repeats the same keys, which clippy reads as duplicates.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "hecate.dev",
+    version = "v1alpha1",
+    kind = "Bundle",
+    namespaced,
+    status = "BundleStatus",
+    shortname = "bnd",
+    derive = "PartialEq",
+    derive = "Default",
+    doc = "A Bundle is one release candidate: a fixed set of artifact versions, named by their \
+           content. It moves through Gates; its status records which Gates it has cleared, \
+           where it was stopped, and who approved it where.",
+    printcolumn(name = "Beacon", type_ = "string", json_path = ".spec.beacon"),
+    printcolumn(name = "Digest", type_ = "string", json_path = ".spec.digest"),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+pub struct BundleSpec {
+    /// The Beacon that emitted this Bundle, in the same namespace.
+    pub beacon: String,
+    /// The content address of `artifacts` (see `hecate_types::digest`), written at
+    /// creation.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub digest: String,
+    /// An optional short handle for people, e.g. a release name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub alias: String,
+    /// The artifact versions this Bundle pins.
+    #[schemars(length(min = 1))]
+    pub artifacts: Vec<Artifact>,
+}
+
+/// One versioned item. Exactly one member is set.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[schemars(extend("minProperties" = 1, "maxProperties" = 1))]
+pub struct Artifact {
+    /// A container image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageArtifact>,
+    /// A Helm chart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart: Option<ChartArtifact>,
+    /// A Git commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<CommitArtifact>,
+}
+
+/// The member an [`Artifact`] holds, borrowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArtifactRef<'a> {
+    /// A container image.
+    Image(&'a ImageArtifact),
+    /// A Helm chart.
+    Chart(&'a ChartArtifact),
+    /// A Git commit.
+    Commit(&'a CommitArtifact),
+}
+
+impl Artifact {
+    /// The member this artifact holds. The schema allows exactly one; should an
+    /// object carry several anyway, image wins over chart over commit, as in the
+    /// content address.
+    pub fn get(&self) -> Option<ArtifactRef<'_>> {
+        if let Some(image) = &self.image {
+            Some(ArtifactRef::Image(image))
+        } else if let Some(chart) = &self.chart {
+            Some(ArtifactRef::Chart(chart))
+        } else {
+            self.commit.as_ref().map(ArtifactRef::Commit)
+        }
+    }
+
+    /// An image artifact.
+    pub fn image(
+        repo: impl Into<String>,
+        tag: impl Into<String>,
+        digest: impl Into<String>,
+    ) -> Self {
+        Self {
+            image: Some(ImageArtifact {
+                repo: repo.into(),
+                tag: tag.into(),
+                digest: digest.into(),
+            }),
+            ..Self::default()
+        }
+    }
+
+    /// A chart artifact.
+    pub fn chart(
+        repo: impl Into<String>,
+        name: impl Into<String>,
+        version: impl Into<String>,
+    ) -> Self {
+        Self {
+            chart: Some(ChartArtifact {
+                repo: repo.into(),
+                name: name.into(),
+                version: version.into(),
+            }),
+            ..Self::default()
+        }
+    }
+
+    /// A commit artifact found without branch, tag or message.
+    pub fn commit(repo: impl Into<String>, sha: impl Into<String>) -> Self {
+        Self {
+            commit: Some(CommitArtifact {
+                repo: repo.into(),
+                sha: sha.into(),
+                ..CommitArtifact::default()
+            }),
+            ..Self::default()
+        }
+    }
+}
+
+/// A container image at one version.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct ImageArtifact {
+    /// The repository, e.g. `ghcr.io/acme/api`.
+    pub repo: String,
+    /// The tag that was resolved.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tag: String,
+    /// The manifest digest, `sha256:…`; the image's identity when present.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub digest: String,
+}
+
+/// A Helm chart at one version.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct ChartArtifact {
+    /// The chart repository: an HTTPS index or an `oci://` reference.
+    pub repo: String,
+    /// The chart's name; empty for OCI charts, whose reference already names them.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// The resolved chart version.
+    pub version: String,
+}
+
+/// A Git commit.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct CommitArtifact {
+    /// The repository URL.
+    pub repo: String,
+    /// The full commit SHA.
+    pub sha: String,
+    /// The branch it was found on, for display.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub branch: String,
+    /// The tag it was found by, for display.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tag: String,
+    /// The commit's subject line, for display.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// Where a Bundle has been: what it cleared, where it was stopped, who approved it.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleStatus {
+    /// Gates this Bundle crossed and passed verification at, oldest first. Downstream
+    /// Gates admit it by looking here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cleared: Vec<GateCrossing>,
+    /// Crossings that failed or were aborted, newest first, at most ten.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<GateCrossing>,
+    /// Human approvals, at most one per Gate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["gate"]))]
+    pub approved_for: Vec<BundleApproval>,
+}
+
+/// A Bundle's passage through one Gate, as the Bundle remembers it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct GateCrossing {
+    /// The Gate.
+    pub gate: String,
+    /// The Passage that made the crossing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub passage: String,
+    /// When it was recorded.
+    pub at: Time,
+    /// Who asked for the crossing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub actor: String,
+    /// Why the crossing failed; only on `blocked` entries.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
+/// A person's approval of a Bundle for one Gate.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct BundleApproval {
+    /// The Gate the approval is for.
+    pub gate: String,
+    /// Who approved, as the cluster identified them.
+    pub actor: String,
+    /// When.
+    pub at: Time,
+}
+
+impl Bundle {
+    /// Whether this Bundle has cleared (crossed and verified) the named Gate.
+    pub fn has_cleared(&self, gate: &str) -> bool {
+        self.status
+            .as_ref()
+            .is_some_and(|s| s.cleared.iter().any(|c| c.gate == gate))
+    }
+
+    /// Whether a crossing of the named Gate failed or was aborted for this Bundle.
+    pub fn was_blocked_by(&self, gate: &str) -> bool {
+        self.status
+            .as_ref()
+            .is_some_and(|s| s.blocked.iter().any(|c| c.gate == gate))
+    }
+
+    /// The approval recorded for the named Gate, if any.
+    pub fn approval_for(&self, gate: &str) -> Option<&BundleApproval> {
+        self.status
+            .as_ref()?
+            .approved_for
+            .iter()
+            .find(|a| a.gate == gate)
+    }
+
+    /// The non-empty image digests of this Bundle's artifacts, in spec order.
+    pub fn image_digests(&self) -> impl Iterator<Item = &str> {
+        self.spec
+            .artifacts
+            .iter()
+            .filter_map(|a| a.image.as_ref())
+            .map(|i| i.digest.as_str())
+            .filter(|d| !d.is_empty())
+    }
+}

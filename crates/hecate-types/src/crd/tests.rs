@@ -1,0 +1,255 @@
+//! The generated CRDs against the checked-in files and against the Go reference.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::*;
+
+/// Differences from the reference's schemas that we make on purpose, as
+/// (`<plural>:<json path>`, why). Keep it empty unless a spec demands otherwise.
+const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[];
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The reference CRDs live beside the project, in `../shared/compat/crds` (CI has them
+/// there too); `HECATE_COMPAT_CRDS` points elsewhere.
+fn reference_dir() -> PathBuf {
+    std::env::var_os("HECATE_COMPAT_CRDS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("../shared/compat/crds"))
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+#[test]
+fn checked_in_crds_are_what_the_code_generates() {
+    for crd in all() {
+        let path = repo_root().join("deploy/crds").join(file_name(&crd));
+        let generated = to_yaml(&crd).unwrap();
+        assert!(
+            read(&path) == generated,
+            "{} is stale: run `cargo xtask crds` and commit the result",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn crds_are_wire_compatible_with_the_reference() {
+    let mut differences = Vec::new();
+    for crd in all() {
+        let path = reference_dir().join(file_name(&crd));
+        let reference: Value = serde_yaml_ng::from_str(&read(&path)).unwrap();
+        let ours = serde_json::to_value(&crd).unwrap();
+        let plural = &crd.spec.names.plural;
+        diff(
+            plural,
+            "metadata.name",
+            &ours["metadata"]["name"],
+            &reference["metadata"]["name"],
+            &mut differences,
+        );
+        for key in ["group", "names", "scope"] {
+            diff(
+                plural,
+                key,
+                &ours["spec"][key],
+                &reference["spec"][key],
+                &mut differences,
+            );
+        }
+        let ours_versions = ours["spec"]["versions"].as_array().unwrap();
+        let reference_versions = reference["spec"]["versions"].as_array().unwrap();
+        assert_eq!(
+            ours_versions.len(),
+            reference_versions.len(),
+            "{plural}: number of versions"
+        );
+        for (o, r) in ours_versions.iter().zip(reference_versions) {
+            for key in [
+                "name",
+                "served",
+                "storage",
+                "subresources",
+                "additionalPrinterColumns",
+            ] {
+                diff(
+                    plural,
+                    key,
+                    &normalise(&o[key]),
+                    &normalise(&r[key]),
+                    &mut differences,
+                );
+            }
+            diff(
+                plural,
+                "schema",
+                &normalise(&o["schema"]["openAPIV3Schema"]),
+                &normalise(&r["schema"]["openAPIV3Schema"]),
+                &mut differences,
+            );
+        }
+    }
+    differences.retain(|d| {
+        !DELIBERATE_DIFFERENCES
+            .iter()
+            .any(|(path, _)| d.starts_with(&format!("{path} ")))
+    });
+    assert!(
+        differences.is_empty(),
+        "schema differences from the reference:\n{}",
+        differences.join("\n")
+    );
+}
+
+#[test]
+fn the_comparison_notices_a_difference() {
+    // The compatibility check must be able to fail: a renamed field, a lost enum value
+    // and a lost `required` all show up, while descriptions and nullability do not.
+    let reference = json!({"properties": {"a": {"type": "string", "enum": ["X", "Y"], "description": "theirs"}}, "required": ["a"]});
+    let ours = json!({"properties": {"b": {"type": "string", "enum": ["X"], "nullable": true, "description": "ours"}}});
+    let mut differences = Vec::new();
+    diff(
+        "things",
+        "schema",
+        &normalise(&ours),
+        &normalise(&reference),
+        &mut differences,
+    );
+    assert_eq!(
+        differences,
+        [
+            "things:schema.properties.a only in the reference",
+            "things:schema.properties.b only in ours",
+            "things:schema.required only in the reference",
+        ]
+    );
+    let mut none = Vec::new();
+    diff(
+        "things",
+        "schema",
+        &normalise(&json!({"minimum": 0.0, "nullable": true})),
+        &normalise(&json!({"minimum": 0})),
+        &mut none,
+    );
+    assert!(none.is_empty(), "{none:?}");
+}
+
+#[test]
+fn schema_summary() {
+    // One line per property: its path, type and constraints. Reviewing a change to the
+    // API is reading a diff of this.
+    let mut lines = Vec::new();
+    for crd in all() {
+        let version = &crd.spec.versions[0];
+        let schema =
+            serde_json::to_value(&version.schema.as_ref().unwrap().open_api_v3_schema).unwrap();
+        lines.push(format!(
+            "# {} ({})",
+            crd.spec.names.kind,
+            crd.spec.names.short_names.as_ref().unwrap().join(",")
+        ));
+        summarise(
+            &crd.spec.names.kind.to_lowercase(),
+            &schema,
+            false,
+            &mut lines,
+        );
+    }
+    insta::assert_snapshot!(lines.join("\n"));
+}
+
+/// Drops what may differ without changing the wire format: descriptions (ours are
+/// our own words), `nullable` (kube-derive marks every `Option`; we never send null),
+/// and integer-vs-float spelling of numbers.
+fn normalise(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, v)| {
+                    *k != "description" && !(*k == "nullable" && **v == Value::Bool(true))
+                })
+                .map(|(k, v)| (k.clone(), normalise(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(normalise).collect()),
+        Value::Number(n) => n.as_f64().map_or(value.clone(), |f| json!(f)),
+        other => other.clone(),
+    }
+}
+
+fn diff(plural: &str, path: &str, ours: &Value, reference: &Value, out: &mut Vec<String>) {
+    match (ours, reference) {
+        (Value::Object(o), Value::Object(r)) => {
+            let mut keys: Vec<&String> = o.keys().chain(r.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for key in keys {
+                let child = format!("{path}.{key}");
+                match (o.get(key), r.get(key)) {
+                    (Some(a), Some(b)) => diff(plural, &child, a, b, out),
+                    (Some(_), None) => out.push(format!("{plural}:{child} only in ours")),
+                    (None, Some(_)) => out.push(format!("{plural}:{child} only in the reference")),
+                    (None, None) => unreachable!(),
+                }
+            }
+        }
+        _ if ours == reference => {}
+        _ => out.push(format!("{plural}:{path} ours={ours} reference={reference}")),
+    }
+}
+
+fn summarise(path: &str, schema: &Value, required: bool, lines: &mut Vec<String>) {
+    let mut facts = Vec::new();
+    if let Some(t) = schema.get("type").and_then(Value::as_str) {
+        facts.push(t.to_string());
+    }
+    if schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
+        facts.push("any".into());
+    }
+    if required {
+        facts.push("required".into());
+    }
+    for key in [
+        "format",
+        "enum",
+        "default",
+        "pattern",
+        "minimum",
+        "minItems",
+        "minLength",
+        "maxLength",
+        "minProperties",
+        "maxProperties",
+        "x-kubernetes-list-type",
+        "x-kubernetes-list-map-keys",
+    ] {
+        if let Some(v) = schema.get(key) {
+            facts.push(format!("{key}={v}"));
+        }
+    }
+    lines.push(format!("{path}: {}", facts.join(" ")));
+    let required_children: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, child) in properties {
+            summarise(
+                &format!("{path}.{name}"),
+                child,
+                required_children.contains(&name.as_str()),
+                lines,
+            );
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        summarise(&format!("{path}[]"), items, false, lines);
+    }
+}

@@ -1,0 +1,224 @@
+//! Passage: one attempt to move one Bundle through one Gate, kept as a record.
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::schema::{free_form, is_false, is_zero};
+use crate::{EvidenceRef, HealthCheck, Step, Time, Var};
+
+/// Which Bundle crosses which Gate, with a copy of the Gate's steps taken when the
+/// Passage was created. Only `abort` may change afterwards.
+// Each printcolumn(...) repeats the same keys, which clippy reads as duplicates.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "hecate.dev",
+    version = "v1alpha1",
+    kind = "Passage",
+    namespaced,
+    status = "PassageStatus",
+    shortname = "psg",
+    derive = "PartialEq",
+    derive = "Default",
+    doc = "A Passage is one attempt to move one Bundle through one Gate. It runs the Gate's \
+           steps in order and stays behind afterwards as the record of what happened.",
+    printcolumn(name = "Gate", type_ = "string", json_path = ".spec.gate"),
+    printcolumn(name = "Bundle", type_ = "string", json_path = ".spec.bundle"),
+    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase"),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+pub struct PassageSpec {
+    /// The Gate being crossed.
+    pub gate: String,
+    /// The Bundle being moved.
+    pub bundle: String,
+    /// The Gate's steps as they were when this Passage was created.
+    #[schemars(length(min = 1))]
+    pub steps: Vec<Step>,
+    /// The Gate's vars as they were when this Passage was created.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vars: Vec<Var>,
+    /// Who asked: a user as the cluster identified them, or `controller` for an
+    /// automatic crossing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub actor: String,
+    /// Set to cancel the crossing.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub abort: bool,
+}
+
+/// Where a Passage is in its life.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+pub enum PassagePhase {
+    /// Created, not yet started.
+    #[default]
+    Pending,
+    /// Running its steps.
+    Running,
+    /// Crossed.
+    Succeeded,
+    /// A step failed.
+    Failed,
+    /// Cancelled through `spec.abort`.
+    Aborted,
+}
+
+impl PassagePhase {
+    /// Every phase, in lifecycle order.
+    pub const ALL: [Self; 5] = [
+        Self::Pending,
+        Self::Running,
+        Self::Succeeded,
+        Self::Failed,
+        Self::Aborted,
+    ];
+
+    /// Whether the Passage is over: `Succeeded`, `Failed` or `Aborted`.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Succeeded | Self::Failed | Self::Aborted)
+    }
+
+    /// The phase as it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "Pending",
+            Self::Running => "Running",
+            Self::Succeeded => "Succeeded",
+            Self::Failed => "Failed",
+            Self::Aborted => "Aborted",
+        }
+    }
+}
+
+/// How far a Passage has got. Written by the controller.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PassageStatus {
+    /// The `metadata.generation` last advanced.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub observed_generation: i64,
+    /// The overall phase; absent reads as `Pending` (see [`PassageStatus::phase`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "Pending"))]
+    pub phase: Option<PassagePhase>,
+    /// What is happening or what happened, in words.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// One entry per step, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepStatus>,
+    /// The index of the step in progress, or of the first step that failed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub current_step: i32,
+    /// When the first step started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
+    /// When the Passage ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<Time>,
+    /// Health checks the steps asked the Gate to adopt after success.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub watch: Vec<HealthCheck>,
+    /// The OpenTelemetry trace of this crossing.
+    #[serde(rename = "traceID", default, skip_serializing_if = "String::is_empty")]
+    pub trace_id: String,
+    /// The compliance record of this crossing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<EvidenceRef>,
+}
+
+impl PassageStatus {
+    /// The phase, reading an absent one as `Pending` (nobody has reconciled it yet).
+    pub fn phase(&self) -> PassagePhase {
+        self.phase.unwrap_or_default()
+    }
+}
+
+impl Passage {
+    /// The phase, reading an absent status or phase as `Pending`.
+    pub fn phase(&self) -> PassagePhase {
+        self.status
+            .as_ref()
+            .map(PassageStatus::phase)
+            .unwrap_or_default()
+    }
+
+    /// Whether this Passage is over. One that is not is the Gate's active crossing.
+    pub fn is_terminal(&self) -> bool {
+        self.phase().is_terminal()
+    }
+}
+
+/// Where one step is.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+pub enum StepPhase {
+    /// Not started.
+    #[default]
+    Pending,
+    /// Started, not finished (possibly waiting on something).
+    Running,
+    /// Done.
+    Succeeded,
+    /// Failed; `reason` says how.
+    Failed,
+    /// Not run, because its condition was false or the Passage had already failed.
+    Skipped,
+    /// Cancelled with the Passage.
+    Aborted,
+}
+
+impl StepPhase {
+    /// Whether the step is over: `Succeeded`, `Failed`, `Skipped` or `Aborted`.
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, Self::Pending | Self::Running)
+    }
+
+    /// The phase as it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "Pending",
+            Self::Running => "Running",
+            Self::Succeeded => "Succeeded",
+            Self::Failed => "Failed",
+            Self::Skipped => "Skipped",
+            Self::Aborted => "Aborted",
+        }
+    }
+}
+
+/// The outcome of one step.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepStatus {
+    /// The step that ran.
+    pub uses: String,
+    /// The step's alias.
+    #[serde(rename = "as", default, skip_serializing_if = "String::is_empty")]
+    pub alias: String,
+    /// Where it is.
+    pub phase: StepPhase,
+    /// A PascalCase code for a failure, e.g. `GitRejected`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// What it is doing or did, in words.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// The step's output, kept even when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "free_form")]
+    pub output: Option<serde_json::Value>,
+    /// When it was first invoked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
+    /// When it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<Time>,
+    /// How many times it was invoked (a waiting step counts each poll).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attempts: i32,
+}

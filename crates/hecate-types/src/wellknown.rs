@@ -1,0 +1,64 @@
+//! Well-known names: labels, annotations, condition types and reasons, and actors.
+//!
+//! These strings are interface: other tools select on the labels, Flux users already
+//! set the annotation, and dashboards match the reasons. They are exact.
+
+/// Label on a Bundle: the Beacon that emitted it.
+pub const LABEL_BEACON: &str = "hecate.dev/beacon";
+/// Label on a Passage: the Gate it crosses.
+pub const LABEL_GATE: &str = "hecate.dev/gate";
+/// Label on a Passage: the Bundle it moves.
+pub const LABEL_BUNDLE: &str = "hecate.dev/bundle";
+
+/// Annotation that asks for an immediate reconcile (Flux's convention); the object
+/// echoes the token in `status.lastHandledReconcileAt` once handled.
+pub const ANNOTATION_RECONCILE_REQUESTED_AT: &str = "reconcile.fluxcd.io/requestedAt";
+
+/// The actor recorded on Passages the controller starts by itself.
+pub const ACTOR_CONTROLLER: &str = "controller";
+
+/// Condition types.
+pub mod condition {
+    /// The one condition Beacons and Gates set.
+    pub const READY: &str = "Ready";
+    /// Declared for Kubernetes conventions; not set.
+    pub const RECONCILING: &str = "Reconciling";
+    /// Declared for Kubernetes conventions; not set.
+    pub const STALLED: &str = "Stalled";
+}
+
+/// Reasons of a Gate's `Ready` condition.
+pub mod gate_reason {
+    /// The Gate is suspended.
+    pub const SUSPENDED: &str = "Suspended";
+    /// The Gate's step list does not validate.
+    pub const INVALID_STEPS: &str = "InvalidSteps";
+    /// A Passage is in progress.
+    pub const CROSSING: &str = "Crossing";
+    /// Nothing is crossing.
+    pub const IDLE: &str = "Idle";
+    /// An automatic Gate is outside its promotion windows.
+    pub const WINDOW_CLOSED: &str = "WindowClosed";
+    /// An automatic Gate will not retry a Bundle whose crossing failed.
+    pub const CROSSING_FAILED: &str = "CrossingFailed";
+    /// An automatic Gate could not create its Passage.
+    pub const PASSAGE_FAILED: &str = "PassageFailed";
+    /// The newest crossing succeeded and is not yet verified.
+    pub const VERIFYING: &str = "Verifying";
+}
+
+/// Reasons of a Beacon's `Ready` condition.
+pub mod beacon_reason {
+    /// The Beacon is suspended.
+    pub const SUSPENDED: &str = "Suspended";
+    /// A source has no artifact matching its rules.
+    pub const NO_MATCHING_ARTIFACT: &str = "NoMatchingArtifact";
+    /// A source uses something that is not supported.
+    pub const UNSUPPORTED_SOURCE: &str = "UnsupportedSource";
+    /// A source could not be resolved.
+    pub const RESOLVE_FAILED: &str = "ResolveFailed";
+    /// Every source resolved.
+    pub const DISCOVERED: &str = "Discovered";
+    /// Creating the Bundle failed.
+    pub const EMIT_FAILED: &str = "EmitFailed";
+}

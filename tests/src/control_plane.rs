@@ -1,0 +1,508 @@
+//! Starting, reaching and stopping a control plane: etcd and kube-apiserver on
+//! loopback, with RBAC, static-token identities and the Hecate CRDs installed.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Write as _;
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, Patch, PatchParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde::{Deserialize, Serialize};
+
+use crate::binaries::{Binaries, progress};
+use crate::identity::{Identity, token_file_line};
+use crate::pki::Pki;
+
+/// How long the API server may take to become ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long CRDs may take to become Established.
+const ESTABLISHED_TIMEOUT: Duration = Duration::from_secs(30);
+/// The field manager of everything the test environment applies.
+pub(crate) const FIELD_MANAGER: &str = "hecate-testenv";
+/// The file, in a control plane's directory, that describes it.
+const STATE_FILE: &str = "control-plane.json";
+
+/// How long a control plane lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lifetime {
+    /// It ends with this process, however this process ends: a watchdog holding a
+    /// pipe from it kills etcd and kube-apiserver (and removes their directory) when
+    /// the pipe closes — on a normal exit, a panic or a `SIGKILL` alike.
+    ThisProcess,
+    /// It outlives this process, in its own process group, until
+    /// [`ControlPlane::stop_detached`] ends it.
+    Detached,
+}
+
+/// Everything a client needs to reach a running control plane. Written next to it as
+/// `control-plane.json`, so another process can find it again.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Endpoint {
+    /// The API server's URL, `https://127.0.0.1:<port>`.
+    pub server: String,
+    /// The CA that signed the API server's certificate, PEM.
+    pub ca_pem: String,
+    /// Each identity's bearer token.
+    pub tokens: BTreeMap<Identity, String>,
+    /// The directory holding etcd's data, the keys and the logs.
+    pub dir: PathBuf,
+    /// The process ids of etcd and kube-apiserver.
+    pub pids: Vec<u32>,
+}
+
+impl Endpoint {
+    /// A kubeconfig with a context (and user) per identity, named after it, whose
+    /// current context is `current`.
+    pub fn kubeconfig_yaml(&self, current: Identity) -> String {
+        use base64::Engine as _;
+        let ca = base64::engine::general_purpose::STANDARD.encode(&self.ca_pem);
+        let contexts: Vec<_> = Identity::ALL
+            .iter()
+            .map(|who| serde_json::json!({"name": who.username(), "context": {"cluster": "hecate-dev", "user": who.username(), "namespace": "default"}}))
+            .collect();
+        let users: Vec<_> = Identity::ALL
+            .iter()
+            .map(|who| serde_json::json!({"name": who.username(), "user": {"token": self.tokens.get(who).cloned().unwrap_or_default()}}))
+            .collect();
+        let kubeconfig = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "hecate-dev", "cluster": {"server": self.server, "certificate-authority-data": ca}}],
+            "contexts": contexts,
+            "users": users,
+            "current-context": current.username(),
+        });
+        serde_yaml_ng::to_string(&kubeconfig).unwrap_or_default()
+    }
+
+    /// A client that authenticates as `who`.
+    pub async fn client(&self, who: Identity) -> anyhow::Result<kube::Client> {
+        let kubeconfig = Kubeconfig::from_yaml(&self.kubeconfig_yaml(who))?;
+        let config =
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+        Ok(kube::Client::try_from(config)?)
+    }
+
+    /// Writes `kubeconfig` (all identities, admin current) and `kubeconfig-<name>` (one
+    /// per identity, that identity current) into `dir`; returns the paths.
+    pub fn write_kubeconfigs(&self, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+        std::fs::create_dir_all(dir)?;
+        let mut written = vec![dir.join("kubeconfig")];
+        write_private(&written[0], &self.kubeconfig_yaml(Identity::Admin))?;
+        for who in Identity::ALL {
+            let path = dir.join(format!("kubeconfig-{}", who.username()));
+            write_private(&path, &self.kubeconfig_yaml(who))?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+}
+
+/// A running control plane. Dropping it does not stop it: with
+/// [`Lifetime::ThisProcess`] it stops when the process ends; call
+/// [`ControlPlane::stop`] to stop it sooner.
+pub struct ControlPlane {
+    endpoint: Endpoint,
+    children: Vec<Child>,
+    /// The watchdog's stdin: closing it (explicitly, or by this process ending) makes
+    /// the watchdog stop the control plane.
+    watchdog: Option<ChildStdin>,
+}
+
+impl ControlPlane {
+    /// Starts a control plane in `dir` (created; with [`Lifetime::ThisProcess`] it is
+    /// removed when the control plane stops), waits until it is ready and has the
+    /// Hecate CRDs Established. Blocks; safe to call from async code, which it does
+    /// not run on.
+    pub fn start(binaries: &Binaries, dir: &Path, lifetime: Lifetime) -> anyhow::Result<Self> {
+        let started = Instant::now();
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let pki = Pki::generate().context("generating the control plane's keys")?;
+        write_private(&dir.join("ca.crt"), &pki.ca_cert)?;
+        write_private(&dir.join("apiserver.crt"), &pki.serving_cert)?;
+        write_private(&dir.join("apiserver.key"), &pki.serving_key)?;
+        write_private(&dir.join("service-account.key"), &pki.service_account_key)?;
+        write_private(
+            &dir.join("service-account.pub"),
+            &pki.service_account_public_key,
+        )?;
+        let tokens: BTreeMap<Identity, String> = Identity::ALL
+            .iter()
+            .map(|who| Ok((*who, random_token()?)))
+            .collect::<anyhow::Result<_>>()?;
+        let token_file: String = tokens
+            .iter()
+            .map(|(who, token)| token_file_line(*who, token) + "\n")
+            .collect();
+        write_private(&dir.join("tokens.csv"), &token_file)?;
+
+        let mut watchdog = match lifetime {
+            Lifetime::ThisProcess => Some(Watchdog::spawn(dir)?),
+            Lifetime::Detached => None,
+        };
+        let [etcd_client, etcd_peer, apiserver] = free_ports()?;
+        let mut plane = Self {
+            endpoint: Endpoint {
+                server: format!("https://127.0.0.1:{apiserver}"),
+                ca_pem: pki.ca_cert,
+                tokens,
+                dir: dir.to_path_buf(),
+                pids: Vec::new(),
+            },
+            children: Vec::new(),
+            watchdog: None,
+        };
+
+        let etcd_data = dir.join("etcd");
+        let mut etcd = Command::new(&binaries.etcd);
+        etcd.args([
+            "--name",
+            "default",
+            "--log-level",
+            "warn",
+            "--unsafe-no-fsync",
+        ])
+        .arg(format!("--data-dir={}", etcd_data.display()))
+        .arg(format!(
+            "--listen-client-urls=http://127.0.0.1:{etcd_client}"
+        ))
+        .arg(format!(
+            "--advertise-client-urls=http://127.0.0.1:{etcd_client}"
+        ))
+        .arg(format!("--listen-peer-urls=http://127.0.0.1:{etcd_peer}"))
+        .arg(format!(
+            "--initial-advertise-peer-urls=http://127.0.0.1:{etcd_peer}"
+        ))
+        .arg(format!(
+            "--initial-cluster=default=http://127.0.0.1:{etcd_peer}"
+        ));
+        plane.spawn("etcd", etcd, lifetime, watchdog.as_mut())?;
+
+        let mut kube_apiserver = Command::new(&binaries.kube_apiserver);
+        let file = |name: &str| dir.join(name).display().to_string();
+        kube_apiserver
+            .arg(format!("--etcd-servers=http://127.0.0.1:{etcd_client}"))
+            .arg(format!("--secure-port={apiserver}"))
+            .args(["--bind-address=127.0.0.1", "--advertise-address=127.0.0.1"])
+            .arg(format!("--cert-dir={}", file("certs")))
+            .arg(format!("--tls-cert-file={}", file("apiserver.crt")))
+            .arg(format!("--tls-private-key-file={}", file("apiserver.key")))
+            .arg(format!("--token-auth-file={}", file("tokens.csv")))
+            .arg(format!(
+                "--service-account-key-file={}",
+                file("service-account.pub")
+            ))
+            .arg(format!(
+                "--service-account-signing-key-file={}",
+                file("service-account.key")
+            ))
+            .args([
+                "--service-account-issuer=https://kubernetes.default.svc",
+                "--api-audiences=https://kubernetes.default.svc,hecate",
+                "--authorization-mode=RBAC",
+                "--service-cluster-ip-range=10.0.0.0/24",
+                "--disable-admission-plugins=ServiceAccount",
+                "--enable-priority-and-fairness=false",
+                "--profiling=false",
+                "--v=1",
+            ]);
+        plane.spawn(
+            "kube-apiserver",
+            kube_apiserver,
+            lifetime,
+            watchdog.as_mut(),
+        )?;
+        plane.watchdog = watchdog.map(|w| w.stdin);
+
+        // Readiness and CRD installation are async (kube); run them on a runtime of
+        // their own, on a thread of their own, so callers may be async themselves.
+        let endpoint = plane.endpoint.clone();
+        let mut children = std::mem::take(&mut plane.children);
+        let (children, ready) = std::thread::spawn(move || {
+            let ready = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("starting a runtime")
+                .and_then(|runtime| runtime.block_on(become_ready(&endpoint, &mut children)));
+            (children, ready)
+        })
+        .join()
+        .map_err(|_| anyhow::anyhow!("the readiness check panicked"))?;
+        plane.children = children;
+        if let Err(error) = ready {
+            plane.stop();
+            return Err(error);
+        }
+        if lifetime == Lifetime::Detached {
+            let state = serde_json::to_string_pretty(&plane.endpoint)?;
+            write_private(&dir.join(STATE_FILE), &state)?;
+        }
+        progress(&format!(
+            "ready at {} in {:.1?}",
+            plane.endpoint.server,
+            started.elapsed()
+        ));
+        Ok(plane)
+    }
+
+    /// How to reach it.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// Stops etcd and kube-apiserver now and waits for them to exit.
+    pub fn stop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.children.clear();
+        // Closing the pipe lets the watchdog remove the directory and exit.
+        self.watchdog = None;
+    }
+
+    /// The detached control plane described in `dir`, if one is running there.
+    pub fn find_detached(dir: &Path) -> Option<Endpoint> {
+        let state = std::fs::read_to_string(dir.join(STATE_FILE)).ok()?;
+        let endpoint: Endpoint = serde_json::from_str(&state).ok()?;
+        endpoint
+            .pids
+            .iter()
+            .all(|pid| is_ours(*pid, dir))
+            .then_some(endpoint)
+    }
+
+    /// Stops the detached control plane described in `dir`: SIGTERM, then SIGKILL for
+    /// whatever is still running after five seconds. Returns whether one was running.
+    pub fn stop_detached(dir: &Path) -> anyhow::Result<bool> {
+        let path = dir.join(STATE_FILE);
+        let Ok(state) = std::fs::read_to_string(&path) else {
+            return Ok(false);
+        };
+        let endpoint: Endpoint =
+            serde_json::from_str(&state).with_context(|| format!("reading {}", path.display()))?;
+        let running: Vec<u32> = endpoint
+            .pids
+            .iter()
+            .copied()
+            .filter(|pid| is_ours(*pid, dir))
+            .collect();
+        signal(&running, "TERM");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while running.iter().any(|pid| is_ours(*pid, dir)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        signal(&running, "KILL");
+        std::fs::remove_file(&path)?;
+        let _ = std::fs::remove_dir_all(dir.join("etcd"));
+        Ok(!running.is_empty())
+    }
+
+    fn spawn(
+        &mut self,
+        name: &str,
+        mut command: Command,
+        lifetime: Lifetime,
+        watchdog: Option<&mut Watchdog>,
+    ) -> anyhow::Result<()> {
+        let log_path = self.endpoint.dir.join(format!("{name}.log"));
+        let log =
+            File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
+        command
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log);
+        if lifetime == Lifetime::Detached {
+            // Its own process group: Ctrl-C in the terminal that started it must not
+            // end a control plane meant to outlive that command.
+            command.process_group(0);
+        }
+        let child = command
+            .spawn()
+            .with_context(|| format!("starting {name}"))?;
+        if let Some(watchdog) = watchdog {
+            watchdog.watch(child.id())?;
+        }
+        self.endpoint.pids.push(child.id());
+        self.children.push(child);
+        Ok(())
+    }
+}
+
+/// A `sh` process that reads process ids from its stdin until end-of-file, then stops
+/// them and removes the control plane's directory. End-of-file comes when the process
+/// holding the other end exits, however it exits.
+struct Watchdog {
+    stdin: ChildStdin,
+}
+
+impl Watchdog {
+    const SCRIPT: &str = r#"
+trap '' INT TERM HUP
+pids=""
+while read -r pid; do pids="$pids $pid"; done
+if [ -n "$pids" ]; then
+  kill -TERM $pids 2>/dev/null
+  i=0
+  while [ $i -lt 50 ] && kill -0 $pids 2>/dev/null; do sleep 0.1; i=$((i+1)); done
+  kill -KILL $pids 2>/dev/null
+fi
+rm -rf "$1"
+"#;
+
+    fn spawn(dir: &Path) -> anyhow::Result<Self> {
+        let mut child = Command::new("sh")
+            .args(["-c", Self::SCRIPT, "hecate-control-plane-watchdog"])
+            .arg(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting the control plane's watchdog (sh)")?;
+        let stdin = child.stdin.take().context("the watchdog's stdin")?;
+        Ok(Self { stdin })
+    }
+
+    fn watch(&mut self, pid: u32) -> anyhow::Result<()> {
+        writeln!(self.stdin, "{pid}")?;
+        self.stdin.flush()?;
+        Ok(())
+    }
+}
+
+/// Waits for `/readyz`, then installs the CRDs and waits for them to be Established.
+async fn become_ready(endpoint: &Endpoint, children: &mut [Child]) -> anyhow::Result<()> {
+    let client = endpoint.client(Identity::Admin).await?;
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        for (child, name) in children.iter_mut().zip(["etcd", "kube-apiserver"]) {
+            if let Some(status) = child.try_wait()? {
+                let log = endpoint.dir.join(format!("{name}.log"));
+                bail!(
+                    "{name} exited ({status}) before the control plane was ready:\n{}",
+                    tail(&log, 30)
+                );
+            }
+        }
+        let request = http::Request::get("/readyz").body(Vec::new())?;
+        if client
+            .request_text(request)
+            .await
+            .is_ok_and(|body| body.trim() == "ok")
+        {
+            break;
+        }
+        if Instant::now() > deadline {
+            let log = endpoint.dir.join("kube-apiserver.log");
+            bail!(
+                "kube-apiserver was not ready after {READY_TIMEOUT:?}:\n{}",
+                tail(&log, 30)
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    install_crds(&client).await
+}
+
+/// Applies the Hecate CRDs (server-side) and waits until the API server serves them.
+pub async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let crds = hecate_types::crd::all();
+    for crd in &crds {
+        let name = crd.metadata.name.as_deref().unwrap_or_default();
+        api.patch(name, &params, &Patch::Apply(crd))
+            .await
+            .with_context(|| format!("installing CRD {name}"))?;
+    }
+    let deadline = Instant::now() + ESTABLISHED_TIMEOUT;
+    for crd in &crds {
+        let name = crd.metadata.name.as_deref().unwrap_or_default();
+        loop {
+            let current = api.get(name).await?;
+            let established = current
+                .status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True");
+            if established {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("CRD {name} was not Established after {ESTABLISHED_TIMEOUT:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    Ok(())
+}
+
+/// Three loopback ports that were free a moment ago.
+fn free_ports() -> anyhow::Result<[u16; 3]> {
+    // Hold all three listeners at once so the three ports differ.
+    let listeners = [
+        TcpListener::bind("127.0.0.1:0")?,
+        TcpListener::bind("127.0.0.1:0")?,
+        TcpListener::bind("127.0.0.1:0")?,
+    ];
+    Ok([
+        listeners[0].local_addr()?.port(),
+        listeners[1].local_addr()?.port(),
+        listeners[2].local_addr()?.port(),
+    ])
+}
+
+fn random_token() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 24];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness for a token: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Writes a file only its owner can read: it may hold keys or tokens.
+fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    file.write_all(contents.as_bytes())?;
+    Ok(())
+}
+
+fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Whether `pid` is still one of the control plane's processes in `dir` (and not a
+/// stranger that inherited a recycled pid): both name `dir` on their command line.
+fn is_ours(pid: u32, dir: &Path) -> bool {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let dir = dir.as_os_str().as_encoded_bytes();
+    !dir.is_empty() && cmdline.windows(dir.len()).any(|w| w == dir)
+}
+
+fn signal(pids: &[u32], signal: &str) {
+    if pids.is_empty() {
+        return;
+    }
+    let _ = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .args(pids.iter().map(u32::to_string))
+        .stderr(Stdio::null())
+        .status();
+}

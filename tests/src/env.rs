@@ -1,0 +1,195 @@
+//! [`TestEnv`]: what one test gets — the test binary's shared control plane, a fresh
+//! namespace of its own, and helpers to create fixtures and write their status.
+
+use std::fmt::Debug;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::core::object::HasStatus;
+use kube::{Resource, ResourceExt as _};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::binaries::Binaries;
+use crate::control_plane::{ControlPlane, Endpoint, FIELD_MANAGER, Lifetime};
+use crate::identity::Identity;
+
+/// The control plane every test of this test binary shares, started on first use and
+/// stopped when the binary exits (see [`Lifetime::ThisProcess`]).
+static SHARED: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
+
+/// One test's view of the cluster: the shared control plane, a namespace no other test
+/// uses, and an admin client.
+pub struct TestEnv {
+    /// This test's namespace.
+    pub namespace: String,
+    /// A client as `admin` (`system:masters`).
+    pub admin: kube::Client,
+    endpoint: &'static Endpoint,
+}
+
+impl TestEnv {
+    /// The shared control plane (started — and on first use ever, built — if this is
+    /// the binary's first test to ask) and a new namespace. Panics with the reason
+    /// when there is no control plane to be had: a test that cannot reach its cluster
+    /// must fail, not pass.
+    pub async fn new() -> Self {
+        let endpoint = Self::shared_endpoint();
+        let admin = endpoint
+            .client(Identity::Admin)
+            .await
+            .expect("a client as admin");
+        let namespace = unique_namespace_name();
+        let object = Namespace {
+            metadata: ObjectMeta {
+                name: Some(namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        };
+        Api::<Namespace>::all(admin.clone())
+            .create(&PostParams::default(), &object)
+            .await
+            .expect("creating the test's namespace");
+        Self {
+            namespace,
+            admin,
+            endpoint,
+        }
+    }
+
+    /// The shared control plane's endpoint, starting it if need be.
+    pub fn shared_endpoint() -> &'static Endpoint {
+        let plane = SHARED.get_or_init(|| {
+            let dir =
+                std::env::temp_dir().join(format!("hecate-control-plane-{}", std::process::id()));
+            Binaries::locate_or_build()
+                .and_then(|binaries| ControlPlane::start(&binaries, &dir, Lifetime::ThisProcess))
+                .map_err(|e| format!("{e:#}"))
+        });
+        match plane {
+            Ok(plane) => plane.endpoint(),
+            Err(error) => panic!("no test control plane: {error}"),
+        }
+    }
+
+    /// How to reach the control plane (its URL, CA and tokens).
+    pub fn endpoint(&self) -> &'static Endpoint {
+        self.endpoint
+    }
+
+    /// A client that authenticates as `who`.
+    pub async fn client(&self, who: Identity) -> kube::Client {
+        self.endpoint
+            .client(who)
+            .await
+            .expect("a client for a known identity")
+    }
+
+    /// An `Api` for `K` in this test's namespace, as admin.
+    pub fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>,
+    {
+        Api::namespaced(self.admin.clone(), &self.namespace)
+    }
+
+    /// Creates `object` in this test's namespace (whatever namespace it names) and
+    /// returns it as stored. Its status, if any, is not written: the API server ignores
+    /// status on create; use [`TestEnv::write_status`].
+    pub async fn create<K>(&self, mut object: K) -> K
+    where
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + Debug
+            + Serialize
+            + DeserializeOwned,
+    {
+        object.meta_mut().namespace = Some(self.namespace.clone());
+        self.api::<K>()
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap_or_else(|e| panic!("creating {} {}: {e}", K::kind(&()), object.name_any()))
+    }
+
+    /// Writes `object`'s status through the status subresource, as a controller would,
+    /// and returns the object as stored.
+    pub async fn write_status<K>(&self, object: &K) -> K
+    where
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+            + HasStatus
+            + Clone
+            + Debug
+            + Serialize
+            + DeserializeOwned,
+        K::Status: Serialize,
+    {
+        let name = object.name_any();
+        let patch = serde_json::json!({
+            "apiVersion": K::api_version(&()),
+            "kind": K::kind(&()),
+            "status": object.status(),
+        });
+        self.api::<K>()
+            .patch_status(
+                &name,
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(patch),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("writing the status of {} {name}: {e}", K::kind(&())))
+    }
+
+    /// Lets `who` use `verbs` on `resources` (plural names) of `hecate.dev` in this
+    /// test's namespace, through a Role and RoleBinding named after them.
+    pub async fn grant(&self, who: Identity, verbs: &[&str], resources: &[&str]) {
+        let name = format!("{}-{}", who.username(), verbs.join("-"));
+        let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let role = Role {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                ..ObjectMeta::default()
+            },
+            rules: Some(vec![PolicyRule {
+                api_groups: Some(vec![hecate_types::GROUP.to_string()]),
+                resources: Some(strings(resources)),
+                verbs: strings(verbs),
+                ..PolicyRule::default()
+            }]),
+        };
+        let binding = RoleBinding {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                ..ObjectMeta::default()
+            },
+            role_ref: RoleRef {
+                api_group: "rbac.authorization.k8s.io".into(),
+                kind: "Role".into(),
+                name,
+            },
+            subjects: Some(vec![Subject {
+                api_group: Some("rbac.authorization.k8s.io".into()),
+                kind: "User".into(),
+                name: who.username().into(),
+                ..Subject::default()
+            }]),
+        };
+        self.create(role).await;
+        self.create(binding).await;
+    }
+}
+
+/// `t-<pid>-<n>`: unique within the control plane, which lives no longer than this
+/// process.
+fn unique_namespace_name() -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "t-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}

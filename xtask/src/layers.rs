@@ -1,0 +1,223 @@
+//! `cargo xtask check-layers`: the dependency rules of `docs/ARCHITECTURE.md`, checked
+//! against `cargo metadata` and, for the one rule that is about code, the sources.
+//!
+//! - `hecate-types` and `hecate-fides` depend on no other hecate crate;
+//! - `hecate-ops` depends on types and fides only;
+//! - the surfaces (`hecate-cli`, `hecate-api`, `hecate-mcp`) depend on ops and types,
+//!   never on each other or on fides;
+//! - `hecate-fides` and `hecate-types` do no Kubernetes I/O (fides names no kube at all;
+//!   types takes kube for the derive only);
+//! - only `hecate-mcp` names rmcp;
+//! - libraries never choose a k8s-openapi version feature (binaries and test code do);
+//! - no surface builds an `Api<Gate|Bundle|Passage|Beacon>`: only ops touches those.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+const SURFACES: [&str; 3] = ["hecate-cli", "hecate-api", "hecate-mcp"];
+const LIBRARIES: [&str; 3] = ["hecate-types", "hecate-fides", "hecate-ops"];
+const KINDS: [&str; 4] = ["Gate", "Bundle", "Passage", "Beacon"];
+
+/// Which hecate crates each product crate may depend on (normal and build edges).
+fn allowed_hecate_deps(package: &str) -> Option<&'static [&'static str]> {
+    match package {
+        "hecate-types" | "hecate-fides" => Some(&[]),
+        "hecate-ops" => Some(&["hecate-types", "hecate-fides"]),
+        "hecate-cli" | "hecate-api" | "hecate-mcp" => Some(&["hecate-ops", "hecate-types"]),
+        _ => None, // xtask and the test environment are not product code
+    }
+}
+
+/// Every rule broken by the workspace described by `metadata` (the output of
+/// `cargo metadata --format-version 1 --no-deps`), one line each, naming the edge.
+pub(crate) fn check_metadata(metadata: &Value) -> Vec<String> {
+    let mut violations = Vec::new();
+    let packages = metadata["packages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for package in packages {
+        let name = package["name"].as_str().unwrap_or_default();
+        let Some(allowed) = allowed_hecate_deps(name) else {
+            continue;
+        };
+        let deps = package["dependencies"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for dep in deps {
+            let dep_name = dep["name"].as_str().unwrap_or_default();
+            let is_dev = dep["kind"].as_str() == Some("dev");
+            let features: Vec<&str> = dep["features"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            if !is_dev && dep_name.starts_with("hecate-") && !allowed.contains(&dep_name) {
+                violations.push(format!(
+                    "{name} -> {dep_name}: {name} may depend only on {allowed:?}"
+                ));
+            }
+            if dep_name == "rmcp" && name != "hecate-mcp" {
+                violations.push(format!("{name} -> rmcp: only hecate-mcp may name rmcp"));
+            }
+            if !is_dev
+                && name == "hecate-fides"
+                && (dep_name == "kube" || dep_name == "k8s-openapi")
+            {
+                violations.push(format!(
+                    "{name} -> {dep_name}: hecate-fides knows nothing of Kubernetes"
+                ));
+            }
+            if !is_dev
+                && name == "hecate-types"
+                && dep_name == "kube"
+                && let Some(extra) = features.iter().find(|f| **f != "derive")
+            {
+                violations.push(format!(
+                    "{name} -> kube[{extra}]: hecate-types does no I/O; derive only"
+                ));
+            }
+            if !is_dev
+                && LIBRARIES.contains(&name)
+                && dep_name == "k8s-openapi"
+                && let Some(version) = features.iter().find(|f| is_version_feature(f))
+            {
+                violations.push(format!(
+                    "{name} -> k8s-openapi[{version}]: a library must not choose the Kubernetes version; the binaries do"
+                ));
+            }
+        }
+    }
+    violations
+}
+
+fn is_version_feature(feature: &str) -> bool {
+    feature.starts_with("v1_") || feature == "earliest" || feature == "latest"
+}
+
+/// Every place a surface's source builds a kube `Api` over a Hecate kind.
+pub(crate) fn check_sources(root: &Path) -> std::io::Result<Vec<String>> {
+    let mut violations = Vec::new();
+    for surface in SURFACES {
+        for file in rust_files(&root.join("crates").join(surface).join("src"))? {
+            let text = std::fs::read_to_string(&file)?;
+            for (number, line) in text.lines().enumerate() {
+                if let Some(kind) = KINDS.iter().find(|k| builds_api_over(line, k)) {
+                    violations.push(format!(
+                        "{}:{}: {surface} builds an Api<{kind}>; call hecate-ops instead",
+                        file.strip_prefix(root).unwrap_or(&file).display(),
+                        number + 1
+                    ));
+                }
+            }
+        }
+    }
+    Ok(violations)
+}
+
+fn builds_api_over(line: &str, kind: &str) -> bool {
+    let compact: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+    [format!("Api<{kind}>"), format!("Api::<{kind}>")]
+        .iter()
+        .any(|pattern| compact.contains(pattern.as_str()))
+}
+
+fn rust_files(dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut files = Vec::new();
+    if !dir.exists() {
+        return Ok(files);
+    }
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            files.extend(rust_files(&path)?);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn package(name: &str, deps: Value) -> Value {
+        json!({ "name": name, "dependencies": deps })
+    }
+
+    fn dep(name: &str, kind: Option<&str>, features: &[&str]) -> Value {
+        json!({ "name": name, "kind": kind, "features": features })
+    }
+
+    #[test]
+    fn the_workspace_keeps_its_layers() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let output = std::process::Command::new(env!("CARGO"))
+            .args([
+                "metadata",
+                "--format-version",
+                "1",
+                "--no-deps",
+                "--offline",
+            ])
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(check_metadata(&metadata), Vec::<String>::new());
+        assert_eq!(check_sources(&root).unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn every_wrong_edge_is_named() {
+        let metadata = json!({ "packages": [
+            package("hecate-types", json!([dep("hecate-ops", None, &[]), dep("kube", None, &["derive", "client"])])),
+            package("hecate-fides", json!([dep("kube", None, &[])])),
+            package("hecate-ops", json!([dep("hecate-cli", None, &[]), dep("k8s-openapi", None, &["v1_33"])])),
+            package("hecate-cli", json!([dep("hecate-api", None, &[]), dep("rmcp", None, &[]), dep("k8s-openapi", None, &["v1_33"])])),
+            package("hecate-mcp", json!([dep("rmcp", None, &[]), dep("hecate-ops", None, &[])])),
+            package("hecate-api", json!([dep("hecate-mcp", Some("dev"), &[]), dep("k8s-openapi", Some("dev"), &["v1_33"])])),
+            package("xtask", json!([dep("hecate-cli", None, &[])])),
+        ]});
+        assert_eq!(
+            check_metadata(&metadata),
+            [
+                r#"hecate-types -> hecate-ops: hecate-types may depend only on []"#,
+                "hecate-types -> kube[client]: hecate-types does no I/O; derive only",
+                "hecate-fides -> kube: hecate-fides knows nothing of Kubernetes",
+                r#"hecate-ops -> hecate-cli: hecate-ops may depend only on ["hecate-types", "hecate-fides"]"#,
+                "hecate-ops -> k8s-openapi[v1_33]: a library must not choose the Kubernetes version; the binaries do",
+                r#"hecate-cli -> hecate-api: hecate-cli may depend only on ["hecate-ops", "hecate-types"]"#,
+                "hecate-cli -> rmcp: only hecate-mcp may name rmcp",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_surface_building_an_api_over_a_kind_is_caught() {
+        assert!(builds_api_over(
+            "let gates: Api<Gate> = Api::namespaced(client, ns);",
+            "Gate"
+        ));
+        assert!(builds_api_over(
+            "let p = Api::< Passage >::all(client);",
+            "Passage"
+        ));
+        assert!(!builds_api_over(
+            "let gates = ops.gates(ns).await?;",
+            "Gate"
+        ));
+        assert!(!builds_api_over("let cm: Api<ConfigMap> = todo;", "Gate"));
+    }
+}

@@ -1,0 +1,88 @@
+//! `cargo xtask`: the project's automation, in Rust so it runs wherever cargo does.
+//!
+//! | command | what it does |
+//! |---|---|
+//! | `crds` | writes the generated CRDs to `deploy/crds/` |
+//! | `check-layers` | fails when a dependency points the wrong way between our crates |
+//! | `control-plane build` | finds or builds etcd and kube-apiserver |
+//! | `control-plane start` | runs a local control plane in the background, with kubeconfigs in `target/hecate-dev/` |
+//! | `control-plane stop` | stops it |
+//! | `control-plane status` | says whether one is running, and where |
+
+mod control_plane;
+mod crds;
+mod layers;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Hecate's project automation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Write the generated CRDs to deploy/crds/.
+    Crds,
+    /// Check that crate dependencies follow the layering rules.
+    CheckLayers,
+    /// Manage the local development control plane (etcd + kube-apiserver).
+    ControlPlane {
+        #[command(subcommand)]
+        action: control_plane::Action,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let root = workspace_root();
+    let result = match cli.command {
+        Task::Crds => crds::write(&root),
+        Task::CheckLayers => check_layers(&root),
+        Task::ControlPlane { action } => control_plane::run(&root, action),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn check_layers(root: &std::path::Path) -> anyhow::Result<()> {
+    let output =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["metadata", "--format-version", "1", "--no-deps"])
+            .current_dir(root)
+            .output()?;
+    anyhow::ensure!(
+        output.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+    let mut violations = layers::check_metadata(&metadata);
+    violations.extend(layers::check_sources(root)?);
+    if violations.is_empty() {
+        println!("layers ok: every dependency points the right way");
+        return Ok(());
+    }
+    for violation in &violations {
+        eprintln!("{violation}");
+    }
+    anyhow::bail!("{} layering violation(s)", violations.len())
+}
+
+/// The workspace root: xtask lives one level below it.
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap_or_else(|_| PathBuf::from("."))
+}
