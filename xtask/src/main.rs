@@ -2,6 +2,7 @@
 //!
 //! | command | what it does |
 //! |---|---|
+//! | `demo` | a local control plane with a realistic pipeline loaded (the README's main job) |
 //! | `crds` | writes the generated CRDs to `deploy/crds/` |
 //! | `check-layers` | fails when a dependency points the wrong way between our crates |
 //! | `control-plane build` | finds or builds etcd and kube-apiserver |
@@ -11,6 +12,7 @@
 
 mod control_plane;
 mod crds;
+mod demo;
 mod layers;
 
 use std::path::PathBuf;
@@ -31,6 +33,8 @@ enum Task {
     Crds,
     /// Check that crate dependencies follow the layering rules.
     CheckLayers,
+    /// Start a local control plane with a realistic pipeline to explore (Ctrl-C stops it).
+    Demo,
     /// Manage the local development control plane (etcd + kube-apiserver).
     ControlPlane {
         #[command(subcommand)]
@@ -44,6 +48,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Task::Crds => crds::write(&root),
         Task::CheckLayers => check_layers(&root),
+        Task::Demo => demo::run(&root),
         Task::ControlPlane { action } => control_plane::run(&root, action),
     };
     match result {
