@@ -61,7 +61,8 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
         load(&client, Timestamp::now()).await?;
         print_tour(root, &endpoint, owned.is_some());
         if owned.is_some() {
-            let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+            let mut terminate =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
             tokio::select! {
                 interrupted = tokio::signal::ctrl_c() => interrupted?,
                 _ = terminate.recv() => {}

@@ -1,15 +1,29 @@
 //! The operations layer: the one place Hecate's rules live.
 //!
 //! Every surface — the `hecate` CLI, the `hecate-api` server, the `hecate-mcp` server
-//! and the web UI — calls this crate and formats what it returns; none of them
-//! decides anything itself. The crate has two halves:
+//! and the web UI — calls this crate and formats what it returns; none of them decides
+//! anything itself. Three implementations of a rule are three subtly different
+//! products.
 //!
-//! - `rules`: pure functions over snapshots of the cluster (eligibility, promotion
-//!   windows, Explain, audit and evidence judgement), with `now` passed in, so each
-//!   rule is tested with plain data in milliseconds;
-//! - `Ops`: the thin shell over a `kube::Client` that fetches a snapshot in a bounded
-//!   number of requests (one LIST per kind, never one request per object), hands it
-//!   to the rules, and performs the actions (promote, approve, abort, poll).
+//! - [`rules`] is pure: eligibility ([`rules::eligibility`]), promotion windows
+//!   ([`rules::window`]), Explain ([`rules::explain`]) and the Overview
+//!   ([`rules::overview`]), judged over a [`rules::NamespaceSnapshot`] with `now`
+//!   passed in.
+//! - [`Ops`] is the thin shell over a `kube::Client`: it fetches a snapshot in a
+//!   bounded number of requests (one LIST or GET per kind, never one per object) and
+//!   hands it to the rules.
+//! - [`model`] holds the answers' shapes ([`Explanation`], [`Overview`], …): serde and
+//!   JSON Schema types every surface serialises unchanged.
+//! - [`Error`] tells apart a missing object ([`Error::NotFound`]) from a failure to
+//!   reach Kubernetes.
 //!
-//! Only this crate reads or writes `hecate.dev` objects. It is a skeleton until the
-//! rules land; see `docs/ARCHITECTURE.md`.
+//! Only this crate reads or writes `hecate.dev` objects.
+
+mod error;
+pub mod model;
+mod ops;
+pub mod rules;
+
+pub use error::{Error, Kind, Result};
+pub use model::{Blocker, BlockerKind, Explanation, Overview, State, Waiting};
+pub use ops::{Clock, Ops, Scope};

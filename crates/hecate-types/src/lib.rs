@@ -24,6 +24,7 @@ mod bundle;
 mod common;
 pub mod crd;
 pub mod digest;
+pub mod duration;
 mod gate;
 mod health;
 mod passage;

@@ -1,0 +1,252 @@
+//! The answers hecate-ops gives: typed, serialisable, with a JSON Schema each, so every
+//! surface renders the same value — the CLI's `-o json`, the API's bodies and the MCP
+//! server's `structuredContent` are these, field for field.
+//!
+//! JSON keys and the strings of [`State`] and [`BlockerKind`] are stable interface.
+//! Lists that are empty are omitted inside an [`Explanation`] (as in the reference) and
+//! are `[]`, never `null`, at the top level of every answer.
+
+use hecate_types::{EvidenceRef, Health, Time};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::rules::eligibility::Code;
+
+/// Where a Gate is, in one word.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum State {
+    /// A Passage is moving a Bundle in.
+    Crossing,
+    /// Something could cross now.
+    Ready,
+    /// Something would cross, but something stands in the way.
+    Blocked,
+    /// There is nothing to do.
+    Idle,
+    /// The latest crossing failed.
+    Failed,
+}
+
+impl State {
+    /// The state as it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Crossing => "Crossing",
+            Self::Ready => "Ready",
+            Self::Blocked => "Blocked",
+            Self::Idle => "Idle",
+            Self::Failed => "Failed",
+        }
+    }
+}
+
+/// Why nothing is crossing, as a stable code: a UI picks an icon by it, a script
+/// branches on it, a model reasons over it.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum BlockerKind {
+    /// The Gate is suspended.
+    Suspended,
+    /// The Gate's steps do not validate.
+    InvalidSteps,
+    /// The Gate has no steps.
+    #[serde(rename = "NoPassageTemplate")]
+    NoPassage,
+    /// No admitted Beacon has produced a Bundle.
+    NoBundles,
+    /// A Bundle needs an approval for this Gate.
+    #[serde(rename = "AwaitingApproval")]
+    NotApproved,
+    /// A Bundle has not cleared an upstream Gate.
+    #[serde(rename = "UpstreamNotCleared")]
+    Upstream,
+    /// A promotion window is closed (or a freeze is on).
+    WindowClosed,
+    /// The latest crossing failed.
+    PassageFailed,
+    /// The crossing in progress is waiting on a step.
+    StepWaiting,
+    /// The crossing in progress is held by the Fides change gate.
+    ChangeHeld,
+    /// What the Gate watches is degraded or unknown.
+    Unhealthy,
+    /// The Gate crosses only when asked, and nobody has asked.
+    #[serde(rename = "AwaitingRequest")]
+    Manual,
+}
+
+impl BlockerKind {
+    /// Every kind.
+    pub const ALL: [Self; 12] = [
+        Self::Suspended,
+        Self::InvalidSteps,
+        Self::NoPassage,
+        Self::NoBundles,
+        Self::NotApproved,
+        Self::Upstream,
+        Self::WindowClosed,
+        Self::PassageFailed,
+        Self::StepWaiting,
+        Self::ChangeHeld,
+        Self::Unhealthy,
+        Self::Manual,
+    ];
+
+    /// The kind as it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Suspended => "Suspended",
+            Self::InvalidSteps => "InvalidSteps",
+            Self::NoPassage => "NoPassageTemplate",
+            Self::NoBundles => "NoBundles",
+            Self::NotApproved => "AwaitingApproval",
+            Self::Upstream => "UpstreamNotCleared",
+            Self::WindowClosed => "WindowClosed",
+            Self::PassageFailed => "PassageFailed",
+            Self::StepWaiting => "StepWaiting",
+            Self::ChangeHeld => "ChangeHeld",
+            Self::Unhealthy => "Unhealthy",
+            Self::Manual => "AwaitingRequest",
+        }
+    }
+}
+
+/// One specific thing standing in a Gate's way.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct Blocker {
+    /// What kind of thing.
+    pub kind: BlockerKind,
+    /// The specifics, in words.
+    pub detail: String,
+    /// What would remove it — usually the exact command — when there is one answer.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub fix: String,
+    /// When it lifts by itself, if it will (a window opening, a freeze ending).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Time>,
+}
+
+/// A Bundle the Gate admits that cannot cross, and why.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct Waiting {
+    /// The Bundle.
+    pub bundle: String,
+    /// Why it cannot cross, in words.
+    pub reason: String,
+    /// Why it cannot cross, as a stable code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<Code>,
+}
+
+/// Why a Gate is where it is: the answer to "why is nothing crossing?".
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct Explanation {
+    /// The Gate.
+    pub gate: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Where it is, in one word.
+    pub state: State,
+    /// Where it is, in one line.
+    pub summary: String,
+    /// What stands in the way, most actionable first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blockers: Vec<Blocker>,
+    /// The Bundle in the environment now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<String>,
+    /// Bundles that could cross now, newest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub eligible: Vec<String>,
+    /// Bundles that cannot, newest first, each with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<Waiting>,
+    /// The Gate's own assessment of what it watches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<Health>,
+    /// The change gate's verdict on the crossing in progress, carried whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<EvidenceRef>,
+}
+
+/// Every visible Gate at a glance: what `hecate status` and the UI's front page show.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct Overview {
+    /// Namespaces holding at least one visible Gate, by name.
+    pub namespaces: Vec<NamespaceOverview>,
+    /// Counts over all of them.
+    pub totals: Totals,
+    /// Crossings and failures per UTC day, the last 14 days, oldest first.
+    pub activity: Vec<Day>,
+}
+
+/// One namespace's Gates.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct NamespaceOverview {
+    /// The namespace.
+    pub namespace: String,
+    /// Its Gates, by name.
+    pub gates: Vec<GateSummary>,
+}
+
+/// One Gate at a glance.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct GateSummary {
+    /// The Gate.
+    pub name: String,
+    /// Where it is, in one word (from Explain).
+    pub state: State,
+    /// Where it is, in one line (from Explain).
+    pub summary: String,
+    /// What stands in its way (from Explain).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blockers: Vec<Blocker>,
+    /// Its health; `Unknown` when it has not reported any.
+    pub health: Health,
+    /// What is wrong with its health, in words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub issues: Vec<String>,
+    /// The Bundle in the environment now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<String>,
+    /// How many Bundles the controller last found eligible.
+    pub eligible: usize,
+    /// The Passage crossing now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<String>,
+    /// Whether the Gate is suspended.
+    pub suspended: bool,
+}
+
+/// Counts over every visible Gate and Passage.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct Totals {
+    /// Gates.
+    pub gates: usize,
+    /// Gates reporting `Healthy`.
+    pub healthy: usize,
+    /// Gates reporting `Progressing`.
+    pub progressing: usize,
+    /// Gates reporting `Degraded`.
+    pub degraded: usize,
+    /// Gates reporting anything else (`Unknown`, `NotApplicable`, or nothing).
+    pub unknown: usize,
+    /// Suspended Gates.
+    pub suspended: usize,
+    /// Eligible Bundles, summed over Gates.
+    pub eligible: usize,
+    /// Passages pending or running.
+    pub running: usize,
+    /// Passages that failed.
+    pub failed: usize,
+}
+
+/// One UTC day of activity.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct Day {
+    /// The day, `YYYY-MM-DD`.
+    pub date: String,
+    /// Bundles that entered a Gate that day.
+    pub crossed: usize,
+    /// Passages that failed that day.
+    pub failed: usize,
+}

@@ -1,0 +1,234 @@
+//! [`Ops`]: the thin shell that fetches snapshots from Kubernetes and hands them to
+//! the rules.
+
+use std::collections::BTreeSet;
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use hecate_types::{Beacon, Bundle, Gate, Passage};
+use jiff::Timestamp;
+use k8s_openapi::NamespaceResourceScope;
+use kube::api::{Api, ListParams};
+use kube::{Resource, ResourceExt as _};
+use serde::de::DeserializeOwned;
+
+use crate::error::{Error, Kind, Result};
+use crate::model::{Explanation, Overview};
+use crate::rules::eligibility::newest_first;
+use crate::rules::{self, NamespaceSnapshot};
+
+/// A clock; tests freeze it.
+pub type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
+
+/// Which namespaces an [`Ops::overview`] covers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Every namespace the client may read.
+    All,
+    /// These namespaces only (e.g. the ones a caller of the API server may read).
+    Namespaces(Vec<String>),
+}
+
+/// Answers questions about, and performs actions on, the Hecate objects in a cluster.
+///
+/// Each call fetches what it needs in a bounded number of requests — at most one LIST
+/// or GET per kind, never one per object — and judges it with [`crate::rules`].
+/// Reads return the API types themselves; only answers that carry derived information
+/// (an [`Explanation`], an [`Overview`]) have shapes of their own.
+#[derive(Clone)]
+pub struct Ops {
+    client: kube::Client,
+    clock: Clock,
+}
+
+impl Ops {
+    /// Ops over `client`, with the wall clock.
+    pub fn new(client: kube::Client) -> Self {
+        Self {
+            client,
+            clock: Arc::new(Timestamp::now),
+        }
+    }
+
+    /// The same Ops with another clock (tests freeze time with this).
+    #[must_use]
+    pub fn with_clock(mut self, clock: impl Fn() -> Timestamp + Send + Sync + 'static) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// What the clock says now.
+    pub fn now(&self) -> Timestamp {
+        (self.clock)()
+    }
+
+    fn api<K>(&self, namespace: &str) -> Api<K>
+    where
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>,
+    {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    /// One object by name, or [`Error::NotFound`].
+    async fn get<K>(&self, kind: Kind, namespace: &str, name: &str) -> Result<K>
+    where
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + Debug
+            + DeserializeOwned,
+    {
+        self.api::<K>(namespace)
+            .get_opt(name)
+            .await
+            .map_err(Error::kubernetes(format!("reading {kind} {name}")))?
+            .ok_or_else(|| Error::NotFound {
+                kind,
+                namespace: namespace.into(),
+                name: name.into(),
+            })
+    }
+
+    /// Every object of a kind in `namespace` (or in every namespace), in one LIST.
+    async fn list<K>(&self, kind: Kind, namespace: Option<&str>) -> Result<Vec<K>>
+    where
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + Debug
+            + DeserializeOwned,
+    {
+        let api = match namespace {
+            Some(namespace) => self.api::<K>(namespace),
+            None => Api::all(self.client.clone()),
+        };
+        let list = api
+            .list(&ListParams::default())
+            .await
+            .map_err(Error::kubernetes(format!("listing {kind}s")))?;
+        Ok(list.items)
+    }
+
+    /// The Gates in `namespace`, by name: a surface that prints them twice prints them
+    /// the same way.
+    pub async fn gates(&self, namespace: &str) -> Result<Vec<Gate>> {
+        let mut gates: Vec<Gate> = self.list(Kind::Gate, Some(namespace)).await?;
+        gates.sort_by_key(|g| g.name_any());
+        Ok(gates)
+    }
+
+    /// One Gate.
+    pub async fn gate(&self, namespace: &str, name: &str) -> Result<Gate> {
+        self.get(Kind::Gate, namespace, name).await
+    }
+
+    /// The Bundles in `namespace`, newest first (ties by name): the question is nearly
+    /// always about the recent ones.
+    pub async fn bundles(&self, namespace: &str) -> Result<Vec<Bundle>> {
+        let mut bundles: Vec<Bundle> = self.list(Kind::Bundle, Some(namespace)).await?;
+        bundles.sort_by(newest_first);
+        Ok(bundles)
+    }
+
+    /// One Bundle.
+    pub async fn bundle(&self, namespace: &str, name: &str) -> Result<Bundle> {
+        self.get(Kind::Bundle, namespace, name).await
+    }
+
+    /// The Passages in `namespace`, newest first, keeping only those whose `spec.gate`
+    /// and `spec.bundle` match the filters that are given.
+    pub async fn passages(
+        &self,
+        namespace: &str,
+        gate: Option<&str>,
+        bundle: Option<&str>,
+    ) -> Result<Vec<Passage>> {
+        let mut passages: Vec<Passage> = self.list(Kind::Passage, Some(namespace)).await?;
+        passages.retain(|p| {
+            gate.is_none_or(|g| p.spec.gate == g) && bundle.is_none_or(|b| p.spec.bundle == b)
+        });
+        passages.sort_by(newest_first);
+        Ok(passages)
+    }
+
+    /// One Passage.
+    pub async fn passage(&self, namespace: &str, name: &str) -> Result<Passage> {
+        self.get(Kind::Passage, namespace, name).await
+    }
+
+    /// The Beacons in `namespace`, by name.
+    pub async fn beacons(&self, namespace: &str) -> Result<Vec<Beacon>> {
+        let mut beacons: Vec<Beacon> = self.list(Kind::Beacon, Some(namespace)).await?;
+        beacons.sort_by_key(|b| b.name_any());
+        Ok(beacons)
+    }
+
+    /// One Beacon.
+    pub async fn beacon(&self, namespace: &str, name: &str) -> Result<Beacon> {
+        self.get(Kind::Beacon, namespace, name).await
+    }
+
+    /// The namespaces that hold something Hecate manages — not every namespace in the
+    /// cluster. Gates and Beacons suffice (a Bundle lives in its Beacon's namespace, a
+    /// Passage in its Gate's), and only their metadata is fetched. Sorted.
+    ///
+    /// This sees what the client may see; a server acting for others must still filter
+    /// the result to what each caller may read.
+    pub async fn namespaces(&self) -> Result<Vec<String>> {
+        let gates = Api::<Gate>::all(self.client.clone());
+        let beacons = Api::<Beacon>::all(self.client.clone());
+        let params = ListParams::default();
+        let (gates, beacons) = futures::try_join!(
+            async {
+                gates
+                    .list_metadata(&params)
+                    .await
+                    .map_err(Error::kubernetes("listing Gates"))
+            },
+            async {
+                beacons
+                    .list_metadata(&params)
+                    .await
+                    .map_err(Error::kubernetes("listing Beacons"))
+            },
+        )?;
+        let gate_namespaces = gates.items.iter().filter_map(|m| m.namespace());
+        let beacon_namespaces = beacons.items.iter().filter_map(|m| m.namespace());
+        let namespaces: BTreeSet<String> = gate_namespaces.chain(beacon_namespaces).collect();
+        Ok(namespaces.into_iter().collect())
+    }
+
+    /// Why the Gate is where it is. Three requests: the Gate, the namespace's Bundles,
+    /// its Passages.
+    pub async fn explain(&self, namespace: &str, gate: &str) -> Result<Explanation> {
+        let (gate, bundles, passages) = futures::try_join!(
+            self.gate(namespace, gate),
+            self.list::<Bundle>(Kind::Bundle, Some(namespace)),
+            self.list::<Passage>(Kind::Passage, Some(namespace)),
+        )?;
+        let snapshot = NamespaceSnapshot::new(namespace, vec![gate.clone()], bundles, passages);
+        Ok(rules::explain::explain(&snapshot, &gate, self.now()))
+    }
+
+    /// Every Gate in `scope`, explained and summarised, with totals and two weeks of
+    /// activity. Three requests (Gates, Bundles, Passages) whatever the scope: one
+    /// namespace is listed directly; several, or all, are listed cluster-wide and
+    /// filtered here.
+    pub async fn overview(&self, scope: &Scope) -> Result<Overview> {
+        let namespace = match scope {
+            Scope::Namespaces(list) if list.is_empty() => {
+                return Ok(rules::overview::overview(&[], self.now()));
+            }
+            Scope::Namespaces(list) if list.len() == 1 => Some(list[0].as_str()),
+            _ => None,
+        };
+        let (gates, bundles, passages) = futures::try_join!(
+            self.list::<Gate>(Kind::Gate, namespace),
+            self.list::<Bundle>(Kind::Bundle, namespace),
+            self.list::<Passage>(Kind::Passage, namespace),
+        )?;
+        let mut snapshots = NamespaceSnapshot::by_namespace(gates, bundles, passages);
+        if let Scope::Namespaces(visible) = scope {
+            snapshots.retain(|s| visible.iter().any(|v| v == s.namespace()));
+        }
+        Ok(rules::overview::overview(&snapshots, self.now()))
+    }
+}

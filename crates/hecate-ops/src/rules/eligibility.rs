@@ -1,0 +1,179 @@
+//! Whether a Bundle may cross a Gate: admission, upstream clearance, approval.
+//!
+//! One pure function, [`evaluate`], is the single source of truth: Explain, Promote
+//! and (later) the controller all judge through it. It deliberately ignores
+//! everything else a caller may also care about — suspension, steps, windows, an
+//! active Passage, earlier failures, health — so that each caller adds exactly the
+//! checks its situation needs (spec §2.6).
+
+use std::cmp::Ordering;
+
+use hecate_types::{Bundle, Gate};
+use kube::ResourceExt as _;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Why a Bundle may not cross a Gate. Stable strings: surfaces and scripts branch on
+/// them.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum Code {
+    /// It is the Gate's current occupant already.
+    AlreadyCurrent,
+    /// It has not cleared every Gate its admission lists in `after`.
+    UpstreamNotCleared,
+    /// The admission requires an approval for this Gate and there is none.
+    AwaitingApproval,
+    /// The only approval for this Gate was given by the person now asking to promote
+    /// it. Someone else must approve: an approval a promoter can grant themselves is
+    /// not an approval.
+    SelfApproved,
+}
+
+impl Code {
+    /// The code as it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AlreadyCurrent => "AlreadyCurrent",
+            Self::UpstreamNotCleared => "UpstreamNotCleared",
+            Self::AwaitingApproval => "AwaitingApproval",
+            Self::SelfApproved => "SelfApproved",
+        }
+    }
+}
+
+/// A Bundle the Gate admits, and whether it may cross.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate<'a> {
+    /// The Bundle.
+    pub bundle: &'a Bundle,
+    /// `None` when it may cross; otherwise why not.
+    pub blocked: Option<Ineligible>,
+}
+
+/// Why a candidate may not cross.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ineligible {
+    /// The stable code.
+    pub code: Code,
+    /// The reason in words, short enough for a table cell.
+    pub reason: String,
+}
+
+impl Candidate<'_> {
+    /// Whether the Bundle may cross.
+    pub fn is_eligible(&self) -> bool {
+        self.blocked.is_none()
+    }
+}
+
+/// Judges every Bundle the Gate admits, in input order. Bundles from Beacons the Gate
+/// does not admit are left out altogether (they are not "ineligible").
+///
+/// `promoter`, when given, is who is asking for the crossing: an approval recorded by
+/// that same person does not satisfy `requireApproval`. Without one (Explain, the
+/// controller) any approval for the Gate counts.
+pub fn evaluate<'a>(
+    gate: &Gate,
+    bundles: &'a [Bundle],
+    promoter: Option<&str>,
+) -> Vec<Candidate<'a>> {
+    bundles
+        .iter()
+        .filter_map(|bundle| {
+            let admission = gate.admission_for(&bundle.spec.beacon)?;
+            Some(Candidate {
+                bundle,
+                blocked: judge(gate, admission, bundle, promoter),
+            })
+        })
+        .collect()
+}
+
+/// The rules in order; the first that fails decides.
+fn judge(
+    gate: &Gate,
+    admission: &hecate_types::Admission,
+    bundle: &Bundle,
+    promoter: Option<&str>,
+) -> Option<Ineligible> {
+    let gate_name = gate.name_any();
+    if gate.current_bundle() == Some(bundle.name_any().as_str()) {
+        return Some(Ineligible {
+            code: Code::AlreadyCurrent,
+            reason: "already in this Gate".into(),
+        });
+    }
+    let missing: Vec<&str> = admission
+        .after
+        .iter()
+        .filter(|upstream| !bundle.has_cleared(upstream))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        return Some(Ineligible {
+            code: Code::UpstreamNotCleared,
+            reason: format!("has not cleared {}", missing.join(", ")),
+        });
+    }
+    if admission.require_approval {
+        match bundle.approval_for(&gate_name) {
+            None => {
+                return Some(Ineligible {
+                    code: Code::AwaitingApproval,
+                    reason: "awaiting approval".into(),
+                });
+            }
+            Some(approval) if promoter.is_some_and(|p| p == approval.actor) => {
+                return Some(Ineligible {
+                    code: Code::SelfApproved,
+                    reason: format!(
+                        "approved only by {}, who cannot also promote it",
+                        approval.actor
+                    ),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+/// The eligible candidates' Bundles, newest first (ties by name).
+pub fn eligible<'a>(candidates: &[Candidate<'a>]) -> Vec<&'a Bundle> {
+    let mut eligible: Vec<&Bundle> = candidates
+        .iter()
+        .filter(|c| c.is_eligible())
+        .map(|c| c.bundle)
+        .collect();
+    eligible.sort_by(|a, b| newest_first(*a, *b));
+    eligible
+}
+
+/// What an automatic Gate crosses next: the newest eligible Bundle, unless a crossing
+/// of it already failed here (never retried automatically) or it is not strictly
+/// newer than the current occupant (automatic crossings only move forward).
+pub fn next_auto<'a>(
+    gate_name: &str,
+    candidates: &[Candidate<'a>],
+    current: Option<&Bundle>,
+) -> Option<&'a Bundle> {
+    let newest = *eligible(candidates).first()?;
+    if newest.was_blocked_by(gate_name) {
+        return None;
+    }
+    if let Some(current) = current
+        && newest.creation_timestamp() <= current.creation_timestamp()
+    {
+        return None;
+    }
+    Some(newest)
+}
+
+/// Newest first by creation time; equal times (routine, at one-second resolution) by
+/// name ascending, so the order is the same on every call.
+pub fn newest_first<K: kube::Resource>(a: &K, b: &K) -> Ordering {
+    b.meta()
+        .creation_timestamp
+        .cmp(&a.meta().creation_timestamp)
+        .then_with(|| a.meta().name.cmp(&b.meta().name))
+}

@@ -1,0 +1,18 @@
+//! The rules: pure functions over snapshots of the cluster, with `now` passed in.
+//!
+//! Nothing here does I/O, reads a clock or can fail for want of a network, so every
+//! rule is tested with plain data in milliseconds. [`crate::Ops`] fetches the
+//! snapshots and calls these.
+
+pub mod eligibility;
+pub mod explain;
+pub mod overview;
+pub mod snapshot;
+pub mod window;
+
+pub use snapshot::NamespaceSnapshot;
+
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod tests;

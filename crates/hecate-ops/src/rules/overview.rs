@@ -1,0 +1,113 @@
+//! Overview: every visible Gate at a glance, with totals and two weeks of activity.
+
+use std::collections::HashMap;
+
+use hecate_types::{Health, PassagePhase};
+use jiff::tz::TimeZone;
+use jiff::{Timestamp, ToSpan as _};
+use kube::ResourceExt as _;
+
+use super::explain::explain;
+use super::snapshot::NamespaceSnapshot;
+use crate::model::{Day, GateSummary, NamespaceOverview, Overview, Totals};
+
+/// How many days of activity an Overview carries.
+pub const ACTIVITY_DAYS: i32 = 14;
+
+/// Summarises `snapshots` (the visible namespaces, each with at least one Gate) at
+/// `now`.
+pub fn overview(snapshots: &[NamespaceSnapshot], now: Timestamp) -> Overview {
+    let today = now.to_zoned(TimeZone::UTC).date();
+    let first_day = today
+        .checked_sub((ACTIVITY_DAYS - 1).days())
+        .unwrap_or(today);
+    let mut activity: Vec<Day> = (0..ACTIVITY_DAYS)
+        .map(|i| Day {
+            date: first_day.checked_add(i.days()).unwrap_or(today).to_string(),
+            crossed: 0,
+            failed: 0,
+        })
+        .collect();
+    let mut count_on = |at: Timestamp, crossed: bool| {
+        let day = at.to_zoned(TimeZone::UTC).date();
+        let index = first_day.until(day).ok().map(|span| span.get_days());
+        if let Some(day) = index
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| activity.get_mut(i))
+        {
+            if crossed {
+                day.crossed += 1
+            } else {
+                day.failed += 1
+            }
+        }
+    };
+
+    let mut totals = Totals::default();
+    let mut namespaces = Vec::new();
+    for snapshot in snapshots {
+        let mut running: HashMap<&str, String> = HashMap::new();
+        // Oldest first, so that of several active Passages of a Gate the newest is
+        // the one named.
+        for passage in snapshot.passages().iter().rev() {
+            match passage.phase() {
+                PassagePhase::Pending | PassagePhase::Running => {
+                    running.insert(passage.spec.gate.as_str(), passage.name_any());
+                    totals.running += 1;
+                }
+                PassagePhase::Failed => {
+                    totals.failed += 1;
+                    if let Some(finished) =
+                        passage.status.as_ref().and_then(|s| s.finished_at.as_ref())
+                    {
+                        count_on(finished.0, false);
+                    }
+                }
+                PassagePhase::Succeeded | PassagePhase::Aborted => {}
+            }
+        }
+        let mut gates = Vec::new();
+        for gate in snapshot.gates() {
+            let status = gate.status.as_ref();
+            for entry in status.map(|s| s.history.as_slice()).unwrap_or_default() {
+                count_on(entry.entered_at.0, true);
+            }
+            let report = status.and_then(|s| s.health.as_ref());
+            let health = report.map_or(Health::Unknown, |h| h.status);
+            let explanation = explain(snapshot, gate, now);
+            let summary = GateSummary {
+                name: gate.name_any(),
+                state: explanation.state,
+                summary: explanation.summary,
+                blockers: explanation.blockers,
+                health,
+                issues: report.map(|h| h.issues.clone()).unwrap_or_default(),
+                current: gate.current_bundle().map(str::to_string),
+                eligible: status.map_or(0, |s| s.eligible.len()),
+                running: running.get(gate.name_any().as_str()).cloned(),
+                suspended: gate.spec.suspend,
+            };
+            totals.gates += 1;
+            totals.eligible += summary.eligible;
+            totals.suspended += usize::from(summary.suspended);
+            match health {
+                Health::Healthy => totals.healthy += 1,
+                Health::Progressing => totals.progressing += 1,
+                Health::Degraded => totals.degraded += 1,
+                Health::Unknown | Health::NotApplicable => totals.unknown += 1,
+            }
+            gates.push(summary);
+        }
+        if !gates.is_empty() {
+            namespaces.push(NamespaceOverview {
+                namespace: snapshot.namespace().to_string(),
+                gates,
+            });
+        }
+    }
+    Overview {
+        namespaces,
+        totals,
+        activity,
+    }
+}

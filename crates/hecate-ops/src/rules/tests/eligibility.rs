@@ -1,0 +1,276 @@
+//! Spec §11.2 (AC-010 – AC-024), and segregation of duties.
+
+use hecate_types::{Bundle, Gate, GateSpec};
+use kube::ResourceExt as _;
+use pretty_assertions::assert_eq;
+
+use crate::rules::eligibility::{Code, eligible, evaluate, next_auto};
+use crate::rules::fixtures::*;
+
+fn gate_admitting(name: &str, admissions: Vec<hecate_types::Admission>) -> Gate {
+    let mut gate = gate(name);
+    gate.spec = GateSpec {
+        admits: admissions,
+        ..GateSpec::default()
+    };
+    gate
+}
+
+fn b(name: &str, m: i64, cleared_at: &[&str]) -> Bundle {
+    cleared(bundle_of(name, "podinfo", g0(), m), cleared_at)
+}
+
+/// `(name, code)` per candidate; `None` for eligible ones.
+fn verdicts(
+    gate: &Gate,
+    bundles: &[Bundle],
+    promoter: Option<&str>,
+) -> Vec<(String, Option<Code>, String)> {
+    evaluate(gate, bundles, promoter)
+        .iter()
+        .map(|c| {
+            let (code, reason) = c
+                .blocked
+                .as_ref()
+                .map_or((None, String::new()), |i| (Some(i.code), i.reason.clone()));
+            (c.bundle.name_any(), code, reason)
+        })
+        .collect()
+}
+
+fn names(bundles: &[&Bundle]) -> Vec<String> {
+    bundles.iter().map(|b| b.name_any()).collect()
+}
+
+#[test]
+fn ac010_upstream_clearance_is_required() {
+    let gate = gate_admitting("production", vec![admits("podinfo", &["staging"])]);
+    let bundles = [b("uncleared", 0, &[]), b("cleared", 1, &["staging"])];
+    assert_eq!(
+        verdicts(&gate, &bundles, None),
+        [
+            (
+                "uncleared".into(),
+                Some(Code::UpstreamNotCleared),
+                "has not cleared staging".into()
+            ),
+            ("cleared".into(), None, String::new()),
+        ]
+    );
+}
+
+#[test]
+fn ac011_every_upstream_gate_must_be_cleared() {
+    let gate = gate_admitting(
+        "production",
+        vec![admits("podinfo", &["staging", "canary"])],
+    );
+    let bundles = [
+        b("partial", 0, &["staging"]),
+        b("full", 1, &["staging", "canary"]),
+        b("none", 2, &[]),
+    ];
+    let v = verdicts(&gate, &bundles, None);
+    assert_eq!(
+        v[0].2, "has not cleared canary",
+        "names only what is missing"
+    );
+    assert_eq!(v[1].1, None);
+    assert_eq!(
+        v[2].2, "has not cleared staging, canary",
+        "in `after` order"
+    );
+}
+
+#[test]
+fn ac012_an_entry_gate_needs_no_clearance() {
+    let gate = gate_admitting("dev", vec![admits("podinfo", &[])]);
+    assert_eq!(verdicts(&gate, &[b("fresh", 0, &[])], None)[0].1, None);
+}
+
+#[test]
+fn ac013_approval_is_required_when_asked() {
+    let mut admission = admits("podinfo", &["staging"]);
+    admission.require_approval = true;
+    let gate = gate_admitting("production", vec![admission]);
+    let bundles = [
+        b("unapproved", 0, &["staging"]),
+        approved(
+            b("approved", 1, &["staging"]),
+            "production",
+            "olaf@acme.example",
+        ),
+        approved(
+            b("elsewhere", 2, &["staging"]),
+            "some-other-gate",
+            "olaf@acme.example",
+        ),
+    ];
+    assert_eq!(
+        verdicts(&gate, &bundles, None),
+        [
+            (
+                "unapproved".into(),
+                Some(Code::AwaitingApproval),
+                "awaiting approval".into()
+            ),
+            ("approved".into(), None, String::new()),
+            (
+                "elsewhere".into(),
+                Some(Code::AwaitingApproval),
+                "awaiting approval".into()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn ac014_approval_does_not_skip_upstream_ordering() {
+    let mut admission = admits("podinfo", &["staging"]);
+    admission.require_approval = true;
+    let gate = gate_admitting("production", vec![admission]);
+    let bundles = [approved(
+        b("unstaged", 0, &[]),
+        "production",
+        "olaf@acme.example",
+    )];
+    assert_eq!(
+        verdicts(&gate, &bundles, None)[0].1,
+        Some(Code::UpstreamNotCleared)
+    );
+}
+
+#[test]
+fn ac015_bundles_from_other_beacons_are_ignored() {
+    let gate = gate_admitting("production", vec![admits("podinfo", &[])]);
+    let bundles = [
+        b("ours", 0, &[]),
+        bundle_of("theirs", "some-other-service", g0(), 0),
+    ];
+    assert_eq!(
+        verdicts(&gate, &bundles, None),
+        [("ours".into(), None, String::new())]
+    );
+}
+
+#[test]
+fn the_first_matching_admission_decides() {
+    let mut strict = admits("podinfo", &["staging"]);
+    strict.require_approval = true;
+    let gate = gate_admitting("production", vec![admits("podinfo", &[]), strict]);
+    assert_eq!(verdicts(&gate, &[b("x", 0, &[])], None)[0].1, None);
+}
+
+#[test]
+fn ac016_the_current_occupant_is_not_eligible() {
+    let gate = with_current(
+        gate_admitting("dev", vec![admits("podinfo", &[])]),
+        "here-already",
+    );
+    assert_eq!(
+        verdicts(&gate, &[b("here-already", 0, &[])], None),
+        [(
+            "here-already".into(),
+            Some(Code::AlreadyCurrent),
+            "already in this Gate".into()
+        )]
+    );
+}
+
+#[test]
+fn ac017_a_previously_cleared_bundle_stays_eligible() {
+    let gate = gate_admitting("production", vec![admits("podinfo", &["staging"])]);
+    assert_eq!(
+        verdicts(&gate, &[b("v1", 0, &["staging", "production"])], None)[0].1,
+        None
+    );
+}
+
+#[test]
+fn ac018_eligible_is_newest_first() {
+    let gate = gate_admitting("dev", vec![admits("podinfo", &[])]);
+    let bundles = [
+        b("oldest", 0, &[]),
+        b("newest", 10, &[]),
+        b("middle", 5, &[]),
+    ];
+    assert_eq!(
+        names(&eligible(&evaluate(&gate, &bundles, None))),
+        ["newest", "middle", "oldest"]
+    );
+}
+
+#[test]
+fn ac019_eligible_order_is_stable_on_ties() {
+    let gate = gate_admitting("dev", vec![admits("podinfo", &[])]);
+    let bundles = [b("b", 0, &[]), b("a", 0, &[])];
+    for _ in 0..5 {
+        assert_eq!(names(&eligible(&evaluate(&gate, &bundles, None)))[0], "a");
+    }
+}
+
+#[test]
+fn ac020_to_022_next_auto_only_moves_forward() {
+    let gate = gate_admitting("dev", vec![admits("podinfo", &[])]);
+    let bundles = [b("older", 0, &[]), b("newer", 10, &[])];
+    let candidates = evaluate(&gate, &bundles, None);
+    // AC-020: an empty Gate takes the newest.
+    assert_eq!(
+        next_auto("dev", &candidates, None).map(|b| b.name_any()),
+        Some("newer".into())
+    );
+
+    // AC-021: with `newer` current, `older` is eligible but never chosen.
+    let gate = with_current(gate, "newer");
+    let candidates = evaluate(&gate, &bundles, None);
+    assert_eq!(names(&eligible(&candidates)), ["older"]);
+    assert_eq!(next_auto("dev", &candidates, Some(&bundles[1])), None);
+
+    // AC-022: nothing eligible, nothing next.
+    let gate = gate_admitting("production", vec![admits("podinfo", &["staging"])]);
+    let bundles = [b("nope", 0, &[])];
+    assert_eq!(
+        next_auto("production", &evaluate(&gate, &bundles, None), None),
+        None
+    );
+}
+
+#[test]
+fn ac023_auto_does_not_retry_a_failed_crossing() {
+    let gate = gate_admitting("staging", vec![admits("podinfo", &[])]);
+    let bundles = [blocked(b("b1", 0, &[]), "staging", "http: no such host")];
+    let candidates = evaluate(&gate, &bundles, None);
+    assert!(candidates[0].is_eligible(), "a person may still retry it");
+    assert_eq!(next_auto("staging", &candidates, None), None);
+}
+
+#[test]
+fn ac024_a_failure_at_one_gate_does_not_block_another() {
+    let gate = gate_admitting("production", vec![admits("podinfo", &["staging"])]);
+    let bundles = [blocked(b("b1", 0, &["staging"]), "staging", "transient")];
+    let next = next_auto("production", &evaluate(&gate, &bundles, None), None);
+    assert_eq!(next.map(|b| b.name_any()), Some("b1".into()));
+}
+
+#[test]
+fn a_promoters_own_approval_does_not_count() {
+    let mut admission = admits("podinfo", &[]);
+    admission.require_approval = true;
+    let gate = gate_admitting("production", vec![admission]);
+    let bundles = [approved(b("b1", 0, &[]), "production", "alice")];
+    // Nobody in particular asking (Explain, the controller): the approval counts.
+    assert_eq!(verdicts(&gate, &bundles, None)[0].1, None);
+    // Someone else promoting: it counts.
+    assert_eq!(verdicts(&gate, &bundles, Some("bob"))[0].1, None);
+    // The approver promoting: it does not, and the reason names her.
+    let v = verdicts(&gate, &bundles, Some("alice"));
+    assert_eq!(v[0].1, Some(Code::SelfApproved));
+    assert!(v[0].2.contains("alice"), "{}", v[0].2);
+}
+
+#[test]
+fn a_promoters_own_approval_matters_only_where_approval_is_required() {
+    let gate = gate_admitting("production", vec![admits("podinfo", &[])]);
+    let bundles = [approved(b("b1", 0, &[]), "production", "alice")];
+    assert_eq!(verdicts(&gate, &bundles, Some("alice"))[0].1, None);
+}

@@ -1,0 +1,510 @@
+//! Spec §11.8 (AC-076 – AC-092), AC-155 and AC-159, and a reviewed snapshot of the
+//! Explanation for every State and every BlockerKind.
+
+use hecate_types::{
+    Bundle, ConditionStatus, Gate, Health, Passage, PassagePhase::*, StepPhase, Window,
+};
+use pretty_assertions::assert_eq;
+
+use crate::model::{BlockerKind, Explanation, State};
+use crate::rules::eligibility::Code;
+use crate::rules::explain::explain;
+use crate::rules::fixtures::*;
+use crate::rules::snapshot::NamespaceSnapshot;
+
+fn explain_at(gate: Gate, bundles: Vec<Bundle>, passages: Vec<Passage>) -> Explanation {
+    let snapshot = NamespaceSnapshot::new(NS, vec![gate.clone()], bundles, passages);
+    explain(&snapshot, &gate, t0())
+}
+
+fn kinds(x: &Explanation) -> Vec<BlockerKind> {
+    x.blockers.iter().map(|b| b.kind).collect()
+}
+
+fn after(gate: Gate, upstream: &[&str]) -> Gate {
+    let mut gate = gate;
+    gate.spec.admits[0].after = upstream.iter().map(|s| s.to_string()).collect();
+    gate
+}
+
+fn needing_approval(gate: Gate) -> Gate {
+    let mut gate = gate;
+    gate.spec.admits[0].require_approval = true;
+    gate
+}
+
+fn suspended(gate: Gate) -> Gate {
+    let mut gate = gate;
+    gate.spec.suspend = true;
+    gate
+}
+
+fn without_steps(gate: Gate) -> Gate {
+    let mut gate = gate;
+    gate.spec.passage = None;
+    gate
+}
+
+fn auto(gate: Gate) -> Gate {
+    let mut gate = gate;
+    gate.spec.auto = true;
+    gate
+}
+
+fn windowed(gate: Gate, windows: Vec<Window>) -> Gate {
+    let mut gate = gate;
+    gate.spec.windows = windows;
+    gate
+}
+
+fn failed_b1() -> Passage {
+    with_steps(
+        with_message(
+            passage("staging", "b1", Some(Failed), 0),
+            "git-push: authentication failed",
+        ),
+        &[
+            ("git-clone", StepPhase::Succeeded, "", ""),
+            (
+                "git-push",
+                StepPhase::Failed,
+                "GitAuthFailed",
+                "the host rejected our credentials",
+            ),
+        ],
+    )
+}
+
+fn held_b1() -> Passage {
+    with_evidence(
+        with_steps(
+            passage("staging", "b1", Some(Running), 0),
+            &[(
+                "evidence-gate",
+                StepPhase::Running,
+                "",
+                "change gate is holding",
+            )],
+        ),
+        "hold",
+        Some(62),
+        &["no approver recorded", "the SBOM has a critical finding"],
+    )
+}
+
+fn waiting_b1() -> Passage {
+    with_steps(
+        passage("staging", "b1", Some(Running), 0),
+        &[
+            ("git-push", StepPhase::Succeeded, "", ""),
+            (
+                "evidence-gate",
+                StepPhase::Running,
+                "",
+                "change gate is holding (risk 20): awaiting a human approval",
+            ),
+        ],
+    )
+}
+
+#[test]
+fn ac076_a_suspended_gate() {
+    let x = explain_at(suspended(gate("staging")), vec![bundle("b1", 0)], vec![]);
+    assert_eq!(x.state, State::Blocked);
+    assert_eq!(kinds(&x), [BlockerKind::Suspended]);
+    assert!(x.summary.contains("suspended"), "{}", x.summary);
+    assert!(x.blockers[0].fix.contains("suspend"));
+    assert!(
+        x.eligible.is_empty() && x.waiting.is_empty(),
+        "nothing else is judged"
+    );
+}
+
+#[test]
+fn ac077_a_gate_with_no_steps() {
+    let x = explain_at(
+        without_steps(gate("staging")),
+        vec![bundle("b1", 0)],
+        vec![],
+    );
+    assert_eq!(x.state, State::Blocked);
+    assert_eq!(kinds(&x), [BlockerKind::NoPassage]);
+    assert!(x.summary.contains("no steps"), "{}", x.summary);
+}
+
+#[test]
+fn ac078_a_gate_with_nothing_to_promote() {
+    let x = explain_at(gate("staging"), vec![], vec![]);
+    assert_eq!(x.state, State::Idle);
+    assert_eq!(kinds(&x), [BlockerKind::NoBundles]);
+    assert!(x.summary.contains("no Bundle"), "{}", x.summary);
+}
+
+#[test]
+fn ac079_a_bundle_that_has_not_cleared_upstream() {
+    let x = explain_at(
+        after(gate("staging"), &["dev"]),
+        vec![bundle("b1", 0)],
+        vec![],
+    );
+    assert_eq!(x.state, State::Blocked);
+    assert_eq!(kinds(&x), [BlockerKind::Upstream]);
+    assert_eq!(x.summary, "1 Bundle cannot cross: has not cleared dev");
+    assert!(x.blockers[0].detail.contains("has not cleared dev"));
+    assert!(x.blockers[0].fix.contains("upstream"));
+}
+
+#[test]
+fn ac080_a_bundle_awaiting_approval() {
+    let x = explain_at(
+        needing_approval(gate("staging")),
+        vec![bundle("b1", 0)],
+        vec![],
+    );
+    assert_eq!(x.state, State::Blocked);
+    assert_eq!(kinds(&x), [BlockerKind::NotApproved]);
+    assert!(x.blockers[0].detail.contains("awaiting approval"));
+    assert!(
+        x.blockers[0].fix.contains("hecate approve b1"),
+        "{}",
+        x.blockers[0].fix
+    );
+}
+
+#[test]
+fn ac081_a_manual_gate_with_something_ready() {
+    let x = explain_at(gate("staging"), vec![bundle("b1", 0)], vec![]);
+    assert_eq!(x.state, State::Ready);
+    assert_eq!(kinds(&x), [BlockerKind::Manual]);
+    assert!(x.summary.contains("ready to cross"), "{}", x.summary);
+    assert!(
+        x.blockers[0]
+            .fix
+            .contains("hecate promote staging --bundle b1"),
+        "{}",
+        x.blockers[0].fix
+    );
+}
+
+#[test]
+fn ac082_an_in_flight_crossing() {
+    let x = explain_at(gate("staging"), vec![bundle("b1", 0)], vec![waiting_b1()]);
+    assert_eq!(x.state, State::Crossing);
+    assert!(
+        x.summary.contains("evidence-gate") && x.summary.contains("awaiting a human approval"),
+        "{}",
+        x.summary
+    );
+    assert_eq!(kinds(&x), [BlockerKind::StepWaiting]);
+}
+
+#[test]
+fn ac083_a_failed_crossing() {
+    let x = explain_at(gate("staging"), vec![bundle("b1", 0)], vec![failed_b1()]);
+    assert_eq!(x.state, State::Failed);
+    assert_eq!(kinds(&x), [BlockerKind::PassageFailed, BlockerKind::Manual]);
+    let detail = &x.blockers[0].detail;
+    assert_eq!(
+        detail,
+        "the last crossing of b1 failed at git-push [GitAuthFailed]: the host rejected our credentials"
+    );
+    assert_eq!(x.summary, *detail);
+}
+
+#[test]
+fn ac084_an_older_failure_is_not_a_blocker() {
+    let old = with_message(passage("staging", "b0", Some(Failed), -60), "boom");
+    let recent = passage("staging", "b1", Some(Succeeded), 0);
+    let x = explain_at(gate("staging"), vec![bundle("b1", 0)], vec![old, recent]);
+    assert!(!kinds(&x).contains(&BlockerKind::PassageFailed));
+    assert_eq!(x.state, State::Ready);
+}
+
+#[test]
+fn ac085_a_closed_window() {
+    let g = windowed(auto(gate("staging")), vec![window("0 6 * * 1-5", "1h")]);
+    let x = explain_at(g, vec![bundle("b1", 0)], vec![]);
+    assert_eq!(x.state, State::Blocked);
+    assert_eq!(kinds(&x), [BlockerKind::WindowClosed]);
+    assert_eq!(x.eligible, ["b1"], "still eligible, queued");
+    // It says when the window opens: Wednesday 06:00 UTC.
+    assert_eq!(
+        x.blockers[0].until.as_ref().map(|t| t.0),
+        Some(at("2026-08-12T06:00:00Z"))
+    );
+    assert!(
+        x.blockers[0].detail.contains("2026-08-12T06:00:00Z"),
+        "{}",
+        x.blockers[0].detail
+    );
+}
+
+#[test]
+fn ac086_health_is_reported() {
+    let g = with_health(
+        gate("staging"),
+        Health::Degraded,
+        &["Kustomization podinfo: Ready=False"],
+    );
+    let x = explain_at(g, vec![], vec![]);
+    assert_eq!(x.health, Some(Health::Degraded));
+    assert_eq!(x.state, State::Idle);
+    assert_eq!(kinds(&x), [BlockerKind::Unhealthy, BlockerKind::NoBundles]);
+    assert!(x.blockers[0].detail.contains("Kustomization podinfo"));
+}
+
+#[test]
+fn ac087_an_invalid_gate() {
+    let g = with_condition(
+        gate("staging"),
+        ConditionStatus::False,
+        "InvalidSteps",
+        r#"steps[1] (git-commit): invalid configuration: json: unknown field "mesage""#,
+    );
+    let x = explain_at(g, vec![bundle("b1", 0)], vec![]);
+    assert_eq!(x.state, State::Blocked);
+    assert_eq!(kinds(&x), [BlockerKind::InvalidSteps]);
+    assert!(x.blockers[0].detail.contains("mesage"));
+}
+
+#[test]
+fn ac088_the_current_bundle_is_not_waiting() {
+    let x = explain_at(
+        with_current(gate("staging"), "b1"),
+        vec![bundle("b1", 0)],
+        vec![],
+    );
+    assert_eq!(x.current.as_deref(), Some("b1"));
+    assert!(x.waiting.is_empty());
+    assert_eq!(x.state, State::Idle);
+    assert!(x.blockers.is_empty());
+}
+
+#[test]
+fn ac089_waiting_carries_a_stable_code() {
+    let x = explain_at(
+        needing_approval(gate("staging")),
+        vec![bundle("b1", 0)],
+        vec![],
+    );
+    assert_eq!(x.waiting.len(), 1);
+    assert_eq!(x.waiting[0].kind, Some(Code::AwaitingApproval));
+    assert!(!x.waiting[0].reason.is_empty());
+}
+
+#[test]
+fn ac090_an_upstream_wait_is_not_an_approval_wait() {
+    let x = explain_at(
+        after(gate("staging"), &["dev"]),
+        vec![bundle("b1", 0)],
+        vec![],
+    );
+    assert_eq!(x.waiting.len(), 1);
+    assert_eq!(x.waiting[0].kind, Some(Code::UpstreamNotCleared));
+}
+
+#[test]
+fn ac091_a_held_change_gate() {
+    let x = explain_at(gate("staging"), vec![bundle("b1", 0)], vec![held_b1()]);
+    assert_eq!(kinds(&x), [BlockerKind::ChangeHeld]);
+    let detail = &x.blockers[0].detail;
+    for part in ["hold", "62", "no approver recorded", "critical finding"] {
+        assert!(detail.contains(part), "{detail} lacks {part}");
+    }
+    assert!(!x.blockers[0].fix.is_empty());
+    assert_eq!(x.evidence.as_ref().and_then(|e| e.risk), Some(62));
+    assert!(
+        x.summary.contains("held by the change gate"),
+        "{}",
+        x.summary
+    );
+}
+
+#[test]
+fn ac092_an_approved_verdict_is_not_held() {
+    let p = with_evidence(
+        with_steps(
+            passage("staging", "b1", Some(Running), 0),
+            &[(
+                "flux-wait",
+                StepPhase::Running,
+                "",
+                "waiting for Kustomization",
+            )],
+        ),
+        "approve",
+        Some(5),
+        &[],
+    );
+    let x = explain_at(gate("staging"), vec![bundle("b1", 0)], vec![p]);
+    assert_eq!(kinds(&x), [BlockerKind::StepWaiting]);
+}
+
+#[test]
+fn ac155_an_aborted_latest_passage_is_not_a_failure() {
+    let p = with_message(passage("staging", "b1", Some(Aborted), 0), "aborted");
+    let x = explain_at(gate("staging"), vec![bundle("b1", 0)], vec![p]);
+    assert!(!kinds(&x).contains(&BlockerKind::PassageFailed));
+    assert_eq!(x.state, State::Ready);
+}
+
+#[test]
+fn ac159_an_active_passage_with_no_running_step() {
+    let p = passage("staging", "b1", None, 0);
+    let x = explain_at(gate("staging"), vec![bundle("b1", 0)], vec![p]);
+    assert_eq!(x.state, State::Crossing);
+    assert_eq!(x.summary, "crossing b1");
+    assert!(x.blockers.is_empty());
+}
+
+#[test]
+fn a_passage_of_another_gate_is_not_this_gates_crossing() {
+    let p = passage("production", "b1", Some(Running), 0);
+    let x = explain_at(gate("staging"), vec![bundle("b1", 0)], vec![p]);
+    assert_eq!(x.state, State::Ready);
+}
+
+#[test]
+fn the_approver_is_named_when_a_manual_gate_waits_for_a_request() {
+    let g = needing_approval(gate("production"));
+    let x = explain_at(
+        g,
+        vec![approved(bundle("b1", 0), "production", "carol")],
+        vec![],
+    );
+    assert_eq!(x.state, State::Ready);
+    assert!(
+        x.blockers[0].detail.contains("someone other than carol"),
+        "{}",
+        x.blockers[0].detail
+    );
+}
+
+#[test]
+fn blockers_come_most_actionable_first() {
+    // A failed crossing, degraded health and Bundles waiting for two reasons.
+    let g = with_health(
+        needing_approval(after(gate("staging"), &["dev"])),
+        Health::Unknown,
+        &[],
+    );
+    let bundles = vec![
+        cleared(bundle("b2", 1), &["dev"]),
+        bundle("b1", 0),
+        cleared(bundle("b0", -1), &["dev"]),
+    ];
+    let x = explain_at(g, bundles, vec![failed_b1()]);
+    assert_eq!(
+        kinds(&x),
+        [
+            BlockerKind::PassageFailed,
+            BlockerKind::Unhealthy,
+            BlockerKind::NotApproved,
+            BlockerKind::Upstream
+        ]
+    );
+    assert_eq!(x.state, State::Failed);
+    let waiting: Vec<&str> = x.waiting.iter().map(|w| w.bundle.as_str()).collect();
+    assert_eq!(waiting, ["b2", "b1", "b0"], "newest first");
+}
+
+/// One Explanation per State and per BlockerKind, as JSON: reviewing this snapshot is
+/// reviewing every sentence Explain can say.
+#[test]
+fn every_state_and_blocker_kind() {
+    let b1 = || vec![bundle("b1", 0)];
+    let scenarios: Vec<(&str, Explanation)> = vec![
+        (
+            "Suspended",
+            explain_at(suspended(gate("staging")), b1(), vec![]),
+        ),
+        (
+            "InvalidSteps",
+            explain_at(
+                with_condition(
+                    gate("staging"),
+                    ConditionStatus::False,
+                    "InvalidSteps",
+                    "steps[0] (flux-wiat): no such step (available: flux-wait, git-push)",
+                ),
+                b1(),
+                vec![],
+            ),
+        ),
+        (
+            "NoPassageTemplate",
+            explain_at(without_steps(gate("staging")), b1(), vec![]),
+        ),
+        ("NoBundles", explain_at(gate("staging"), vec![], vec![])),
+        (
+            "AwaitingApproval",
+            explain_at(needing_approval(gate("staging")), b1(), vec![]),
+        ),
+        (
+            "UpstreamNotCleared",
+            explain_at(after(gate("staging"), &["dev"]), b1(), vec![]),
+        ),
+        (
+            "WindowClosed",
+            explain_at(
+                windowed(
+                    gate("production"),
+                    vec![Window {
+                        deny: true,
+                        time_zone: "Europe/London".into(),
+                        ..window("0 0 * * 2", "24h")
+                    }],
+                ),
+                b1(),
+                vec![],
+            ),
+        ),
+        (
+            "PassageFailed",
+            explain_at(gate("staging"), b1(), vec![failed_b1()]),
+        ),
+        (
+            "StepWaiting",
+            explain_at(gate("staging"), b1(), vec![waiting_b1()]),
+        ),
+        (
+            "ChangeHeld",
+            explain_at(gate("staging"), b1(), vec![held_b1()]),
+        ),
+        (
+            "Unhealthy",
+            explain_at(
+                with_health(
+                    gate("staging"),
+                    Health::Degraded,
+                    &["Kustomization podinfo: Ready=False"],
+                ),
+                vec![],
+                vec![],
+            ),
+        ),
+        ("AwaitingRequest", explain_at(gate("staging"), b1(), vec![])),
+        (
+            "Ready-automatic",
+            explain_at(auto(gate("dev")), b1(), vec![]),
+        ),
+        (
+            "Idle-all-current",
+            explain_at(with_current(gate("staging"), "b1"), b1(), vec![]),
+        ),
+    ];
+    let states: std::collections::BTreeSet<&str> =
+        scenarios.iter().map(|(_, x)| x.state.as_str()).collect();
+    assert_eq!(states.len(), 5, "every State appears: {states:?}");
+    let mut kinds_seen: Vec<BlockerKind> = scenarios.iter().flat_map(|(_, x)| kinds(x)).collect();
+    kinds_seen.sort_by_key(|k| k.as_str());
+    kinds_seen.dedup();
+    assert_eq!(
+        kinds_seen.len(),
+        BlockerKind::ALL.len(),
+        "every BlockerKind appears"
+    );
+    for (name, explanation) in scenarios {
+        insta::assert_json_snapshot!(name, explanation);
+    }
+}
