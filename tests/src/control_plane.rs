@@ -90,6 +90,28 @@ impl Endpoint {
         Ok(kube::Client::try_from(config)?)
     }
 
+    /// A client that authenticates as `who` and records every request it sends
+    /// (`"GET /apis/…?…"`), for tests that bound how many requests an operation costs.
+    pub async fn recording_client(
+        &self,
+        who: Identity,
+    ) -> anyhow::Result<(kube::Client, RequestLog)> {
+        let kubeconfig = Kubeconfig::from_yaml(&self.kubeconfig_yaml(who))?;
+        let config =
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+        let log = RequestLog::default();
+        let recorder = log.clone();
+        let layer =
+            tower::util::MapRequestLayer::new(move |request: http::Request<kube::client::Body>| {
+                recorder.record(&request);
+                request
+            });
+        let client = kube::client::ClientBuilder::try_from(config)?
+            .with_layer(&layer)
+            .build();
+        Ok((client, log))
+    }
+
     /// Writes `kubeconfig` (all identities, admin current) and `kubeconfig-<name>` (one
     /// per identity, that identity current) into `dir`; returns the paths.
     pub fn write_kubeconfigs(&self, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
@@ -102,6 +124,36 @@ impl Endpoint {
             written.push(path);
         }
         Ok(written)
+    }
+}
+
+/// The requests a [`Endpoint::recording_client`] has sent, in order.
+#[derive(Clone, Debug, Default)]
+pub struct RequestLog(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl RequestLog {
+    fn record<B>(&self, request: &http::Request<B>) {
+        let line = format!("{} {}", request.method(), request.uri());
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(line);
+    }
+
+    /// Every request so far, as `"METHOD path?query"`.
+    pub fn requests(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Forgets the requests so far.
+    pub fn clear(&self) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
     }
 }
 

@@ -30,6 +30,6 @@ mod identity;
 mod pki;
 
 pub use binaries::{Binaries, ETCD_VERSION, KUBERNETES_VERSION, cache_dir};
-pub use control_plane::{ControlPlane, Endpoint, Lifetime, install_crds};
+pub use control_plane::{ControlPlane, Endpoint, Lifetime, RequestLog, install_crds};
 pub use env::TestEnv;
 pub use identity::Identity;

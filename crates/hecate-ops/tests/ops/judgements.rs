@@ -1,0 +1,176 @@
+//! Explain and Overview over objects in a real API server, statuses written through
+//! the status subresource.
+
+use hecate_ops::{BlockerKind, Ops, Scope, State};
+use hecate_testenv::TestEnv;
+use hecate_types::{GateOccupant, GateStatus, Health, HealthReport, PassagePhase};
+use pretty_assertions::assert_eq;
+
+use crate::fixtures::*;
+
+fn kinds(blockers: &[hecate_ops::Blocker]) -> Vec<BlockerKind> {
+    blockers.iter().map(|b| b.kind).collect()
+}
+
+/// dev → staging → production (approval): b1 cleared dev and staging and was approved
+/// for production by carol; b2 cleared dev; b3 is new. staging is crossing b2.
+async fn pipeline(env: &TestEnv) {
+    gate(env, "dev", gate_spec(&[], false)).await;
+    gate(env, "staging", gate_spec(&["dev"], false)).await;
+    let mut production = gate(env, "production", gate_spec(&["staging"], true)).await;
+    let bundles = bundles_in_order(env, &["b1", "b2", "b3"]).await;
+    set_bundle_status(
+        env,
+        bundles[0].clone(),
+        &["dev", "staging"],
+        &[("production", "carol")],
+    )
+    .await;
+    set_bundle_status(env, bundles[1].clone(), &["dev"], &[]).await;
+    passage(env, "staging-b2", "staging", "b2", PassagePhase::Running).await;
+    passage(
+        env,
+        "production-b0",
+        "production",
+        "b0",
+        PassagePhase::Failed,
+    )
+    .await;
+    production.status = Some(GateStatus {
+        current: Some(GateOccupant {
+            bundle: "b0".into(),
+            digest: String::new(),
+            passage: "production-a".into(),
+            entered_at: now(),
+            actor: "bob".into(),
+            verified: None,
+        }),
+        health: Some(HealthReport {
+            status: Health::Degraded,
+            issues: vec!["Kustomization app: Ready=False".into()],
+            details: None,
+            observed_at: None,
+            since: None,
+        }),
+        ..GateStatus::default()
+    });
+    env.write_status(&production).await;
+}
+
+#[tokio::test]
+async fn explain_judges_what_the_api_server_holds() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let ops = Ops::new(env.admin.clone());
+    let ns = &env.namespace;
+
+    let dev = ops.explain(ns, "dev").await.unwrap();
+    assert_eq!(dev.state, State::Ready);
+    assert_eq!(dev.eligible, ["b3", "b2", "b1"], "newest first");
+
+    let staging = ops.explain(ns, "staging").await.unwrap();
+    assert_eq!(staging.state, State::Crossing);
+    assert_eq!(staging.summary, "crossing b2");
+
+    let production = ops.explain(ns, "production").await.unwrap();
+    assert_eq!(production.state, State::Failed, "{}", production.summary);
+    assert_eq!(production.current.as_deref(), Some("b0"));
+    assert_eq!(production.health, Some(Health::Degraded));
+    assert_eq!(production.eligible, ["b1"]);
+    assert_eq!(
+        kinds(&production.blockers),
+        [
+            BlockerKind::PassageFailed,
+            BlockerKind::Unhealthy,
+            BlockerKind::Manual
+        ]
+    );
+    assert!(
+        production.blockers[2].detail.contains("carol"),
+        "{}",
+        production.blockers[2].detail
+    );
+    let waiting: Vec<(&str, &str)> = production
+        .waiting
+        .iter()
+        .map(|w| (w.bundle.as_str(), w.reason.as_str()))
+        .collect();
+    assert_eq!(
+        waiting,
+        [
+            ("b3", "has not cleared staging"),
+            ("b2", "has not cleared staging")
+        ]
+    );
+}
+
+#[tokio::test]
+async fn overview_of_one_namespace_and_of_several() {
+    let env = TestEnv::new().await;
+    let other = TestEnv::new().await;
+    pipeline(&env).await;
+    gate(&other, "dev", gate_spec(&[], false)).await;
+    let ops = Ops::new(env.admin.clone());
+
+    let one = ops
+        .overview(&Scope::Namespaces(vec![env.namespace.clone()]))
+        .await
+        .unwrap();
+    assert_eq!(one.namespaces.len(), 1);
+    let gates: Vec<(&str, State)> = one.namespaces[0]
+        .gates
+        .iter()
+        .map(|g| (g.name.as_str(), g.state))
+        .collect();
+    assert_eq!(
+        gates,
+        [
+            ("dev", State::Ready),
+            ("production", State::Failed),
+            ("staging", State::Crossing)
+        ]
+    );
+    assert_eq!(
+        one.namespaces[0].gates[2].running.as_deref(),
+        Some("staging-b2")
+    );
+    assert_eq!(
+        (
+            one.totals.gates,
+            one.totals.degraded,
+            one.totals.unknown,
+            one.totals.running,
+            one.totals.failed
+        ),
+        (3, 1, 2, 1, 1)
+    );
+
+    let both = ops
+        .overview(&Scope::Namespaces(vec![
+            env.namespace.clone(),
+            other.namespace.clone(),
+        ]))
+        .await
+        .unwrap();
+    let namespaces: Vec<&str> = both
+        .namespaces
+        .iter()
+        .map(|n| n.namespace.as_str())
+        .collect();
+    let mut expected = vec![env.namespace.as_str(), other.namespace.as_str()];
+    expected.sort();
+    assert_eq!(namespaces, expected);
+    assert_eq!(both.totals.gates, 4);
+
+    let none = ops.overview(&Scope::Namespaces(vec![])).await.unwrap();
+    assert!(none.namespaces.is_empty());
+    assert_eq!(none.activity.len(), 14);
+
+    let all = ops.overview(&Scope::All).await.unwrap();
+    assert!(all.namespaces.iter().any(|n| n.namespace == env.namespace));
+    assert!(
+        all.namespaces
+            .iter()
+            .any(|n| n.namespace == other.namespace)
+    );
+}

@@ -1,0 +1,164 @@
+//! Spec §11.7 (AC-073 – AC-075), NotFound, and namespace discovery.
+
+use hecate_ops::{Error, Kind, Ops};
+use hecate_testenv::TestEnv;
+use hecate_types::{Beacon, BeaconSpec, ImageWatch, PassagePhase, WatchSource};
+use pretty_assertions::assert_eq;
+
+use crate::fixtures::*;
+
+fn names<K: kube::Resource>(objects: &[K]) -> Vec<String> {
+    objects
+        .iter()
+        .map(|o| o.meta().name.clone().unwrap_or_default())
+        .collect()
+}
+
+#[tokio::test]
+async fn ac073_reads_are_ordered() {
+    let env = TestEnv::new().await;
+    let ops = Ops::new(env.admin.clone());
+    for name in ["production", "dev", "staging"] {
+        gate(&env, name, gate_spec(&[], false)).await;
+    }
+    bundles_in_order(&env, &["old", "middle", "newest"]).await;
+    assert_eq!(
+        names(&ops.gates(&env.namespace).await.unwrap()),
+        ["dev", "production", "staging"]
+    );
+    assert_eq!(
+        names(&ops.bundles(&env.namespace).await.unwrap()),
+        ["newest", "middle", "old"]
+    );
+}
+
+#[tokio::test]
+async fn ac074_missing_things_are_named() {
+    let env = TestEnv::new().await;
+    let ops = Ops::new(env.admin.clone());
+    let ns = &env.namespace;
+    let errors = [
+        (Kind::Gate, ops.gate(ns, "ghost").await.unwrap_err()),
+        (Kind::Bundle, ops.bundle(ns, "ghost").await.unwrap_err()),
+        (Kind::Passage, ops.passage(ns, "ghost").await.unwrap_err()),
+        (Kind::Beacon, ops.beacon(ns, "ghost").await.unwrap_err()),
+        (Kind::Gate, ops.explain(ns, "ghost").await.unwrap_err()),
+    ];
+    for (kind, error) in errors {
+        assert!(error.is_not_found(), "{error}");
+        let Error::NotFound {
+            kind: found,
+            namespace,
+            name,
+        } = &error
+        else {
+            unreachable!()
+        };
+        assert_eq!(
+            (*found, namespace.as_str(), name.as_str()),
+            (kind, ns.as_str(), "ghost")
+        );
+        assert!(error.to_string().contains("ghost"), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn ac075_passages_filter_by_spec() {
+    let env = TestEnv::new().await;
+    let ops = Ops::new(env.admin.clone());
+    passage(&env, "staging-b1", "staging", "b1", PassagePhase::Succeeded).await;
+    passage(
+        &env,
+        "production-b1",
+        "production",
+        "b1",
+        PassagePhase::Running,
+    )
+    .await;
+    passage(&env, "staging-b2", "staging", "b2", PassagePhase::Failed).await;
+    let ns = &env.namespace;
+    assert_eq!(ops.passages(ns, None, None).await.unwrap().len(), 3);
+    assert_eq!(
+        ops.passages(ns, Some("staging"), None).await.unwrap().len(),
+        2
+    );
+    assert_eq!(ops.passages(ns, None, Some("b1")).await.unwrap().len(), 2);
+    assert_eq!(
+        names(&ops.passages(ns, Some("staging"), Some("b2")).await.unwrap()),
+        ["staging-b2"]
+    );
+    assert!(
+        ops.passages(ns, Some("nowhere"), None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn one_of_each_read_returns_what_was_written() {
+    let env = TestEnv::new().await;
+    let ops = Ops::new(env.admin.clone());
+    let ns = &env.namespace;
+    let beacon = env
+        .create(Beacon::new(
+            "app",
+            BeaconSpec {
+                watch: vec![WatchSource {
+                    image: Some(ImageWatch {
+                        repo: "ghcr.io/acme/app".into(),
+                        ..ImageWatch::default()
+                    }),
+                    ..WatchSource::default()
+                }],
+                ..BeaconSpec::default()
+            },
+        ))
+        .await;
+    assert_eq!(ops.beacon(ns, "app").await.unwrap().spec, beacon.spec);
+    assert_eq!(names(&ops.beacons(ns).await.unwrap()), ["app"]);
+    let gate = gate(&env, "dev", gate_spec(&[], false)).await;
+    assert_eq!(ops.gate(ns, "dev").await.unwrap().spec, gate.spec);
+    let bundle = bundles_in_order(&env, &["b1"]).await.remove(0);
+    assert_eq!(ops.bundle(ns, "b1").await.unwrap().spec, bundle.spec);
+    let p = passage(&env, "dev-b1", "dev", "b1", PassagePhase::Running).await;
+    assert_eq!(ops.passage(ns, "dev-b1").await.unwrap().status, p.status);
+}
+
+#[tokio::test]
+async fn namespaces_are_those_holding_gates_or_beacons() {
+    // Other tests' namespaces share this control plane, so check membership rather
+    // than the whole list.
+    let with_gate = TestEnv::new().await;
+    let with_beacon = TestEnv::new().await;
+    let with_only_bundles = TestEnv::new().await;
+    gate(&with_gate, "dev", gate_spec(&[], false)).await;
+    with_beacon
+        .create(Beacon::new(
+            "app",
+            BeaconSpec {
+                watch: vec![WatchSource {
+                    image: Some(ImageWatch {
+                        repo: "r".into(),
+                        ..ImageWatch::default()
+                    }),
+                    ..WatchSource::default()
+                }],
+                ..BeaconSpec::default()
+            },
+        ))
+        .await;
+    bundles_in_order(&with_only_bundles, &["stray"]).await;
+    let namespaces = Ops::new(with_gate.admin.clone())
+        .namespaces()
+        .await
+        .unwrap();
+    assert!(namespaces.contains(&with_gate.namespace));
+    assert!(namespaces.contains(&with_beacon.namespace));
+    assert!(!namespaces.contains(&with_only_bundles.namespace));
+    assert!(!namespaces.contains(&"kube-system".to_string()));
+    let mut sorted = namespaces.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(namespaces, sorted, "sorted, without duplicates");
+}
