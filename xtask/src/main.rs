@@ -3,6 +3,7 @@
 //! | command | what it does |
 //! |---|---|
 //! | `demo` | a local control plane with a realistic pipeline loaded (the README's main job) |
+//! | `bench` | measures Hecate at scale on the local control plane |
 //! | `crds` | writes the generated CRDs to `deploy/crds/` |
 //! | `check-layers` | fails when a dependency points the wrong way between our crates |
 //! | `control-plane build` | finds or builds etcd and kube-apiserver |
@@ -10,6 +11,7 @@
 //! | `control-plane stop` | stops it |
 //! | `control-plane status` | says whether one is running, and where |
 
+mod bench;
 mod control_plane;
 mod crds;
 mod demo;
@@ -33,6 +35,12 @@ enum Task {
     Crds,
     /// Check that crate dependencies follow the layering rules.
     CheckLayers,
+    /// Measure Hecate on the local control plane at scale (see docs/BENCHMARKS.md).
+    Bench {
+        /// How big a namespace to measure.
+        #[arg(long, value_enum, default_value = "large")]
+        scale: bench::Scale,
+    },
     /// Start a local control plane with a realistic pipeline to explore (Ctrl-C stops it).
     Demo,
     /// Manage the local development control plane (etcd + kube-apiserver).
@@ -49,6 +57,7 @@ fn main() -> ExitCode {
         Task::Crds => crds::write(&root),
         Task::CheckLayers => check_layers(&root),
         Task::Demo => demo::run(&root),
+        Task::Bench { scale } => bench::run(&root, scale),
         Task::ControlPlane { action } => control_plane::run(&root, action),
     };
     match result {
