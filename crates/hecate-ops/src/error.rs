@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::rules::refusal::{Refusal, RefusalCode};
+
 /// The kinds hecate-ops reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -27,6 +29,30 @@ impl fmt::Display for Kind {
     }
 }
 
+/// The actions, as named in refusals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// Starting a crossing.
+    Promote,
+    /// Approving a Bundle for a Gate.
+    Approve,
+    /// Stopping a crossing.
+    Abort,
+    /// Asking a Beacon to look now.
+    Poll,
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Promote => "promote",
+            Self::Approve => "approve",
+            Self::Abort => "abort",
+            Self::Poll => "poll",
+        })
+    }
+}
+
 /// An operation's failure.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -40,6 +66,25 @@ pub enum Error {
         namespace: String,
         /// Its name.
         name: String,
+    },
+    /// A rule said no. An answer, not a failure: nothing was written, and asking
+    /// again will get the same answer until the situation changes.
+    #[error("{action} refused: {reason}")]
+    Refused {
+        /// What was refused.
+        action: Action,
+        /// Why, as a stable code.
+        code: RefusalCode,
+        /// Why, in words.
+        reason: String,
+    },
+    /// Fides, which the Gate binds for evidence, could not do what was needed.
+    #[error("{context}: {message}")]
+    Fides {
+        /// What we were doing.
+        context: String,
+        /// What went wrong.
+        message: String,
     },
     /// The Kubernetes API failed or refused the request.
     #[error("{context}: {source}")]
@@ -56,6 +101,19 @@ impl Error {
     /// Whether this is [`Error::NotFound`].
     pub fn is_not_found(&self) -> bool {
         matches!(self, Self::NotFound { .. })
+    }
+
+    /// Whether this is [`Error::Refused`]: the rules said no, nothing broke.
+    pub fn is_refused(&self) -> bool {
+        matches!(self, Self::Refused { .. })
+    }
+
+    pub(crate) fn refused(action: Action, refusal: Refusal) -> Self {
+        Self::Refused {
+            action,
+            code: refusal.code,
+            reason: refusal.reason,
+        }
     }
 
     pub(crate) fn kubernetes(context: impl Into<String>) -> impl FnOnce(kube::Error) -> Self {

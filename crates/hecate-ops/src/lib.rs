@@ -14,16 +14,24 @@
 //!   hands it to the rules.
 //! - [`model`] holds the answers' shapes ([`Explanation`], [`Overview`], …): serde and
 //!   JSON Schema types every surface serialises unchanged.
-//! - [`Error`] tells apart a missing object ([`Error::NotFound`]) from a failure to
-//!   reach Kubernetes.
+//! - The actions — [`Ops::promote`], [`Ops::approve`], [`Ops::abort`], [`Ops::poll`] —
+//!   are judged by the same rules and are safe when many callers act at once.
+//! - [`Error`] tells apart a missing object ([`Error::NotFound`]), a rule saying no
+//!   ([`Error::Refused`], with a stable [`RefusalCode`]) and a failure to reach
+//!   Kubernetes or Fides.
 //!
 //! Only this crate reads or writes `hecate.dev` objects.
 
+mod actions;
 mod error;
 pub mod model;
 mod ops;
 pub mod rules;
 
-pub use error::{Error, Kind, Result};
-pub use model::{Blocker, BlockerKind, Explanation, Overview, State, Waiting};
+pub use actions::{Approval, Poll};
+pub use error::{Action, Error, Kind, Result};
+pub use model::{
+    AuditEntry, AuditKind, Blocker, BlockerKind, Explanation, Overview, State, Waiting,
+};
 pub use ops::{Clock, Ops, Scope};
+pub use rules::refusal::RefusalCode;

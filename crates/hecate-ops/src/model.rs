@@ -250,3 +250,53 @@ pub struct Day {
     /// Passages that failed that day.
     pub failed: usize,
 }
+
+/// What happened, for an auditor.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AuditKind {
+    /// A Bundle entered a Gate.
+    Crossed,
+    /// A crossing was attempted and did not land (it failed, or was aborted). What
+    /// makes a deployment log an audit trail.
+    Refused,
+    /// A crossing in progress.
+    Running,
+    /// A person approved a Bundle for a Gate.
+    Approved,
+    /// A person aborted a crossing (recorded by this implementation, not the
+    /// reference's).
+    Aborted,
+}
+
+/// One thing that happened, in the terms an auditor asks about.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct AuditEntry {
+    /// When.
+    pub at: Time,
+    /// What.
+    pub kind: AuditKind,
+    /// Where.
+    pub gate: String,
+    /// Which Bundle.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub bundle: String,
+    /// The content address of what shipped: which bits, not which name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub digest: String,
+    /// Who caused it. `controller` is an automatic Gate acting on its own.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub actor: String,
+    /// The Passage that did it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub passage: String,
+    /// Why, for a refusal, in the words of whatever refused.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+    /// Whether verification confirmed the crossing worked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<bool>,
+    /// The compliance record: Fides trail, verdict, blockers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<EvidenceRef>,
+}

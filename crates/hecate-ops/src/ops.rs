@@ -62,7 +62,7 @@ impl Ops {
         (self.clock)()
     }
 
-    fn api<K>(&self, namespace: &str) -> Api<K>
+    pub(crate) fn api<K>(&self, namespace: &str) -> Api<K>
     where
         K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>,
     {
@@ -89,7 +89,7 @@ impl Ops {
     }
 
     /// Every object of a kind in `namespace` (or in every namespace), in one LIST.
-    async fn list<K>(&self, kind: Kind, namespace: Option<&str>) -> Result<Vec<K>>
+    pub(crate) async fn list<K>(&self, kind: Kind, namespace: Option<&str>) -> Result<Vec<K>>
     where
         K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
             + Clone

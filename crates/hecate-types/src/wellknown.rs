@@ -14,6 +14,12 @@ pub const LABEL_BUNDLE: &str = "hecate.dev/bundle";
 /// echoes the token in `status.lastHandledReconcileAt` once handled.
 pub const ANNOTATION_RECONCILE_REQUESTED_AT: &str = "reconcile.fluxcd.io/requestedAt";
 
+/// Annotation on a Passage: who aborted it. The reference records no one; objects it
+/// wrote simply lack it.
+pub const ANNOTATION_ABORTED_BY: &str = "hecate.dev/aborted-by";
+/// Annotation on a Passage: when it was aborted (RFC 3339).
+pub const ANNOTATION_ABORTED_AT: &str = "hecate.dev/aborted-at";
+
 /// The actor recorded on Passages the controller starts by itself.
 pub const ACTOR_CONTROLLER: &str = "controller";
 

@@ -4,9 +4,12 @@
 //! rule is tested with plain data in milliseconds. [`crate::Ops`] fetches the
 //! snapshots and calls these.
 
+pub mod audit;
 pub mod eligibility;
 pub mod explain;
 pub mod overview;
+pub mod promotion;
+pub mod refusal;
 pub mod snapshot;
 pub mod window;
 

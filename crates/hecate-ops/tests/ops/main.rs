@@ -4,6 +4,8 @@
 // In tests a panic is the failure report, so unwrapping is how expectations are stated.
 #![allow(clippy::unwrap_used)]
 
+mod actions;
+mod concurrency;
 mod cost;
 mod fixtures;
 mod judgements;

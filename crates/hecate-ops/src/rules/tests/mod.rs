@@ -1,6 +1,8 @@
 //! The rules against the spec's acceptance cases (§11), over plain data.
 
+mod audit;
 mod eligibility;
 mod explain;
 mod overview;
+mod promotion;
 mod window;

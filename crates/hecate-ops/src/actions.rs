@@ -1,0 +1,295 @@
+//! The actions: promote, approve, abort, poll — and the audit trail they leave.
+//!
+//! Every write is safe when many callers act at once: the API server arbitrates
+//! (a Passage name everyone computes alike; status updates conditional on the
+//! resourceVersion read, retried on conflict), never a read-then-write race.
+
+use std::time::Duration;
+
+use hecate_types::{Beacon, Bundle, BundleApproval, BundleStatus, Gate, Passage, Time, wellknown};
+use kube::ResourceExt as _;
+use kube::api::{Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use crate::error::{Action, Error, Kind, Result};
+use crate::model::AuditEntry;
+use crate::ops::Ops;
+use crate::rules::refusal::{Refusal, RefusalCode};
+use crate::rules::{self, NamespaceSnapshot};
+
+/// How many times an approval re-reads and retries after losing a race.
+const APPROVAL_ATTEMPTS: u32 = 32;
+
+/// What [`Ops::approve`] found or did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Approval {
+    /// The approval now on the Bundle for the Gate — the caller's, or the one that was
+    /// there already (approvals are per Gate, first one stands).
+    pub approval: BundleApproval,
+    /// Whether this call recorded it (false: it was there already).
+    pub recorded: bool,
+}
+
+/// What [`Ops::poll`] asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Poll {
+    /// The token written to `reconcile.fluxcd.io/requestedAt`; the Beacon echoes it in
+    /// `status.lastHandledReconcileAt` once it has looked.
+    pub token: String,
+}
+
+impl Ops {
+    /// Starts a crossing of `bundle` through `gate`, on behalf of `actor`, and returns
+    /// the Passage that records it.
+    ///
+    /// Judged exactly as an automatic crossing would be (eligibility, windows), plus
+    /// what only a request needs: an actor, and one crossing per Gate at a time. A
+    /// person may retry a crossing that failed, or roll back to an older eligible
+    /// Bundle. A refusal creates nothing.
+    ///
+    /// Of several promotions of one Gate at once, exactly one starts: each names its
+    /// Passage `<gate>-<n>` from the same reading, and the API server lets only the
+    /// first create that name; the others are refused as already crossing.
+    pub async fn promote(
+        &self,
+        namespace: &str,
+        gate: &str,
+        bundle: &str,
+        actor: &str,
+    ) -> Result<Passage> {
+        let refused = |refusal| Error::refused(Action::Promote, refusal);
+        // In the reference's order: who asks, the Gate, what the Gate alone decides,
+        // then the Bundle and the rules.
+        rules::promotion::judge_actor(actor).map_err(refused)?;
+        let gate = self.gate(namespace, gate).await?;
+        rules::promotion::judge_gate(&gate).map_err(refused)?;
+        let gate_name = gate.name_any();
+        let (bundle, passages) = futures::try_join!(
+            self.bundle(namespace, bundle),
+            self.passages(namespace, Some(&gate_name), None)
+        )?;
+        let passages: Vec<&Passage> = passages.iter().collect();
+        rules::promotion::judge(&gate, &bundle, &passages, actor, self.now()).map_err(refused)?;
+
+        let name = rules::promotion::next_passage_name(&gate.name_any(), &passages);
+        let passage = rules::promotion::new_passage(&gate, &bundle, actor, &name);
+        match self
+            .api::<Passage>(namespace)
+            .create(&PostParams::default(), &passage)
+            .await
+        {
+            Ok(created) => Ok(created),
+            Err(kube::Error::Api(status)) if status.code == 409 => Err(Error::refused(
+                Action::Promote,
+                Refusal::new(
+                    RefusalCode::AlreadyCrossing,
+                    format!(
+                        "another crossing of {} started at the same moment, as Passage {name}",
+                        gate.name_any()
+                    ),
+                ),
+            )),
+            Err(source) => Err(Error::Kubernetes {
+                context: "creating Passage".into(),
+                source,
+            }),
+        }
+    }
+
+    /// Records that `actor` approves `bundle` for `gate` — that Gate only: approving
+    /// for staging must never approve for production.
+    ///
+    /// Refuses a Bundle the Gate does not admit (an approval that could never be used
+    /// is a mistake worth saying so). Idempotent: an approval already recorded for the
+    /// Gate, by anyone, stands and is returned. Approvals of one Bundle for different
+    /// Gates at once are all recorded: each update is conditional on the version it
+    /// read, and a caller that loses the race reads again.
+    pub async fn approve(
+        &self,
+        namespace: &str,
+        bundle: &str,
+        gate: &str,
+        actor: &str,
+    ) -> Result<Approval> {
+        let refuse =
+            |code, reason: String| Error::refused(Action::Approve, Refusal::new(code, reason));
+        if actor.is_empty() {
+            return Err(refuse(
+                RefusalCode::NoActor,
+                "no actor: an approval must record who gave it".into(),
+            ));
+        }
+        let gate = self.gate(namespace, gate).await?;
+        let mut current = self.bundle(namespace, bundle).await?;
+        if gate.admission_for(&current.spec.beacon).is_none() {
+            return Err(refuse(
+                RefusalCode::NotAdmitted,
+                format!(
+                    "Gate {} does not admit Bundles from Beacon {}",
+                    gate.name_any(),
+                    current.spec.beacon
+                ),
+            ));
+        }
+        if let Some(existing) = current.approval_for(&gate.name_any()) {
+            return Ok(Approval {
+                approval: existing.clone(),
+                recorded: false,
+            });
+        }
+        self.record_approval_evidence(&gate, &current, actor)
+            .await?;
+
+        let api = self.api::<Bundle>(namespace);
+        for attempt in 0..APPROVAL_ATTEMPTS {
+            if attempt > 0 {
+                current = self.bundle(namespace, bundle).await?;
+                if let Some(existing) = current.approval_for(&gate.name_any()) {
+                    return Ok(Approval {
+                        approval: existing.clone(),
+                        recorded: false,
+                    });
+                }
+            }
+            let approval = BundleApproval {
+                gate: gate.name_any(),
+                actor: actor.into(),
+                at: Time(self.now()),
+            };
+            let mut updated = current.clone();
+            updated
+                .status
+                .get_or_insert_with(BundleStatus::default)
+                .approved_for
+                .push(approval.clone());
+            match api
+                .replace_status(bundle, &PostParams::default(), &updated)
+                .await
+            {
+                Ok(_) => {
+                    return Ok(Approval {
+                        approval,
+                        recorded: true,
+                    });
+                }
+                Err(kube::Error::Api(status)) if status.code == 409 => {
+                    // Someone else wrote the Bundle's status since we read it. Back off a
+                    // little (spread by attempt) and read again.
+                    tokio::time::sleep(Duration::from_millis(5 * u64::from(attempt + 1))).await;
+                }
+                Err(source) => {
+                    return Err(Error::Kubernetes {
+                        context: "recording approval".into(),
+                        source,
+                    });
+                }
+            }
+        }
+        Err(Error::Kubernetes {
+            context: "recording approval".into(),
+            source: kube::Error::Api(Box::new(kube::core::Status::failure(
+                &format!("the Bundle kept changing; gave up after {APPROVAL_ATTEMPTS} attempts"),
+                "Conflict",
+            ))),
+        })
+    }
+
+    /// Where approvals are recorded in Fides, when the Gate binds a Fides environment.
+    /// Until the Fides client lands this fails closed: an evidence-bound Gate's approval
+    /// is never recorded in the cluster alone.
+    async fn record_approval_evidence(
+        &self,
+        gate: &Gate,
+        _bundle: &Bundle,
+        _actor: &str,
+    ) -> Result<()> {
+        if gate.spec.evidence.is_none() {
+            return Ok(());
+        }
+        Err(Error::Fides {
+            context: "recording the approval in Fides".into(),
+            message: format!(
+                "Gate {} binds a Fides environment, and this build cannot record approvals in Fides yet; nothing was recorded",
+                gate.name_any()
+            ),
+        })
+    }
+
+    /// Asks a running crossing to stop, on behalf of `actor`.
+    ///
+    /// Sets `spec.abort` and never deletes: the Passage is the record that a crossing
+    /// was started and stopped. Records who aborted, and when, in annotations (the
+    /// reference forgets the actor). A merge patch without a resourceVersion, so it
+    /// cannot conflict with the controller's status writes. Aborting an aborted
+    /// Passage again changes nothing.
+    pub async fn abort(&self, namespace: &str, passage: &str, actor: &str) -> Result<Passage> {
+        let refuse =
+            |code, reason: String| Error::refused(Action::Abort, Refusal::new(code, reason));
+        if actor.is_empty() {
+            return Err(refuse(
+                RefusalCode::NoActor,
+                "no actor: an abort must record who asked for it".into(),
+            ));
+        }
+        let current = self.passage(namespace, passage).await?;
+        let phase = current.phase();
+        if phase.is_terminal() {
+            return Err(refuse(
+                RefusalCode::AlreadyFinished,
+                format!("Passage {passage} already finished ({})", phase.as_str()),
+            ));
+        }
+        if current.spec.abort {
+            return Ok(current);
+        }
+        let at = self.now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+        let patch = json!({
+            "metadata": {"annotations": {wellknown::ANNOTATION_ABORTED_BY: actor, wellknown::ANNOTATION_ABORTED_AT: at}},
+            "spec": {"abort": true},
+        });
+        self.api::<Passage>(namespace)
+            .patch(passage, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(Error::kubernetes("aborting Passage"))
+    }
+
+    /// Asks a Beacon to look at its sources now rather than at its next interval, the
+    /// way Flux users already do: a fresh token in `reconcile.fluxcd.io/requestedAt`
+    /// (Unix nanoseconds, so two polls in one second differ). Other annotations are
+    /// kept. A suspended Beacon would acknowledge and look at nothing, so that is
+    /// refused.
+    pub async fn poll(&self, namespace: &str, beacon: &str) -> Result<Poll> {
+        let current: Beacon = self.beacon(namespace, beacon).await?;
+        if current.spec.suspend {
+            return Err(Error::refused(
+                Action::Poll,
+                Refusal::new(
+                    RefusalCode::Suspended,
+                    format!(
+                        "Beacon {beacon} is suspended, so it would acknowledge this and look at nothing"
+                    ),
+                ),
+            ));
+        }
+        let token = self.now().as_nanosecond().to_string();
+        let patch = json!({"metadata": {"annotations": {wellknown::ANNOTATION_RECONCILE_REQUESTED_AT: token}}});
+        self.api::<Beacon>(namespace)
+            .patch(beacon, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(Error::kubernetes(format!("asking Beacon {beacon} to poll")))?;
+        Ok(Poll { token })
+    }
+
+    /// What happened in `namespace`, newest first: crossings, refusals, crossings in
+    /// progress, approvals and aborts. Three requests (Gates, Passages, Bundles).
+    pub async fn audit(&self, namespace: &str) -> Result<Vec<AuditEntry>> {
+        let (gates, bundles, passages) = futures::try_join!(
+            self.list::<Gate>(Kind::Gate, Some(namespace)),
+            self.list::<Bundle>(Kind::Bundle, Some(namespace)),
+            self.list::<Passage>(Kind::Passage, Some(namespace)),
+        )?;
+        Ok(rules::audit::audit(&NamespaceSnapshot::new(
+            namespace, gates, bundles, passages,
+        )))
+    }
+}

@@ -1,0 +1,131 @@
+//! Audit: what happened in a namespace, newest first.
+//!
+//! Gate history is the spine — capped but durable, it outlives the Passages it names —
+//! and Passages enrich it with actor, evidence and why a crossing stopped. A Passage
+//! that never entered history still appears: that is exactly the refused crossing.
+//! Approvals, and aborts (with who asked), are entries of their own.
+
+use std::collections::{HashMap, HashSet};
+
+use hecate_types::{PassagePhase, StepPhase, Time, wellknown};
+use kube::ResourceExt as _;
+
+use super::snapshot::NamespaceSnapshot;
+use crate::model::{AuditEntry, AuditKind};
+
+/// The namespace's audit trail, newest first; entries at the same instant keep the
+/// order history, Passages, approvals, aborts.
+pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
+    let passages = snapshot.passages();
+    let by_name: HashMap<&str, &hecate_types::Passage> = passages
+        .iter()
+        .filter_map(|p| Some((p.metadata.name.as_deref()?, p)))
+        .collect();
+    let mut entries = Vec::new();
+    let mut recorded: HashSet<&str> = HashSet::new();
+
+    for gate in snapshot.gates() {
+        for occupant in gate.status.iter().flat_map(|s| &s.history) {
+            entries.push(AuditEntry {
+                at: occupant.entered_at.clone(),
+                kind: AuditKind::Crossed,
+                gate: gate.name_any(),
+                bundle: occupant.bundle.clone(),
+                digest: occupant.digest.clone(),
+                actor: occupant.actor.clone(),
+                passage: occupant.passage.clone(),
+                detail: String::new(),
+                verified: occupant.verified,
+                evidence: by_name
+                    .get(occupant.passage.as_str())
+                    .and_then(|p| p.status.as_ref()?.evidence.clone()),
+            });
+            if !occupant.passage.is_empty() {
+                recorded.insert(occupant.passage.as_str());
+            }
+        }
+    }
+
+    for passage in passages {
+        let name = passage.name_any();
+        if recorded.contains(name.as_str()) {
+            continue;
+        }
+        let status = passage.status.as_ref();
+        let kind = match passage.phase() {
+            PassagePhase::Succeeded => AuditKind::Crossed,
+            PassagePhase::Failed | PassagePhase::Aborted => AuditKind::Refused,
+            PassagePhase::Pending | PassagePhase::Running => AuditKind::Running,
+        };
+        let failed_step = status.and_then(|s| {
+            s.steps
+                .iter()
+                .find(|step| step.phase == StepPhase::Failed && !step.message.is_empty())
+        });
+        let detail = match (kind, failed_step) {
+            (AuditKind::Refused, Some(step)) => step.message.clone(),
+            _ => status.map(|s| s.message.clone()).unwrap_or_default(),
+        };
+        let at = status
+            .and_then(|s| s.finished_at.clone().or_else(|| s.started_at.clone()))
+            .or_else(|| passage.creation_timestamp())
+            .unwrap_or(Time(jiff::Timestamp::UNIX_EPOCH));
+        entries.push(AuditEntry {
+            at,
+            kind,
+            gate: passage.spec.gate.clone(),
+            bundle: passage.spec.bundle.clone(),
+            digest: String::new(),
+            actor: passage.spec.actor.clone(),
+            passage: name,
+            detail,
+            verified: None,
+            evidence: status.and_then(|s| s.evidence.clone()),
+        });
+    }
+
+    for bundle in snapshot.bundles() {
+        for approval in bundle.status.iter().flat_map(|s| &s.approved_for) {
+            entries.push(AuditEntry {
+                at: approval.at.clone(),
+                kind: AuditKind::Approved,
+                gate: approval.gate.clone(),
+                bundle: bundle.name_any(),
+                digest: bundle.spec.digest.clone(),
+                actor: approval.actor.clone(),
+                passage: String::new(),
+                detail: String::new(),
+                verified: None,
+                evidence: None,
+            });
+        }
+    }
+
+    for passage in passages {
+        let annotations = passage.annotations();
+        let (Some(actor), Some(at)) = (
+            annotations.get(wellknown::ANNOTATION_ABORTED_BY),
+            annotations
+                .get(wellknown::ANNOTATION_ABORTED_AT)
+                .and_then(|t| t.parse().ok()),
+        ) else {
+            continue;
+        };
+        entries.push(AuditEntry {
+            at: Time(at),
+            kind: AuditKind::Aborted,
+            gate: passage.spec.gate.clone(),
+            bundle: passage.spec.bundle.clone(),
+            digest: String::new(),
+            actor: actor.clone(),
+            passage: passage.name_any(),
+            detail: String::new(),
+            verified: None,
+            evidence: None,
+        });
+    }
+
+    // Stable: equal instants keep the order above.
+    entries.sort_by(|a, b| b.at.cmp(&a.at));
+    entries
+}

@@ -1,0 +1,149 @@
+//! Promote's judgement: may this person start this crossing now, and the Passage that
+//! would record it.
+//!
+//! A crossing requested by hand is judged by the same eligibility and windows as an
+//! automatic one, plus what only a request needs (an actor, one crossing at a time);
+//! it may retry a failed crossing or roll back to an older Bundle, which the controller
+//! never does by itself.
+
+use std::collections::BTreeMap;
+
+use hecate_types::{Bundle, Gate, Passage, PassageSpec, wellknown};
+use jiff::Timestamp;
+use kube::ResourceExt as _;
+use kube::api::ObjectMeta;
+
+use super::eligibility;
+use super::refusal::{Refusal, RefusalCode};
+use super::window;
+
+/// Whether `actor` may start a crossing of `bundle` through `gate` at `now`, given
+/// the Gate's Passages (any order). The checks run in the reference's order, so the
+/// first reason a person hits is the one every implementation gives.
+pub fn judge(
+    gate: &Gate,
+    bundle: &Bundle,
+    passages: &[&Passage],
+    actor: &str,
+    now: Timestamp,
+) -> Result<(), Refusal> {
+    let name = gate.name_any();
+    judge_actor(actor)?;
+    judge_gate(gate)?;
+    let candidates = eligibility::evaluate(gate, std::slice::from_ref(bundle), Some(actor));
+    let Some(candidate) = candidates.first() else {
+        return Err(Refusal::new(
+            RefusalCode::NotAdmitted,
+            format!(
+                "Gate {name} does not admit Bundles from Beacon {}",
+                bundle.spec.beacon
+            ),
+        ));
+    };
+    if let Some(why) = &candidate.blocked {
+        return Err(Refusal::new(why.code.into(), why.reason.clone()));
+    }
+    if let Some(active) = passages.iter().find(|p| !p.is_terminal()) {
+        return Err(Refusal::new(
+            RefusalCode::AlreadyCrossing,
+            format!(
+                "Passage {} is already crossing {}",
+                active.name_any(),
+                active.spec.bundle
+            ),
+        ));
+    }
+    let windows = window::judge(&gate.spec.windows, now);
+    if !windows.allowed {
+        return Err(Refusal::new(RefusalCode::WindowClosed, windows.reason));
+    }
+    Ok(())
+}
+
+/// A crossing must record who asked for it.
+pub fn judge_actor(actor: &str) -> Result<(), Refusal> {
+    if actor.is_empty() {
+        return Err(Refusal::new(
+            RefusalCode::NoActor,
+            "no actor: a crossing must record who asked for it",
+        ));
+    }
+    Ok(())
+}
+
+/// What the Gate alone decides, before any Bundle is looked at: suspended, or no steps.
+pub fn judge_gate(gate: &Gate) -> Result<(), Refusal> {
+    let name = gate.name_any();
+    if gate.spec.suspend {
+        return Err(Refusal::new(
+            RefusalCode::Suspended,
+            format!("Gate {name} is suspended"),
+        ));
+    }
+    if gate
+        .spec
+        .passage
+        .as_ref()
+        .is_none_or(|p| p.steps.is_empty())
+    {
+        return Err(Refusal::new(
+            RefusalCode::NoSteps,
+            format!("Gate {name} has no steps"),
+        ));
+    }
+    Ok(())
+}
+
+/// The name of the Gate's next Passage: `<gate>-<n>`, one more than the highest such
+/// number among its Passages. Everyone who reads the same Passages computes the same
+/// name, so of several crossings requested at once the API server lets exactly one be
+/// created — the others find the name taken.
+pub fn next_passage_name(gate: &str, passages: &[&Passage]) -> String {
+    let prefix = format!("{gate}-");
+    let highest = passages
+        .iter()
+        .filter_map(|p| {
+            p.metadata
+                .name
+                .as_deref()?
+                .strip_prefix(&prefix)?
+                .parse::<u64>()
+                .ok()
+        })
+        .max()
+        .unwrap_or(0);
+    format!("{gate}-{}", highest + 1)
+}
+
+/// The Passage a crossing creates: the Gate's steps and vars copied (so editing the
+/// Gate never changes a crossing under way), the actor, and the labels selecting it
+/// by Gate and Bundle. No owner reference: deleting a Gate must not delete the record
+/// of what crossed it.
+pub fn new_passage(gate: &Gate, bundle: &Bundle, actor: &str, name: &str) -> Passage {
+    let labels = BTreeMap::from([
+        (wellknown::LABEL_GATE.to_string(), gate.name_any()),
+        (wellknown::LABEL_BUNDLE.to_string(), bundle.name_any()),
+    ]);
+    Passage {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: gate.namespace(),
+            labels: Some(labels),
+            ..ObjectMeta::default()
+        },
+        spec: PassageSpec {
+            gate: gate.name_any(),
+            bundle: bundle.name_any(),
+            steps: gate
+                .spec
+                .passage
+                .as_ref()
+                .map(|p| p.steps.clone())
+                .unwrap_or_default(),
+            vars: gate.spec.vars.clone(),
+            actor: actor.into(),
+            abort: false,
+        },
+        status: None,
+    }
+}

@@ -1,0 +1,91 @@
+//! A rule saying no: a stable code and a reason in words.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::eligibility::Code;
+
+/// Why an action was refused. Stable strings: surfaces map them to exit codes and
+/// HTTP statuses, and scripts branch on them.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum RefusalCode {
+    /// No actor was given; every write records who asked.
+    NoActor,
+    /// The Gate (or, for a poll, the Beacon) is suspended.
+    Suspended,
+    /// The Gate has no steps.
+    NoSteps,
+    /// The Gate admits no Bundles from the Bundle's Beacon.
+    NotAdmitted,
+    /// The Bundle is the Gate's current occupant already.
+    AlreadyCurrent,
+    /// The Bundle has not cleared an upstream Gate.
+    UpstreamNotCleared,
+    /// The Bundle needs an approval for this Gate.
+    AwaitingApproval,
+    /// The only approval was given by the person asking to promote.
+    SelfApproved,
+    /// Another Passage is crossing the Gate.
+    AlreadyCrossing,
+    /// A promotion window is closed.
+    WindowClosed,
+    /// The Passage has already finished.
+    AlreadyFinished,
+}
+
+impl RefusalCode {
+    /// The code as it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NoActor => "NoActor",
+            Self::Suspended => "Suspended",
+            Self::NoSteps => "NoSteps",
+            Self::NotAdmitted => "NotAdmitted",
+            Self::AlreadyCurrent => "AlreadyCurrent",
+            Self::UpstreamNotCleared => "UpstreamNotCleared",
+            Self::AwaitingApproval => "AwaitingApproval",
+            Self::SelfApproved => "SelfApproved",
+            Self::AlreadyCrossing => "AlreadyCrossing",
+            Self::WindowClosed => "WindowClosed",
+            Self::AlreadyFinished => "AlreadyFinished",
+        }
+    }
+}
+
+impl fmt::Display for RefusalCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<Code> for RefusalCode {
+    fn from(code: Code) -> Self {
+        match code {
+            Code::AlreadyCurrent => Self::AlreadyCurrent,
+            Code::UpstreamNotCleared => Self::UpstreamNotCleared,
+            Code::AwaitingApproval => Self::AwaitingApproval,
+            Code::SelfApproved => Self::SelfApproved,
+        }
+    }
+}
+
+/// A rule's "no".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The stable code.
+    pub code: RefusalCode,
+    /// The reason in words.
+    pub reason: String,
+}
+
+impl Refusal {
+    /// A refusal with this code and reason.
+    pub fn new(code: RefusalCode, reason: impl Into<String>) -> Self {
+        Self {
+            code,
+            reason: reason.into(),
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! Spec §7.1 (AC-093 – AC-100) as pure judgements, and the Passage a crossing creates.
+
+use hecate_types::{Passage, PassagePhase::*, Var};
+use kube::ResourceExt as _;
+use pretty_assertions::assert_eq;
+
+use crate::rules::fixtures::*;
+use crate::rules::promotion::{judge, new_passage, next_passage_name};
+use crate::rules::refusal::RefusalCode;
+
+fn refusal(result: Result<(), crate::rules::refusal::Refusal>) -> (RefusalCode, String) {
+    let r = result.unwrap_err();
+    (r.code, r.reason)
+}
+
+#[test]
+fn ac094_to_ac100_promote_applies_the_same_rules() {
+    let b1 = bundle("b1", 0);
+    let mut upstream = gate("staging");
+    upstream.spec.admits[0].after = vec!["dev".into()];
+    let mut approval = gate("staging");
+    approval.spec.admits[0].require_approval = true;
+    let mut suspended = gate("staging");
+    suspended.spec.suspend = true;
+    let mut no_steps = gate("staging");
+    no_steps.spec.passage = None;
+    let mut windowed = gate("staging");
+    windowed.spec.windows = vec![window("0 6 * * 1-5", "1h")];
+    let other = bundle_of("b1", "other", t0(), 0);
+    let running = passage("staging", "b0", Some(Running), 0);
+    let plain = gate("staging");
+
+    let cases: Vec<(_, _, Vec<&Passage>, RefusalCode, &str)> = vec![
+        (
+            &upstream,
+            &b1,
+            vec![],
+            RefusalCode::UpstreamNotCleared,
+            "has not cleared dev",
+        ),
+        (
+            &approval,
+            &b1,
+            vec![],
+            RefusalCode::AwaitingApproval,
+            "awaiting approval",
+        ),
+        (
+            &suspended,
+            &b1,
+            vec![],
+            RefusalCode::Suspended,
+            "Gate staging is suspended",
+        ),
+        (
+            &no_steps,
+            &b1,
+            vec![],
+            RefusalCode::NoSteps,
+            "Gate staging has no steps",
+        ),
+        (
+            &plain,
+            &other,
+            vec![],
+            RefusalCode::NotAdmitted,
+            "Gate staging does not admit Bundles from Beacon other",
+        ),
+        (
+            &windowed,
+            &b1,
+            vec![],
+            RefusalCode::WindowClosed,
+            "outside every promotion window",
+        ),
+        (
+            &plain,
+            &b1,
+            vec![&running],
+            RefusalCode::AlreadyCrossing,
+            "Passage staging-b0 is already crossing b0",
+        ),
+    ];
+    for (gate, bundle, passages, code, reason) in cases {
+        assert_eq!(
+            refusal(judge(gate, bundle, &passages, "olaf", t0())),
+            (code, reason.to_string())
+        );
+    }
+}
+
+#[test]
+fn the_checks_run_in_order() {
+    // Suspended beats everything about the Bundle; eligibility beats an active crossing.
+    let mut g = gate("staging");
+    g.spec.suspend = true;
+    g.spec.admits[0].after = vec!["dev".into()];
+    assert_eq!(
+        refusal(judge(&g, &bundle("b1", 0), &[], "olaf", t0())).0,
+        RefusalCode::Suspended
+    );
+    let mut g = gate("staging");
+    g.spec.admits[0].after = vec!["dev".into()];
+    let running = passage("staging", "b0", Some(Running), 0);
+    assert_eq!(
+        refusal(judge(&g, &bundle("b1", 0), &[&running], "olaf", t0())).0,
+        RefusalCode::UpstreamNotCleared
+    );
+    assert_eq!(
+        refusal(judge(&g, &bundle("b1", 0), &[], "", t0())).0,
+        RefusalCode::NoActor
+    );
+}
+
+#[test]
+fn a_person_may_retry_a_failure_and_roll_back() {
+    // AC-157: b1 failed here before and is older than the occupant; a person may still
+    // promote it, though the controller never would.
+    let g = with_current(gate("staging"), "b2");
+    let b1 = blocked(bundle("b1", -10), "staging", "boom");
+    let finished = passage("staging", "b2", Some(Succeeded), 0);
+    assert_eq!(judge(&g, &b1, &[&finished], "olaf", t0()), Ok(()));
+}
+
+#[test]
+fn segregation_of_duties() {
+    let mut g = gate("production");
+    g.spec.admits[0].require_approval = true;
+    let b1 = approved(bundle("b1", 0), "production", "carol");
+    let (code, reason) = refusal(judge(&g, &b1, &[], "carol", t0()));
+    assert_eq!(code, RefusalCode::SelfApproved);
+    assert!(reason.contains("carol"), "{reason}");
+    assert_eq!(judge(&g, &b1, &[], "bob", t0()), Ok(()));
+}
+
+#[test]
+fn ac093_the_passage_a_crossing_creates() {
+    let mut g = gate("staging");
+    g.spec.vars = vec![Var {
+        name: "cluster".into(),
+        value: "eu-1".into(),
+    }];
+    let p = new_passage(&g, &bundle("b1", 0), "olaf@example.com", "staging-1");
+    assert_eq!(p.name_any(), "staging-1");
+    assert_eq!(p.namespace().as_deref(), Some(NS));
+    assert_eq!(
+        (
+            p.spec.gate.as_str(),
+            p.spec.bundle.as_str(),
+            p.spec.actor.as_str()
+        ),
+        ("staging", "b1", "olaf@example.com")
+    );
+    assert_eq!(p.spec.steps, g.spec.passage.unwrap().steps);
+    assert_eq!(p.spec.vars, g.spec.vars);
+    assert!(!p.spec.abort);
+    assert_eq!(
+        p.labels().get("hecate.dev/gate").map(String::as_str),
+        Some("staging")
+    );
+    assert_eq!(
+        p.labels().get("hecate.dev/bundle").map(String::as_str),
+        Some("b1")
+    );
+    assert!(
+        p.metadata.owner_references.is_none(),
+        "deleting a Gate must not delete its records"
+    );
+    assert!(p.status.is_none());
+}
+
+#[test]
+fn passage_names_count_up_per_gate() {
+    let named = |name: &str| {
+        let mut p = passage("staging", "b", Some(Succeeded), 0);
+        p.metadata.name = Some(name.into());
+        p
+    };
+    assert_eq!(next_passage_name("staging", &[]), "staging-1");
+    let existing = [
+        named("staging-1"),
+        named("staging-7"),
+        named("staging-x7k2p"),
+        named("staging-prod-99"),
+    ];
+    let refs: Vec<&Passage> = existing.iter().collect();
+    assert_eq!(next_passage_name("staging", &refs), "staging-8");
+}

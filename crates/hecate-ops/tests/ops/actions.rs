@@ -1,0 +1,522 @@
+//! Spec §11.9 – §11.12 (AC-093 – AC-107, AC-112 – AC-119) against the API server.
+
+use hecate_ops::{Error, Ops, RefusalCode};
+use hecate_testenv::TestEnv;
+use hecate_types::{
+    Beacon, BeaconSpec, Bundle, GateOccupant, GateSpec, GateStatus, ImageWatch, Passage,
+    PassagePhase, WatchSource, Window,
+};
+use kube::ResourceExt as _;
+use pretty_assertions::assert_eq;
+
+use crate::fixtures::*;
+
+async fn passage_count(env: &TestEnv) -> usize {
+    env.api::<Passage>()
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .len()
+}
+
+/// The refusal's code and whole message.
+fn refusal(error: Error) -> (RefusalCode, String) {
+    match &error {
+        Error::Refused { code, .. } => (*code, error.to_string()),
+        other => panic!("expected a refusal, got {other}"),
+    }
+}
+
+#[tokio::test]
+async fn ac093_promote_opens_a_passage() {
+    let env = TestEnv::new().await;
+    gate(&env, "staging", gate_spec(&[], false)).await;
+    bundles_in_order(&env, &["b1"]).await;
+    let ops = Ops::new(env.admin.clone());
+    let p = ops
+        .promote(&env.namespace, "staging", "b1", "olaf@example.com")
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            p.spec.gate.as_str(),
+            p.spec.bundle.as_str(),
+            p.spec.actor.as_str()
+        ),
+        ("staging", "b1", "olaf@example.com")
+    );
+    assert_eq!(
+        p.labels().get("hecate.dev/gate").map(String::as_str),
+        Some("staging")
+    );
+    assert_eq!(
+        p.labels().get("hecate.dev/bundle").map(String::as_str),
+        Some("b1")
+    );
+    assert_eq!(p.spec.steps[0].uses, "flux-wait");
+    assert_eq!(p.name_any(), "staging-1");
+    assert_eq!(passage_count(&env).await, 1);
+}
+
+#[tokio::test]
+async fn ac094_to_ac100_promote_refuses_and_creates_nothing() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    let ops = Ops::new(env.admin.clone());
+    gate(&env, "upstream", gate_spec(&["dev"], false)).await;
+    gate(&env, "approval", gate_spec(&[], true)).await;
+    gate(
+        &env,
+        "suspended",
+        GateSpec {
+            suspend: true,
+            ..gate_spec(&[], false)
+        },
+    )
+    .await;
+    gate(
+        &env,
+        "no-steps",
+        GateSpec {
+            passage: None,
+            ..gate_spec(&[], false)
+        },
+    )
+    .await;
+    let mut other_beacon = gate_spec(&[], false);
+    other_beacon.admits[0].from.beacon = "other".into();
+    gate(&env, "other", other_beacon).await;
+    let windows = vec![Window {
+        schedule: "0 6 * * 1-5".into(),
+        duration: "1h".into(),
+        ..Window::default()
+    }];
+    gate(
+        &env,
+        "windowed",
+        GateSpec {
+            windows,
+            ..gate_spec(&[], false)
+        },
+    )
+    .await;
+    gate(&env, "busy", gate_spec(&[], false)).await;
+    passage(&env, "busy-b0", "busy", "b0", PassagePhase::Running).await;
+    bundles_in_order(&env, &["b1"]).await;
+
+    // A Tuesday noon, outside "06:00–07:00 on weekdays".
+    let ops = ops.with_clock(|| "2026-08-11T12:00:00Z".parse().unwrap());
+    let cases = [
+        (
+            "upstream",
+            RefusalCode::UpstreamNotCleared,
+            "promote refused: has not cleared dev",
+        ),
+        (
+            "approval",
+            RefusalCode::AwaitingApproval,
+            "promote refused: awaiting approval",
+        ),
+        (
+            "suspended",
+            RefusalCode::Suspended,
+            "promote refused: Gate suspended is suspended",
+        ),
+        (
+            "no-steps",
+            RefusalCode::NoSteps,
+            "promote refused: Gate no-steps has no steps",
+        ),
+        (
+            "other",
+            RefusalCode::NotAdmitted,
+            "promote refused: Gate other does not admit Bundles from Beacon app",
+        ),
+        (
+            "windowed",
+            RefusalCode::WindowClosed,
+            "promote refused: outside every promotion window",
+        ),
+        (
+            "busy",
+            RefusalCode::AlreadyCrossing,
+            "promote refused: Passage busy-b0 is already crossing b0",
+        ),
+    ];
+    for (gate, code, message) in cases {
+        let error = ops.promote(ns, gate, "b1", "olaf").await.unwrap_err();
+        assert!(
+            error.is_refused() && !error.is_not_found(),
+            "{gate}: {error}"
+        );
+        assert_eq!(refusal(error), (code, message.to_string()), "{gate}");
+    }
+    assert_eq!(
+        passage_count(&env).await,
+        1,
+        "only the fixture's Passage exists"
+    );
+}
+
+#[tokio::test]
+async fn ac101_actions_require_an_actor() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    gate(&env, "staging", gate_spec(&[], false)).await;
+    bundles_in_order(&env, &["b1"]).await;
+    passage(&env, "staging-b1", "staging", "b1", PassagePhase::Running).await;
+    let ops = Ops::new(env.admin.clone());
+    assert_eq!(
+        refusal(ops.promote(ns, "staging", "b1", "").await.unwrap_err()).0,
+        RefusalCode::NoActor
+    );
+    assert_eq!(
+        refusal(ops.approve(ns, "b1", "staging", "").await.unwrap_err()).0,
+        RefusalCode::NoActor
+    );
+    assert_eq!(
+        refusal(ops.abort(ns, "staging-b1", "").await.unwrap_err()).0,
+        RefusalCode::NoActor
+    );
+    assert!(!ops.passage(ns, "staging-b1").await.unwrap().spec.abort);
+}
+
+#[tokio::test]
+async fn missing_objects_are_not_found() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    gate(&env, "staging", gate_spec(&[], false)).await;
+    let ops = Ops::new(env.admin.clone());
+    assert!(
+        ops.promote(ns, "ghost", "b1", "olaf")
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+    assert!(
+        ops.promote(ns, "staging", "ghost", "olaf")
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+    // AC-103: an unknown Gate, checked before the Bundle.
+    assert!(
+        ops.approve(ns, "ghost", "ghost-gate", "olaf")
+            .await
+            .unwrap_err()
+            .to_string()
+            .contains("ghost-gate")
+    );
+    assert!(
+        ops.approve(ns, "ghost", "staging", "olaf")
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+    assert!(
+        ops.abort(ns, "ghost", "olaf")
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+    // AC-115
+    assert!(ops.poll(ns, "ghost").await.unwrap_err().is_not_found());
+}
+
+#[tokio::test]
+async fn ac102_ac107_approval_is_per_gate_and_idempotent() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    gate(&env, "staging", gate_spec(&[], false)).await;
+    gate(&env, "production", gate_spec(&[], false)).await;
+    bundles_in_order(&env, &["b1"]).await;
+    let t0: jiff::Timestamp = "2026-08-11T12:00:00Z".parse().unwrap();
+    let ops = Ops::new(env.admin.clone()).with_clock(move || t0);
+
+    let first = ops
+        .approve(ns, "b1", "staging", "olaf@acme.example")
+        .await
+        .unwrap();
+    assert!(first.recorded);
+    let b1: Bundle = ops.bundle(ns, "b1").await.unwrap();
+    let approval = b1.approval_for("staging").unwrap();
+    assert_eq!(
+        (approval.actor.as_str(), approval.at.0),
+        ("olaf@acme.example", t0)
+    );
+    assert!(
+        b1.approval_for("production").is_none(),
+        "an approval for staging is not one for production"
+    );
+
+    let again = ops
+        .approve(ns, "b1", "staging", "olaf@acme.example")
+        .await
+        .unwrap();
+    assert!(!again.recorded);
+    let by_someone_else = ops.approve(ns, "b1", "staging", "carol").await.unwrap();
+    assert!(!by_someone_else.recorded);
+    assert_eq!(
+        by_someone_else.approval.actor, "olaf@acme.example",
+        "the first approval stands"
+    );
+    assert_eq!(
+        ops.bundle(ns, "b1")
+            .await
+            .unwrap()
+            .status
+            .unwrap()
+            .approved_for
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn approval_refuses_a_bundle_the_gate_does_not_admit() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    let mut spec = gate_spec(&[], false);
+    spec.admits[0].from.beacon = "other".into();
+    gate(&env, "staging", spec).await;
+    bundles_in_order(&env, &["b1"]).await;
+    let ops = Ops::new(env.admin.clone());
+    let (code, message) = refusal(ops.approve(ns, "b1", "staging", "olaf").await.unwrap_err());
+    assert_eq!(code, RefusalCode::NotAdmitted);
+    assert!(message.contains("does not admit"), "{message}");
+    assert!(
+        ops.bundle(ns, "b1").await.unwrap().status.is_none(),
+        "nothing recorded"
+    );
+}
+
+#[tokio::test]
+async fn ac104_approval_unblocks_a_promotion_by_someone_else() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    gate(&env, "production", gate_spec(&[], true)).await;
+    bundles_in_order(&env, &["b1"]).await;
+    let ops = Ops::new(env.admin.clone());
+    assert_eq!(
+        refusal(
+            ops.promote(ns, "production", "b1", "carol")
+                .await
+                .unwrap_err()
+        )
+        .0,
+        RefusalCode::AwaitingApproval
+    );
+    ops.approve(ns, "b1", "production", "carol").await.unwrap();
+    // The approver cannot be the promoter…
+    let (code, message) = refusal(
+        ops.promote(ns, "production", "b1", "carol")
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(code, RefusalCode::SelfApproved);
+    assert!(message.contains("carol"), "{message}");
+    assert_eq!(passage_count(&env).await, 0);
+    // …someone else can.
+    let p = ops.promote(ns, "production", "b1", "bob").await.unwrap();
+    assert_eq!(p.spec.actor, "bob");
+}
+
+#[tokio::test]
+async fn an_approval_on_an_evidence_gate_fails_closed_until_fides_is_wired() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    let mut spec = gate_spec(&[], true);
+    spec.evidence = Some(hecate_types::EvidenceConfig {
+        fides_environment: "7f3a1c2e-0000-4000-8000-000000009b04".into(),
+        server_url: "http://127.0.0.1:9".into(),
+        credentials_ref: None,
+    });
+    gate(&env, "production", spec).await;
+    bundles_in_order(&env, &["b1"]).await;
+    let ops = Ops::new(env.admin.clone());
+    let error = ops
+        .approve(ns, "b1", "production", "carol")
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::Fides { .. }), "{error}");
+    assert!(
+        ops.bundle(ns, "b1")
+            .await
+            .unwrap()
+            .approval_for("production")
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn ac105_ac106_abort() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    passage(&env, "staging-b1", "staging", "b1", PassagePhase::Running).await;
+    passage(&env, "staging-b0", "staging", "b0", PassagePhase::Succeeded).await;
+    let ops = Ops::new(env.admin.clone()).with_clock(|| "2026-08-11T12:00:00Z".parse().unwrap());
+
+    let aborted = ops.abort(ns, "staging-b1", "olaf").await.unwrap();
+    assert!(aborted.spec.abort);
+    assert_eq!(
+        aborted.phase(),
+        PassagePhase::Running,
+        "amended, not replaced"
+    );
+    assert_eq!(
+        aborted
+            .annotations()
+            .get("hecate.dev/aborted-by")
+            .map(String::as_str),
+        Some("olaf")
+    );
+    assert_eq!(
+        aborted
+            .annotations()
+            .get("hecate.dev/aborted-at")
+            .map(String::as_str),
+        Some("2026-08-11T12:00:00Z")
+    );
+    // Again: nothing changes, the first aborter stays on record.
+    let again = ops.abort(ns, "staging-b1", "carol").await.unwrap();
+    assert_eq!(
+        again
+            .annotations()
+            .get("hecate.dev/aborted-by")
+            .map(String::as_str),
+        Some("olaf")
+    );
+    assert_eq!(again.resource_version(), aborted.resource_version());
+
+    let (code, message) = refusal(ops.abort(ns, "staging-b0", "olaf").await.unwrap_err());
+    assert_eq!(
+        (code, message.as_str()),
+        (
+            RefusalCode::AlreadyFinished,
+            "abort refused: Passage staging-b0 already finished (Succeeded)"
+        )
+    );
+}
+
+fn beacon(suspend: bool) -> Beacon {
+    let mut beacon = Beacon::new(
+        "app",
+        BeaconSpec {
+            watch: vec![WatchSource {
+                image: Some(ImageWatch {
+                    repo: "ghcr.io/acme/app".into(),
+                    ..ImageWatch::default()
+                }),
+                ..WatchSource::default()
+            }],
+            suspend,
+            ..BeaconSpec::default()
+        },
+    );
+    beacon
+        .annotations_mut()
+        .insert("acme.example/owner".into(), "platform".into());
+    beacon
+}
+
+#[tokio::test]
+async fn ac112_ac113_ac116_poll() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    env.create(beacon(false)).await;
+    let ops = Ops::new(env.admin.clone());
+    let first = ops.poll(ns, "app").await.unwrap();
+    let stored = ops.beacon(ns, "app").await.unwrap();
+    assert_eq!(
+        stored.annotations().get("reconcile.fluxcd.io/requestedAt"),
+        Some(&first.token)
+    );
+    assert_eq!(
+        stored
+            .annotations()
+            .get("acme.example/owner")
+            .map(String::as_str),
+        Some("platform")
+    );
+    let second = ops.poll(ns, "app").await.unwrap();
+    assert_ne!(first.token, second.token);
+    assert!(
+        first.token.parse::<i128>().is_ok(),
+        "Unix nanoseconds: {}",
+        first.token
+    );
+}
+
+#[tokio::test]
+async fn ac114_polling_a_suspended_beacon_is_refused() {
+    let env = TestEnv::new().await;
+    env.create(beacon(true)).await;
+    let ops = Ops::new(env.admin.clone());
+    assert_eq!(
+        refusal(ops.poll(&env.namespace, "app").await.unwrap_err()).0,
+        RefusalCode::Suspended
+    );
+    let stored = ops.beacon(&env.namespace, "app").await.unwrap();
+    assert!(
+        !stored
+            .annotations()
+            .contains_key("reconcile.fluxcd.io/requestedAt")
+    );
+}
+
+#[tokio::test]
+async fn audit_reads_history_passages_approvals_and_aborts() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    let mut staging = gate(&env, "staging", gate_spec(&[], false)).await;
+    bundles_in_order(&env, &["b1"]).await;
+    // History names a Passage that retention has already collected.
+    staging.status = Some(GateStatus {
+        history: vec![GateOccupant {
+            bundle: "b0".into(),
+            digest: "sha256:0".into(),
+            passage: "staging-collected".into(),
+            entered_at: hecate_types::Time("2026-08-01T00:00:00Z".parse().unwrap()),
+            actor: "controller".into(),
+            verified: None,
+        }],
+        ..GateStatus::default()
+    });
+    env.write_status(&staging).await;
+    passage(
+        &env,
+        "staging-failed",
+        "staging",
+        "b1",
+        PassagePhase::Failed,
+    )
+    .await;
+    let ops = Ops::new(env.admin.clone());
+    ops.approve(ns, "b1", "staging", "carol").await.unwrap();
+    let promoted = ops.promote(ns, "staging", "b1", "bob").await.unwrap();
+    ops.abort(ns, &promoted.name_any(), "alice").await.unwrap();
+
+    let entries = ops.audit(ns).await.unwrap();
+    let kinds: Vec<(String, String)> = entries
+        .iter()
+        .map(|e| (format!("{:?}", e.kind), e.actor.clone()))
+        .collect();
+    assert_eq!(entries.len(), 5, "{kinds:?}");
+    let has = |kind: hecate_ops::AuditKind, actor: &str| {
+        entries.iter().any(|e| e.kind == kind && e.actor == actor)
+    };
+    assert!(
+        has(hecate_ops::AuditKind::Crossed, "controller"),
+        "{kinds:?}"
+    );
+    assert!(has(hecate_ops::AuditKind::Refused, ""), "{kinds:?}");
+    assert!(has(hecate_ops::AuditKind::Approved, "carol"), "{kinds:?}");
+    assert!(has(hecate_ops::AuditKind::Running, "bob"), "{kinds:?}");
+    assert!(has(hecate_ops::AuditKind::Aborted, "alice"), "{kinds:?}");
+    assert_eq!(
+        entries.last().map(|e| e.passage.as_str()),
+        Some("staging-collected"),
+        "oldest last"
+    );
+}
