@@ -86,6 +86,14 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// A watch broke: whatever was being followed is no longer known.
+    #[error("{context}: {message}")]
+    Watch {
+        /// What was being watched.
+        context: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The Kubernetes API failed or refused the request.
     #[error("{context}: {source}")]
     Kubernetes {

@@ -27,6 +27,7 @@ mod error;
 pub mod model;
 mod ops;
 pub mod rules;
+mod watch;
 
 pub use actions::{Approval, Poll};
 pub use error::{Action, Error, Kind, Result};
@@ -34,4 +35,5 @@ pub use model::{
     AuditEntry, AuditKind, Blocker, BlockerKind, Explanation, Overview, State, Waiting,
 };
 pub use ops::{Clock, Ops, Scope};
+pub use watch::Change;
 pub use rules::refusal::RefusalCode;

@@ -57,6 +57,11 @@ impl Ops {
         self
     }
 
+    /// The client this Ops talks through.
+    pub(crate) fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
     /// What the clock says now.
     pub fn now(&self) -> Timestamp {
         (self.clock)()

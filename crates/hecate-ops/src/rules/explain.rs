@@ -234,6 +234,48 @@ fn plural(n: usize, noun: &str) -> String {
     }
 }
 
+/// An automatic Gate with eligible Bundles and an open window: what it will do next,
+/// judged by the same rule the controller uses. It only moves forward and never
+/// retries a Bundle that failed here, so "eligible" alone would promise crossings that
+/// will not happen.
+fn auto(x: &mut Explanation, candidates: &[Candidate<'_>], count: &str) {
+    let name = x.gate.clone();
+    let namespace = x.namespace.clone();
+    let current = candidates
+        .iter()
+        .find(|c| c.blocked.as_ref().is_some_and(|why| why.code == Code::AlreadyCurrent))
+        .map(|c| c.bundle);
+    if let Some(next) = eligibility::next_auto(&name, candidates, current) {
+        x.state = State::Ready;
+        x.summary = format!("{count} eligible; the Gate crosses automatically and will take {} next", next.name_any());
+        return;
+    }
+    let Some(newest) = eligibility::eligible(candidates).first().copied() else { return };
+    let newest_name = newest.name_any();
+    if newest.was_blocked_by(&name) {
+        let reason = newest
+            .status
+            .iter()
+            .flat_map(|s| &s.blocked)
+            .find(|b| b.gate == name && !b.reason.is_empty())
+            .map_or("no reason recorded", |b| b.reason.as_str());
+        x.state = State::Blocked;
+        x.summary = format!("{newest_name} did not cross here before, and is not retried automatically");
+        if !x.blockers.iter().any(|b| b.kind == BlockerKind::PassageFailed) {
+            x.blockers.push(blocker(
+                BlockerKind::PassageFailed,
+                format!("{newest_name} did not cross here before and is not retried automatically: {reason}"),
+                format!("hecate promote {name} --bundle {newest_name} -n {namespace}"),
+            ));
+        }
+    } else {
+        x.state = State::Idle;
+        x.summary = format!(
+            "nothing newer than the current Bundle; {count} older could be rolled back to by hand"
+        );
+    }
+}
+
 /// State and summary from the candidates, windows and auto/manual, with the blockers
 /// that follow from them.
 fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Timestamp) {
@@ -276,9 +318,7 @@ fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Ti
                 format!("hecate promote {name} --bundle {newest} -n {namespace}"),
             ));
         } else {
-            x.state = State::Ready;
-            x.summary =
-                format!("{count} eligible; the Gate crosses automatically and has not started yet");
+            auto(x, candidates, &count);
         }
         return;
     }

@@ -1,0 +1,198 @@
+//! The command line, as clap sees it. Help, completion and the man page are all
+//! generated from these definitions, so they cannot disagree.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Why a release is or is not moving between environments, and moving it.
+#[derive(Parser, Debug)]
+#[command(
+    name = "hecate",
+    version,
+    about = "Hecate moves releases between environments on Kubernetes.",
+    long_about = "Hecate moves releases between environments on Kubernetes.\n\n\
+                  A Beacon emits Bundles (sets of artifact versions); a Gate is an environment with \
+                  rules for entering it; a Passage is one attempt to move a Bundle through a Gate. \
+                  `hecate status` shows every Gate; `hecate explain <gate>` says why nothing is crossing.",
+    after_help = after_help(),
+    disable_help_subcommand = true
+)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) cluster: ClusterArgs,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// How to reach the cluster, kubectl-style. Global: valid before or after the command.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct ClusterArgs {
+    /// The kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub(crate) context: Option<String>,
+    /// The namespace (default: the context's, else "default").
+    #[arg(short = 'n', long, global = true, value_name = "NAME")]
+    pub(crate) namespace: Option<String>,
+    /// Act as another user, if the cluster lets you impersonate them. Writes record
+    /// that user as the actor.
+    #[arg(long = "as", global = true, value_name = "USER")]
+    pub(crate) impersonate: Option<String>,
+}
+
+/// How to print data.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// Aligned text for people.
+    #[default]
+    Table,
+    /// The value itself, as JSON.
+    Json,
+    /// The value itself, as YAML (same field names as JSON).
+    Yaml,
+}
+
+/// `-o`: on every command that prints data.
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub(crate) struct OutputArg {
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Table)]
+    pub(crate) format: Format,
+}
+
+/// A shell to complete for.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shell {
+    /// GNU bash.
+    Bash,
+    /// Z shell.
+    Zsh,
+    /// fish.
+    Fish,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Every Gate at a glance: state, current Bundle, health, why.
+    Status {
+        /// Every namespace you may read, not just one.
+        #[arg(short = 'A', long)]
+        all_namespaces: bool,
+        /// Keep watching and redraw whenever something changes.
+        #[arg(short = 'w', long)]
+        watch: bool,
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// Why a Gate is where it is: what stands in the way, and how to fix it.
+    Explain {
+        /// The Gate.
+        gate: String,
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// List the Gates.
+    Gates {
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// List the Bundles, newest first.
+    Bundles {
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// List the Passages, newest first.
+    Passages {
+        /// Only those crossing this Gate.
+        #[arg(long, value_name = "GATE")]
+        gate: Option<String>,
+        /// Only those moving this Bundle.
+        #[arg(long, value_name = "BUNDLE")]
+        bundle: Option<String>,
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// List the Beacons.
+    Beacons {
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// Start moving a Bundle through a Gate.
+    Promote {
+        /// The Gate.
+        gate: String,
+        /// The Bundle to move.
+        #[arg(short = 'b', long, value_name = "BUNDLE")]
+        bundle: String,
+        /// Follow the crossing until it lands (exit 0) or does not (exit 6).
+        #[arg(short = 'w', long)]
+        watch: bool,
+        /// With --watch: give up after this long (e.g. 10m), exit 2.
+        #[arg(long, value_name = "DURATION", requires = "watch")]
+        timeout: Option<String>,
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// Approve a Bundle for one Gate (someone else must then promote it).
+    Approve {
+        /// The Bundle.
+        bundle: String,
+        /// The Gate the approval is for; an approval is for one Gate only.
+        #[arg(short = 'g', long, value_name = "GATE")]
+        gate: String,
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// Ask a running crossing to stop.
+    Abort {
+        /// The Passage.
+        passage: String,
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// Ask a Beacon to look at its sources now.
+    Poll {
+        /// The Beacon.
+        beacon: String,
+        /// Wait until the Beacon has looked.
+        #[arg(short = 'w', long)]
+        wait: bool,
+        /// With --wait: give up after this long (e.g. 2m), exit 2.
+        #[arg(long, value_name = "DURATION", requires = "wait")]
+        timeout: Option<String>,
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// What happened: crossings, refusals, approvals, aborts, newest first.
+    Audit {
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// Print a shell completion script.
+    Completion {
+        /// The shell.
+        shell: Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+    /// Print the version.
+    Version,
+    /// Completion backend: print candidates for the words typed so far.
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        /// The words after the program name; the last is the one being completed.
+        #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
+        words: Vec<String>,
+    },
+}
+
+fn after_help() -> String {
+    let mut text = String::from("Exit status:\n");
+    for (code, meaning) in crate::exit::TABLE {
+        text.push_str(&format!("  {code}  {meaning}\n"));
+    }
+    text
+}

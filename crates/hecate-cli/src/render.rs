@@ -1,0 +1,339 @@
+//! Text renderings: pure functions of a value, a style and the time, so every table
+//! is snapshot-tested exactly.
+
+use hecate_ops::{AuditEntry, AuditKind, Explanation, Overview, State};
+use hecate_types::{ArtifactRef, Beacon, Bundle, ConditionStatus, Gate, Health, Passage, PassagePhase, Time, WatchSourceRef};
+use jiff::Timestamp;
+use kube::ResourceExt as _;
+use serde::Serialize;
+
+use crate::output::{Cell, Colour, Style, Table};
+
+/// What a write command did, for scripts: the same object in every format.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ActionResult {
+    /// `promote`, `approve`, `abort` or `poll`.
+    pub(crate) action: String,
+    /// Where.
+    pub(crate) namespace: String,
+    /// The Gate.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub(crate) gate: String,
+    /// The Bundle.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub(crate) bundle: String,
+    /// The Passage.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub(crate) passage: String,
+    /// Who, as the cluster identified them.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub(crate) actor: String,
+    /// The Beacon (poll).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub(crate) beacon: String,
+    /// The poll token the Beacon will echo (poll).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub(crate) token: String,
+    /// Whether this call recorded the approval, or found one already there (approve).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) recorded: Option<bool>,
+}
+
+/// The one line a write command prints.
+pub(crate) fn action_line(result: &ActionResult) -> String {
+    let line = match result.action.as_str() {
+        "promote" => format!("crossing {} through {} as {}", result.bundle, result.gate, result.passage),
+        "approve" if result.recorded == Some(false) => {
+            format!("{} was already approved for {} by {}", result.bundle, result.gate, result.actor)
+        }
+        "approve" => format!("{} approved for {} by {}", result.bundle, result.gate, result.actor),
+        "abort" => format!(
+            "asked {} to stop; the controller marks its remaining steps aborted",
+            result.passage
+        ),
+        "poll" => format!("asked Beacon {} to look now (token {})", result.beacon, result.token),
+        other => other.to_string(),
+    };
+    line + "\n"
+}
+
+fn state_colour(state: State) -> Option<Colour> {
+    match state {
+        State::Crossing => Some(Colour::Cyan),
+        State::Ready => Some(Colour::Green),
+        State::Blocked => Some(Colour::Yellow),
+        State::Failed => Some(Colour::Red),
+        State::Idle => None,
+    }
+}
+
+fn health_colour(health: Health) -> Option<Colour> {
+    match health {
+        Health::Healthy => Some(Colour::Green),
+        Health::Progressing => Some(Colour::Cyan),
+        Health::Degraded => Some(Colour::Red),
+        Health::Unknown => Some(Colour::Yellow),
+        Health::NotApplicable => Some(Colour::Dim),
+    }
+}
+
+fn or_dash(value: Option<&str>) -> String {
+    value.filter(|v| !v.is_empty()).unwrap_or("-").to_string()
+}
+
+/// `hecate status`.
+pub(crate) fn status(overview: &Overview, all_namespaces: bool, namespace: &str, style: &Style) -> String {
+    if overview.namespaces.is_empty() {
+        return if all_namespaces {
+            "no Gates in any namespace you may read\n".into()
+        } else {
+            format!("no Gates in {namespace}\n")
+        };
+    }
+    let mut header = vec!["GATE", "STATE", "CURRENT", "HEALTH", "SUMMARY"];
+    if all_namespaces {
+        header.insert(0, "NAMESPACE");
+    }
+    let mut table = Table::new(&header);
+    for ns in &overview.namespaces {
+        for gate in &ns.gates {
+            let mut row = vec![
+                Cell::plain(gate.name.clone()),
+                Cell::styled(gate.state.as_str(), style, state_colour(gate.state)),
+                Cell::plain(or_dash(gate.current.as_deref())),
+                Cell::styled(gate.health.as_str(), style, health_colour(gate.health)),
+                Cell::plain(gate.summary.clone()),
+            ];
+            if all_namespaces {
+                row.insert(0, Cell::plain(ns.namespace.clone()));
+            }
+            table.row(row);
+        }
+    }
+    table.render(style)
+}
+
+/// `hecate explain`.
+pub(crate) fn explain(x: &Explanation, style: &Style) -> String {
+    let mut out = format!(
+        "{} is {}\n{}\n",
+        style.paint(Colour::Bold, &x.gate),
+        style.paint(state_colour(x.state).unwrap_or(Colour::Bold), x.state.as_str()),
+        x.summary
+    );
+    if !x.blockers.is_empty() {
+        out.push('\n');
+        for blocker in &x.blockers {
+            out.push_str(&format!("  [{}] {}\n", style.paint(Colour::Yellow, blocker.kind.as_str()), blocker.detail));
+            if !blocker.fix.is_empty() {
+                out.push_str(&format!("      → {}\n", style.invocation.rewrite(&blocker.fix)));
+            }
+        }
+    }
+    let mut facts = Vec::new();
+    if let Some(current) = &x.current {
+        facts.push(format!("  current:  {current}"));
+    }
+    if let Some(health) = x.health {
+        facts.push(format!("  health:   {}", style.paint(health_colour(health).unwrap_or(Colour::Bold), health.as_str())));
+    }
+    if !x.eligible.is_empty() {
+        facts.push(format!("  eligible: {}", x.eligible.join(", ")));
+    }
+    for waiting in &x.waiting {
+        facts.push(format!("  waiting:  {} — {}", waiting.bundle, waiting.reason));
+    }
+    if !facts.is_empty() {
+        out.push('\n');
+        for fact in facts {
+            out.push_str(&fact);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// How long ago, kubectl-style: `45s`, `12m`, `5h`, `3d`.
+pub(crate) fn age(created: Option<&Time>, now: Timestamp) -> String {
+    let Some(created) = created else { return "-".into() };
+    let seconds = now.duration_since(created.0).as_secs().max(0);
+    match seconds {
+        s if s < 120 => format!("{s}s"),
+        s if s < 120 * 60 => format!("{}m", s / 60),
+        s if s < 48 * 3600 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
+fn empty(what: &str, namespace: &str) -> String {
+    format!("no {what} in {namespace}\n")
+}
+
+/// `hecate gates`.
+pub(crate) fn gates(gates: &[Gate], namespace: &str, now: Timestamp, style: &Style) -> String {
+    if gates.is_empty() {
+        return empty("Gates", namespace);
+    }
+    let mut table = Table::new(&["NAME", "ADMITS", "AUTO", "CURRENT", "HEALTH", "AGE"]);
+    for gate in gates {
+        let admits: Vec<String> = gate
+            .spec
+            .admits
+            .iter()
+            .map(|a| {
+                let mut text = a.from.beacon.clone();
+                if !a.after.is_empty() {
+                    text.push_str(&format!(" after {}", a.after.join("+")));
+                }
+                if a.require_approval {
+                    text.push_str(" (approval)");
+                }
+                text
+            })
+            .collect();
+        let health = gate.status.as_ref().and_then(|s| s.health.as_ref()).map(|h| h.status);
+        let mut flags = if gate.spec.auto { "yes".to_string() } else { "no".to_string() };
+        if gate.spec.suspend {
+            flags.push_str(" (suspended)");
+        }
+        table.row(vec![
+            Cell::plain(gate.name_any()),
+            Cell::plain(admits.join(", ")),
+            Cell::plain(flags),
+            Cell::plain(or_dash(gate.current_bundle())),
+            health.map_or_else(|| Cell::plain("-"), |h| Cell::styled(h.as_str(), style, health_colour(h))),
+            Cell::plain(age(gate.metadata.creation_timestamp.as_ref(), now)),
+        ]);
+    }
+    table.render(style)
+}
+
+/// `hecate bundles`.
+pub(crate) fn bundles(bundles: &[Bundle], namespace: &str, now: Timestamp, style: &Style) -> String {
+    if bundles.is_empty() {
+        return empty("Bundles", namespace);
+    }
+    let mut table = Table::new(&["NAME", "BEACON", "ALIAS", "ARTIFACTS", "AGE"]);
+    for bundle in bundles {
+        let artifacts: Vec<String> = bundle
+            .spec
+            .artifacts
+            .iter()
+            .filter_map(|a| {
+                Some(match a.get()? {
+                    ArtifactRef::Image(i) => format!("{}:{}", i.repo, if i.tag.is_empty() { &i.digest } else { &i.tag }),
+                    ArtifactRef::Chart(c) => format!("{}{}@{}", c.repo, if c.name.is_empty() { String::new() } else { format!("/{}", c.name) }, c.version),
+                    ArtifactRef::Commit(c) => format!("{}@{}", c.repo, c.sha.get(..12).unwrap_or(&c.sha)),
+                })
+            })
+            .collect();
+        table.row(vec![
+            Cell::plain(bundle.name_any()),
+            Cell::plain(bundle.spec.beacon.clone()),
+            Cell::plain(or_dash(Some(&bundle.spec.alias))),
+            Cell::plain(artifacts.join(", ")),
+            Cell::plain(age(bundle.metadata.creation_timestamp.as_ref(), now)),
+        ]);
+    }
+    table.render(style)
+}
+
+fn phase_colour(phase: PassagePhase) -> Option<Colour> {
+    match phase {
+        PassagePhase::Succeeded => Some(Colour::Green),
+        PassagePhase::Failed => Some(Colour::Red),
+        PassagePhase::Aborted => Some(Colour::Yellow),
+        PassagePhase::Running | PassagePhase::Pending => Some(Colour::Cyan),
+    }
+}
+
+/// `hecate passages`.
+pub(crate) fn passages(passages: &[Passage], namespace: &str, now: Timestamp, style: &Style) -> String {
+    if passages.is_empty() {
+        return empty("Passages", namespace);
+    }
+    let mut table = Table::new(&["NAME", "GATE", "BUNDLE", "PHASE", "ACTOR", "AGE"]);
+    for passage in passages {
+        let phase = passage.phase();
+        table.row(vec![
+            Cell::plain(passage.name_any()),
+            Cell::plain(passage.spec.gate.clone()),
+            Cell::plain(passage.spec.bundle.clone()),
+            Cell::styled(phase.as_str(), style, phase_colour(phase)),
+            Cell::plain(or_dash(Some(&passage.spec.actor))),
+            Cell::plain(age(passage.metadata.creation_timestamp.as_ref(), now)),
+        ]);
+    }
+    table.render(style)
+}
+
+/// `hecate beacons`.
+pub(crate) fn beacons(beacons: &[Beacon], namespace: &str, now: Timestamp, style: &Style) -> String {
+    if beacons.is_empty() {
+        return empty("Beacons", namespace);
+    }
+    let mut table = Table::new(&["NAME", "WATCHES", "LATEST", "READY", "AGE"]);
+    for beacon in beacons {
+        let sources: Vec<String> = beacon
+            .spec
+            .watch
+            .iter()
+            .filter_map(|w| {
+                Some(match w.get()? {
+                    WatchSourceRef::Image(i) => i.repo.clone(),
+                    WatchSourceRef::Chart(c) => c.repo.clone(),
+                    WatchSourceRef::Git(g) => g.repo.clone(),
+                    WatchSourceRef::Provider(p) => format!("provider {}", p.name),
+                })
+            })
+            .collect();
+        let status = beacon.status.as_ref();
+        let ready = status
+            .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Ready"))
+            .map(|c| match c.status {
+                ConditionStatus::True => "True",
+                ConditionStatus::False => "False",
+                ConditionStatus::Unknown => "Unknown",
+            });
+        table.row(vec![
+            Cell::plain(beacon.name_any()),
+            Cell::plain(sources.join(", ")),
+            Cell::plain(or_dash(status.map(|s| s.latest_bundle.as_str()))),
+            Cell::plain(or_dash(ready)),
+            Cell::plain(age(beacon.metadata.creation_timestamp.as_ref(), now)),
+        ]);
+    }
+    table.render(style)
+}
+
+/// `hecate audit`.
+pub(crate) fn audit(entries: &[AuditEntry], namespace: &str, style: &Style) -> String {
+    if entries.is_empty() {
+        return format!("nothing has happened in {namespace} yet\n");
+    }
+    let mut table = Table::new(&["WHEN", "WHAT", "GATE", "BUNDLE", "ACTOR", "DETAIL"]);
+    for entry in entries {
+        let (what, colour) = match entry.kind {
+            AuditKind::Crossed => ("crossed", Some(Colour::Green)),
+            AuditKind::Refused => ("refused", Some(Colour::Red)),
+            AuditKind::Running => ("running", Some(Colour::Cyan)),
+            AuditKind::Approved => ("approved", None),
+            AuditKind::Aborted => ("aborted", Some(Colour::Yellow)),
+        };
+        let mut detail = entry.detail.clone();
+        if let Some(evidence) = entry.evidence.as_ref().filter(|e| !e.trail.is_empty()) {
+            let verdict = if evidence.verdict.is_empty() { String::new() } else { format!(" {}", evidence.verdict) };
+            detail = format!("{detail}{}fides{verdict} {}", if detail.is_empty() { "" } else { "; " }, evidence.trail);
+        }
+        table.row(vec![
+            Cell::plain(entry.at.0.strftime("%Y-%m-%d %H:%M:%S").to_string()),
+            Cell::styled(what, style, colour),
+            Cell::plain(entry.gate.clone()),
+            Cell::plain(or_dash(Some(&entry.bundle))),
+            Cell::plain(or_dash(Some(&entry.actor))),
+            Cell::plain(detail),
+        ]);
+    }
+    table.render(style)
+}
