@@ -26,7 +26,11 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             return Ok(exit::OK);
         }
         Command::Version => {
-            output::write_stdout(&format!("{} {}\n", style.invocation.name, env!("CARGO_PKG_VERSION")))?;
+            output::write_stdout(&format!(
+                "{} {}\n",
+                style.invocation.name,
+                env!("CARGO_PKG_VERSION")
+            ))?;
             return Ok(exit::OK);
         }
         Command::Complete { words } => {
@@ -41,42 +45,89 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
     let read = |e| Failure::from_ops(&cx.server, Mode::Read, e);
     let write = |e| Failure::from_ops(&cx.server, Mode::Write, e);
     match cli.command {
-        Command::Status { all_namespaces, watch, output } => {
-            let scope = if all_namespaces { Scope::All } else { Scope::Namespaces(vec![ns.clone()]) };
+        Command::Status {
+            all_namespaces,
+            watch,
+            output,
+        } => {
+            let scope = if all_namespaces {
+                Scope::All
+            } else {
+                Scope::Namespaces(vec![ns.clone()])
+            };
             if watch {
-                return watch_status(&ops, &scope, all_namespaces, &ns, output.format, &style, &cx.server).await;
+                return watch_status(
+                    &ops,
+                    &scope,
+                    all_namespaces,
+                    &ns,
+                    output.format,
+                    &style,
+                    &cx.server,
+                )
+                .await;
             }
             let overview = ops.overview(&scope).await.map_err(read)?;
-            output::print(output.format, &overview, || render::status(&overview, all_namespaces, &ns, &style))?;
+            output::print(output.format, &overview, || {
+                render::status(&overview, all_namespaces, &ns, &style)
+            })?;
         }
         Command::Explain { gate, output } => {
             let explanation = ops.explain(&ns, &gate).await.map_err(read)?;
-            output::print(output.format, &explanation, || render::explain(&explanation, &style))?;
+            output::print(output.format, &explanation, || {
+                render::explain(&explanation, &style)
+            })?;
         }
         Command::Gates { output } => {
             let gates = ops.gates(&ns).await.map_err(read)?;
-            output::print(output.format, &gates, || render::gates(&gates, &ns, ops.now(), &style))?;
+            output::print(output.format, &gates, || {
+                render::gates(&gates, &ns, ops.now(), &style)
+            })?;
         }
         Command::Bundles { output } => {
             let bundles = ops.bundles(&ns).await.map_err(read)?;
-            output::print(output.format, &bundles, || render::bundles(&bundles, &ns, ops.now(), &style))?;
+            output::print(output.format, &bundles, || {
+                render::bundles(&bundles, &ns, ops.now(), &style)
+            })?;
         }
-        Command::Passages { gate, bundle, output } => {
-            let passages = ops.passages(&ns, gate.as_deref(), bundle.as_deref()).await.map_err(read)?;
-            output::print(output.format, &passages, || render::passages(&passages, &ns, ops.now(), &style))?;
+        Command::Passages {
+            gate,
+            bundle,
+            output,
+        } => {
+            let passages = ops
+                .passages(&ns, gate.as_deref(), bundle.as_deref())
+                .await
+                .map_err(read)?;
+            output::print(output.format, &passages, || {
+                render::passages(&passages, &ns, ops.now(), &style)
+            })?;
         }
         Command::Beacons { output } => {
             let beacons = ops.beacons(&ns).await.map_err(read)?;
-            output::print(output.format, &beacons, || render::beacons(&beacons, &ns, ops.now(), &style))?;
+            output::print(output.format, &beacons, || {
+                render::beacons(&beacons, &ns, ops.now(), &style)
+            })?;
         }
         Command::Audit { output } => {
             let entries = ops.audit(&ns).await.map_err(read)?;
-            output::print(output.format, &entries, || render::audit(&entries, &ns, &style))?;
+            output::print(output.format, &entries, || {
+                render::audit(&entries, &ns, &style)
+            })?;
         }
-        Command::Promote { gate, bundle, watch, timeout, output } => {
+        Command::Promote {
+            gate,
+            bundle,
+            watch,
+            timeout,
+            output,
+        } => {
             let timeout = timeout.as_deref().map(parse_timeout).transpose()?;
             let actor = cx.whoami().await?;
-            let passage = ops.promote(&ns, &gate, &bundle, &actor).await.map_err(write)?;
+            let passage = ops
+                .promote(&ns, &gate, &bundle, &actor)
+                .await
+                .map_err(write)?;
             let result = ActionResult {
                 action: "promote".into(),
                 namespace: ns.clone(),
@@ -91,9 +142,16 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 return watch_crossing(&ops, &ns, &passage, timeout, &style).await;
             }
         }
-        Command::Approve { bundle, gate, output } => {
+        Command::Approve {
+            bundle,
+            gate,
+            output,
+        } => {
             let actor = cx.whoami().await?;
-            let approval = ops.approve(&ns, &bundle, &gate, &actor).await.map_err(write)?;
+            let approval = ops
+                .approve(&ns, &bundle, &gate, &actor)
+                .await
+                .map_err(write)?;
             let result = ActionResult {
                 action: "approve".into(),
                 namespace: ns.clone(),
@@ -119,7 +177,12 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             };
             output::print(output.format, &result, || render::action_line(&result))?;
         }
-        Command::Poll { beacon, wait, timeout, output } => {
+        Command::Poll {
+            beacon,
+            wait,
+            timeout,
+            output,
+        } => {
             let timeout = timeout.as_deref().map(parse_timeout).transpose()?;
             let poll = ops.poll(&ns, &beacon).await.map_err(write)?;
             let result = ActionResult {
@@ -134,14 +197,18 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 return wait_for_poll(&ops, &ns, &beacon, &poll.token, timeout).await;
             }
         }
-        Command::Completion { .. } | Command::Man | Command::Version | Command::Complete { .. } => {}
+        Command::Completion { .. } | Command::Man | Command::Version | Command::Complete { .. } => {
+        }
     }
     Ok(exit::OK)
 }
 
 fn parse_timeout(text: &str) -> Result<Duration, Failure> {
-    let duration = hecate_types::duration::parse(text).map_err(|e| Failure::usage(format!("--timeout: {e}")))?;
-    duration.try_into().map_err(|_| Failure::usage(format!("--timeout must be positive, not {text}")))
+    let duration = hecate_types::duration::parse(text)
+        .map_err(|e| Failure::usage(format!("--timeout: {e}")))?;
+    duration
+        .try_into()
+        .map_err(|_| Failure::usage(format!("--timeout must be positive, not {text}")))
 }
 
 /// Redraws the status whenever a Gate, Bundle, Passage or Beacon changes (from a watch;
@@ -157,13 +224,22 @@ async fn watch_status(
 ) -> Result<u8, Failure> {
     let mut changes = Box::pin(ops.changes(scope));
     loop {
-        let overview = ops.overview(scope).await.map_err(|e| Failure::from_ops(server, Mode::Read, e))?;
+        let overview = ops
+            .overview(scope)
+            .await
+            .map_err(|e| Failure::from_ops(server, Mode::Read, e))?;
         if format == Format::Table && style.width.is_some() {
             output::write_stdout("\x1b[H\x1b[2J")?;
         }
         output::print(format, &overview, || {
-            let stamp = style.paint(Colour::Dim, &format!("as of {}", ops.now().strftime("%H:%M:%S")));
-            format!("{}{stamp}\n", render::status(&overview, all_namespaces, namespace, style))
+            let stamp = style.paint(
+                Colour::Dim,
+                &format!("as of {}", ops.now().strftime("%H:%M:%S")),
+            );
+            format!(
+                "{}{stamp}\n",
+                render::status(&overview, all_namespaces, namespace, style)
+            )
         })?;
         // Wait for a change, then let a burst settle before drawing again.
         tokio::select! {
@@ -190,10 +266,18 @@ async fn watch_status(
 /// Follows a crossing until it lands (0), does not (6), or we stop knowing (2): each
 /// step printed once as it settles, and on a terminal a live line for the step under
 /// way.
-async fn watch_crossing(ops: &Ops, ns: &str, passage: &Passage, timeout: Option<Duration>, style: &Style) -> Result<u8, Failure> {
+async fn watch_crossing(
+    ops: &Ops,
+    ns: &str,
+    passage: &Passage,
+    timeout: Option<Duration>,
+    style: &Style,
+) -> Result<u8, Failure> {
     let name = passage.name_any();
     let (gate, bundle) = (passage.spec.gate.clone(), passage.spec.bundle.clone());
-    let explain_hint = style.invocation.rewrite(&format!("hecate explain {gate} -n {ns}"));
+    let explain_hint = style
+        .invocation
+        .rewrite(&format!("hecate explain {gate} -n {ns}"));
     let mut updates = Box::pin(ops.follow_passage(ns, &name));
     let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
     let mut announced = 0;
@@ -216,28 +300,52 @@ async fn watch_crossing(ops: &Ops, ns: &str, passage: &Passage, timeout: Option<
         let current = match update {
             None => {
                 clear_live(&mut live, style)?;
-                let waited = timeout.map(|t| format!("{}s", t.as_secs())).unwrap_or_default();
-                output::write_stdout(&format!("\nstill crossing after {waited}: {name}\n  {explain_hint}\n"))?;
+                let waited = timeout
+                    .map(|t| format!("{}s", t.as_secs()))
+                    .unwrap_or_default();
+                output::write_stdout(&format!(
+                    "\nstill crossing after {waited}: {name}\n  {explain_hint}\n"
+                ))?;
                 return Ok(exit::COULD_NOT_TELL);
             }
-            Some(None) => return Err(Failure::could_not_tell(format!("the watch of {name} ended"))),
+            Some(None) => {
+                return Err(Failure::could_not_tell(format!(
+                    "the watch of {name} ended"
+                )));
+            }
             Some(Some(Err(e))) if e.is_not_found() => {
                 clear_live(&mut live, style)?;
-                return Err(Failure::could_not_tell(format!("{name} is gone — it may have been collected")));
+                return Err(Failure::could_not_tell(format!(
+                    "{name} is gone — it may have been collected"
+                )));
             }
-            Some(Some(Err(e))) => return Err(Failure::could_not_tell(format!("lost the watch of {name}: {e}"))),
+            Some(Some(Err(e))) => {
+                return Err(Failure::could_not_tell(format!(
+                    "lost the watch of {name}: {e}"
+                )));
+            }
             Some(Some(Ok(current))) => current,
         };
         let status = current.status.clone().unwrap_or_default();
         let mut text = String::new();
-        while let Some(step) = status.steps.get(announced).filter(|s| s.phase.is_terminal()) {
+        while let Some(step) = status
+            .steps
+            .get(announced)
+            .filter(|s| s.phase.is_terminal())
+        {
             let colour = match step.phase {
                 StepPhase::Succeeded => Colour::Green,
                 StepPhase::Failed => Colour::Red,
                 _ => Colour::Yellow,
             };
             let phase = format!("{:<10}", step.phase.as_str());
-            text.push_str(&format!("  {:<16} {} {}\n", step.uses, style.paint(colour, &phase), step.message).trim_end().to_string());
+            let line = format!(
+                "  {:<16} {} {}",
+                step.uses,
+                style.paint(colour, &phase),
+                step.message
+            );
+            text.push_str(line.trim_end());
             text.push('\n');
             announced += 1;
         }
@@ -250,15 +358,25 @@ async fn watch_crossing(ops: &Ops, ns: &str, passage: &Passage, timeout: Option<
             clear_live(&mut live, style)?;
             return match phase {
                 PassagePhase::Succeeded => {
-                    output::write_stdout(&format!("\n{bundle} {}\n", style.paint(Colour::Green, &format!("crossed {gate}"))))?;
+                    output::write_stdout(&format!(
+                        "\n{bundle} {}\n",
+                        style.paint(Colour::Green, &format!("crossed {gate}"))
+                    ))?;
                     Ok(exit::OK)
                 }
                 PassagePhase::Aborted => {
-                    output::write_stdout(&format!("\n{} crossing {bundle} through {gate}\n", style.paint(Colour::Yellow, "aborted")))?;
+                    output::write_stdout(&format!(
+                        "\n{} crossing {bundle} through {gate}\n",
+                        style.paint(Colour::Yellow, "aborted")
+                    ))?;
                     Ok(exit::CROSSING_FAILED)
                 }
                 _ => {
-                    let message = if status.message.is_empty() { "no reason recorded" } else { &status.message };
+                    let message = if status.message.is_empty() {
+                        "no reason recorded"
+                    } else {
+                        &status.message
+                    };
                     output::write_stdout(&format!(
                         "\n{bundle} {} {gate}: {message}\n  {explain_hint}\n",
                         style.paint(Colour::Red, "did not cross")
@@ -275,7 +393,10 @@ async fn watch_crossing(ops: &Ops, ns: &str, passage: &Passage, timeout: Option<
                 None => format!("… {} {}", name, phase.as_str().to_lowercase()),
             };
             let width = style.width.unwrap_or(80).saturating_sub(1);
-            output::write_stdout(&format!("\r\x1b[2K{}", line.chars().take(width).collect::<String>()))?;
+            output::write_stdout(&format!(
+                "\r\x1b[2K{}",
+                line.chars().take(width).collect::<String>()
+            ))?;
             live = true;
         }
     }
@@ -289,23 +410,45 @@ fn clear_live(live: &mut bool, style: &Style) -> Result<(), Failure> {
 }
 
 /// Waits until the Beacon echoes our token in `status.lastHandledReconcileAt`.
-async fn wait_for_poll(ops: &Ops, ns: &str, beacon: &str, token: &str, timeout: Option<Duration>) -> Result<u8, Failure> {
+async fn wait_for_poll(
+    ops: &Ops,
+    ns: &str,
+    beacon: &str,
+    token: &str,
+    timeout: Option<Duration>,
+) -> Result<u8, Failure> {
     let mut updates = Box::pin(ops.follow_beacon(ns, beacon));
     let wait = async {
         while let Some(update) = updates.next().await {
-            let current = update.map_err(|e| Failure::could_not_tell(format!("lost the watch of Beacon {beacon}: {e}")))?;
-            if current.status.as_ref().is_some_and(|s| s.last_handled_reconcile_at == token) {
+            let current = update.map_err(|e| {
+                Failure::could_not_tell(format!("lost the watch of Beacon {beacon}: {e}"))
+            })?;
+            if current
+                .status
+                .as_ref()
+                .is_some_and(|s| s.last_handled_reconcile_at == token)
+            {
                 let latest = current.status.map(|s| s.latest_bundle).unwrap_or_default();
-                output::write_stdout(&format!("{beacon} has looked; latest Bundle: {}\n", if latest.is_empty() { "-" } else { &latest }))?;
+                output::write_stdout(&format!(
+                    "{beacon} has looked; latest Bundle: {}\n",
+                    if latest.is_empty() { "-" } else { &latest }
+                ))?;
                 return Ok(exit::OK);
             }
         }
-        Err(Failure::could_not_tell(format!("the watch of Beacon {beacon} ended")))
+        Err(Failure::could_not_tell(format!(
+            "the watch of Beacon {beacon} ended"
+        )))
     };
     match timeout {
         Some(timeout) => tokio::time::timeout(timeout, wait)
             .await
-            .unwrap_or_else(|_| Err(Failure::could_not_tell(format!("{beacon} had not looked after {}s", timeout.as_secs())))),
+            .unwrap_or_else(|_| {
+                Err(Failure::could_not_tell(format!(
+                    "{beacon} had not looked after {}s",
+                    timeout.as_secs()
+                )))
+            }),
         None => wait.await,
     }
 }

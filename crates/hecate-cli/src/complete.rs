@@ -79,11 +79,17 @@ async fn complete(cluster: &ClusterArgs, prior: &[String], current: &str) -> Vec
     let Some(command_name) = prior.iter().find(|w| !w.starts_with('-')) else {
         return commands(current);
     };
-    if prior.len() == 1 && !current.starts_with('-') && command_name == &prior[0] && prior[0] == *command_name {
+    if prior.len() == 1
+        && !current.starts_with('-')
+        && command_name == &prior[0]
+        && prior[0] == *command_name
+    {
         // fallthrough: completing the first argument of the command
     }
     let root = Cli::command();
-    let Some(command) = root.find_subcommand(command_name) else { return commands(current) };
+    let Some(command) = root.find_subcommand(command_name) else {
+        return commands(current);
+    };
     let previous = prior.last().map(String::as_str).unwrap_or_default();
     let names = match previous {
         "-o" | "--output" => return filter(["table", "json", "yaml"], current),
@@ -115,16 +121,29 @@ async fn complete(cluster: &ClusterArgs, prior: &[String], current: &str) -> Vec
             _ => None,
         },
     };
-    let Some(names) = names else { return Vec::new() };
+    let Some(names) = names else {
+        return Vec::new();
+    };
     let cluster = cluster_from_words(cluster, prior);
-    let listed = tokio::time::timeout(CLUSTER_BUDGET, list(&cluster, names)).await.ok().flatten();
-    let mut names: Vec<String> = listed.unwrap_or_default().into_iter().filter(|n| n.starts_with(current)).collect();
+    let listed = tokio::time::timeout(CLUSTER_BUDGET, list(&cluster, names))
+        .await
+        .ok()
+        .flatten();
+    let mut names: Vec<String> = listed
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| n.starts_with(current))
+        .collect();
     names.sort();
     names
 }
 
 fn filter<const N: usize>(options: [&str; N], current: &str) -> Vec<String> {
-    options.iter().filter(|o| o.starts_with(current)).map(|o| o.to_string()).collect()
+    options
+        .iter()
+        .filter(|o| o.starts_with(current))
+        .map(|o| o.to_string())
+        .collect()
 }
 
 /// The cluster flags typed on the line so far (`-n x`, `--namespace=x`, `-nx`,
@@ -157,12 +176,35 @@ async fn list(cluster: &ClusterArgs, names: Names) -> Option<Vec<String>> {
     let ops = Ops::new(cx.client.clone());
     let ns = &cx.namespace;
     Some(match names {
-        Names::Gates => ops.gates(ns).await.ok()?.iter().map(|g| g.name_any()).collect(),
-        Names::Bundles => ops.bundles(ns).await.ok()?.iter().map(|b| b.name_any()).collect(),
-        Names::Beacons => ops.beacons(ns).await.ok()?.iter().map(|b| b.name_any()).collect(),
-        Names::RunningPassages => {
-            ops.passages(ns, None, None).await.ok()?.iter().filter(|p| !p.is_terminal()).map(|p| p.name_any()).collect()
-        }
+        Names::Gates => ops
+            .gates(ns)
+            .await
+            .ok()?
+            .iter()
+            .map(|g| g.name_any())
+            .collect(),
+        Names::Bundles => ops
+            .bundles(ns)
+            .await
+            .ok()?
+            .iter()
+            .map(|b| b.name_any())
+            .collect(),
+        Names::Beacons => ops
+            .beacons(ns)
+            .await
+            .ok()?
+            .iter()
+            .map(|b| b.name_any())
+            .collect(),
+        Names::RunningPassages => ops
+            .passages(ns, None, None)
+            .await
+            .ok()?
+            .iter()
+            .filter(|p| !p.is_terminal())
+            .map(|p| p.name_any())
+            .collect(),
         Names::Namespaces => ops.namespaces().await.ok()?,
     })
 }
@@ -171,8 +213,11 @@ async fn list(cluster: &ClusterArgs, names: Names) -> Option<Vec<String>> {
 pub(crate) fn man_page(invoked_as: &str) -> Result<String, Failure> {
     let command = Cli::command().bin_name(invoked_as);
     let mut roff = Vec::new();
-    clap_mangen::Man::new(command).render(&mut roff).map_err(|e| Failure::could_not_tell(format!("writing the man page: {e}")))?;
-    let mut text = String::from_utf8(roff).map_err(|e| Failure::could_not_tell(format!("writing the man page: {e}")))?;
+    clap_mangen::Man::new(command)
+        .render(&mut roff)
+        .map_err(|e| Failure::could_not_tell(format!("writing the man page: {e}")))?;
+    let mut text = String::from_utf8(roff)
+        .map_err(|e| Failure::could_not_tell(format!("writing the man page: {e}")))?;
     text.push_str(".SH \"EXIT STATUS\"\n");
     for (code, meaning) in crate::exit::TABLE {
         text.push_str(&format!(".TP\n.B {code}\n{meaning}\n"));

@@ -22,24 +22,42 @@ impl Context {
     /// Connects as kubectl would: `--kubeconfig`, else `$KUBECONFIG`, else
     /// `~/.kube/config`, else the in-cluster service account.
     pub(crate) async fn connect(args: &ClusterArgs) -> Result<Self, Failure> {
-        let options = KubeConfigOptions { context: args.context.clone(), cluster: None, user: None };
+        let options = KubeConfigOptions {
+            context: args.context.clone(),
+            cluster: None,
+            user: None,
+        };
         let config = match (&args.kubeconfig, &args.context) {
             (Some(path), _) => match Kubeconfig::read_from(path) {
-                Ok(kubeconfig) => kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|e| e.to_string()),
+                Ok(kubeconfig) => kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+                    .await
+                    .map_err(|e| e.to_string()),
                 Err(e) => Err(format!("cannot read {}: {e}", path.display())),
             },
-            (None, Some(_)) => kube::Config::from_kubeconfig(&options).await.map_err(|e| e.to_string()),
+            (None, Some(_)) => kube::Config::from_kubeconfig(&options)
+                .await
+                .map_err(|e| e.to_string()),
             (None, None) => kube::Config::infer().await.map_err(|e| e.to_string()),
         };
-        let mut config = config.map_err(|e| Failure::unreachable(format!("no usable Kubernetes configuration: {e}")))?;
+        let mut config = config.map_err(|e| {
+            Failure::unreachable(format!("no usable Kubernetes configuration: {e}"))
+        })?;
         if let Some(user) = &args.impersonate {
             config.auth_info.impersonate = Some(user.clone());
         }
-        let namespace = args.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
+        let namespace = args
+            .namespace
+            .clone()
+            .unwrap_or_else(|| config.default_namespace.clone());
         let server = config.cluster_url.to_string();
-        let client = kube::Client::try_from(config)
-            .map_err(|e| Failure::unreachable(format!("cannot set up a client for {server}: {e}")))?;
-        Ok(Self { client, namespace, server })
+        let client = kube::Client::try_from(config).map_err(|e| {
+            Failure::unreachable(format!("cannot set up a client for {server}: {e}"))
+        })?;
+        Ok(Self {
+            client,
+            namespace,
+            server,
+        })
     }
 
     /// Who the cluster says the caller is (a SelfSubjectReview): the actor every write
@@ -54,6 +72,10 @@ impl Context {
             .and_then(|s| s.user_info)
             .and_then(|u| u.username)
             .filter(|u| !u.is_empty())
-            .ok_or_else(|| Failure::could_not_tell("the cluster did not say who you are; writes must record an actor"))
+            .ok_or_else(|| {
+                Failure::could_not_tell(
+                    "the cluster did not say who you are; writes must record an actor",
+                )
+            })
     }
 }

@@ -23,11 +23,20 @@ pub const CROSSING_FAILED: u8 = 6;
 pub const TABLE: [(u8, &str); 7] = [
     (OK, "success; for promote --watch, the crossing landed"),
     (USAGE, "usage error, or the named object does not exist"),
-    (COULD_NOT_TELL, "could not tell: cluster unreachable or refusing, watch lost or timed out"),
+    (
+        COULD_NOT_TELL,
+        "could not tell: cluster unreachable or refusing, watch lost or timed out",
+    ),
     (CHAIN_BROKEN, "verify: an evidence chain is broken"),
     (NOTHING_RECORDED, "verify: nothing recorded to verify"),
-    (REFUSED, "refused by the rules, or nothing to act on; nothing changed"),
-    (CROSSING_FAILED, "promote --watch: the crossing failed or was aborted"),
+    (
+        REFUSED,
+        "refused by the rules, or nothing to act on; nothing changed",
+    ),
+    (
+        CROSSING_FAILED,
+        "promote --watch: the crossing failed or was aborted",
+    ),
 ];
 
 /// The process exit code for `code`.

@@ -26,11 +26,19 @@ pub(crate) enum Mode {
 
 impl Failure {
     pub(crate) fn usage(message: impl Into<String>) -> Self {
-        Self { message: message.into(), code: exit::USAGE, prefixed: true }
+        Self {
+            message: message.into(),
+            code: exit::USAGE,
+            prefixed: true,
+        }
     }
 
     pub(crate) fn could_not_tell(message: impl Into<String>) -> Self {
-        Self { message: message.into(), code: exit::COULD_NOT_TELL, prefixed: true }
+        Self {
+            message: message.into(),
+            code: exit::COULD_NOT_TELL,
+            prefixed: true,
+        }
     }
 
     pub(crate) fn unreachable(message: impl Into<String>) -> Self {
@@ -41,10 +49,22 @@ impl Failure {
     pub(crate) fn from_ops(server: &str, mode: Mode, error: Error) -> Self {
         match error {
             Error::NotFound { .. } => match mode {
-                Mode::Read => Self { message: error.to_string(), code: exit::USAGE, prefixed: true },
-                Mode::Write => Self { message: error.to_string(), code: exit::REFUSED, prefixed: false },
+                Mode::Read => Self {
+                    message: error.to_string(),
+                    code: exit::USAGE,
+                    prefixed: true,
+                },
+                Mode::Write => Self {
+                    message: error.to_string(),
+                    code: exit::REFUSED,
+                    prefixed: false,
+                },
             },
-            Error::Refused { .. } => Self { message: error.to_string(), code: exit::REFUSED, prefixed: false },
+            Error::Refused { .. } => Self {
+                message: error.to_string(),
+                code: exit::REFUSED,
+                prefixed: false,
+            },
             Error::Kubernetes { context, source } => Self::from_kube(server, &context, source),
             Error::Fides { .. } | Error::Watch { .. } => Self::could_not_tell(error.to_string()),
         }
@@ -57,7 +77,10 @@ impl Failure {
                 "the cluster at {server} did not accept your credentials while {doing} (401): log in again, or check the kubeconfig's user"
             ),
             kube::Error::Api(status) if status.code == 403 => {
-                format!("not allowed while {doing}: {} — ask for a Role that grants it", status.message)
+                format!(
+                    "not allowed while {doing}: {} — ask for a Role that grants it",
+                    status.message
+                )
             }
             kube::Error::Api(status) => format!("{doing}: {} ({})", status.message, status.code),
             other => format!(

@@ -13,7 +13,10 @@ pub(crate) struct Invocation {
 impl Invocation {
     /// From `argv[0]`: `kubectl-hecate` is a kubectl plugin, `flux-hecate` a Flux one.
     pub(crate) fn from_argv0(argv0: &str) -> Self {
-        let base = Path::new(argv0).file_name().and_then(|n| n.to_str()).unwrap_or(argv0);
+        let base = Path::new(argv0)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(argv0);
         let name = match base {
             "kubectl-hecate" => "kubectl hecate",
             "flux-hecate" => "flux hecate",
@@ -52,8 +55,17 @@ mod tests {
     #[test]
     fn hints_follow_the_invocation() {
         let kubectl = Invocation::from_argv0("kubectl-hecate");
-        assert_eq!(kubectl.rewrite("hecate promote staging --bundle b1 -n acme"), "kubectl hecate promote staging --bundle b1 -n acme");
-        assert_eq!(kubectl.rewrite("kubectl -n acme get beacons"), "kubectl -n acme get beacons");
-        assert_eq!(Invocation::from_argv0("hecate").rewrite("hecate approve b1"), "hecate approve b1");
+        assert_eq!(
+            kubectl.rewrite("hecate promote staging --bundle b1 -n acme"),
+            "kubectl hecate promote staging --bundle b1 -n acme"
+        );
+        assert_eq!(
+            kubectl.rewrite("kubectl -n acme get beacons"),
+            "kubectl -n acme get beacons"
+        );
+        assert_eq!(
+            Invocation::from_argv0("hecate").rewrite("hecate approve b1"),
+            "hecate approve b1"
+        );
     }
 }

@@ -31,18 +31,26 @@ pub fn main() -> ExitCode {
     let argv0 = std::env::args().next().unwrap_or_else(|| "hecate".into());
     let invocation = Invocation::from_argv0(&argv0);
     let command = Cli::command().bin_name(invocation.name);
-    let cli = match command.try_get_matches().and_then(|m| Cli::from_arg_matches(&m)) {
+    let cli = match command
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
             return match error.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => exit::code(exit::OK),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    exit::code(exit::OK)
+                }
                 _ => exit::code(exit::USAGE),
             };
         }
     };
     let style = Style::detect(invocation);
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             let _ = writeln!(std::io::stderr(), "hecate: cannot start: {error}");

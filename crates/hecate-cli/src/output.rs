@@ -27,19 +27,33 @@ impl Style {
     pub(crate) fn detect(invocation: Invocation) -> Self {
         let tty = std::io::stdout().is_terminal();
         let no_colour = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        let width = tty.then(|| terminal_size::terminal_size().map(|(w, _)| usize::from(w.0))).flatten();
-        Self { colour: tty && !no_colour, width, invocation }
+        let width = tty
+            .then(|| terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)))
+            .flatten();
+        Self {
+            colour: tty && !no_colour,
+            width,
+            invocation,
+        }
     }
 
     /// Plain text, no width limit: for tests and pipes.
     #[cfg(test)]
     pub(crate) fn plain() -> Self {
-        Self { colour: false, width: None, invocation: Invocation::from_argv0("hecate") }
+        Self {
+            colour: false,
+            width: None,
+            invocation: Invocation::from_argv0("hecate"),
+        }
     }
 
     /// `text` in a colour, when colour is on.
     pub(crate) fn paint(&self, colour: Colour, text: &str) -> String {
-        if self.colour { format!("\x1b[{}m{text}\x1b[0m", colour as u8) } else { text.to_string() }
+        if self.colour {
+            format!("\x1b[{}m{text}\x1b[0m", colour as u8)
+        } else {
+            text.to_string()
+        }
     }
 }
 
@@ -55,15 +69,21 @@ pub(crate) enum Colour {
 }
 
 /// Prints `value` in `format`; `table` is the human rendering of the same value.
-pub(crate) fn print<T: Serialize + ?Sized>(format: Format, value: &T, table: impl FnOnce() -> String) -> Result<(), Failure> {
+pub(crate) fn print<T: Serialize + ?Sized>(
+    format: Format,
+    value: &T,
+    table: impl FnOnce() -> String,
+) -> Result<(), Failure> {
     let text = match format {
         Format::Table => table(),
         Format::Json => {
-            let mut json = serde_json::to_string_pretty(value).map_err(|e| Failure::could_not_tell(format!("writing JSON: {e}")))?;
+            let mut json = serde_json::to_string_pretty(value)
+                .map_err(|e| Failure::could_not_tell(format!("writing JSON: {e}")))?;
             json.push('\n');
             json
         }
-        Format::Yaml => serde_yaml_ng::to_string(value).map_err(|e| Failure::could_not_tell(format!("writing YAML: {e}")))?,
+        Format::Yaml => serde_yaml_ng::to_string(value)
+            .map_err(|e| Failure::could_not_tell(format!("writing YAML: {e}")))?,
     };
     write_stdout(&text)
 }
@@ -71,8 +91,13 @@ pub(crate) fn print<T: Serialize + ?Sized>(format: Format, value: &T, table: imp
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a message.
 pub(crate) fn write_stdout(text: &str) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Failure::could_not_tell(format!("writing output: {e}"))),
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::could_not_tell(format!("writing output: {e}")))
+        }
         _ => Ok(()),
     }
 }
@@ -93,7 +118,10 @@ pub(crate) struct Cell {
 impl Cell {
     pub(crate) fn plain(text: impl Into<String>) -> Self {
         let text = text.into();
-        Self { shown: text.clone(), text }
+        Self {
+            shown: text.clone(),
+            text,
+        }
     }
 
     pub(crate) fn styled(text: impl Into<String>, style: &Style, colour: Option<Colour>) -> Self {
@@ -105,7 +133,10 @@ impl Cell {
 
 impl Table {
     pub(crate) fn new(header: &[&str]) -> Self {
-        Self { header: header.iter().map(|h| h.to_string()).collect(), rows: Vec::new() }
+        Self {
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+        }
     }
 
     pub(crate) fn row(&mut self, cells: Vec<Cell>) {
@@ -129,7 +160,9 @@ impl Table {
                 let last = i + 1 == row.len();
                 if last {
                     match style.width {
-                        Some(width) if used + cell.text.chars().count() > width && width > used + 1 => {
+                        Some(width)
+                            if used + cell.text.chars().count() > width && width > used + 1 =>
+                        {
                             let room = width - used - 1;
                             line.push_str(&cell.text.chars().take(room).collect::<String>());
                             line.push('…');
@@ -158,21 +191,36 @@ mod tests {
     fn columns_align_and_the_last_is_cut_to_fit() {
         let mut table = Table::new(&["NAME", "SUMMARY"]);
         table.row(vec![Cell::plain("a"), Cell::plain("short")]);
-        table.row(vec![Cell::plain("longer-name"), Cell::plain("a summary that is far too long to fit")]);
+        table.row(vec![
+            Cell::plain("longer-name"),
+            Cell::plain("a summary that is far too long to fit"),
+        ]);
         let plain = table.render(&Style::plain());
         assert_eq!(
             plain,
             "NAME         SUMMARY\na            short\nlonger-name  a summary that is far too long to fit\n"
         );
-        let narrow = Style { width: Some(30), ..Style::plain() };
-        assert_eq!(table.render(&narrow).lines().nth(2), Some("longer-name  a summary that i…"));
+        let narrow = Style {
+            width: Some(30),
+            ..Style::plain()
+        };
+        assert_eq!(
+            table.render(&narrow).lines().nth(2),
+            Some("longer-name  a summary that i…")
+        );
     }
 
     #[test]
     fn colour_does_not_disturb_alignment() {
-        let style = Style { colour: true, ..Style::plain() };
+        let style = Style {
+            colour: true,
+            ..Style::plain()
+        };
         let mut table = Table::new(&["STATE", "X"]);
-        table.row(vec![Cell::styled("Ready", &style, Some(Colour::Green)), Cell::plain("1")]);
+        table.row(vec![
+            Cell::styled("Ready", &style, Some(Colour::Green)),
+            Cell::plain("1"),
+        ]);
         let text = table.render(&style);
         assert_eq!(text.lines().nth(1), Some("\x1b[32mReady\x1b[0m  1"));
     }

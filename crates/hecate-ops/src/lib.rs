@@ -35,5 +35,5 @@ pub use model::{
     AuditEntry, AuditKind, Blocker, BlockerKind, Explanation, Overview, State, Waiting,
 };
 pub use ops::{Clock, Ops, Scope};
-pub use watch::Change;
 pub use rules::refusal::RefusalCode;
+pub use watch::Change;

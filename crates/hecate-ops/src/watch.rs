@@ -64,9 +64,18 @@ impl Ops {
             })
     }
 
-    fn changes_of<K>(&self, kind: Kind, namespace: Option<&str>) -> stream::BoxStream<'static, Result<Change>>
+    fn changes_of<K>(
+        &self,
+        kind: Kind,
+        namespace: Option<&str>,
+    ) -> stream::BoxStream<'static, Result<Change>>
     where
-        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + 'static,
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + Debug
+            + DeserializeOwned
+            + Send
+            + 'static,
     {
         // `Api<PartialObjectMeta<K>>` asks for metadata only: the watch carries names,
         // not whole objects.
@@ -82,13 +91,18 @@ impl Ops {
                         initialised = true;
                         None
                     }
-                    Ok(Event::Apply(meta) | Event::Delete(meta)) if initialised => Some(Ok(Change {
-                        kind,
-                        namespace: meta.namespace().unwrap_or_default(),
-                        name: meta.name_any(),
-                    })),
+                    Ok(Event::Apply(meta) | Event::Delete(meta)) if initialised => {
+                        Some(Ok(Change {
+                            kind,
+                            namespace: meta.namespace().unwrap_or_default(),
+                            name: meta.name_any(),
+                        }))
+                    }
                     Ok(_) => None,
-                    Err(error) => Some(Err(Error::Watch { context: format!("watching {kind}s"), message: error.to_string() })),
+                    Err(error) => Some(Err(Error::Watch {
+                        context: format!("watching {kind}s"),
+                        message: error.to_string(),
+                    })),
                 };
                 futures::future::ready(change)
             })
@@ -98,25 +112,49 @@ impl Ops {
     /// The Passage now and after every change, until the caller stops listening.
     /// [`Error::NotFound`] if it does not exist or is deleted (retention may collect a
     /// finished one).
-    pub fn follow_passage(&self, namespace: &str, name: &str) -> impl Stream<Item = Result<Passage>> + Send + 'static {
+    pub fn follow_passage(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Stream<Item = Result<Passage>> + Send + 'static {
         self.follow(Kind::Passage, namespace, name)
     }
 
     /// The Beacon now and after every change (see [`Ops::follow_passage`]).
-    pub fn follow_beacon(&self, namespace: &str, name: &str) -> impl Stream<Item = Result<Beacon>> + Send + 'static {
+    pub fn follow_beacon(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Stream<Item = Result<Beacon>> + Send + 'static {
         self.follow(Kind::Beacon, namespace, name)
     }
 
-    fn follow<K>(&self, kind: Kind, namespace: &str, name: &str) -> impl Stream<Item = Result<K>> + Send + 'static
+    fn follow<K>(
+        &self,
+        kind: Kind,
+        namespace: &str,
+        name: &str,
+    ) -> impl Stream<Item = Result<K>> + Send + 'static
     where
-        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + 'static,
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + Debug
+            + DeserializeOwned
+            + Send
+            + 'static,
     {
         let api: Api<K> = self.api(namespace);
         let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
         let (namespace, name) = (namespace.to_string(), name.to_string());
         let mut seen = false;
         watcher::watcher(api, config).filter_map(move |event| {
-            let not_found = || Err(Error::NotFound { kind, namespace: namespace.clone(), name: name.clone() });
+            let not_found = || {
+                Err(Error::NotFound {
+                    kind,
+                    namespace: namespace.clone(),
+                    name: name.clone(),
+                })
+            };
             let item = match event {
                 Ok(Event::Apply(object) | Event::InitApply(object)) => {
                     seen = true;
@@ -125,7 +163,10 @@ impl Ops {
                 Ok(Event::InitDone) if !seen => Some(not_found()),
                 Ok(Event::Delete(_)) => Some(not_found()),
                 Ok(_) => None,
-                Err(error) => Some(Err(Error::Watch { context: format!("watching {kind} {name}"), message: error.to_string() })),
+                Err(error) => Some(Err(Error::Watch {
+                    context: format!("watching {kind} {name}"),
+                    message: error.to_string(),
+                })),
             };
             futures::future::ready(item)
         })

@@ -243,14 +243,23 @@ fn auto(x: &mut Explanation, candidates: &[Candidate<'_>], count: &str) {
     let namespace = x.namespace.clone();
     let current = candidates
         .iter()
-        .find(|c| c.blocked.as_ref().is_some_and(|why| why.code == Code::AlreadyCurrent))
+        .find(|c| {
+            c.blocked
+                .as_ref()
+                .is_some_and(|why| why.code == Code::AlreadyCurrent)
+        })
         .map(|c| c.bundle);
     if let Some(next) = eligibility::next_auto(&name, candidates, current) {
         x.state = State::Ready;
-        x.summary = format!("{count} eligible; the Gate crosses automatically and will take {} next", next.name_any());
+        x.summary = format!(
+            "{count} eligible; the Gate crosses automatically and will take {} next",
+            next.name_any()
+        );
         return;
     }
-    let Some(newest) = eligibility::eligible(candidates).first().copied() else { return };
+    let Some(newest) = eligibility::eligible(candidates).first().copied() else {
+        return;
+    };
     let newest_name = newest.name_any();
     if newest.was_blocked_by(&name) {
         let reason = newest
@@ -260,8 +269,13 @@ fn auto(x: &mut Explanation, candidates: &[Candidate<'_>], count: &str) {
             .find(|b| b.gate == name && !b.reason.is_empty())
             .map_or("no reason recorded", |b| b.reason.as_str());
         x.state = State::Blocked;
-        x.summary = format!("{newest_name} did not cross here before, and is not retried automatically");
-        if !x.blockers.iter().any(|b| b.kind == BlockerKind::PassageFailed) {
+        x.summary =
+            format!("{newest_name} did not cross here before, and is not retried automatically");
+        if !x
+            .blockers
+            .iter()
+            .any(|b| b.kind == BlockerKind::PassageFailed)
+        {
             x.blockers.push(blocker(
                 BlockerKind::PassageFailed,
                 format!("{newest_name} did not cross here before and is not retried automatically: {reason}"),

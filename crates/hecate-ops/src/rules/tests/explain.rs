@@ -511,7 +511,11 @@ fn every_state_and_blocker_kind() {
 
 #[test]
 fn an_automatic_gate_says_what_it_will_take_next() {
-    let x = explain_at(auto(gate("dev")), vec![bundle("b1", 0), bundle("b2", 5)], vec![]);
+    let x = explain_at(
+        auto(gate("dev")),
+        vec![bundle("b1", 0), bundle("b2", 5)],
+        vec![],
+    );
     assert_eq!(x.state, State::Ready);
     assert!(x.summary.ends_with("will take b2 next"), "{}", x.summary);
 }
@@ -523,7 +527,10 @@ fn an_automatic_gate_does_not_promise_a_rollback() {
     let x = explain_at(g, vec![bundle("b1", 0), bundle("b2", 5)], vec![]);
     assert_eq!(x.state, State::Idle);
     assert_eq!(x.eligible, ["b1"]);
-    assert_eq!(x.summary, "nothing newer than the current Bundle; 1 Bundle older could be rolled back to by hand");
+    assert_eq!(
+        x.summary,
+        "nothing newer than the current Bundle; 1 Bundle older could be rolled back to by hand"
+    );
 }
 
 #[test]
@@ -534,6 +541,12 @@ fn an_automatic_gate_does_not_promise_a_retry() {
     let x = explain_at(auto(gate("dev")), vec![b1], vec![]);
     assert_eq!(x.state, State::Failed);
     assert_eq!(kinds(&x), [BlockerKind::PassageFailed]);
-    assert!(x.blockers[0].detail.contains("not retried automatically: aborted"), "{}", x.blockers[0].detail);
+    assert!(
+        x.blockers[0]
+            .detail
+            .contains("not retried automatically: aborted"),
+        "{}",
+        x.blockers[0].detail
+    );
     assert!(x.blockers[0].fix.contains("hecate promote dev --bundle b1"));
 }

@@ -2,7 +2,10 @@
 //! is snapshot-tested exactly.
 
 use hecate_ops::{AuditEntry, AuditKind, Explanation, Overview, State};
-use hecate_types::{ArtifactRef, Beacon, Bundle, ConditionStatus, Gate, Health, Passage, PassagePhase, Time, WatchSourceRef};
+use hecate_types::{
+    ArtifactRef, Beacon, Bundle, ConditionStatus, Gate, Health, Passage, PassagePhase, Time,
+    WatchSourceRef,
+};
 use jiff::Timestamp;
 use kube::ResourceExt as _;
 use serde::Serialize;
@@ -43,16 +46,28 @@ pub(crate) struct ActionResult {
 /// The one line a write command prints.
 pub(crate) fn action_line(result: &ActionResult) -> String {
     let line = match result.action.as_str() {
-        "promote" => format!("crossing {} through {} as {}", result.bundle, result.gate, result.passage),
+        "promote" => format!(
+            "crossing {} through {} as {}",
+            result.bundle, result.gate, result.passage
+        ),
         "approve" if result.recorded == Some(false) => {
-            format!("{} was already approved for {} by {}", result.bundle, result.gate, result.actor)
+            format!(
+                "{} was already approved for {} by {}",
+                result.bundle, result.gate, result.actor
+            )
         }
-        "approve" => format!("{} approved for {} by {}", result.bundle, result.gate, result.actor),
+        "approve" => format!(
+            "{} approved for {} by {}",
+            result.bundle, result.gate, result.actor
+        ),
         "abort" => format!(
             "asked {} to stop; the controller marks its remaining steps aborted",
             result.passage
         ),
-        "poll" => format!("asked Beacon {} to look now (token {})", result.beacon, result.token),
+        "poll" => format!(
+            "asked Beacon {} to look now (token {})",
+            result.beacon, result.token
+        ),
         other => other.to_string(),
     };
     line + "\n"
@@ -83,7 +98,12 @@ fn or_dash(value: Option<&str>) -> String {
 }
 
 /// `hecate status`.
-pub(crate) fn status(overview: &Overview, all_namespaces: bool, namespace: &str, style: &Style) -> String {
+pub(crate) fn status(
+    overview: &Overview,
+    all_namespaces: bool,
+    namespace: &str,
+    style: &Style,
+) -> String {
     if overview.namespaces.is_empty() {
         return if all_namespaces {
             "no Gates in any namespace you may read\n".into()
@@ -114,20 +134,41 @@ pub(crate) fn status(overview: &Overview, all_namespaces: bool, namespace: &str,
     table.render(style)
 }
 
+/// How many eligible or waiting Bundles a table shows; `-o json` has them all.
+const LIST_LIMIT: usize = 8;
+
+fn more(total: usize) -> String {
+    if total > LIST_LIMIT {
+        format!(" and {} more (-o json lists all)", total - LIST_LIMIT)
+    } else {
+        String::new()
+    }
+}
+
 /// `hecate explain`.
 pub(crate) fn explain(x: &Explanation, style: &Style) -> String {
     let mut out = format!(
         "{} is {}\n{}\n",
         style.paint(Colour::Bold, &x.gate),
-        style.paint(state_colour(x.state).unwrap_or(Colour::Bold), x.state.as_str()),
+        style.paint(
+            state_colour(x.state).unwrap_or(Colour::Bold),
+            x.state.as_str()
+        ),
         x.summary
     );
     if !x.blockers.is_empty() {
         out.push('\n');
         for blocker in &x.blockers {
-            out.push_str(&format!("  [{}] {}\n", style.paint(Colour::Yellow, blocker.kind.as_str()), blocker.detail));
+            out.push_str(&format!(
+                "  [{}] {}\n",
+                style.paint(Colour::Yellow, blocker.kind.as_str()),
+                blocker.detail
+            ));
             if !blocker.fix.is_empty() {
-                out.push_str(&format!("      → {}\n", style.invocation.rewrite(&blocker.fix)));
+                out.push_str(&format!(
+                    "      → {}\n",
+                    style.invocation.rewrite(&blocker.fix)
+                ));
             }
         }
     }
@@ -136,13 +177,35 @@ pub(crate) fn explain(x: &Explanation, style: &Style) -> String {
         facts.push(format!("  current:  {current}"));
     }
     if let Some(health) = x.health {
-        facts.push(format!("  health:   {}", style.paint(health_colour(health).unwrap_or(Colour::Bold), health.as_str())));
+        facts.push(format!(
+            "  health:   {}",
+            style.paint(
+                health_colour(health).unwrap_or(Colour::Bold),
+                health.as_str()
+            )
+        ));
     }
     if !x.eligible.is_empty() {
-        facts.push(format!("  eligible: {}", x.eligible.join(", ")));
+        let shown: Vec<&str> = x
+            .eligible
+            .iter()
+            .take(LIST_LIMIT)
+            .map(String::as_str)
+            .collect();
+        facts.push(format!(
+            "  eligible: {}{}",
+            shown.join(", "),
+            more(x.eligible.len())
+        ));
     }
-    for waiting in &x.waiting {
-        facts.push(format!("  waiting:  {} — {}", waiting.bundle, waiting.reason));
+    for waiting in x.waiting.iter().take(LIST_LIMIT) {
+        facts.push(format!(
+            "  waiting:  {} — {}",
+            waiting.bundle, waiting.reason
+        ));
+    }
+    if x.waiting.len() > LIST_LIMIT {
+        facts.push(format!("            …{}", more(x.waiting.len())));
     }
     if !facts.is_empty() {
         out.push('\n');
@@ -156,7 +219,9 @@ pub(crate) fn explain(x: &Explanation, style: &Style) -> String {
 
 /// How long ago, kubectl-style: `45s`, `12m`, `5h`, `3d`.
 pub(crate) fn age(created: Option<&Time>, now: Timestamp) -> String {
-    let Some(created) = created else { return "-".into() };
+    let Some(created) = created else {
+        return "-".into();
+    };
     let seconds = now.duration_since(created.0).as_secs().max(0);
     match seconds {
         s if s < 120 => format!("{s}s"),
@@ -192,8 +257,16 @@ pub(crate) fn gates(gates: &[Gate], namespace: &str, now: Timestamp, style: &Sty
                 text
             })
             .collect();
-        let health = gate.status.as_ref().and_then(|s| s.health.as_ref()).map(|h| h.status);
-        let mut flags = if gate.spec.auto { "yes".to_string() } else { "no".to_string() };
+        let health = gate
+            .status
+            .as_ref()
+            .and_then(|s| s.health.as_ref())
+            .map(|h| h.status);
+        let mut flags = if gate.spec.auto {
+            "yes".to_string()
+        } else {
+            "no".to_string()
+        };
         if gate.spec.suspend {
             flags.push_str(" (suspended)");
         }
@@ -202,7 +275,10 @@ pub(crate) fn gates(gates: &[Gate], namespace: &str, now: Timestamp, style: &Sty
             Cell::plain(admits.join(", ")),
             Cell::plain(flags),
             Cell::plain(or_dash(gate.current_bundle())),
-            health.map_or_else(|| Cell::plain("-"), |h| Cell::styled(h.as_str(), style, health_colour(h))),
+            health.map_or_else(
+                || Cell::plain("-"),
+                |h| Cell::styled(h.as_str(), style, health_colour(h)),
+            ),
             Cell::plain(age(gate.metadata.creation_timestamp.as_ref(), now)),
         ]);
     }
@@ -210,7 +286,12 @@ pub(crate) fn gates(gates: &[Gate], namespace: &str, now: Timestamp, style: &Sty
 }
 
 /// `hecate bundles`.
-pub(crate) fn bundles(bundles: &[Bundle], namespace: &str, now: Timestamp, style: &Style) -> String {
+pub(crate) fn bundles(
+    bundles: &[Bundle],
+    namespace: &str,
+    now: Timestamp,
+    style: &Style,
+) -> String {
     if bundles.is_empty() {
         return empty("Bundles", namespace);
     }
@@ -222,9 +303,24 @@ pub(crate) fn bundles(bundles: &[Bundle], namespace: &str, now: Timestamp, style
             .iter()
             .filter_map(|a| {
                 Some(match a.get()? {
-                    ArtifactRef::Image(i) => format!("{}:{}", i.repo, if i.tag.is_empty() { &i.digest } else { &i.tag }),
-                    ArtifactRef::Chart(c) => format!("{}{}@{}", c.repo, if c.name.is_empty() { String::new() } else { format!("/{}", c.name) }, c.version),
-                    ArtifactRef::Commit(c) => format!("{}@{}", c.repo, c.sha.get(..12).unwrap_or(&c.sha)),
+                    ArtifactRef::Image(i) => format!(
+                        "{}:{}",
+                        i.repo,
+                        if i.tag.is_empty() { &i.digest } else { &i.tag }
+                    ),
+                    ArtifactRef::Chart(c) => format!(
+                        "{}{}@{}",
+                        c.repo,
+                        if c.name.is_empty() {
+                            String::new()
+                        } else {
+                            format!("/{}", c.name)
+                        },
+                        c.version
+                    ),
+                    ArtifactRef::Commit(c) => {
+                        format!("{}@{}", c.repo, c.sha.get(..12).unwrap_or(&c.sha))
+                    }
                 })
             })
             .collect();
@@ -249,7 +345,12 @@ fn phase_colour(phase: PassagePhase) -> Option<Colour> {
 }
 
 /// `hecate passages`.
-pub(crate) fn passages(passages: &[Passage], namespace: &str, now: Timestamp, style: &Style) -> String {
+pub(crate) fn passages(
+    passages: &[Passage],
+    namespace: &str,
+    now: Timestamp,
+    style: &Style,
+) -> String {
     if passages.is_empty() {
         return empty("Passages", namespace);
     }
@@ -269,7 +370,12 @@ pub(crate) fn passages(passages: &[Passage], namespace: &str, now: Timestamp, st
 }
 
 /// `hecate beacons`.
-pub(crate) fn beacons(beacons: &[Beacon], namespace: &str, now: Timestamp, style: &Style) -> String {
+pub(crate) fn beacons(
+    beacons: &[Beacon],
+    namespace: &str,
+    now: Timestamp,
+    style: &Style,
+) -> String {
     if beacons.is_empty() {
         return empty("Beacons", namespace);
     }
@@ -323,8 +429,16 @@ pub(crate) fn audit(entries: &[AuditEntry], namespace: &str, style: &Style) -> S
         };
         let mut detail = entry.detail.clone();
         if let Some(evidence) = entry.evidence.as_ref().filter(|e| !e.trail.is_empty()) {
-            let verdict = if evidence.verdict.is_empty() { String::new() } else { format!(" {}", evidence.verdict) };
-            detail = format!("{detail}{}fides{verdict} {}", if detail.is_empty() { "" } else { "; " }, evidence.trail);
+            let verdict = if evidence.verdict.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", evidence.verdict)
+            };
+            detail = format!(
+                "{detail}{}fides{verdict} {}",
+                if detail.is_empty() { "" } else { "; " },
+                evidence.trail
+            );
         }
         table.row(vec![
             Cell::plain(entry.at.0.strftime("%Y-%m-%d %H:%M:%S").to_string()),
@@ -337,3 +451,6 @@ pub(crate) fn audit(entries: &[AuditEntry], namespace: &str, style: &Style) -> S
     }
     table.render(style)
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,227 @@
+//! Reads: tables, structured output, empty results, missing objects, and the cluster
+//! refusing or not answering.
+
+use hecate_cli::exit;
+use hecate_testenv::{Identity, TestEnv};
+use hecate_types::PassagePhase;
+use pretty_assertions::assert_eq;
+
+use crate::harness::*;
+
+#[tokio::test]
+async fn status_explain_and_lists() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    gate(&env, "dev", gate_spec(&[], false)).await;
+    gate(&env, "production", gate_spec(&["dev"], true)).await;
+    bundle(&env, "b1").await;
+    passage(&env, "dev-1", "dev", "b1", PassagePhase::Running).await;
+
+    let status = hecate.run(Identity::Alice, &["status"]).await;
+    assert_eq!(status.code, 0, "{status:?}");
+    let lines: Vec<&str> = status.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("GATE") && lines[0].contains("SUMMARY"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        lines[1].starts_with("dev ") && lines[1].contains("Crossing"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        lines[2].starts_with("production ") && lines[2].contains("has not cleared dev"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        !status.stdout.contains('\x1b'),
+        "no colour when not on a terminal"
+    );
+
+    let json = hecate.run(Identity::Alice, &["status", "-o", "json"]).await;
+    let overview: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(overview["namespaces"][0]["gates"][0]["state"], "Crossing");
+    assert_eq!(overview["totals"]["gates"], 2);
+
+    let yaml = hecate.run(Identity::Alice, &["status", "-o", "yaml"]).await;
+    let from_yaml: serde_json::Value = serde_yaml_ng::from_str(&yaml.stdout).unwrap();
+    assert_eq!(
+        from_yaml["namespaces"], overview["namespaces"],
+        "YAML and JSON carry the same value"
+    );
+
+    let explain = hecate
+        .run(Identity::Alice, &["explain", "production"])
+        .await;
+    assert_eq!(explain.code, 0, "{explain:?}");
+    assert!(
+        explain.stdout.starts_with("production is Blocked\n"),
+        "{}",
+        explain.stdout
+    );
+    assert!(
+        explain
+            .stdout
+            .contains("[UpstreamNotCleared] b1: has not cleared dev"),
+        "{}",
+        explain.stdout
+    );
+    assert!(explain.stdout.contains(&format!(
+        "→ take it through the upstream Gate first: hecate promote dev --bundle b1 -n {}",
+        env.namespace
+    )));
+
+    for (command, name) in [
+        ("gates", "production"),
+        ("bundles", "b1"),
+        ("passages", "dev-1"),
+    ] {
+        let table = hecate.run(Identity::Alice, &[command]).await;
+        assert_eq!(table.code, 0, "{table:?}");
+        assert!(table.stdout.starts_with("NAME"), "{}", table.stdout);
+        assert!(table.stdout.contains(name), "{}", table.stdout);
+        let json = hecate.run(Identity::Alice, &[command, "-o", "json"]).await;
+        let items: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).unwrap();
+        assert!(
+            items.iter().any(|i| i["metadata"]["name"] == name),
+            "{command}"
+        );
+    }
+    let filtered = hecate
+        .run(
+            Identity::Alice,
+            &["passages", "--gate", "production", "-o", "json"],
+        )
+        .await;
+    assert_eq!(filtered.stdout.trim(), "[]");
+}
+
+#[tokio::test]
+async fn empty_results_are_clear_in_every_format() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    let ns = &env.namespace;
+    let status = hecate.run(Identity::Alice, &["status"]).await;
+    assert_eq!(
+        (status.code, status.stdout.clone()),
+        (0, format!("no Gates in {ns}\n"))
+    );
+    for command in ["gates", "bundles", "passages", "beacons", "audit"] {
+        let json = hecate.run(Identity::Alice, &[command, "-o", "json"]).await;
+        assert_eq!((json.code, json.stdout.trim()), (0, "[]"), "{command}");
+        let table = hecate.run(Identity::Alice, &[command]).await;
+        assert!(
+            table.stdout.starts_with("no ") || table.stdout.starts_with("nothing "),
+            "{command}: {}",
+            table.stdout
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_missing_gate_is_a_usage_error() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    let run = hecate.run(Identity::Alice, &["explain", "ghost"]).await;
+    assert_eq!(run.code, i32::from(exit::USAGE));
+    assert_eq!(
+        run.stderr,
+        format!("hecate: no Gate named ghost in {}\n", env.namespace)
+    );
+    assert_eq!(run.stdout, "");
+}
+
+#[tokio::test]
+async fn a_user_without_rights_is_told_so() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    let run = hecate.run(Identity::CiBot, &["status"]).await;
+    assert_eq!(run.code, i32::from(exit::COULD_NOT_TELL), "{run:?}");
+    assert!(
+        run.stderr
+            .starts_with("hecate: not allowed while listing Gates"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("ci-bot"), "{}", run.stderr);
+    assert_eq!(
+        run.stderr.lines().count(),
+        1,
+        "one sentence, not a stack: {}",
+        run.stderr
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_cluster_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n\
+         users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
+    )
+    .unwrap();
+    let out = binary(std::path::Path::new(env!("CARGO_BIN_EXE_hecate")))
+        .args(["status", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .output()
+        .await
+        .unwrap();
+    let run = output(out);
+    assert_eq!(run.code, i32::from(exit::COULD_NOT_TELL), "{run:?}");
+    assert!(
+        run.stderr
+            .starts_with("hecate: cannot reach the cluster at https://127.0.0.1:1/"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+
+    let missing = output(
+        binary(std::path::Path::new(env!("CARGO_BIN_EXE_hecate")))
+            .args(["status", "--kubeconfig", "/nonexistent/k"])
+            .output()
+            .await
+            .unwrap(),
+    );
+    assert_eq!(missing.code, i32::from(exit::COULD_NOT_TELL));
+    assert!(
+        missing
+            .stderr
+            .contains("no usable Kubernetes configuration"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[tokio::test]
+async fn usage_errors_exit_1() {
+    let hecate = std::path::Path::new(env!("CARGO_BIN_EXE_hecate"));
+    for args in [
+        vec![],
+        vec!["frobnicate"],
+        vec!["explain"],
+        vec!["promote", "staging"],
+        vec!["approve", "b1"],
+        vec!["status", "-o", "toml"],
+        vec!["completion", "powershell"],
+    ] {
+        let run = output(binary(hecate).args(&args).output().await.unwrap());
+        assert_eq!(run.code, i32::from(exit::USAGE), "{args:?}: {run:?}");
+    }
+    let help = output(binary(hecate).arg("--help").output().await.unwrap());
+    assert_eq!(help.code, 0);
+    assert!(
+        help.stdout.contains("Exit status:") && help.stdout.contains("6  promote --watch"),
+        "{}",
+        help.stdout
+    );
+    let version = output(binary(hecate).arg("--version").output().await.unwrap());
+    assert_eq!(
+        (version.code, version.stdout.trim()),
+        (0, concat!("hecate ", env!("CARGO_PKG_VERSION")))
+    );
+}

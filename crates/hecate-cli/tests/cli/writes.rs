@@ -1,0 +1,274 @@
+//! Writes: the actor is who the cluster says you are; refusals exit 5 with the reason.
+
+use hecate_cli::exit;
+use hecate_testenv::{Identity, TestEnv};
+use hecate_types::{Beacon, BeaconSpec, ImageWatch, PassagePhase, WatchSource};
+use pretty_assertions::assert_eq;
+
+use crate::harness::*;
+
+#[tokio::test]
+async fn segregation_of_duties_end_to_end() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    let ns = &env.namespace;
+    gate(&env, "production", gate_spec(&[], true)).await;
+    bundle(&env, "b1").await;
+
+    let unapproved = hecate
+        .run(Identity::Bob, &["promote", "production", "--bundle", "b1"])
+        .await;
+    assert_eq!(unapproved.code, i32::from(exit::REFUSED), "{unapproved:?}");
+    assert_eq!(
+        unapproved.stderr, "promote refused: awaiting approval\n",
+        "refusals are answers, printed bare"
+    );
+
+    let approve = hecate
+        .run(Identity::Carol, &["approve", "b1", "--gate", "production"])
+        .await;
+    assert_eq!(
+        (approve.code, approve.stdout.as_str()),
+        (0, "b1 approved for production by carol\n"),
+        "{approve:?}"
+    );
+    let again = hecate
+        .run(
+            Identity::Alice,
+            &["approve", "b1", "--gate", "production", "-o", "json"],
+        )
+        .await;
+    let result: serde_json::Value = serde_json::from_str(&again.stdout).unwrap();
+    assert_eq!(
+        (result["actor"].as_str(), result["recorded"].as_bool()),
+        (Some("carol"), Some(false))
+    );
+
+    let own = hecate
+        .run(
+            Identity::Carol,
+            &["promote", "production", "--bundle", "b1"],
+        )
+        .await;
+    assert_eq!(own.code, i32::from(exit::REFUSED), "{own:?}");
+    assert!(
+        own.stderr
+            .starts_with("promote refused: approved only by carol"),
+        "{}",
+        own.stderr
+    );
+
+    let promote = hecate
+        .run(
+            Identity::Bob,
+            &["promote", "production", "--bundle", "b1", "-o", "json"],
+        )
+        .await;
+    assert_eq!(promote.code, 0, "{promote:?}");
+    let result: serde_json::Value = serde_json::from_str(&promote.stdout).unwrap();
+    assert_eq!(result["action"], "promote");
+    assert_eq!(result["actor"], "bob", "the actor is who the cluster says");
+    assert_eq!(result["passage"], "production-1");
+    assert_eq!(result["namespace"], ns.as_str());
+
+    let busy = hecate
+        .run(
+            Identity::Alice,
+            &["promote", "production", "--bundle", "b1"],
+        )
+        .await;
+    assert_eq!(
+        (busy.code, busy.stderr.as_str()),
+        (
+            i32::from(exit::REFUSED),
+            "promote refused: Passage production-1 is already crossing b1\n"
+        )
+    );
+}
+
+#[tokio::test]
+async fn missing_objects_refuse_writes() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    let run = hecate
+        .run(Identity::Bob, &["promote", "ghost", "--bundle", "b1"])
+        .await;
+    assert_eq!(
+        (run.code, run.stderr.clone()),
+        (
+            i32::from(exit::REFUSED),
+            format!("no Gate named ghost in {}\n", env.namespace)
+        )
+    );
+    let run = hecate.run(Identity::Bob, &["abort", "ghost"]).await;
+    assert_eq!(run.code, i32::from(exit::REFUSED));
+}
+
+#[tokio::test]
+async fn abort_records_who_and_refuses_a_finished_passage() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    passage(&env, "dev-1", "dev", "b1", PassagePhase::Running).await;
+    passage(&env, "dev-0", "dev", "b0", PassagePhase::Succeeded).await;
+    let run = hecate.run(Identity::Alice, &["abort", "dev-1"]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.starts_with("asked dev-1 to stop"),
+        "{}",
+        run.stdout
+    );
+    let audit = hecate.run(Identity::Alice, &["audit", "-o", "json"]).await;
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&audit.stdout).unwrap();
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["kind"] == "aborted" && e["actor"] == "alice"),
+        "{entries:?}"
+    );
+    let finished = hecate.run(Identity::Alice, &["abort", "dev-0"]).await;
+    assert_eq!(
+        (finished.code, finished.stderr.as_str()),
+        (
+            i32::from(exit::REFUSED),
+            "abort refused: Passage dev-0 already finished (Succeeded)\n"
+        )
+    );
+}
+
+#[tokio::test]
+async fn impersonation_records_the_impersonated_user() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    gate(&env, "dev", gate_spec(&[], false)).await;
+    bundle(&env, "b1").await;
+    // admin may impersonate; alice may not.
+    let denied = hecate
+        .run(
+            Identity::Alice,
+            &["promote", "dev", "--bundle", "b1", "--as", "bob"],
+        )
+        .await;
+    assert_eq!(denied.code, i32::from(exit::COULD_NOT_TELL), "{denied:?}");
+    assert!(denied.stderr.contains("impersonate"), "{}", denied.stderr);
+    let run = hecate
+        .run(
+            Identity::Admin,
+            &[
+                "promote", "dev", "--bundle", "b1", "--as", "bob", "-o", "json",
+            ],
+        )
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let result: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(result["actor"], "bob");
+}
+
+#[tokio::test]
+async fn poll_and_wait() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    let spec = BeaconSpec {
+        watch: vec![WatchSource {
+            image: Some(ImageWatch {
+                repo: "ghcr.io/acme/app".into(),
+                ..ImageWatch::default()
+            }),
+            ..WatchSource::default()
+        }],
+        ..BeaconSpec::default()
+    };
+    env.create(Beacon::new("app", spec)).await;
+    let run = hecate
+        .run(Identity::Alice, &["poll", "app", "-o", "json"])
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let result: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let token = result["token"].as_str().unwrap().to_string();
+    let stored: Beacon = env.api::<Beacon>().get("app").await.unwrap();
+    assert_eq!(
+        stored.metadata.annotations.unwrap()["reconcile.fluxcd.io/requestedAt"],
+        token
+    );
+
+    // Nothing echoes the token here (no controller), so waiting times out: exit 2.
+    let waited = hecate
+        .run(
+            Identity::Alice,
+            &["poll", "app", "--wait", "--timeout", "1s"],
+        )
+        .await;
+    assert_eq!(waited.code, i32::from(exit::COULD_NOT_TELL), "{waited:?}");
+    assert!(
+        waited.stderr.contains("had not looked after 1s"),
+        "{}",
+        waited.stderr
+    );
+
+    // A controller that echoes it ends the wait.
+    let child = hecate
+        .command(
+            Identity::Alice,
+            &["poll", "app", "--wait", "--timeout", "30s", "-o", "json"],
+        )
+        .spawn()
+        .unwrap();
+    let echoed = async {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            let mut beacon: Beacon = env.api::<Beacon>().get("app").await.unwrap();
+            let token =
+                beacon.metadata.annotations.as_ref().unwrap()["reconcile.fluxcd.io/requestedAt"]
+                    .clone();
+            if token != result["token"].as_str().unwrap() {
+                beacon.status = Some(hecate_types::BeaconStatus {
+                    last_handled_reconcile_at: token,
+                    latest_bundle: "app-123".into(),
+                    ..Default::default()
+                });
+                env.write_status(&beacon).await;
+                break;
+            }
+        }
+    };
+    let (out, ()) = tokio::join!(child.wait_with_output(), echoed);
+    let run = output(out.unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("app has looked; latest Bundle: app-123"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[tokio::test]
+async fn as_a_kubectl_plugin() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    gate(&env, "staging", gate_spec(&[], false)).await;
+    bundle(&env, "b1").await;
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = dir.path().join("kubectl-hecate");
+    std::fs::copy(env!("CARGO_BIN_EXE_hecate"), &plugin).unwrap();
+    let help = output(binary(&plugin).arg("--help").output().await.unwrap());
+    assert!(
+        help.stdout.contains("Usage: kubectl hecate"),
+        "{}",
+        help.stdout
+    );
+    let explain = output(
+        binary(&plugin)
+            .args(["explain", "staging", "-n", &env.namespace, "--kubeconfig"])
+            .arg(hecate.kubeconfig(Identity::Alice))
+            .output()
+            .await
+            .unwrap(),
+    );
+    assert!(
+        explain
+            .stdout
+            .contains("→ kubectl hecate promote staging --bundle b1"),
+        "{}",
+        explain.stdout
+    );
+}
