@@ -53,12 +53,24 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
         .write_kubeconfigs(&dev_dir)
         .context("writing kubeconfigs")?;
 
+    let hecate = build_hecate(root)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
         let client = endpoint.client(Identity::Admin).await?;
         load(&client, Timestamp::now()).await?;
+        grant_people(&client).await?;
+        let kubeconfig = dev_dir.join("kubeconfig");
+        for args in [["status"].as_slice(), ["explain", "production"].as_slice()] {
+            println!("\n$ hecate {} -n {NAMESPACE}", args.join(" "));
+            std::process::Command::new(&hecate)
+                .args(args)
+                .args(["-n", NAMESPACE])
+                .env("KUBECONFIG", &kubeconfig)
+                .status()
+                .context("running hecate")?;
+        }
         print_tour(root, &endpoint, owned.is_some());
         if owned.is_some() {
             let mut terminate =
@@ -77,6 +89,82 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Lets alice, bob and carol use Hecate in the demo namespace (read everything,
+/// start and abort crossings, approve, poll); ci-bot gets nothing, to show a refusal.
+async fn grant_people(client: &kube::Client) -> anyhow::Result<()> {
+    use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+    let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let role = Role {
+        metadata: ObjectMeta {
+            name: Some("hecate-user".into()),
+            ..ObjectMeta::default()
+        },
+        rules: Some(vec![
+            PolicyRule {
+                api_groups: Some(strings(&["hecate.dev"])),
+                resources: Some(strings(&["gates", "bundles", "passages", "beacons"])),
+                verbs: strings(&["get", "list", "watch"]),
+                ..PolicyRule::default()
+            },
+            PolicyRule {
+                api_groups: Some(strings(&["hecate.dev"])),
+                resources: Some(strings(&["passages", "bundles/status", "beacons"])),
+                verbs: strings(&["create", "update", "patch"]),
+                ..PolicyRule::default()
+            },
+        ]),
+    };
+    let binding = RoleBinding {
+        metadata: ObjectMeta {
+            name: Some("hecate-user".into()),
+            ..ObjectMeta::default()
+        },
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "Role".into(),
+            name: "hecate-user".into(),
+        },
+        subjects: Some(
+            ["alice", "bob", "carol"]
+                .iter()
+                .map(|user| Subject {
+                    api_group: Some("rbac.authorization.k8s.io".into()),
+                    kind: "User".into(),
+                    name: user.to_string(),
+                    ..Subject::default()
+                })
+                .collect(),
+        ),
+    };
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    Api::<Role>::namespaced(client.clone(), NAMESPACE)
+        .patch("hecate-user", &params, &Patch::Apply(&role))
+        .await?;
+    Api::<RoleBinding>::namespaced(client.clone(), NAMESPACE)
+        .patch("hecate-user", &params, &Patch::Apply(&binding))
+        .await?;
+    Ok(())
+}
+
+/// Builds the `hecate` binary (quietly; it is usually built already) and returns it.
+fn build_hecate(root: &Path) -> anyhow::Result<std::path::PathBuf> {
+    let status =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args([
+                "build",
+                "--quiet",
+                "--package",
+                "hecate-cli",
+                "--bin",
+                "hecate",
+            ])
+            .current_dir(root)
+            .status()
+            .context("building hecate")?;
+    anyhow::ensure!(status.success(), "building hecate failed");
+    Ok(root.join("target/debug/hecate"))
+}
+
 fn print_tour(root: &Path, endpoint: &Endpoint, owned: bool) {
     let dir = crate::control_plane::dev_dir(root);
     let kubeconfig = dir.join("kubeconfig");
@@ -90,13 +178,25 @@ fn print_tour(root: &Path, endpoint: &Endpoint, owned: bool) {
         kubeconfig.display()
     );
     println!();
-    println!("Try:");
-    println!("  export KUBECONFIG={}", kubeconfig.display());
-    println!("  kubectl get gates,bundles,passages -n {NAMESPACE}");
-    println!("  kubectl get gate production -n {NAMESPACE} -o yaml");
+    let candidate = release(VERSIONS - 2).bundle.name_any();
     println!(
-        "  kubectl --context alice get gates -n {NAMESPACE}    # Forbidden: alice has no role yet"
+        "Try (hecate is target/debug/hecate; `cargo install --path crates/hecate-cli` puts it on PATH):"
     );
+    println!("  export KUBECONFIG={}", kubeconfig.display());
+    println!("  hecate status -n {NAMESPACE}");
+    println!("  hecate explain production -n {NAMESPACE}");
+    println!("  hecate --context carol approve {candidate} --gate production -n {NAMESPACE}");
+    println!(
+        "  hecate --context bob promote production --bundle {candidate} -n {NAMESPACE} --watch"
+    );
+    println!(
+        "  hecate --context ci-bot status -n {NAMESPACE}    # refused: ci-bot has no Role here"
+    );
+    println!("  hecate audit -n {NAMESPACE}");
+    println!(
+        "(production is frozen at weekends: on a Saturday or Sunday the promotion is refused, and"
+    );
+    println!(" `hecate explain production` says until when.)");
     println!();
     println!("Tokens (for the API server and UI, when they land):");
     for who in Identity::ALL {

@@ -285,7 +285,8 @@ fn auto(x: &mut Explanation, candidates: &[Candidate<'_>], count: &str) {
     } else {
         x.state = State::Idle;
         x.summary = format!(
-            "nothing newer than the current Bundle; {count} older could be rolled back to by hand"
+            "nothing newer than the current Bundle; {} could be rolled back to by hand",
+            plural(x.eligible.len(), "older Bundle")
         );
     }
 }
@@ -299,10 +300,7 @@ fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Ti
         let count = plural(x.eligible.len(), "Bundle");
         let windows = window::judge(&gate.spec.windows, now);
         if !windows.allowed {
-            let until = windows
-                .next_change
-                .map(|t| format!(" until {}", t.strftime("%Y-%m-%dT%H:%M:%SZ")));
-            let detail = format!("{}{}", windows.reason, until.unwrap_or_default());
+            let detail = windows.reason_with_until();
             x.state = State::Blocked;
             x.summary = format!("{count} could cross, but {detail}");
             x.blockers.push(Blocker {

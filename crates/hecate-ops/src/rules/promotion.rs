@@ -55,7 +55,10 @@ pub fn judge(
     }
     let windows = window::judge(&gate.spec.windows, now);
     if !windows.allowed {
-        return Err(Refusal::new(RefusalCode::WindowClosed, windows.reason));
+        return Err(Refusal::new(
+            RefusalCode::WindowClosed,
+            windows.reason_with_until(),
+        ));
     }
     Ok(())
 }

@@ -33,6 +33,19 @@ pub struct WindowJudgement {
     pub next_change: Option<Timestamp>,
 }
 
+impl WindowJudgement {
+    /// The reason with when it lifts, e.g. `outside every promotion window until
+    /// 2026-08-12T06:00:00Z`. Empty when allowed.
+    pub fn reason_with_until(&self) -> String {
+        match self.next_change {
+            Some(t) if !self.allowed => {
+                format!("{} until {}", self.reason, t.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            }
+            _ => self.reason.clone(),
+        }
+    }
+}
+
 /// Judges `windows` at `now`. No windows: always allowed.
 pub fn judge(windows: &[Window], now: Timestamp) -> WindowJudgement {
     let mut parsed = Vec::with_capacity(windows.len());

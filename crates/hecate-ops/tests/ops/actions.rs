@@ -136,7 +136,7 @@ async fn ac094_to_ac100_promote_refuses_and_creates_nothing() {
         (
             "windowed",
             RefusalCode::WindowClosed,
-            "promote refused: outside every promotion window",
+            "promote refused: outside every promotion window until 2026-08-12T06:00:00Z",
         ),
         (
             "busy",

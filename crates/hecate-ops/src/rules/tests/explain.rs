@@ -529,7 +529,7 @@ fn an_automatic_gate_does_not_promise_a_rollback() {
     assert_eq!(x.eligible, ["b1"]);
     assert_eq!(
         x.summary,
-        "nothing newer than the current Bundle; 1 Bundle older could be rolled back to by hand"
+        "nothing newer than the current Bundle; 1 older Bundle could be rolled back to by hand"
     );
 }
 

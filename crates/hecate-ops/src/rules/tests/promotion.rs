@@ -71,7 +71,7 @@ fn ac094_to_ac100_promote_applies_the_same_rules() {
             &b1,
             vec![],
             RefusalCode::WindowClosed,
-            "outside every promotion window",
+            "outside every promotion window until 2026-08-12T06:00:00Z",
         ),
         (
             &plain,
