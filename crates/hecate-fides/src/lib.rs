@@ -1,8 +1,22 @@
 //! Fides: the compliance-evidence service Hecate reports to and gates on.
 //!
-//! This crate will hold the Fides HTTP client (reqwest over rustls), the shapes of
-//! the data Fides exchanges (trails, artifacts, attestations, change-gate verdicts),
-//! and the pure verification of a trail's tamper-evident hash chain. It knows nothing
-//! of Kubernetes: `hecate-ops` decides when to call Fides and what the answers mean.
+//! - [`Client`]: one method per endpoint Hecate uses (verify a trail's chain, policy
+//!   checks, allowlists, artifact trails, attestations, the change gate, approvals,
+//!   ITSM change requests). Bearer token on every call, a 30 s limit, answers capped at
+//!   1 MiB, no retries: errors say whether they are worth another try
+//!   ([`Error::is_unavailable`]), a configuration problem ([`Error::is_auth`]) or a
+//!   miss ([`Error::is_not_found`]).
+//! - [`model`]: the data Fides exchanges, decoded leniently so servers of several
+//!   versions work.
+//! - [`chain`]: the tamper-evident hash chain, computed as Fides computes it (pure).
 //!
-//! It is empty until the Fides work lands; see `docs/ARCHITECTURE.md`.
+//! It knows nothing of Kubernetes: `hecate-ops` decides when to call Fides, with whose
+//! credentials, and what the answers mean.
+
+pub mod chain;
+mod client;
+mod error;
+pub mod model;
+
+pub use client::{Client, Config, DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, bare_digest};
+pub use error::Error;
