@@ -171,6 +171,15 @@ pub(crate) enum Command {
         #[command(flatten)]
         output: OutputArg,
     },
+    /// Why a Bundle was allowed, and who allowed it: its evidence in Fides.
+    Evidence {
+        /// The Bundle.
+        bundle: String,
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// Check the tamper-evident chains of a Bundle's recorded crossings in Fides.
+    Verify(VerifyArgs),
     /// Print a shell completion script.
     Completion {
         /// The shell.
@@ -195,4 +204,36 @@ fn after_help() -> String {
         text.push_str(&format!("  {code}  {meaning}\n"));
     }
     text
+}
+
+/// `hecate verify`'s arguments.
+#[derive(Args, Debug)]
+pub(crate) struct VerifyArgs {
+    /// The Bundle (or give --trail).
+    #[arg(required_unless_present = "trail", conflicts_with = "trail")]
+    pub(crate) bundle: Option<String>,
+    /// Check this trail only; the cluster is not asked.
+    #[arg(long, value_name = "ID")]
+    pub(crate) trail: Option<String>,
+    /// The Fides server.
+    #[arg(
+        long,
+        env = "FIDES_SERVER_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub(crate) server: Option<String>,
+    /// The Fides API token.
+    #[arg(
+        long,
+        env = "FIDES_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub(crate) token: Option<String>,
+    /// Look for crossings in every namespace you may read.
+    #[arg(short = 'A', long)]
+    pub(crate) all_namespaces: bool,
+    #[command(flatten)]
+    pub(crate) output: OutputArg,
 }

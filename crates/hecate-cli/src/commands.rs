@@ -37,6 +37,7 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             output::write_stdout(&crate::complete::candidates(&cli.cluster, &words).await)?;
             return Ok(exit::OK);
         }
+        Command::Verify(args) => return verify(&cli.cluster, args, &style).await,
         _ => {}
     }
     let cx = Context::connect(&cli.cluster).await?;
@@ -197,8 +198,17 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 return wait_for_poll(&ops, &ns, &beacon, &poll.token, timeout).await;
             }
         }
-        Command::Completion { .. } | Command::Man | Command::Version | Command::Complete { .. } => {
+        Command::Evidence { bundle, output } => {
+            let evidence = ops.evidence(&ns, &bundle).await.map_err(read)?;
+            output::print(output.format, &evidence, || {
+                render::evidence(&evidence, &style)
+            })?;
         }
+        Command::Completion { .. }
+        | Command::Man
+        | Command::Version
+        | Command::Complete { .. }
+        | Command::Verify(_) => {}
     }
     Ok(exit::OK)
 }
@@ -451,4 +461,56 @@ async fn wait_for_poll(
             }),
         None => wait.await,
     }
+}
+
+/// `hecate verify`: checks each recorded chain with Fides; the exit code is the worst
+/// finding (ops decides which that is).
+async fn verify(
+    cluster: &crate::cli::ClusterArgs,
+    args: crate::cli::VerifyArgs,
+    style: &Style,
+) -> Result<u8, Failure> {
+    use hecate_ops::ChainState;
+    use hecate_ops::fides::{Client, Config};
+    let crate::cli::VerifyArgs {
+        bundle,
+        trail,
+        server,
+        token,
+        all_namespaces,
+        output,
+    } = args;
+    let format = output.format;
+    let config = Config {
+        base_url: server.unwrap_or_default(),
+        token: token.unwrap_or_default(),
+        timeout: None,
+    };
+    let fides = Client::new(&config).map_err(|e| {
+        Failure::usage(format!(
+            "{e}: give --server and --token, or set FIDES_SERVER_URL and FIDES_TOKEN"
+        ))
+    })?;
+    let (reports, subject) = match (bundle, trail) {
+        (_, Some(trail)) => (vec![Ops::verify_trail(&trail, &fides).await], trail),
+        (Some(bundle), None) => {
+            let cx = Context::connect(cluster).await?;
+            let namespace = (!all_namespaces).then(|| cx.namespace.clone());
+            let reports = Ops::new(cx.client.clone())
+                .verify_bundle(namespace.as_deref(), &bundle, &fides)
+                .await
+                .map_err(|e| Failure::from_ops(&cx.server, Mode::Read, e))?;
+            (reports, bundle)
+        }
+        (None, None) => return Err(Failure::usage("verify needs a Bundle or --trail")),
+    };
+    output::print(format, &reports, || {
+        render::verify(&reports, &subject, style)
+    })?;
+    Ok(match hecate_ops::rules::verify::overall(&reports) {
+        ChainState::Valid => exit::OK,
+        ChainState::NothingRecorded => exit::NOTHING_RECORDED,
+        ChainState::CouldNotCheck => exit::COULD_NOT_TELL,
+        ChainState::Broken => exit::CHAIN_BROKEN,
+    })
 }

@@ -194,27 +194,6 @@ impl Ops {
         })
     }
 
-    /// Where approvals are recorded in Fides, when the Gate binds a Fides environment.
-    /// Until the Fides client lands this fails closed: an evidence-bound Gate's approval
-    /// is never recorded in the cluster alone.
-    async fn record_approval_evidence(
-        &self,
-        gate: &Gate,
-        _bundle: &Bundle,
-        _actor: &str,
-    ) -> Result<()> {
-        if gate.spec.evidence.is_none() {
-            return Ok(());
-        }
-        Err(Error::Fides {
-            context: "recording the approval in Fides".into(),
-            message: format!(
-                "Gate {} binds a Fides environment, and this build cannot record approvals in Fides yet; nothing was recorded",
-                gate.name_any()
-            ),
-        })
-    }
-
     /// Asks a running crossing to stop, on behalf of `actor`.
     ///
     /// Sets `spec.abort` and never deletes: the Passage is the record that a crossing

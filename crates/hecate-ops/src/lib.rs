@@ -24,6 +24,7 @@
 
 mod actions;
 mod error;
+mod evidence;
 pub mod model;
 mod ops;
 pub mod rules;
@@ -31,8 +32,10 @@ mod watch;
 
 pub use actions::{Approval, Poll};
 pub use error::{Action, Error, Kind, Result};
+pub use hecate_fides as fides;
 pub use model::{
-    AuditEntry, AuditKind, Blocker, BlockerKind, Explanation, Overview, State, Waiting,
+    AuditEntry, AuditKind, Blocker, BlockerKind, ChainState, Evidence, Explanation, Overview,
+    State, VerifyReport, Waiting,
 };
 pub use ops::{Clock, Ops, Scope};
 pub use rules::refusal::RefusalCode;

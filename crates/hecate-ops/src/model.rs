@@ -300,3 +300,89 @@ pub struct AuditEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<EvidenceRef>,
 }
+
+/// Everything Fides holds about one Bundle's artifact: why it was allowed, and who
+/// allowed it. Never empty without saying why (`unavailable`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Evidence {
+    /// The Bundle.
+    pub bundle: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// The artifact the evidence is about: the Bundle's first image digest.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub digest: String,
+    /// The Fides trail holding it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub trail: String,
+    /// The Gate whose Fides configuration was used.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub gate: String,
+    /// The change gate's verdict: controls, attestations, approvals, segregation of
+    /// duties.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<hecate_fides::model::ChangeVerdict>,
+    /// The ITSM change request attested on the trail, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<hecate_fides::model::ChangeRequest>,
+    /// The approvals Hecate itself recorded on the Bundle.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approved_in: Vec<hecate_types::BundleApproval>,
+    /// Why there is nothing to show, when there is nothing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub unavailable: String,
+}
+
+/// One trail's chain, checked.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyReport {
+    /// The Gate crossed (absent when a trail was checked directly).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub gate: String,
+    /// The Passage that recorded the trail.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub passage: String,
+    /// The trail.
+    pub trail: String,
+    /// What the check found.
+    pub verdict: ChainState,
+    /// Whether the chain is intact; absent when it could not be checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid: Option<bool>,
+    /// How many attestations the chain holds.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attestations: i64,
+    /// Where the chain breaks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broken_at: Option<i64>,
+    /// Why it breaks, or why it could not be checked.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// Whether an external timestamp covers the current chain head.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchored: Option<bool>,
+    /// When the chain was anchored (RFC 3339), if it ever was.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub anchored_at: String,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+/// What checking a chain found, worst last.
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, JsonSchema,
+)]
+pub enum ChainState {
+    /// Intact, with attestations on it.
+    Valid,
+    /// Nothing is recorded: no crossing wrote a trail, or the trail is empty.
+    NothingRecorded,
+    /// Fides could not be asked, or would not answer: the chain may be anything.
+    CouldNotCheck,
+    /// The chain is broken: entries were changed, removed or reordered.
+    Broken,
+}

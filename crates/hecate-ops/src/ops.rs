@@ -39,15 +39,31 @@ pub enum Scope {
 pub struct Ops {
     client: kube::Client,
     clock: Clock,
+    fides_server: String,
 }
 
 impl Ops {
-    /// Ops over `client`, with the wall clock.
+    /// Ops over `client`, with the wall clock. The default Fides server (for Gates
+    /// whose `evidence.serverURL` is empty) comes from `FIDES_SERVER_URL`: the same
+    /// variable the controller reads, so every surface finds the same Fides.
     pub fn new(client: kube::Client) -> Self {
+        let fides_server = std::env::var("FIDES_SERVER_URL").unwrap_or_default();
         Self {
             client,
             clock: Arc::new(Timestamp::now),
+            fides_server,
         }
+    }
+
+    /// The same Ops with another default Fides server.
+    #[must_use]
+    pub fn with_fides_server(mut self, server: impl Into<String>) -> Self {
+        self.fides_server = server.into();
+        self
+    }
+
+    pub(crate) fn fides_server(&self) -> &str {
+        &self.fides_server
     }
 
     /// The same Ops with another clock (tests freeze time with this).

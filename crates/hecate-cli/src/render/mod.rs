@@ -1,7 +1,9 @@
 //! Text renderings: pure functions of a value, a style and the time, so every table
 //! is snapshot-tested exactly.
 
-use hecate_ops::{AuditEntry, AuditKind, Explanation, Overview, State};
+use hecate_ops::{
+    AuditEntry, AuditKind, ChainState, Evidence, Explanation, Overview, State, VerifyReport,
+};
 use hecate_types::{
     ArtifactRef, Beacon, Bundle, ConditionStatus, Gate, Health, Passage, PassagePhase, Time,
     WatchSourceRef,
@@ -454,3 +456,160 @@ pub(crate) fn audit(entries: &[AuditEntry], namespace: &str, style: &Style) -> S
 
 #[cfg(test)]
 mod tests;
+
+/// A trail id as people read it: the text before the first `-`, else the first eight
+/// characters.
+pub(crate) fn short_trail(id: &str) -> &str {
+    match id.find('-') {
+        Some(i) if i > 0 => &id[..i],
+        _ => id.get(..8).filter(|_| id.len() > 8).unwrap_or(id),
+    }
+}
+
+/// `hecate verify`.
+pub(crate) fn verify(reports: &[VerifyReport], subject: &str, style: &Style) -> String {
+    if reports.is_empty() {
+        return format!(
+            "{subject} has no recorded evidence: no crossing of it wrote a Fides trail\n"
+        );
+    }
+    let mut out = String::new();
+    for report in reports {
+        let trail = short_trail(&report.trail);
+        let place = if report.gate.is_empty() {
+            format!("trail {trail}")
+        } else {
+            format!("{} (trail {trail})", report.gate)
+        };
+        let (mark, line) = match report.verdict {
+            ChainState::CouldNotCheck => (style.paint(Colour::Yellow, "?"), report.reason.clone()),
+            ChainState::Broken => (
+                style.paint(Colour::Red, "✗"),
+                format!(
+                    "chain BROKEN at entry {}: {}",
+                    report.broken_at.unwrap_or(-1),
+                    report.reason
+                ),
+            ),
+            ChainState::NothingRecorded => (
+                style.paint(Colour::Yellow, "?"),
+                "no attestations: the trail is empty, or does not exist".to_string(),
+            ),
+            ChainState::Valid => {
+                let count = if report.attestations == 1 {
+                    "1 attestation".to_string()
+                } else {
+                    format!("{} attestations", report.attestations)
+                };
+                let date = report.anchored_at.get(..10).unwrap_or(&report.anchored_at);
+                let anchor = match report.anchored {
+                    None => ", not externally anchored".to_string(),
+                    Some(false) if date.is_empty() => ", not externally anchored".to_string(),
+                    Some(false) => {
+                        format!(", anchored {date} but the anchor covers a different chain head")
+                    }
+                    Some(true) => format!(", anchored {date}"),
+                };
+                (
+                    style.paint(Colour::Green, "✓"),
+                    format!("chain valid: {count}{anchor}"),
+                )
+            }
+        };
+        out.push_str(&format!("{mark} {place}\n  {line}\n"));
+    }
+    out
+}
+
+/// `hecate evidence`.
+pub(crate) fn evidence(e: &Evidence, style: &Style) -> String {
+    let mut out = format!(
+        "{} in {}\n",
+        style.paint(Colour::Bold, &e.bundle),
+        e.namespace
+    );
+    let mut field = |name: &str, value: String| out.push_str(&format!("  {name:<10} {value}\n"));
+    if !e.digest.is_empty() {
+        field("digest:", e.digest.clone());
+    }
+    if !e.trail.is_empty() {
+        field("trail:", format!("{} (Fides of Gate {})", e.trail, e.gate));
+    }
+    if !e.unavailable.is_empty() {
+        field("evidence:", format!("none: {}", e.unavailable));
+    }
+    if let Some(verdict) = &e.verdict {
+        let colour = if verdict.held() {
+            Colour::Yellow
+        } else {
+            Colour::Green
+        };
+        field(
+            "verdict:",
+            format!(
+                "{}, risk {} ({})",
+                style.paint(colour, &verdict.recommendation),
+                verdict.risk_score,
+                verdict.risk_level
+            ),
+        );
+        for blocker in verdict.blockers() {
+            field("", format!("- {blocker}"));
+        }
+        let approvals = &verdict.approvals;
+        let mut who = approvals.approvers.clone();
+        who.extend(
+            approvals
+                .deployers
+                .iter()
+                .map(|d| format!("{d} (deployer)")),
+        );
+        field(
+            "approvals:",
+            format!(
+                "{} ({} by people, four eyes: {}){}",
+                approvals.count,
+                approvals.human_approvers,
+                if approvals.four_eyes { "yes" } else { "no" },
+                if who.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", who.join(", "))
+                }
+            ),
+        );
+        if let Some(sod) = &verdict.segregation_of_duties {
+            let finding = if sod.compliant {
+                "compliant".to_string()
+            } else {
+                format!("not compliant: {}", sod.violations.join("; "))
+            };
+            field("duties:", finding);
+        }
+        field(
+            "evidence:",
+            format!(
+                "{} attestations, {} not compliant",
+                verdict.attestations.total, verdict.attestations.non_compliant
+            ),
+        );
+    }
+    if let Some(change) = &e.change {
+        field(
+            "change:",
+            format!("{} ({}, {})", change.number, change.state, change.approval),
+        );
+    }
+    for approval in &e.approved_in {
+        field(
+            "approved:",
+            format!(
+                "for {} by {} at {}",
+                approval.gate,
+                approval.actor,
+                approval.at.0.strftime("%Y-%m-%d %H:%M:%S")
+            ),
+        );
+    }
+    out
+}

@@ -421,3 +421,99 @@ fn ages_read_like_kubectl() {
     }
     assert_eq!(age(None, now()), "-");
 }
+
+fn report(gate: &str, trail: &str, chain: serde_json::Value) -> VerifyReport {
+    let chain: hecate_ops::fides::model::ChainVerdict = serde_json::from_value(chain).unwrap();
+    hecate_ops::rules::verify::report(gate, &format!("{gate}-1"), trail, Ok(chain))
+}
+
+#[test]
+fn verify_text() {
+    const T: &str = "91b2ffff-0000-4000-8000-00000000abcd";
+    let reports = [
+        report(
+            "dev",
+            T,
+            serde_json::json!({"valid":true,"count":14,"broken_at":-1,"external_anchor":{"anchored":true,"head_matches":true,"anchored_at":"2026-08-09T11:02:00Z"}}),
+        ),
+        report(
+            "production",
+            T,
+            serde_json::json!({"valid":false,"count":9,"broken_at":6,"reason":"content_hash does not match the recorded entry"}),
+        ),
+        report(
+            "qa",
+            T,
+            serde_json::json!({"valid":true,"count":1,"broken_at":-1}),
+        ),
+        report(
+            "staging",
+            T,
+            serde_json::json!({"valid":true,"count":0,"broken_at":-1}),
+        ),
+        report(
+            "uat",
+            T,
+            serde_json::json!({"valid":true,"count":3,"broken_at":-1,"external_anchor":{"anchored":true,"head_matches":false,"anchored_at":"2026-08-01T00:00:00Z"}}),
+        ),
+        hecate_ops::rules::verify::report(
+            "",
+            "",
+            "nodashesbutlong",
+            Err("fides: GET api/v1/trails/nodashesbutlong/verify-chain: 401: unauthorized".into()),
+        ),
+    ];
+    insta::assert_snapshot!("verify", verify(&reports, "b1", &Style::plain()));
+    assert_eq!(
+        verify(&[], "b1", &Style::plain()),
+        "b1 has no recorded evidence: no crossing of it wrote a Fides trail\n"
+    );
+    insta::assert_json_snapshot!("verify-json", reports[1]);
+}
+
+#[test]
+fn short_trails() {
+    assert_eq!(
+        short_trail("91b2ffff-0000-4000-8000-00000000abcd"),
+        "91b2ffff"
+    );
+    assert_eq!(short_trail("nodashesbutlong"), "nodashes");
+    assert_eq!(short_trail("short"), "short");
+    assert_eq!(short_trail("-leading"), "-leading");
+}
+
+#[test]
+fn evidence_text() {
+    let verdict: hecate_ops::fides::model::ChangeVerdict = serde_json::from_value(serde_json::json!({"recommendation":"hold","approved":false,"risk_score":45,"risk_level":"medium","passed":["CC8.1"],"failed":[{"control":"CC7.2","name":"Vulnerability scanning","reasons":["failed vuln-scan"]}],"attestations":{"total":4,"non_compliant":1},"approvals":{"count":1,"human_approvers":1,"four_eyes":false,"approvers":["olaf@acme.example"]},"segregation_of_duties":{"committer":"olaf@acme.example","approvers":["olaf@acme.example"],"compliant":false,"violations":["committer and approver are the same person"]}})).unwrap();
+    let evidence = Evidence {
+        bundle: "b1".into(),
+        namespace: "acme".into(),
+        digest: "sha256:abcdef0123456789".into(),
+        trail: "91b2ffff-0000-4000-8000-00000000abcd".into(),
+        gate: "production".into(),
+        verdict: Some(verdict),
+        change: Some(hecate_ops::fides::model::ChangeRequest {
+            number: "CHG0033184".into(),
+            state: "new".into(),
+            approval: "not requested".into(),
+            ..Default::default()
+        }),
+        approved_in: vec![hecate_types::BundleApproval {
+            gate: "production".into(),
+            actor: "carol".into(),
+            at: Time(now()),
+        }],
+        unavailable: String::new(),
+    };
+    insta::assert_snapshot!("evidence", super::evidence(&evidence, &Style::plain()));
+    let none = Evidence {
+        digest: String::new(),
+        trail: String::new(),
+        verdict: None,
+        change: None,
+        approved_in: vec![],
+        unavailable: "no Gate in this namespace records evidence in Fides".into(),
+        ..evidence
+    };
+    insta::assert_snapshot!("evidence-none", super::evidence(&none, &Style::plain()));
+}

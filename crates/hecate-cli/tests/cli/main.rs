@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod completion;
+mod fides;
 mod harness;
 mod reads;
 mod watch;

@@ -11,6 +11,7 @@ pub mod overview;
 pub mod promotion;
 pub mod refusal;
 pub mod snapshot;
+pub mod verify;
 pub mod window;
 
 pub use snapshot::NamespaceSnapshot;

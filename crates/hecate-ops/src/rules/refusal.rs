@@ -33,6 +33,13 @@ pub enum RefusalCode {
     WindowClosed,
     /// The Passage has already finished.
     AlreadyFinished,
+    /// The Gate records approvals in Fides, and the Bundle pins no image digest to
+    /// record one against.
+    NoImageDigest,
+    /// The Gate records approvals in Fides, and Fides has no trail for the artifact.
+    NoFidesTrail,
+    /// Fides stored the approval as something its change gate will not count.
+    ApprovalNotCounted,
 }
 
 impl RefusalCode {
@@ -50,6 +57,9 @@ impl RefusalCode {
             Self::AlreadyCrossing => "AlreadyCrossing",
             Self::WindowClosed => "WindowClosed",
             Self::AlreadyFinished => "AlreadyFinished",
+            Self::NoImageDigest => "NoImageDigest",
+            Self::NoFidesTrail => "NoFidesTrail",
+            Self::ApprovalNotCounted => "ApprovalNotCounted",
         }
     }
 }

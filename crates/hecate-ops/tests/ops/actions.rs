@@ -323,33 +323,6 @@ async fn ac104_approval_unblocks_a_promotion_by_someone_else() {
 }
 
 #[tokio::test]
-async fn an_approval_on_an_evidence_gate_fails_closed_until_fides_is_wired() {
-    let env = TestEnv::new().await;
-    let ns = &env.namespace;
-    let mut spec = gate_spec(&[], true);
-    spec.evidence = Some(hecate_types::EvidenceConfig {
-        fides_environment: "7f3a1c2e-0000-4000-8000-000000009b04".into(),
-        server_url: "http://127.0.0.1:9".into(),
-        credentials_ref: None,
-    });
-    gate(&env, "production", spec).await;
-    bundles_in_order(&env, &["b1"]).await;
-    let ops = Ops::new(env.admin.clone());
-    let error = ops
-        .approve(ns, "b1", "production", "carol")
-        .await
-        .unwrap_err();
-    assert!(matches!(error, Error::Fides { .. }), "{error}");
-    assert!(
-        ops.bundle(ns, "b1")
-            .await
-            .unwrap()
-            .approval_for("production")
-            .is_none()
-    );
-}
-
-#[tokio::test]
 async fn ac105_ac106_abort() {
     let env = TestEnv::new().await;
     let ns = &env.namespace;

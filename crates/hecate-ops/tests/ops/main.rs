@@ -7,6 +7,7 @@
 mod actions;
 mod concurrency;
 mod cost;
+mod evidence;
 mod fixtures;
 mod judgements;
 mod reads;

@@ -1,0 +1,232 @@
+//! Fides, from the cluster's side: reaching the Fides a Gate names, recording
+//! approvals there, assembling a Bundle's evidence, and checking recorded chains.
+
+use hecate_fides::model::{Approval, ApprovalRole};
+use hecate_types::{Bundle, Gate};
+use k8s_openapi::api::core::v1::Secret;
+use kube::ResourceExt as _;
+use kube::api::Api;
+
+use crate::error::{Action, Error, Kind, Result};
+use crate::model::{Evidence, VerifyReport};
+use crate::ops::Ops;
+use crate::rules::refusal::{Refusal, RefusalCode};
+use crate::rules::verify;
+
+fn fides_error(context: &str) -> impl FnOnce(hecate_fides::Error) -> Error + '_ {
+    move |e| Error::Fides {
+        context: context.into(),
+        message: e.to_string(),
+    }
+}
+
+impl Ops {
+    /// A client for the Fides a Gate names: its `evidence.serverURL` (else the default
+    /// server), authenticated with the `token` of its `evidence.credentialsRef` Secret.
+    /// One way to reach Fides, so a Gate is never checked on one server and recorded
+    /// on another.
+    pub(crate) async fn dial_fides(&self, gate: &Gate) -> Result<hecate_fides::Client> {
+        let fail = |message: String| Error::Fides {
+            context: "reaching Fides".into(),
+            message,
+        };
+        let namespace = gate.namespace().unwrap_or_default();
+        let Some(evidence) = &gate.spec.evidence else {
+            return Err(fail(format!(
+                "Gate {} has no evidence configuration",
+                gate.name_any()
+            )));
+        };
+        let server = if evidence.server_url.is_empty() {
+            self.fides_server()
+        } else {
+            evidence.server_url.as_str()
+        };
+        let Some(credentials) = &evidence.credentials_ref else {
+            return Err(fail(
+                "the Gate has no evidence.credentialsRef, and Fides rejects an unauthenticated request".into(),
+            ));
+        };
+        let secret = Api::<Secret>::namespaced(self.client(), &namespace)
+            .get(&credentials.name)
+            .await
+            .map_err(|e| {
+                fail(format!(
+                    "reading Secret {namespace}/{}: {e}",
+                    credentials.name
+                ))
+            })?;
+        let token = secret
+            .data
+            .as_ref()
+            .and_then(|d| d.get("token"))
+            .map(|t| String::from_utf8_lossy(&t.0).into_owned())
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| fail(format!("the Secret {} has no token", credentials.name)))?;
+        hecate_fides::Client::new(&hecate_fides::Config {
+            base_url: server.into(),
+            token,
+            timeout: None,
+        })
+        .map_err(|e| fail(e.to_string()))
+    }
+
+    /// Records `actor`'s approval of `bundle` in the Fides the Gate binds, before the
+    /// approval is written to the cluster: if Fides fails, nothing is written, and
+    /// running the same command again completes it (Fides upserts). Gates without
+    /// evidence configuration never touch Fides.
+    pub(crate) async fn record_approval_evidence(
+        &self,
+        gate: &Gate,
+        bundle: &Bundle,
+        actor: &str,
+    ) -> Result<()> {
+        if gate.spec.evidence.is_none() {
+            return Ok(());
+        }
+        let refuse =
+            |code, reason: String| Error::refused(Action::Approve, Refusal::new(code, reason));
+        let fides = self.dial_fides(gate).await.map_err(|e| match e {
+            Error::Fides { message, .. } => Error::Fides {
+                context: "reaching Fides to record the approval".into(),
+                message,
+            },
+            other => other,
+        })?;
+        let (gate_name, bundle_name) = (gate.name_any(), bundle.name_any());
+        let Some(digest) = bundle.image_digests().next() else {
+            return Err(refuse(
+                RefusalCode::NoImageDigest,
+                format!(
+                    "Gate {gate_name} checks evidence, but Bundle {bundle_name} pins no image digest: there is nothing to record an approval against"
+                ),
+            ));
+        };
+        let trail = fides
+            .trail_for_artifact(digest)
+            .await
+            .map_err(fides_error("looking up the artifact's trail"))?;
+        let Some(trail) = trail else {
+            return Err(refuse(
+                RefusalCode::NoFidesTrail,
+                format!(
+                    "Fides has no record of {digest}, so the approval has nothing to attach to: the build that produced it did not report the artifact"
+                ),
+            ));
+        };
+        let namespace = gate.namespace().unwrap_or_default();
+        let approval = Approval {
+            by: actor.into(),
+            role: ApprovalRole::Approver,
+            reason: format!("approved for Gate {gate_name} in {namespace}"),
+        };
+        match fides.record_approval(&trail, &approval).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.is_uncounted() => {
+                Err(refuse(RefusalCode::ApprovalNotCounted, e.to_string()))
+            }
+            Err(e) => Err(fides_error("recording the approval in Fides")(e)),
+        }
+    }
+
+    /// Everything Fides holds about a Bundle's artifact: the trail, the change gate's
+    /// verdict (controls, approvals, segregation of duties), an ITSM change request if
+    /// one is attested, and the approvals Hecate recorded.
+    ///
+    /// Never fails for want of evidence: no Gate configured for Fides, no image digest,
+    /// no trail — each is an answer, in `unavailable`. Only a configured Fides that
+    /// does not answer is an error, because that one is worth retrying.
+    pub async fn evidence(&self, namespace: &str, bundle: &str) -> Result<Evidence> {
+        let (bundle, gates) =
+            futures::try_join!(self.bundle(namespace, bundle), self.gates(namespace))?;
+        let mut evidence = Evidence {
+            bundle: bundle.name_any(),
+            namespace: namespace.into(),
+            digest: String::new(),
+            trail: String::new(),
+            gate: String::new(),
+            verdict: None,
+            change: None,
+            approved_in: bundle
+                .status
+                .as_ref()
+                .map(|s| s.approved_for.clone())
+                .unwrap_or_default(),
+            unavailable: String::new(),
+        };
+        let Some(gate) = gates.iter().find(|g| g.spec.evidence.is_some()) else {
+            evidence.unavailable = "no Gate in this namespace records evidence in Fides".into();
+            return Ok(evidence);
+        };
+        evidence.gate = gate.name_any();
+        let Some(digest) = bundle.image_digests().next() else {
+            evidence.unavailable = format!(
+                "Bundle {} pins no image digest, so there is no artifact to hold evidence about",
+                evidence.bundle
+            );
+            return Ok(evidence);
+        };
+        evidence.digest = digest.into();
+        let fides = self.dial_fides(gate).await?;
+        let trail = fides
+            .trail_for_artifact(digest)
+            .await
+            .map_err(fides_error("looking up the artifact's trail"))?;
+        let Some(trail) = trail else {
+            evidence.unavailable = format!(
+                "Fides has no trail for {digest}: the build that produced it did not report the artifact"
+            );
+            return Ok(evidence);
+        };
+        evidence.verdict = Some(
+            fides
+                .change_gate(&trail)
+                .await
+                .map_err(fides_error("reading the change-gate verdict"))?,
+        );
+        // Best effort: most trails have no ITSM check, and its absence is not news.
+        evidence.change = fides.change_request_for(&trail).await.ok().flatten();
+        evidence.trail = trail;
+        Ok(evidence)
+    }
+
+    /// Checks the chain of every trail a crossing of `bundle` recorded (Passages with
+    /// `status.evidence.trail`), in `namespace` or — `None` — every namespace, sorted
+    /// by Gate then Passage. Every chain is checked; none stops the others.
+    pub async fn verify_bundle(
+        &self,
+        namespace: Option<&str>,
+        bundle: &str,
+        fides: &hecate_fides::Client,
+    ) -> Result<Vec<VerifyReport>> {
+        let passages = self
+            .list::<hecate_types::Passage>(Kind::Passage, namespace)
+            .await?;
+        let mut crossings: Vec<(String, String, String)> = passages
+            .into_iter()
+            .filter(|p| p.spec.bundle == bundle)
+            .filter_map(|p| {
+                let trail = p.status.as_ref()?.evidence.as_ref()?.trail.clone();
+                (!trail.is_empty()).then(|| (p.spec.gate.clone(), p.name_any(), trail))
+            })
+            .collect();
+        crossings.sort();
+        let checks = crossings
+            .into_iter()
+            .map(|(gate, passage, trail)| async move {
+                let answer = fides.verify_chain(&trail).await.map_err(|e| e.to_string());
+                verify::report(&gate, &passage, &trail, answer)
+            });
+        Ok(futures::future::join_all(checks).await)
+    }
+
+    /// Checks one trail's chain. Needs no cluster, so it needs no `Ops`.
+    pub async fn verify_trail(trail: &str, fides: &hecate_fides::Client) -> VerifyReport {
+        verify::report(
+            "",
+            "",
+            trail,
+            fides.verify_chain(trail).await.map_err(|e| e.to_string()),
+        )
+    }
+}
