@@ -183,6 +183,50 @@ impl TestEnv {
     }
 }
 
+/// Applies every object of a multi-document YAML manifest with server-side apply, as
+/// admin — or, with `dry_run`, only asks the API server whether it would accept them.
+/// Returns the objects as the API server answered.
+pub async fn apply_manifest(
+    client: &kube::Client,
+    yaml: &str,
+    dry_run: bool,
+) -> anyhow::Result<Vec<kube::api::DynamicObject>> {
+    use serde::Deserialize as _;
+    let mut applied = Vec::new();
+    for document in serde_yaml_ng::Deserializer::from_str(yaml) {
+        let value = serde_json::Value::deserialize(document)?;
+        if value.is_null() {
+            continue;
+        }
+        let object: kube::api::DynamicObject = serde_json::from_value(value.clone())?;
+        let types = object
+            .types
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("an object without apiVersion/kind"))?;
+        let gvk = kube::core::GroupVersionKind::try_from(&types)?;
+        let (resource, capabilities) = kube::discovery::pinned_kind(client, &gvk).await?;
+        let api: Api<kube::api::DynamicObject> =
+            match (capabilities.scope, object.metadata.namespace.as_deref()) {
+                (kube::discovery::Scope::Namespaced, Some(namespace)) => {
+                    Api::namespaced_with(client.clone(), namespace, &resource)
+                }
+                (kube::discovery::Scope::Namespaced, None) => {
+                    Api::default_namespaced_with(client.clone(), &resource)
+                }
+                (kube::discovery::Scope::Cluster, _) => Api::all_with(client.clone(), &resource),
+            };
+        let mut params = PatchParams::apply(FIELD_MANAGER).force();
+        params.dry_run = dry_run;
+        let name = object.metadata.name.clone().unwrap_or_default();
+        applied.push(
+            api.patch(&name, &params, &Patch::Apply(&value))
+                .await
+                .map_err(|e| anyhow::anyhow!("applying {} {name}: {e}", types.kind))?,
+        );
+    }
+    Ok(applied)
+}
+
 /// `t-<pid>-<n>`: unique within the control plane, which lives no longer than this
 /// process.
 fn unique_namespace_name() -> String {

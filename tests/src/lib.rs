@@ -31,5 +31,5 @@ mod pki;
 
 pub use binaries::{Binaries, ETCD_VERSION, KUBERNETES_VERSION, cache_dir};
 pub use control_plane::{ControlPlane, Endpoint, Lifetime, RequestLog, install_crds};
-pub use env::TestEnv;
+pub use env::{TestEnv, apply_manifest};
 pub use identity::Identity;

@@ -1,0 +1,18 @@
+# Images for hecate-api and hecate-mcp: one build stage, one small runtime stage each.
+#   docker build --target hecate-api -t hecate-api .
+#   docker build --target hecate-mcp -t hecate-mcp .
+FROM rust:1.95-bookworm AS build
+WORKDIR /src
+COPY . .
+RUN cargo build --release --locked -p hecate-api -p hecate-mcp
+
+# Distroless: no shell, no package manager; runs as nonroot (65532). The binaries
+# use rustls and bundled time zones, so they need nothing from the image.
+FROM gcr.io/distroless/cc-debian12:nonroot AS hecate-api
+COPY --from=build /src/target/release/hecate-api /usr/local/bin/hecate-api
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/hecate-api"]
+
+FROM gcr.io/distroless/cc-debian12:nonroot AS hecate-mcp
+COPY --from=build /src/target/release/hecate-mcp /usr/local/bin/hecate-mcp
+ENTRYPOINT ["/usr/local/bin/hecate-mcp"]

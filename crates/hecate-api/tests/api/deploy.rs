@@ -1,0 +1,31 @@
+//! The manifests in `deploy/` are accepted by a real API server (server-side dry run:
+//! only the Namespace is created for real, since namespaced objects need it to exist).
+
+use hecate_testenv::{TestEnv, apply_manifest};
+
+#[tokio::test]
+async fn the_manifests_are_accepted() {
+    let env = TestEnv::new().await;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy");
+    let server = std::fs::read_to_string(root.join("hecate-api/hecate-api.yaml")).unwrap();
+    let namespace = server
+        .split("\n---\n")
+        .find(|d| d.contains("kind: Namespace"))
+        .unwrap();
+    apply_manifest(&env.admin, namespace, false).await.unwrap();
+    let mut applied = 0;
+    for file in ["rbac/user-roles.yaml", "hecate-api/hecate-api.yaml"] {
+        let yaml = std::fs::read_to_string(root.join(file)).unwrap();
+        applied += apply_manifest(&env.admin, &yaml, true)
+            .await
+            .unwrap_or_else(|e| panic!("{file}: {e:#}"))
+            .len();
+    }
+    assert_eq!(applied, 4 + 6, "every object of both files");
+    let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
+        kube::Api::namespaced(env.admin.clone(), "hecate-system");
+    assert!(
+        deployments.get_opt("hecate-api").await.unwrap().is_none(),
+        "a dry run writes nothing"
+    );
+}

@@ -1,0 +1,451 @@
+//! Every route's happy path, orderings, empty lists, and the error mapping.
+
+use hecate_testenv::Identity::*;
+use hecate_types::{
+    Beacon, BeaconSpec, Bundle, ImageWatch, Passage, PassageSpec, Step, WatchSource,
+};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::harness::*;
+
+fn names(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn reads_return_the_api_types_in_order() {
+    let server = Server::start().await;
+    server.pipeline().await;
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let newer = hecate_types::BundleSpec {
+        beacon: "app".into(),
+        artifacts: vec![hecate_types::Artifact::image("r", "2", "")],
+        ..Default::default()
+    };
+    server.env.create(Bundle::new("b2", newer)).await;
+    let spec = BeaconSpec {
+        watch: vec![WatchSource {
+            image: Some(ImageWatch {
+                repo: "r".into(),
+                ..ImageWatch::default()
+            }),
+            ..WatchSource::default()
+        }],
+        ..BeaconSpec::default()
+    };
+    server.env.create(Beacon::new("app", spec)).await;
+    for (name, gate, bundle) in [("p-1", "staging", "b1"), ("p-2", "production", "b2")] {
+        let spec = PassageSpec {
+            gate: gate.into(),
+            bundle: bundle.into(),
+            steps: vec![Step {
+                uses: "flux-wait".into(),
+                ..Step::default()
+            }],
+            ..PassageSpec::default()
+        };
+        server.env.create(Passage::new(name, spec)).await;
+    }
+    let ns = "/api/v1alpha1/namespaces/{ns}";
+    let gates = server.get(&format!("{ns}/gates"), Some(Alice)).await;
+    assert_eq!(gates.status, 200);
+    assert!(
+        gates.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    assert_eq!(names(&gates.json()), ["staging"]);
+    assert_eq!(
+        gates.json()[0]["spec"]["admits"][0]["from"]["beacon"],
+        "app"
+    );
+    assert_eq!(
+        names(
+            &server
+                .get(&format!("{ns}/bundles"), Some(Alice))
+                .await
+                .json()
+        ),
+        ["b2", "b1"],
+        "newest first"
+    );
+    assert_eq!(
+        names(
+            &server
+                .get(&format!("{ns}/beacons"), Some(Alice))
+                .await
+                .json()
+        ),
+        ["app"]
+    );
+    assert_eq!(
+        names(
+            &server
+                .get(&format!("{ns}/passages?gate=staging"), Some(Alice))
+                .await
+                .json()
+        ),
+        ["p-1"]
+    );
+    assert_eq!(
+        names(
+            &server
+                .get(&format!("{ns}/passages?bundle=b2"), Some(Alice))
+                .await
+                .json()
+        ),
+        ["p-2"]
+    );
+    for (kind, name) in [
+        ("gates", "staging"),
+        ("bundles", "b1"),
+        ("beacons", "app"),
+        ("passages", "p-1"),
+    ] {
+        let one = server
+            .get(&format!("{ns}/{kind}/{name}"), Some(Alice))
+            .await;
+        assert_eq!(
+            (one.status, one.json()["metadata"]["name"].as_str()),
+            (200, Some(name)),
+            "{kind}"
+        );
+    }
+    let explain = server
+        .get(&format!("{ns}/gates/staging/explain"), Some(Alice))
+        .await
+        .json();
+    assert_eq!(
+        (explain["state"].as_str(), explain["eligible"][0].as_str()),
+        (Some("Crossing"), None)
+    );
+    assert_eq!(explain["summary"], "crossing b1");
+    let audit = server.get(&format!("{ns}/audit"), Some(Alice)).await;
+    assert_eq!(audit.json().as_array().unwrap().len(), 2);
+    let evidence = server
+        .get(&format!("{ns}/bundles/b1/evidence"), Some(Alice))
+        .await
+        .json();
+    assert_eq!(
+        evidence["unavailable"],
+        "no Gate in this namespace records evidence in Fides"
+    );
+}
+
+#[tokio::test]
+async fn empty_lists_are_arrays_never_null() {
+    let server = Server::start().await;
+    for kind in ["gates", "bundles", "passages", "beacons", "audit"] {
+        let answer = server
+            .get(
+                &format!("/api/v1alpha1/namespaces/{{ns}}/{kind}"),
+                Some(Alice),
+            )
+            .await;
+        assert_eq!((answer.status, answer.body.as_str()), (200, "[]"), "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn errors_map_to_their_statuses() {
+    let server = Server::start().await;
+    server.pipeline().await;
+    let ns = "/api/v1alpha1/namespaces/{ns}";
+    let missing = server.get(&format!("{ns}/gates/ghost"), Some(Alice)).await;
+    assert_eq!(
+        (missing.status, missing.json()["status"].as_str()),
+        (404, Some("not found"))
+    );
+    assert_eq!(
+        missing.json()["error"],
+        format!("no Gate named ghost in {}", server.ns())
+    );
+
+    // A rule saying no: 409, with the stable code.
+    let refused = server
+        .post(
+            &format!("{ns}/gates/staging/promote"),
+            Some(Bob),
+            Some(r#"{"bundle":"ghost"}"#),
+        )
+        .await;
+    assert_eq!(
+        refused.status, 404,
+        "a missing Bundle is not found: {}",
+        refused.body
+    );
+    server
+        .env
+        .api::<hecate_types::Gate>()
+        .patch(
+            "staging",
+            &Default::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"suspend": true}})),
+        )
+        .await
+        .unwrap();
+    let suspended = server
+        .post(
+            &format!("{ns}/gates/staging/promote"),
+            Some(Bob),
+            Some(r#"{"bundle":"b1"}"#),
+        )
+        .await;
+    assert_eq!(
+        (suspended.status, suspended.json()["code"].as_str()),
+        (409, Some("Suspended")),
+        "{}",
+        suspended.body
+    );
+    assert_eq!(
+        suspended.json()["error"],
+        "promote refused: Gate staging is suspended"
+    );
+
+    // Bodies: malformed, unknown fields, missing fields, too large — 4xx, nothing written.
+    let promote = format!("{ns}/gates/staging/promote");
+    for (body, status, fragment) in [
+        ("{not json", 400, "not the expected JSON"),
+        (
+            r#"{"bundle":"b1","actor":"alice"}"#,
+            400,
+            "unknown field `actor`",
+        ),
+        (r#"{}"#, 400, "promote needs a bundle"),
+        (r#"{"bundle":"Not A Name"}"#, 400, "not a valid object name"),
+    ] {
+        let answer = server.post(&promote, Some(Bob), Some(body)).await;
+        assert_eq!(answer.status, status, "{body}: {}", answer.body);
+        assert!(answer.body.contains(fragment), "{body}: {}", answer.body);
+    }
+    let big = format!(r#"{{"bundle":"{}"}}"#, "x".repeat(2 << 20));
+    assert_eq!(
+        server.post(&promote, Some(Bob), Some(&big)).await.status,
+        413
+    );
+    let approve = server
+        .post(
+            &format!("{ns}/bundles/b1/approve"),
+            Some(Carol),
+            Some(r#"{"gate":"staging","actor":"alice"}"#),
+        )
+        .await;
+    assert_eq!(
+        approve.status, 400,
+        "the actor is the caller, never the body: {}",
+        approve.body
+    );
+    let passages: Vec<Passage> = server
+        .env
+        .api::<Passage>()
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items;
+    assert!(passages.is_empty(), "nothing was written");
+    let bundle: Bundle = server.env.api().get("b1").await.unwrap();
+    assert!(bundle.status.is_none(), "nothing was written");
+
+    // Names that cannot be Kubernetes names, in the path.
+    for path in [
+        "/api/v1alpha1/namespaces/Bad_NS/gates",
+        "/api/v1alpha1/namespaces/{ns}/gates/UPPER/explain",
+    ] {
+        let answer = server.get(path, Some(Alice)).await;
+        assert_eq!(answer.status, 400, "{path}: {}", answer.body);
+    }
+    // Unknown API paths are JSON 404s; wrong methods 405.
+    let unknown = server.get("/api/v1alpha1/nonsense", Some(Alice)).await;
+    assert_eq!(unknown.status, 404);
+    assert!(
+        unknown.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .contains("json")
+    );
+    let wrong = server
+        .send(
+            reqwest::Method::DELETE,
+            &format!("{ns}/gates"),
+            Some(&server.token(Alice)),
+            None,
+        )
+        .await;
+    assert_eq!(wrong.status, 405);
+    let bad_query = server
+        .get(&format!("{ns}/passages?colour=red"), Some(Alice))
+        .await;
+    assert_eq!(bad_query.status, 400, "{}", bad_query.body);
+}
+
+#[tokio::test]
+async fn writes_are_idempotent_where_they_should_be() {
+    let server = Server::start().await;
+    server.pipeline().await;
+    let ns = "/api/v1alpha1/namespaces/{ns}";
+    let first = server
+        .post(
+            &format!("{ns}/bundles/b1/approve"),
+            Some(Carol),
+            Some(r#"{"gate":"staging"}"#),
+        )
+        .await;
+    assert_eq!(
+        (first.status, first.json()["recorded"].as_bool()),
+        (200, Some(true))
+    );
+    let again = server
+        .post(
+            &format!("{ns}/bundles/b1/approve"),
+            Some(Admin),
+            Some(r#"{"gate":"staging"}"#),
+        )
+        .await;
+    assert_eq!(
+        (
+            again.status,
+            again.json()["recorded"].as_bool(),
+            again.json()["approvedBy"].as_str()
+        ),
+        (200, Some(false), Some("carol"))
+    );
+    let passage = server
+        .post(
+            &format!("{ns}/gates/staging/promote"),
+            Some(Bob),
+            Some(r#"{"bundle":"b1"}"#),
+        )
+        .await
+        .json();
+    let name = passage["metadata"]["name"].as_str().unwrap();
+    for _ in 0..2 {
+        assert_eq!(
+            server
+                .post(
+                    &format!("{ns}/passages/{name}/abort"),
+                    Some(Bob),
+                    Some("{}")
+                )
+                .await
+                .status,
+            200
+        );
+    }
+}
+
+#[tokio::test]
+async fn operations_endpoints() {
+    let server = Server::start().await;
+    let health = server.get("/healthz", None).await;
+    assert_eq!(health.status, 200);
+    assert_eq!(health.json()["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(server.get("/readyz", None).await.status, 200);
+    server.get("/api/v1alpha1/namespaces", Some(Alice)).await;
+    let metrics = server.get("/metrics", None).await;
+    assert!(metrics.body.contains("hecate_api_requests_total{route=\"/api/v1alpha1/namespaces\",method=\"GET\",status=\"200\"}"), "{}", metrics.body);
+    assert!(
+        metrics
+            .body
+            .contains("hecate_api_request_duration_seconds_bucket")
+    );
+    let home = server.get("/", None).await;
+    assert_eq!(home.status, 200);
+    assert!(
+        home.body.contains("cargo xtask ui"),
+        "the placeholder names the UI build command"
+    );
+}
+
+#[tokio::test]
+async fn the_openapi_document_covers_every_route() {
+    let server = Server::start().await;
+    let doc = server.get("/api/openapi.json", None).await.json();
+    assert_eq!(doc["openapi"], "3.0.3");
+    let paths = doc["paths"].as_object().unwrap();
+    let ns = "/api/v1alpha1/namespaces/{ns}";
+    let expected = [
+        ("get", "/healthz".to_string()),
+        ("get", "/readyz".to_string()),
+        ("get", "/api/v1alpha1/namespaces".to_string()),
+        ("get", "/api/v1alpha1/overview".to_string()),
+        ("get", format!("{ns}/gates")),
+        ("get", format!("{ns}/gates/{{name}}")),
+        ("get", format!("{ns}/gates/{{name}}/explain")),
+        ("post", format!("{ns}/gates/{{name}}/promote")),
+        ("get", format!("{ns}/bundles")),
+        ("get", format!("{ns}/bundles/{{name}}")),
+        ("get", format!("{ns}/bundles/{{name}}/evidence")),
+        ("post", format!("{ns}/bundles/{{name}}/approve")),
+        ("get", format!("{ns}/passages")),
+        ("get", format!("{ns}/passages/{{name}}")),
+        ("post", format!("{ns}/passages/{{name}}/abort")),
+        ("get", format!("{ns}/beacons")),
+        ("get", format!("{ns}/beacons/{{name}}")),
+        ("post", format!("{ns}/beacons/{{name}}/poll")),
+        ("get", format!("{ns}/audit")),
+        ("get", format!("{ns}/watch")),
+    ];
+    for (method, path) in &expected {
+        assert!(
+            paths.get(path).and_then(|p| p.get(*method)).is_some(),
+            "{method} {path} is documented"
+        );
+        // And served: not a 404 for an authenticated caller (names filled in).
+        let concrete = path.replace("{name}", "x");
+        let token = server.token(Admin);
+        let method = if *method == "get" {
+            reqwest::Method::GET
+        } else {
+            reqwest::Method::POST
+        };
+        if !concrete.ends_with("/watch") {
+            let answer = server
+                .send(method, &concrete, Some(&token), Some("{}"))
+                .await;
+            assert!(
+                answer.status != 405
+                    && !(answer.status == 404 && answer.body.contains("no such API route")),
+                "{path}: {}",
+                answer.status
+            );
+        }
+    }
+    let documented: usize = paths.values().map(|p| p.as_object().unwrap().len()).sum();
+    assert_eq!(
+        documented,
+        expected.len(),
+        "nothing undocumented, nothing extra"
+    );
+    // Every reference resolves.
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    let text = doc.to_string();
+    for reference in text
+        .split("\"$ref\":\"")
+        .skip(1)
+        .map(|r| &r[..r.find('"').unwrap()])
+    {
+        let name = reference
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("{reference}"));
+        assert!(schemas.contains_key(name), "{reference} resolves");
+    }
+    for name in [
+        "Explanation",
+        "Overview",
+        "AuditEntry",
+        "Evidence",
+        "Gate",
+        "Bundle",
+        "Passage",
+        "Beacon",
+        "ErrorBody",
+    ] {
+        assert!(schemas.contains_key(name), "{name}");
+    }
+}
