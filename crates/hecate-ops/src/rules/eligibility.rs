@@ -96,8 +96,8 @@ fn judge(
     bundle: &Bundle,
     promoter: Option<&str>,
 ) -> Option<Ineligible> {
-    let gate_name = gate.name_any();
-    if gate.current_bundle() == Some(bundle.name_any().as_str()) {
+    let gate_name = gate.metadata.name.as_deref().unwrap_or_default();
+    if gate.current_bundle().is_some() && gate.current_bundle() == bundle.metadata.name.as_deref() {
         return Some(Ineligible {
             code: Code::AlreadyCurrent,
             reason: "already in this Gate".into(),
@@ -116,7 +116,7 @@ fn judge(
         });
     }
     if admission.require_approval {
-        match bundle.approval_for(&gate_name) {
+        match bundle.approval_for(gate_name) {
             None => {
                 return Some(Ineligible {
                     code: Code::AwaitingApproval,

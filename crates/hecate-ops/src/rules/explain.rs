@@ -216,7 +216,7 @@ fn health_blocker(gate: &Gate) -> Option<Blocker> {
 fn first_uncleared(gate: &Gate, candidates: &[Candidate<'_>], bundle: &str) -> Option<String> {
     let bundle = candidates
         .iter()
-        .find(|c| c.bundle.name_any() == bundle)?
+        .find(|c| c.bundle.metadata.name.as_deref() == Some(bundle))?
         .bundle;
     let admission = gate.admission_for(&bundle.spec.beacon)?;
     admission
@@ -315,7 +315,7 @@ fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Ti
             x.summary = format!("{count} ready to cross; this Gate crosses only when asked");
             let approver = candidates
                 .iter()
-                .find(|c| c.bundle.name_any() == *newest)
+                .find(|c| c.bundle.metadata.name.as_deref() == Some(newest.as_str()))
                 .and_then(|c| c.bundle.approval_for(name))
                 .map(|a| a.actor.clone());
             let detail = match approver {
@@ -341,38 +341,42 @@ fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Ti
             plural(x.waiting.len(), "Bundle"),
             first.reason
         );
+        // One blocker per kind, from the first (newest) Bundle waiting for it.
         let mut seen = Vec::new();
+        let mut blockers = Vec::new();
         for waiting in &x.waiting {
-            let (kind, fix) = match waiting.kind {
-                Some(Code::AwaitingApproval) => (
-                    BlockerKind::NotApproved,
-                    format!(
-                        "hecate approve {} --gate {name} -n {namespace}",
-                        waiting.bundle
-                    ),
-                ),
-                Some(Code::UpstreamNotCleared) => {
-                    let upstream =
-                        first_uncleared(gate, candidates, &waiting.bundle).unwrap_or_default();
-                    (
-                        BlockerKind::Upstream,
-                        format!(
-                            "take it through the upstream Gate first: hecate promote {upstream} --bundle {} -n {namespace}",
-                            waiting.bundle
-                        ),
-                    )
-                }
+            let kind = match waiting.kind {
+                Some(Code::AwaitingApproval) => BlockerKind::NotApproved,
+                Some(Code::UpstreamNotCleared) => BlockerKind::Upstream,
                 _ => continue,
             };
-            if !seen.contains(&kind) {
-                seen.push(kind);
-                x.blockers.push(blocker(
-                    kind,
-                    format!("{}: {}", waiting.bundle, waiting.reason),
-                    fix,
-                ));
+            if seen.contains(&kind) {
+                continue;
+            }
+            seen.push(kind);
+            let fix = if kind == BlockerKind::NotApproved {
+                format!(
+                    "hecate approve {} --gate {name} -n {namespace}",
+                    waiting.bundle
+                )
+            } else {
+                let upstream =
+                    first_uncleared(gate, candidates, &waiting.bundle).unwrap_or_default();
+                format!(
+                    "take it through the upstream Gate first: hecate promote {upstream} --bundle {} -n {namespace}",
+                    waiting.bundle
+                )
+            };
+            blockers.push(blocker(
+                kind,
+                format!("{}: {}", waiting.bundle, waiting.reason),
+                fix,
+            ));
+            if seen.len() == 2 {
+                break;
             }
         }
+        x.blockers.extend(blockers);
         return;
     }
     x.state = State::Idle;

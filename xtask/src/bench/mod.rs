@@ -6,6 +6,8 @@
 //! reused when it is already there. Each measurement is the median of several runs
 //! after a warm-up. Numbers go to stdout and `target/bench/results.json`.
 
+mod load;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -83,7 +85,21 @@ pub(crate) fn run(root: &Path, scale: Scale) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let results = runtime.block_on(measure(&endpoint, scale))?;
+    let status =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args([
+                "build",
+                "--quiet",
+                "--release",
+                "--package",
+                "hecate-api",
+                "--package",
+                "hecate-cli",
+            ])
+            .current_dir(root)
+            .status()?;
+    anyhow::ensure!(status.success(), "building hecate-api and hecate failed");
+    let results = runtime.block_on(measure(root, &endpoint, scale))?;
     let dir = root.join("target/bench");
     std::fs::create_dir_all(&dir)?;
     let path = dir.join("results.json");
@@ -99,6 +115,7 @@ struct Results {
     bundles: usize,
     passages: usize,
     measurements: Vec<Measurement>,
+    api: load::ApiResults,
 }
 
 #[derive(Serialize)]
@@ -110,7 +127,7 @@ struct Measurement {
     api_requests: usize,
 }
 
-async fn measure(endpoint: &Endpoint, scale: Scale) -> anyhow::Result<Results> {
+async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Result<Results> {
     let admin = endpoint.client(Identity::Admin).await?;
     let namespace = scale.namespace();
     seed(&admin, &namespace, scale).await?;
@@ -144,12 +161,32 @@ async fn measure(endpoint: &Endpoint, scale: Scale) -> anyhow::Result<Results> {
             m.name, m.median_ms, m.min_ms, m.max_ms, m.api_requests
         );
     }
+    let routes = [
+        format!("/api/v1alpha1/namespaces/{namespace}/gates/{gate}/explain"),
+        "/api/v1alpha1/overview".to_string(),
+    ];
+    let api = load::run(root, endpoint, &namespace, &routes).await?;
+    println!(
+        "\n{:<72} {:>5} {:>8} {:>8} {:>8}",
+        "hecate-api route (as alice)", "conc", "req/s", "p50 ms", "p99 ms"
+    );
+    for l in &api.levels {
+        println!(
+            "{:<72} {:>5} {:>8.1} {:>8.1} {:>8.1}",
+            l.route, l.concurrency, l.requests_per_second, l.p50_ms, l.p99_ms
+        );
+    }
+    println!(
+        "TokenReviews per 1,000 requests: {:.2}; SubjectAccessReviews per 1,000: {:.2}; peak RSS {:.0} MiB",
+        api.token_reviews_per_1000, api.access_reviews_per_1000, api.peak_rss_mib
+    );
     Ok(Results {
         scale: format!("{scale:?}").to_lowercase(),
         gates: PIPELINES * GATES_PER_PIPELINE,
         bundles: scale.bundles(),
         passages: scale.passages(),
         measurements,
+        api,
     })
 }
 

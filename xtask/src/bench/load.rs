@@ -1,0 +1,257 @@
+//! HTTP load on `hecate-api`, from this process while the server runs in its own:
+//! requests per second and latency percentiles at several concurrencies, and what the
+//! server asked of the API server for authentication and authorisation per request.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use hecate_testenv::{Endpoint, Identity, apply_manifest};
+use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleBinding, RoleRef, Subject};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams};
+use serde::Serialize;
+
+/// One load level's results.
+#[derive(Serialize)]
+pub(crate) struct Level {
+    pub(crate) route: String,
+    pub(crate) concurrency: usize,
+    pub(crate) requests: usize,
+    pub(crate) errors: usize,
+    pub(crate) requests_per_second: f64,
+    pub(crate) p50_ms: f64,
+    pub(crate) p99_ms: f64,
+}
+
+/// The server under load, and what it cost the API server.
+#[derive(Serialize)]
+pub(crate) struct ApiResults {
+    pub(crate) levels: Vec<Level>,
+    pub(crate) token_reviews_per_1000: f64,
+    pub(crate) access_reviews_per_1000: f64,
+    pub(crate) peak_rss_mib: f64,
+}
+
+/// Kills the server when dropped.
+struct ServerProcess(Child);
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+const CONCURRENCY: [usize; 3] = [1, 8, 32];
+const LEVEL_DURATION: Duration = Duration::from_secs(10);
+
+/// Starts `hecate-api` as its own process (the `hecate-api` identity), grants alice
+/// the viewer role in `namespace`, and loads `routes` as alice.
+pub(crate) async fn run(
+    root: &Path,
+    endpoint: &Endpoint,
+    namespace: &str,
+    routes: &[String],
+) -> anyhow::Result<ApiResults> {
+    let admin = endpoint.client(Identity::Admin).await?;
+    let deploy = root.join("deploy");
+    apply_manifest(
+        &admin,
+        &std::fs::read_to_string(deploy.join("rbac/user-roles.yaml"))?,
+        false,
+    )
+    .await?;
+    let server_manifest = std::fs::read_to_string(deploy.join("hecate-api/hecate-api.yaml"))?;
+    let role = server_manifest
+        .split("\n---\n")
+        .find(|d| d.contains("kind: ClusterRole\n"))
+        .context("the server's ClusterRole")?;
+    apply_manifest(&admin, role, false).await?;
+    let user = |name: &str| Subject {
+        api_group: Some("rbac.authorization.k8s.io".into()),
+        kind: "User".into(),
+        name: name.into(),
+        ..Subject::default()
+    };
+    let params = PatchParams::apply("hecate-bench").force();
+    let binding = ClusterRoleBinding {
+        metadata: ObjectMeta {
+            name: Some("hecate-api-bench".into()),
+            ..ObjectMeta::default()
+        },
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "ClusterRole".into(),
+            name: "hecate-api".into(),
+        },
+        subjects: Some(vec![user("hecate-api")]),
+    };
+    Api::<ClusterRoleBinding>::all(admin.clone())
+        .patch("hecate-api-bench", &params, &Patch::Apply(&binding))
+        .await?;
+    let viewer = RoleBinding {
+        metadata: ObjectMeta {
+            name: Some("alice-viewer".into()),
+            ..ObjectMeta::default()
+        },
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "ClusterRole".into(),
+            name: "hecate-viewer".into(),
+        },
+        subjects: Some(vec![user("alice")]),
+    };
+    Api::<RoleBinding>::namespaced(admin.clone(), namespace)
+        .patch("alice-viewer", &params, &Patch::Apply(&viewer))
+        .await?;
+
+    let binary = root.join("target/release/hecate-api");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let base = format!("http://127.0.0.1:{port}");
+    let child = Command::new(&binary)
+        .args([
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+            "--context",
+            "hecate-api",
+        ])
+        .env("KUBECONFIG", endpoint.dir.join("kubeconfig"))
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("starting {}", binary.display()))?;
+    let server = ServerProcess(child);
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(64)
+        .build()?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while http.get(format!("{base}/healthz")).send().await.is_err() {
+        anyhow::ensure!(Instant::now() < deadline, "hecate-api did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let token = endpoint.tokens[&Identity::Alice].clone();
+    // Warm up (and wait for the RoleBinding to take effect).
+    for route in routes {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let status = http
+                .get(format!("{base}{route}"))
+                .bearer_auth(&token)
+                .send()
+                .await?
+                .status();
+            if status.is_success() {
+                break;
+            }
+            anyhow::ensure!(Instant::now() < deadline, "{route} answers {status}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    let before = scrape(&http, &base).await?;
+    let mut levels = Vec::new();
+    for route in routes {
+        for concurrency in CONCURRENCY {
+            levels.push(level(&http, &base, route, &token, concurrency).await);
+        }
+    }
+    let after = scrape(&http, &base).await?;
+    let requests: usize = levels.iter().map(|l| l.requests).sum();
+    let per_1000 = |kind: &str| {
+        let misses = metric(&after, kind) - metric(&before, kind);
+        misses * 1000.0 / requests.max(1) as f64
+    };
+    let peak_rss_mib = std::fs::read_to_string(format!("/proc/{}/status", server.0.id()))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kib| kib / 1024.0);
+    Ok(ApiResults {
+        levels,
+        token_reviews_per_1000: per_1000("token_review"),
+        access_reviews_per_1000: per_1000("access_review"),
+        peak_rss_mib,
+    })
+}
+
+async fn level(
+    http: &reqwest::Client,
+    base: &str,
+    route: &str,
+    token: &str,
+    concurrency: usize,
+) -> Level {
+    let deadline = Instant::now() + LEVEL_DURATION;
+    let started = Instant::now();
+    let workers = (0..concurrency).map(|_| {
+        let (http, url, token) = (http.clone(), format!("{base}{route}"), token.to_string());
+        tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut errors = 0;
+            while Instant::now() < deadline {
+                let sent = Instant::now();
+                match http.get(&url).bearer_auth(&token).send().await {
+                    Ok(response) if response.status().is_success() => {
+                        let _ = response.bytes().await;
+                        latencies.push(sent.elapsed());
+                    }
+                    _ => errors += 1,
+                }
+            }
+            (latencies, errors)
+        })
+    });
+    let mut latencies = Vec::new();
+    let mut errors = 0;
+    for worker in futures::future::join_all(workers)
+        .await
+        .into_iter()
+        .flatten()
+    {
+        latencies.extend(worker.0);
+        errors += worker.1;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    latencies.sort();
+    let percentile = |p: f64| {
+        latencies
+            .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    };
+    Level {
+        route: route.into(),
+        concurrency,
+        requests: latencies.len(),
+        errors,
+        requests_per_second: latencies.len() as f64 / elapsed,
+        p50_ms: percentile(0.50),
+        p99_ms: percentile(0.99),
+    }
+}
+
+async fn scrape(http: &reqwest::Client, base: &str) -> anyhow::Result<String> {
+    Ok(http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await?
+        .text()
+        .await?)
+}
+
+/// The cache misses (= reviews sent to the API server) of one kind.
+fn metric(text: &str, cache: &str) -> f64 {
+    text.lines()
+        .filter(|l| {
+            l.starts_with("hecate_api_auth_cache_total")
+                && l.contains(&format!("cache=\"{cache}\""))
+                && l.contains("result=\"miss\"")
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
