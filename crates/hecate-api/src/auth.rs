@@ -6,11 +6,12 @@
 //! server's own credentials never decide what a caller may see or do.
 //!
 //! TokenReviews are cached for 10 seconds (bounded, by a hash of the token, answers
-//! both ways) so a page load costs at most one. Reads' access reviews are cached for 5
-//! seconds; writes are always asked afresh.
+//! both ways) and asked once however many requests arrive together, so a page load —
+//! or a burst of a thousand — costs at most one. Reads' access reviews are cached the
+//! same way for 5 seconds; writes are always asked afresh.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::extract::FromRequestParts;
@@ -22,6 +23,7 @@ use k8s_openapi::api::authorization::v1::{
 };
 use kube::api::{Api, PostParams};
 use sha2::{Digest as _, Sha256};
+use tokio::sync::OnceCell;
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -69,9 +71,13 @@ impl Access {
     }
 }
 
-/// A small time-limited cache with a size bound.
+/// An answer (once fetched) and when it was first asked for.
+type Entry<V> = (Arc<OnceCell<V>>, Instant);
+
+/// A small time-limited cache with a size bound, that asks once per key: callers
+/// arriving while an answer is being fetched wait for it instead of asking again.
 pub(crate) struct Cache<K, V> {
-    entries: Mutex<HashMap<K, (V, Instant)>>,
+    entries: Mutex<HashMap<K, Entry<V>>>,
     ttl: Duration,
 }
 
@@ -83,37 +89,52 @@ impl<K: std::hash::Hash + Eq + Clone, V: Clone> Cache<K, V> {
         }
     }
 
-    fn get(&self, key: &K) -> Option<V> {
-        let entries = self
-            .entries
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        entries
-            .get(key)
-            .filter(|(_, at)| at.elapsed() < self.ttl)
-            .map(|(v, _)| v.clone())
-    }
-
-    fn put(&self, key: K, value: V) {
-        let mut entries = self
-            .entries
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if entries.len() >= CACHE_CAPACITY {
+    /// The answer for `key` and whether it was known already; `fetch` runs only when
+    /// no live entry has (or is getting) one. A failed fetch is not remembered.
+    async fn get_or_fetch<E>(
+        &self,
+        key: K,
+        fetch: impl Future<Output = Result<V, E>>,
+    ) -> Result<(V, bool), E> {
+        let cell = {
+            let mut entries = self
+                .entries
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let ttl = self.ttl;
-            entries.retain(|_, (_, at)| at.elapsed() < ttl);
-            if entries.len() >= CACHE_CAPACITY {
-                entries.clear();
+            match entries.get(&key) {
+                Some((cell, at)) if at.elapsed() < ttl => cell.clone(),
+                _ => {
+                    if entries.len() >= CACHE_CAPACITY {
+                        entries.retain(|_, (_, at)| at.elapsed() < ttl);
+                        if entries.len() >= CACHE_CAPACITY {
+                            entries.clear();
+                        }
+                    }
+                    let cell = Arc::new(OnceCell::new());
+                    entries.insert(key, (cell.clone(), Instant::now()));
+                    cell
+                }
             }
+        };
+        if let Some(known) = cell.get() {
+            return Ok((known.clone(), true));
         }
-        entries.insert(key, (value, Instant::now()));
+        let mut fetched = false;
+        let value = cell
+            .get_or_try_init(|| {
+                fetched = true;
+                fetch
+            })
+            .await?;
+        Ok((value.clone(), !fetched))
     }
 }
 
 /// The caches the server keeps between requests.
 pub(crate) struct AuthCaches {
     tokens: Cache<[u8; 32], Option<Caller>>,
-    reads: Cache<(Caller, String), bool>,
+    reads: Cache<(Caller, String), (bool, String)>,
 }
 
 impl AuthCaches {
@@ -158,39 +179,41 @@ impl FromRequestParts<AppState> for Caller {
     ) -> Result<Self, Self::Rejection> {
         let token = bearer_token(parts).ok_or_else(ApiError::unauthenticated)?;
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some(known) = state.caches.tokens.get(&key) {
-            state.metrics.token_cache(true);
-            return known.ok_or_else(ApiError::unauthenticated);
-        }
-        state.metrics.token_cache(false);
-        let review = TokenReview {
-            spec: TokenReviewSpec {
-                token: Some(token),
-                audiences: (!state.audiences.is_empty()).then(|| state.audiences.clone()),
-            },
-            ..TokenReview::default()
-        };
-        let answer = Api::<TokenReview>::all(state.client.clone())
-            .create(&PostParams::default(), &review)
-            .await
-            .map_err(|e| {
-                ApiError::internal(format!("asking the cluster who the caller is: {e}"))
-            })?;
-        let status = answer.status.unwrap_or_default();
-        let caller = if status.authenticated == Some(true) {
-            let user = status.user.unwrap_or_default();
-            user.username
-                .filter(|u| !u.is_empty())
-                .map(|username| Caller {
-                    username,
-                    groups: user.groups.unwrap_or_default(),
-                })
-        } else {
-            None
-        };
-        state.caches.tokens.put(key, caller.clone());
+        let (caller, known) = state
+            .caches
+            .tokens
+            .get_or_fetch(key, review_token(state, token))
+            .await?;
+        state.metrics.token_cache(known);
         caller.ok_or_else(ApiError::unauthenticated)
     }
+}
+
+/// Asks the cluster who `token` belongs to: `None` when no one.
+async fn review_token(state: &AppState, token: String) -> Result<Option<Caller>, ApiError> {
+    let review = TokenReview {
+        spec: TokenReviewSpec {
+            token: Some(token),
+            audiences: (!state.audiences.is_empty()).then(|| state.audiences.clone()),
+        },
+        ..TokenReview::default()
+    };
+    let answer = Api::<TokenReview>::all(state.client.clone())
+        .create(&PostParams::default(), &review)
+        .await
+        .map_err(|e| ApiError::internal(format!("asking the cluster who the caller is: {e}")))?;
+    let status = answer.status.unwrap_or_default();
+    if status.authenticated != Some(true) {
+        return Ok(None);
+    }
+    let user = status.user.unwrap_or_default();
+    Ok(user
+        .username
+        .filter(|u| !u.is_empty())
+        .map(|username| Caller {
+            username,
+            groups: user.groups.unwrap_or_default(),
+        }))
 }
 
 /// Asks the cluster whether `caller` may do `access` in `namespace`; 403 naming who may
@@ -201,18 +224,30 @@ pub(crate) async fn authorize(
     access: Access,
     namespace: &str,
 ) -> Result<(), ApiError> {
-    let key = (caller.clone(), namespace.to_string());
-    if access == Access::Read
-        && let Some(allowed) = state.caches.reads.get(&key)
-    {
-        state.metrics.access_cache(true);
-        return if allowed {
-            Ok(())
-        } else {
-            Err(forbidden(caller, access, namespace, ""))
-        };
+    let (allowed, reason) = if access == Access::Read {
+        let key = (caller.clone(), namespace.to_string());
+        let review = review_access(state, caller, access, namespace);
+        let (answer, known) = state.caches.reads.get_or_fetch(key, review).await?;
+        state.metrics.access_cache(known);
+        answer
+    } else {
+        state.metrics.access_cache(false);
+        review_access(state, caller, access, namespace).await?
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(forbidden(caller, access, namespace, &reason))
     }
-    state.metrics.access_cache(false);
+}
+
+/// One SubjectAccessReview: whether `caller` may, and the authoriser's reason.
+async fn review_access(
+    state: &AppState,
+    caller: &Caller,
+    access: Access,
+    namespace: &str,
+) -> Result<(bool, String), ApiError> {
     let (verb, resource, subresource) = access.attributes();
     let review = SubjectAccessReview {
         spec: SubjectAccessReviewSpec {
@@ -241,19 +276,7 @@ pub(crate) async fn authorize(
         })?;
     let status = answer.status.unwrap_or_default();
     let allowed = status.allowed && status.denied != Some(true);
-    if access == Access::Read {
-        state.caches.reads.put(key, allowed);
-    }
-    if allowed {
-        Ok(())
-    } else {
-        Err(forbidden(
-            caller,
-            access,
-            namespace,
-            status.reason.as_deref().unwrap_or_default(),
-        ))
-    }
+    Ok((allowed, status.reason.unwrap_or_default()))
 }
 
 fn forbidden(caller: &Caller, access: Access, namespace: &str, reason: &str) -> ApiError {

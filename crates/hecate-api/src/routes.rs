@@ -100,8 +100,16 @@ async fn healthz() -> Json<serde_json::Value> {
     Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
 }
 
-/// Ready when the API server answers its own readiness check.
+/// Ready when the cache (if any) has listed everything and the API server answers its
+/// own readiness check.
 async fn readyz(State(state): State<AppState>) -> Response {
+    if state.cache.as_ref().is_some_and(|cache| !cache.is_ready()) {
+        return ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "still listing Gates, Bundles, Passages and Beacons",
+        )
+        .into_response();
+    }
     let request = match axum::http::Request::get("/readyz").body(Vec::new()) {
         Ok(request) => request,
         Err(e) => return ApiError::internal(e.to_string()).into_response(),

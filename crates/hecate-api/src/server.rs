@@ -71,7 +71,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     };
     let server = config.cluster_url.to_string();
     let client = kube::Client::try_from(config).context("setting up the Kubernetes client")?;
-    let app = crate::routes::router(AppState::new(client, args.audiences));
+    let app = crate::routes::router(AppState::new(client, args.audiences).cached());
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("listening on {}", args.addr))?;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use hecate_ops::Ops;
+use hecate_ops::{Cache, Ops};
 
 use crate::auth::AuthCaches;
 use crate::metrics::Metrics;
@@ -11,6 +11,7 @@ use crate::metrics::Metrics;
 #[derive(Clone)]
 pub struct AppState {
     pub(crate) ops: Ops,
+    pub(crate) cache: Option<Cache>,
     pub(crate) client: kube::Client,
     pub(crate) caches: Arc<AuthCaches>,
     pub(crate) metrics: Arc<Metrics>,
@@ -24,14 +25,29 @@ impl AppState {
     }
 
     /// State over `client` (the server's own identity); `audiences` are asked of every
-    /// TokenReview (empty: the API server's own).
+    /// TokenReview (empty: the API server's own). Reads go to the API server each
+    /// time, so a read sees every write acknowledged before it.
     pub fn new(client: kube::Client, audiences: Vec<String>) -> Self {
         Self {
             ops: Ops::new(client.clone()),
+            cache: None,
             client,
             caches: Arc::new(AuthCaches::new()),
             metrics: Arc::new(Metrics::new()),
             audiences,
         }
+    }
+
+    /// The same state answering reads from a watch-backed cache, as the server does:
+    /// no API server request per read, answers a watch's latency (milliseconds)
+    /// behind writes. Starts the watches on the current Tokio runtime; until they
+    /// have listed once, reads go to the API server and `/readyz` says not ready.
+    #[must_use]
+    pub fn cached(mut self) -> Self {
+        let (cache, driver) = Cache::start(self.client.clone());
+        tokio::spawn(driver);
+        self.ops = self.ops.with_cache(cache.clone());
+        self.cache = Some(cache);
+        self
     }
 }

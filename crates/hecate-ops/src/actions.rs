@@ -12,10 +12,9 @@ use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use crate::error::{Action, Error, Kind, Result};
-use crate::model::AuditEntry;
 use crate::ops::Ops;
+use crate::rules;
 use crate::rules::refusal::{Refusal, RefusalCode};
-use crate::rules::{self, NamespaceSnapshot};
 
 /// How many times an approval re-reads and retries after losing a race.
 const APPROVAL_ATTEMPTS: u32 = 32;
@@ -61,17 +60,20 @@ impl Ops {
         // In the reference's order: who asks, the Gate, what the Gate alone decides,
         // then the Bundle and the rules.
         rules::promotion::judge_actor(actor).map_err(refused)?;
-        let gate = self.gate(namespace, gate).await?;
+        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
         rules::promotion::judge_gate(&gate).map_err(refused)?;
         let gate_name = gate.name_any();
         let (bundle, passages) = futures::try_join!(
-            self.bundle(namespace, bundle),
-            self.passages(namespace, Some(&gate_name), None)
+            self.get::<Bundle>(Kind::Bundle, namespace, bundle),
+            self.list::<Passage>(Kind::Passage, Some(namespace))
         )?;
-        let passages: Vec<&Passage> = passages.iter().collect();
+        let passages: Vec<&Passage> = passages
+            .iter()
+            .filter(|p| p.spec.gate == gate_name)
+            .collect();
         rules::promotion::judge(&gate, &bundle, &passages, actor, self.now()).map_err(refused)?;
 
-        let name = rules::promotion::next_passage_name(&gate.name_any(), &passages);
+        let name = rules::promotion::next_passage_name(&gate_name, &passages);
         let passage = rules::promotion::new_passage(&gate, &bundle, actor, &name);
         match self
             .api::<Passage>(namespace)
@@ -119,8 +121,8 @@ impl Ops {
                 "no actor: an approval must record who gave it".into(),
             ));
         }
-        let gate = self.gate(namespace, gate).await?;
-        let mut current = self.bundle(namespace, bundle).await?;
+        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
+        let mut current: Bundle = self.get(Kind::Bundle, namespace, bundle).await?;
         if gate.admission_for(&current.spec.beacon).is_none() {
             return Err(refuse(
                 RefusalCode::NotAdmitted,
@@ -143,7 +145,7 @@ impl Ops {
         let api = self.api::<Bundle>(namespace);
         for attempt in 0..APPROVAL_ATTEMPTS {
             if attempt > 0 {
-                current = self.bundle(namespace, bundle).await?;
+                current = self.get(Kind::Bundle, namespace, bundle).await?;
                 if let Some(existing) = current.approval_for(&gate.name_any()) {
                     return Ok(Approval {
                         approval: existing.clone(),
@@ -210,7 +212,7 @@ impl Ops {
                 "no actor: an abort must record who asked for it".into(),
             ));
         }
-        let current = self.passage(namespace, passage).await?;
+        let current: Passage = self.get(Kind::Passage, namespace, passage).await?;
         let phase = current.phase();
         if phase.is_terminal() {
             return Err(refuse(
@@ -238,7 +240,7 @@ impl Ops {
     /// kept. A suspended Beacon would acknowledge and look at nothing, so that is
     /// refused.
     pub async fn poll(&self, namespace: &str, beacon: &str) -> Result<Poll> {
-        let current: Beacon = self.beacon(namespace, beacon).await?;
+        let current: Beacon = self.get(Kind::Beacon, namespace, beacon).await?;
         if current.spec.suspend {
             return Err(Error::refused(
                 Action::Poll,
@@ -257,18 +259,5 @@ impl Ops {
             .await
             .map_err(Error::kubernetes(format!("asking Beacon {beacon} to poll")))?;
         Ok(Poll { token })
-    }
-
-    /// What happened in `namespace`, newest first: crossings, refusals, crossings in
-    /// progress, approvals and aborts. Three requests (Gates, Passages, Bundles).
-    pub async fn audit(&self, namespace: &str) -> Result<Vec<AuditEntry>> {
-        let (gates, bundles, passages) = futures::try_join!(
-            self.list::<Gate>(Kind::Gate, Some(namespace)),
-            self.list::<Bundle>(Kind::Bundle, Some(namespace)),
-            self.list::<Passage>(Kind::Passage, Some(namespace)),
-        )?;
-        Ok(rules::audit::audit(&NamespaceSnapshot::new(
-            namespace, gates, bundles, passages,
-        )))
     }
 }

@@ -23,6 +23,7 @@
 //! Only this crate reads or writes `hecate.dev` objects.
 
 mod actions;
+mod cache;
 mod error;
 mod evidence;
 pub mod model;
@@ -31,6 +32,7 @@ pub mod rules;
 mod watch;
 
 pub use actions::{Approval, Poll};
+pub use cache::Cache;
 pub use error::{Action, Error, Kind, Result};
 pub use hecate_fides as fides;
 pub use model::{

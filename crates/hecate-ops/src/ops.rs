@@ -12,6 +12,7 @@ use kube::api::{Api, ListParams};
 use kube::{Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
 
+use crate::cache::Cache;
 use crate::error::{Error, Kind, Result};
 use crate::model::{Explanation, Overview};
 use crate::rules::eligibility::newest_first;
@@ -40,6 +41,15 @@ pub struct Ops {
     client: kube::Client,
     clock: Clock,
     fides_server: String,
+    cache: Option<Cache>,
+}
+
+fn not_found(kind: Kind, namespace: &str, name: &str) -> Error {
+    Error::NotFound {
+        kind,
+        namespace: namespace.into(),
+        name: name.into(),
+    }
 }
 
 impl Ops {
@@ -52,7 +62,17 @@ impl Ops {
             client,
             clock: Arc::new(Timestamp::now),
             fides_server,
+            cache: None,
         }
+    }
+
+    /// The same Ops answering reads from `cache` instead of the API server, once the
+    /// cache has listed everything (before that, reads go to the API server). Writes
+    /// always read what they judge from the API server.
+    #[must_use]
+    pub fn with_cache(mut self, cache: Cache) -> Self {
+        self.cache = Some(cache);
+        self
     }
 
     /// The same Ops with another default Fides server.
@@ -73,6 +93,11 @@ impl Ops {
         self
     }
 
+    /// The cache to read from: none, or one that has not listed everything yet.
+    fn cache(&self) -> Option<&Cache> {
+        self.cache.as_ref().filter(|cache| cache.is_ready())
+    }
+
     /// The client this Ops talks through.
     pub(crate) fn client(&self) -> kube::Client {
         self.client.clone()
@@ -91,7 +116,7 @@ impl Ops {
     }
 
     /// One object by name, or [`Error::NotFound`].
-    async fn get<K>(&self, kind: Kind, namespace: &str, name: &str) -> Result<K>
+    pub(crate) async fn get<K>(&self, kind: Kind, namespace: &str, name: &str) -> Result<K>
     where
         K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
             + Clone
@@ -128,9 +153,27 @@ impl Ops {
         Ok(list.items)
     }
 
+    /// The snapshot of `namespace`: from the cache, or three LISTs.
+    async fn snapshot(&self, namespace: &str) -> Result<Arc<NamespaceSnapshot>> {
+        if let Some(cache) = self.cache() {
+            return Ok(cache.snapshot(namespace));
+        }
+        let (gates, bundles, passages) = futures::try_join!(
+            self.list::<Gate>(Kind::Gate, Some(namespace)),
+            self.list::<Bundle>(Kind::Bundle, Some(namespace)),
+            self.list::<Passage>(Kind::Passage, Some(namespace)),
+        )?;
+        Ok(Arc::new(NamespaceSnapshot::new(
+            namespace, gates, bundles, passages,
+        )))
+    }
+
     /// The Gates in `namespace`, by name: a surface that prints them twice prints them
     /// the same way.
     pub async fn gates(&self, namespace: &str) -> Result<Vec<Gate>> {
+        if let Some(cache) = self.cache() {
+            return Ok(cache.snapshot(namespace).gates().cloned().collect());
+        }
         let mut gates: Vec<Gate> = self.list(Kind::Gate, Some(namespace)).await?;
         gates.sort_by_key(|g| g.name_any());
         Ok(gates)
@@ -138,12 +181,22 @@ impl Ops {
 
     /// One Gate.
     pub async fn gate(&self, namespace: &str, name: &str) -> Result<Gate> {
-        self.get(Kind::Gate, namespace, name).await
+        match self.cache() {
+            Some(cache) => cache
+                .snapshot(namespace)
+                .gate(name)
+                .cloned()
+                .ok_or_else(|| not_found(Kind::Gate, namespace, name)),
+            None => self.get(Kind::Gate, namespace, name).await,
+        }
     }
 
     /// The Bundles in `namespace`, newest first (ties by name): the question is nearly
     /// always about the recent ones.
     pub async fn bundles(&self, namespace: &str) -> Result<Vec<Bundle>> {
+        if let Some(cache) = self.cache() {
+            return Ok(cache.snapshot(namespace).bundles().cloned().collect());
+        }
         let mut bundles: Vec<Bundle> = self.list(Kind::Bundle, Some(namespace)).await?;
         bundles.sort_by(newest_first);
         Ok(bundles)
@@ -151,7 +204,15 @@ impl Ops {
 
     /// One Bundle.
     pub async fn bundle(&self, namespace: &str, name: &str) -> Result<Bundle> {
-        self.get(Kind::Bundle, namespace, name).await
+        match self.cache() {
+            Some(cache) => cache
+                .snapshot(namespace)
+                .bundles()
+                .find(|b| b.metadata.name.as_deref() == Some(name))
+                .cloned()
+                .ok_or_else(|| not_found(Kind::Bundle, namespace, name)),
+            None => self.get(Kind::Bundle, namespace, name).await,
+        }
     }
 
     /// The Passages in `namespace`, newest first, keeping only those whose `spec.gate`
@@ -162,29 +223,61 @@ impl Ops {
         gate: Option<&str>,
         bundle: Option<&str>,
     ) -> Result<Vec<Passage>> {
-        let mut passages: Vec<Passage> = self.list(Kind::Passage, Some(namespace)).await?;
-        passages.retain(|p| {
+        let keep = |p: &Passage| {
             gate.is_none_or(|g| p.spec.gate == g) && bundle.is_none_or(|b| p.spec.bundle == b)
-        });
+        };
+        if let Some(cache) = self.cache() {
+            return Ok(cache
+                .snapshot(namespace)
+                .passages()
+                .filter(|p| keep(p))
+                .cloned()
+                .collect());
+        }
+        let mut passages: Vec<Passage> = self.list(Kind::Passage, Some(namespace)).await?;
+        passages.retain(keep);
         passages.sort_by(newest_first);
         Ok(passages)
     }
 
     /// One Passage.
     pub async fn passage(&self, namespace: &str, name: &str) -> Result<Passage> {
-        self.get(Kind::Passage, namespace, name).await
+        match self.cache() {
+            Some(cache) => cache
+                .snapshot(namespace)
+                .passages()
+                .find(|p| p.metadata.name.as_deref() == Some(name))
+                .cloned()
+                .ok_or_else(|| not_found(Kind::Passage, namespace, name)),
+            None => self.get(Kind::Passage, namespace, name).await,
+        }
     }
 
     /// The Beacons in `namespace`, by name.
     pub async fn beacons(&self, namespace: &str) -> Result<Vec<Beacon>> {
-        let mut beacons: Vec<Beacon> = self.list(Kind::Beacon, Some(namespace)).await?;
+        let mut beacons: Vec<Beacon> = match self.cache() {
+            Some(cache) => cache
+                .beacons(namespace)
+                .into_iter()
+                .map(Arc::unwrap_or_clone)
+                .collect(),
+            None => self.list(Kind::Beacon, Some(namespace)).await?,
+        };
         beacons.sort_by_key(|b| b.name_any());
         Ok(beacons)
     }
 
     /// One Beacon.
     pub async fn beacon(&self, namespace: &str, name: &str) -> Result<Beacon> {
-        self.get(Kind::Beacon, namespace, name).await
+        match self.cache() {
+            Some(cache) => cache
+                .beacons(namespace)
+                .into_iter()
+                .find(|b| b.metadata.name.as_deref() == Some(name))
+                .map(Arc::unwrap_or_clone)
+                .ok_or_else(|| not_found(Kind::Beacon, namespace, name)),
+            None => self.get(Kind::Beacon, namespace, name).await,
+        }
     }
 
     /// The namespaces that hold something Hecate manages — not every namespace in the
@@ -194,6 +287,9 @@ impl Ops {
     /// This sees what the client may see; a server acting for others must still filter
     /// the result to what each caller may read.
     pub async fn namespaces(&self) -> Result<Vec<String>> {
+        if let Some(cache) = self.cache() {
+            return Ok(cache.namespaces());
+        }
         let gates = Api::<Gate>::all(self.client.clone());
         let beacons = Api::<Beacon>::all(self.client.clone());
         let params = ListParams::default();
@@ -217,11 +313,18 @@ impl Ops {
         Ok(namespaces.into_iter().collect())
     }
 
-    /// Why the Gate is where it is. Three requests: the Gate, the namespace's Bundles,
-    /// its Passages.
+    /// Why the Gate is where it is. Three requests — the Gate, the namespace's Bundles,
+    /// its Passages — or none, from the cache.
     pub async fn explain(&self, namespace: &str, gate: &str) -> Result<Explanation> {
+        if let Some(cache) = self.cache() {
+            let snapshot = cache.snapshot(namespace);
+            let found = snapshot
+                .gate(gate)
+                .ok_or_else(|| not_found(Kind::Gate, namespace, gate))?;
+            return Ok(rules::explain::explain(&snapshot, found, self.now()));
+        }
         let (gate, bundles, passages) = futures::try_join!(
-            self.gate(namespace, gate),
+            self.get::<Gate>(Kind::Gate, namespace, gate),
             self.list::<Bundle>(Kind::Bundle, Some(namespace)),
             self.list::<Passage>(Kind::Passage, Some(namespace)),
         )?;
@@ -230,13 +333,29 @@ impl Ops {
     }
 
     /// Every Gate in `scope`, explained and summarised, with totals and two weeks of
-    /// activity. Three requests (Gates, Bundles, Passages) whatever the scope: one
+    /// activity. Three requests (Gates, Bundles, Passages) whatever the scope — one
     /// namespace is listed directly; several, or all, are listed cluster-wide and
-    /// filtered here.
+    /// filtered here — or none, from the cache.
     pub async fn overview(&self, scope: &Scope) -> Result<Overview> {
+        if let Some(cache) = self.cache() {
+            let namespaces = match scope {
+                Scope::All => cache.gate_namespaces(),
+                Scope::Namespaces(list) => list.clone(),
+            };
+            // As on the direct path: only namespaces that hold a Gate.
+            let snapshots: Vec<Arc<NamespaceSnapshot>> = namespaces
+                .iter()
+                .map(|ns| cache.snapshot(ns))
+                .filter(|s| s.gates().len() > 0)
+                .collect();
+            return Ok(rules::overview::overview(
+                snapshots.iter().map(AsRef::as_ref),
+                self.now(),
+            ));
+        }
         let namespace = match scope {
             Scope::Namespaces(list) if list.is_empty() => {
-                return Ok(rules::overview::overview(&[], self.now()));
+                return Ok(rules::overview::overview(std::iter::empty(), self.now()));
             }
             Scope::Namespaces(list) if list.len() == 1 => Some(list[0].as_str()),
             _ => None,
@@ -251,5 +370,12 @@ impl Ops {
             snapshots.retain(|s| visible.iter().any(|v| v == s.namespace()));
         }
         Ok(rules::overview::overview(&snapshots, self.now()))
+    }
+
+    /// What happened in `namespace`, newest first: crossings, refusals, crossings in
+    /// progress, approvals and aborts. Three requests (Gates, Passages, Bundles), or
+    /// none from the cache.
+    pub async fn audit(&self, namespace: &str) -> Result<Vec<crate::model::AuditEntry>> {
+        Ok(rules::audit::audit(&*self.snapshot(namespace).await?))
     }
 }

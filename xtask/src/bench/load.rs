@@ -128,11 +128,20 @@ pub(crate) async fn run(
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(64)
         .build()?;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while http.get(format!("{base}/healthz")).send().await.is_err() {
-        anyhow::ensure!(Instant::now() < deadline, "hecate-api did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    // Ready: listening, and its cache has listed everything.
+    let started = Instant::now();
+    loop {
+        let ready = http.get(format!("{base}/readyz")).send().await;
+        if ready.is_ok_and(|r| r.status().is_success()) {
+            break;
+        }
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(60),
+            "hecate-api was not ready within 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let ready_after = started.elapsed();
     let token = endpoint.tokens[&Identity::Alice].clone();
     // Warm up (and wait for the RoleBinding to take effect).
     for route in routes {

@@ -193,19 +193,19 @@ async fn namespaces_and_overview_show_only_what_the_caller_may_read() {
 }
 
 #[tokio::test]
-async fn a_page_load_costs_one_token_review() {
+async fn a_burst_of_requests_costs_one_token_review() {
     let server = Server::start().await;
     server.pipeline().await;
     let before = server.state.metrics().encode();
-    for _ in 0..10 {
-        assert_eq!(
-            server
-                .get("/api/v1alpha1/namespaces/{ns}/gates", Some(Alice))
-                .await
-                .status,
-            200
-        );
-    }
+    // All at once: the first asks, the others wait for its answer.
+    let statuses = futures::future::join_all(
+        (0..10).map(|_| server.get("/api/v1alpha1/namespaces/{ns}/gates", Some(Alice))),
+    )
+    .await
+    .into_iter()
+    .map(|answer| answer.status)
+    .collect::<Vec<_>>();
+    assert_eq!(statuses, [200; 10]);
     let after = server.state.metrics().encode();
     let count = |text: &str, cache: &str, result: &str| -> u64 {
         text.lines()

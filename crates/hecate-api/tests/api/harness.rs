@@ -50,7 +50,18 @@ fn subject(who: Identity) -> Subject {
 }
 
 impl Server {
+    /// A server reading from the API server directly: a read sees every write
+    /// acknowledged before it, which keeps tests free of waiting.
     pub(crate) async fn start() -> Self {
+        Self::launch(false).await
+    }
+
+    /// A server reading from its watch-backed cache, as `hecate-api` runs.
+    pub(crate) async fn start_cached() -> Self {
+        Self::launch(true).await
+    }
+
+    async fn launch(cached: bool) -> Self {
         let env = TestEnv::new().await;
         apply_manifest(&env.admin, USER_ROLES, false).await.unwrap();
         // Only the ClusterRole of the server's manifest; the server runs as the static
@@ -95,6 +106,7 @@ impl Server {
         }
         let client = env.client(Identity::HecateApi).await;
         let state = AppState::new(client, vec![]);
+        let state = if cached { state.cached() } else { state };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let app = hecate_api::router(state.clone());

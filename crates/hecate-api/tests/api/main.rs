@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod access;
+mod cached;
 mod deploy;
 mod harness;
 mod routes;

@@ -16,9 +16,8 @@ use crate::model::{AuditEntry, AuditKind};
 /// The namespace's audit trail, newest first; entries at the same instant keep the
 /// order history, Passages, approvals, aborts.
 pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
-    let passages = snapshot.passages();
-    let by_name: HashMap<&str, &hecate_types::Passage> = passages
-        .iter()
+    let by_name: HashMap<&str, &hecate_types::Passage> = snapshot
+        .passages()
         .filter_map(|p| Some((p.metadata.name.as_deref()?, p)))
         .collect();
     let mut entries = Vec::new();
@@ -46,7 +45,7 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
         }
     }
 
-    for passage in passages {
+    for passage in snapshot.passages() {
         let name = passage.name_any();
         if recorded.contains(name.as_str()) {
             continue;
@@ -101,7 +100,7 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
         }
     }
 
-    for passage in passages {
+    for passage in snapshot.passages() {
         let annotations = passage.annotations();
         let (Some(actor), Some(at)) = (
             annotations.get(wellknown::ANNOTATION_ABORTED_BY),

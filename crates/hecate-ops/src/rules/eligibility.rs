@@ -74,11 +74,11 @@ impl Candidate<'_> {
 /// controller) any approval for the Gate counts.
 pub fn evaluate<'a>(
     gate: &Gate,
-    bundles: &'a [Bundle],
+    bundles: impl IntoIterator<Item = &'a Bundle>,
     promoter: Option<&str>,
 ) -> Vec<Candidate<'a>> {
     bundles
-        .iter()
+        .into_iter()
         .filter_map(|bundle| {
             let admission = gate.admission_for(&bundle.spec.beacon)?;
             Some(Candidate {

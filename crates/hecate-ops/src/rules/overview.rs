@@ -16,7 +16,10 @@ pub const ACTIVITY_DAYS: i32 = 14;
 
 /// Summarises `snapshots` (the visible namespaces, each with at least one Gate) at
 /// `now`.
-pub fn overview(snapshots: &[NamespaceSnapshot], now: Timestamp) -> Overview {
+pub fn overview<'a>(
+    snapshots: impl IntoIterator<Item = &'a NamespaceSnapshot>,
+    now: Timestamp,
+) -> Overview {
     let today = now.to_zoned(TimeZone::UTC).date();
     let first_day = today
         .checked_sub((ACTIVITY_DAYS - 1).days())
@@ -49,7 +52,7 @@ pub fn overview(snapshots: &[NamespaceSnapshot], now: Timestamp) -> Overview {
         let mut running: HashMap<&str, String> = HashMap::new();
         // Oldest first, so that of several active Passages of a Gate the newest is
         // the one named.
-        for passage in snapshot.passages().iter().rev() {
+        for passage in snapshot.passages().rev() {
             match passage.phase() {
                 PassagePhase::Pending | PassagePhase::Running => {
                     running.insert(passage.spec.gate.as_str(), passage.name_any());

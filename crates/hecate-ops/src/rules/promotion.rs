@@ -30,7 +30,7 @@ pub fn judge(
     let name = gate.name_any();
     judge_actor(actor)?;
     judge_gate(gate)?;
-    let candidates = eligibility::evaluate(gate, std::slice::from_ref(bundle), Some(actor));
+    let candidates = eligibility::evaluate(gate, std::iter::once(bundle), Some(actor));
     let Some(candidate) = candidates.first() else {
         return Err(Refusal::new(
             RefusalCode::NotAdmitted,

@@ -1,7 +1,11 @@
 //! A namespace as the rules see it: its Gates, Bundles and Passages, fetched once and
 //! put in the orders the rules rely on.
+//!
+//! Objects are shared (`Arc`), so a snapshot built from a watch-backed cache costs
+//! pointer copies, not object copies, and one snapshot serves many requests.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use hecate_types::{Bundle, Gate, Passage};
 use kube::ResourceExt as _;
@@ -13,9 +17,9 @@ use super::eligibility::newest_first;
 #[derive(Clone, Debug, Default)]
 pub struct NamespaceSnapshot {
     namespace: String,
-    gates: Vec<Gate>,
-    bundles: Vec<Bundle>,
-    passages: Vec<Passage>,
+    gates: Vec<Arc<Gate>>,
+    bundles: Vec<Arc<Bundle>>,
+    passages: Vec<Arc<Passage>>,
     /// Indexes into `passages` by `spec.gate`, newest first.
     passages_by_gate: HashMap<String, Vec<usize>>,
 }
@@ -24,13 +28,28 @@ impl NamespaceSnapshot {
     /// Puts one namespace's objects in order.
     pub fn new(
         namespace: impl Into<String>,
-        mut gates: Vec<Gate>,
-        mut bundles: Vec<Bundle>,
-        mut passages: Vec<Passage>,
+        gates: Vec<Gate>,
+        bundles: Vec<Bundle>,
+        passages: Vec<Passage>,
     ) -> Self {
-        gates.sort_by_key(|g| g.name_any());
-        bundles.sort_by(newest_first);
-        passages.sort_by(newest_first);
+        Self::shared(
+            namespace,
+            gates.into_iter().map(Arc::new).collect(),
+            bundles.into_iter().map(Arc::new).collect(),
+            passages.into_iter().map(Arc::new).collect(),
+        )
+    }
+
+    /// Puts one namespace's shared objects in order.
+    pub fn shared(
+        namespace: impl Into<String>,
+        mut gates: Vec<Arc<Gate>>,
+        mut bundles: Vec<Arc<Bundle>>,
+        mut passages: Vec<Arc<Passage>>,
+    ) -> Self {
+        gates.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        bundles.sort_by(|a, b| newest_first(a.as_ref(), b.as_ref()));
+        passages.sort_by(|a, b| newest_first(a.as_ref(), b.as_ref()));
         let mut passages_by_gate: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, passage) in passages.iter().enumerate() {
             passages_by_gate
@@ -54,7 +73,20 @@ impl NamespaceSnapshot {
         bundles: Vec<Bundle>,
         passages: Vec<Passage>,
     ) -> Vec<Self> {
-        // Unsorted groups first; `new` puts each in order once.
+        Self::group(
+            gates.into_iter().map(Arc::new),
+            bundles.into_iter().map(Arc::new),
+            passages.into_iter().map(Arc::new),
+        )
+    }
+
+    /// [`NamespaceSnapshot::by_namespace`] over shared objects.
+    pub fn group(
+        gates: impl IntoIterator<Item = Arc<Gate>>,
+        bundles: impl IntoIterator<Item = Arc<Bundle>>,
+        passages: impl IntoIterator<Item = Arc<Passage>>,
+    ) -> Vec<Self> {
+        // Unsorted groups first; `shared` puts each in order once.
         let mut grouped: BTreeMap<String, Self> = BTreeMap::new();
         for gate in gates {
             let namespace = gate.namespace().unwrap_or_default();
@@ -65,18 +97,22 @@ impl NamespaceSnapshot {
             group.gates.push(gate);
         }
         for bundle in bundles {
-            if let Some(group) = grouped.get_mut(&bundle.namespace().unwrap_or_default()) {
+            if let Some(group) =
+                grouped.get_mut(bundle.metadata.namespace.as_deref().unwrap_or_default())
+            {
                 group.bundles.push(bundle);
             }
         }
         for passage in passages {
-            if let Some(group) = grouped.get_mut(&passage.namespace().unwrap_or_default()) {
+            if let Some(group) =
+                grouped.get_mut(passage.metadata.namespace.as_deref().unwrap_or_default())
+            {
                 group.passages.push(passage);
             }
         }
         grouped
             .into_values()
-            .map(|g| Self::new(g.namespace, g.gates, g.bundles, g.passages))
+            .map(|g| Self::shared(g.namespace, g.gates, g.bundles, g.passages))
             .collect()
     }
 
@@ -86,18 +122,24 @@ impl NamespaceSnapshot {
     }
 
     /// Its Gates, by name.
-    pub fn gates(&self) -> &[Gate] {
-        &self.gates
+    pub fn gates(&self) -> impl ExactSizeIterator<Item = &Gate> + DoubleEndedIterator {
+        self.gates.iter().map(AsRef::as_ref)
+    }
+
+    /// The Gate named `name`.
+    pub fn gate(&self, name: &str) -> Option<&Gate> {
+        self.gates()
+            .find(|g| g.metadata.name.as_deref() == Some(name))
     }
 
     /// Its Bundles, newest first.
-    pub fn bundles(&self) -> &[Bundle] {
-        &self.bundles
+    pub fn bundles(&self) -> impl ExactSizeIterator<Item = &Bundle> + DoubleEndedIterator {
+        self.bundles.iter().map(AsRef::as_ref)
     }
 
     /// Its Passages, newest first.
-    pub fn passages(&self) -> &[Passage] {
-        &self.passages
+    pub fn passages(&self) -> impl ExactSizeIterator<Item = &Passage> + DoubleEndedIterator {
+        self.passages.iter().map(AsRef::as_ref)
     }
 
     /// The Passages whose `spec.gate` is `gate`, newest first.
@@ -106,6 +148,14 @@ impl NamespaceSnapshot {
             .get(gate)
             .into_iter()
             .flatten()
-            .map(|i| &self.passages[*i])
+            .map(|i| self.passages[*i].as_ref())
+    }
+
+    /// Its Gates, Bundles and Passages as owned lists, in the snapshot's orders.
+    pub fn into_parts(self) -> (Vec<Gate>, Vec<Bundle>, Vec<Passage>) {
+        fn owned<T: Clone>(shared: Vec<Arc<T>>) -> Vec<T> {
+            shared.into_iter().map(Arc::unwrap_or_clone).collect()
+        }
+        (owned(self.gates), owned(self.bundles), owned(self.passages))
     }
 }

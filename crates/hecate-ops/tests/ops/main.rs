@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod actions;
+mod cache;
 mod concurrency;
 mod cost;
 mod evidence;

@@ -1,0 +1,229 @@
+//! A watch-backed copy of the cluster's Hecate objects, for servers that answer many
+//! questions a second.
+//!
+//! One reflector per kind (cluster-wide, metadata's managed fields dropped to save
+//! memory) keeps a store current; reads judge a snapshot of the stores instead of
+//! LISTing, so a request costs the API server nothing. A namespace's snapshot is built
+//! once per change in that namespace and shared (`Arc`) by every request until the
+//! next change. The answers are the direct path's: the same rules over the same
+//! objects, a watch's latency later (milliseconds). Writes never read from here.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Debug;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::{FutureExt as _, StreamExt as _};
+use hecate_types::{Beacon, Bundle, Gate, Passage};
+use k8s_openapi::NamespaceResourceScope;
+use kube::api::Api;
+use kube::runtime::WatchStreamExt as _;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher::{self, Event};
+use kube::{Resource, ResourceExt as _};
+use serde::de::DeserializeOwned;
+
+use crate::rules::NamespaceSnapshot;
+
+/// The stores, and which namespaces changed since their snapshot was built.
+#[derive(Clone)]
+pub struct Cache {
+    inner: Arc<Inner>,
+}
+
+/// (epoch, changes in the namespace): a snapshot built at a version is current while
+/// the version is.
+type Version = (u64, u64);
+
+struct Inner {
+    gates: Store<Gate>,
+    bundles: Store<Bundle>,
+    passages: Store<Passage>,
+    beacons: Store<Beacon>,
+    /// Bumped when a store is (re)listed: every snapshot is then stale.
+    epoch: AtomicU64,
+    /// How many kinds have been listed at least once.
+    listed: AtomicUsize,
+    /// Per namespace, bumped on every change there.
+    changes: Mutex<HashMap<String, u64>>,
+    /// Per namespace, the snapshot and the version it was built at.
+    snapshots: Mutex<HashMap<String, (Version, Arc<NamespaceSnapshot>)>>,
+}
+
+impl Inner {
+    fn changed(&self, namespace: &str) {
+        *self
+            .changes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(namespace.to_string())
+            .or_default() += 1;
+    }
+
+    fn version(&self, namespace: &str) -> Version {
+        let changes = self
+            .changes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(namespace)
+            .copied()
+            .unwrap_or(0);
+        (self.epoch.load(Ordering::Acquire), changes)
+    }
+}
+
+impl Cache {
+    /// Starts following the cluster with `client` (which must be allowed to list and
+    /// watch the four kinds cluster-wide). The returned future drives the watches — it
+    /// never ends; spawn it. Reads wait for [`Cache::ready`].
+    pub fn start(client: kube::Client) -> (Self, impl Future<Output = ()> + Send + 'static) {
+        let (gates, gates_writer) = reflector::store();
+        let (bundles, bundles_writer) = reflector::store();
+        let (passages, passages_writer) = reflector::store();
+        let (beacons, beacons_writer) = reflector::store();
+        let inner = Arc::new(Inner {
+            gates,
+            bundles,
+            passages,
+            beacons,
+            epoch: AtomicU64::new(0),
+            listed: AtomicUsize::new(0),
+            changes: Mutex::new(HashMap::new()),
+            snapshots: Mutex::new(HashMap::new()),
+        });
+        let driver = futures::future::join4(
+            follow::<Gate>(client.clone(), gates_writer, inner.clone()),
+            follow::<Bundle>(client.clone(), bundles_writer, inner.clone()),
+            follow::<Passage>(client.clone(), passages_writer, inner.clone()),
+            follow::<Beacon>(client, beacons_writer, inner.clone()),
+        )
+        .map(drop);
+        (Self { inner }, driver)
+    }
+
+    /// Waits until every kind has been listed once.
+    pub async fn ready(&self) {
+        let inner = &self.inner;
+        let _ = futures::join!(
+            inner.gates.wait_until_ready(),
+            inner.bundles.wait_until_ready(),
+            inner.passages.wait_until_ready(),
+            inner.beacons.wait_until_ready()
+        );
+    }
+
+    /// Whether every kind has been listed once; until then [`crate::Ops`] reads from
+    /// the API server directly.
+    pub fn is_ready(&self) -> bool {
+        self.inner.listed.load(Ordering::Acquire) == KINDS
+    }
+
+    /// The snapshot of `namespace` as the stores hold it now.
+    pub(crate) fn snapshot(&self, namespace: &str) -> Arc<NamespaceSnapshot> {
+        let inner = &self.inner;
+        let version = inner.version(namespace);
+        if let Some((built, snapshot)) = inner
+            .snapshots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(namespace)
+            && *built == version
+        {
+            return snapshot.clone();
+        }
+        let here = |meta: &kube::api::ObjectMeta| meta.namespace.as_deref() == Some(namespace);
+        let snapshot = Arc::new(NamespaceSnapshot::shared(
+            namespace,
+            inner.gates.state_filter(|g| here(&g.metadata)),
+            inner.bundles.state_filter(|b| here(&b.metadata)),
+            inner.passages.state_filter(|p| here(&p.metadata)),
+        ));
+        inner
+            .snapshots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(namespace.to_string(), (version, snapshot.clone()));
+        snapshot
+    }
+
+    /// The namespaces holding a Gate or a Beacon, sorted.
+    pub(crate) fn namespaces(&self) -> Vec<String> {
+        let gates = self
+            .inner
+            .gates
+            .state()
+            .into_iter()
+            .filter_map(|g| g.namespace());
+        let beacons = self
+            .inner
+            .beacons
+            .state()
+            .into_iter()
+            .filter_map(|b| b.namespace());
+        gates
+            .chain(beacons)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// The namespaces holding a Gate, sorted.
+    pub(crate) fn gate_namespaces(&self) -> Vec<String> {
+        self.inner
+            .gates
+            .state()
+            .into_iter()
+            .filter_map(|g| g.namespace())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// The Beacons of `namespace`.
+    pub(crate) fn beacons(&self, namespace: &str) -> Vec<Arc<Beacon>> {
+        self.inner
+            .beacons
+            .state_filter(|b| b.metadata.namespace.as_deref() == Some(namespace))
+    }
+}
+
+/// Gates, Bundles, Passages, Beacons.
+const KINDS: usize = 4;
+
+/// Keeps one kind's store current, forever, backing off on errors.
+async fn follow<K>(client: kube::Client, writer: reflector::store::Writer<K>, inner: Arc<Inner>)
+where
+    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + Debug
+        + DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
+    let mut listed = false;
+    watcher::watcher(Api::<K>::all(client), watcher::Config::default())
+        .default_backoff()
+        .modify(|object| object.managed_fields_mut().clear())
+        .reflect(writer)
+        .for_each(|event| {
+            match event {
+                Ok(Event::Apply(object) | Event::Delete(object)) => {
+                    inner.changed(object.meta().namespace.as_deref().unwrap_or_default())
+                }
+                Ok(Event::InitDone) => {
+                    inner.epoch.fetch_add(1, Ordering::AcqRel);
+                    if !std::mem::replace(&mut listed, true) {
+                        inner.listed.fetch_add(1, Ordering::AcqRel);
+                    }
+                }
+                Ok(Event::Init | Event::InitApply(_)) => {}
+                // The watcher backs off and retries; the store keeps its last state.
+                Err(error) => {
+                    tracing::warn!(kind = K::kind(&()).as_ref(), %error, "watch failed; retrying")
+                }
+            }
+            futures::future::ready(())
+        })
+        .await;
+}

@@ -1,0 +1,173 @@
+//! Reads from the watch-backed cache: the same answers as the direct path, no requests
+//! per read, and changes seen as they happen.
+
+use std::time::Duration;
+
+use hecate_ops::{Cache, Ops, Scope};
+use hecate_testenv::{Identity, TestEnv};
+use hecate_types::{Beacon, BeaconSpec, ImageWatch, PassagePhase, WatchSource};
+use kube::ResourceExt as _;
+use pretty_assertions::assert_eq;
+
+use crate::fixtures::*;
+
+/// Starts a cache over `client` and waits until it has listed everything once.
+async fn started(client: kube::Client) -> Cache {
+    let (cache, driver) = Cache::start(client);
+    tokio::spawn(driver);
+    tokio::time::timeout(Duration::from_secs(30), cache.ready())
+        .await
+        .expect("the cache lists every kind within 30 s");
+    cache
+}
+
+/// An object's identity and version: equal when both paths read the same object.
+fn versions<K: kube::Resource>(objects: &[K]) -> Vec<(String, String)> {
+    objects
+        .iter()
+        .map(|o| (o.name_any(), o.resource_version().unwrap_or_default()))
+        .collect()
+}
+
+/// Waits until `check` holds, for up to ten seconds: a watch delivers changes in
+/// milliseconds, but delivers them a little after the write returns.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    for _ in 0..200 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what}: not seen through the cache within 10 s");
+}
+
+#[tokio::test]
+async fn cached_reads_answer_as_the_direct_path_does() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    env.create(Beacon::new(
+        "app",
+        BeaconSpec {
+            watch: vec![WatchSource {
+                image: Some(ImageWatch {
+                    repo: "ghcr.io/acme/app".into(),
+                    ..ImageWatch::default()
+                }),
+                ..WatchSource::default()
+            }],
+            ..BeaconSpec::default()
+        },
+    ))
+    .await;
+    gate(&env, "dev", gate_spec(&[], false)).await;
+    gate(&env, "staging", gate_spec(&["dev"], true)).await;
+    gate(&env, "production", gate_spec(&["staging"], true)).await;
+    let bundles = bundles_in_order(&env, &["b1", "b2"]).await;
+    set_bundle_status(&env, bundles[0].clone(), &["dev"], &[("staging", "alice")]).await;
+    passage(&env, "dev-b1", "dev", "b1", PassagePhase::Succeeded).await;
+    passage(&env, "dev-b2", "dev", "b2", PassagePhase::Failed).await;
+
+    // One instant for both paths, so that nothing differs but where objects come from.
+    let now = jiff::Timestamp::now();
+    let direct = Ops::new(env.admin.clone()).with_clock(move || now);
+    let (client, log) = env
+        .endpoint()
+        .recording_client(Identity::Admin)
+        .await
+        .unwrap();
+    // The watches use their own client, so the log holds only what reads ask for. The
+    // writes above were acknowledged before the cache listed, so it holds them all.
+    let cached = Ops::new(client)
+        .with_clock(move || now)
+        .with_cache(started(env.admin.clone()).await);
+
+    assert_eq!(
+        versions(&cached.gates(ns).await.unwrap()),
+        versions(&direct.gates(ns).await.unwrap())
+    );
+    assert_eq!(
+        versions(&cached.bundles(ns).await.unwrap()),
+        versions(&direct.bundles(ns).await.unwrap())
+    );
+    assert_eq!(
+        versions(&cached.passages(ns, Some("dev"), None).await.unwrap()),
+        versions(&direct.passages(ns, Some("dev"), None).await.unwrap())
+    );
+    assert_eq!(
+        versions(&cached.beacons(ns).await.unwrap()),
+        versions(&direct.beacons(ns).await.unwrap())
+    );
+    assert_eq!(
+        cached.bundle(ns, "b1").await.unwrap().status,
+        direct.bundle(ns, "b1").await.unwrap().status
+    );
+    assert_eq!(
+        cached.gate(ns, "ghost").await.unwrap_err().to_string(),
+        direct.gate(ns, "ghost").await.unwrap_err().to_string()
+    );
+    for gate in ["dev", "staging", "production"] {
+        assert_eq!(
+            cached.explain(ns, gate).await.unwrap(),
+            direct.explain(ns, gate).await.unwrap(),
+            "explain {gate}"
+        );
+    }
+    let scope = Scope::Namespaces(vec![ns.clone(), "no-such-namespace".into()]);
+    assert_eq!(
+        cached.overview(&scope).await.unwrap(),
+        direct.overview(&scope).await.unwrap()
+    );
+    assert_eq!(
+        cached.audit(ns).await.unwrap(),
+        direct.audit(ns).await.unwrap()
+    );
+    assert!(cached.namespaces().await.unwrap().contains(ns));
+    assert_eq!(
+        log.requests(),
+        Vec::<String>::new(),
+        "cached reads cost no requests"
+    );
+}
+
+#[tokio::test]
+async fn the_cache_follows_changes() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    gate(&env, "dev", gate_spec(&[], false)).await;
+    let cached = Ops::new(env.admin.clone()).with_cache(started(env.admin.clone()).await);
+    assert_eq!(cached.bundles(ns).await.unwrap(), []);
+
+    bundles_in_order(&env, &["b1"]).await;
+    eventually("a new Bundle", || async {
+        cached.explain(ns, "dev").await.unwrap().eligible == ["b1"]
+    })
+    .await;
+
+    // A promotion judges what the API server holds, and the cache then sees its Passage.
+    let created = cached.promote(ns, "dev", "b1", "alice").await.unwrap();
+    eventually("a new Passage", || async {
+        cached.passage(ns, &created.name_any()).await.is_ok()
+    })
+    .await;
+
+    env.api::<hecate_types::Gate>()
+        .delete("dev", &Default::default())
+        .await
+        .unwrap();
+    eventually("a deleted Gate", || async {
+        cached.gate(ns, "dev").await.is_err()
+    })
+    .await;
+    assert_eq!(
+        cached
+            .overview(&Scope::Namespaces(vec![ns.clone()]))
+            .await
+            .unwrap()
+            .namespaces,
+        []
+    );
+}
