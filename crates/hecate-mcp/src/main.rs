@@ -1,17 +1,28 @@
-//! `hecate-mcp`: the operations layer as Model Context Protocol tools, so an LLM agent
-//! can ask why a release is stuck and get typed blockers back.
-//!
-//! It can never approve, in any configuration: approval is a segregation-of-duties
-//! control that belongs to people. The tools arrive with the MCP work; for now it
-//! answers `--help` and `--version` only.
+//! The `hecate-mcp` binary: see the library for what it serves.
 
-use clap::Parser;
+use std::process::ExitCode;
 
-/// The Hecate MCP server.
-#[derive(Parser)]
-#[command(name = "hecate-mcp", version)]
-struct Args {}
+use clap::Parser as _;
+use hecate_mcp::{Args, exit, run};
 
-fn main() {
-    let Args {} = Args::parse();
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
+        }
+    };
+    match run(args).await {
+        Ok(()) => ExitCode::from(exit::OK),
+        Err(e) => {
+            eprintln!("hecate-mcp: {e}");
+            ExitCode::from(exit::FAILED)
+        }
+    }
 }

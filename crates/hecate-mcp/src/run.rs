@@ -1,0 +1,206 @@
+//! Running the binary: check the flags, reach the cluster, say what is served (on
+//! stderr: stdout carries the protocol), and serve until the client goes or a signal
+//! comes.
+
+use std::time::Duration;
+
+use hecate_ops::Ops;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use rmcp::ServiceExt as _;
+
+use crate::args::{Args, FlagError, Http, Plan, Transport, Writes};
+use crate::auth::Reviewer;
+use crate::http::{Guards, router};
+use crate::server::{HecateMcp, Settings};
+
+/// How long in-flight HTTP requests get to finish after a signal.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// Why the server could not start, or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The flags contradict each other, or a value is malformed.
+    #[error(transparent)]
+    Flags(#[from] FlagError),
+    /// No usable Kubernetes configuration.
+    #[error("no usable Kubernetes configuration: {0}")]
+    Kubeconfig(String),
+    /// The HTTP address could not be bound.
+    #[error("cannot listen on {address}: {source}")]
+    Listen {
+        /// What was asked for.
+        address: String,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// The transport failed.
+    #[error("{0}")]
+    Serve(String),
+}
+
+/// Checks `args`, connects, and serves until the client closes stdin (stdio) or
+/// SIGTERM / Ctrl-C (both).
+pub async fn run(args: Args) -> Result<(), RunError> {
+    let plan = args.check()?;
+    init_logging();
+    let (client, context_namespace) = connect(&args).await?;
+    let namespace = plan.namespace.clone().unwrap_or(context_namespace);
+    let settings = Settings {
+        namespace,
+        writes: plan.writes.clone(),
+    };
+    match &plan.transport {
+        Transport::Stdio => serve_stdio(client, settings).await,
+        Transport::Http(http) => serve_http(client, settings, http, &plan).await,
+    }
+}
+
+/// Logs go to stderr, whatever the transport: stdout is the protocol's over stdio.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| "warn,hecate_mcp=info".into());
+    // A second initialisation (tests running `run` twice) keeps the first.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .try_init();
+}
+
+/// A client as kubectl would build one: `--kubeconfig`, else `$KUBECONFIG`, else
+/// `~/.kube/config`, else in-cluster; and the context's namespace.
+async fn connect(args: &Args) -> Result<(kube::Client, String), RunError> {
+    let options = KubeConfigOptions {
+        context: args.context.clone(),
+        cluster: None,
+        user: None,
+    };
+    let config = match (&args.kubeconfig, &args.context) {
+        (Some(path), _) => {
+            let kubeconfig = Kubeconfig::read_from(path).map_err(|e| {
+                RunError::Kubeconfig(format!("cannot read {}: {e}", path.display()))
+            })?;
+            kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .map_err(|e| RunError::Kubeconfig(e.to_string()))?
+        }
+        (None, Some(_)) => kube::Config::from_kubeconfig(&options)
+            .await
+            .map_err(|e| RunError::Kubeconfig(e.to_string()))?,
+        (None, None) => kube::Config::infer()
+            .await
+            .map_err(|e| RunError::Kubeconfig(e.to_string()))?,
+    };
+    let namespace = config.default_namespace.clone();
+    let client = kube::Client::try_from(config).map_err(|e| RunError::Kubeconfig(e.to_string()))?;
+    Ok((client, namespace))
+}
+
+/// `read-only`, or who writes are recorded as.
+fn mode(writes: &Writes) -> String {
+    match writes {
+        Writes::Off => "read-only".into(),
+        Writes::As(actor) => format!("writes enabled as {actor}"),
+        Writes::AsCaller => "writes enabled as each authenticated caller".into(),
+    }
+}
+
+async fn serve_stdio(client: kube::Client, settings: Settings) -> Result<(), RunError> {
+    eprintln!(
+        "hecate-mcp {} serving {} over stdio ({})",
+        env!("CARGO_PKG_VERSION"),
+        settings.namespace,
+        mode(&settings.writes)
+    );
+    let server = HecateMcp::new(Ops::new(client), settings, None);
+    let running = server
+        .serve(rmcp::transport::stdio_pipes())
+        .await
+        .map_err(|e| RunError::Serve(format!("starting the MCP session: {e}")))?;
+    let cancel = running.cancellation_token();
+    tokio::select! {
+        quit = running.waiting() => {
+            quit.map_err(|e| RunError::Serve(format!("serving over stdio: {e}")))?;
+        }
+        () = shutdown_signal() => cancel.cancel(),
+    }
+    Ok(())
+}
+
+async fn serve_http(
+    client: kube::Client,
+    settings: Settings,
+    http: &Http,
+    plan: &Plan,
+) -> Result<(), RunError> {
+    let host = if http.host.is_empty() {
+        "0.0.0.0"
+    } else {
+        http.host.as_str()
+    };
+    let listener = tokio::net::TcpListener::bind((host, http.port))
+        .await
+        .map_err(|source| RunError::Listen {
+            address: format!("{}:{}", http.host, http.port),
+            source,
+        })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| RunError::Serve(e.to_string()))?;
+    let reviewer = http.kubernetes_auth.then(|| Reviewer::new(client.clone()));
+    let auth = if reviewer.is_some() {
+        "callers authenticated by Kubernetes"
+    } else {
+        "no authentication"
+    };
+    eprintln!(
+        "hecate-mcp {} serving {} over http on {bound} ({}; {auth})",
+        env!("CARGO_PKG_VERSION"),
+        settings.namespace,
+        mode(&plan.writes)
+    );
+    let server = HecateMcp::new(Ops::new(client), settings, reviewer.clone());
+    let app = router(
+        server,
+        Guards {
+            allowed_origins: http.allowed_origins.clone(),
+            allowed_hosts: http.allowed_hosts.clone(),
+            reviewer,
+        },
+    );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    shutdown_signal().await;
+    tracing::info!("shutting down: finishing the requests in flight");
+    let _ = stop.send(());
+    match tokio::time::timeout(DRAIN, serving).await {
+        Ok(Ok(Ok(()))) => Ok(()),
+        Ok(Ok(Err(e))) => Err(RunError::Serve(format!("serving HTTP: {e}"))),
+        Ok(Err(e)) => Err(RunError::Serve(format!("serving HTTP: {e}"))),
+        Err(_) => {
+            tracing::warn!("requests still in flight after {DRAIN:?}; stopping anyway");
+            Ok(())
+        }
+    }
+}
+
+/// SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {},
+        () = terminate => {},
+    }
+}

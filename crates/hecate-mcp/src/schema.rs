@@ -1,0 +1,243 @@
+//! The tools' arguments and answers as Rust types: serde decodes the arguments (and
+//! refuses fields it does not know), schemars derives the `inputSchema` and
+//! `outputSchema` every tool advertises. The answers reuse hecate-ops' own model types,
+//! so a tool result and `hecate … -o json` carry the same values.
+//!
+//! Every answer is a JSON object — lists are wrapped (`{"gates": […]}`) — because the
+//! protocol revisions before 2026-07-28 allow only objects as `structuredContent`.
+
+use hecate_ops::model::GateSummary;
+use hecate_ops::{AuditEntry, RefusalCode};
+use hecate_types::{Bundle, Passage};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+// Optional string arguments are declared `"type": "string"` rather than schemars'
+// `["string", "null"]`: a model should leave them out, not send null (which is still
+// accepted, and means the same).
+
+/// Arguments of a tool that reads one namespace and needs nothing else.
+#[derive(Deserialize, JsonSchema, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct InNamespace {
+    /// Kubernetes namespace to look in; defaults to the server's namespace.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub namespace: Option<String>,
+}
+
+/// Arguments naming one object.
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Named {
+    /// The object's name.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    /// Kubernetes namespace to look in; defaults to the server's namespace.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub namespace: Option<String>,
+}
+
+/// Arguments of `why_stuck`.
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct GateArgs {
+    /// The Gate's name, e.g. `production`.
+    #[schemars(length(min = 1, max = 253))]
+    pub gate: String,
+    /// Kubernetes namespace of the Gate; defaults to the server's namespace.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub namespace: Option<String>,
+}
+
+/// Arguments of `list_passages`.
+#[derive(Deserialize, JsonSchema, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PassageFilter {
+    /// Only Passages through this Gate.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub gate: Option<String>,
+    /// Only Passages moving this Bundle.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub bundle: Option<String>,
+    /// Kubernetes namespace to look in; defaults to the server's namespace.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub namespace: Option<String>,
+}
+
+/// Arguments of `evidence`.
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct BundleArgs {
+    /// The Bundle's name.
+    #[schemars(length(min = 1, max = 253))]
+    pub bundle: String,
+    /// Kubernetes namespace of the Bundle; defaults to the server's namespace.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub namespace: Option<String>,
+}
+
+/// Arguments of `overview`: none.
+#[derive(Deserialize, JsonSchema, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct NoArguments {}
+
+/// Arguments of `promote`.
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct PromoteArgs {
+    /// The Gate to cross, e.g. `staging`.
+    #[schemars(length(min = 1, max = 253))]
+    pub gate: String,
+    /// The Bundle to move through it.
+    #[schemars(length(min = 1, max = 253))]
+    pub bundle: String,
+    /// Kubernetes namespace of the Gate and Bundle; defaults to the server's namespace.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub namespace: Option<String>,
+}
+
+/// Arguments of `abort`.
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct AbortArgs {
+    /// The running Passage to stop.
+    #[schemars(length(min = 1, max = 253))]
+    pub passage: String,
+    /// Kubernetes namespace of the Passage; defaults to the server's namespace.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub namespace: Option<String>,
+}
+
+/// The answer of `list_gates`.
+#[derive(Serialize, Deserialize, JsonSchema, Debug)]
+pub struct GateList {
+    /// The namespace listed.
+    pub namespace: String,
+    /// Every Gate in it, by name, with where it is and what stands in its way.
+    pub gates: Vec<GateSummary>,
+}
+
+/// The answer of `list_bundles`.
+#[derive(Serialize, Deserialize, JsonSchema, Debug)]
+pub struct BundleList {
+    /// The namespace listed.
+    pub namespace: String,
+    /// Its Bundles, newest first.
+    pub bundles: Vec<Bundle>,
+}
+
+/// The answer of `list_passages`.
+#[derive(Serialize, Deserialize, JsonSchema, Debug)]
+pub struct PassageList {
+    /// The namespace listed.
+    pub namespace: String,
+    /// Its Passages (those matching the filters), newest first.
+    pub passages: Vec<Passage>,
+}
+
+/// The answer of `audit`.
+#[derive(Serialize, Deserialize, JsonSchema, Debug)]
+pub struct AuditTrail {
+    /// The namespace audited.
+    pub namespace: String,
+    /// What happened, newest first.
+    pub entries: Vec<AuditEntry>,
+}
+
+/// The answer of `promote`.
+#[derive(Serialize, Deserialize, JsonSchema, Debug)]
+pub struct Promoted {
+    /// The Passage opened; it records the crossing from now on.
+    pub passage: String,
+    /// The Gate being crossed.
+    pub gate: String,
+    /// The Bundle crossing it.
+    pub bundle: String,
+    /// Who the Passage records as having asked.
+    pub actor: String,
+    /// Where.
+    pub namespace: String,
+}
+
+/// The answer of `abort`.
+#[derive(Serialize, Deserialize, JsonSchema, Debug)]
+pub struct Aborted {
+    /// The Passage asked to stop.
+    pub passage: String,
+    /// Always true: the stop was requested.
+    pub aborted: bool,
+    /// Who the Passage records as having asked.
+    pub actor: String,
+    /// Where.
+    pub namespace: String,
+}
+
+/// A tool result a model should read and act on rather than retry blindly: what was
+/// not there, what the rules refused, what the caller may not do, or what could not
+/// be reached. Sent as `structuredContent` `{"error": …}` with `isError: true`.
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// Which kind of answer this is.
+    pub class: ProblemClass,
+    /// The whole answer in one sentence.
+    pub message: String,
+    /// For a refusal: the stable code of the rule that said no.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<RefusalCode>,
+    /// For a refusal: the action refused (`promote`, `abort`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// For something missing: its kind, name and namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<Missing>,
+    /// For a caller without access: the permission they lack.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission: Option<Permission>,
+}
+
+/// The class of a [`Problem`].
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProblemClass {
+    /// The named object does not exist.
+    NotFound,
+    /// A rule said no; nothing was written. Asking again gets the same answer until
+    /// the situation changes.
+    Refused,
+    /// The caller's Kubernetes RBAC does not allow this.
+    Forbidden,
+    /// Kubernetes or Fides could not be reached or failed; trying later may work.
+    Unavailable,
+}
+
+/// What was looked for and not found.
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    /// `Gate`, `Bundle`, `Passage` or `Beacon`.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// Where it was looked for.
+    pub namespace: String,
+}
+
+/// A Kubernetes permission: a verb on a resource of `hecate.dev` in a namespace.
+#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, PartialEq, Eq)]
+pub struct Permission {
+    /// The verb, e.g. `create`.
+    pub verb: String,
+    /// The API group, `hecate.dev`.
+    pub group: String,
+    /// The resource, e.g. `passages`.
+    pub resource: String,
+    /// The namespace; empty means cluster-wide.
+    pub namespace: String,
+}

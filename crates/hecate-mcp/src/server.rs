@@ -1,0 +1,634 @@
+//! [`HecateMcp`]: the MCP server handler. It lists the tools this configuration offers
+//! and answers `tools/call` by decoding the arguments, authorising the caller (with
+//! `--auth kubernetes`), calling hecate-ops, and formatting what ops answered. Nothing
+//! here judges a Gate, a Bundle or a Passage.
+//!
+//! Three kinds of "no", kept apart:
+//! - a call that cannot be served as written — an unknown tool (`approve` included),
+//!   arguments that do not match the tool's schema, a malformed name — is a JSON-RPC
+//!   error (`-32602`);
+//! - an answer a model should read and act on — not found, refused by the rules, not
+//!   permitted, Kubernetes or Fides unreachable — is a tool result with `isError: true`,
+//!   a sentence in `content` and [`Problem`] in `structuredContent`;
+//! - everything else is a result with the answer in both.
+
+use std::sync::Arc;
+
+use axum::http::request::Parts;
+use hecate_ops::{Error as OpsError, Ops, Scope};
+use rmcp::ErrorData;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{MaybeSendFuture, RequestContext, RoleServer};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::args::{Writes, is_dns_label, is_dns_subdomain};
+use crate::auth::{Caller, Reviewer};
+use crate::render;
+use crate::schema::{
+    AbortArgs, Aborted, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, InNamespace,
+    Missing, Named, NoArguments, PassageFilter, PassageList, Permission, Problem, ProblemClass,
+    PromoteArgs, Promoted,
+};
+use crate::tools::{self, Access, ToolName};
+
+/// The name the server gives in `serverInfo`.
+pub const SERVER_NAME: &str = "hecate";
+
+const INSTRUCTIONS_COMMON: &str = "Hecate moves releases between environments on \
+Kubernetes. A Beacon watches artifact sources and emits Bundles: immutable, \
+content-addressed sets of artifact versions. A Gate is an environment with the rules for \
+entering it (which Bundles, after which upstream Gates, who must approve, when). A Passage \
+is one attempt to move one Bundle through one Gate, kept as the record. Hecate moves \
+releases by writing to git and letting Flux apply them; it never applies anything to the \
+cluster itself. To answer why something has not deployed, call why_stuck: it applies the \
+same rules as the controller, so do not assemble your own answer from the other tools.";
+
+const INSTRUCTIONS_READ_ONLY: &str = "This server is read-only: it cannot promote, \
+approve or abort anything. Never say or imply that you did; give the person the command \
+that would (why_stuck names it).";
+
+const INSTRUCTIONS_WRITES: &str = "This server can promote and abort. It can never \
+approve, and no setting changes that: approval is a segregation-of-duties control that \
+belongs to people. A Bundle waiting for approval must be handed to a person. A refusal is \
+the rules' answer: report it; do not retry it, and do not route around it through another \
+Gate.";
+
+/// What the server needs besides ops: its default namespace and whether (and as whom)
+/// it writes.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The namespace of calls that name none.
+    pub namespace: String,
+    /// Whether `promote` and `abort` are offered, and who they record.
+    pub writes: Writes,
+}
+
+/// The MCP server: one per process (stdio) or one shared by every HTTP request.
+#[derive(Clone)]
+pub struct HecateMcp {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    ops: Ops,
+    settings: Settings,
+    /// Present with `--auth kubernetes`: every call is authorised as its caller.
+    reviewer: Option<Reviewer>,
+}
+
+/// A tool call that cannot be served as written: the JSON-RPC error.
+fn invalid(message: impl Into<String>) -> ErrorData {
+    ErrorData::invalid_params(message.into(), None)
+}
+
+impl HecateMcp {
+    /// A server answering with `ops`. With a `reviewer`, every tool call must come
+    /// from an authenticated caller (the HTTP layer puts it on the request) and is
+    /// authorised as them.
+    pub fn new(ops: Ops, settings: Settings, reviewer: Option<Reviewer>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                ops,
+                settings,
+                reviewer,
+            }),
+        }
+    }
+
+    /// The settings it runs with.
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    fn writes(&self) -> bool {
+        self.inner.settings.writes != Writes::Off
+    }
+
+    /// The instructions sent in `initialize` and `server/discover`.
+    pub fn instructions(&self) -> String {
+        let specific = if self.writes() {
+            INSTRUCTIONS_WRITES
+        } else {
+            INSTRUCTIONS_READ_ONLY
+        };
+        format!("{INSTRUCTIONS_COMMON}\n\n{specific}")
+    }
+
+    /// The tools offered, sorted by name.
+    pub fn tools(&self) -> Vec<Tool> {
+        tools::offered(self.writes())
+            .into_iter()
+            .map(ToolName::tool)
+            .collect()
+    }
+
+    /// The tool called `name`, if this configuration offers it.
+    fn offered(&self, name: &str) -> Option<ToolName> {
+        ToolName::from_name(name).filter(|tool| !tool.writes() || self.writes())
+    }
+
+    /// Answers one `tools/call`.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        caller: Option<&Caller>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(tool) = self.offered(name) else {
+            let hint = match name {
+                "approve" => format!(" {}", tools::NO_APPROVE),
+                "promote" | "abort" => {
+                    " This server is read-only: it was started without --allow-writes.".into()
+                }
+                _ => String::new(),
+            };
+            return Err(invalid(format!("Unknown tool: {name}.{hint}")));
+        };
+        if self.inner.reviewer.is_some() && caller.is_none() {
+            // The HTTP layer authenticates before any call reaches here; a call without
+            // a caller means it was bypassed, and must not run as the server.
+            return Err(ErrorData::internal_error(
+                "this server authorises every call as its caller, and this call has none",
+                None,
+            ));
+        }
+        let arguments = Value::Object(arguments.unwrap_or_default());
+        let call = Call {
+            server: self,
+            tool,
+            caller,
+        };
+        match tool {
+            ToolName::ListGates => call.list_gates(decode(tool, arguments)?).await,
+            ToolName::GetGate => call.get_gate(decode(tool, arguments)?).await,
+            ToolName::WhyStuck => call.why_stuck(decode(tool, arguments)?).await,
+            ToolName::ListBundles => call.list_bundles(decode(tool, arguments)?).await,
+            ToolName::ListPassages => call.list_passages(decode(tool, arguments)?).await,
+            ToolName::GetPassage => call.get_passage(decode(tool, arguments)?).await,
+            ToolName::Audit => call.audit(decode(tool, arguments)?).await,
+            ToolName::Evidence => call.evidence(decode(tool, arguments)?).await,
+            ToolName::Overview => call.overview(decode(tool, arguments)?).await,
+            ToolName::Promote => call.promote(decode(tool, arguments)?).await,
+            ToolName::Abort => call.abort(decode(tool, arguments)?).await,
+        }
+    }
+}
+
+/// The tool's arguments, or the JSON-RPC error naming what does not match its schema
+/// (an unknown field, a missing one, a wrong type).
+fn decode<T: DeserializeOwned>(tool: ToolName, arguments: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(arguments).map_err(|e| {
+        invalid(format!(
+            "invalid arguments for {}: {e}; see its inputSchema",
+            tool.as_str()
+        ))
+    })
+}
+
+/// A checked object name, or the JSON-RPC error.
+fn name_argument(key: &str, value: &str) -> Result<String, ErrorData> {
+    if is_dns_subdomain(value) {
+        Ok(value.to_string())
+    } else if value.is_empty() {
+        Err(invalid(format!("{key} is required")))
+    } else {
+        Err(invalid(format!(
+            "{key} {value:?} is not a Kubernetes object name (lower-case letters, digits, '-' and '.')"
+        )))
+    }
+}
+
+/// One tool call in progress.
+struct Call<'a> {
+    server: &'a HecateMcp,
+    tool: ToolName,
+    caller: Option<&'a Caller>,
+}
+
+/// What a tool answers before it is a result: a value, or a problem to report.
+type Answer<T> = Result<T, Problem>;
+
+impl Call<'_> {
+    fn ops(&self) -> &Ops {
+        &self.server.inner.ops
+    }
+
+    /// The namespace a call acts in: its argument, else the server's.
+    fn namespace(&self, given: Option<String>) -> Result<String, ErrorData> {
+        match given.filter(|ns| !ns.is_empty()) {
+            None => Ok(self.server.inner.settings.namespace.clone()),
+            Some(ns) if is_dns_label(&ns) => Ok(ns),
+            Some(ns) => Err(invalid(format!(
+                "namespace {ns:?} is not a Kubernetes namespace name"
+            ))),
+        }
+    }
+
+    /// Whether the caller may use this tool in `namespace`: always, without
+    /// `--auth kubernetes` (the cluster then judges the server's own credentials).
+    async fn authorize(&self, namespace: &str) -> Answer<()> {
+        let (Some(reviewer), Some(caller)) = (&self.server.inner.reviewer, self.caller) else {
+            return Ok(());
+        };
+        let access = self.tool.access();
+        let decision = reviewer
+            .authorize(caller, access, namespace, self.tool.writes())
+            .await
+            .map_err(|e| Problem {
+                class: ProblemClass::Unavailable,
+                message: e.to_string(),
+                code: None,
+                action: None,
+                missing: None,
+                permission: None,
+            })?;
+        if decision.allowed {
+            return Ok(());
+        }
+        Err(forbidden(caller, access, namespace, &decision.reason))
+    }
+
+    fn actor(&self) -> String {
+        match (&self.server.inner.settings.writes, self.caller) {
+            (Writes::AsCaller, Some(caller)) => caller.username.clone(),
+            (Writes::As(actor), _) => actor.clone(),
+            // Unreachable through `call` (write tools are not offered, or a caller is
+            // required); an empty actor is refused by ops' NoActor rule regardless.
+            _ => String::new(),
+        }
+    }
+
+    async fn list_gates(&self, args: InNamespace) -> Result<CallToolResult, ErrorData> {
+        let namespace = self.namespace(args.namespace)?;
+        let answer = async {
+            self.authorize(&namespace).await?;
+            let overview = self
+                .ops()
+                .overview(&Scope::Namespaces(vec![namespace.clone()]))
+                .await
+                .map_err(|e| problem(&e))?;
+            let gates = overview
+                .namespaces
+                .into_iter()
+                .find(|n| n.namespace == namespace)
+                .map(|n| n.gates)
+                .unwrap_or_default();
+            Ok(GateList { namespace, gates })
+        }
+        .await;
+        Ok(result(answer, render::gate_list))
+    }
+
+    async fn get_gate(&self, args: Named) -> Result<CallToolResult, ErrorData> {
+        let namespace = self.namespace(args.namespace)?;
+        let name = name_argument("name", &args.name)?;
+        let answer = async {
+            self.authorize(&namespace).await?;
+            let gate = self.ops().gate(&namespace, &name).await;
+            gate.map(without_managed_fields).map_err(|e| problem(&e))
+        }
+        .await;
+        Ok(result(answer, render::json))
+    }
+
+    async fn why_stuck(&self, args: GateArgs) -> Result<CallToolResult, ErrorData> {
+        let namespace = self.namespace(args.namespace)?;
+        let gate = name_argument("gate", &args.gate)?;
+        let answer = async {
+            self.authorize(&namespace).await?;
+            self.ops()
+                .explain(&namespace, &gate)
+                .await
+                .map_err(|e| problem(&e))
+        }
+        .await;
+        Ok(result(answer, render::why_stuck))
+    }
+
+    async fn list_bundles(&self, args: InNamespace) -> Result<CallToolResult, ErrorData> {
+        let namespace = self.namespace(args.namespace)?;
+        let answer = async {
+            self.authorize(&namespace).await?;
+            let bundles = self
+                .ops()
+                .bundles(&namespace)
+                .await
+                .map_err(|e| problem(&e))?;
+            Ok(BundleList {
+                namespace,
+                bundles: bundles.into_iter().map(without_managed_fields).collect(),
+            })
+        }
+        .await;
+        Ok(result(answer, render::json))
+    }
+
+    async fn list_passages(&self, args: PassageFilter) -> Result<CallToolResult, ErrorData> {
+        let namespace = self.namespace(args.namespace)?;
+        let gate = match args.gate.filter(|g| !g.is_empty()) {
+            Some(gate) => Some(name_argument("gate", &gate)?),
+            None => None,
+        };
+        let bundle = match args.bundle.filter(|b| !b.is_empty()) {
+            Some(bundle) => Some(name_argument("bundle", &bundle)?),
+            None => None,
+        };
+        let answer = async {
+            self.authorize(&namespace).await?;
+            let passages = self
+                .ops()
+                .passages(&namespace, gate.as_deref(), bundle.as_deref())
+                .await
+                .map_err(|e| problem(&e))?;
+            Ok(PassageList {
+                namespace,
+                passages: passages.into_iter().map(without_managed_fields).collect(),
+            })
+        }
+        .await;
+        Ok(result(answer, render::json))
+    }
+
+    async fn get_passage(&self, args: Named) -> Result<CallToolResult, ErrorData> {
+        let namespace = self.namespace(args.namespace)?;
+        let name = name_argument("name", &args.name)?;
+        let answer = async {
+            self.authorize(&namespace).await?;
+            let passage = self.ops().passage(&namespace, &name).await;
+            passage.map(without_managed_fields).map_err(|e| problem(&e))
+        }
+        .await;
+        Ok(result(answer, render::json))
+    }
+
+    async fn audit(&self, args: InNamespace) -> Result<CallToolResult, ErrorData> {
+        let namespace = self.namespace(args.namespace)?;
+        let answer = async {
+            self.authorize(&namespace).await?;
+            let entries = self
+                .ops()
+                .audit(&namespace)
+                .await
+                .map_err(|e| problem(&e))?;
+            Ok(AuditTrail { namespace, entries })
+        }
+        .await;
+        Ok(result(answer, render::json))
+    }
+
+    async fn evidence(&self, args: BundleArgs) -> Result<CallToolResult, ErrorData> {
+        let namespace = self.namespace(args.namespace)?;
+        let bundle = name_argument("bundle", &args.bundle)?;
+        let answer = async {
+            self.authorize(&namespace).await?;
+            self.ops()
+                .evidence(&namespace, &bundle)
+                .await
+                .map_err(|e| problem(&e))
+        }
+        .await;
+        Ok(result(answer, render::json))
+    }
+
+    async fn overview(&self, _args: NoArguments) -> Result<CallToolResult, ErrorData> {
+        let answer = async {
+            let scope = match (&self.server.inner.reviewer, self.caller) {
+                (Some(reviewer), Some(caller)) => {
+                    Scope::Namespaces(self.visible_namespaces(reviewer, caller).await?)
+                }
+                _ => Scope::All,
+            };
+            self.ops().overview(&scope).await.map_err(|e| problem(&e))
+        }
+        .await;
+        Ok(result(answer, render::json))
+    }
+
+    /// The namespaces holding Hecate objects whose Gates `caller` may list.
+    async fn visible_namespaces(
+        &self,
+        reviewer: &Reviewer,
+        caller: &Caller,
+    ) -> Answer<Vec<String>> {
+        let candidates = self.ops().namespaces().await.map_err(|e| problem(&e))?;
+        let access = self.tool.access();
+        let checks = candidates.into_iter().map(|namespace| async move {
+            let decision = reviewer.authorize(caller, access, &namespace, false).await;
+            decision.map(|d| d.allowed.then_some(namespace))
+        });
+        let decisions = futures::future::try_join_all(checks)
+            .await
+            .map_err(|e| Problem {
+                class: ProblemClass::Unavailable,
+                message: e.to_string(),
+                code: None,
+                action: None,
+                missing: None,
+                permission: None,
+            })?;
+        Ok(decisions.into_iter().flatten().collect())
+    }
+
+    async fn promote(&self, args: PromoteArgs) -> Result<CallToolResult, ErrorData> {
+        let namespace = self.namespace(args.namespace)?;
+        let gate = name_argument("gate", &args.gate)?;
+        let bundle = name_argument("bundle", &args.bundle)?;
+        let answer = async {
+            self.authorize(&namespace).await?;
+            let actor = self.actor();
+            let passage = self
+                .ops()
+                .promote(&namespace, &gate, &bundle, &actor)
+                .await
+                .map_err(|e| problem(&e))?;
+            Ok(Promoted {
+                passage: passage.metadata.name.unwrap_or_default(),
+                gate,
+                bundle,
+                actor,
+                namespace,
+            })
+        }
+        .await;
+        Ok(result(answer, render::promoted))
+    }
+
+    async fn abort(&self, args: AbortArgs) -> Result<CallToolResult, ErrorData> {
+        let namespace = self.namespace(args.namespace)?;
+        let passage = name_argument("passage", &args.passage)?;
+        let answer = async {
+            self.authorize(&namespace).await?;
+            let actor = self.actor();
+            self.ops()
+                .abort(&namespace, &passage, &actor)
+                .await
+                .map_err(|e| problem(&e))?;
+            Ok(Aborted {
+                passage,
+                aborted: true,
+                actor,
+                namespace,
+            })
+        }
+        .await;
+        Ok(result(answer, render::aborted))
+    }
+}
+
+/// Kubernetes objects as a model should read them: `managedFields` is bookkeeping of
+/// which client wrote which field, long and of no use to the question.
+fn without_managed_fields<K: kube::Resource>(mut object: K) -> K {
+    object.meta_mut().managed_fields = None;
+    object
+}
+
+/// The tool result for an answer: the value in `structuredContent` and `text` in
+/// `content`; or the problem, as an error result.
+fn result<T: Serialize>(answer: Answer<T>, text: impl Fn(&T) -> String) -> CallToolResult {
+    match answer {
+        Ok(value) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text(&value))]);
+            result.structured_content = Some(serde_json::to_value(&value).unwrap_or(Value::Null));
+            result
+        }
+        Err(problem) => problem_result(&problem),
+    }
+}
+
+/// A problem as an error result a model can read: the sentence and what to do about
+/// it in `content`, the typed [`Problem`] in `structuredContent`.
+pub fn problem_result(problem: &Problem) -> CallToolResult {
+    let advice = match problem.class {
+        ProblemClass::NotFound => {
+            "Check the name (names are exact) and the namespace; the list_ tools show what exists."
+        }
+        ProblemClass::Refused => {
+            "This is the rules' answer, not a failure: nothing was changed. Report it; do not retry it or route around it. why_stuck shows what stands in the way."
+        }
+        ProblemClass::Forbidden => {
+            "The caller's Kubernetes RBAC does not allow this; a cluster administrator can grant it. Do not try to get around it with other tools."
+        }
+        ProblemClass::Unavailable => {
+            "Nothing is known to have changed; trying again later may work."
+        }
+    };
+    let mut result = CallToolResult::error(vec![ContentBlock::text(format!(
+        "{}\n{advice}",
+        problem.message
+    ))]);
+    result.structured_content = Some(json!({ "error": problem }));
+    result
+}
+
+/// What an ops failure means to a model.
+fn problem(error: &OpsError) -> Problem {
+    let mut problem = Problem {
+        class: ProblemClass::Unavailable,
+        message: error.to_string(),
+        code: None,
+        action: None,
+        missing: None,
+        permission: None,
+    };
+    match error {
+        OpsError::NotFound {
+            kind,
+            namespace,
+            name,
+        } => {
+            problem.class = ProblemClass::NotFound;
+            problem.missing = Some(Missing {
+                kind: kind.to_string(),
+                name: name.clone(),
+                namespace: namespace.clone(),
+            });
+        }
+        OpsError::Refused { action, code, .. } => {
+            problem.class = ProblemClass::Refused;
+            problem.code = Some(*code);
+            problem.action = Some(action.to_string());
+        }
+        // The server's own credentials (or, over stdio, the kubeconfig's) lack a
+        // permission; the API server's message names it.
+        OpsError::Kubernetes {
+            source: kube::Error::Api(status),
+            ..
+        } if status.code == 403 => problem.class = ProblemClass::Forbidden,
+        _ => {}
+    }
+    problem
+}
+
+/// The refusal for a caller the cluster does not allow: names who, which permission,
+/// and where.
+fn forbidden(caller: &Caller, access: Access, namespace: &str, reason: &str) -> Problem {
+    let mut message = format!(
+        "{} may not {} {}.{} in namespace {namespace}",
+        caller.username,
+        access.verb,
+        access.resource,
+        hecate_types::GROUP
+    );
+    if !reason.is_empty() {
+        message.push_str(&format!(" ({reason})"));
+    }
+    Problem {
+        class: ProblemClass::Forbidden,
+        message,
+        code: None,
+        action: None,
+        missing: None,
+        permission: Some(Permission {
+            verb: access.verb.into(),
+            group: hecate_types::GROUP.into(),
+            resource: access.resource.into(),
+            namespace: namespace.into(),
+        }),
+    }
+}
+
+/// The caller the HTTP layer authenticated, from the request's HTTP parts.
+fn caller_of(context: &RequestContext<RoleServer>) -> Option<Caller> {
+    context
+        .extensions
+        .get::<Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>())
+        .cloned()
+}
+
+impl ServerHandler for HecateMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+            .with_instructions(self.instructions())
+    }
+
+    fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + MaybeSendFuture + '_ {
+        std::future::ready(Ok(ListToolsResult::with_all_items(self.tools())))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.offered(name).map(ToolName::tool)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caller = caller_of(&context);
+        self.call(&request.name, request.arguments, caller.as_ref())
+            .await
+            .map(CallToolResponse::from)
+    }
+}

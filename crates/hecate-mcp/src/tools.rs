@@ -1,0 +1,322 @@
+//! The tool catalogue: each tool's stable name, title, description (written for a
+//! model choosing what to call), input and output schemas, and the Kubernetes
+//! permission that calling it takes.
+//!
+//! There is no `approve` tool, in any configuration, and nothing here can add one:
+//! see [`NO_APPROVE`].
+
+use std::sync::Arc;
+
+use hecate_ops::{Evidence, Explanation, Overview};
+use hecate_types::{Gate, Passage};
+use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+
+use crate::schema::{
+    AbortArgs, Aborted, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, InNamespace, Named,
+    NoArguments, PassageFilter, PassageList, PromoteArgs, Promoted,
+};
+
+/// Why there is no `approve` tool. Approval is the second pair of eyes; an agent that
+/// could give it would let the one person driving the agent be both pairs.
+pub const NO_APPROVE: &str = "There is no approve tool, and no setting adds one. Approval \
+    is a segregation-of-duties (four-eyes) control: a person other than the one who \
+    promotes must approve. An agent that could approve would let the one person driving \
+    it be both, while every audit record still showed two. Approvals stay with people: \
+    `hecate approve`, the web UI, or Fides.";
+
+/// Every tool this server can offer. The names are stable interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ToolName {
+    /// `list_gates`
+    ListGates,
+    /// `get_gate`
+    GetGate,
+    /// `why_stuck`
+    WhyStuck,
+    /// `list_bundles`
+    ListBundles,
+    /// `list_passages`
+    ListPassages,
+    /// `get_passage`
+    GetPassage,
+    /// `audit`
+    Audit,
+    /// `evidence`
+    Evidence,
+    /// `overview`
+    Overview,
+    /// `promote`
+    Promote,
+    /// `abort`
+    Abort,
+}
+
+/// A Kubernetes permission on a `hecate.dev` resource, as a SubjectAccessReview asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Access {
+    /// The verb.
+    pub verb: &'static str,
+    /// The resource (plural).
+    pub resource: &'static str,
+}
+
+impl ToolName {
+    /// The tools that only read; always offered.
+    pub const READ: [Self; 9] = [
+        Self::ListGates,
+        Self::GetGate,
+        Self::WhyStuck,
+        Self::ListBundles,
+        Self::ListPassages,
+        Self::GetPassage,
+        Self::Audit,
+        Self::Evidence,
+        Self::Overview,
+    ];
+
+    /// The tools that write; offered only with `--allow-writes`. Exactly two.
+    pub const WRITE: [Self; 2] = [Self::Promote, Self::Abort];
+
+    /// The tool's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ListGates => "list_gates",
+            Self::GetGate => "get_gate",
+            Self::WhyStuck => "why_stuck",
+            Self::ListBundles => "list_bundles",
+            Self::ListPassages => "list_passages",
+            Self::GetPassage => "get_passage",
+            Self::Audit => "audit",
+            Self::Evidence => "evidence",
+            Self::Overview => "overview",
+            Self::Promote => "promote",
+            Self::Abort => "abort",
+        }
+    }
+
+    /// The tool called `name`, if there is one by that name at all.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::READ
+            .into_iter()
+            .chain(Self::WRITE)
+            .find(|tool| tool.as_str() == name)
+    }
+
+    /// Whether it writes.
+    pub fn writes(self) -> bool {
+        Self::WRITE.contains(&self)
+    }
+
+    /// The permission a caller needs to use it, in the namespace it acts on.
+    pub fn access(self) -> Access {
+        let (verb, resource) = match self {
+            Self::ListGates | Self::Overview => ("list", "gates"),
+            Self::GetGate | Self::WhyStuck => ("get", "gates"),
+            Self::ListBundles => ("list", "bundles"),
+            Self::Evidence => ("get", "bundles"),
+            Self::ListPassages | Self::Audit => ("list", "passages"),
+            Self::GetPassage => ("get", "passages"),
+            Self::Promote => ("create", "passages"),
+            Self::Abort => ("update", "passages"),
+        };
+        Access { verb, resource }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Self::ListGates => "List Gates",
+            Self::GetGate => "Get a Gate",
+            Self::WhyStuck => "Why is a Gate stuck?",
+            Self::ListBundles => "List Bundles",
+            Self::ListPassages => "List Passages",
+            Self::GetPassage => "Get a Passage",
+            Self::Audit => "Audit trail",
+            Self::Evidence => "Compliance evidence for a Bundle",
+            Self::Overview => "Overview of every namespace",
+            Self::Promote => "Promote a Bundle",
+            Self::Abort => "Abort a crossing",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            Self::ListGates => {
+                "Every Gate (environment) in a namespace, by name, with its state \
+                 (Crossing, Ready, Blocked, Idle, Failed), the Bundle it runs now, its health, \
+                 a one-line summary and what blocks it. The starting point: call this first to \
+                 learn which Gates exist."
+            }
+            Self::GetGate => {
+                "One Gate in full: which Beacons' Bundles it admits and after which upstream \
+                 Gates, whether approval is required, its promotion windows, its steps, and its \
+                 status as the controller last wrote it. For what a Gate's rules are; for why \
+                 nothing is crossing it, call why_stuck instead."
+            }
+            Self::WhyStuck => {
+                "Why a Gate is not crossing — the tool for \"why hasn't it deployed?\". \
+                 Answers the Gate's state and a summary, and each blocker as a typed kind \
+                 (UpstreamNotCleared, AwaitingApproval, WindowClosed, PassageFailed, \
+                 StepWaiting, ChangeHeld, Unhealthy, Suspended, …) with the specifics and the \
+                 exact command that would remove it; plus the Bundles that could cross now and \
+                 those waiting, each with why. Use this rather than assembling an answer from \
+                 the other tools: it applies the same rules the controller does."
+            }
+            Self::ListBundles => {
+                "The Bundles in a namespace, newest first. A Bundle is an immutable, \
+                 content-addressed set of artifact versions (images, charts, commits) that a \
+                 Beacon emitted; it is the unit that moves through Gates. Each shows its \
+                 artifacts, digest and the Gates it is approved for."
+            }
+            Self::ListPassages => {
+                "The Passages in a namespace, newest first, optionally only those through one \
+                 Gate and/or of one Bundle. A Passage is one attempt to move one Bundle through \
+                 one Gate, kept as the record: its phase, who asked, and each step's outcome."
+            }
+            Self::GetPassage => {
+                "One Passage with each step's phase, reason, message and outputs: for finding \
+                 which step of a crossing failed and why, or where a running crossing is."
+            }
+            Self::Audit => {
+                "What happened in a namespace, newest first: crossings that landed, crossings \
+                 that failed or were aborted, crossings in progress, approvals and aborts — each \
+                 with when, which Gate and Bundle, the content digest, and who caused it."
+            }
+            Self::Evidence => {
+                "The compliance record for a Bundle's artifact from Fides: the change gate's \
+                 verdict (controls, attestations, approvals, segregation of duties), an ITSM \
+                 change request if one is attested, and the approvals Hecate recorded. When \
+                 there is nothing to show, `unavailable` says why."
+            }
+            Self::Overview => {
+                "Every namespace the caller may read that holds Gates, each Gate at a glance \
+                 (state, summary, blockers, health, current Bundle), totals, and two weeks of \
+                 daily crossings and failures. For a question about the whole estate; for one \
+                 namespace, list_gates is enough."
+            }
+            Self::Promote => {
+                "Open a Passage that moves a Bundle through a Gate. The same rules as every \
+                 other path apply — upstream Gates cleared, approval given by someone else, \
+                 window open, nothing else crossing — so call why_stuck first if unsure. A \
+                 refusal is the rules' answer: report it; do not retry it or route around it \
+                 through another Gate. Returns the Passage's name; follow it with get_passage."
+            }
+            Self::Abort => {
+                "Ask a running Passage to stop. Its remaining steps are marked aborted and the \
+                 Passage is kept as the record; work already done (a pushed commit, say) is not \
+                 undone. Refused for a Passage that has already finished."
+            }
+        }
+    }
+
+    fn schemas(self) -> (Arc<JsonObject>, Arc<JsonObject>) {
+        fn pair<I: JsonSchema + 'static, O: JsonSchema + 'static>()
+        -> (Arc<JsonObject>, Arc<JsonObject>) {
+            // A derived struct's schema is always an object; should that ever change,
+            // an empty object schema still lets the tool be listed.
+            let input = schema_for_input::<I>().unwrap_or_default();
+            (input, schema_for_output::<O>())
+        }
+        match self {
+            Self::ListGates => pair::<InNamespace, GateList>(),
+            Self::GetGate => pair::<Named, Gate>(),
+            Self::WhyStuck => pair::<GateArgs, Explanation>(),
+            Self::ListBundles => pair::<InNamespace, BundleList>(),
+            Self::ListPassages => pair::<PassageFilter, PassageList>(),
+            Self::GetPassage => pair::<Named, Passage>(),
+            Self::Audit => pair::<InNamespace, AuditTrail>(),
+            Self::Evidence => pair::<BundleArgs, Evidence>(),
+            Self::Overview => pair::<NoArguments, Overview>(),
+            Self::Promote => pair::<PromoteArgs, Promoted>(),
+            Self::Abort => pair::<AbortArgs, Aborted>(),
+        }
+    }
+
+    fn annotations(self) -> ToolAnnotations {
+        let annotations = ToolAnnotations::with_title(self.title()).open_world(false);
+        match self {
+            Self::Promote => annotations
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false),
+            Self::Abort => annotations
+                .read_only(false)
+                .destructive(true)
+                .idempotent(true),
+            _ => annotations.read_only(true),
+        }
+    }
+
+    /// The tool as `tools/list` describes it.
+    pub fn tool(self) -> Tool {
+        let (input, output) = self.schemas();
+        Tool::new(self.as_str(), self.description(), input)
+            .with_title(self.title())
+            .with_raw_output_schema(output)
+            .with_annotations(self.annotations())
+    }
+}
+
+/// The tools offered, sorted by name: the read tools, and the write tools when
+/// `writes` is on.
+pub fn offered(writes: bool) -> Vec<ToolName> {
+    let mut tools: Vec<ToolName> = ToolName::READ.to_vec();
+    if writes {
+        tools.extend(ToolName::WRITE);
+    }
+    tools.sort_by_key(|tool| tool.as_str());
+    tools
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_approve_is_not_one() {
+        for tool in ToolName::READ.into_iter().chain(ToolName::WRITE) {
+            assert_eq!(ToolName::from_name(tool.as_str()), Some(tool));
+        }
+        assert_eq!(ToolName::from_name("approve"), None);
+        assert!(
+            offered(true)
+                .iter()
+                .all(|t| !t.as_str().contains("approve"))
+        );
+        assert!(NO_APPROVE.contains("segregation-of-duties"));
+    }
+
+    #[test]
+    fn exactly_two_tools_write() {
+        assert_eq!(ToolName::WRITE.len(), 2);
+        assert!(ToolName::WRITE.iter().all(|t| t.writes()));
+        assert!(ToolName::READ.iter().all(|t| !t.writes()));
+        assert_eq!(offered(false).len(), 9);
+        assert_eq!(offered(true).len(), 11);
+    }
+
+    #[test]
+    fn every_input_schema_is_a_closed_object() {
+        for tool in ToolName::READ.into_iter().chain(ToolName::WRITE) {
+            let described = tool.tool();
+            let input = &described.input_schema;
+            assert_eq!(
+                input.get("type"),
+                Some(&serde_json::json!("object")),
+                "{tool:?}"
+            );
+            assert_eq!(
+                input.get("additionalProperties"),
+                Some(&serde_json::json!(false)),
+                "{tool:?}"
+            );
+            let output = described.output_schema.unwrap_or_default();
+            assert_eq!(
+                output.get("type"),
+                Some(&serde_json::json!("object")),
+                "{tool:?}"
+            );
+        }
+    }
+}
