@@ -187,6 +187,17 @@ impl Cache {
     }
 }
 
+/// Lists as client-go's informers do: from the API server's watch cache (any recent
+/// state — the watch brings it current), in one response. A paged, consistent list of
+/// 10,000 Passages takes 12 s on two cores, this 2 to 4; streaming lists would
+/// be as fast, but Kubernetes 1.33 has them off by default.
+fn list_like_informers() -> watcher::Config {
+    watcher::Config {
+        page_size: None,
+        ..watcher::Config::default().any_semantic()
+    }
+}
+
 /// Gates, Bundles, Passages, Beacons.
 const KINDS: usize = 4;
 
@@ -202,7 +213,7 @@ where
         + 'static,
 {
     let mut listed = false;
-    watcher::watcher(Api::<K>::all(client), watcher::Config::default())
+    watcher::watcher(Api::<K>::all(client), list_like_informers())
         .default_backoff()
         .modify(|object| object.managed_fields_mut().clear())
         .reflect(writer)

@@ -1,6 +1,6 @@
 //! HTTP load on `hecate-api`, from this process while the server runs in its own:
 //! requests per second and latency percentiles at several concurrencies, and what the
-//! server asked of the API server for authentication and authorisation per request.
+//! server asked of the API server meanwhile (from the API server's counter).
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -11,6 +11,8 @@ use hecate_testenv::{Endpoint, Identity, apply_manifest};
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleBinding, RoleRef, Subject};
 use kube::api::{Api, ObjectMeta, Patch, PatchParams};
 use serde::Serialize;
+
+use super::apiserver;
 
 /// One load level's results.
 #[derive(Serialize)]
@@ -27,11 +29,24 @@ pub(crate) struct Level {
 /// The server under load, and what it cost the API server.
 #[derive(Serialize)]
 pub(crate) struct ApiResults {
+    /// From starting the process to `/readyz` answering 200 (its cache listed).
+    pub(crate) ready_ms: f64,
     pub(crate) levels: Vec<Level>,
+    /// Successful requests over all levels, and how long the load lasted.
+    pub(crate) requests: usize,
+    pub(crate) load_seconds: f64,
+    /// What the API server served while the load ran.
+    pub(crate) apiserver: apiserver::Counts,
     pub(crate) token_reviews_per_1000: f64,
     pub(crate) access_reviews_per_1000: f64,
+    /// TokenReviews for the one token used, per token-cache period (10 s).
+    pub(crate) token_reviews_per_period: f64,
+    /// The server's peak resident set (VmHWM).
     pub(crate) peak_rss_mib: f64,
 }
+
+/// How long hecate-api keeps a TokenReview's answer.
+const TOKEN_CACHE_PERIOD: Duration = Duration::from_secs(10);
 
 /// Kills the server when dropped.
 struct ServerProcess(Child);
@@ -51,10 +66,11 @@ const LEVEL_DURATION: Duration = Duration::from_secs(10);
 pub(crate) async fn run(
     root: &Path,
     endpoint: &Endpoint,
+    admin: &kube::Client,
     namespace: &str,
     routes: &[String],
 ) -> anyhow::Result<ApiResults> {
-    let admin = endpoint.client(Identity::Admin).await?;
+    let admin = admin.clone();
     let deploy = root.join("deploy");
     apply_manifest(
         &admin,
@@ -106,7 +122,7 @@ pub(crate) async fn run(
         .patch("alice-viewer", &params, &Patch::Apply(&viewer))
         .await?;
 
-    let binary = root.join("target/release/hecate-api");
+    let binary = super::binary(root, "hecate-api");
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
@@ -160,19 +176,19 @@ pub(crate) async fn run(
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
-    let before = scrape(&http, &base).await?;
+    let before = apiserver::counts(&admin).await?;
+    let load_started = Instant::now();
     let mut levels = Vec::new();
     for route in routes {
         for concurrency in CONCURRENCY {
             levels.push(level(&http, &base, route, &token, concurrency).await);
         }
     }
-    let after = scrape(&http, &base).await?;
+    let load_seconds = load_started.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let served = before.until(apiserver::counts(&admin).await?);
     let requests: usize = levels.iter().map(|l| l.requests).sum();
-    let per_1000 = |kind: &str| {
-        let misses = metric(&after, kind) - metric(&before, kind);
-        misses * 1000.0 / requests.max(1) as f64
-    };
+    let per_1000 = |count: f64| count * 1000.0 / requests.max(1) as f64;
     let peak_rss_mib = std::fs::read_to_string(format!("/proc/{}/status", server.0.id()))
         .ok()
         .and_then(|s| {
@@ -182,9 +198,15 @@ pub(crate) async fn run(
         })
         .map_or(0.0, |kib| kib / 1024.0);
     Ok(ApiResults {
+        ready_ms: ready_after.as_secs_f64() * 1000.0,
         levels,
-        token_reviews_per_1000: per_1000("token_review"),
-        access_reviews_per_1000: per_1000("access_review"),
+        requests,
+        load_seconds,
+        apiserver: served,
+        token_reviews_per_1000: per_1000(served.token_reviews),
+        access_reviews_per_1000: per_1000(served.access_reviews),
+        token_reviews_per_period: served.token_reviews
+            / (load_seconds / TOKEN_CACHE_PERIOD.as_secs_f64()),
         peak_rss_mib,
     })
 }
@@ -242,25 +264,4 @@ async fn level(
         p50_ms: percentile(0.50),
         p99_ms: percentile(0.99),
     }
-}
-
-async fn scrape(http: &reqwest::Client, base: &str) -> anyhow::Result<String> {
-    Ok(http
-        .get(format!("{base}/metrics"))
-        .send()
-        .await?
-        .text()
-        .await?)
-}
-
-/// The cache misses (= reviews sent to the API server) of one kind.
-fn metric(text: &str, cache: &str) -> f64 {
-    text.lines()
-        .filter(|l| {
-            l.starts_with("hecate_api_auth_cache_total")
-                && l.contains(&format!("cache=\"{cache}\""))
-                && l.contains("result=\"miss\"")
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }
