@@ -20,11 +20,15 @@
 //! # }
 //! ```
 //!
+//! - [`demo`] loads the demo pipeline (`shop`: dev → staging → production, with
+//!   history) for `cargo xtask demo` and for tests that want a realistic namespace.
+//!
 //! The crate's own integration tests (`tests/tests/`) check the environment itself:
 //! real round-trips, schema validation, RBAC and identities, and clean-up.
 
 mod binaries;
 mod control_plane;
+pub mod demo;
 mod env;
 mod identity;
 mod pki;

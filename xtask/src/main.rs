@@ -2,7 +2,7 @@
 //!
 //! | command | what it does |
 //! |---|---|
-//! | `demo` | a local control plane with a realistic pipeline loaded (the README's main job) |
+//! | `demo` | a local control plane with a realistic pipeline, hecate-api and the UI (the README's main job); `--check` for CI |
 //! | `bench` | measures Hecate at scale on the local control plane |
 //! | `crds` | writes the generated CRDs to `deploy/crds/` |
 //! | `check-layers` | fails when a dependency points the wrong way between our crates |
@@ -11,6 +11,7 @@
 //! | `control-plane stop` | stops it |
 //! | `control-plane status` | says whether one is running, and where |
 
+mod api_server;
 mod bench;
 mod control_plane;
 mod crds;
@@ -41,8 +42,9 @@ enum Task {
         #[arg(long, value_enum, default_value = "large")]
         scale: bench::Scale,
     },
-    /// Start a local control plane with a realistic pipeline to explore (Ctrl-C stops it).
-    Demo,
+    /// Start a local control plane with a realistic pipeline, hecate-api and the web UI
+    /// to explore (Ctrl-C stops it).
+    Demo(demo::Options),
     /// Manage the local development control plane (etcd + kube-apiserver).
     ControlPlane {
         #[command(subcommand)]
@@ -56,7 +58,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Task::Crds => crds::write(&root),
         Task::CheckLayers => check_layers(&root),
-        Task::Demo => demo::run(&root),
+        Task::Demo(options) => demo::run(&root, &options),
         Task::Bench { scale } => bench::run(&root, scale),
         Task::ControlPlane { action } => control_plane::run(&root, action),
     };

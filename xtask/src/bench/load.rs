@@ -3,12 +3,10 @@
 //! server asked of the API server meanwhile (from the API server's counter).
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
-use hecate_testenv::{Endpoint, Identity, apply_manifest};
-use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleBinding, RoleRef, Subject};
+use hecate_testenv::{Endpoint, Identity};
+use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
 use kube::api::{Api, ObjectMeta, Patch, PatchParams};
 use serde::Serialize;
 
@@ -48,16 +46,6 @@ pub(crate) struct ApiResults {
 /// How long hecate-api keeps a TokenReview's answer.
 const TOKEN_CACHE_PERIOD: Duration = Duration::from_secs(10);
 
-/// Kills the server when dropped.
-struct ServerProcess(Child);
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 const CONCURRENCY: [usize; 3] = [1, 8, 32];
 const LEVEL_DURATION: Duration = Duration::from_secs(10);
 
@@ -71,41 +59,8 @@ pub(crate) async fn run(
     routes: &[String],
 ) -> anyhow::Result<ApiResults> {
     let admin = admin.clone();
-    let deploy = root.join("deploy");
-    apply_manifest(
-        &admin,
-        &std::fs::read_to_string(deploy.join("rbac/user-roles.yaml"))?,
-        false,
-    )
-    .await?;
-    let server_manifest = std::fs::read_to_string(deploy.join("hecate-api/hecate-api.yaml"))?;
-    let role = server_manifest
-        .split("\n---\n")
-        .find(|d| d.contains("kind: ClusterRole\n"))
-        .context("the server's ClusterRole")?;
-    apply_manifest(&admin, role, false).await?;
-    let user = |name: &str| Subject {
-        api_group: Some("rbac.authorization.k8s.io".into()),
-        kind: "User".into(),
-        name: name.into(),
-        ..Subject::default()
-    };
+    crate::api_server::authorise(root, &admin).await?;
     let params = PatchParams::apply("hecate-bench").force();
-    let binding = ClusterRoleBinding {
-        metadata: ObjectMeta {
-            name: Some("hecate-api-bench".into()),
-            ..ObjectMeta::default()
-        },
-        role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".into(),
-            kind: "ClusterRole".into(),
-            name: "hecate-api".into(),
-        },
-        subjects: Some(vec![user("hecate-api")]),
-    };
-    Api::<ClusterRoleBinding>::all(admin.clone())
-        .patch("hecate-api-bench", &params, &Patch::Apply(&binding))
-        .await?;
     let viewer = RoleBinding {
         metadata: ObjectMeta {
             name: Some("alice-viewer".into()),
@@ -116,48 +71,31 @@ pub(crate) async fn run(
             kind: "ClusterRole".into(),
             name: "hecate-viewer".into(),
         },
-        subjects: Some(vec![user("alice")]),
+        subjects: Some(vec![Subject {
+            api_group: Some("rbac.authorization.k8s.io".into()),
+            kind: "User".into(),
+            name: "alice".into(),
+            ..Subject::default()
+        }]),
     };
     Api::<RoleBinding>::namespaced(admin.clone(), namespace)
         .patch("alice-viewer", &params, &Patch::Apply(&viewer))
         .await?;
 
-    let binary = super::binary(root, "hecate-api");
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
-    let base = format!("http://127.0.0.1:{port}");
-    let child = Command::new(&binary)
-        .args([
-            "--addr",
-            &format!("127.0.0.1:{port}"),
-            "--context",
-            "hecate-api",
-        ])
-        .env("KUBECONFIG", endpoint.dir.join("kubeconfig"))
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .with_context(|| format!("starting {}", binary.display()))?;
-    let server = ServerProcess(child);
+    let server = crate::api_server::start(
+        &super::binary(root, "hecate-api"),
+        std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        &endpoint.dir.join("kubeconfig"),
+        None,
+    )
+    .await?;
+    let base = server.base.clone();
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(64)
         .build()?;
-    // Ready: listening, and its cache has listed everything.
-    let started = Instant::now();
-    loop {
-        let ready = http.get(format!("{base}/readyz")).send().await;
-        if ready.is_ok_and(|r| r.status().is_success()) {
-            break;
-        }
-        anyhow::ensure!(
-            started.elapsed() < Duration::from_secs(60),
-            "hecate-api was not ready within 60 s"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let ready_after = started.elapsed();
     let token = endpoint.tokens[&Identity::Alice].clone();
     // Warm up (and wait for the RoleBinding to take effect).
     for route in routes {
@@ -189,7 +127,7 @@ pub(crate) async fn run(
     let served = before.until(apiserver::counts(&admin).await?);
     let requests: usize = levels.iter().map(|l| l.requests).sum();
     let per_1000 = |count: f64| count * 1000.0 / requests.max(1) as f64;
-    let peak_rss_mib = std::fs::read_to_string(format!("/proc/{}/status", server.0.id()))
+    let peak_rss_mib = std::fs::read_to_string(format!("/proc/{}/status", server.pid()))
         .ok()
         .and_then(|s| {
             s.lines()
@@ -198,7 +136,7 @@ pub(crate) async fn run(
         })
         .map_or(0.0, |kib| kib / 1024.0);
     Ok(ApiResults {
-        ready_ms: ready_after.as_secs_f64() * 1000.0,
+        ready_ms: server.ready_after.as_secs_f64() * 1000.0,
         levels,
         requests,
         load_seconds,
