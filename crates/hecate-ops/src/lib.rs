@@ -11,7 +11,9 @@
 //!   passed in.
 //! - [`Ops`] is the thin shell over a `kube::Client`: it fetches a snapshot in a
 //!   bounded number of requests (one LIST or GET per kind, never one per object) and
-//!   hands it to the rules.
+//!   hands it to the rules. A long-running server gives it a [`Cache`]
+//!   ([`Ops::with_cache`]): reflectors keep the objects current and reads cost no
+//!   requests, with the same rules over the same objects.
 //! - [`model`] holds the answers' shapes ([`Explanation`], [`Overview`], …): serde and
 //!   JSON Schema types every surface serialises unchanged.
 //! - The actions — [`Ops::promote`], [`Ops::approve`], [`Ops::abort`], [`Ops::poll`] —
