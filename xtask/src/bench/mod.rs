@@ -11,6 +11,7 @@
 mod apiserver;
 mod cli;
 mod load;
+mod mcp;
 mod report;
 mod seed;
 
@@ -89,7 +90,7 @@ pub(crate) fn run(root: &Path, scale: Scale) -> anyhow::Result<()> {
         return Ok(());
     }
     let endpoint = crate::control_plane::start(&crate::control_plane::dev_dir(root))?;
-    eprintln!("[bench] building hecate and hecate-api ({PROFILE})…");
+    eprintln!("[bench] building hecate, hecate-api and hecate-mcp ({PROFILE})…");
     let mut build = std::process::Command::new(&cargo);
     build.args(["build", "--quiet"]);
     if PROFILE == "release" {
@@ -97,9 +98,10 @@ pub(crate) fn run(root: &Path, scale: Scale) -> anyhow::Result<()> {
     }
     let status = build
         .args(["--package", "hecate-api", "--package", "hecate-cli"])
+        .args(["--package", "hecate-mcp"])
         .current_dir(root)
         .status()?;
-    anyhow::ensure!(status.success(), "building hecate and hecate-api failed");
+    anyhow::ensure!(status.success(), "building the binaries failed");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -136,6 +138,7 @@ pub(crate) struct Results {
     pub(crate) commands: cli::Commands,
     pub(crate) ops: Vec<Measurement>,
     pub(crate) api: load::ApiResults,
+    pub(crate) mcp: Vec<Measurement>,
 }
 
 /// One thing timed.
@@ -200,6 +203,16 @@ async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Resu
     ];
     let api = load::run(root, endpoint, &admin, &namespace, &routes).await?;
 
+    eprintln!("[bench] hecate-mcp over stdio…");
+    let mcp = mcp::run(
+        root,
+        &endpoint.dir.join("kubeconfig"),
+        &admin,
+        &namespace,
+        GATE,
+    )
+    .await?;
+
     Ok(Results {
         environment: report::Environment::describe(root).await,
         scale: scale.name(),
@@ -211,6 +224,7 @@ async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Resu
         commands,
         ops,
         api,
+        mcp,
     })
 }
 
