@@ -10,6 +10,9 @@
 //! 4. **Authentication** — with `--auth kubernetes`, a bearer token the cluster accepts
 //!    (401 otherwise); the caller rides on the request to the tool call, which is
 //!    authorised as them.
+//! 5. **Body** — one JSON-RPC message as a JSON object, at most 4 MiB: invalid JSON is a
+//!    parse error (`-32700`), an array (a batch) or a message without a method an
+//!    invalid request (`-32600`), as JSON-RPC answers them.
 //!
 //! Every path serves MCP (`/mcp` is the conventional one). There are no sessions and
 //! no server-to-client stream: each POST is answered on its own, in either protocol
@@ -36,8 +39,12 @@ use crate::server::HecateMcp;
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// What `WWW-Authenticate` says on a 401.
 const CHALLENGE: &str = "Bearer realm=\"hecate-mcp\"";
+/// JSON-RPC "parse error".
+const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC "invalid request".
 const INVALID_REQUEST: i64 = -32600;
+/// The largest request body read (as rmcp's own limit).
+const MAX_BODY_BYTES: usize = 4 << 20;
 /// JSON-RPC "internal error".
 const INTERNAL_ERROR: i64 = -32603;
 
@@ -108,8 +115,12 @@ async fn guard(State(guards): State<Arc<Guards>>, mut request: Request, next: Ne
         }
     };
     let version = request.headers().get(PROTOCOL_VERSION).cloned();
-    let mut response = match admit(&guards, &mut request, origin.is_some()).await {
-        Ok(()) => next.run(request).await,
+    let admitted = match admit(&guards, &mut request, origin.is_some()).await {
+        Ok(()) => one_message(request).await,
+        Err(refused) => Err(refused),
+    };
+    let mut response = match admitted {
+        Ok(request) => next.run(request).await,
         Err(refused) => refused,
     };
     let headers = response.headers_mut();
@@ -178,6 +189,56 @@ async fn admit(guards: &Guards, request: &mut Request, has_origin: bool) -> Resu
         }
     }
     Ok(())
+}
+
+/// Guard 5: the body is one JSON-RPC message. rmcp would answer anything else with a
+/// plain-text 415; a client deserves the JSON-RPC error codes.
+async fn one_message(request: Request) -> Result<Request, Response> {
+    let too_large = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .is_some_and(|length| length > MAX_BODY_BYTES);
+    if too_large {
+        return Err(refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            INVALID_REQUEST,
+            "the request body is over 4 MiB",
+        ));
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|e| {
+            refusal(
+                StatusCode::BAD_REQUEST,
+                PARSE_ERROR,
+                format!("Parse error: the body could not be read: {e}"),
+            )
+        })?;
+    let invalid = |message: &str| refusal(StatusCode::BAD_REQUEST, INVALID_REQUEST, message);
+    match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Err(e) => Err(refusal(
+            StatusCode::BAD_REQUEST,
+            PARSE_ERROR,
+            format!("Parse error: {e}"),
+        )),
+        Ok(serde_json::Value::Array(_)) => Err(invalid(
+            "Invalid request: batches are not supported; POST one JSON-RPC message at a time",
+        )),
+        Ok(serde_json::Value::Object(message))
+            if message.contains_key("method")
+                || message.contains_key("result")
+                || message.contains_key("error") =>
+        {
+            Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        }
+        Ok(serde_json::Value::Object(_)) => Err(invalid("Invalid request: no method")),
+        Ok(_) => Err(invalid(
+            "Invalid request: a JSON-RPC message is a JSON object",
+        )),
+    }
 }
 
 fn unauthenticated(message: &str) -> Response {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use hecate_ops::Ops;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use rmcp::ServiceExt as _;
+use rmcp::service::ServerInitializeError;
 
 use crate::args::{Args, FlagError, Http, Plan, Transport, Writes};
 use crate::auth::Reviewer;
@@ -112,10 +113,12 @@ async fn serve_stdio(client: kube::Client, settings: Settings) -> Result<(), Run
         mode(&settings.writes)
     );
     let server = HecateMcp::new(Ops::new(client), settings, None);
-    let running = server
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-        .map_err(|e| RunError::Serve(format!("starting the MCP session: {e}")))?;
+    let running = match server.serve(rmcp::transport::stdio_pipes()).await {
+        Ok(running) => running,
+        // The client went away before saying anything: nothing to serve, nothing wrong.
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => return Err(RunError::Serve(format!("starting the MCP session: {e}"))),
+    };
     let cancel = running.cancellation_token();
     tokio::select! {
         quit = running.waiting() => {

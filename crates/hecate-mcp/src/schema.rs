@@ -21,20 +21,33 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct InNamespace {
     /// Kubernetes namespace to look in; defaults to the server's namespace.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub namespace: Option<String>,
 }
 
-/// Arguments naming one object.
+/// Arguments of `get_gate`.
 #[derive(Deserialize, JsonSchema, Debug)]
 #[serde(deny_unknown_fields)]
-pub struct Named {
-    /// The object's name.
+pub struct GateName {
+    /// The Gate's name, e.g. `production` (list_gates shows them).
     #[schemars(length(min = 1, max = 253))]
     pub name: String,
-    /// Kubernetes namespace to look in; defaults to the server's namespace.
-    #[serde(default)]
+    /// Kubernetes namespace of the Gate; defaults to the server's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub namespace: Option<String>,
+}
+
+/// Arguments of `get_passage`.
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct PassageName {
+    /// The Passage's name, e.g. `production-3` (list_passages shows them).
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    /// Kubernetes namespace of the Passage; defaults to the server's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub namespace: Option<String>,
 }
@@ -47,7 +60,7 @@ pub struct GateArgs {
     #[schemars(length(min = 1, max = 253))]
     pub gate: String,
     /// Kubernetes namespace of the Gate; defaults to the server's namespace.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub namespace: Option<String>,
 }
@@ -57,15 +70,15 @@ pub struct GateArgs {
 #[serde(deny_unknown_fields)]
 pub struct PassageFilter {
     /// Only Passages through this Gate.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub gate: Option<String>,
     /// Only Passages moving this Bundle.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub bundle: Option<String>,
     /// Kubernetes namespace to look in; defaults to the server's namespace.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub namespace: Option<String>,
 }
@@ -78,7 +91,7 @@ pub struct BundleArgs {
     #[schemars(length(min = 1, max = 253))]
     pub bundle: String,
     /// Kubernetes namespace of the Bundle; defaults to the server's namespace.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub namespace: Option<String>,
 }
@@ -99,7 +112,7 @@ pub struct PromoteArgs {
     #[schemars(length(min = 1, max = 253))]
     pub bundle: String,
     /// Kubernetes namespace of the Gate and Bundle; defaults to the server's namespace.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub namespace: Option<String>,
 }
@@ -112,7 +125,7 @@ pub struct AbortArgs {
     #[schemars(length(min = 1, max = 253))]
     pub passage: String,
     /// Kubernetes namespace of the Passage; defaults to the server's namespace.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub namespace: Option<String>,
 }
@@ -240,4 +253,86 @@ pub struct Permission {
     pub resource: String,
     /// The namespace; empty means cluster-wide.
     pub namespace: String,
+}
+
+/// Rewrites every `oneOf` of string constants (how schemars renders a documented Rust
+/// enum) as one `enum`, with each value's meaning listed in the description. The
+/// values are the same; `enum` is what validators and model tool-schemas handle best,
+/// and the meanings stay readable.
+pub fn consts_as_enums(schema: &mut serde_json::Value) {
+    use serde_json::Value;
+    match schema {
+        Value::Object(object) => {
+            let constants = object
+                .get("oneOf")
+                .and_then(Value::as_array)
+                .and_then(|variants| {
+                    variants
+                        .iter()
+                        .map(|v| {
+                            let value = v.get("const")?.as_str()?;
+                            let meaning = v.get("description").and_then(Value::as_str);
+                            Some((value.to_string(), meaning.map(|m| m.replace('\n', " "))))
+                        })
+                        .collect::<Option<Vec<_>>>()
+                });
+            if let Some(constants) = constants {
+                object.remove("oneOf");
+                let mut description = object
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(|d| d.replace('\n', " "))
+                    .unwrap_or_default();
+                for (value, meaning) in &constants {
+                    if let Some(meaning) = meaning {
+                        description.push_str(&format!("\n- {value}: {meaning}"));
+                    }
+                }
+                object.insert("type".into(), Value::from("string"));
+                object.insert(
+                    "enum".into(),
+                    Value::from(constants.into_iter().map(|(v, _)| v).collect::<Vec<_>>()),
+                );
+                if !description.is_empty() {
+                    object.insert("description".into(), Value::from(description.trim_start()));
+                }
+            }
+            for value in object.values_mut() {
+                consts_as_enums(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(consts_as_enums),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn documented_constants_become_an_enum() {
+        let mut schema = json!({"$defs": {"State": {
+            "description": "Where a Gate is.",
+            "oneOf": [
+                {"const": "Ready", "description": "Something could\ncross.", "type": "string"},
+                {"const": "Idle", "type": "string"},
+            ],
+        }}});
+        consts_as_enums(&mut schema);
+        assert_eq!(
+            schema,
+            json!({"$defs": {"State": {
+                "description": "Where a Gate is.\n- Ready: Something could cross.",
+                "type": "string",
+                "enum": ["Ready", "Idle"],
+            }}})
+        );
+        let mut mixed = json!({"oneOf": [{"const": "a"}, {"type": "integer"}]});
+        let before = mixed.clone();
+        consts_as_enums(&mut mixed);
+        assert_eq!(mixed, before);
+    }
 }

@@ -12,6 +12,7 @@
 //!   a sentence in `content` and [`Problem`] in `structuredContent`;
 //! - everything else is a result with the answer in both.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::http::request::Parts;
@@ -20,7 +21,8 @@ use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{MaybeSendFuture, RequestContext, RoleServer};
 use serde::Serialize;
@@ -31,9 +33,9 @@ use crate::args::{Writes, is_dns_label, is_dns_subdomain};
 use crate::auth::{Caller, Reviewer};
 use crate::render;
 use crate::schema::{
-    AbortArgs, Aborted, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, InNamespace,
-    Missing, Named, NoArguments, PassageFilter, PassageList, Permission, Problem, ProblemClass,
-    PromoteArgs, Promoted,
+    AbortArgs, Aborted, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName,
+    InNamespace, Missing, NoArguments, PassageFilter, PassageList, PassageName, Permission,
+    Problem, ProblemClass, PromoteArgs, Promoted,
 };
 use crate::tools::{self, Access, ToolName};
 
@@ -285,7 +287,7 @@ impl Call<'_> {
         Ok(result(answer, render::gate_list))
     }
 
-    async fn get_gate(&self, args: Named) -> Result<CallToolResult, ErrorData> {
+    async fn get_gate(&self, args: GateName) -> Result<CallToolResult, ErrorData> {
         let namespace = self.namespace(args.namespace)?;
         let name = name_argument("name", &args.name)?;
         let answer = async {
@@ -355,7 +357,7 @@ impl Call<'_> {
         Ok(result(answer, render::json))
     }
 
-    async fn get_passage(&self, args: Named) -> Result<CallToolResult, ErrorData> {
+    async fn get_passage(&self, args: PassageName) -> Result<CallToolResult, ErrorData> {
         let namespace = self.namespace(args.namespace)?;
         let name = name_argument("name", &args.name)?;
         let answer = async {
@@ -607,6 +609,14 @@ impl ServerHandler for HecateMcp {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions(self.instructions())
+    }
+
+    /// Every revision the SDK speaks, newest first: `server/discover` advertises them
+    /// in this order, so a client reading the first entry gets the current one.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        let mut versions = ProtocolVersion::KNOWN_VERSIONS.to_vec();
+        versions.sort_by(|a, b| b.as_str().cmp(a.as_str()));
+        Cow::Owned(versions)
     }
 
     fn list_tools(

@@ -12,10 +12,12 @@ use hecate_types::{Gate, Passage};
 use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
+use serde_json::Value;
 
 use crate::schema::{
-    AbortArgs, Aborted, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, InNamespace, Named,
-    NoArguments, PassageFilter, PassageList, PromoteArgs, Promoted,
+    AbortArgs, Aborted, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName,
+    InNamespace, NoArguments, PassageFilter, PassageList, PassageName, PromoteArgs, Promoted,
+    consts_as_enums,
 };
 
 /// Why there is no `approve` tool. Approval is the second pair of eyes; an agent that
@@ -215,16 +217,26 @@ impl ToolName {
         -> (Arc<JsonObject>, Arc<JsonObject>) {
             // A derived struct's schema is always an object; should that ever change,
             // an empty object schema still lets the tool be listed.
-            let input = schema_for_input::<I>().unwrap_or_default();
-            (input, schema_for_output::<O>())
+            let mut input = schema_for_input::<I>().unwrap_or_default().as_ref().clone();
+            // Some clients insist on `properties`, even when there are none.
+            input
+                .entry("properties")
+                .or_insert_with(|| Value::Object(JsonObject::new()));
+            let mut output = Value::Object(schema_for_output::<O>().as_ref().clone());
+            consts_as_enums(&mut output);
+            let output = match output {
+                Value::Object(output) => output,
+                _ => JsonObject::new(),
+            };
+            (Arc::new(input), Arc::new(output))
         }
         match self {
             Self::ListGates => pair::<InNamespace, GateList>(),
-            Self::GetGate => pair::<Named, Gate>(),
+            Self::GetGate => pair::<GateName, Gate>(),
             Self::WhyStuck => pair::<GateArgs, Explanation>(),
             Self::ListBundles => pair::<InNamespace, BundleList>(),
             Self::ListPassages => pair::<PassageFilter, PassageList>(),
-            Self::GetPassage => pair::<Named, Passage>(),
+            Self::GetPassage => pair::<PassageName, Passage>(),
             Self::Audit => pair::<InNamespace, AuditTrail>(),
             Self::Evidence => pair::<BundleArgs, Evidence>(),
             Self::Overview => pair::<NoArguments, Overview>(),
@@ -311,6 +323,11 @@ mod tests {
                 Some(&serde_json::json!(false)),
                 "{tool:?}"
             );
+            // Optional arguments are left out, never sent as null.
+            let properties = input.get("properties").and_then(|p| p.as_object());
+            for (name, property) in properties.into_iter().flatten() {
+                assert!(property.get("default").is_none(), "{tool:?}.{name}");
+            }
             let output = described.output_schema.unwrap_or_default();
             assert_eq!(
                 output.get("type"),

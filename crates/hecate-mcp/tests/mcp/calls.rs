@@ -1,0 +1,298 @@
+//! Calling each tool: answers, refusals a model can read, and malformed calls that are
+//! protocol errors and leave the connection working.
+
+use hecate_testenv::TestEnv;
+use hecate_types::{Gate, Passage, wellknown};
+use kube::ResourceExt as _;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::harness::*;
+
+#[tokio::test]
+async fn why_stuck_answers_with_typed_blockers() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let client = piped(server(&env, None).await, Era::Legacy).await;
+    let answer = result(&client, "why_stuck", json!({"gate": "production"})).await;
+    let value = structured(&answer);
+    assert_eq!(value["gate"], "production");
+    assert_eq!(value["namespace"], env.namespace.as_str());
+    assert_eq!(value["state"], "Blocked");
+    let kinds: Vec<&str> = value["blockers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["UpstreamNotCleared", "AwaitingApproval"]);
+    let fix = value["blockers"][1]["fix"].as_str().unwrap();
+    assert!(fix.contains("hecate approve b1 --gate production"), "{fix}");
+    insta::assert_snapshot!(
+        "why_stuck_production",
+        text(&answer).replace(&env.namespace, "<ns>")
+    );
+
+    // The same answer in the 2026-07-28 era.
+    let modern = piped(server(&env, None).await, Era::Modern).await;
+    let again = result(&modern, "why_stuck", json!({"gate": "production"})).await;
+    assert_eq!(structured(&again), value);
+    assert_eq!(text(&again), text(&answer));
+}
+
+#[tokio::test]
+async fn list_gates_is_one_line_per_gate() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let client = piped(server(&env, None).await, Era::Legacy).await;
+    let answer = result(&client, "list_gates", json!({})).await;
+    let value = structured(&answer);
+    let names: Vec<&str> = value["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["dev", "production", "staging"]);
+    let lines: Vec<String> = text(&answer).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[1].starts_with("production: Blocked — "), "{lines:?}");
+
+    let elsewhere = TestEnv::new().await;
+    let answer = result(
+        &client,
+        "list_gates",
+        json!({"namespace": elsewhere.namespace}),
+    )
+    .await;
+    assert_eq!(
+        text(&answer),
+        format!("no Gates in {}", elsewhere.namespace)
+    );
+    assert_eq!(structured(&answer)["gates"], json!([]));
+}
+
+#[tokio::test]
+async fn the_reads_answer_what_the_cluster_holds() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let client = piped(server(&env, None).await, Era::Legacy).await;
+
+    let gate = structured(&result(&client, "get_gate", json!({"name": "production"})).await);
+    let gate: Gate = serde_json::from_value(gate).unwrap();
+    assert!(gate.spec.admits[0].require_approval);
+    assert!(
+        gate.metadata.managed_fields.is_none(),
+        "managedFields is noise"
+    );
+
+    let bundles = structured(&result(&client, "list_bundles", json!({})).await);
+    let names: Vec<&str> = bundles["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["b2", "b1"], "newest first");
+
+    let passages = structured(&result(&client, "list_passages", json!({"gate": "dev"})).await);
+    assert_eq!(passages["passages"].as_array().unwrap().len(), 1);
+    let none = structured(&result(&client, "list_passages", json!({"gate": "staging"})).await);
+    assert_eq!(none["passages"], json!([]));
+
+    let passage = structured(&result(&client, "get_passage", json!({"name": "dev-1"})).await);
+    let passage: Passage = serde_json::from_value(passage).unwrap();
+    assert_eq!(passage.spec.bundle, "b1");
+
+    let audit = structured(&result(&client, "audit", json!({})).await);
+    let entries = audit["entries"].as_array().unwrap();
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["kind"] == "crossed" && e["gate"] == "dev" && e["bundle"] == "b1"),
+        "{audit:#}"
+    );
+
+    let evidence = structured(&result(&client, "evidence", json!({"bundle": "b1"})).await);
+    assert_eq!(evidence["bundle"], "b1");
+    let unavailable = evidence["unavailable"].as_str().unwrap();
+    assert!(unavailable.contains("Fides"), "{unavailable}");
+
+    let overview = structured(&result(&client, "overview", json!({})).await);
+    let ours = overview["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["namespace"] == env.namespace.as_str())
+        .unwrap_or_else(|| panic!("{} missing from {overview:#}", env.namespace));
+    assert_eq!(ours["gates"].as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn what_is_not_there_is_an_answer_to_read() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let client = piped(server(&env, None).await, Era::Legacy).await;
+    let answer = result(&client, "why_stuck", json!({"gate": "qa"})).await;
+    assert_eq!(answer.is_error, Some(true));
+    let said = text(&answer);
+    assert!(
+        said.starts_with(&format!("no Gate named qa in {}", env.namespace)),
+        "{said}"
+    );
+    let problem = &answer.structured_content.clone().unwrap()["error"];
+    assert_eq!(problem["class"], "NotFound");
+    assert_eq!(
+        problem["missing"],
+        json!({"kind": "Gate", "name": "qa", "namespace": env.namespace})
+    );
+}
+
+#[tokio::test]
+async fn malformed_calls_are_protocol_errors_and_the_server_carries_on() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let client = piped(server(&env, Some("ada")).await, Era::Legacy).await;
+    let cases = [
+        ("teleport", json!({}), "teleport"),
+        ("why_stuck", json!({}), "missing field `gate`"),
+        ("why_stuck", json!({"gate": 5}), "invalid type"),
+        ("why_stuck", json!({"gate": ""}), "gate is required"),
+        (
+            "why_stuck",
+            json!({"gate": "Prod_1"}),
+            "not a Kubernetes object name",
+        ),
+        (
+            "why_stuck",
+            json!({"gate": "production", "namespace": "Shop!"}),
+            "not a Kubernetes namespace name",
+        ),
+        (
+            "promote",
+            json!({"gate": "staging"}),
+            "missing field `bundle`",
+        ),
+        ("promote", json!({"bundle": "b2"}), "missing field `gate`"),
+        ("abort", json!({}), "missing field `passage`"),
+    ];
+    for (tool, arguments, says) in cases {
+        let error = call(&client, tool, arguments.clone()).await.unwrap_err();
+        assert_eq!(error_code(&error), -32602, "{tool} {arguments}");
+        assert!(
+            error.to_string().contains(says),
+            "{tool} {arguments}: {error}"
+        );
+    }
+    // Still serving.
+    let answer = result(&client, "why_stuck", json!({"gate": "production"})).await;
+    assert_ne!(answer.is_error, Some(true));
+}
+
+#[tokio::test]
+async fn promote_then_abort() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let client = piped(server(&env, Some("olaf@example.com")).await, Era::Legacy).await;
+    let promoted = result(
+        &client,
+        "promote",
+        json!({"gate": "staging", "bundle": "b2"}),
+    )
+    .await;
+    let value = structured(&promoted);
+    let name = value["passage"].as_str().unwrap().to_string();
+    assert!(!name.is_empty());
+    assert_eq!(value["actor"], "mcp:olaf@example.com");
+    assert_eq!(value["gate"], "staging");
+    assert_eq!(value["bundle"], "b2");
+    assert_eq!(
+        text(&promoted),
+        format!("opened Passage {name} to cross b2 through staging")
+    );
+    let passage: Passage = env.api().get(&name).await.unwrap();
+    assert_eq!(passage.spec.actor, "mcp:olaf@example.com");
+
+    let aborted = result(&client, "abort", json!({"passage": name})).await;
+    let value = structured(&aborted);
+    assert_eq!(value["aborted"], true);
+    assert_eq!(value["actor"], "mcp:olaf@example.com");
+    assert!(text(&aborted).contains(&name));
+    let passage: Passage = env.api().get(&name).await.unwrap();
+    assert!(passage.spec.abort);
+    assert_eq!(
+        passage.annotations().get(wellknown::ANNOTATION_ABORTED_BY),
+        Some(&"mcp:olaf@example.com".to_string())
+    );
+}
+
+#[tokio::test]
+async fn promote_obeys_the_same_rules() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let mut suspended = gate_spec(&[], false);
+    suspended.suspend = true;
+    gate(&env, "frozen", suspended).await;
+    let client = piped(server(&env, Some("ada")).await, Era::Legacy).await;
+    let cases = [
+        (
+            "production",
+            "b2",
+            "has not cleared staging",
+            "UpstreamNotCleared",
+        ),
+        ("production", "b1", "awaiting approval", "AwaitingApproval"),
+        ("frozen", "b1", "suspended", "Suspended"),
+    ];
+    for (gate, bundle, says, code) in cases {
+        let answer = result(&client, "promote", json!({"gate": gate, "bundle": bundle})).await;
+        assert_eq!(answer.is_error, Some(true), "{gate} {bundle}");
+        let said = text(&answer);
+        assert!(said.starts_with("promote refused: "), "{said}");
+        assert!(said.contains(says), "{said}");
+        assert!(said.contains("do not retry"), "{said}");
+        let problem: Value = answer.structured_content.unwrap()["error"].clone();
+        assert_eq!(problem["class"], "Refused");
+        assert_eq!(problem["code"], code);
+        assert_eq!(problem["action"], "promote");
+    }
+    let passages: Vec<Passage> = env
+        .api::<Passage>()
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(passages.len(), 1, "a refused promote creates nothing");
+
+    let unknown = result(&client, "abort", json!({"passage": "staging-9"})).await;
+    assert_eq!(unknown.is_error, Some(true));
+    assert_eq!(
+        unknown.structured_content.unwrap()["error"]["class"],
+        "NotFound"
+    );
+}
+
+/// Over stdio the server acts with its kubeconfig's identity; when that identity may
+/// not do something, the cluster's own words (naming the permission) come back as a
+/// result.
+#[tokio::test]
+async fn the_servers_own_rbac_is_reported_as_forbidden() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let ci_bot = env.client(hecate_testenv::Identity::CiBot).await;
+    let server =
+        hecate_mcp::HecateMcp::new(hecate_ops::Ops::new(ci_bot), settings(&env, None), None);
+    let client = piped(server, Era::Legacy).await;
+    let answer = result(&client, "why_stuck", json!({"gate": "production"})).await;
+    assert_eq!(answer.is_error, Some(true));
+    let said = text(&answer);
+    assert!(said.contains("ci-bot"), "{said}");
+    assert!(
+        said.contains("cannot") && said.contains("hecate.dev"),
+        "{said}"
+    );
+    assert_eq!(
+        answer.structured_content.unwrap()["error"]["class"],
+        "Forbidden"
+    );
+}

@@ -1,0 +1,278 @@
+//! The streamable HTTP transport: both protocol eras through rmcp's client, and what
+//! only raw HTTP can show — the guards' order, the protocol header, 202 and 405.
+
+use hecate_mcp::http::Guards;
+use hecate_testenv::{Identity, TestEnv};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::harness::*;
+
+const MODERN_META: &str = "2026-07-28";
+
+fn modern(method: &str, params: serde_json::Value) -> serde_json::Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN_META,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+    });
+    json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+}
+
+#[tokio::test]
+async fn both_protocol_eras_over_http() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let base = http(server(&env, None).await, loopback_guards()).await;
+    let mut answers = Vec::new();
+    for era in [Era::Legacy, Era::Modern] {
+        let client = http_client(&base, era, None).await;
+        let names = tool_names(&client).await;
+        assert_eq!(names.len(), 9, "{era:?}: {names:?}");
+        let answer = result(&client, "why_stuck", json!({"gate": "production"})).await;
+        answers.push(structured(&answer));
+        let refused = call(&client, "teleport", json!({})).await.unwrap_err();
+        assert_eq!(error_code(&refused), -32602, "{era:?}");
+    }
+    assert_eq!(answers[0], answers[1]);
+    assert_eq!(answers[0]["state"], "Blocked");
+}
+
+#[tokio::test]
+async fn the_protocol_version_header_is_honoured() {
+    let env = TestEnv::new().await;
+    let base = http(server(&env, None).await, loopback_guards()).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+
+    // A legacy client names its revision in the header after the handshake: the
+    // answer is in that revision's shape (no `resultType`), and the header is echoed.
+    let legacy = post(&base, &list, &[("mcp-protocol-version", "2025-06-18")]).await;
+    assert_eq!(legacy.status, 200, "{}", legacy.body);
+    assert_eq!(legacy.headers["mcp-protocol-version"], "2025-06-18");
+    assert!(
+        legacy.json()["result"].get("resultType").is_none(),
+        "{}",
+        legacy.body
+    );
+    assert_eq!(
+        legacy.json()["result"]["tools"].as_array().unwrap().len(),
+        9
+    );
+
+    // The stateless revision: header and `_meta` agree.
+    let current = post(
+        &base,
+        &modern("tools/list", json!({})),
+        &[
+            ("mcp-protocol-version", MODERN_META),
+            ("mcp-method", "tools/list"),
+        ],
+    )
+    .await;
+    assert_eq!(current.status, 200, "{}", current.body);
+    assert_eq!(current.json()["result"]["resultType"], "complete");
+    assert_eq!(current.headers["mcp-protocol-version"], MODERN_META);
+
+    // A revision nobody speaks is refused, not echoed and ignored.
+    let unknown = post(&base, &list, &[("mcp-protocol-version", "1999-01-01")]).await;
+    assert_eq!(unknown.status, 400, "{}", unknown.body);
+    assert!(unknown.body.contains("1999-01-01"), "{}", unknown.body);
+
+    // The header and the body must not contradict each other.
+    let mismatch = post(
+        &base,
+        &modern("tools/list", json!({})),
+        &[("mcp-protocol-version", "2025-06-18")],
+    )
+    .await;
+    assert_eq!(mismatch.status, 400, "{}", mismatch.body);
+    assert!(mismatch.json().get("error").is_some(), "{}", mismatch.body);
+
+    // server/discover answers the supported revisions, newest first.
+    let discover = post(
+        &base,
+        &modern("server/discover", json!({})),
+        &[
+            ("mcp-protocol-version", MODERN_META),
+            ("mcp-method", "server/discover"),
+        ],
+    )
+    .await;
+    assert_eq!(discover.status, 200, "{}", discover.body);
+    let result = &discover.json()["result"];
+    assert_eq!(result["supportedVersions"][0], MODERN_META);
+    assert!(
+        result["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("why_stuck"),
+        "{result:#}"
+    );
+}
+
+#[tokio::test]
+async fn notifications_get_202_and_no_body() {
+    let env = TestEnv::new().await;
+    let base = http(server(&env, None).await, loopback_guards()).await;
+    let notification = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let answer = post(&base, &notification, &[]).await;
+    assert_eq!(answer.status, 202);
+    assert_eq!(answer.body, "");
+}
+
+#[tokio::test]
+async fn there_is_no_stream_to_get() {
+    let env = TestEnv::new().await;
+    let base = http(server(&env, None).await, loopback_guards()).await;
+    for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+        let answer = send(
+            reqwest::Client::new()
+                .request(method.clone(), format!("{base}/mcp"))
+                .header("accept", "text/event-stream"),
+        )
+        .await;
+        assert_eq!(answer.status, 405, "{method}");
+        assert_eq!(answer.headers["allow"], "POST");
+        assert_eq!(answer.json()["error"]["code"], -32600);
+        assert!(answer.body.contains("POST each request"), "{}", answer.body);
+    }
+}
+
+#[tokio::test]
+async fn malformed_messages_get_json_rpc_errors() {
+    let env = TestEnv::new().await;
+    let base = http(server(&env, None).await, loopback_guards()).await;
+    for (body, code) in [
+        ("{not json", -32700),
+        (
+            "[{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}]",
+            -32600,
+        ),
+        ("{\"jsonrpc\": \"2.0\", \"id\": 1}", -32600),
+        ("42", -32600),
+    ] {
+        let answer = send(
+            reqwest::Client::new()
+                .post(format!("{base}/mcp"))
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .body(body),
+        )
+        .await;
+        assert_eq!(answer.status, 400, "{body}: {}", answer.body);
+        assert_eq!(
+            answer.json()["error"]["code"],
+            code,
+            "{body}: {}",
+            answer.body
+        );
+    }
+    let unknown = post(
+        &base,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list"}),
+        &[],
+    )
+    .await;
+    assert_eq!(unknown.json()["error"]["code"], -32601, "{}", unknown.body);
+}
+
+/// The Origin check comes first: with authentication on, a foreign page is refused
+/// 403 without being asked for credentials, and its token (were it to send one) is
+/// never reviewed.
+#[tokio::test]
+async fn a_foreign_origin_is_refused_before_anything_else() {
+    let env = TestEnv::new().await;
+    deployed_rbac(&env).await;
+    let reviewer = hecate_mcp::auth::Reviewer::new(env.client(Identity::HecateApi).await);
+    let server = hecate_mcp::HecateMcp::new(
+        hecate_ops::Ops::new(env.client(Identity::HecateApi).await),
+        settings(&env, None),
+        Some(reviewer.clone()),
+    );
+    let guards = Guards {
+        allowed_origins: vec!["http://localhost:3000".into()],
+        reviewer: Some(reviewer),
+        ..loopback_guards()
+    };
+    let base = http(server, guards).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+
+    let foreign = post(&base, &list, &[("origin", "https://evil.example")]).await;
+    assert_eq!(foreign.status, 403, "{}", foreign.body);
+    assert_eq!(foreign.json()["error"]["code"], -32600);
+    assert!(
+        foreign.body.contains("origin not allowed"),
+        "{}",
+        foreign.body
+    );
+    assert!(foreign.headers.get("access-control-allow-origin").is_none());
+    let alice = token(&env, Identity::Alice);
+    let bearer = format!("Bearer {alice}");
+    let with_token = post(
+        &base,
+        &list,
+        &[
+            ("origin", "https://evil.example"),
+            ("authorization", &bearer),
+        ],
+    )
+    .await;
+    assert_eq!(with_token.status, 403);
+
+    // An allowed origin (matched normalised) reaches authentication…
+    let allowed = post(&base, &list, &[("origin", "HTTP://LocalHost:3000")]).await;
+    assert_eq!(allowed.status, 401, "{}", allowed.body);
+    // …and with a token, the tools, with CORS headers for the page.
+    let served = post(
+        &base,
+        &list,
+        &[
+            ("origin", "http://localhost:3000"),
+            ("authorization", &bearer),
+        ],
+    )
+    .await;
+    assert_eq!(served.status, 200, "{}", served.body);
+    assert_eq!(
+        served.headers["access-control-allow-origin"],
+        "http://localhost:3000"
+    );
+    assert_eq!(served.headers["vary"], "Origin");
+}
+
+#[tokio::test]
+async fn with_no_allowed_origins_every_origin_is_refused() {
+    let env = TestEnv::new().await;
+    let base = http(server(&env, None).await, loopback_guards()).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let from_page = post(&base, &list, &[("origin", "http://localhost:3000")]).await;
+    assert_eq!(from_page.status, 403);
+    let no_origin = post(&base, &list, &[]).await;
+    assert_eq!(no_origin.status, 200, "{}", no_origin.body);
+}
+
+#[tokio::test]
+async fn a_foreign_host_is_refused() {
+    let env = TestEnv::new().await;
+    let base = http(server(&env, None).await, loopback_guards()).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let rebound = post(&base, &list, &[("host", "evil.example")]).await;
+    assert_eq!(rebound.status, 403, "{}", rebound.body);
+    assert!(
+        rebound.body.contains("host not allowed"),
+        "{}",
+        rebound.body
+    );
+
+    // Behind an ingress, its hostname is configured.
+    let guards = Guards {
+        allowed_hosts: vec!["mcp.example.com".into()],
+        ..loopback_guards()
+    };
+    let base = http(server(&env, None).await, guards).await;
+    let ingress = post(&base, &list, &[("host", "mcp.example.com")]).await;
+    assert_eq!(ingress.status, 200, "{}", ingress.body);
+    let direct = post(&base, &list, &[]).await;
+    assert_eq!(direct.status, 403, "{}", direct.body);
+}
