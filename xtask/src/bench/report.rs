@@ -1,0 +1,207 @@
+//! The results as Markdown, with the machine and versions they were measured on, and
+//! publishing them into `docs/BENCHMARKS.md`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::Context as _;
+use serde::Serialize;
+
+use super::{Measurement, Results};
+
+/// Where the results section of `docs/BENCHMARKS.md` starts and ends.
+const BEGIN: &str = "<!-- bench:begin (written by `cargo xtask bench --scale large`) -->";
+const END: &str = "<!-- bench:end -->";
+
+/// What the numbers were measured on.
+#[derive(Serialize)]
+pub(crate) struct Environment {
+    pub(crate) date: String,
+    pub(crate) commit: String,
+    pub(crate) cpu: String,
+    pub(crate) cores: usize,
+    pub(crate) memory_gib: f64,
+    pub(crate) rustc: String,
+    pub(crate) kube_apiserver: &'static str,
+    pub(crate) etcd: &'static str,
+}
+
+impl Environment {
+    pub(crate) async fn describe(root: &Path) -> Self {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let field = |text: &str, name: &str| {
+            text.lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        let memory_kib: f64 = field(&meminfo, "MemTotal")
+            .trim_end_matches(" kB")
+            .parse()
+            .unwrap_or(0.0);
+        Self {
+            date: jiff::Timestamp::now().strftime("%Y-%m-%d").to_string(),
+            commit: output(root, "git", &["describe", "--always", "--dirty"]).await,
+            cpu: field(&cpuinfo, "model name"),
+            cores: std::thread::available_parallelism().map_or(0, usize::from),
+            memory_gib: memory_kib / 1024.0 / 1024.0,
+            rustc: output(root, "rustc", &["--version"]).await,
+            kube_apiserver: hecate_testenv::KUBERNETES_VERSION,
+            etcd: hecate_testenv::ETCD_VERSION,
+        }
+    }
+}
+
+/// The first line a command prints, or "unknown".
+async fn output(root: &Path, program: &str, args: &[&str]) -> String {
+    tokio::process::Command::new(program)
+        .args(args)
+        .current_dir(root)
+        .output()
+        .await
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|o| o.lines().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The results section.
+pub(crate) fn markdown(results: &Results) -> String {
+    let env = &results.environment;
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "## {} — `{}` scale, {} build, commit `{}`\n",
+        env.date, results.scale, results.profile, env.commit
+    );
+    if results.profile != "release" {
+        let _ = writeln!(
+            md,
+            "**A debug build: these numbers check the harness; they do not measure Hecate.**\n"
+        );
+    }
+    let _ = writeln!(
+        md,
+        "Machine: {} cores ({}), {:.0} GiB; kube-apiserver {} and etcd {} on loopback, \
+         sharing those cores with everything measured; {}. Namespace `{}`: {} Gates, {} \
+         Bundles, {} Passages. Times are medians of 7 runs after a warm-up; requests \
+         are what the API server counted for one run.\n",
+        env.cores,
+        env.cpu,
+        env.memory_gib,
+        env.kube_apiserver,
+        env.etcd,
+        env.rustc,
+        results.namespace,
+        results.gates,
+        results.bundles,
+        results.passages
+    );
+
+    let _ = writeln!(md, "### Commands (whole process)\n");
+    table(&mut md, &results.commands.measurements);
+    match results.commands.status_over_kubectl {
+        Some(ratio) => {
+            let _ = writeln!(
+                md,
+                "\n`hecate status` takes {ratio:.2}× the time of `kubectl get` reading the same \
+                 objects ({}).\n",
+                results.commands.kubectl
+            );
+        }
+        None => {
+            let _ = writeln!(md, "\nkubectl: {}.\n", results.commands.kubectl);
+        }
+    }
+
+    let _ = writeln!(md, "### hecate-ops, in process\n");
+    table(&mut md, &results.ops);
+
+    let api = &results.api;
+    let _ = writeln!(
+        md,
+        "\n### hecate-api under load (as alice, from a second process)\n\n\
+         Ready (cache listed) {:.0} ms after start.\n\n\
+         | route | clients | req/s | p50 ms | p99 ms | errors |\n|---|---:|---:|---:|---:|---:|",
+        api.ready_ms
+    );
+    for level in &api.levels {
+        let _ = writeln!(
+            md,
+            "| `{}` | {} | {:.0} | {:.1} | {:.1} | {} |",
+            level.route,
+            level.concurrency,
+            level.requests_per_second,
+            level.p50_ms,
+            level.p99_ms,
+            level.errors
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\nOver {} requests in {:.0} s the API server served {} requests for Hecate objects, \
+         {} TokenReviews ({:.2} per 1,000 requests; {:.2} per token per 10 s cache period) and \
+         {} SubjectAccessReviews ({:.2} per 1,000). Peak RSS {:.1} MiB.\n",
+        api.requests,
+        api.load_seconds,
+        api.apiserver.hecate,
+        api.apiserver.token_reviews,
+        api.token_reviews_per_1000,
+        api.token_reviews_per_period,
+        api.apiserver.access_reviews,
+        api.access_reviews_per_1000,
+        api.peak_rss_mib
+    );
+    let _ = writeln!(
+        md,
+        "### hecate-mcp over stdio ({} calls after a warm-up)\n",
+        super::mcp::CALLS
+    );
+    table(&mut md, &results.mcp);
+    let _ = writeln!(
+        md,
+        "\nReproduce: `cargo xtask bench --scale {}`.",
+        results.scale
+    );
+    md
+}
+
+fn table(md: &mut String, measurements: &[Measurement]) {
+    let _ = writeln!(
+        md,
+        "| what | median | min–max | API server requests |\n|---|---:|---:|---|"
+    );
+    for m in measurements {
+        let requests = m.apiserver_requests.map_or("—".to_string(), |r| {
+            let mut parts = vec![format!("{}", r.hecate)];
+            if r.token_reviews + r.access_reviews > 0.0 {
+                parts.push(format!("+ {} reviews", r.token_reviews + r.access_reviews));
+            }
+            if r.discovery > 0.0 {
+                parts.push(format!("+ {} discovery", r.discovery));
+            }
+            parts.join(" ")
+        });
+        let _ = writeln!(
+            md,
+            "| `{}` | {:.1} ms | {:.1}–{:.1} ms | {} |",
+            m.name, m.median_ms, m.min_ms, m.max_ms, requests
+        );
+    }
+}
+
+/// Replaces the results section of `path` with `section`.
+pub(crate) fn publish(path: &Path, section: &str) -> anyhow::Result<()> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let (before, rest) = text
+        .split_once(BEGIN)
+        .with_context(|| format!("{} has no `{BEGIN}` line", path.display()))?;
+    let (_, after) = rest
+        .split_once(END)
+        .with_context(|| format!("{} has no `{END}` line", path.display()))?;
+    std::fs::write(path, format!("{before}{BEGIN}\n\n{section}\n{END}{after}"))?;
+    Ok(())
+}
