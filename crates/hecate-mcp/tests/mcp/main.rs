@@ -9,5 +9,6 @@ mod auth;
 mod binary;
 mod calls;
 mod catalogue;
+mod evidence;
 mod harness;
 mod http;
