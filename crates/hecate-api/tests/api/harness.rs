@@ -241,3 +241,28 @@ impl Server {
         self.env.create(Bundle::new("b1", bundle)).await;
     }
 }
+
+impl Server {
+    /// The demo pipeline (`shop`: dev → staging → production, with history) in this
+    /// namespace, alice, bob and carol granted there.
+    ///
+    /// Production's weekend deny window is removed: with it, whether production may
+    /// be crossed (and what its page says) would depend on the day the test runs.
+    pub(crate) async fn demo(&self) {
+        hecate_testenv::demo::load(&self.env.admin, self.ns(), jiff::Timestamp::now())
+            .await
+            .unwrap();
+        hecate_testenv::demo::grant_people(&self.env.admin, self.ns())
+            .await
+            .unwrap();
+        self.env
+            .api::<Gate>()
+            .patch(
+                "production",
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(serde_json::json!({"spec": {"windows": null}})),
+            )
+            .await
+            .unwrap();
+    }
+}

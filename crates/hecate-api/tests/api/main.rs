@@ -10,4 +10,7 @@ mod cached;
 mod deploy;
 mod harness;
 mod routes;
+mod ui;
+mod ui_browser;
+mod ui_pages;
 mod watch;

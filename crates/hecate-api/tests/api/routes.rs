@@ -357,8 +357,9 @@ async fn operations_endpoints() {
     let home = server.get("/", None).await;
     assert_eq!(home.status, 200);
     assert!(
-        home.body.contains("cargo xtask ui"),
-        "the placeholder names the UI build command"
+        home.body
+            .contains(r#"<script type="module" src="/ui/js/main.js">"#),
+        "/ is the web UI's shell"
     );
 }
 

@@ -87,13 +87,19 @@ async fn evidence_carries_fides_verdict() {
     assert_eq!(value["gate"], "staging");
     assert_eq!(value["verdict"]["recommendation"], "hold");
     assert_eq!(value["verdict"]["risk_score"], 45);
-    assert_eq!(value["verdict"]["segregation_of_duties"]["compliant"], false);
+    assert_eq!(
+        value["verdict"]["segregation_of_duties"]["compliant"],
+        false
+    );
 
     let tools = tools(&client).await;
     let schema = tools.iter().find(|t| t.name == "evidence").unwrap();
     let schema = Value::Object(schema.output_schema.as_deref().cloned().unwrap());
     let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&value).map(|e| e.to_string()).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
     assert!(errors.is_empty(), "{errors:#?}\n{value:#}");
 }
 
@@ -110,7 +116,10 @@ async fn an_unreachable_fides_is_a_result_to_read() {
     let answer = result(&client, "evidence", json!({"bundle": "b1"})).await;
     assert_eq!(answer.is_error, Some(true));
     let said = text(&answer);
-    assert!(said.starts_with("reading the change-gate verdict:"), "{said}");
+    assert!(
+        said.starts_with("reading the change-gate verdict:"),
+        "{said}"
+    );
     assert!(said.contains("trying again later may work"), "{said}");
     assert_eq!(
         answer.structured_content.unwrap()["error"]["class"],

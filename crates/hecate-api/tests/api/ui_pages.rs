@@ -1,0 +1,578 @@
+//! The web UI in headless Chromium, against the real API server and a real control
+//! plane holding the demo pipeline: signing in and out, every page, the approve →
+//! promote flow with its confirmations and a refusal (the approver may not promote)
+//! shown verbatim, keyboard use, live updates without reloading, and server text that
+//! stays text.
+
+use fantoccini::key::Key;
+use hecate_testenv::Identity::*;
+use hecate_types::{Bundle, Gate, Passage};
+use kube::ResourceExt as _;
+use kube::api::{Patch, PatchParams};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::harness::*;
+use crate::ui_browser::*;
+
+fn awaiting() -> String {
+    hecate_testenv::demo::awaiting_approval().name_any()
+}
+
+/// A page's URL in the test namespace.
+fn at(server: &Server, path: &str) -> String {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    format!("{path}{sep}namespace={}", server.ns())
+}
+
+/// Waits for a page to finish drawing: a heading, nothing in flight.
+async fn drawn(browser: &Browser, heading: &str) {
+    browser
+        .until(
+            &format!("the page {heading:?}"),
+            &format!(
+                "!document.querySelector('main[aria-busy]') && (document.querySelector('main h1') || {{}}).textContent?.startsWith({})",
+                json!(heading)
+            ),
+        )
+        .await;
+}
+
+#[tokio::test]
+async fn signs_in_and_shows_every_page() {
+    let server = Server::start().await;
+    server.demo().await;
+    let browser = Browser::start(&server.base).await;
+    let ns = server.ns().to_string();
+
+    // Not signed in: the form, not the app. A token the cluster rejects is refused.
+    browser.open("/").await;
+    drawn(&browser, "Sign in").await;
+    browser.screenshot("sign-in", 1280).await;
+    browser
+        .until(
+            "the token field has a label",
+            "document.querySelector('label[for=token]')",
+        )
+        .await;
+    browser
+        .client
+        .find(fantoccini::Locator::Css("#token"))
+        .await
+        .unwrap()
+        .send_keys("not-a-token")
+        .await
+        .unwrap();
+    browser.click(".sign-in button[type=submit]").await;
+    browser
+        .until_text("#sign-in-error", "did not accept this token")
+        .await;
+    assert_eq!(
+        browser
+            .js("return sessionStorage.getItem('hecate.token');", vec![])
+            .await,
+        Value::Null,
+        "a rejected token is not kept"
+    );
+    browser
+        .js("document.querySelector('#token').value = '';", vec![])
+        .await;
+    browser.sign_in(&server.token(Alice)).await;
+
+    // The overview: the three Gates, each in its stage, in its API state.
+    browser.open(&at(&server, "/")).await;
+    drawn(&browser, "Overview").await;
+    let overview = server
+        .get("/api/v1alpha1/overview", Some(Alice))
+        .await
+        .json();
+    let gates = overview["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["namespace"] == ns.as_str())
+        .unwrap()["gates"]
+        .clone();
+    let expected: Vec<(String, String)> = gates
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["name"].as_str().unwrap().to_string(),
+                g["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        expected,
+        [
+            ("dev".to_string(), "Idle".to_string()),
+            ("production".to_string(), "Ready".to_string()),
+            ("staging".to_string(), "Crossing".to_string()),
+        ]
+    );
+    let shown = browser
+        .js(
+            "return [...document.querySelectorAll(`section[aria-labelledby='ns-${arguments[0]}'] .stage`)].map(stage => \
+               [...stage.querySelectorAll('.gate-card')].map(card => [card.dataset.gate, card.querySelector('[data-state]').dataset.state, card.querySelector('[data-health]').textContent]));",
+            vec![json!(ns)],
+        )
+        .await;
+    assert_eq!(
+        shown,
+        json!([
+            [["dev", "Idle", "Healthy"]],
+            [["staging", "Crossing", "Progressing"]],
+            [["production", "Ready", "Healthy"]],
+        ]),
+        "one stage per Gate, in pipeline order, state and health in words"
+    );
+    // Scoped to this test's namespace: alice may read other tests' namespaces too.
+    browser
+        .until_text(
+            &format!("section[aria-labelledby='ns-{ns}'] .gate-card[data-gate=staging]"),
+            "crossing: staging-1-11-0",
+        )
+        .await;
+    browser
+        .until_text("#version", &format!("hecate {}", env!("CARGO_PKG_VERSION")))
+        .await;
+    browser.screenshot("overview", 1280).await;
+    browser.screenshot("overview-phone", 390).await;
+
+    // Gates, through the navigation (the URL keeps the namespace).
+    browser.click("#nav a[href^='/gates/']").await;
+    drawn(&browser, "Gates").await;
+    assert!(
+        browser
+            .js("return location.search;", vec![])
+            .await
+            .as_str()
+            .unwrap()
+            .contains(&ns)
+    );
+    browser.until_text(".pipeline.graph", "shop").await;
+    browser.screenshot("gates", 1280).await;
+
+    // Production (its window removed): Ready, waiting for someone to ask; the Bundles
+    // that could cross, and those waiting for an approval.
+    browser.click(".gate-card[data-gate=production] h3 a").await;
+    drawn(&browser, "production").await;
+    browser
+        .until(
+            "an AwaitingRequest blocker",
+            "document.querySelector('.blocker[data-kind=AwaitingRequest]')",
+        )
+        .await;
+    browser
+        .until_text(
+            &format!("tr[data-bundle='{}']", awaiting()),
+            "awaiting approval",
+        )
+        .await;
+    browser.screenshot("gate-production", 1280).await;
+
+    // A Bundle: artifacts with digests, the Gates it cleared, and evidence said to be
+    // unavailable (no Gate records evidence in Fides here) — never an empty panel.
+    browser
+        .open(&at(&server, &format!("/bundles/?name={}", awaiting())))
+        .await;
+    drawn(&browser, "v1.10.0").await;
+    let bundle: Bundle = server.env.api().get(&awaiting()).await.unwrap();
+    let digest = bundle.spec.artifacts[0]
+        .image
+        .as_ref()
+        .unwrap()
+        .digest
+        .clone();
+    browser.until_text("main", &digest).await;
+    browser
+        .until_text(
+            "[data-evidence=unavailable]",
+            "Evidence unavailable: no Gate in this namespace records evidence in Fides",
+        )
+        .await;
+    browser
+        .until_text("#s-gates-cleared + .table-wrap", "staging")
+        .await;
+    browser.screenshot("bundle", 1280).await;
+    browser.open(&at(&server, "/bundles/")).await;
+    drawn(&browser, "Bundles").await;
+    browser.screenshot("bundles", 1280).await;
+
+    // Passages: the failed production crossing, at its step.
+    browser.open(&at(&server, "/passages/")).await;
+    drawn(&browser, "Passages").await;
+    browser.screenshot("passages", 1280).await;
+    browser
+        .open(&at(&server, "/passages/?name=production-1-9-0"))
+        .await;
+    drawn(&browser, "production-1-9-0").await;
+    browser.until_text("tr.refused", "flux-wait").await;
+    browser.until_text("tr.refused", "FluxDegraded").await;
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelector('h1 [data-phase]').dataset.phase;",
+                vec![]
+            )
+            .await,
+        "Failed"
+    );
+    browser.screenshot("passage", 1280).await;
+
+    // Beacons.
+    browser.open(&at(&server, "/beacons/")).await;
+    drawn(&browser, "Beacons").await;
+    browser
+        .until_text("main table", "ghcr.io/acme/shop-api")
+        .await;
+    browser.screenshot("beacons", 1280).await;
+    browser.open(&at(&server, "/beacons/?name=shop")).await;
+    drawn(&browser, "shop").await;
+    browser.until_text("main", "Check for new versions").await;
+    browser.screenshot("beacon", 1280).await;
+
+    // Approvals: the queue is the AwaitingApproval entries, 1.10.0 among them.
+    browser.open(&at(&server, "/approvals/")).await;
+    drawn(&browser, "Approvals").await;
+    browser
+        .until_text(
+            &format!("tr[data-bundle='{}']", awaiting()),
+            "Approve for production",
+        )
+        .await;
+    browser.screenshot("approvals", 1280).await;
+
+    // Audit: newest first, refusals marked; the kind filter keeps only refusals.
+    browser.open(&at(&server, "/audit/")).await;
+    drawn(&browser, "Audit").await;
+    browser.until_text("tr.refused", "production-1-9-0").await;
+    browser.screenshot("audit", 1280).await;
+    browser
+        .js(
+            "const s = document.querySelector('#audit-kind'); s.value = 'refused'; s.dispatchEvent(new Event('change'));",
+            vec![],
+        )
+        .await;
+    browser
+        .until(
+            "only refusals after filtering",
+            "location.search.includes('kind=refused') && [...document.querySelectorAll('tbody tr')].length > 0 && [...document.querySelectorAll('tbody tr')].every(r => r.dataset.kind === 'refused')",
+        )
+        .await;
+
+    // Unknown paths get the 404 page, not the app.
+    browser.open("/no-such-page").await;
+    drawn(&browser, "Not found").await;
+    browser.screenshot("not-found", 1280).await;
+
+    // Signing out forgets the token; someone without a Role is told the cluster said no.
+    browser.open(&at(&server, "/gates/")).await;
+    drawn(&browser, "Gates").await;
+    browser.click("#sign-out").await;
+    drawn(&browser, "Sign in").await;
+    assert_eq!(
+        browser
+            .js("return sessionStorage.getItem('hecate.token');", vec![])
+            .await,
+        Value::Null
+    );
+    browser.until_text("#notice", "Signed out").await;
+    browser.sign_in(&server.token(CiBot)).await;
+    drawn(&browser, "Not permitted").await;
+    browser
+        .until_text("main", &format!("ci-bot may not list gates in {ns}"))
+        .await;
+    browser.close().await;
+}
+
+#[tokio::test]
+async fn carol_approves_bob_promotes_and_a_refusal_is_shown_verbatim() {
+    let server = Server::start().await;
+    server.demo().await;
+    let browser = Browser::start(&server.base).await;
+    let bundle = awaiting();
+    let production = at(&server, "/gates/?name=production");
+
+    // Carol, with the keyboard only: Tab to the approval, Enter, read, confirm.
+    browser.open(&production).await;
+    browser.sign_in(&server.token(Carol)).await;
+    drawn(&browser, "production").await;
+    browser
+        .until(
+            "the approve button of the Bundle awaiting approval",
+            &format!(
+                "document.querySelector(\"tr[data-bundle='{bundle}'] button[data-action=approve]\")"
+            ),
+        )
+        .await;
+    let target = format!("tr[data-bundle='{bundle}'] button[data-action=approve]");
+    let mut reached = false;
+    for _ in 0..80 {
+        browser.press(&Key::Tab).await;
+        let focused = browser
+            .js(
+                "return document.activeElement.matches(arguments[0]);",
+                vec![json!(target)],
+            )
+            .await;
+        if focused == true {
+            reached = true;
+            break;
+        }
+    }
+    assert!(reached, "Tab never reached the approve button");
+    let outline = browser
+        .js(
+            "return getComputedStyle(document.activeElement).outlineStyle;",
+            vec![],
+        )
+        .await;
+    assert_ne!(outline, "none", "focus is visible");
+    browser.press(&Key::Enter).await;
+    browser
+        .until(
+            "the confirmation",
+            "document.querySelector('dialog#confirm[open]')",
+        )
+        .await;
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelector('#confirm-text').textContent;",
+                vec![]
+            )
+            .await,
+        format!("Approve {bundle} (v1.10.0) for production as you.")
+    );
+    assert_eq!(
+        browser
+            .js("return document.activeElement.id;", vec![])
+            .await,
+        "confirm-cancel",
+        "the safe choice has focus"
+    );
+    browser.press(&Key::Tab).await;
+    assert_eq!(
+        browser
+            .js("return document.activeElement.id;", vec![])
+            .await,
+        "confirm-ok"
+    );
+    browser.press(&Key::Enter).await;
+    browser.until_text("#notice", "Approved:").await;
+    let approved: Bundle = server.env.api().get(&bundle).await.unwrap();
+    let approvals = approved.status.unwrap().approved_for;
+    assert!(
+        approvals
+            .iter()
+            .any(|a| a.gate == "production" && a.actor == "carol"),
+        "{approvals:?}"
+    );
+    // The page refetched: the Bundle is now among those that could cross.
+    browser
+        .until(
+            "the approved Bundle could cross",
+            &format!(
+                "document.querySelector(\"button[data-action=promote][data-bundle='{bundle}']\")"
+            ),
+        )
+        .await;
+
+    // Carol may not cross with her own approval: the server refuses (SelfApproved,
+    // segregation of duties), and the page says so in the server's own words.
+    browser
+        .click(&format!(
+            "tr[data-bundle='{bundle}'] button[data-action=promote]"
+        ))
+        .await;
+    browser
+        .until(
+            "the confirmation",
+            "document.querySelector('dialog#confirm[open]')",
+        )
+        .await;
+    browser.click("#confirm-ok").await;
+    let text = browser.until_text("#notice", "Refused:").await;
+    let refusal = server
+        .post(
+            "/api/v1alpha1/namespaces/{ns}/gates/production/promote",
+            Some(Carol),
+            Some(&json!({"bundle": bundle}).to_string()),
+        )
+        .await;
+    assert_eq!(refusal.status, 409);
+    assert_eq!(refusal.json()["code"], "SelfApproved");
+    let message = refusal.json()["error"].as_str().unwrap().to_string();
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelector('#notice .server-text').textContent;",
+                vec![]
+            )
+            .await,
+        message,
+        "the refusal verbatim: {text}"
+    );
+    assert!(text.contains("SelfApproved"), "{text}");
+    browser.screenshot("refusal", 1280).await;
+    let passages = server.env.api::<Passage>();
+    let crossing = |list: Vec<Passage>| -> Vec<Passage> {
+        list.into_iter()
+            .filter(|p| p.spec.gate == "production" && p.spec.bundle == bundle)
+            .collect()
+    };
+    assert!(
+        crossing(passages.list(&Default::default()).await.unwrap().items).is_empty(),
+        "a refusal creates nothing"
+    );
+
+    // Carol signs out; bob signs in and starts the crossing.
+    browser.click("#sign-out").await;
+    drawn(&browser, "Sign in").await;
+    assert_eq!(
+        browser
+            .js("return sessionStorage.getItem('hecate.token');", vec![])
+            .await,
+        Value::Null
+    );
+    browser.sign_in(&server.token(Bob)).await;
+    drawn(&browser, "production").await;
+    browser
+        .click(&format!(
+            "tr[data-bundle='{bundle}'] button[data-action=promote]"
+        ))
+        .await;
+    browser
+        .until(
+            "the confirmation",
+            "document.querySelector('dialog#confirm[open]')",
+        )
+        .await;
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelector('#confirm-text').textContent;",
+                vec![]
+            )
+            .await,
+        format!("Start crossing {bundle} (v1.10.0) through production as you.")
+    );
+    browser.click("#confirm-ok").await;
+    browser.until_text("#notice", "Crossing started:").await;
+    let started = crossing(passages.list(&Default::default()).await.unwrap().items);
+    assert_eq!(started.len(), 1, "one Passage for the crossing");
+    assert_eq!(
+        started[0].spec.actor, "bob",
+        "the server recorded the caller"
+    );
+    let passage = started[0].name_any();
+    browser
+        .until(
+            "production is crossing",
+            "document.querySelector('h1 [data-state]').dataset.state === 'Crossing'",
+        )
+        .await;
+    browser
+        .until_text(&format!("li.passage[data-passage='{passage}']"), "Pending")
+        .await;
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelectorAll('button[data-action=promote]').length;",
+                vec![]
+            )
+            .await,
+        0,
+        "while a crossing runs, nothing else is offered"
+    );
+    browser.screenshot("gate-production-crossing", 1280).await;
+    browser.close().await;
+}
+
+#[tokio::test]
+async fn live_updates_appear_without_reloading_and_server_text_stays_text() {
+    let server = Server::start().await;
+    server.demo().await;
+    let browser = Browser::start(&server.base).await;
+    // The Gates page follows its one namespace's stream. (The overview spans every
+    // namespace alice may read — here other tests' too — and past three it refreshes
+    // on a timer instead of holding a connection per namespace.)
+    browser.open(&at(&server, "/gates/")).await;
+    browser.sign_in(&server.token(Alice)).await;
+    drawn(&browser, "Gates").await;
+    browser
+        .until(
+            "the event stream is open",
+            "document.querySelector('#live').dataset.state === 'live'",
+        )
+        .await;
+    // A reload would lose this.
+    browser.js("window.__samePage = true;", vec![]).await;
+
+    // A status written by someone else (here the admin, as a controller would): the
+    // page shows it without being asked. The stream's watch starts just after
+    // `open`, so a write in that instant may go unseen: write again (with a new
+    // marker) until one shows, within the test's patience.
+    let gates = server.env.api::<Gate>();
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    let mut attempt = 0;
+    let issue = loop {
+        attempt += 1;
+        let issue = format!(r#"<img src=x onerror="window.__xss=1"> rollout {attempt} stuck"#);
+        let patch = json!({"status": {"health": {"status": "Degraded", "issues": [issue]}}});
+        gates
+            .patch_status("production", &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .unwrap();
+        let seen = browser
+            .js(
+                "const needle = arguments[0]; \
+                 return new Promise(done => { const until = Date.now() + 3000; (function look() { \
+                   const card = document.querySelector('.gate-card[data-gate=production]'); \
+                   if (card && card.textContent.includes(needle)) return done(true); \
+                   if (Date.now() > until) return done(false); setTimeout(look, 100); })(); });",
+                vec![json!(issue)],
+            )
+            .await;
+        if seen == true {
+            break issue;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the change never appeared:\n{}",
+            browser.page_text().await
+        );
+    };
+    let card = browser
+        .js(
+            "const card = document.querySelector('.gate-card[data-gate=production]'); \
+             return {health: card.querySelector('[data-health]').textContent, issues: card.querySelector('.issues').textContent, images: document.querySelectorAll('main img').length};",
+            vec![],
+        )
+        .await;
+    assert_eq!(
+        card,
+        json!({"health": "Degraded", "issues": issue, "images": 0}),
+        "the health word changed, and the markup in the issue is text"
+    );
+    assert_eq!(
+        browser
+            .js("return window.__samePage === true;", vec![])
+            .await,
+        true,
+        "no reload"
+    );
+    assert_eq!(
+        browser
+            .js("return window.__xss === undefined;", vec![])
+            .await,
+        true,
+        "nothing ran"
+    );
+    browser.until_text("#live", "updated").await;
+    browser.screenshot("gates-live-update", 1280).await;
+    browser.close().await;
+}

@@ -1,0 +1,148 @@
+// The three writes (promote, approve, abort) and poll. Each write is confirmed in a
+// dialog that says exactly what will happen; the server's answer is shown as it is —
+// a refusal in the API's own words, a 401 as an expired session, a 403 explained as
+// the separation of permissions it is. Writes never send an actor: the server records
+// whoever the token belongs to.
+
+import { ApiError, Unauthenticated, nsPath, post } from "./api.js";
+import { h } from "./dom.js";
+import * as notice from "./notice.js";
+
+/** Why a 403 is not a bug: one sentence per action. */
+const FORBIDDEN = {
+  promote:
+    "Starting a crossing is its own permission (creating Passages, the hecate-promoter role). The cluster decides who holds it; Hecate only asks.",
+  approve:
+    "Approving is a separate permission from promoting (updating bundles/status, the hecate-approver role). This separation is the control working, not a misconfiguration: ask someone who may approve.",
+  abort:
+    "Aborting a crossing is a separate permission from starting one (patching Passages). Ask someone who may abort.",
+  poll: "Asking a Beacon to look is its own permission (patching Beacons, the hecate-poker role).",
+};
+
+/** Asks in the dialog; resolves true when confirmed. */
+export function confirm({ title, text, detail, ok }) {
+  const dialog = document.getElementById("confirm");
+  const opener = document.activeElement;
+  document.getElementById("confirm-title").textContent = title;
+  document.getElementById("confirm-text").textContent = text;
+  document.getElementById("confirm-detail").textContent = detail || "";
+  document.getElementById("confirm-ok").textContent = ok;
+  dialog.returnValue = "";
+  return new Promise((resolve) => {
+    dialog.addEventListener(
+      "close",
+      () => {
+        if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
+        resolve(dialog.returnValue === "ok");
+      },
+      { once: true },
+    );
+    dialog.showModal();
+    document.getElementById("confirm-cancel").focus();
+  });
+}
+
+/** Shows why a write failed. */
+export function failed(action, error) {
+  if (error instanceof Unauthenticated) {
+    notice.show("error", h("strong", null, "Your session has expired."), " The cluster no longer accepts the token; sign in again. Nothing was changed.");
+    return;
+  }
+  if (error instanceof ApiError && error.status === 403) {
+    notice.show(
+      "error",
+      h("strong", null, "Not permitted: "),
+      h("span", { class: "server-text" }, error.message),
+      ". ",
+      FORBIDDEN[action] || "",
+    );
+    return;
+  }
+  if (error instanceof ApiError && error.status === 409) {
+    notice.show(
+      "error",
+      h("strong", null, "Refused: "),
+      h("span", { class: "server-text" }, error.message),
+      error.code ? h("span", { class: "muted" }, ` (${error.code})`) : null,
+    );
+    return;
+  }
+  notice.show("error", h("strong", null, "It did not work: "), h("span", { class: "server-text" }, error.message || String(error)));
+}
+
+/** Confirms, performs, reports. Resolves to the server's answer, or null. */
+async function perform(action, question, run, report) {
+  if (question && !(await confirm(question))) return null;
+  notice.show("pending", "Asking the cluster…");
+  try {
+    const answer = await run();
+    notice.show("ok", ...report(answer));
+    return answer;
+  } catch (error) {
+    failed(action, error);
+    return null;
+  }
+}
+
+/** Starts a crossing of `gate` with `bundle` (named as `label`). */
+export function promote(ns, gate, bundle, label, steps) {
+  return perform(
+    "promote",
+    {
+      title: `Cross ${gate}`,
+      text: `Start crossing ${label} through ${gate} as you.`,
+      detail: `This creates a Passage in namespace ${ns} that runs ${gate}'s ${steps ? steps + " " : ""}steps. The cluster records you as the one who asked.`,
+      ok: `Cross ${gate}`,
+    },
+    () => post(nsPath(ns, "gates", gate, "promote"), { bundle }),
+    (passage) => [
+      h("strong", null, "Crossing started: "),
+      `${label} is crossing ${gate} in Passage `,
+      h("a", { href: `/passages/?name=${encodeURIComponent(passage.metadata.name)}&namespace=${encodeURIComponent(ns)}` }, passage.metadata.name),
+      ".",
+    ],
+  );
+}
+
+/** Approves `bundle` for `gate`. */
+export function approve(ns, gate, bundle, label) {
+  return perform(
+    "approve",
+    {
+      title: `Approve for ${gate}`,
+      text: `Approve ${label} for ${gate} as you.`,
+      detail: "Approving does not cross the Gate: someone else starts the crossing, and the one who approved may not be the one who promotes.",
+      ok: `Approve for ${gate}`,
+    },
+    () => post(nsPath(ns, "bundles", bundle, "approve"), { gate }),
+    (answer) =>
+      answer.recorded
+        ? [h("strong", null, "Approved: "), `${label} is approved for ${gate}.`]
+        : [h("strong", null, "Already approved: "), `${label} was approved for ${gate} by ${answer.approvedBy}; nothing changed.`],
+  );
+}
+
+/** Asks Passage `passage` to stop. */
+export function abort(ns, passage, label) {
+  return perform(
+    "abort",
+    {
+      title: "Abort this Passage",
+      text: `Abort Passage ${passage} (${label}) as you.`,
+      detail: "Its remaining steps will not run. What the finished steps did stays done.",
+      ok: "Abort the Passage",
+    },
+    () => post(nsPath(ns, "passages", passage, "abort"), {}),
+    (answer) => [h("strong", null, "Abort asked: "), `Passage ${passage} will stop (recorded as aborted by ${answer.abortedBy}).`],
+  );
+}
+
+/** Asks Beacon `beacon` to look for new versions now (no confirmation: it changes nothing). */
+export function poll(ns, beacon) {
+  return perform(
+    "poll",
+    null,
+    () => post(nsPath(ns, "beacons", beacon, "poll"), {}),
+    () => [h("strong", null, "Asked: "), `Beacon ${beacon} will check its sources.`],
+  );
+}

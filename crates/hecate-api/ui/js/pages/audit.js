@@ -1,0 +1,69 @@
+// `/audit/`: the trail, newest first, filterable by Gate and kind (the filters live in
+// the URL, so a filtered view can be shared). Refusals stand out.
+
+import { get, nsPath } from "../api.js";
+import * as c from "../components.js";
+import { h } from "../dom.js";
+import { short, time } from "../format.js";
+import { href, navigate } from "../router.js";
+
+const KINDS = ["crossed", "refused", "running", "approved", "aborted"];
+const MARKS = { crossed: "✓", refused: "✗", running: "◐", approved: "✔", aborted: "■" };
+
+export async function render(ctx) {
+  const { ns, params } = ctx;
+  ctx.title("Audit");
+  const gate = params.get("gate") || "";
+  const kind = params.get("kind") || "";
+  const [entries, bundles] = await Promise.all([
+    get(nsPath(ns, "audit"), { signal: ctx.signal }),
+    get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => []),
+  ]);
+  const index = c.index(bundles);
+  const sorted = entries
+    .map((e, i) => [e, i])
+    .sort(([a, i], [b, j]) => Date.parse(b.at) - Date.parse(a.at) || i - j)
+    .map(([e]) => e);
+  const shown = sorted.filter((e) => (!gate || e.gate === gate) && (!kind || e.kind === kind));
+  const gates = [...new Set(entries.map((e) => e.gate))].sort();
+  const filter = (key) => (event) => {
+    const next = Object.fromEntries(params);
+    next[key] = event.target.value;
+    navigate(href("/audit/", next), { replace: true, quiet: true });
+  };
+  return h(
+    "div",
+    { class: "page" },
+    c.title("Audit", h("span", { class: "muted small" }, ` in ${ns}`)),
+    h(
+      "form",
+      { class: "filters", "aria-label": "Filter the trail", onsubmit: (e) => e.preventDefault() },
+      h("label", { for: "audit-gate" }, "Gate"),
+      h("select", { id: "audit-gate", onchange: filter("gate") }, h("option", { value: "" }, "every Gate"), gates.map((g) => h("option", { value: g, selected: g === gate }, g))),
+      h("label", { for: "audit-kind" }, "Kind"),
+      h("select", { id: "audit-kind", onchange: filter("kind") }, h("option", { value: "" }, "every kind"), KINDS.map((k) => h("option", { value: k, selected: k === kind }, k))),
+    ),
+    h("p", { class: "small muted", role: "status" }, `${shown.length} of ${entries.length} entries`),
+    shown.length
+      ? c.table(
+          `The audit trail of ${ns}, newest first`,
+          ["When", "What", "Crossing", "Who", "Verified", "Digest", "Detail"],
+          shown.map((e) => ({
+            attrs: { class: ["entry", `kind-${e.kind}`, e.kind === "refused" && "refused"].filter(Boolean).join(" "), "data-kind": e.kind },
+            cells: [
+              time(e.at, "local"),
+              h("span", { class: ["mark", `mark-${e.kind}`] }, h("span", { "aria-hidden": "true" }, MARKS[e.kind] || ""), " ", e.kind),
+              [e.bundle ? c.bundle(e.bundle, ns, index) : "", " → ", c.link("/gates/", { name: e.gate, namespace: ns }, e.gate), e.passage ? [" · ", c.link("/passages/", { name: e.passage, namespace: ns }, e.passage)] : null],
+              !e.actor ? "automatically" : e.actor === "controller" ? "automatically (controller)" : `by ${e.actor}`,
+              e.verified === true ? "verified" : e.verified === false ? "not verified" : "",
+              e.digest ? h("code", { title: e.digest }, short(e.digest, 19)) : "",
+              [
+                e.detail ? h("span", { class: e.kind === "refused" ? "error-text" : "" }, e.detail) : "",
+                e.evidence ? h("div", { class: "small" }, `evidence: ${e.evidence.verdict || "no verdict"}${e.evidence.risk != null ? `, risk ${e.evidence.risk}` : ""}${e.evidence.trail ? `, trail ${e.evidence.trail}` : ""}${(e.evidence.blockers || []).length ? `, ${e.evidence.blockers.join("; ")}` : ""}`) : null,
+              ],
+            ],
+          })),
+        )
+      : c.empty(entries.length ? "Nothing matches these filters." : `Nothing has happened in ${ns} yet.`),
+  );
+}

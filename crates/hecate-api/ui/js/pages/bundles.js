@@ -1,0 +1,190 @@
+// `/bundles/`: every Bundle, newest first, with where it has got to.
+// `/bundles/?name=X`: its artifacts and digests, the Gates it cleared, its approvals,
+// and the evidence Fides holds — where "unavailable" is said as such and a Fides that
+// did not answer is never shown as a clean record.
+
+import { ApiError, get, nsPath } from "../api.js";
+import * as c from "../components.js";
+import { h } from "../dom.js";
+import { count, local, time } from "../format.js";
+
+export async function render(ctx) {
+  return ctx.name ? detail(ctx) : list(ctx);
+}
+
+function lastCleared(b) {
+  const cleared = ((b.status && b.status.cleared) || []).slice().sort((x, y) => Date.parse(x.at) - Date.parse(y.at));
+  return cleared.length ? cleared[cleared.length - 1].gate : "";
+}
+
+async function list(ctx) {
+  ctx.title("Bundles");
+  const bundles = await get(nsPath(ctx.ns, "bundles"), { signal: ctx.signal });
+  return h(
+    "div",
+    { class: "page" },
+    c.title("Bundles", h("span", { class: "muted small" }, ` in ${ctx.ns}`)),
+    bundles.length
+      ? c.table(
+          `Bundles in ${ctx.ns}, newest first`,
+          ["Bundle", "Beacon", "Where", "Artifacts", "Approvals", "Blocked", "Emitted"],
+          bundles.map((b) => {
+            const st = b.status || {};
+            const gate = lastCleared(b);
+            return {
+              attrs: { "data-bundle": b.metadata.name },
+              cells: [
+                c.bundle(b.metadata.name, ctx.ns, c.index([b])),
+                b.spec.beacon,
+                gate ? `in ${gate}` : h("span", { class: "muted" }, "not yet crossed"),
+                String((b.spec.artifacts || []).length),
+                (st.approvedFor || []).length ? `approved for ${st.approvedFor.map((a) => a.gate).join(", ")}` : "",
+                (st.blocked || []).map((x) => h("div", { class: "error-text small" }, `blocked at ${x.gate}: ${x.reason}`)),
+                time(b.metadata.creationTimestamp),
+              ],
+            };
+          }),
+        )
+      : c.empty(`No Bundles in ${ctx.ns}, or none you may read.`),
+  );
+}
+
+function evidencePanel(state) {
+  if (!state.done) return h("p", { class: "muted" }, "Asking Fides for this Bundle's evidence…");
+  if (state.error) {
+    const e = state.error;
+    if (e instanceof ApiError && e.status === 403) return h("p", { class: "error-text" }, h("strong", null, "Not permitted: "), h("span", { class: "server-text" }, e.message));
+    return h(
+      "div",
+      { class: "evidence-error", "data-evidence": "error" },
+      h("p", { class: "error-text" }, h("strong", null, "Fides did not answer: "), h("span", { class: "server-text" }, e.message)),
+      h("p", null, "This is not the same as having no evidence: nobody could check. Try again later."),
+    );
+  }
+  const ev = state.value;
+  if (ev.unavailable) {
+    return h(
+      "div",
+      { class: "evidence-unavailable", "data-evidence": "unavailable" },
+      h("p", null, h("strong", null, "Evidence unavailable: "), h("span", { class: "server-text" }, ev.unavailable)),
+      h("p", { class: "muted" }, "Nothing here is a clean bill of health: no evidence was checked."),
+    );
+  }
+  const v = ev.verdict;
+  const change = ev.change;
+  const controls = (title, items) =>
+    items && items.length ? h("div", null, h("h4", null, title), h("ul", null, items.map((x) => h("li", null, [x.control, x.name].filter(Boolean).join(" "), (x.reasons || x.waived_reasons || []).length ? ` (${(x.reasons || x.waived_reasons).join(", ")})` : "")))) : null;
+  return h(
+    "div",
+    { "data-evidence": "verdict" },
+    v
+      ? [
+          h("p", { class: "lead" }, h("strong", null, v.recommendation || "no recommendation"), ` · risk ${v.risk_score}/100${v.risk_level ? ` (${v.risk_level})` : ""}`),
+          v.summary ? h("p", null, v.summary) : null,
+          c.facts([
+            ["Controls passed", String((v.passed || []).length)],
+            ["Controls failed", String((v.failed || []).length)],
+            ["Missing evidence", String((v.missing_evidence || []).length)],
+            ["Waived", String((v.waived || []).length)],
+            ["Attestations", String((v.attestations && v.attestations.total) || 0)],
+            ["Non-compliant attestations", String((v.attestations && v.attestations.non_compliant) || 0)],
+            ["Human approvers", String((v.approvals && v.approvals.human_approvers) || 0)],
+            ["Four eyes", v.approvals && v.approvals.four_eyes ? "yes" : "no"],
+          ]),
+          controls("Failed controls", v.failed),
+          controls("Missing evidence", v.missing_evidence),
+          controls("Waived controls", v.waived),
+          v.segregation_of_duties
+            ? h(
+                "div",
+                null,
+                h("h4", null, "Segregation of duties"),
+                c.facts([
+                  ["Committer", v.segregation_of_duties.committer || "unknown"],
+                  ["Approvers", (v.segregation_of_duties.approvers || []).join(", ") || "none"],
+                  ["Deployers", (v.segregation_of_duties.deployers || []).join(", ") || "none"],
+                  ["Compliant", v.segregation_of_duties.compliant ? "yes" : "no"],
+                  (v.segregation_of_duties.violations || []).length ? ["Violations", v.segregation_of_duties.violations.join("; ")] : null,
+                ]),
+              )
+            : null,
+        ]
+      : h("p", null, "Fides gave no change-gate verdict."),
+    change
+      ? change.found
+        ? c.facts([
+            ["Change request", change.number],
+            ["Description", change.short_description || ""],
+            ["Approval", change.approval],
+            ["State", `${change.state}${change.on_hold ? " (on hold)" : ""}`],
+            ["Risk", change.risk || ""],
+          ])
+        : h("p", null, "No change request in ServiceNow for this artifact.")
+      : null,
+    ev.trail ? h("p", { class: "small" }, `Trail ${ev.trail}`, ev.gate ? ` (via Gate ${ev.gate})` : "", ev.digest ? ` for ${ev.digest}` : "") : null,
+  );
+}
+
+async function detail(ctx) {
+  const { ns, name } = ctx;
+  ctx.title(`Bundle ${name}`);
+  const evidence = ctx.once("evidence", () => get(nsPath(ns, "bundles", name, "evidence"), { signal: ctx.signal }));
+  const b = await get(nsPath(ns, "bundles", name), { signal: ctx.signal });
+  const st = b.status || {};
+  const approvals = st.approvedFor || [];
+  const cleared = st.cleared || [];
+  const timeline = [
+    { at: b.metadata.creationTimestamp, what: "emitted", gate: "", actor: b.spec.beacon ? `Beacon ${b.spec.beacon}` : "", reason: "", passage: "" },
+    ...cleared.map((x) => ({ ...x, what: "cleared" })),
+    ...(st.blocked || []).map((x) => ({ ...x, what: "blocked" })),
+  ].sort((x, y) => Date.parse(x.at) - Date.parse(y.at));
+  return h(
+    "div",
+    { class: "page" },
+    c.title(b.spec.alias || name, b.spec.alias ? h("span", { class: "muted small" }, ` ${name}`) : null),
+    c.facts([
+      ["Beacon", c.link("/beacons/", { name: b.spec.beacon, namespace: ns }, b.spec.beacon)],
+      ["Content digest", h("code", { class: "digest" }, b.spec.digest || "none")],
+      ["Emitted", [time(b.metadata.creationTimestamp), ` (${local(b.metadata.creationTimestamp)})`]],
+    ]),
+    c.section(
+      "Approvals",
+      null,
+      approvals.length
+        ? h("ul", null, approvals.map((a) => h("li", null, `for ${a.gate} by ${a.actor} `, time(a.at))))
+        : c.empty("No approvals recorded."),
+    ),
+    c.section(
+      "Artifacts",
+      null,
+      c.table(
+        `Artifacts of ${name}`,
+        ["Kind", "Artifact", "Digest or source"],
+        (b.spec.artifacts || []).map((a) => {
+          const x = c.artifact(a);
+          return [x.kind, x.ref, h("code", { class: "digest" }, x.digest)];
+        }),
+      ),
+    ),
+    c.section(
+      "Gates cleared",
+      null,
+      cleared.length
+        ? c.table(`Gates ${name} has cleared`, ["Gate", "When", "By", "Passage"], cleared.map((x) => [c.link("/gates/", { name: x.gate, namespace: ns }, x.gate), time(x.at), x.actor || "automatically", x.passage ? c.link("/passages/", { name: x.passage, namespace: ns }, x.passage) : ""]))
+        : c.empty("It has not cleared any Gate yet."),
+    ),
+    c.section("Evidence", null, evidencePanel(evidence)),
+    c.section(
+      "Timeline",
+      null,
+      c.table(
+        `What happened to ${name}, oldest first`,
+        ["When", "What", "Gate", "Who", "Passage", "Why"],
+        timeline.map((x) => ({
+          attrs: { class: x.what === "blocked" ? "refused" : "" },
+          cells: [time(x.at, "local"), x.what, x.gate, x.actor, x.passage ? c.link("/passages/", { name: x.passage, namespace: ns }, x.passage) : "", x.reason],
+        })),
+      ),
+    ),
+  );
+}

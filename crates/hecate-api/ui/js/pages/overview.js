@@ -1,0 +1,166 @@
+// `/`: every Gate of every namespace the caller may read, each namespace drawn as its
+// pipeline (stages derived from `admits[].after`), with headline counts and the last
+// 14 days of crossings.
+
+import { API, get, nsPath } from "../api.js";
+import * as c from "../components.js";
+import { h, s } from "../dom.js";
+import { count } from "../format.js";
+import { stages, upstream } from "../pipeline.js";
+
+// The overview spans namespaces: it follows their streams itself.
+export const live = "self";
+
+function headline(totals) {
+  const cards = [["gates", totals.gates, "Gates", ""]];
+  for (const [key, n, label, kind] of [
+    ["degraded", totals.degraded, "degraded", "bad"],
+    ["failed", totals.failed, "failed crossings", "bad"],
+    ["suspended", totals.suspended, "suspended", "warn"],
+    ["running", totals.running, "crossing now", "info"],
+    ["eligible", totals.eligible, "waiting to cross", "info"],
+  ]) {
+    if (n > 0) cards.push([key, n, label, kind]);
+  }
+  const calm = totals.degraded + totals.failed + totals.suspended === 0;
+  return h(
+    "div",
+    null,
+    h(
+      "ul",
+      { class: "totals", "aria-label": "Totals" },
+      cards.map(([key, n, label, kind]) =>
+        h("li", { class: ["total", kind && `total-${kind}`], "data-total": key }, h("strong", null, String(n)), " ", label),
+      ),
+    ),
+    calm ? h("p", { class: "calm" }, "Nothing needs attention: no Gate is degraded or suspended, and no crossing has failed.") : null,
+  );
+}
+
+function activity(days) {
+  const crossed = days.reduce((n, d) => n + d.crossed, 0);
+  const failed = days.reduce((n, d) => n + d.failed, 0);
+  if (!crossed && !failed) return c.section("Last 14 days", null, c.empty("No crossings and no failures in the last 14 days."));
+  const max = Math.max(1, ...days.map((d) => d.crossed + d.failed));
+  const width = 28;
+  const height = 120;
+  const label = `Crossings per day over the last 14 days: ${count(crossed, "crossing")} and ${count(failed, "failure")} in all.`;
+  const chart = s(
+    "svg",
+    { class: "chart", viewBox: `0 0 ${days.length * width} ${height + 20}`, role: "img", "aria-label": label, preserveAspectRatio: "none" },
+    days.map((d, i) => {
+      const x = i * width + 4;
+      const hc = (d.crossed / max) * height;
+      const hf = (d.failed / max) * height;
+      return s(
+        "g",
+        null,
+        s("title", null, `${d.date}: ${d.crossed} crossed, ${d.failed} failed`),
+        s("rect", { class: "bar-crossed", x, y: height - hc - hf, width: width - 8, height: hc }),
+        s("rect", { class: "bar-failed", x, y: height - hf, width: width - 8, height: hf }),
+        s("text", { x: x + (width - 8) / 2, y: height + 14, "text-anchor": "middle", class: "chart-label" }, d.date.slice(8)),
+      );
+    }),
+  );
+  return c.section(
+    "Last 14 days",
+    null,
+    h("p", { class: "legend" }, h("span", { class: "key key-crossed", "aria-hidden": "true" }), " crossed ", h("span", { class: "key key-failed", "aria-hidden": "true" }), " failed — ", label),
+    chart,
+    h(
+      "details",
+      null,
+      h("summary", null, "The same as a table"),
+      c.table("Crossings and failures per day", ["Day (UTC)", "Crossed", "Failed"], days.map((d) => [d.date, String(d.crossed), String(d.failed)])),
+    ),
+  );
+}
+
+function card(ns, summary, gate, bundles) {
+  const after = gate ? upstream(gate) : [];
+  const waiting = summary.eligible > 0 && !summary.running;
+  return h(
+    "article",
+    { class: ["gate-card", `edge-${summary.health || "Unknown"}`], "data-gate": summary.name },
+    h(
+      "header",
+      null,
+      h("h4", null, c.link("/gates/", { name: summary.name, namespace: ns }, summary.name)),
+      c.state(summary.state),
+      c.health(summary.health),
+    ),
+    h("p", { class: "current" }, h("span", { class: "muted" }, "Running now: "), c.bundle(summary.current, ns, bundles)),
+    h("p", { class: "summary" }, summary.summary),
+    h(
+      "p",
+      { class: "pills" },
+      summary.suspended ? c.pill("suspended", "warn") : null,
+      summary.running ? h("a", { class: "pill pill-info", href: `/passages/?name=${encodeURIComponent(summary.running)}&namespace=${encodeURIComponent(ns)}` }, `crossing: ${summary.running}`) : null,
+      waiting ? c.pill(`${summary.eligible} waiting`, "info") : null,
+      after.length ? h("span", { class: "muted small" }, `after ${after.join(", ")}`) : null,
+    ),
+    summary.issues && summary.issues.length ? h("p", { class: "issues" }, summary.issues.join(" · ")) : null,
+  );
+}
+
+/** A namespace's Gates as stages, upstream first. */
+export function pipeline(ns, summaries, gates, bundles) {
+  const byName = new Map(summaries.map((g) => [g.name, g]));
+  const known = gates.filter((g) => byName.has(g.metadata.name));
+  // Gates the list did not return (a race, or no list access) still get drawn, last.
+  const missing = summaries.filter((g) => !known.some((k) => k.metadata.name === g.name));
+  const grouped = stages(known).map((stage) => stage.map((g) => [byName.get(g.metadata.name), g]));
+  if (missing.length) grouped.push(missing.map((g) => [g, null]));
+  return h(
+    "ol",
+    { class: "pipeline", "aria-label": `Pipeline of ${ns}` },
+    grouped.map((stage, i) =>
+      h(
+        "li",
+        { class: "stage" },
+        h("span", { class: "visually-hidden" }, `Stage ${i + 1} of ${grouped.length}`),
+        stage.map(([summary, gate]) => card(ns, summary, gate, bundles)),
+      ),
+    ),
+  );
+}
+
+export async function render(ctx) {
+  ctx.title("Overview");
+  const overview = await get(`${API}/overview`, { signal: ctx.signal });
+  const namespaces = overview.namespaces.map((n) => n.namespace);
+  ctx.follow(namespaces.length ? namespaces : [ctx.ns]);
+  // The Overview has each Gate's state; the pipeline's shape needs the Gates' specs,
+  // and aliases need the Bundles. Without them the page still says everything.
+  const extra = await Promise.all(
+    namespaces.map((ns) =>
+      Promise.all([
+        get(nsPath(ns, "gates"), { signal: ctx.signal }).catch(() => []),
+        get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => []),
+      ]),
+    ),
+  );
+  const sections = overview.namespaces.map((n, i) => {
+    const [gates, bundles] = extra[i];
+    return h(
+      "section",
+      { class: "namespace", "aria-labelledby": `ns-${n.namespace}` },
+      h("h3", { id: `ns-${n.namespace}` }, c.link("/gates/", { namespace: n.namespace }, n.namespace), h("span", { class: "muted small" }, ` · ${count(n.gates.length, "Gate")}`)),
+      pipeline(n.namespace, n.gates, gates || [], c.index(bundles)),
+    );
+  });
+  return h(
+    "div",
+    { class: "page" },
+    c.title("Overview"),
+    headline(overview.totals),
+    c.section(
+      "Pipelines",
+      null,
+      sections.length
+        ? sections
+        : c.empty("No Gates to show. There may be none, or you may not be allowed to read them: the cluster decides what each person may see."),
+    ),
+    activity(overview.activity || []),
+  );
+}
