@@ -263,6 +263,41 @@ async fn signs_in_and_shows_every_page() {
         )
         .await;
 
+    // A freeze in force: the Bundles that could cross are listed, but no button
+    // offers a crossing the window would refuse.
+    server
+        .env
+        .api::<Gate>()
+        .patch(
+            "production",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"windows": [{"schedule": "* * * * *", "duration": "2m", "deny": true}]}})),
+        )
+        .await
+        .unwrap();
+    browser.open(&at(&server, "/gates/?name=production")).await;
+    drawn(&browser, "production").await;
+    browser
+        .until(
+            "a WindowClosed blocker",
+            "document.querySelector('.blocker[data-kind=WindowClosed]')",
+        )
+        .await;
+    browser
+        .until_text("main", "Could cross once the way is clear")
+        .await;
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelectorAll('button[data-action=promote]').length;",
+                vec![]
+            )
+            .await,
+        0,
+        "nothing offered that the window would refuse"
+    );
+    browser.screenshot("gate-production-frozen", 1280).await;
+
     // Unknown paths get the 404 page, not the app.
     browser.open("/no-such-page").await;
     drawn(&browser, "Not found").await;

@@ -22,7 +22,7 @@ const PHASE_ICONS = {
   Skipped: "↷",
 };
 
-const STATE_ICONS = { Crossing: "➜", Ready: "●", Blocked: "⏸", Idle: "–", Failed: "✗" };
+const STATE_ICONS = { Crossing: "➜", Ready: "●", Blocked: "‖", Idle: "–", Failed: "✗" };
 
 /** A Gate's health as a coloured badge with its word. */
 export function health(value) {

@@ -235,17 +235,29 @@ async function detail(ctx) {
     ]),
     verdict(explanation.evidence),
     c.section("In the way", null, blockers(ctx, explanation, gate, index, steps)),
-    c.section(
-      "Could cross now",
-      null,
-      eligible.length
-        ? c.table(
-            `Bundles that could cross ${name} now, newest first`,
-            ["Bundle", "Emitted", "Action"],
-            eligible.map((b) => ({ cells: [c.bundle(b, ns, index), emitted(b), promoteButton(ctx, name, b, index, steps)], attrs: { "data-bundle": b } })),
-          )
-        : c.empty("No Bundle can cross now."),
-    ),
+    // Blocked with eligible Bundles: something Gate-wide (a window, a suspension) is
+    // in the way, so a button would only earn a refusal.
+    explanation.state === "Blocked" && eligible.length
+      ? c.section(
+          "Could cross once the way is clear",
+          null,
+          c.table(
+            `Bundles that could cross ${name} once nothing is in the way, newest first`,
+            ["Bundle", "Emitted"],
+            eligible.map((b) => ({ cells: [c.bundle(b, ns, index), emitted(b)], attrs: { "data-bundle": b } })),
+          ),
+        )
+      : c.section(
+          "Could cross now",
+          null,
+          eligible.length
+            ? c.table(
+                `Bundles that could cross ${name} now, newest first`,
+                ["Bundle", "Emitted", "Action"],
+                eligible.map((b) => ({ cells: [c.bundle(b, ns, index), emitted(b), promoteButton(ctx, name, b, index, steps)], attrs: { "data-bundle": b } })),
+              )
+            : c.empty("No Bundle can cross now."),
+        ),
     c.section(
       "Waiting",
       null,
