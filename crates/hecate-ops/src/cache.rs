@@ -5,7 +5,8 @@
 //! memory) keeps a store current; reads judge a snapshot of the stores instead of
 //! LISTing, so a request costs the API server nothing. A namespace's snapshot is built
 //! once per change in that namespace and shared (`Arc`) by every request until the
-//! next change. The answers are the direct path's: the same rules over the same
+//! next change, and a Gate's explanation once per change (or window opening or
+//! closing) too. The answers are the direct path's: the same rules over the same
 //! objects, a watch's latency later (milliseconds). Writes never read from here.
 
 use std::collections::{BTreeSet, HashMap};
@@ -15,6 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::{FutureExt as _, StreamExt as _};
 use hecate_types::{Beacon, Bundle, Gate, Passage};
+use jiff::Timestamp;
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::Api;
 use kube::runtime::WatchStreamExt as _;
@@ -23,7 +25,8 @@ use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
 
-use crate::rules::NamespaceSnapshot;
+use crate::model::Explanation;
+use crate::rules::{self, NamespaceSnapshot};
 
 /// The stores, and which namespaces changed since their snapshot was built.
 #[derive(Clone)]
@@ -48,6 +51,17 @@ struct Inner {
     changes: Mutex<HashMap<String, u64>>,
     /// Per namespace, the snapshot and the version it was built at.
     snapshots: Mutex<HashMap<String, (Version, Arc<NamespaceSnapshot>)>>,
+    /// Per (namespace, Gate), the last explanation, its namespace's version and until
+    /// when the clock leaves it standing.
+    explanations: Mutex<HashMap<(String, String), Explained>>,
+}
+
+/// A remembered explanation: it stands for `version` from `from` until `until`.
+struct Explained {
+    version: Version,
+    from: Timestamp,
+    until: Option<Timestamp>,
+    explanation: Arc<Explanation>,
 }
 
 impl Inner {
@@ -90,6 +104,7 @@ impl Cache {
             listed: AtomicUsize::new(0),
             changes: Mutex::new(HashMap::new()),
             snapshots: Mutex::new(HashMap::new()),
+            explanations: Mutex::new(HashMap::new()),
         });
         let driver = futures::future::join4(
             follow::<Gate>(client.clone(), gates_writer, inner.clone()),
@@ -146,6 +161,52 @@ impl Cache {
         snapshot
     }
 
+    /// Gate `gate` of `namespace` explained at `now`, or `None` when there is no such
+    /// Gate. Judged once per change in the namespace — and again when a window of
+    /// the Gate opens or closes, the one way time enters an explanation — so a busy
+    /// page costs a clone, not a judgement of every Bundle.
+    pub(crate) fn explain(
+        &self,
+        namespace: &str,
+        gate: &str,
+        now: Timestamp,
+    ) -> Option<Arc<Explanation>> {
+        let inner = &self.inner;
+        // Read before the snapshot: if a change lands in between, the explanation is
+        // remembered under the older version and judged again on the next call.
+        let version = inner.version(namespace);
+        let key = (namespace.to_string(), gate.to_string());
+        if let Some(known) = inner
+            .explanations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            && known.version == version
+            && known.from <= now
+            && known.until.is_none_or(|until| now < until)
+        {
+            return Some(known.explanation.clone());
+        }
+        let snapshot = self.snapshot(namespace);
+        let found = snapshot.gate(gate)?;
+        let explanation = Arc::new(rules::explain::explain(&snapshot, found, now));
+        let until = rules::explain::unchanged_until(found, now);
+        inner
+            .explanations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                key,
+                Explained {
+                    version,
+                    from: now,
+                    until,
+                    explanation: explanation.clone(),
+                },
+            );
+        Some(explanation)
+    }
+
     /// The namespaces holding a Gate or a Beacon, sorted.
     pub(crate) fn namespaces(&self) -> Vec<String> {
         let gates = self
@@ -188,12 +249,13 @@ impl Cache {
 }
 
 /// Lists as client-go's informers do: from the API server's watch cache (any recent
-/// state — the watch brings it current), in one response. A paged, consistent list of
-/// 10,000 Passages takes 12 s on two cores, this 2 to 4; streaming lists would
-/// be as fast, but Kubernetes 1.33 has them off by default.
+/// state — the watch brings it current), 500 objects a page. Pages bound the memory a
+/// first listing takes: in one response, 10,000 Passages with their managed fields
+/// were all held at once, and the server kept 150 MiB resident for good; in pages it
+/// keeps under 60 MiB, and is ready in about 6 s instead of 1.3 (DECISIONS 28).
 fn list_like_informers() -> watcher::Config {
     watcher::Config {
-        page_size: None,
+        page_size: Some(500),
         ..watcher::Config::default().any_semantic()
     }
 }

@@ -317,11 +317,10 @@ impl Ops {
     /// its Passages — or none, from the cache.
     pub async fn explain(&self, namespace: &str, gate: &str) -> Result<Explanation> {
         if let Some(cache) = self.cache() {
-            let snapshot = cache.snapshot(namespace);
-            let found = snapshot
-                .gate(gate)
+            let explanation = cache
+                .explain(namespace, gate, self.now())
                 .ok_or_else(|| not_found(Kind::Gate, namespace, gate))?;
-            return Ok(rules::explain::explain(&snapshot, found, self.now()));
+            return Ok(Explanation::clone(&explanation));
         }
         let (gate, bundles, passages) = futures::try_join!(
             self.get::<Gate>(Kind::Gate, namespace, gate),
@@ -348,9 +347,16 @@ impl Ops {
                 .map(|ns| cache.snapshot(ns))
                 .filter(|s| s.gates().len() > 0)
                 .collect();
-            return Ok(rules::overview::overview(
+            let now = self.now();
+            return Ok(rules::overview::overview_with(
                 snapshots.iter().map(AsRef::as_ref),
-                self.now(),
+                now,
+                |snapshot, gate| {
+                    let name = gate.name_any();
+                    cache
+                        .explain(snapshot.namespace(), &name, now)
+                        .unwrap_or_else(|| Arc::new(rules::explain::explain(snapshot, gate, now)))
+                },
             ));
         }
         let namespace = match scope {

@@ -113,6 +113,8 @@ async function show({ moved = false } = {}) {
   page = null;
   const route = router.current();
   const el = main();
+  // A draw the abort cut short never clears its busy mark: this is a new page.
+  el.removeAttribute("aria-busy");
   if (!session.token()) {
     live.stop();
     shell.nav(route.ns);

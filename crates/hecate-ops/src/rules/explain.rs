@@ -13,6 +13,17 @@ use super::snapshot::NamespaceSnapshot;
 use super::window;
 use crate::model::{Blocker, BlockerKind, Explanation, State, Waiting};
 
+/// Until when [`explain`] at `now` gives the same answer over the same objects: time
+/// enters an explanation only through the Gate's windows, so it holds until they next
+/// open or close (`None`: no window changes — none, or none within the horizon
+/// [`window::judge`] looks over).
+pub fn unchanged_until(gate: &Gate, now: Timestamp) -> Option<Timestamp> {
+    if gate.spec.windows.is_empty() {
+        return None;
+    }
+    window::judge(&gate.spec.windows, now).next_change
+}
+
 /// Explains `gate` (one of `snapshot`'s Gates) at `now`.
 pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Explanation {
     let name = gate.name_any();

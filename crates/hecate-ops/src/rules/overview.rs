@@ -1,15 +1,16 @@
 //! Overview: every visible Gate at a glance, with totals and two weeks of activity.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use hecate_types::{Health, PassagePhase};
+use hecate_types::{Gate, Health, PassagePhase};
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan as _};
 use kube::ResourceExt as _;
 
 use super::explain::explain;
 use super::snapshot::NamespaceSnapshot;
-use crate::model::{Day, GateSummary, NamespaceOverview, Overview, Totals};
+use crate::model::{Day, Explanation, GateSummary, NamespaceOverview, Overview, Totals};
 
 /// How many days of activity an Overview carries.
 pub const ACTIVITY_DAYS: i32 = 14;
@@ -19,6 +20,18 @@ pub const ACTIVITY_DAYS: i32 = 14;
 pub fn overview<'a>(
     snapshots: impl IntoIterator<Item = &'a NamespaceSnapshot>,
     now: Timestamp,
+) -> Overview {
+    overview_with(snapshots, now, |snapshot, gate| {
+        Arc::new(explain(snapshot, gate, now))
+    })
+}
+
+/// [`overview`], taking each Gate's explanation from `explained` — a server's
+/// remembered ones, which must be what [`explain`] answers at `now`.
+pub fn overview_with<'a>(
+    snapshots: impl IntoIterator<Item = &'a NamespaceSnapshot>,
+    now: Timestamp,
+    mut explained: impl FnMut(&NamespaceSnapshot, &Gate) -> Arc<Explanation>,
 ) -> Overview {
     let today = now.to_zoned(TimeZone::UTC).date();
     let first_day = today
@@ -77,12 +90,12 @@ pub fn overview<'a>(
             }
             let report = status.and_then(|s| s.health.as_ref());
             let health = report.map_or(Health::Unknown, |h| h.status);
-            let explanation = explain(snapshot, gate, now);
+            let explanation = explained(snapshot, gate);
             let summary = GateSummary {
                 name: gate.name_any(),
                 state: explanation.state,
-                summary: explanation.summary,
-                blockers: explanation.blockers,
+                summary: explanation.summary.clone(),
+                blockers: explanation.blockers.clone(),
                 health,
                 issues: report.map(|h| h.issues.clone()).unwrap_or_default(),
                 current: gate.current_bundle().map(str::to_string),

@@ -1,11 +1,12 @@
 //! Reads from the watch-backed cache: the same answers as the direct path, no requests
 //! per read, and changes seen as they happen.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hecate_ops::{Cache, Ops, Scope};
+use hecate_ops::{Cache, Ops, Scope, State};
 use hecate_testenv::{Identity, TestEnv};
-use hecate_types::{Beacon, BeaconSpec, ImageWatch, PassagePhase, WatchSource};
+use hecate_types::{Beacon, BeaconSpec, ImageWatch, PassagePhase, WatchSource, Window};
 use kube::ResourceExt as _;
 use pretty_assertions::assert_eq;
 
@@ -170,4 +171,59 @@ async fn the_cache_follows_changes() {
             .namespaces,
         []
     );
+}
+
+#[tokio::test]
+async fn a_remembered_explanation_stands_until_a_window_opens() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    let mut spec = gate_spec(&[], false);
+    spec.windows = vec![Window {
+        schedule: "0 9 * * *".into(),
+        duration: "1h".into(),
+        time_zone: "UTC".into(),
+        deny: false,
+    }];
+    gate(&env, "dev", spec).await;
+    bundles_in_order(&env, &["b1"]).await;
+
+    // One clock for both paths, moved by the test.
+    let clock = Arc::new(Mutex::new(ts("2026-08-10T08:59:00Z")));
+    let read = |clock: &Arc<Mutex<jiff::Timestamp>>| {
+        let clock = clock.clone();
+        move || *clock.lock().unwrap()
+    };
+    let direct = Ops::new(env.admin.clone()).with_clock(read(&clock));
+    let cached = Ops::new(env.admin.clone())
+        .with_clock(read(&clock))
+        .with_cache(started(env.admin.clone()).await);
+    let set = |at: &str| *clock.lock().unwrap() = ts(at);
+
+    let closed = cached.explain(ns, "dev").await.unwrap();
+    assert_eq!(closed.state, State::Blocked);
+    assert_eq!(closed, direct.explain(ns, "dev").await.unwrap());
+
+    // Nothing changed in the namespace, but the window opened: judged again.
+    set("2026-08-10T09:00:00Z");
+    let open = cached.explain(ns, "dev").await.unwrap();
+    assert_eq!(open.state, State::Ready, "{open:#?}");
+    assert_eq!(open, direct.explain(ns, "dev").await.unwrap());
+
+    // And a clock read earlier than the remembered answer is not given it.
+    set("2026-08-10T08:59:30Z");
+    assert_eq!(cached.explain(ns, "dev").await.unwrap(), closed);
+    set("2026-08-10T10:00:00Z");
+    assert_eq!(
+        cached.explain(ns, "dev").await.unwrap(),
+        direct.explain(ns, "dev").await.unwrap(),
+        "closed again at 10:00"
+    );
+    assert_eq!(
+        cached.explain(ns, "dev").await.unwrap().state,
+        State::Blocked
+    );
+}
+
+fn ts(at: &str) -> jiff::Timestamp {
+    at.parse().unwrap()
 }
