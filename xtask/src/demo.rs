@@ -105,19 +105,18 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
 
 /// Builds `hecate` and `hecate-api` (quietly; usually they are built already).
 fn build(root: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
-    let status =
-        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args([
-                "build",
-                "--quiet",
-                "--package",
-                "hecate-cli",
-                "--package",
-                "hecate-api",
-            ])
-            .current_dir(root)
-            .status()
-            .context("building hecate and hecate-api")?;
+    let status = crate::cargo()
+        .args([
+            "build",
+            "--quiet",
+            "--package",
+            "hecate-cli",
+            "--package",
+            "hecate-api",
+        ])
+        .current_dir(root)
+        .status()
+        .context("building hecate and hecate-api")?;
     anyhow::ensure!(status.success(), "building hecate and hecate-api failed");
     Ok((
         root.join("target/debug/hecate"),

@@ -71,12 +71,36 @@ fn main() -> ExitCode {
     }
 }
 
+/// The `cargo` running xtask, without the variables `cargo run` set for xtask itself:
+/// ring's build script reruns when `CARGO_MANIFEST_DIR` changes, so a build started
+/// from here with xtask's value rebuilt half the tree — and the next `cargo xtask`
+/// rebuilt it back (about 25 s each way).
+pub(crate) fn cargo() -> std::process::Command {
+    let mut command =
+        std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    for (key, _) in std::env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        let set_for_xtask = key.starts_with("CARGO_PKG_")
+            || matches!(
+                key,
+                "CARGO_MANIFEST_DIR"
+                    | "CARGO_MANIFEST_PATH"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_BIN_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+            );
+        if set_for_xtask {
+            command.env_remove(key);
+        }
+    }
+    command
+}
+
 fn check_layers(root: &std::path::Path) -> anyhow::Result<()> {
-    let output =
-        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(["metadata", "--format-version", "1", "--no-deps"])
-            .current_dir(root)
-            .output()?;
+    let output = cargo()
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(root)
+        .output()?;
     anyhow::ensure!(
         output.status.success(),
         "cargo metadata failed: {}",

@@ -75,13 +75,12 @@ fn binary(root: &Path, name: &str) -> std::path::PathBuf {
 }
 
 pub(crate) fn run(root: &Path, scale: Scale) -> anyhow::Result<()> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     // Numbers from a debug build measure the debug build: the published (large) run
     // measures an optimised one. A small run checks that the harness works, so it
     // uses whatever build it finds itself in (in CI, the debug one the tests built).
     if cfg!(debug_assertions) && scale == Scale::Large {
         eprintln!("[bench] building xtask with optimisations…");
-        let status = std::process::Command::new(&cargo)
+        let status = crate::cargo()
             .args(["run", "--quiet", "--release", "--package", "xtask", "--"])
             .args(["bench", "--scale", scale.name()])
             .current_dir(root)
@@ -91,7 +90,7 @@ pub(crate) fn run(root: &Path, scale: Scale) -> anyhow::Result<()> {
     }
     let endpoint = crate::control_plane::start(&crate::control_plane::dev_dir(root))?;
     eprintln!("[bench] building hecate, hecate-api and hecate-mcp ({PROFILE})…");
-    let mut build = std::process::Command::new(&cargo);
+    let mut build = crate::cargo();
     build.args(["build", "--quiet"]);
     if PROFILE == "release" {
         build.arg("--release");
