@@ -183,18 +183,30 @@ impl Browser {
 
     /// Clicks the element `css`.
     pub(crate) async fn click(&self, css: &str) {
-        self.until(
-            &format!("{css} is there"),
-            &format!("document.querySelector({})", json!(css)),
-        )
-        .await;
-        self.client
-            .find(Locator::Css(css))
-            .await
-            .unwrap_or_else(|e| panic!("finding {css}: {e}"))
-            .click()
-            .await
-            .unwrap_or_else(|e| panic!("clicking {css}: {e}"));
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            self.until(
+                &format!("{css} is there"),
+                &format!("document.querySelector({})", json!(css)),
+            )
+            .await;
+            let clicked = match self.client.find(Locator::Css(css)).await {
+                Ok(element) => element.click().await.map(drop),
+                Err(e) => Err(e),
+            };
+            match clicked {
+                Ok(()) => return,
+                // A live update redrew the page between finding and clicking, as it
+                // may under a person's pointer too: find the new element.
+                Err(e)
+                    if e.to_string().contains("stale element")
+                        && tokio::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => panic!("clicking {css}: {e}"),
+            }
+        }
     }
 
     /// Presses `key` (text, or a `fantoccini::key::Key`) in whatever has focus.
