@@ -505,7 +505,8 @@ async fn poll(
 }
 
 /// `GET …/watch`: server-sent events saying what changed in the namespace, from
-/// Kubernetes watches. `open` first, `changed` per change (kind, namespace, name — the
+/// Kubernetes watches. `open` first, once the watches are listening (every change
+/// after it is reported), `changed` per change (kind, namespace, name — the
 /// client refetches), `: ping` every 20 s, and `reconnect` after 30 minutes so the
 /// caller is authorised again.
 async fn watch(
@@ -521,7 +522,8 @@ async fn watch(
     let reconnect = Event::default()
         .event("reconnect")
         .data(json!({"namespace": ns}).to_string());
-    let changes = state.ops.changes(&Scope::Namespaces(vec![ns.clone()])).map(|change| match change {
+    // Watching before `open` tells the client to read: nothing after it is missed.
+    let changes = state.ops.changes(&Scope::Namespaces(vec![ns.clone()])).await?.map(|change| match change {
         Ok(change) => Event::default()
             .event("changed")
             .data(json!({"namespace": change.namespace, "kind": change.kind.to_string(), "name": change.name}).to_string()),

@@ -232,7 +232,12 @@ async fn watch_status(
     style: &Style,
     server: &str,
 ) -> Result<u8, Failure> {
-    let mut changes = Box::pin(ops.changes(scope));
+    // Watching before the first read: a change between the two is not missed.
+    let mut changes = Box::pin(
+        ops.changes(scope)
+            .await
+            .map_err(|e| Failure::from_ops(server, Mode::Read, e))?,
+    );
     loop {
         let overview = ops
             .overview(scope)

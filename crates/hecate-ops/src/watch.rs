@@ -27,11 +27,16 @@ pub struct Change {
 }
 
 impl Ops {
-    /// Every change to a Gate, Bundle, Passage or Beacon in `scope`, as it happens
-    /// (metadata-only watches, one per kind). Objects that already exist are not
-    /// reported; only what changes after the call. The stream ends at the first error
-    /// (a lost watch), which the caller reports rather than silently retries.
-    pub fn changes(&self, scope: &Scope) -> impl Stream<Item = Result<Change>> + Send + 'static {
+    /// Every change to a Gate, Bundle, Passage or Beacon in `scope` from now on
+    /// (metadata-only watches, one per kind). Resolves once all four watches have
+    /// listed, so a change made after it returns is always reported — read what to
+    /// show after awaiting this, not before. Objects that already exist are not
+    /// reported. The stream ends at the first error (a lost watch), which the caller
+    /// reports rather than silently retries.
+    pub async fn changes(
+        &self,
+        scope: &Scope,
+    ) -> Result<impl Stream<Item = Result<Change>> + Send + 'static> {
         let visible = match scope {
             Scope::All => None,
             Scope::Namespaces(list) => Some(list.clone()),
@@ -40,13 +45,24 @@ impl Ops {
             Scope::Namespaces(list) if list.len() == 1 => Some(list[0].clone()),
             _ => None,
         };
-        let streams = vec![
-            self.changes_of::<Gate>(Kind::Gate, namespace.as_deref()),
-            self.changes_of::<Bundle>(Kind::Bundle, namespace.as_deref()),
-            self.changes_of::<Passage>(Kind::Passage, namespace.as_deref()),
-            self.changes_of::<Beacon>(Kind::Beacon, namespace.as_deref()),
-        ];
-        stream::select_all(streams)
+        let namespace = namespace.as_deref();
+        let streams = futures::future::try_join_all([
+            listed(Kind::Gate, self.changes_of::<Gate>(Kind::Gate, namespace)),
+            listed(
+                Kind::Bundle,
+                self.changes_of::<Bundle>(Kind::Bundle, namespace),
+            ),
+            listed(
+                Kind::Passage,
+                self.changes_of::<Passage>(Kind::Passage, namespace),
+            ),
+            listed(
+                Kind::Beacon,
+                self.changes_of::<Beacon>(Kind::Beacon, namespace),
+            ),
+        ])
+        .await?;
+        Ok(stream::select_all(streams)
             .filter(move |change| {
                 let keep = match (change, &visible) {
                     (Ok(change), Some(visible)) => visible.contains(&change.namespace),
@@ -61,14 +77,15 @@ impl Ops {
                 }
                 *failed = item.is_err();
                 futures::future::ready(Some(item))
-            })
+            }))
     }
 
+    /// A kind's changes; `Ok(None)` marks the end of each listing.
     fn changes_of<K>(
         &self,
         kind: Kind,
         namespace: Option<&str>,
-    ) -> stream::BoxStream<'static, Result<Change>>
+    ) -> stream::BoxStream<'static, Result<Option<Change>>>
     where
         K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
             + Clone
@@ -89,14 +106,14 @@ impl Ops {
                 let change = match event {
                     Ok(Event::InitDone) => {
                         initialised = true;
-                        None
+                        Some(Ok(None))
                     }
                     Ok(Event::Apply(meta) | Event::Delete(meta)) if initialised => {
-                        Some(Ok(Change {
+                        Some(Ok(Some(Change {
                             kind,
                             namespace: meta.namespace().unwrap_or_default(),
                             name: meta.name_any(),
-                        }))
+                        })))
                     }
                     Ok(_) => None,
                     Err(error) => Some(Err(Error::Watch {
@@ -171,4 +188,27 @@ impl Ops {
             futures::future::ready(item)
         })
     }
+}
+
+/// Drives `changes` until its first listing is done, then yields only the changes.
+async fn listed(
+    kind: Kind,
+    mut changes: stream::BoxStream<'static, Result<Option<Change>>>,
+) -> Result<stream::BoxStream<'static, Result<Change>>> {
+    loop {
+        match changes.next().await {
+            Some(Ok(None)) => break,
+            Some(Ok(Some(_))) => {}
+            Some(Err(error)) => return Err(error),
+            None => {
+                return Err(Error::Watch {
+                    context: format!("watching {kind}s"),
+                    message: "the watch ended before it had listed".into(),
+                });
+            }
+        }
+    }
+    Ok(changes
+        .filter_map(|item| futures::future::ready(item.transpose()))
+        .boxed())
 }
