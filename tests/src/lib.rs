@@ -20,6 +20,9 @@
 //! # }
 //! ```
 //!
+//! - [`fixtures`] creates small objects (a Gate, a Bundle, a Passage with a status) for
+//!   the crates' tests.
+//! - [`rbac`] installs RBAC as `deploy/` ships it and grants people roles.
 //! - [`demo`] loads the demo pipeline (`shop`: dev → staging → production, with
 //!   history) for `cargo xtask demo` and for tests that want a realistic namespace.
 //!
@@ -30,8 +33,10 @@ mod binaries;
 mod control_plane;
 pub mod demo;
 mod env;
+pub mod fixtures;
 mod identity;
 mod pki;
+pub mod rbac;
 
 pub use binaries::{Binaries, ETCD_VERSION, KUBERNETES_VERSION, cache_dir};
 pub use control_plane::{ControlPlane, Endpoint, Lifetime, RequestLog, install_crds};

@@ -7,9 +7,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use hecate_testenv::{Identity, apply_manifest};
-use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleRef, Subject};
-use kube::api::{Api, ObjectMeta, Patch, PatchParams};
 
 /// A running `hecate-api`; stopped (SIGKILL, then reaped) when dropped.
 pub(crate) struct ApiServer {
@@ -31,46 +28,6 @@ impl Drop for ApiServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Gives the `hecate-api` identity the server's ClusterRole (from its deployment
-/// manifest, so the demo and the bench run with exactly the permissions a cluster
-/// grants it), and installs the user roles (`hecate-viewer`, `-promoter`, `-approver`).
-pub(crate) async fn authorise(root: &Path, admin: &kube::Client) -> anyhow::Result<()> {
-    let deploy = root.join("deploy");
-    let user_roles = std::fs::read_to_string(deploy.join("rbac/user-roles.yaml"))?;
-    apply_manifest(admin, &user_roles, false).await?;
-    let server_manifest = std::fs::read_to_string(deploy.join("hecate-api/hecate-api.yaml"))?;
-    let role = server_manifest
-        .split("\n---\n")
-        .find(|d| d.contains("kind: ClusterRole\n"))
-        .context("the server's ClusterRole in deploy/hecate-api/hecate-api.yaml")?;
-    apply_manifest(admin, role, false).await?;
-    let binding = ClusterRoleBinding {
-        metadata: ObjectMeta {
-            name: Some("hecate-api-local".into()),
-            ..ObjectMeta::default()
-        },
-        role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".into(),
-            kind: "ClusterRole".into(),
-            name: "hecate-api".into(),
-        },
-        subjects: Some(vec![Subject {
-            api_group: Some("rbac.authorization.k8s.io".into()),
-            kind: "User".into(),
-            name: Identity::HecateApi.username().into(),
-            ..Subject::default()
-        }]),
-    };
-    Api::<ClusterRoleBinding>::all(admin.clone())
-        .patch(
-            "hecate-api-local",
-            &PatchParams::apply("hecate-xtask").force(),
-            &Patch::Apply(&binding),
-        )
-        .await?;
-    Ok(())
 }
 
 /// Starts `binary` on `addr` as the `hecate-api` identity of `kubeconfig`, logging to

@@ -59,7 +59,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         demo::reset(&client, NAMESPACE).await?;
         demo::load(&client, NAMESPACE, jiff::Timestamp::now()).await?;
         demo::grant_people(&client, NAMESPACE).await?;
-        crate::api_server::authorise(root, &client).await?;
+        hecate_testenv::rbac::install_deployed_roles(&client).await?;
         let log = dev_dir.join("hecate-api.log");
         let server =
             crate::api_server::start(&hecate_api, options.addr, &kubeconfig, Some(&log)).await?;

@@ -59,7 +59,7 @@ pub(crate) async fn run(
     routes: &[String],
 ) -> anyhow::Result<ApiResults> {
     let admin = admin.clone();
-    crate::api_server::authorise(root, &admin).await?;
+    hecate_testenv::rbac::install_deployed_roles(&admin).await?;
     let params = PatchParams::apply("hecate-bench").force();
     let viewer = RoleBinding {
         metadata: ObjectMeta {

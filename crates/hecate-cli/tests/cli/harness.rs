@@ -3,11 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
+pub(crate) use hecate_testenv::fixtures::*;
 use hecate_testenv::{Identity, TestEnv};
-use hecate_types::{
-    Admission, Artifact, Bundle, BundleOrigin, BundleSpec, Gate, GateSpec, Passage, PassagePhase,
-    PassageSpec, PassageStatus, PassageTemplate, Step,
-};
 
 /// What a run of `hecate` printed and how it exited.
 #[derive(Debug)]
@@ -86,74 +83,4 @@ pub(crate) fn output(out: std::process::Output) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
-}
-
-pub(crate) fn gate_spec(after: &[&str], require_approval: bool) -> GateSpec {
-    GateSpec {
-        admits: vec![Admission {
-            from: BundleOrigin {
-                beacon: "app".into(),
-            },
-            after: after.iter().map(|s| s.to_string()).collect(),
-            require_approval,
-        }],
-        passage: Some(PassageTemplate {
-            steps: vec![
-                Step {
-                    uses: "git-push".into(),
-                    ..Step::default()
-                },
-                Step {
-                    uses: "flux-wait".into(),
-                    ..Step::default()
-                },
-            ],
-        }),
-        ..GateSpec::default()
-    }
-}
-
-pub(crate) async fn gate(env: &TestEnv, name: &str, spec: GateSpec) -> Gate {
-    env.create(Gate::new(name, spec)).await
-}
-
-pub(crate) async fn bundle(env: &TestEnv, name: &str) -> Bundle {
-    let spec = BundleSpec {
-        beacon: "app".into(),
-        artifacts: vec![Artifact::image(
-            "ghcr.io/acme/app",
-            "1.0.0",
-            "sha256:abcdef0123456789",
-        )],
-        ..BundleSpec::default()
-    };
-    env.create(Bundle::new(name, spec)).await
-}
-
-pub(crate) async fn passage(
-    env: &TestEnv,
-    name: &str,
-    gate: &str,
-    bundle: &str,
-    phase: PassagePhase,
-) -> Passage {
-    let mut passage = env
-        .create(Passage::new(
-            name,
-            PassageSpec {
-                gate: gate.into(),
-                bundle: bundle.into(),
-                steps: vec![Step {
-                    uses: "flux-wait".into(),
-                    ..Step::default()
-                }],
-                ..PassageSpec::default()
-            },
-        ))
-        .await;
-    passage.status = Some(PassageStatus {
-        phase: Some(phase),
-        ..PassageStatus::default()
-    });
-    env.write_status(&passage).await
 }

@@ -9,17 +9,9 @@ use hecate_mcp::auth::Reviewer;
 use hecate_mcp::http::{Guards, router};
 use hecate_mcp::{HecateMcp, Settings};
 use hecate_ops::Ops;
-use hecate_testenv::{Identity, TestEnv, apply_manifest};
-use hecate_types::{
-    Admission, Artifact, Bundle, BundleApproval, BundleOrigin, BundleSpec, BundleStatus, Gate,
-    GateCrossing, GateSpec, Passage, PassagePhase, PassageSpec, PassageStatus, PassageTemplate,
-    Step, Time,
-};
-use k8s_openapi::api::authorization::v1::{
-    ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
-};
-use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleBinding, RoleRef, Subject};
-use kube::api::{Api, ObjectMeta, PostParams};
+pub(crate) use hecate_testenv::fixtures::*;
+use hecate_testenv::{Identity, TestEnv};
+use hecate_types::PassagePhase;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, JsonObject, ProtocolVersion, Tool,
 };
@@ -28,9 +20,6 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientLifecycleMode, ClientServiceExt as _, RoleClient, ServiceExt as _};
 use serde_json::Value;
-
-const USER_ROLES: &str = include_str!("../../../../deploy/rbac/user-roles.yaml");
-const SERVER_MANIFEST: &str = include_str!("../../../../deploy/hecate-api/hecate-api.yaml");
 
 /// A connected MCP client.
 pub(crate) type Client = RunningService<RoleClient, ClientConfig>;
@@ -190,112 +179,6 @@ pub(crate) fn error_code(error: &ServiceError) -> i32 {
     }
 }
 
-pub(crate) fn now() -> Time {
-    Time(jiff::Timestamp::now())
-}
-
-pub(crate) fn gate_spec(after: &[&str], require_approval: bool) -> GateSpec {
-    GateSpec {
-        admits: vec![Admission {
-            from: BundleOrigin {
-                beacon: "app".into(),
-            },
-            after: after.iter().map(|s| s.to_string()).collect(),
-            require_approval,
-        }],
-        passage: Some(PassageTemplate {
-            steps: vec![
-                Step {
-                    uses: "git-push".into(),
-                    ..Step::default()
-                },
-                Step {
-                    uses: "flux-wait".into(),
-                    ..Step::default()
-                },
-            ],
-        }),
-        ..GateSpec::default()
-    }
-}
-
-pub(crate) async fn gate(env: &TestEnv, name: &str, spec: GateSpec) -> Gate {
-    env.create(Gate::new(name, spec)).await
-}
-
-pub(crate) async fn bundle(env: &TestEnv, name: &str) -> Bundle {
-    let spec = BundleSpec {
-        beacon: "app".into(),
-        artifacts: vec![Artifact::image(
-            "ghcr.io/acme/app",
-            "1.0.0",
-            "sha256:abcdef0123456789",
-        )],
-        ..BundleSpec::default()
-    };
-    env.create(Bundle::new(name, spec)).await
-}
-
-/// Writes which Gates `bundle` cleared and who approved it for which.
-pub(crate) async fn bundle_status(
-    env: &TestEnv,
-    mut bundle: Bundle,
-    cleared: &[&str],
-    approved_for: &[(&str, &str)],
-) -> Bundle {
-    bundle.status = Some(BundleStatus {
-        cleared: cleared
-            .iter()
-            .map(|g| GateCrossing {
-                gate: g.to_string(),
-                passage: format!("{g}-1"),
-                at: now(),
-                actor: String::new(),
-                reason: String::new(),
-            })
-            .collect(),
-        approved_for: approved_for
-            .iter()
-            .map(|(g, actor)| BundleApproval {
-                gate: g.to_string(),
-                actor: actor.to_string(),
-                at: now(),
-            })
-            .collect(),
-        ..BundleStatus::default()
-    });
-    env.write_status(&bundle).await
-}
-
-pub(crate) async fn passage(
-    env: &TestEnv,
-    name: &str,
-    gate: &str,
-    bundle: &str,
-    phase: PassagePhase,
-) -> Passage {
-    let mut passage = env
-        .create(Passage::new(
-            name,
-            PassageSpec {
-                gate: gate.into(),
-                bundle: bundle.into(),
-                steps: vec![Step {
-                    uses: "flux-wait".into(),
-                    ..Step::default()
-                }],
-                ..PassageSpec::default()
-            },
-        ))
-        .await;
-    passage.status = Some(PassageStatus {
-        phase: Some(phase),
-        message: format!("{phase:?}"),
-        ..PassageStatus::default()
-    });
-    env.write_status(&passage).await
-}
-
 /// dev (automatic) → staging → production (approval required); Bundles b1 (cleared
 /// dev and staging, crossed dev as Passage dev-1) and b2 (cleared dev), b2 created
 /// a second after b1 so that "newest first" is the same on every run.
@@ -313,98 +196,12 @@ pub(crate) async fn pipeline(env: &TestEnv) {
     bundle_status(env, b2, &["dev"], &[]).await;
 }
 
-fn subject(who: Identity) -> Subject {
-    Subject {
-        api_group: Some("rbac.authorization.k8s.io".into()),
-        kind: "User".into(),
-        name: who.username().into(),
-        ..Subject::default()
-    }
-}
-
 /// RBAC as deployed: the server's identity (`hecate-api`'s ClusterRole: TokenReview,
 /// SubjectAccessReview, the Hecate kinds), alice a viewer, bob a promoter, carol an
 /// approver in the test's namespace; ci-bot nothing. Waits until the cluster answers
 /// with the new bindings.
 pub(crate) async fn deployed_rbac(env: &TestEnv) {
-    apply_manifest(&env.admin, USER_ROLES, false).await.unwrap();
-    let role = SERVER_MANIFEST
-        .split("\n---\n")
-        .find(|d| d.contains("kind: ClusterRole\n"))
-        .unwrap();
-    apply_manifest(&env.admin, role, false).await.unwrap();
-    let binding = ClusterRoleBinding {
-        metadata: ObjectMeta {
-            name: Some("hecate-mcp-test".into()),
-            ..ObjectMeta::default()
-        },
-        role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".into(),
-            kind: "ClusterRole".into(),
-            name: "hecate-api".into(),
-        },
-        subjects: Some(vec![subject(Identity::HecateApi)]),
-    };
-    // Every test binds the same cluster-wide identity; the first one creates it.
-    let _ = Api::<ClusterRoleBinding>::all(env.admin.clone())
-        .create(&PostParams::default(), &binding)
-        .await;
-    for (who, role) in [
-        (Identity::Alice, "hecate-viewer"),
-        (Identity::Bob, "hecate-promoter"),
-        (Identity::Carol, "hecate-approver"),
-    ] {
-        env.create(RoleBinding {
-            metadata: ObjectMeta {
-                name: Some(role.into()),
-                ..ObjectMeta::default()
-            },
-            role_ref: RoleRef {
-                api_group: "rbac.authorization.k8s.io".into(),
-                kind: "ClusterRole".into(),
-                name: role.into(),
-            },
-            subjects: Some(vec![subject(who)]),
-        })
-        .await;
-    }
-    for (who, verb, resource) in [
-        (Identity::HecateApi, "create", "passages"),
-        (Identity::Alice, "get", "gates"),
-        (Identity::Bob, "create", "passages"),
-        (Identity::Carol, "get", "gates"),
-    ] {
-        await_access(env, who, verb, resource).await;
-    }
-}
-
-/// RBAC is cached in the API server from a watch: wait until a new binding answers.
-async fn await_access(env: &TestEnv, who: Identity, verb: &str, resource: &str) {
-    let review = SubjectAccessReview {
-        spec: SubjectAccessReviewSpec {
-            user: Some(who.username().into()),
-            resource_attributes: Some(ResourceAttributes {
-                namespace: Some(env.namespace.clone()),
-                group: Some("hecate.dev".into()),
-                resource: Some(resource.into()),
-                verb: Some(verb.into()),
-                ..ResourceAttributes::default()
-            }),
-            ..SubjectAccessReviewSpec::default()
-        },
-        ..SubjectAccessReview::default()
-    };
-    for _ in 0..100 {
-        let answer = Api::<SubjectAccessReview>::all(env.admin.clone())
-            .create(&PostParams::default(), &review)
-            .await
-            .unwrap();
-        if answer.status.is_some_and(|s| s.allowed) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{who} never got {verb} {resource}");
+    hecate_testenv::rbac::grant_deployed_roles(env).await;
 }
 
 /// A server as `hecate-mcp --listen … --auth kubernetes [--allow-writes]` runs it: its

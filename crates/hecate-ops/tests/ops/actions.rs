@@ -54,7 +54,8 @@ async fn ac093_promote_opens_a_passage() {
         p.labels().get("hecate.dev/bundle").map(String::as_str),
         Some("b1")
     );
-    assert_eq!(p.spec.steps[0].uses, "flux-wait");
+    let steps: Vec<&str> = p.spec.steps.iter().map(|s| s.uses.as_str()).collect();
+    assert_eq!(steps, ["git-push", "flux-wait"], "the Gate's steps, copied");
     assert_eq!(p.name_any(), "staging-1");
     assert_eq!(passage_count(&env).await, 1);
 }

@@ -68,7 +68,7 @@ async fn cached_reads_answer_as_the_direct_path_does() {
     gate(&env, "staging", gate_spec(&["dev"], true)).await;
     gate(&env, "production", gate_spec(&["staging"], true)).await;
     let bundles = bundles_in_order(&env, &["b1", "b2"]).await;
-    set_bundle_status(&env, bundles[0].clone(), &["dev"], &[("staging", "alice")]).await;
+    bundle_status(&env, bundles[0].clone(), &["dev"], &[("staging", "alice")]).await;
     passage(&env, "dev-b1", "dev", "b1", PassagePhase::Succeeded).await;
     passage(&env, "dev-b2", "dev", "b2", PassagePhase::Failed).await;
 

@@ -19,14 +19,14 @@ async fn pipeline(env: &TestEnv) {
     gate(env, "staging", gate_spec(&["dev"], false)).await;
     let mut production = gate(env, "production", gate_spec(&["staging"], true)).await;
     let bundles = bundles_in_order(env, &["b1", "b2", "b3"]).await;
-    set_bundle_status(
+    bundle_status(
         env,
         bundles[0].clone(),
         &["dev", "staging"],
         &[("production", "carol")],
     )
     .await;
-    set_bundle_status(env, bundles[1].clone(), &["dev"], &[]).await;
+    bundle_status(env, bundles[1].clone(), &["dev"], &[]).await;
     passage(env, "staging-b2", "staging", "b2", PassagePhase::Running).await;
     passage(
         env,

@@ -1,0 +1,142 @@
+//! Small objects for tests, created through the API server in a [`TestEnv`]'s
+//! namespace — statuses through the status subresource, as a controller writes them.
+//! One Beacon (`app`) feeds everything; Gates cross with two steps.
+
+use std::time::Duration;
+
+use hecate_types::{
+    Admission, Artifact, Bundle, BundleApproval, BundleOrigin, BundleSpec, BundleStatus, Gate,
+    GateCrossing, GateSpec, Passage, PassagePhase, PassageSpec, PassageStatus, PassageTemplate,
+    Step, Time,
+};
+
+use crate::TestEnv;
+
+/// The wall clock, as the kinds write time.
+pub fn now() -> Time {
+    Time(k8s_openapi::jiff::Timestamp::now())
+}
+
+/// A Gate admitting Bundles of Beacon `app` after `after`, crossing with `git-push`
+/// then `flux-wait`.
+pub fn gate_spec(after: &[&str], require_approval: bool) -> GateSpec {
+    GateSpec {
+        admits: vec![Admission {
+            from: BundleOrigin {
+                beacon: "app".into(),
+            },
+            after: after.iter().map(|s| s.to_string()).collect(),
+            require_approval,
+        }],
+        passage: Some(PassageTemplate {
+            steps: ["git-push", "flux-wait"]
+                .into_iter()
+                .map(|uses| Step {
+                    uses: uses.into(),
+                    ..Step::default()
+                })
+                .collect(),
+        }),
+        ..GateSpec::default()
+    }
+}
+
+/// Creates Gate `name`.
+pub async fn gate(env: &TestEnv, name: &str, spec: GateSpec) -> Gate {
+    env.create(Gate::new(name, spec)).await
+}
+
+/// A Bundle of Beacon `app`: one image, `ghcr.io/acme/app:1.0.0` at digest
+/// `sha256:abcdef0123456789`.
+pub fn bundle_spec() -> BundleSpec {
+    BundleSpec {
+        beacon: "app".into(),
+        artifacts: vec![Artifact::image(
+            "ghcr.io/acme/app",
+            "1.0.0",
+            "sha256:abcdef0123456789",
+        )],
+        ..BundleSpec::default()
+    }
+}
+
+/// Creates Bundle `name` ([`bundle_spec`]).
+pub async fn bundle(env: &TestEnv, name: &str) -> Bundle {
+    env.create(Bundle::new(name, bundle_spec())).await
+}
+
+/// Creates Bundles in the order given, a second apart, so that creation time (which
+/// the API server sets, to the second) orders them.
+pub async fn bundles_in_order(env: &TestEnv, names: &[&str]) -> Vec<Bundle> {
+    let mut created = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(1100)).await;
+        }
+        created.push(bundle(env, name).await);
+    }
+    created
+}
+
+/// Writes which Gates `bundle` cleared (through Passage `<gate>-1`) and who approved
+/// it for which Gate (`(gate, actor)`).
+pub async fn bundle_status(
+    env: &TestEnv,
+    mut bundle: Bundle,
+    cleared: &[&str],
+    approved_for: &[(&str, &str)],
+) -> Bundle {
+    bundle.status = Some(BundleStatus {
+        cleared: cleared
+            .iter()
+            .map(|g| GateCrossing {
+                gate: g.to_string(),
+                passage: format!("{g}-1"),
+                at: now(),
+                actor: String::new(),
+                reason: String::new(),
+            })
+            .collect(),
+        approved_for: approved_for
+            .iter()
+            .map(|(g, actor)| BundleApproval {
+                gate: g.to_string(),
+                actor: actor.to_string(),
+                at: now(),
+            })
+            .collect(),
+        ..BundleStatus::default()
+    });
+    env.write_status(&bundle).await
+}
+
+/// Creates Passage `name` moving `bundle` through `gate` (one `flux-wait` step), in
+/// `phase`, its message the phase's name.
+pub async fn passage(
+    env: &TestEnv,
+    name: &str,
+    gate: &str,
+    bundle: &str,
+    phase: PassagePhase,
+) -> Passage {
+    let mut passage = env
+        .create(Passage::new(
+            name,
+            PassageSpec {
+                gate: gate.into(),
+                bundle: bundle.into(),
+                steps: vec![Step {
+                    uses: "flux-wait".into(),
+                    ..Step::default()
+                }],
+                ..PassageSpec::default()
+            },
+        ))
+        .await;
+    passage.status = Some(PassageStatus {
+        phase: Some(phase),
+        message: format!("{phase:?}"),
+        ..PassageStatus::default()
+    });
+    env.write_status(&passage).await
+}

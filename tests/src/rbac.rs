@@ -1,0 +1,135 @@
+//! RBAC as Hecate ships it (`deploy/`), for the tests, the demo and the bench: the user
+//! ClusterRoles, the server's ClusterRole bound to the static `hecate-api` identity,
+//! and people given roles in a namespace.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+};
+use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleBinding, RoleRef, Subject};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+
+use crate::{Identity, TestEnv, apply_manifest};
+
+/// `hecate-viewer`, `hecate-promoter`, `hecate-approver`, `hecate-poker`.
+const USER_ROLES: &str = include_str!("../../deploy/rbac/user-roles.yaml");
+/// The server's Namespace, ServiceAccount, ClusterRole, binding, Deployment, Service.
+const SERVER_MANIFEST: &str = include_str!("../../deploy/hecate-api/hecate-api.yaml");
+const FIELD_MANAGER: &str = "hecate-testenv";
+
+/// A `User` subject for `who`.
+pub fn subject(who: Identity) -> Subject {
+    Subject {
+        api_group: Some("rbac.authorization.k8s.io".into()),
+        kind: "User".into(),
+        name: who.username().into(),
+        ..Subject::default()
+    }
+}
+
+/// Installs the user ClusterRoles and the server's ClusterRole as deployed, and binds
+/// the latter to the `hecate-api` identity (the server's Deployment binds it to its
+/// ServiceAccount instead). Idempotent: server-side apply throughout.
+pub async fn install_deployed_roles(admin: &kube::Client) -> anyhow::Result<()> {
+    apply_manifest(admin, USER_ROLES, false).await?;
+    let role = SERVER_MANIFEST
+        .split("\n---\n")
+        .find(|d| d.contains("kind: ClusterRole\n"))
+        .context("the server's ClusterRole in deploy/hecate-api/hecate-api.yaml")?;
+    apply_manifest(admin, role, false).await?;
+    let binding = ClusterRoleBinding {
+        metadata: ObjectMeta {
+            name: Some("hecate-api-local".into()),
+            ..ObjectMeta::default()
+        },
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "ClusterRole".into(),
+            name: "hecate-api".into(),
+        },
+        subjects: Some(vec![subject(Identity::HecateApi)]),
+    };
+    Api::<ClusterRoleBinding>::all(admin.clone())
+        .patch(
+            "hecate-api-local",
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&binding),
+        )
+        .await?;
+    Ok(())
+}
+
+/// RBAC as deployed for a test: [`install_deployed_roles`], then alice a viewer, bob a
+/// promoter and carol an approver in the test's namespace (ci-bot nothing). Returns
+/// once the cluster answers with the new bindings.
+pub async fn grant_deployed_roles(env: &TestEnv) {
+    install_deployed_roles(&env.admin)
+        .await
+        .expect("installing the deployed roles");
+    for (who, role) in [
+        (Identity::Alice, "hecate-viewer"),
+        (Identity::Bob, "hecate-promoter"),
+        (Identity::Carol, "hecate-approver"),
+    ] {
+        env.create(RoleBinding {
+            metadata: ObjectMeta {
+                name: Some(role.into()),
+                ..ObjectMeta::default()
+            },
+            role_ref: RoleRef {
+                api_group: "rbac.authorization.k8s.io".into(),
+                kind: "ClusterRole".into(),
+                name: role.into(),
+            },
+            subjects: Some(vec![subject(who)]),
+        })
+        .await;
+    }
+    for (who, verb, resource, subresource) in [
+        (Identity::HecateApi, "create", "passages", ""),
+        (Identity::Alice, "list", "gates", ""),
+        (Identity::Bob, "create", "passages", ""),
+        (Identity::Carol, "update", "bundles", "status"),
+    ] {
+        await_access(env, who, verb, resource, subresource).await;
+    }
+}
+
+/// Waits until `who` may `verb` the `hecate.dev` `resource` (`/subresource`, unless
+/// empty) in the test's namespace: the API server learns of new bindings from a watch.
+pub async fn await_access(
+    env: &TestEnv,
+    who: Identity,
+    verb: &str,
+    resource: &str,
+    subresource: &str,
+) {
+    let review = SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some(who.username().into()),
+            resource_attributes: Some(ResourceAttributes {
+                namespace: Some(env.namespace.clone()),
+                group: Some("hecate.dev".into()),
+                resource: Some(resource.into()),
+                subresource: (!subresource.is_empty()).then(|| subresource.into()),
+                verb: Some(verb.into()),
+                ..ResourceAttributes::default()
+            }),
+            ..SubjectAccessReviewSpec::default()
+        },
+        ..SubjectAccessReview::default()
+    };
+    for _ in 0..100 {
+        let answer = Api::<SubjectAccessReview>::all(env.admin.clone())
+            .create(&PostParams::default(), &review)
+            .await
+            .expect("a SubjectAccessReview");
+        if answer.status.is_some_and(|s| s.allowed) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{who} never got {verb} {resource}");
+}
