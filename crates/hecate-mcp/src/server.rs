@@ -293,7 +293,7 @@ impl Call<'_> {
         let answer = async {
             self.authorize(&namespace).await?;
             let gate = self.ops().gate(&namespace, &name).await;
-            gate.map(without_managed_fields).map_err(|e| problem(&e))
+            gate.map_err(|e| problem(&e))
         }
         .await;
         Ok(result(answer, render::json))
@@ -322,10 +322,7 @@ impl Call<'_> {
                 .bundles(&namespace)
                 .await
                 .map_err(|e| problem(&e))?;
-            Ok(BundleList {
-                namespace,
-                bundles: bundles.into_iter().map(without_managed_fields).collect(),
-            })
+            Ok(BundleList { namespace, bundles })
         }
         .await;
         Ok(result(answer, render::json))
@@ -350,7 +347,7 @@ impl Call<'_> {
                 .map_err(|e| problem(&e))?;
             Ok(PassageList {
                 namespace,
-                passages: passages.into_iter().map(without_managed_fields).collect(),
+                passages,
             })
         }
         .await;
@@ -363,7 +360,7 @@ impl Call<'_> {
         let answer = async {
             self.authorize(&namespace).await?;
             let passage = self.ops().passage(&namespace, &name).await;
-            passage.map(without_managed_fields).map_err(|e| problem(&e))
+            passage.map_err(|e| problem(&e))
         }
         .await;
         Ok(result(answer, render::json))
@@ -481,13 +478,6 @@ impl Call<'_> {
         .await;
         Ok(result(answer, render::aborted))
     }
-}
-
-/// Kubernetes objects as a model should read them: `managedFields` is bookkeeping of
-/// which client wrote which field, long and of no use to the question.
-fn without_managed_fields<K: kube::Resource>(mut object: K) -> K {
-    object.meta_mut().managed_fields = None;
-    object
 }
 
 /// The tool result for an answer: the value in `structuredContent` and `text` in

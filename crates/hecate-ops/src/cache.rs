@@ -277,7 +277,7 @@ where
     let mut listed = false;
     watcher::watcher(Api::<K>::all(client), list_like_informers())
         .default_backoff()
-        .modify(|object| object.managed_fields_mut().clear())
+        .modify(|object| object.meta_mut().managed_fields = None)
         .reflect(writer)
         .for_each(|event| {
             match event {

@@ -127,6 +127,7 @@ impl Ops {
             .get_opt(name)
             .await
             .map_err(Error::kubernetes(format!("reading {kind} {name}")))?
+            .map(without_managed_fields)
             .ok_or_else(|| Error::NotFound {
                 kind,
                 namespace: namespace.into(),
@@ -150,7 +151,7 @@ impl Ops {
             .list(&ListParams::default())
             .await
             .map_err(Error::kubernetes(format!("listing {kind}s")))?;
-        Ok(list.items)
+        Ok(list.items.into_iter().map(without_managed_fields).collect())
     }
 
     /// The snapshot of `namespace`: from the cache, or three LISTs.
@@ -384,4 +385,13 @@ impl Ops {
     pub async fn audit(&self, namespace: &str) -> Result<Vec<crate::model::AuditEntry>> {
         Ok(rules::audit::audit(&*self.snapshot(namespace).await?))
     }
+}
+
+/// `object` without `metadata.managedFields`: server-side bookkeeping no reader of
+/// Hecate's answers needs (kubectl hides it too), and the cache does not keep it, so
+/// every read answers the same way. A write of such an object leaves the server's
+/// record of managers as it was.
+pub(crate) fn without_managed_fields<K: Resource>(mut object: K) -> K {
+    object.meta_mut().managed_fields = None;
+    object
 }

@@ -106,6 +106,18 @@ async fn cached_reads_answer_as_the_direct_path_does() {
         cached.bundle(ns, "b1").await.unwrap().status,
         direct.bundle(ns, "b1").await.unwrap().status
     );
+    // Whole objects, alike: neither path answers with managed fields.
+    let direct_gates = direct.gates(ns).await.unwrap();
+    assert!(
+        direct_gates
+            .iter()
+            .all(|g| g.metadata.managed_fields.is_none())
+    );
+    assert_eq!(cached.gates(ns).await.unwrap(), direct_gates);
+    assert_eq!(
+        cached.passage(ns, "dev-b1").await.unwrap(),
+        direct.passage(ns, "dev-b1").await.unwrap()
+    );
     assert_eq!(
         cached.gate(ns, "ghost").await.unwrap_err().to_string(),
         direct.gate(ns, "ghost").await.unwrap_err().to_string()
