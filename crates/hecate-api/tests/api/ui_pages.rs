@@ -38,6 +38,22 @@ async fn drawn(browser: &Browser, heading: &str) {
         .await;
 }
 
+/// Waits for the confirmation dialog and returns what it says will happen.
+async fn confirmation(browser: &Browser) -> Value {
+    browser
+        .until(
+            "the confirmation",
+            "document.querySelector('dialog#confirm[open]')",
+        )
+        .await;
+    browser
+        .js(
+            "return document.querySelector('#confirm-text').textContent;",
+            vec![],
+        )
+        .await
+}
+
 #[tokio::test]
 async fn signs_in_and_shows_every_page() {
     let server = Server::start().await;
@@ -367,19 +383,8 @@ async fn carol_approves_bob_promotes_and_a_refusal_is_shown_verbatim() {
         .await;
     assert_ne!(outline, "none", "focus is visible");
     browser.press(&Key::Enter).await;
-    browser
-        .until(
-            "the confirmation",
-            "document.querySelector('dialog#confirm[open]')",
-        )
-        .await;
     assert_eq!(
-        browser
-            .js(
-                "return document.querySelector('#confirm-text').textContent;",
-                vec![]
-            )
-            .await,
+        confirmation(&browser).await,
         format!("Approve {bundle} (v1.10.0) for production as you.")
     );
     assert_eq!(
@@ -423,12 +428,7 @@ async fn carol_approves_bob_promotes_and_a_refusal_is_shown_verbatim() {
             "tr[data-bundle='{bundle}'] button[data-action=promote]"
         ))
         .await;
-    browser
-        .until(
-            "the confirmation",
-            "document.querySelector('dialog#confirm[open]')",
-        )
-        .await;
+    confirmation(&browser).await;
     browser.click("#confirm-ok").await;
     let text = browser.until_text("#notice", "Refused:").await;
     let refusal = server
@@ -480,19 +480,8 @@ async fn carol_approves_bob_promotes_and_a_refusal_is_shown_verbatim() {
             "tr[data-bundle='{bundle}'] button[data-action=promote]"
         ))
         .await;
-    browser
-        .until(
-            "the confirmation",
-            "document.querySelector('dialog#confirm[open]')",
-        )
-        .await;
     assert_eq!(
-        browser
-            .js(
-                "return document.querySelector('#confirm-text').textContent;",
-                vec![]
-            )
-            .await,
+        confirmation(&browser).await,
         format!("Start crossing {bundle} (v1.10.0) through production as you.")
     );
     browser.click("#confirm-ok").await;
