@@ -12,7 +12,7 @@ use crate::harness::*;
 #[tokio::test]
 async fn an_unknown_or_missing_token_is_401() {
     let env = TestEnv::new().await;
-    deployed_rbac(&env).await;
+    grant_deployed_roles(&env).await;
     let base = authenticated_http(&env, false).await;
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
     for headers in [
@@ -37,7 +37,7 @@ async fn an_unknown_or_missing_token_is_401() {
 #[tokio::test]
 async fn a_caller_without_rbac_is_told_which_permission_is_missing() {
     let env = TestEnv::new().await;
-    deployed_rbac(&env).await;
+    grant_deployed_roles(&env).await;
     pipeline(&env).await;
     let base = authenticated_http(&env, false).await;
     let ci_bot = http_client(&base, Era::Legacy, Some(&token(&env, Identity::CiBot))).await;
@@ -81,7 +81,7 @@ async fn a_caller_without_rbac_is_told_which_permission_is_missing() {
 #[tokio::test]
 async fn writes_are_authorised_as_and_recorded_for_the_caller() {
     let env = TestEnv::new().await;
-    deployed_rbac(&env).await;
+    grant_deployed_roles(&env).await;
     pipeline(&env).await;
     let base = authenticated_http(&env, true).await;
 
@@ -118,7 +118,7 @@ async fn writes_are_authorised_as_and_recorded_for_the_caller() {
 #[tokio::test]
 async fn a_caller_cannot_promote_what_they_approved() {
     let env = TestEnv::new().await;
-    deployed_rbac(&env).await;
+    grant_deployed_roles(&env).await;
     pipeline(&env).await;
     let b1: Bundle = env.api().get("b1").await.unwrap();
     bundle_status(&env, b1, &["dev", "staging"], &[("production", "bob")]).await;

@@ -61,7 +61,7 @@ async fn run_to_end(args: &[&str]) -> (i32, String, String) {
 #[tokio::test]
 async fn over_stdio_end_to_end_in_both_eras() {
     let env = TestEnv::new().await;
-    deployed_rbac(&env).await;
+    grant_deployed_roles(&env).await;
     pipeline(&env).await;
     let (_dir, alice) = kubeconfigs(&env);
     let alice = alice.to_str().unwrap();
@@ -121,7 +121,7 @@ async fn over_stdio_end_to_end_in_both_eras() {
 #[tokio::test]
 async fn over_http_until_sigterm() {
     let env = TestEnv::new().await;
-    deployed_rbac(&env).await;
+    grant_deployed_roles(&env).await;
     pipeline(&env).await;
     let (dir, _) = kubeconfigs(&env);
     let kubeconfig = dir.path().join("kubeconfig");

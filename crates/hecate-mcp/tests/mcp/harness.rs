@@ -10,6 +10,7 @@ use hecate_mcp::http::{Guards, router};
 use hecate_mcp::{HecateMcp, Settings};
 use hecate_ops::Ops;
 pub(crate) use hecate_testenv::fixtures::*;
+pub(crate) use hecate_testenv::rbac::grant_deployed_roles;
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::PassagePhase;
 use rmcp::model::{
@@ -194,14 +195,6 @@ pub(crate) async fn pipeline(env: &TestEnv) {
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let b2 = bundle(env, "b2").await;
     bundle_status(env, b2, &["dev"], &[]).await;
-}
-
-/// RBAC as deployed: the server's identity (`hecate-api`'s ClusterRole: TokenReview,
-/// SubjectAccessReview, the Hecate kinds), alice a viewer, bob a promoter, carol an
-/// approver in the test's namespace; ci-bot nothing. Waits until the cluster answers
-/// with the new bindings.
-pub(crate) async fn deployed_rbac(env: &TestEnv) {
-    hecate_testenv::rbac::grant_deployed_roles(env).await;
 }
 
 /// A server as `hecate-mcp --listen … --auth kubernetes [--allow-writes]` runs it: its

@@ -183,7 +183,7 @@ async fn malformed_messages_get_json_rpc_errors() {
 #[tokio::test]
 async fn a_foreign_origin_is_refused_before_anything_else() {
     let env = TestEnv::new().await;
-    deployed_rbac(&env).await;
+    grant_deployed_roles(&env).await;
     let reviewer = hecate_mcp::auth::Reviewer::new(env.client(Identity::HecateApi).await);
     let server = hecate_mcp::HecateMcp::new(
         hecate_ops::Ops::new(env.client(Identity::HecateApi).await),
