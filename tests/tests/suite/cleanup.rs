@@ -13,7 +13,7 @@ fn hold(dir: &Path, ending: &str, end: impl FnOnce(&mut std::process::Child)) ->
         .arg(dir)
         .arg(ending)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut line = String::new();
@@ -24,7 +24,13 @@ fn hold(dir: &Path, ending: &str, end: impl FnOnce(&mut std::process::Child)) ->
         .split_whitespace()
         .map(|p| p.parse().unwrap())
         .collect();
-    assert_eq!(pids.len(), 2, "etcd and kube-apiserver: {line:?}");
+    if pids.len() != 2 {
+        // It could not start its control plane: say why, from what it printed.
+        let mut why = String::new();
+        let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut why);
+        let _ = child.wait();
+        panic!("expected the pids of etcd and kube-apiserver, got {line:?}; it said:\n{why}");
+    }
     for pid in &pids {
         assert!(alive(*pid), "{pid} runs while its owner does");
     }
