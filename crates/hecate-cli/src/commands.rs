@@ -68,10 +68,14 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 )
                 .await;
             }
-            let overview = ops.overview(&scope).await.map_err(read)?;
-            output::print(output.format, &overview, || {
-                render::status(&overview, all_namespaces, &ns, &style)
-            })?;
+            if output.format == Format::Table {
+                let overview = ops.overview(&scope).await.map_err(read)?;
+                output::write_stdout(&render::status(&overview, all_namespaces, &ns, &style))?;
+            } else {
+                // The reference's value: every Gate's Explanation, upstream first.
+                let explanations = ops.explanations(&scope).await.map_err(read)?;
+                output::print(output.format, &explanations, String::new)?;
+            }
         }
         Command::Explain { gate, output } => {
             let explanation = ops.explain(&ns, &gate).await.map_err(read)?;
@@ -239,23 +243,24 @@ async fn watch_status(
             .map_err(|e| Failure::from_ops(server, Mode::Read, e))?,
     );
     loop {
-        let overview = ops
-            .overview(scope)
-            .await
-            .map_err(|e| Failure::from_ops(server, Mode::Read, e))?;
-        if format == Format::Table && style.width.is_some() {
-            output::write_stdout("\x1b[H\x1b[2J")?;
-        }
-        output::print(format, &overview, || {
+        let read = |e| Failure::from_ops(server, Mode::Read, e);
+        if format == Format::Table {
+            let overview = ops.overview(scope).await.map_err(read)?;
+            if style.width.is_some() {
+                output::write_stdout("\x1b[H\x1b[2J")?;
+            }
             let stamp = style.paint(
                 Colour::Dim,
                 &format!("as of {}", ops.now().strftime("%H:%M:%S")),
             );
-            format!(
+            output::write_stdout(&format!(
                 "{}{stamp}\n",
                 render::status(&overview, all_namespaces, namespace, style)
-            )
-        })?;
+            ))?;
+        } else {
+            let explanations = ops.explanations(scope).await.map_err(read)?;
+            output::print(format, &explanations, String::new)?;
+        }
         // Wait for a change, then let a burst settle before drawing again.
         tokio::select! {
             change = changes.next() => match change {

@@ -82,7 +82,7 @@ pub fn json<T: Serialize>(value: &T) -> String {
 #[cfg(test)]
 mod tests {
     use hecate_ops::model::GateSummary;
-    use hecate_ops::{Blocker, BlockerKind, State, Waiting};
+    use hecate_ops::{Blocker, BlockerKind, Remedy, State, Waiting};
     use hecate_types::Health;
 
     use super::*;
@@ -95,18 +95,16 @@ mod tests {
             state: State::Blocked,
             summary: "b3 is waiting for an approval".into(),
             blockers: vec![
-                Blocker {
-                    kind: BlockerKind::NotApproved,
-                    detail: "b3 needs an approval for production".into(),
-                    fix: "hecate approve b3 --gate production -n shop".into(),
-                    until: None,
-                },
-                Blocker {
-                    kind: BlockerKind::Unhealthy,
-                    detail: "the app is Degraded".into(),
-                    fix: String::new(),
-                    until: None,
-                },
+                Blocker::new(
+                    BlockerKind::NotApproved,
+                    "b3 needs an approval for production",
+                    Some(Remedy::Approve {
+                        gate: "production".into(),
+                        bundle: "b3".into(),
+                    }),
+                    "shop",
+                ),
+                Blocker::new(BlockerKind::Unhealthy, "the app is Degraded", None, "shop"),
             ],
             current: Some("b1".into()),
             eligible: vec!["b2".into(), "b1".into()],
@@ -114,6 +112,7 @@ mod tests {
                 bundle: "b3".into(),
                 reason: "awaiting approval".into(),
                 kind: None,
+                action: None,
             }],
             health: Some(Health::Degraded),
             evidence: None,
@@ -137,6 +136,7 @@ mod tests {
         };
         assert_eq!(gate_list(&empty), "no Gates in shop");
         let summary = |name: &str, state| GateSummary {
+            stage: Default::default(),
             name: name.into(),
             state,
             summary: format!("{name} summary"),

@@ -39,7 +39,7 @@ pub use error::{Action, Error, Kind, Result};
 pub use hecate_fides as fides;
 pub use model::{
     AuditEntry, AuditKind, Blocker, BlockerKind, ChainState, Evidence, Explanation, Overview,
-    State, VerifyReport, Waiting,
+    Remedy, State, VerifyReport, Waiting,
 };
 pub use ops::{Clock, Ops, Scope};
 pub use rules::refusal::RefusalCode;

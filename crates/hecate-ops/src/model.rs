@@ -117,12 +117,135 @@ pub struct Blocker {
     pub kind: BlockerKind,
     /// The specifics, in words.
     pub detail: String,
-    /// What would remove it — usually the exact command — when there is one answer.
+    /// What would remove it — usually the exact command — when there is one answer:
+    /// [`Blocker::action`] in words, for people and for scripts written against the
+    /// reference.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub fix: String,
     /// When it lifts by itself, if it will (a window opening, a freeze ending).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<Time>,
+    /// What would remove it, as a value a surface acts on: a button, a tool call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<Remedy>,
+}
+
+impl Blocker {
+    /// A blocker in `namespace` whose `fix` is `action` in words (none: no fix).
+    pub fn new(
+        kind: BlockerKind,
+        detail: impl Into<String>,
+        action: Option<Remedy>,
+        namespace: &str,
+    ) -> Self {
+        Self {
+            kind,
+            detail: detail.into(),
+            fix: action
+                .as_ref()
+                .map(|a| a.fix(namespace))
+                .unwrap_or_default(),
+            until: None,
+            action,
+        }
+    }
+}
+
+/// What would remove a blocker, typed: the decision ops made, for a surface to offer
+/// as it offers things (the CLI prints [`Remedy::fix`], the web UI draws a button, an
+/// agent calls a tool). Tagged by `type`; the tags are stable interface.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum Remedy {
+    /// Start a crossing of `bundle` through `gate`.
+    Promote {
+        /// The Gate.
+        gate: String,
+        /// The Bundle.
+        bundle: String,
+    },
+    /// Take `bundle` through the upstream Gate `gate` first.
+    PromoteUpstream {
+        /// The upstream Gate it has not cleared.
+        gate: String,
+        /// The Bundle.
+        bundle: String,
+    },
+    /// Approve `bundle` for `gate`.
+    Approve {
+        /// The Gate.
+        gate: String,
+        /// The Bundle.
+        bundle: String,
+    },
+    /// Resume the suspended `gate` (`spec.suspend: false`).
+    Resume {
+        /// The Gate.
+        gate: String,
+    },
+    /// Wait for a promotion window, or change `spec.windows`.
+    Wait {
+        /// When the window next opens, if it does within the horizon looked over.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        until: Option<Time>,
+    },
+    /// Read what happened to `passage`.
+    InspectPassage {
+        /// The Passage.
+        passage: String,
+    },
+    /// Give `gate` the steps that move a Bundle in.
+    AddSteps {
+        /// The Gate.
+        gate: String,
+    },
+    /// Correct `gate`'s steps.
+    FixSteps {
+        /// The Gate.
+        gate: String,
+    },
+    /// Check that the admitted Beacons are discovering artifacts.
+    CheckBeacons,
+    /// Settle what the Fides change gate asks for; the crossing continues by itself.
+    ResolveInFides,
+}
+
+impl Remedy {
+    /// The remedy in words, with the command that performs it where there is one —
+    /// the one place a remedy becomes text.
+    pub fn fix(&self, namespace: &str) -> String {
+        match self {
+            Self::Promote { gate, bundle } => {
+                format!("hecate promote {gate} --bundle {bundle} -n {namespace}")
+            }
+            Self::PromoteUpstream { gate, bundle } => format!(
+                "take it through the upstream Gate first: hecate promote {gate} --bundle {bundle} -n {namespace}"
+            ),
+            Self::Approve { gate, bundle } => {
+                format!("hecate approve {bundle} --gate {gate} -n {namespace}")
+            }
+            Self::Resume { gate } => format!(
+                r#"kubectl -n {namespace} patch gate {gate} --type=merge -p '{{"spec":{{"suspend":false}}}}'"#
+            ),
+            Self::Wait { .. } => "wait for the window, or change spec.windows".into(),
+            Self::InspectPassage { passage } => {
+                format!("kubectl -n {namespace} describe passage {passage}")
+            }
+            Self::AddSteps { .. } => {
+                "add spec.passage.steps: the steps that move a Bundle into this environment"
+                    .into()
+            }
+            Self::FixSteps { .. } => "fix spec.passage.steps and apply the Gate again".into(),
+            Self::CheckBeacons => format!(
+                "check that the Beacon is discovering artifacts: kubectl -n {namespace} get beacons"
+            ),
+            Self::ResolveInFides => "resolve what the change gate asks for in Fides; the crossing reads the verdict again and continues by itself".into(),
+        }
+    }
 }
 
 /// A Bundle the Gate admits that cannot cross, and why.
@@ -135,6 +258,9 @@ pub struct Waiting {
     /// Why it cannot cross, as a stable code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<Code>,
+    /// What would let it cross, when a person can do it here (an approval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<Remedy>,
 }
 
 /// Why a Gate is where it is: the answer to "why is nothing crossing?".
@@ -184,8 +310,28 @@ pub struct Overview {
 pub struct NamespaceOverview {
     /// The namespace.
     pub namespace: String,
-    /// Its Gates, by name.
+    /// Its Gates, upstream first (by stage, then by name).
     pub gates: Vec<GateSummary>,
+}
+
+/// Where a Gate stands in its namespace's pipeline, derived from `admits[].after`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Stage {
+    /// 0 for a Gate fed straight from Beacons; otherwise one more than the furthest
+    /// Gate it comes after.
+    pub index: usize,
+    /// The Gates of the namespace it comes after, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
+    /// Names in its `after` that are no Gate of the namespace: they order nothing,
+    /// and no Bundle can clear them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_after: Vec<String>,
+    /// It is on a cycle of `after`s (or downstream of one), so its stage is a
+    /// placeholder: one after every Gate that could be ordered.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cycle: bool,
 }
 
 /// One Gate at a glance.
@@ -193,6 +339,8 @@ pub struct NamespaceOverview {
 pub struct GateSummary {
     /// The Gate.
     pub name: String,
+    /// Where it stands in the pipeline; Gates come upstream first.
+    pub stage: Stage,
     /// Where it is, in one word (from Explain).
     pub state: State,
     /// Where it is, in one line (from Explain).
@@ -208,7 +356,8 @@ pub struct GateSummary {
     /// The Bundle in the environment now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current: Option<String>,
-    /// How many Bundles the controller last found eligible.
+    /// How many Bundles could cross now (Explain's `eligible`, so it agrees with the
+    /// summary).
     pub eligible: usize,
     /// The Passage crossing now.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -333,37 +333,65 @@ impl Ops {
     }
 
     /// Every Gate in `scope`, explained and summarised, with totals and two weeks of
-    /// activity. Three requests (Gates, Bundles, Passages) whatever the scope — one
-    /// namespace is listed directly; several, or all, are listed cluster-wide and
-    /// filtered here — or none, from the cache.
+    /// activity; each namespace's Gates upstream first. Three requests (Gates,
+    /// Bundles, Passages) whatever the scope, or none from the cache.
     pub async fn overview(&self, scope: &Scope) -> Result<Overview> {
+        let snapshots = self.snapshots(scope).await?;
+        let now = self.now();
+        Ok(rules::overview::overview_with(
+            snapshots.iter().map(AsRef::as_ref),
+            now,
+            |snapshot, gate| self.explained(snapshot, gate, now),
+        ))
+    }
+
+    /// Every Gate in `scope` explained: namespaces by name, each one's Gates upstream
+    /// first — what `hecate status -o json` prints. Requests as [`Ops::overview`].
+    pub async fn explanations(&self, scope: &Scope) -> Result<Vec<Explanation>> {
+        let snapshots = self.snapshots(scope).await?;
+        let now = self.now();
+        Ok(snapshots
+            .iter()
+            .flat_map(|snapshot| {
+                rules::pipeline::upstream_first(snapshot.gates())
+                    .into_iter()
+                    .map(|(gate, _)| Explanation::clone(&self.explained(snapshot, gate, now)))
+                    .collect::<Vec<_>>()
+            })
+            .collect())
+    }
+
+    /// `gate`'s explanation at `now`: the cache's remembered one, else judged here.
+    fn explained(
+        &self,
+        snapshot: &NamespaceSnapshot,
+        gate: &Gate,
+        now: Timestamp,
+    ) -> Arc<Explanation> {
+        self.cache()
+            .and_then(|cache| cache.explain(snapshot.namespace(), &gate.name_any(), now))
+            .unwrap_or_else(|| Arc::new(rules::explain::explain(snapshot, gate, now)))
+    }
+
+    /// The snapshots of the namespaces in `scope` that hold a Gate, by namespace name:
+    /// from the cache, or three LISTs — one namespace is listed directly; several, or
+    /// all, are listed cluster-wide and filtered here.
+    async fn snapshots(&self, scope: &Scope) -> Result<Vec<Arc<NamespaceSnapshot>>> {
         if let Some(cache) = self.cache() {
-            let namespaces = match scope {
+            let mut namespaces = match scope {
                 Scope::All => cache.gate_namespaces(),
                 Scope::Namespaces(list) => list.clone(),
             };
-            // As on the direct path: only namespaces that hold a Gate.
-            let snapshots: Vec<Arc<NamespaceSnapshot>> = namespaces
+            namespaces.sort();
+            namespaces.dedup();
+            return Ok(namespaces
                 .iter()
                 .map(|ns| cache.snapshot(ns))
                 .filter(|s| s.gates().len() > 0)
-                .collect();
-            let now = self.now();
-            return Ok(rules::overview::overview_with(
-                snapshots.iter().map(AsRef::as_ref),
-                now,
-                |snapshot, gate| {
-                    let name = gate.name_any();
-                    cache
-                        .explain(snapshot.namespace(), &name, now)
-                        .unwrap_or_else(|| Arc::new(rules::explain::explain(snapshot, gate, now)))
-                },
-            ));
+                .collect());
         }
         let namespace = match scope {
-            Scope::Namespaces(list) if list.is_empty() => {
-                return Ok(rules::overview::overview(std::iter::empty(), self.now()));
-            }
+            Scope::Namespaces(list) if list.is_empty() => return Ok(Vec::new()),
             Scope::Namespaces(list) if list.len() == 1 => Some(list[0].as_str()),
             _ => None,
         };
@@ -376,7 +404,7 @@ impl Ops {
         if let Scope::Namespaces(visible) = scope {
             snapshots.retain(|s| visible.iter().any(|v| v == s.namespace()));
         }
-        Ok(rules::overview::overview(&snapshots, self.now()))
+        Ok(snapshots.into_iter().map(Arc::new).collect())
     }
 
     /// What happened in `namespace`, newest first: crossings, refusals, crossings in

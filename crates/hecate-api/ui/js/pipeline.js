@@ -1,7 +1,6 @@
-// The pipeline is derived, never configured: a Gate sits one stage after the furthest
-// Gate its admissions name in `after` (the longest path), so dev → staging →
-// production comes out of the Gates themselves. Cycles are tolerated (a Gate met
-// again on its own path counts as no further upstream).
+// The pipeline is derived, never configured — by the server: each Gate summary of the
+// Overview carries its stage (upstream first, from `admits[].after`). Here are only
+// helpers that read a Gate's spec for display.
 
 /** Gates' upstream names (within the namespace). */
 export function upstream(gate) {
@@ -26,26 +25,17 @@ export function needsApproval(gate) {
   return ((gate.spec && gate.spec.admits) || []).some((a) => a.requireApproval);
 }
 
-/** The Gates grouped in stages, upstream first; each stage sorted by name. */
-export function stages(gates) {
-  const byName = new Map(gates.map((g) => [g.metadata.name, g]));
-  const depth = new Map();
-  const visit = (name, path) => {
-    if (depth.has(name)) return depth.get(name);
-    if (path.has(name)) return -1; // a cycle: no further upstream along this path
-    path.add(name);
-    let d = 0;
-    for (const up of upstream(byName.get(name))) {
-      if (byName.has(up)) d = Math.max(d, visit(up, path) + 1);
-    }
-    path.delete(name);
-    depth.set(name, d);
-    return d;
-  };
-  for (const name of byName.keys()) visit(name, new Set());
+/**
+ * Gate summaries (from the Overview, already upstream first) grouped into their
+ * stages, in order. The server decides each Gate's stage; this only groups.
+ */
+export function byStage(summaries) {
   const result = [];
-  for (const [name, d] of depth) {
-    (result[d] ||= []).push(byName.get(name));
+  for (const summary of summaries) {
+    const last = result[result.length - 1];
+    const index = (summary.stage && summary.stage.index) || 0;
+    if (last && last.index === index) last.gates.push(summary);
+    else result.push({ index, gates: [summary] });
   }
-  return result.filter(Boolean).map((stage) => stage.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)));
+  return result.map((stage) => stage.gates);
 }

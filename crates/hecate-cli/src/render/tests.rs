@@ -1,6 +1,6 @@
 //! Every rendering over fixed data, locked by reviewed snapshots.
 
-use hecate_ops::model::{Day, GateSummary, NamespaceOverview, Totals};
+use hecate_ops::model::{Day, GateSummary, NamespaceOverview, Remedy, Totals};
 use hecate_ops::rules::eligibility::Code;
 use hecate_ops::{
     AuditEntry, AuditKind, Blocker, BlockerKind, Explanation, Overview, State, Waiting,
@@ -43,6 +43,7 @@ fn summary(
 ) -> GateSummary {
     GateSummary {
         name: name.into(),
+        stage: Default::default(),
         state,
         summary: summary.into(),
         blockers: vec![],
@@ -114,22 +115,27 @@ fn explanation() -> Explanation {
         state: State::Failed,
         summary: "the last crossing of app-1 failed at git-push [GitAuthFailed]: the host rejected our credentials".into(),
         blockers: vec![
-            Blocker {
-                kind: BlockerKind::PassageFailed,
-                detail: "the last crossing of app-1 failed at git-push [GitAuthFailed]: the host rejected our credentials".into(),
-                fix: "kubectl -n acme describe passage production-3".into(),
-                until: None,
-            },
-            Blocker {
-                kind: BlockerKind::Manual,
-                detail: "spec.auto is false: someone other than carol, who approved app-1, must request the crossing".into(),
-                fix: "hecate promote production --bundle app-1 -n acme".into(),
-                until: None,
-            },
+            Blocker::new(
+                BlockerKind::PassageFailed,
+                "the last crossing of app-1 failed at git-push [GitAuthFailed]: the host rejected our credentials",
+                Some(Remedy::InspectPassage { passage: "production-3".into() }),
+                "acme",
+            ),
+            Blocker::new(
+                BlockerKind::Manual,
+                "spec.auto is false: someone other than carol, who approved app-1, must request the crossing",
+                Some(Remedy::Promote { gate: "production".into(), bundle: "app-1".into() }),
+                "acme",
+            ),
         ],
         current: Some("app-0".into()),
         eligible: vec!["app-1".into()],
-        waiting: vec![Waiting { bundle: "app-2".into(), reason: "has not cleared staging".into(), kind: Some(Code::UpstreamNotCleared) }],
+        waiting: vec![Waiting {
+            bundle: "app-2".into(),
+            reason: "has not cleared staging".into(),
+            kind: Some(Code::UpstreamNotCleared),
+            action: Some(Remedy::PromoteUpstream { gate: "staging".into(), bundle: "app-2".into() }),
+        }],
         health: Some(Health::Healthy),
         evidence: None,
     }
@@ -181,6 +187,10 @@ fn explain_text_cuts_long_lists() {
             bundle: format!("w{i}"),
             reason: "awaiting approval".into(),
             kind: Some(Code::AwaitingApproval),
+            action: Some(Remedy::Approve {
+                gate: "production".into(),
+                bundle: format!("w{i}"),
+            }),
         })
         .collect();
     insta::assert_snapshot!("explain-long", explain(&x, &Style::plain()));

@@ -40,15 +40,19 @@ async fn status_explain_and_lists() {
         "no colour when not on a terminal"
     );
 
+    // The reference's value: an array of Explanation, one per Gate, upstream first.
     let json = hecate.run(Identity::Alice, &["status", "-o", "json"]).await;
-    let overview: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
-    assert_eq!(overview["namespaces"][0]["gates"][0]["state"], "Crossing");
-    assert_eq!(overview["totals"]["gates"], 2);
+    let explanations: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(explanations[0]["gate"], "dev");
+    assert_eq!(explanations[0]["state"], "Crossing");
+    assert_eq!(explanations.as_array().map(Vec::len), Some(2));
+    assert_eq!(explanations[1]["gate"], "production");
+    assert_eq!(explanations[1]["blockers"][0]["kind"], "UpstreamNotCleared");
 
     let yaml = hecate.run(Identity::Alice, &["status", "-o", "yaml"]).await;
     let from_yaml: serde_json::Value = serde_yaml_ng::from_str(&yaml.stdout).unwrap();
     assert_eq!(
-        from_yaml["namespaces"], overview["namespaces"],
+        from_yaml, explanations,
         "YAML and JSON carry the same value"
     );
 
@@ -227,4 +231,58 @@ async fn usage_errors_exit_1() {
         (version.code, version.stdout.trim()),
         (0, concat!("hecate ", env!("CARGO_PKG_VERSION")))
     );
+}
+
+/// `hecate status` orders Gates as the pipeline runs, not by name: on a three-stage
+/// pipeline and on a diamond, in the table and in JSON.
+#[tokio::test]
+async fn status_orders_gates_upstream_first() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    gate(&env, "production", gate_spec(&["staging"], false)).await;
+    gate(&env, "dev", gate_spec(&[], false)).await;
+    gate(&env, "staging", gate_spec(&["dev"], false)).await;
+
+    let first_column = |stdout: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .skip(1)
+            .filter_map(|line| line.split_whitespace().next().map(str::to_string))
+            .collect()
+    };
+    let table = hecate.run(Identity::Alice, &["status"]).await;
+    assert_eq!(table.code, 0, "{table:?}");
+    assert_eq!(
+        first_column(&table.stdout),
+        ["dev", "staging", "production"]
+    );
+}
+
+#[tokio::test]
+async fn status_orders_a_diamond_by_its_longest_path() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    // dev → {qa, perf} → production; "a-canary" after perf only.
+    gate(&env, "production", gate_spec(&["qa", "perf"], false)).await;
+    gate(&env, "qa", gate_spec(&["dev"], false)).await;
+    gate(&env, "perf", gate_spec(&["dev"], false)).await;
+    gate(&env, "a-canary", gate_spec(&["perf"], false)).await;
+    gate(&env, "dev", gate_spec(&[], false)).await;
+
+    let json = hecate.run(Identity::Alice, &["status", "-o", "json"]).await;
+    assert_eq!(json.code, 0, "{json:?}");
+    let explanations: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).unwrap();
+    let order: Vec<&str> = explanations
+        .iter()
+        .filter_map(|x| x["gate"].as_str())
+        .collect();
+    assert_eq!(order, ["dev", "perf", "qa", "a-canary", "production"]);
+    let table = hecate.run(Identity::Alice, &["status"]).await;
+    let names: Vec<&str> = table
+        .stdout
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert_eq!(names, order);
 }

@@ -1,17 +1,19 @@
 //! Explain: why a Gate is where it is, as typed blockers, most actionable first.
 //!
-//! The stages, first match wins: suspended; steps invalid (as the controller reported);
-//! no steps; a crossing in progress; otherwise judge the candidates — eligibility and
-//! windows come from their own modules, never restated here.
+//! The stages, first match wins: what the Gate alone decides ([`gate::obstacle`]:
+//! suspended, steps invalid, no steps); a crossing in progress; otherwise judge the
+//! candidates — eligibility and windows come from their own modules, never restated
+//! here. Each blocker's fix is a typed [`Remedy`], put in words by the model.
 
-use hecate_types::{Gate, Health, Passage, PassagePhase, StepPhase, Time, wellknown};
+use hecate_types::{Bundle, Gate, Health, Passage, PassagePhase, StepPhase, Time};
 use jiff::Timestamp;
 use kube::ResourceExt as _;
 
 use super::eligibility::{self, Candidate, Code};
+use super::gate::{self, Obstacle};
 use super::snapshot::NamespaceSnapshot;
 use super::window;
-use crate::model::{Blocker, BlockerKind, Explanation, State, Waiting};
+use crate::model::{Blocker, BlockerKind, Explanation, Remedy, State, Waiting};
 
 /// Until when [`explain`] at `now` gives the same answer over the same objects: time
 /// enters an explanation only through the Gate's windows, so it holds until they next
@@ -42,39 +44,39 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
         evidence: None,
     };
 
-    if gate.spec.suspend {
+    if let Some(obstacle) = gate::obstacle(gate) {
         x.state = State::Blocked;
-        x.summary = "the Gate is suspended: no crossing will start until it is resumed".into();
-        x.blockers.push(blocker(
-            BlockerKind::Suspended,
-            "spec.suspend is true",
-            format!(r#"kubectl -n {namespace} patch gate {name} --type=merge -p '{{"spec":{{"suspend":false}}}}'"#),
-        ));
-        return x;
-    }
-    if let Some(problems) = invalid_steps(gate) {
-        x.state = State::Blocked;
-        x.summary = "the Gate's steps do not validate, so it will not start a Passage".into();
-        x.blockers.push(blocker(
-            BlockerKind::InvalidSteps,
-            problems,
-            "fix spec.passage.steps and apply the Gate again",
-        ));
-        return x;
-    }
-    if gate
-        .spec
-        .passage
-        .as_ref()
-        .is_none_or(|p| p.steps.is_empty())
-    {
-        x.state = State::Blocked;
-        x.summary = "the Gate has no steps, so a crossing would have nothing to run".into();
-        x.blockers.push(blocker(
-            BlockerKind::NoPassage,
-            "spec.passage.steps is empty",
-            "add spec.passage.steps: the steps that move a Bundle into this environment",
-        ));
+        let (summary, blocker) = match obstacle {
+            Obstacle::Suspended => (
+                "the Gate is suspended: no crossing will start until it is resumed",
+                Blocker::new(
+                    BlockerKind::Suspended,
+                    "spec.suspend is true",
+                    Some(Remedy::Resume { gate: name }),
+                    &namespace,
+                ),
+            ),
+            Obstacle::InvalidSteps(problems) => (
+                "the Gate's steps do not validate, so it will not start a Passage",
+                Blocker::new(
+                    BlockerKind::InvalidSteps,
+                    problems,
+                    Some(Remedy::FixSteps { gate: name }),
+                    &namespace,
+                ),
+            ),
+            Obstacle::NoSteps => (
+                "the Gate has no steps, so a crossing would have nothing to run",
+                Blocker::new(
+                    BlockerKind::NoPassage,
+                    "spec.passage.steps is empty",
+                    Some(Remedy::AddSteps { gate: name }),
+                    &namespace,
+                ),
+            ),
+        };
+        x.summary = summary.into();
+        x.blockers.push(blocker);
         return x;
     }
 
@@ -89,11 +91,30 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
         match &candidate.blocked {
             None => x.eligible.push(candidate.bundle.name_any()),
             Some(why) if why.code == Code::AlreadyCurrent => {} // the occupant is the goal, not a problem
-            Some(why) => x.waiting.push(Waiting {
-                bundle: candidate.bundle.name_any(),
-                reason: why.reason.clone(),
-                kind: Some(why.code),
-            }),
+            Some(why) => {
+                let bundle = candidate.bundle.name_any();
+                let action = match why.code {
+                    Code::AwaitingApproval => Some(Remedy::Approve {
+                        gate: name.clone(),
+                        bundle: bundle.clone(),
+                    }),
+                    Code::UpstreamNotCleared => {
+                        first_uncleared(gate, candidate.bundle).map(|upstream| {
+                            Remedy::PromoteUpstream {
+                                gate: upstream,
+                                bundle: bundle.clone(),
+                            }
+                        })
+                    }
+                    Code::AlreadyCurrent | Code::SelfApproved => None,
+                };
+                x.waiting.push(Waiting {
+                    bundle,
+                    reason: why.reason.clone(),
+                    kind: Some(why.code),
+                    action,
+                });
+            }
         }
     }
     x.blockers
@@ -109,30 +130,6 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
         x.summary = failure.detail.clone();
     }
     x
-}
-
-fn blocker(kind: BlockerKind, detail: impl Into<String>, fix: impl Into<String>) -> Blocker {
-    Blocker {
-        kind,
-        detail: detail.into(),
-        fix: fix.into(),
-        until: None,
-    }
-}
-
-/// The controller's `InvalidSteps` message, if its Ready condition carries one.
-/// Explain trusts the controller here rather than validating steps a second way.
-fn invalid_steps(gate: &Gate) -> Option<String> {
-    gate.status
-        .as_ref()?
-        .conditions
-        .iter()
-        .find(|c| {
-            c.type_ == wellknown::condition::READY
-                && c.status == hecate_types::ConditionStatus::False
-                && c.reason == wellknown::gate_reason::INVALID_STEPS
-        })
-        .map(|c| c.message.clone())
 }
 
 /// A crossing in progress: held by the change gate, waiting on a step, or just running.
@@ -155,10 +152,11 @@ fn crossing(x: &mut Explanation, passage: &Passage) {
             detail.push_str(&format!(": {}", evidence.blockers.join("; ")));
         }
         x.summary = format!("crossing {bundle}, held by the change gate");
-        x.blockers.push(blocker(
+        x.blockers.push(Blocker::new(
             BlockerKind::ChangeHeld,
             detail,
-            "resolve what the change gate asks for in Fides; the crossing reads the verdict again and continues by itself",
+            Some(Remedy::ResolveInFides),
+            &x.namespace,
         ));
         return;
     }
@@ -170,8 +168,12 @@ fn crossing(x: &mut Explanation, passage: &Passage) {
             format!("{}: {}", step.uses, step.message)
         };
         x.summary = format!("crossing {bundle}, waiting on {detail}");
-        x.blockers
-            .push(blocker(BlockerKind::StepWaiting, detail, ""));
+        x.blockers.push(Blocker::new(
+            BlockerKind::StepWaiting,
+            detail,
+            None,
+            &x.namespace,
+        ));
     }
 }
 
@@ -199,13 +201,13 @@ fn last_failure(namespace: &str, latest: Option<&Passage>) -> Option<Blocker> {
             status.map_or("no reason recorded", |s| s.message.as_str())
         ),
     };
-    Some(blocker(
+    Some(Blocker::new(
         BlockerKind::PassageFailed,
         detail,
-        format!(
-            "kubectl -n {namespace} describe passage {}",
-            passage.name_any()
-        ),
+        Some(Remedy::InspectPassage {
+            passage: passage.name_any(),
+        }),
+        namespace,
     ))
 }
 
@@ -220,15 +222,11 @@ fn health_blocker(gate: &Gate) -> Option<Blocker> {
     if !health.issues.is_empty() {
         detail.push_str(&format!(": {}", health.issues.join("; ")));
     }
-    Some(blocker(BlockerKind::Unhealthy, detail, ""))
+    Some(Blocker::new(BlockerKind::Unhealthy, detail, None, ""))
 }
 
 /// The first Gate in the Bundle's admission's `after` that it has not cleared.
-fn first_uncleared(gate: &Gate, candidates: &[Candidate<'_>], bundle: &str) -> Option<String> {
-    let bundle = candidates
-        .iter()
-        .find(|c| c.bundle.metadata.name.as_deref() == Some(bundle))?
-        .bundle;
+fn first_uncleared(gate: &Gate, bundle: &Bundle) -> Option<String> {
     let admission = gate.admission_for(&bundle.spec.beacon)?;
     admission
         .after
@@ -287,10 +285,14 @@ fn auto(x: &mut Explanation, candidates: &[Candidate<'_>], count: &str) {
             .iter()
             .any(|b| b.kind == BlockerKind::PassageFailed)
         {
-            x.blockers.push(blocker(
+            x.blockers.push(Blocker::new(
                 BlockerKind::PassageFailed,
                 format!("{newest_name} did not cross here before and is not retried automatically: {reason}"),
-                format!("hecate promote {name} --bundle {newest_name} -n {namespace}"),
+                Some(Remedy::Promote {
+                    gate: name,
+                    bundle: newest_name,
+                }),
+                &namespace,
             ));
         }
     } else {
@@ -314,11 +316,15 @@ fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Ti
             let detail = windows.reason_with_until();
             x.state = State::Blocked;
             x.summary = format!("{count} could cross, but {detail}");
+            let until = windows.next_change.map(Time);
             x.blockers.push(Blocker {
-                kind: BlockerKind::WindowClosed,
-                detail,
-                fix: "wait for the window, or change spec.windows".into(),
-                until: windows.next_change.map(Time),
+                until: until.clone(),
+                ..Blocker::new(
+                    BlockerKind::WindowClosed,
+                    detail,
+                    Some(Remedy::Wait { until }),
+                    namespace,
+                )
             });
         } else if !gate.spec.auto {
             let newest = &x.eligible[0];
@@ -335,10 +341,14 @@ fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Ti
                 ),
                 None => "spec.auto is false, so someone must request the crossing".into(),
             };
-            x.blockers.push(blocker(
+            x.blockers.push(Blocker::new(
                 BlockerKind::Manual,
                 detail,
-                format!("hecate promote {name} --bundle {newest} -n {namespace}"),
+                Some(Remedy::Promote {
+                    gate: name.clone(),
+                    bundle: newest.clone(),
+                }),
+                namespace,
             ));
         } else {
             auto(x, candidates, &count);
@@ -365,23 +375,11 @@ fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Ti
                 continue;
             }
             seen.push(kind);
-            let fix = if kind == BlockerKind::NotApproved {
-                format!(
-                    "hecate approve {} --gate {name} -n {namespace}",
-                    waiting.bundle
-                )
-            } else {
-                let upstream =
-                    first_uncleared(gate, candidates, &waiting.bundle).unwrap_or_default();
-                format!(
-                    "take it through the upstream Gate first: hecate promote {upstream} --bundle {} -n {namespace}",
-                    waiting.bundle
-                )
-            };
-            blockers.push(blocker(
+            blockers.push(Blocker::new(
                 kind,
                 format!("{}: {}", waiting.bundle, waiting.reason),
-                fix,
+                waiting.action.clone(),
+                namespace,
             ));
             if seen.len() == 2 {
                 break;
@@ -393,12 +391,11 @@ fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Ti
     x.state = State::Idle;
     if candidates.is_empty() {
         x.summary = "no Bundle from any admitted Beacon yet".into();
-        x.blockers.push(blocker(
+        x.blockers.push(Blocker::new(
             BlockerKind::NoBundles,
             "none of the Beacons this Gate admits has emitted a Bundle",
-            format!(
-                "check that the Beacon is discovering artifacts: kubectl -n {namespace} get beacons"
-            ),
+            Some(Remedy::CheckBeacons),
+            namespace,
         ));
     } else {
         x.summary = "nothing to do: everything admitted is already in this Gate".into();

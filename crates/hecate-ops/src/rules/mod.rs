@@ -7,10 +7,13 @@
 pub mod audit;
 pub mod eligibility;
 pub mod explain;
+pub mod gate;
 pub mod overview;
+pub mod pipeline;
 pub mod promotion;
 pub mod refusal;
 pub mod snapshot;
+pub mod steps;
 pub mod verify;
 pub mod window;
 

@@ -9,6 +9,7 @@ use jiff::{Timestamp, ToSpan as _};
 use kube::ResourceExt as _;
 
 use super::explain::explain;
+use super::pipeline;
 use super::snapshot::NamespaceSnapshot;
 use crate::model::{Day, Explanation, GateSummary, NamespaceOverview, Overview, Totals};
 
@@ -83,7 +84,7 @@ pub fn overview_with<'a>(
             }
         }
         let mut gates = Vec::new();
-        for gate in snapshot.gates() {
+        for (gate, stage) in pipeline::upstream_first(snapshot.gates()) {
             let status = gate.status.as_ref();
             for entry in status.map(|s| s.history.as_slice()).unwrap_or_default() {
                 count_on(entry.entered_at.0, true);
@@ -93,13 +94,14 @@ pub fn overview_with<'a>(
             let explanation = explained(snapshot, gate);
             let summary = GateSummary {
                 name: gate.name_any(),
+                stage,
                 state: explanation.state,
                 summary: explanation.summary.clone(),
                 blockers: explanation.blockers.clone(),
                 health,
                 issues: report.map(|h| h.issues.clone()).unwrap_or_default(),
                 current: gate.current_bundle().map(str::to_string),
-                eligible: status.map_or(0, |s| s.eligible.len()),
+                eligible: explanation.eligible.len(),
                 running: running.get(gate.name_any().as_str()).cloned(),
                 suspended: gate.spec.suspend,
             };

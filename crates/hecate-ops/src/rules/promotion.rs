@@ -14,6 +14,7 @@ use kube::ResourceExt as _;
 use kube::api::ObjectMeta;
 
 use super::eligibility;
+use super::gate::{self, Obstacle};
 use super::refusal::{Refusal, RefusalCode};
 use super::window;
 
@@ -74,27 +75,29 @@ pub fn judge_actor(actor: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// What the Gate alone decides, before any Bundle is looked at: suspended, or no steps.
+/// What the Gate alone decides, before any Bundle is looked at ([`gate::obstacle`]:
+/// suspended, steps that cannot run, no steps) — the blocker Explain shows, as a
+/// refusal.
 pub fn judge_gate(gate: &Gate) -> Result<(), Refusal> {
     let name = gate.name_any();
-    if gate.spec.suspend {
-        return Err(Refusal::new(
+    match gate::obstacle(gate) {
+        None => Ok(()),
+        Some(Obstacle::Suspended) => Err(Refusal::new(
             RefusalCode::Suspended,
             format!("Gate {name} is suspended"),
-        ));
-    }
-    if gate
-        .spec
-        .passage
-        .as_ref()
-        .is_none_or(|p| p.steps.is_empty())
-    {
-        return Err(Refusal::new(
+        )),
+        Some(Obstacle::InvalidSteps(problems)) => Err(Refusal::new(
+            RefusalCode::InvalidSteps,
+            format!(
+                "Gate {name}'s steps cannot run: {}",
+                problems.replace('\n', "; ")
+            ),
+        )),
+        Some(Obstacle::NoSteps) => Err(Refusal::new(
             RefusalCode::NoSteps,
             format!("Gate {name} has no steps"),
-        ));
+        )),
     }
-    Ok(())
 }
 
 /// The name of the Gate's next Passage: `<gate>-<n>`, one more than the highest such

@@ -17,6 +17,8 @@ pub enum RefusalCode {
     Suspended,
     /// The Gate has no steps.
     NoSteps,
+    /// The Gate's steps cannot run (see `rules::steps`).
+    InvalidSteps,
     /// The Gate admits no Bundles from the Bundle's Beacon.
     NotAdmitted,
     /// The Bundle is the Gate's current occupant already.
@@ -49,6 +51,7 @@ impl RefusalCode {
             Self::NoActor => "NoActor",
             Self::Suspended => "Suspended",
             Self::NoSteps => "NoSteps",
+            Self::InvalidSteps => "InvalidSteps",
             Self::NotAdmitted => "NotAdmitted",
             Self::AlreadyCurrent => "AlreadyCurrent",
             Self::UpstreamNotCleared => "UpstreamNotCleared",

@@ -1,6 +1,6 @@
 // `/approvals/`: every Bundle waiting for an approval, across the namespace's Gates.
-// The queue is the Waiting entries whose code is AwaitingApproval — the code, never
-// the words, decides.
+// The queue is the Waiting entries whose typed remedy is an approval — the server's
+// decision, never the words.
 
 import { get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
@@ -16,7 +16,7 @@ export async function render(ctx) {
   ]);
   const index = c.index(bundles);
   const explanations = await Promise.all(gates.map((g) => get(nsPath(ns, "gates", g.metadata.name, "explain"), { signal: ctx.signal })));
-  const queue = explanations.flatMap((e) => (e.waiting || []).filter((w) => w.kind === "AwaitingApproval").map((w) => ({ gate: e.gate, bundle: w.bundle })));
+  const queue = explanations.flatMap((e) => (e.waiting || []).filter((w) => w.action && w.action.type === "approve").map((w) => ({ gate: w.action.gate, bundle: w.action.bundle })));
   return h(
     "div",
     { class: "page" },

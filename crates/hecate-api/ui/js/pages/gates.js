@@ -3,12 +3,12 @@
 // where there is an action to take), what could cross and what waits, its history and
 // its Passages step by step.
 
-import { get, nsPath } from "../api.js";
+import { API, get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
 import { count, time } from "../format.js";
-import { needsApproval, sources, stages, upstream } from "../pipeline.js";
+import { byStage, needsApproval, sources, upstream } from "../pipeline.js";
 
 export async function render(ctx) {
   return ctx.name ? detail(ctx) : list(ctx);
@@ -32,9 +32,11 @@ function node(ns, gate, bundles) {
   );
 }
 
-function graph(ns, gates, bundles) {
+function graph(ns, gates, summaries, bundles) {
   const beacons = [...new Set(gates.flatMap(sources))].sort();
-  const columns = stages(gates);
+  const byName = new Map(gates.map((g) => [g.metadata.name, g]));
+  // Without the Overview (no access, or a failure) the Gates still show, unordered.
+  const columns = summaries.length ? byStage(summaries) : [gates.map((g) => ({ name: g.metadata.name, stage: {} }))];
   return h(
     "ol",
     { class: "pipeline graph", "aria-label": `Pipeline of ${ns}, derived from the Gates' admissions` },
@@ -50,8 +52,8 @@ function graph(ns, gates, bundles) {
       h(
         "li",
         { class: "stage" },
-        h("span", { class: "stage-label" }, i === 0 ? "First" : `After ${[...new Set(stage.flatMap(upstream))].join(", ")}`),
-        stage.map((g) => node(ns, g, bundles)),
+        h("span", { class: "stage-label" }, i === 0 ? "First" : `After ${[...new Set(stage.flatMap((s) => s.stage.after || []))].join(", ")}`),
+        stage.filter((s) => byName.has(s.name)).map((s) => node(ns, byName.get(s.name), bundles)),
       ),
     ),
   );
@@ -92,18 +94,21 @@ function gateCard(ns, gate, bundles) {
 
 async function list(ctx) {
   ctx.title("Gates");
-  const [gates, bundles] = await Promise.all([
+  const [gates, bundles, overview] = await Promise.all([
     get(nsPath(ctx.ns, "gates"), { signal: ctx.signal }),
     get(nsPath(ctx.ns, "bundles"), { signal: ctx.signal }).catch(() => []),
+    // The pipeline's order is the server's: the Overview's summaries carry it.
+    get(`${API}/overview`, { signal: ctx.signal }).catch(() => ({ namespaces: [] })),
   ]);
   const index = c.index(bundles);
+  const summaries = (overview.namespaces.find((n) => n.namespace === ctx.ns) || { gates: [] }).gates;
   return h(
     "div",
     { class: "page" },
     c.title("Gates", h("span", { class: "muted small" }, ` in ${ctx.ns}`)),
     gates.length
       ? [
-          c.section("Pipeline", null, graph(ctx.ns, gates, index)),
+          c.section("Pipeline", null, graph(ctx.ns, gates, summaries, index)),
           c.section("Every Gate", null, h("div", { class: "cards" }, gates.map((g) => gateCard(ctx.ns, g, index)))),
         ]
       : c.empty(`No Gates in ${ctx.ns}, or none you may read.`),
@@ -136,32 +141,39 @@ function abortButton(ctx, passage, label) {
   });
 }
 
+/** The button for a typed remedy the server offers, when it is something done here. */
+function remedyButton(ctx, action, index, steps) {
+  if (!action) return null;
+  if (action.type === "approve") return approveButton(ctx, action.gate, action.bundle, index);
+  if (action.type === "promote") return promoteButton(ctx, action.gate, action.bundle, index, steps);
+  return null;
+}
+
 function blockers(ctx, explanation, gate, index, steps) {
   const list = explanation.blockers || [];
   if (!list.length) return c.empty("Nothing stands in the way.");
-  const awaiting = (explanation.waiting || []).filter((w) => w.kind === "AwaitingApproval");
-  const eligible = explanation.eligible || [];
   const active = gate.status && gate.status.activePassage;
-  return h(
-    "ul",
-    { class: "blockers" },
-    list.map((b) => {
-      const buttons = [];
-      // Buttons only where the blocker names an action the caller can take here;
-      // the cluster still decides whether they may.
-      if (b.kind === "AwaitingApproval" && awaiting.length) buttons.push(approveButton(ctx, explanation.gate, awaiting[0].bundle, index));
-      if (b.kind === "AwaitingRequest" && eligible.length) buttons.push(promoteButton(ctx, explanation.gate, eligible[0], index, steps));
-      if ((b.kind === "StepWaiting" || b.kind === "ChangeHeld") && active) buttons.push(abortButton(ctx, active, `crossing ${explanation.gate}`));
-      return h(
-        "li",
-        { class: "blocker", "data-kind": b.kind },
-        h("p", null, h("code", { class: "kind" }, b.kind), " ", h("span", { class: "detail" }, b.detail)),
-        b.until ? h("p", { class: "small" }, "Lifts by itself ", time(b.until), ` (${new Date(b.until).toLocaleString()}).`) : null,
-        b.fix ? h("p", { class: "fix" }, h("span", { class: "muted" }, "Fix: "), h("code", null, b.fix)) : null,
-        buttons.length ? h("div", { class: "buttons" }, buttons) : null,
-      );
-    }),
-  );
+  return [
+    h(
+      "ul",
+      { class: "blockers" },
+      list.map((b) => {
+        // A button only where the server's remedy is an action taken here; the
+        // cluster still decides whether the caller may.
+        const button = remedyButton(ctx, b.action, index, steps);
+        return h(
+          "li",
+          { class: "blocker", "data-kind": b.kind },
+          h("p", null, h("code", { class: "kind" }, b.kind), " ", h("span", { class: "detail" }, b.detail)),
+          b.until ? h("p", { class: "small" }, "Lifts by itself ", time(b.until), ` (${new Date(b.until).toLocaleString()}).`) : null,
+          b.fix ? h("p", { class: "fix" }, h("span", { class: "muted" }, "Fix: "), h("code", null, b.fix)) : null,
+          button ? h("div", { class: "buttons" }, button) : null,
+        );
+      }),
+    ),
+    // A crossing under way can always be asked to stop.
+    active ? h("div", { class: "buttons" }, abortButton(ctx, active, `crossing ${explanation.gate}`)) : null,
+  ];
 }
 
 function verdict(evidence) {
@@ -266,7 +278,7 @@ async function detail(ctx) {
             `Bundles that cannot cross ${name}, and why`,
             ["Bundle", "Why not", "Action"],
             waiting.map((w) => ({
-              cells: [c.bundle(w.bundle, ns, index), [w.reason, w.kind ? h("code", { class: "small muted" }, ` ${w.kind}`) : null], w.kind === "AwaitingApproval" ? approveButton(ctx, name, w.bundle, index) : ""],
+              cells: [c.bundle(w.bundle, ns, index), [w.reason, w.kind ? h("code", { class: "small muted" }, ` ${w.kind}`) : null], (w.action && w.action.type === "approve" && remedyButton(ctx, w.action, index, null)) || ""],
               attrs: { "data-bundle": w.bundle },
             })),
           )

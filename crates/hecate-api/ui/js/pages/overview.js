@@ -6,7 +6,7 @@ import { API, get, nsPath } from "../api.js";
 import * as c from "../components.js";
 import { h, s } from "../dom.js";
 import { count } from "../format.js";
-import { stages, upstream } from "../pipeline.js";
+import { byStage } from "../pipeline.js";
 
 // The overview spans namespaces: it follows their streams itself.
 export const live = "self";
@@ -76,8 +76,8 @@ function activity(days) {
   );
 }
 
-function card(ns, summary, gate, bundles) {
-  const after = gate ? upstream(gate) : [];
+function card(ns, summary, bundles) {
+  const after = (summary.stage && summary.stage.after) || [];
   const waiting = summary.eligible > 0 && !summary.running;
   return h(
     "article",
@@ -103,14 +103,9 @@ function card(ns, summary, gate, bundles) {
   );
 }
 
-/** A namespace's Gates as stages, upstream first. */
-export function pipeline(ns, summaries, gates, bundles) {
-  const byName = new Map(summaries.map((g) => [g.name, g]));
-  const known = gates.filter((g) => byName.has(g.metadata.name));
-  // Gates the list did not return (a race, or no list access) still get drawn, last.
-  const missing = summaries.filter((g) => !known.some((k) => k.metadata.name === g.name));
-  const grouped = stages(known).map((stage) => stage.map((g) => [byName.get(g.metadata.name), g]));
-  if (missing.length) grouped.push(missing.map((g) => [g, null]));
+/** A namespace's Gates as stages, upstream first, as the server ordered them. */
+export function pipeline(ns, summaries, bundles) {
+  const grouped = byStage(summaries);
   return h(
     "ol",
     { class: "pipeline", "aria-label": `Pipeline of ${ns}` },
@@ -119,7 +114,7 @@ export function pipeline(ns, summaries, gates, bundles) {
         "li",
         { class: "stage" },
         h("span", { class: "visually-hidden" }, `Stage ${i + 1} of ${grouped.length}`),
-        stage.map(([summary, gate]) => card(ns, summary, gate, bundles)),
+        stage.map((summary) => card(ns, summary, bundles)),
       ),
     ),
   );
@@ -130,23 +125,16 @@ export async function render(ctx) {
   const overview = await get(`${API}/overview`, { signal: ctx.signal });
   const namespaces = overview.namespaces.map((n) => n.namespace);
   ctx.follow(namespaces.length ? namespaces : [ctx.ns]);
-  // The Overview has each Gate's state; the pipeline's shape needs the Gates' specs,
-  // and aliases need the Bundles. Without them the page still says everything.
-  const extra = await Promise.all(
-    namespaces.map((ns) =>
-      Promise.all([
-        get(nsPath(ns, "gates"), { signal: ctx.signal }).catch(() => []),
-        get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => []),
-      ]),
-    ),
-  );
+  // The Overview has each Gate's state and stage; aliases need the Bundles. Without
+  // them the page still says everything.
+  const extra = await Promise.all(namespaces.map((ns) => get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => [])));
   const sections = overview.namespaces.map((n, i) => {
-    const [gates, bundles] = extra[i];
+    const bundles = extra[i];
     return h(
       "section",
       { class: "namespace", "aria-labelledby": `ns-${n.namespace}` },
       h("h3", { id: `ns-${n.namespace}` }, c.link("/gates/", { namespace: n.namespace }, n.namespace), h("span", { class: "muted small" }, ` · ${count(n.gates.length, "Gate")}`)),
-      pipeline(n.namespace, n.gates, gates || [], c.index(bundles)),
+      pipeline(n.namespace, n.gates, c.index(bundles)),
     );
   });
   return h(

@@ -4,5 +4,7 @@ mod audit;
 mod eligibility;
 mod explain;
 mod overview;
+mod pipeline;
 mod promotion;
+mod steps;
 mod window;
