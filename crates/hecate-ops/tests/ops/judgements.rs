@@ -122,16 +122,17 @@ async fn overview_of_one_namespace_and_of_several() {
         .iter()
         .map(|g| (g.name.as_str(), g.state))
         .collect();
+    // Upstream first, as the pipeline runs — not by name.
     assert_eq!(
         gates,
         [
             ("dev", State::Ready),
-            ("production", State::Failed),
-            ("staging", State::Crossing)
+            ("staging", State::Crossing),
+            ("production", State::Failed)
         ]
     );
     assert_eq!(
-        one.namespaces[0].gates[2].running.as_deref(),
+        one.namespaces[0].gates[1].running.as_deref(),
         Some("staging-b2")
     );
     assert_eq!(
