@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use hecate_types::{Beacon, Bundle, Gate, Passage};
 use jiff::Timestamp;
@@ -42,7 +43,14 @@ pub struct Ops {
     clock: Clock,
     fides_server: String,
     cache: Option<Cache>,
+    /// Whether the cluster's Passage CRD declares `selectableFields` for `spec.gate`
+    /// and `spec.bundle` (ours does, the reference's does not): learnt on first use.
+    passage_selectors: Arc<AtomicU8>,
 }
+
+const SELECTORS_UNKNOWN: u8 = 0;
+const SELECTORS_SUPPORTED: u8 = 1;
+const SELECTORS_UNSUPPORTED: u8 = 2;
 
 fn not_found(kind: Kind, namespace: &str, name: &str) -> Error {
     Error::NotFound {
@@ -63,6 +71,7 @@ impl Ops {
             clock: Arc::new(Timestamp::now),
             fides_server,
             cache: None,
+            passage_selectors: Arc::new(AtomicU8::new(SELECTORS_UNKNOWN)),
         }
     }
 
@@ -154,6 +163,57 @@ impl Ops {
         Ok(list.items.into_iter().map(without_managed_fields).collect())
     }
 
+    /// The Passages of `namespace` whose `spec.gate` / `spec.bundle` are the ones
+    /// given, in one LIST: with a field selector where the CRD allows one (the API
+    /// server then sends only those), else every Passage, filtered here — a cluster
+    /// running the reference's CRD answers the same, only slower.
+    pub(crate) async fn passages_matching(
+        &self,
+        namespace: &str,
+        gate: Option<&str>,
+        bundle: Option<&str>,
+    ) -> Result<Vec<Passage>> {
+        let keep = |p: &Passage| {
+            gate.is_none_or(|g| p.spec.gate == g) && bundle.is_none_or(|b| p.spec.bundle == b)
+        };
+        let selector: Vec<String> = [("spec.gate", gate), ("spec.bundle", bundle)]
+            .into_iter()
+            .filter_map(|(field, value)| Some(format!("{field}={}", value?)))
+            .collect();
+        if !selector.is_empty()
+            && self.passage_selectors.load(Ordering::Relaxed) != SELECTORS_UNSUPPORTED
+        {
+            let params = ListParams::default().fields(&selector.join(","));
+            match self.api::<Passage>(namespace).list(&params).await {
+                Ok(list) => {
+                    self.passage_selectors
+                        .store(SELECTORS_SUPPORTED, Ordering::Relaxed);
+                    // Kept as a guard: a selector is a request, the rule is ours.
+                    return Ok(list
+                        .items
+                        .into_iter()
+                        .filter(keep)
+                        .map(without_managed_fields)
+                        .collect());
+                }
+                // "field label not supported": the CRD has no selectableFields.
+                Err(kube::Error::Api(status)) if status.code == 400 => {
+                    self.passage_selectors
+                        .store(SELECTORS_UNSUPPORTED, Ordering::Relaxed);
+                }
+                Err(source) => {
+                    return Err(Error::Kubernetes {
+                        context: "listing Passages".into(),
+                        source,
+                    });
+                }
+            }
+        }
+        let mut passages: Vec<Passage> = self.list(Kind::Passage, Some(namespace)).await?;
+        passages.retain(keep);
+        Ok(passages)
+    }
+
     /// The snapshot of `namespace`: from the cache, or three LISTs.
     async fn snapshot(&self, namespace: &str) -> Result<Arc<NamespaceSnapshot>> {
         if let Some(cache) = self.cache() {
@@ -235,8 +295,7 @@ impl Ops {
                 .cloned()
                 .collect());
         }
-        let mut passages: Vec<Passage> = self.list(Kind::Passage, Some(namespace)).await?;
-        passages.retain(keep);
+        let mut passages = self.passages_matching(namespace, gate, bundle).await?;
         passages.sort_by(newest_first);
         Ok(passages)
     }
@@ -315,7 +374,7 @@ impl Ops {
     }
 
     /// Why the Gate is where it is. Three requests — the Gate, the namespace's Bundles,
-    /// its Passages — or none, from the cache.
+    /// the Gate's Passages — or none, from the cache.
     pub async fn explain(&self, namespace: &str, gate: &str) -> Result<Explanation> {
         if let Some(cache) = self.cache() {
             let explanation = cache
@@ -326,7 +385,7 @@ impl Ops {
         let (gate, bundles, passages) = futures::try_join!(
             self.get::<Gate>(Kind::Gate, namespace, gate),
             self.list::<Bundle>(Kind::Bundle, Some(namespace)),
-            self.list::<Passage>(Kind::Passage, Some(namespace)),
+            self.passages_matching(namespace, Some(gate), None),
         )?;
         let snapshot = NamespaceSnapshot::new(namespace, vec![gate.clone()], bundles, passages);
         Ok(rules::explain::explain(&snapshot, &gate, self.now()))

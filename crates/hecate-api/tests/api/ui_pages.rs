@@ -120,12 +120,13 @@ async fn signs_in_and_shows_every_page() {
             )
         })
         .collect();
+    // Upstream first: the server orders the pipeline.
     assert_eq!(
         expected,
         [
             ("dev".to_string(), "Idle".to_string()),
-            ("production".to_string(), "Ready".to_string()),
             ("staging".to_string(), "Crossing".to_string()),
+            ("production".to_string(), "Ready".to_string()),
         ]
     );
     let shown = browser
