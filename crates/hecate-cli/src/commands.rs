@@ -481,7 +481,7 @@ async fn verify(
     style: &Style,
 ) -> Result<u8, Failure> {
     use hecate_ops::ChainState;
-    use hecate_ops::fides::{Client, Config};
+    use hecate_ops::{FidesClient as Client, FidesConfig as Config};
     let crate::cli::VerifyArgs {
         bundle,
         trail,

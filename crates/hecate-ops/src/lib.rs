@@ -36,7 +36,9 @@ mod watch;
 pub use actions::{Approval, Poll};
 pub use cache::Cache;
 pub use error::{Action, Error, Kind, Result};
-pub use hecate_fides as fides;
+/// The Fides client a caller builds for [`Ops::verify_bundle`] and [`Ops::verify_trail`]
+/// (only what the surfaces need of hecate-fides, not the whole crate).
+pub use hecate_fides::{Client as FidesClient, Config as FidesConfig};
 pub use model::{
     AuditEntry, AuditKind, Blocker, BlockerKind, ChainState, Evidence, Explanation, Overview,
     Remedy, State, VerifyReport, Waiting,

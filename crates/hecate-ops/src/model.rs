@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::rules::eligibility::Code;
 
+/// Fides' answers as they appear inside Hecate's ([`Evidence`], [`VerifyReport`]'s
+/// sources): part of this model, so a surface names them from here.
+pub use hecate_fides::model::{ChainVerdict, ChangeRequest, ChangeVerdict};
+
 /// Where a Gate is, in one word.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
 pub enum State {
@@ -118,8 +122,7 @@ pub struct Blocker {
     /// The specifics, in words.
     pub detail: String,
     /// What would remove it — usually the exact command — when there is one answer:
-    /// [`Blocker::action`] in words, for people and for scripts written against the
-    /// reference.
+    /// `action` in words, for people and for scripts written against the reference.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub fix: String,
     /// When it lifts by itself, if it will (a window opening, a freeze ending).
@@ -152,8 +155,8 @@ impl Blocker {
 }
 
 /// What would remove a blocker, typed: the decision ops made, for a surface to offer
-/// as it offers things (the CLI prints [`Remedy::fix`], the web UI draws a button, an
-/// agent calls a tool). Tagged by `type`; the tags are stable interface.
+/// as it offers things (the CLI prints it as the blocker's `fix`, the web UI draws a
+/// button, an agent calls a tool). Tagged by `type`; the tags are stable interface.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(
     tag = "type",
@@ -258,7 +261,8 @@ pub struct Waiting {
     /// Why it cannot cross, as a stable code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<Code>,
-    /// What would let it cross, when a person can do it here (an approval).
+    /// What would let it cross, when a person can help: an approval here, or a
+    /// crossing of the upstream Gate it has not cleared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<Remedy>,
 }

@@ -24,7 +24,7 @@ use crate::{EvidenceRef, HealthCheck, Step, Time, Var};
     doc = "A Passage is one attempt to move one Bundle through one Gate. It runs the Gate's \
            steps in order and stays behind afterwards as the record of what happened.",
     // Beyond the reference's CRD (additive): a Gate's Passages are listed with a field
-    // selector instead of every Passage of the namespace (DECISIONS 40).
+    // selector instead of every Passage of the namespace (DECISIONS 42).
     selectable = ".spec.gate",
     selectable = ".spec.bundle",
     printcolumn(name = "Gate", type_ = "string", json_path = ".spec.gate"),

@@ -433,7 +433,7 @@ fn ages_read_like_kubectl() {
 }
 
 fn report(gate: &str, trail: &str, chain: serde_json::Value) -> VerifyReport {
-    let chain: hecate_ops::fides::model::ChainVerdict = serde_json::from_value(chain).unwrap();
+    let chain: hecate_ops::model::ChainVerdict = serde_json::from_value(chain).unwrap();
     hecate_ops::rules::verify::report(gate, &format!("{gate}-1"), trail, Ok(chain))
 }
 
@@ -494,7 +494,7 @@ fn short_trails() {
 
 #[test]
 fn evidence_text() {
-    let verdict: hecate_ops::fides::model::ChangeVerdict = serde_json::from_value(serde_json::json!({"recommendation":"hold","approved":false,"risk_score":45,"risk_level":"medium","passed":["CC8.1"],"failed":[{"control":"CC7.2","name":"Vulnerability scanning","reasons":["failed vuln-scan"]}],"attestations":{"total":4,"non_compliant":1},"approvals":{"count":1,"human_approvers":1,"four_eyes":false,"approvers":["olaf@acme.example"]},"segregation_of_duties":{"committer":"olaf@acme.example","approvers":["olaf@acme.example"],"compliant":false,"violations":["committer and approver are the same person"]}})).unwrap();
+    let verdict: hecate_ops::model::ChangeVerdict = serde_json::from_value(serde_json::json!({"recommendation":"hold","approved":false,"risk_score":45,"risk_level":"medium","passed":["CC8.1"],"failed":[{"control":"CC7.2","name":"Vulnerability scanning","reasons":["failed vuln-scan"]}],"attestations":{"total":4,"non_compliant":1},"approvals":{"count":1,"human_approvers":1,"four_eyes":false,"approvers":["olaf@acme.example"]},"segregation_of_duties":{"committer":"olaf@acme.example","approvers":["olaf@acme.example"],"compliant":false,"violations":["committer and approver are the same person"]}})).unwrap();
     let evidence = Evidence {
         bundle: "b1".into(),
         namespace: "acme".into(),
@@ -502,7 +502,7 @@ fn evidence_text() {
         trail: "91b2ffff-0000-4000-8000-00000000abcd".into(),
         gate: "production".into(),
         verdict: Some(verdict),
-        change: Some(hecate_ops::fides::model::ChangeRequest {
+        change: Some(hecate_ops::model::ChangeRequest {
             number: "CHG0033184".into(),
             state: "new".into(),
             approval: "not requested".into(),

@@ -53,10 +53,11 @@ async fn list_gates_is_one_line_per_gate() {
         .iter()
         .map(|g| g["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["dev", "production", "staging"]);
+    // From the Overview: upstream first, as the pipeline runs.
+    assert_eq!(names, ["dev", "staging", "production"]);
     let lines: Vec<String> = text(&answer).lines().map(String::from).collect();
     assert_eq!(lines.len(), 3, "{lines:?}");
-    assert!(lines[1].starts_with("production: Blocked — "), "{lines:?}");
+    assert!(lines[2].starts_with("production: Blocked — "), "{lines:?}");
 
     let elsewhere = TestEnv::new().await;
     let answer = result(

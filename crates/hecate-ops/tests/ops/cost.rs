@@ -42,7 +42,10 @@ async fn explain_and_overview_cost_three_requests_at_any_size() {
         [
             format!("GET /apis/hecate.dev/v1alpha1/namespaces/{ns}/bundles?"),
             format!("GET /apis/hecate.dev/v1alpha1/namespaces/{ns}/gates/staging"),
-            format!("GET /apis/hecate.dev/v1alpha1/namespaces/{ns}/passages?"),
+            // Only the Gate's Passages: the API server selects them (DECISIONS 42).
+            format!(
+                "GET /apis/hecate.dev/v1alpha1/namespaces/{ns}/passages?&fieldSelector=spec.gate%3Dstaging"
+            ),
         ]
     );
 

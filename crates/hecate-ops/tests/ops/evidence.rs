@@ -548,7 +548,7 @@ async fn every_recorded_chain_is_checked_and_the_worst_decides() {
             .mount(&fides)
             .await;
     }
-    let client = hecate_ops::fides::Client::new(&hecate_ops::fides::Config {
+    let client = hecate_ops::FidesClient::new(&hecate_ops::FidesConfig {
         base_url: fides.uri(),
         token: "t0ken".into(),
         timeout: None,
