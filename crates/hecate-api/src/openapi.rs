@@ -6,7 +6,9 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
-use crate::routes::{Aborted, ApproveRequest, Approved, Namespaces, Polled, PromoteRequest};
+use hecate_ops::{Aborted, Approved, Polled};
+
+use crate::routes::{ApproveRequest, Namespaces, PromoteRequest};
 
 /// The error body every failure answers with.
 #[derive(serde::Serialize, JsonSchema)]

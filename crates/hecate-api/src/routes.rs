@@ -386,13 +386,12 @@ async fn promote(
         ));
     }
     check_name(&request.bundle)?;
-    Ok(Json(
-        state
-            .ops
-            .promote(&ns, &name, &request.bundle, &caller.username)
-            .await?,
-    )
-    .into_response())
+    // A REST create answers the created object (docs/DECISIONS.md).
+    let promoted = state
+        .ops
+        .promote(&ns, &name, &request.bundle, &caller.username)
+        .await?;
+    Ok(Json(promoted.created).into_response())
 }
 
 /// `POST …/bundles/{name}/approve`.
@@ -402,18 +401,6 @@ pub(crate) struct ApproveRequest {
     /// The Gate the approval is for; an approval is for one Gate only.
     #[serde(default)]
     gate: String,
-}
-
-/// What an approval recorded (or found).
-#[derive(Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Approved {
-    bundle: String,
-    gate: String,
-    /// Who approved: the caller, or whoever approved first.
-    approved_by: String,
-    /// Whether this request recorded it.
-    recorded: bool,
 }
 
 async fn approve(
@@ -430,16 +417,12 @@ async fn approve(
         ));
     }
     check_name(&request.gate)?;
-    let approval = state
-        .ops
-        .approve(&ns, &name, &request.gate, &caller.username)
-        .await?;
-    Ok(Json(Approved {
-        bundle: name,
-        gate: request.gate,
-        approved_by: approval.approval.actor,
-        recorded: approval.recorded,
-    })
+    Ok(Json(
+        state
+            .ops
+            .approve(&ns, &name, &request.gate, &caller.username)
+            .await?,
+    )
     .into_response())
 }
 
@@ -447,15 +430,6 @@ async fn approve(
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct NoFields {}
-
-/// What an abort asked for.
-#[derive(Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Aborted {
-    passage: String,
-    aborted: bool,
-    aborted_by: String,
-}
 
 async fn abort(
     State(state): State<AppState>,
@@ -465,28 +439,7 @@ async fn abort(
 ) -> Result<Response, ApiError> {
     let NoFields {} = strict_body(&body)?;
     admit(&state, &caller, Access::Abort, &ns, Some(&name)).await?;
-    let passage = state.ops.abort(&ns, &name, &caller.username).await?;
-    let aborted_by = passage
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(hecate_types::wellknown::ANNOTATION_ABORTED_BY))
-        .cloned()
-        .unwrap_or_else(|| caller.username.clone());
-    Ok(Json(Aborted {
-        passage: name,
-        aborted: true,
-        aborted_by,
-    })
-    .into_response())
-}
-
-/// What a poll asked for.
-#[derive(Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Polled {
-    /// The token the Beacon echoes in `status.lastHandledReconcileAt` once it looked.
-    requested_at: String,
+    Ok(Json(state.ops.abort(&ns, &name, &caller.username).await?).into_response())
 }
 
 async fn poll(
@@ -497,11 +450,7 @@ async fn poll(
 ) -> Result<Response, ApiError> {
     let NoFields {} = strict_body(&body)?;
     admit(&state, &caller, Access::Poll, &ns, Some(&name)).await?;
-    let poll = state.ops.poll(&ns, &name).await?;
-    Ok(Json(Polled {
-        requested_at: poll.token,
-    })
-    .into_response())
+    Ok(Json(state.ops.poll(&ns, &name).await?).into_response())
 }
 
 /// `GET …/watch`: server-sent events saying what changed in the namespace, from

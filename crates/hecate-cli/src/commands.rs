@@ -12,7 +12,7 @@ use crate::context::Context;
 use crate::exit;
 use crate::failure::{Failure, Mode};
 use crate::output::{self, Colour, Style};
-use crate::render::{self, ActionResult};
+use crate::render::{self, Written};
 
 /// Runs the command; `Ok` carries the exit code of a command that ran to its answer.
 pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
@@ -125,22 +125,17 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
         } => {
             let timeout = timeout.as_deref().map(parse_timeout).transpose()?;
             let actor = cx.whoami().await?;
-            let passage = ops
+            let promoted = ops
                 .promote(&ns, &gate, &bundle, &actor)
                 .await
                 .map_err(write)?;
-            let result = ActionResult {
-                action: "promote".into(),
-                namespace: ns.clone(),
-                gate: passage.spec.gate.clone(),
-                bundle: passage.spec.bundle.clone(),
-                passage: passage.name_any(),
-                actor: passage.spec.actor.clone(),
-                ..ActionResult::default()
+            let written = Written {
+                action: "promote",
+                answer: &promoted,
             };
-            output::print(output.format, &result, || render::action_line(&result))?;
+            output::print(output.format, &written, || render::promoted(&promoted))?;
             if watch {
-                return watch_crossing(&ops, &ns, &passage, timeout, &style).await;
+                return watch_crossing(&ops, &ns, &promoted.created, timeout, &style).await;
             }
         }
         Command::Approve {
@@ -149,34 +144,24 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             output,
         } => {
             let actor = cx.whoami().await?;
-            let approval = ops
+            let approved = ops
                 .approve(&ns, &bundle, &gate, &actor)
                 .await
                 .map_err(write)?;
-            let result = ActionResult {
-                action: "approve".into(),
-                namespace: ns.clone(),
-                gate,
-                bundle,
-                actor: approval.approval.actor.clone(),
-                recorded: Some(approval.recorded),
-                ..ActionResult::default()
+            let written = Written {
+                action: "approve",
+                answer: &approved,
             };
-            output::print(output.format, &result, || render::action_line(&result))?;
+            output::print(output.format, &written, || render::approved(&approved))?;
         }
         Command::Abort { passage, output } => {
             let actor = cx.whoami().await?;
             let aborted = ops.abort(&ns, &passage, &actor).await.map_err(write)?;
-            let result = ActionResult {
-                action: "abort".into(),
-                namespace: ns.clone(),
-                gate: aborted.spec.gate.clone(),
-                bundle: aborted.spec.bundle.clone(),
-                passage,
-                actor,
-                ..ActionResult::default()
+            let written = Written {
+                action: "abort",
+                answer: &aborted,
             };
-            output::print(output.format, &result, || render::action_line(&result))?;
+            output::print(output.format, &written, || render::aborted(&aborted))?;
         }
         Command::Poll {
             beacon,
@@ -185,17 +170,14 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             output,
         } => {
             let timeout = timeout.as_deref().map(parse_timeout).transpose()?;
-            let poll = ops.poll(&ns, &beacon).await.map_err(write)?;
-            let result = ActionResult {
-                action: "poll".into(),
-                namespace: ns.clone(),
-                beacon: beacon.clone(),
-                token: poll.token.clone(),
-                ..ActionResult::default()
+            let polled = ops.poll(&ns, &beacon).await.map_err(write)?;
+            let written = Written {
+                action: "poll",
+                answer: &polled,
             };
-            output::print(output.format, &result, || render::action_line(&result))?;
+            output::print(output.format, &written, || render::polled(&polled))?;
             if wait {
-                return wait_for_poll(&ops, &ns, &beacon, &poll.token, timeout).await;
+                return wait_for_poll(&ops, &ns, &beacon, &polled.requested_at, timeout).await;
             }
         }
         Command::Evidence { bundle, output } => {

@@ -166,34 +166,6 @@ pub struct AuditTrail {
     pub entries: Vec<AuditEntry>,
 }
 
-/// The answer of `promote`.
-#[derive(Serialize, Deserialize, JsonSchema, Debug)]
-pub struct Promoted {
-    /// The Passage opened; it records the crossing from now on.
-    pub passage: String,
-    /// The Gate being crossed.
-    pub gate: String,
-    /// The Bundle crossing it.
-    pub bundle: String,
-    /// Who the Passage records as having asked.
-    pub actor: String,
-    /// Where.
-    pub namespace: String,
-}
-
-/// The answer of `abort`.
-#[derive(Serialize, Deserialize, JsonSchema, Debug)]
-pub struct Aborted {
-    /// The Passage asked to stop.
-    pub passage: String,
-    /// Always true: the stop was requested.
-    pub aborted: bool,
-    /// Who the Passage records as having asked.
-    pub actor: String,
-    /// Where.
-    pub namespace: String,
-}
-
 /// A tool result a model should read and act on rather than retry blindly: what was
 /// not there, what the rules refused, what the caller may not do, or what could not
 /// be reached. Sent as `structuredContent` `{"error": …}` with `isError: true`.

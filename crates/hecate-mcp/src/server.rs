@@ -33,9 +33,9 @@ use crate::args::{Writes, is_dns_label, is_dns_subdomain};
 use crate::auth::{Caller, Reviewer};
 use crate::render;
 use crate::schema::{
-    AbortArgs, Aborted, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName,
-    InNamespace, Missing, NoArguments, PassageFilter, PassageList, PassageName, Permission,
-    Problem, ProblemClass, PromoteArgs, Promoted,
+    AbortArgs, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName, InNamespace,
+    Missing, NoArguments, PassageFilter, PassageList, PassageName, Permission, Problem,
+    ProblemClass, PromoteArgs,
 };
 use crate::tools::{self, Access, ToolName};
 
@@ -440,19 +440,10 @@ impl Call<'_> {
         let bundle = name_argument("bundle", &args.bundle)?;
         let answer = async {
             self.authorize(&namespace).await?;
-            let actor = self.actor();
-            let passage = self
-                .ops()
-                .promote(&namespace, &gate, &bundle, &actor)
+            self.ops()
+                .promote(&namespace, &gate, &bundle, &self.actor())
                 .await
-                .map_err(|e| problem(&e))?;
-            Ok(Promoted {
-                passage: passage.metadata.name.unwrap_or_default(),
-                gate,
-                bundle,
-                actor,
-                namespace,
-            })
+                .map_err(|e| problem(&e))
         }
         .await;
         Ok(result(answer, render::promoted))
@@ -463,17 +454,10 @@ impl Call<'_> {
         let passage = name_argument("passage", &args.passage)?;
         let answer = async {
             self.authorize(&namespace).await?;
-            let actor = self.actor();
             self.ops()
-                .abort(&namespace, &passage, &actor)
+                .abort(&namespace, &passage, &self.actor())
                 .await
-                .map_err(|e| problem(&e))?;
-            Ok(Aborted {
-                passage,
-                aborted: true,
-                actor,
-                namespace,
-            })
+                .map_err(|e| problem(&e))
         }
         .await;
         Ok(result(answer, render::aborted))

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use hecate_ops::{Evidence, Explanation, Overview};
+use hecate_ops::{Aborted, Evidence, Explanation, Overview, Promoted};
 use hecate_types::{Gate, Passage};
 use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
@@ -15,9 +15,8 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::schema::{
-    AbortArgs, Aborted, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName,
-    InNamespace, NoArguments, PassageFilter, PassageList, PassageName, PromoteArgs, Promoted,
-    consts_as_enums,
+    AbortArgs, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName, InNamespace,
+    NoArguments, PassageFilter, PassageList, PassageName, PromoteArgs, consts_as_enums,
 };
 
 /// Why there is no `approve` tool. Approval is the second pair of eyes; an agent that

@@ -110,7 +110,7 @@ async fn writes_are_authorised_as_and_recorded_for_the_caller() {
     let passage: Passage = env.api().get(name).await.unwrap();
     assert_eq!(passage.spec.actor, "bob");
     let aborted = structured(&result(&bob, "abort", json!({"passage": name})).await);
-    assert_eq!(aborted["actor"], "bob");
+    assert_eq!(aborted["abortedBy"], "bob");
 }
 
 /// Segregation of duties holds through the agent: the caller is the promoter, so an
