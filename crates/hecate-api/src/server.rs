@@ -55,22 +55,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .init(),
         LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
     }
-    let config = match &args.context {
-        Some(context) => {
-            let options = kube::config::KubeConfigOptions {
-                context: Some(context.clone()),
-                ..Default::default()
-            };
-            kube::Config::from_kubeconfig(&options)
-                .await
-                .context("loading the kubeconfig")?
-        }
-        None => kube::Config::infer()
-            .await
-            .context("finding a Kubernetes configuration")?,
-    };
-    let server = config.cluster_url.to_string();
-    let client = kube::Client::try_from(config).context("setting up the Kubernetes client")?;
+    let connected = hecate_access::connect(&hecate_access::Connection {
+        context: args.context.clone(),
+        ..hecate_access::Connection::default()
+    })
+    .await?;
+    let (client, server) = (connected.client, connected.server);
     let app = crate::routes::router(AppState::new(client, args.audiences).cached());
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await

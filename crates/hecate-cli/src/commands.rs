@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use hecate_ops::{Ops, Scope};
+use hecate_ops::{Operation, Ops, Scope};
 use hecate_types::{Passage, PassagePhase, StepPhase};
 use kube::ResourceExt as _;
 
@@ -13,6 +13,34 @@ use crate::exit;
 use crate::failure::{Failure, Mode};
 use crate::output::{self, Colour, Style};
 use crate::render::{self, Written};
+
+/// The operation a command performs, as ops' catalogue names it: what a refusal by
+/// the cluster says the command needs.
+fn operation(command: &Command) -> Option<Operation> {
+    Some(match command {
+        // Across namespaces, no one namespace to name.
+        Command::Status {
+            all_namespaces: true,
+            ..
+        } => return None,
+        Command::Status { .. } => Operation::Overview,
+        Command::Explain { .. } => Operation::Explain,
+        Command::Gates { .. } => Operation::ListGates,
+        Command::Bundles { .. } => Operation::ListBundles,
+        Command::Passages { .. } => Operation::ListPassages,
+        Command::Beacons { .. } => Operation::ListBeacons,
+        Command::Audit { .. } => Operation::Audit,
+        Command::Evidence { .. } => Operation::Evidence,
+        Command::Verify(_) => Operation::Verify,
+        Command::Promote { .. } => Operation::Promote,
+        Command::Approve { .. } => Operation::Approve,
+        Command::Abort { .. } => Operation::Abort,
+        Command::Poll { .. } => Operation::Poll,
+        Command::Completion { .. } | Command::Man | Command::Version | Command::Complete { .. } => {
+            return None;
+        }
+    })
+}
 
 /// Runs the command; `Ok` carries the exit code of a command that ran to its answer.
 pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
@@ -43,8 +71,16 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
     let cx = Context::connect(&cli.cluster).await?;
     let ops = Ops::new(cx.client.clone());
     let ns = cx.namespace.clone();
-    let read = |e| Failure::from_ops(&cx.server, Mode::Read, e);
-    let write = |e| Failure::from_ops(&cx.server, Mode::Write, e);
+    let operation = operation(&cli.command);
+    let fail = |mode, e| {
+        let failure = Failure::from_ops(&cx.server, mode, e);
+        match operation {
+            Some(operation) => failure.needing(operation, &ns),
+            None => failure,
+        }
+    };
+    let read = |e| fail(Mode::Read, e);
+    let write = |e| fail(Mode::Write, e);
     match cli.command {
         Command::Status {
             all_namespaces,

@@ -5,14 +5,13 @@
 use std::time::Duration;
 
 use hecate_ops::Ops;
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use rmcp::ServiceExt as _;
 use rmcp::service::ServerInitializeError;
 
 use crate::args::{Args, FlagError, Http, Plan, Transport, Writes};
-use crate::auth::Reviewer;
 use crate::http::{Guards, router};
 use crate::server::{HecateMcp, Settings};
+use hecate_access::{Connection, Reviewer};
 
 /// How long in-flight HTTP requests get to finish after a signal.
 const DRAIN: Duration = Duration::from_secs(5);
@@ -23,8 +22,8 @@ pub enum RunError {
     /// The flags contradict each other, or a value is malformed.
     #[error(transparent)]
     Flags(#[from] FlagError),
-    /// No usable Kubernetes configuration.
-    #[error("no usable Kubernetes configuration: {0}")]
+    /// No usable Kubernetes configuration (hecate-access says why).
+    #[error("{0}")]
     Kubeconfig(String),
     /// The HTTP address could not be bound.
     #[error("cannot listen on {address}: {source}")]
@@ -44,10 +43,17 @@ pub enum RunError {
 pub async fn run(args: Args) -> Result<(), RunError> {
     let plan = args.check()?;
     init_logging();
-    let (client, context_namespace) = connect(&args).await?;
-    let namespace = plan.namespace.clone().unwrap_or(context_namespace);
+    let connected = hecate_access::connect(&Connection {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        namespace: plan.namespace.clone(),
+        impersonate: None,
+    })
+    .await
+    .map_err(|e| RunError::Kubeconfig(e.to_string()))?;
+    let client = connected.client;
     let settings = Settings {
-        namespace,
+        namespace: connected.namespace,
         writes: plan.writes.clone(),
     };
     match &plan.transport {
@@ -65,35 +71,6 @@ fn init_logging() {
         .with_writer(std::io::stderr)
         .with_env_filter(filter)
         .try_init();
-}
-
-/// A client as kubectl would build one: `--kubeconfig`, else `$KUBECONFIG`, else
-/// `~/.kube/config`, else in-cluster; and the context's namespace.
-async fn connect(args: &Args) -> Result<(kube::Client, String), RunError> {
-    let options = KubeConfigOptions {
-        context: args.context.clone(),
-        cluster: None,
-        user: None,
-    };
-    let config = match (&args.kubeconfig, &args.context) {
-        (Some(path), _) => {
-            let kubeconfig = Kubeconfig::read_from(path).map_err(|e| {
-                RunError::Kubeconfig(format!("cannot read {}: {e}", path.display()))
-            })?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-                .await
-                .map_err(|e| RunError::Kubeconfig(e.to_string()))?
-        }
-        (None, Some(_)) => kube::Config::from_kubeconfig(&options)
-            .await
-            .map_err(|e| RunError::Kubeconfig(e.to_string()))?,
-        (None, None) => kube::Config::infer()
-            .await
-            .map_err(|e| RunError::Kubeconfig(e.to_string()))?,
-    };
-    let namespace = config.default_namespace.clone();
-    let client = kube::Client::try_from(config).map_err(|e| RunError::Kubeconfig(e.to_string()))?;
-    Ok((client, namespace))
 }
 
 /// `read-only`, or who writes are recorded as.
@@ -149,7 +126,9 @@ async fn serve_http(
     let bound = listener
         .local_addr()
         .map_err(|e| RunError::Serve(e.to_string()))?;
-    let reviewer = http.kubernetes_auth.then(|| Reviewer::new(client.clone()));
+    let reviewer = http
+        .kubernetes_auth
+        .then(|| Reviewer::new(client.clone(), Vec::new()));
     let auth = if reviewer.is_some() {
         "callers authenticated by Kubernetes"
     } else {
