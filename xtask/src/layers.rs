@@ -3,29 +3,62 @@
 //!
 //! - `hecate-types` and `hecate-fides` depend on no other hecate crate;
 //! - `hecate-ops` depends on types and fides only;
-//! - the surfaces (`hecate-cli`, `hecate-api`, `hecate-mcp`) depend on ops and types,
-//!   never on each other or on fides;
+//! - `hecate-access` (who a caller is, what they may do, reaching the cluster) depends on
+//!   ops and types only, and nothing below a surface depends on it;
+//! - `hecate-controller` depends on types, fides and ops — never on a surface or on
+//!   `hecate-access`;
+//! - the surfaces (`hecate-cli`, `hecate-api`, `hecate-mcp`) depend on ops, types and
+//!   access, never on each other or on fides;
+//! - every `hecate-*` crate has a rule here: one this check does not know fails it;
 //! - `hecate-fides` and `hecate-types` do no Kubernetes I/O (fides names no kube at all;
 //!   types takes kube for the derive only);
 //! - only `hecate-mcp` names rmcp;
 //! - libraries never choose a k8s-openapi version feature (binaries and test code do);
-//! - no surface builds an `Api<Gate|Bundle|Passage|Beacon>`: only ops touches those.
+//! - no surface (nor `hecate-access`) builds an `Api<Gate|Bundle|Passage|Beacon>`: only
+//!   ops touches those.
 
 use std::path::Path;
 
 use serde_json::Value;
 
-const SURFACES: [&str; 3] = ["hecate-cli", "hecate-api", "hecate-mcp"];
-const LIBRARIES: [&str; 3] = ["hecate-types", "hecate-fides", "hecate-ops"];
+const LIBRARIES: [&str; 4] = [
+    "hecate-types",
+    "hecate-fides",
+    "hecate-ops",
+    "hecate-access",
+];
+/// Crates whose sources must not build an `Api` over a Hecate kind.
+const NOT_OPS: [&str; 4] = ["hecate-cli", "hecate-api", "hecate-mcp", "hecate-access"];
 const KINDS: [&str; 4] = ["Gate", "Bundle", "Passage", "Beacon"];
 
-/// Which hecate crates each product crate may depend on (normal and build edges).
-fn allowed_hecate_deps(package: &str) -> Option<&'static [&'static str]> {
+/// What a crate may depend on among the hecate crates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layer {
+    /// Product code: these hecate crates only (normal and build edges).
+    Product(&'static [&'static str]),
+    /// Not product code (the test environment): unchecked.
+    Support,
+}
+
+/// The layer of each crate this check knows; `None` for a `hecate-*` crate it does
+/// not (which fails the check: a new crate must be given its layer here).
+fn layer(package: &str) -> Option<Layer> {
     match package {
-        "hecate-types" | "hecate-fides" => Some(&[]),
-        "hecate-ops" => Some(&["hecate-types", "hecate-fides"]),
-        "hecate-cli" | "hecate-api" | "hecate-mcp" => Some(&["hecate-ops", "hecate-types"]),
-        _ => None, // xtask and the test environment are not product code
+        "hecate-types" | "hecate-fides" => Some(Layer::Product(&[])),
+        "hecate-ops" => Some(Layer::Product(&["hecate-types", "hecate-fides"])),
+        "hecate-access" => Some(Layer::Product(&["hecate-ops", "hecate-types"])),
+        "hecate-controller" => Some(Layer::Product(&[
+            "hecate-types",
+            "hecate-fides",
+            "hecate-ops",
+        ])),
+        "hecate-cli" | "hecate-api" | "hecate-mcp" => Some(Layer::Product(&[
+            "hecate-ops",
+            "hecate-types",
+            "hecate-access",
+        ])),
+        "hecate-testenv" => Some(Layer::Support),
+        _ => None,
     }
 }
 
@@ -39,8 +72,16 @@ pub(crate) fn check_metadata(metadata: &Value) -> Vec<String> {
         .unwrap_or_default();
     for package in packages {
         let name = package["name"].as_str().unwrap_or_default();
-        let Some(allowed) = allowed_hecate_deps(name) else {
-            continue;
+        let allowed: &[&str] = match layer(name) {
+            Some(Layer::Product(allowed)) => allowed,
+            Some(Layer::Support) => continue,
+            None if name.starts_with("hecate-") => {
+                violations.push(format!(
+                    "{name}: check-layers does not know this crate; give it a layer in xtask/src/layers.rs"
+                ));
+                continue;
+            }
+            None => continue, // xtask is not product code
         };
         let deps = package["dependencies"]
             .as_array()
@@ -101,7 +142,7 @@ fn is_version_feature(feature: &str) -> bool {
 /// Every place a surface's source builds a kube `Api` over a Hecate kind.
 pub(crate) fn check_sources(root: &Path) -> std::io::Result<Vec<String>> {
     let mut violations = Vec::new();
-    for surface in SURFACES {
+    for surface in NOT_OPS {
         for file in rust_files(&root.join("crates").join(surface).join("src"))? {
             let text = std::fs::read_to_string(&file)?;
             for (number, line) in text.lines().enumerate() {
@@ -185,10 +226,16 @@ mod tests {
             package("hecate-types", json!([dep("hecate-ops", None, &[]), dep("kube", None, &["derive", "client"])])),
             package("hecate-fides", json!([dep("kube", None, &[])])),
             package("hecate-ops", json!([dep("hecate-cli", None, &[]), dep("k8s-openapi", None, &["v1_33"])])),
-            package("hecate-cli", json!([dep("hecate-api", None, &[]), dep("rmcp", None, &[]), dep("k8s-openapi", None, &["v1_33"])])),
+            package("hecate-cli", json!([dep("hecate-api", None, &[]), dep("rmcp", None, &[]), dep("k8s-openapi", None, &["v1_33"]), dep("hecate-access", None, &[])])),
             package("hecate-mcp", json!([dep("rmcp", None, &[]), dep("hecate-ops", None, &[])])),
             package("hecate-api", json!([dep("hecate-mcp", Some("dev"), &[]), dep("k8s-openapi", Some("dev"), &["v1_33"])])),
             package("xtask", json!([dep("hecate-cli", None, &[])])),
+            package("hecate-access", json!([dep("hecate-ops", None, &[]), dep("hecate-types", None, &[]), dep("hecate-fides", None, &[]), dep("hecate-cli", None, &[]), dep("k8s-openapi", None, &["v1_33"])])),
+            package("hecate-ops", json!([dep("hecate-access", None, &[])])),
+            package("hecate-api", json!([dep("hecate-access", None, &[])])),
+            package("hecate-controller", json!([dep("hecate-ops", None, &[]), dep("hecate-fides", None, &[]), dep("hecate-types", None, &[]), dep("hecate-access", None, &[]), dep("hecate-api", None, &[])])),
+            package("hecate-testenv", json!([dep("hecate-cli", None, &[])])),
+            package("hecate-newcomer", json!([])),
         ]});
         assert_eq!(
             check_metadata(&metadata),
@@ -198,8 +245,15 @@ mod tests {
                 "hecate-fides -> kube: hecate-fides knows nothing of Kubernetes",
                 r#"hecate-ops -> hecate-cli: hecate-ops may depend only on ["hecate-types", "hecate-fides"]"#,
                 "hecate-ops -> k8s-openapi[v1_33]: a library must not choose the Kubernetes version; the binaries do",
-                r#"hecate-cli -> hecate-api: hecate-cli may depend only on ["hecate-ops", "hecate-types"]"#,
+                r#"hecate-cli -> hecate-api: hecate-cli may depend only on ["hecate-ops", "hecate-types", "hecate-access"]"#,
                 "hecate-cli -> rmcp: only hecate-mcp may name rmcp",
+                r#"hecate-access -> hecate-fides: hecate-access may depend only on ["hecate-ops", "hecate-types"]"#,
+                r#"hecate-access -> hecate-cli: hecate-access may depend only on ["hecate-ops", "hecate-types"]"#,
+                "hecate-access -> k8s-openapi[v1_33]: a library must not choose the Kubernetes version; the binaries do",
+                r#"hecate-ops -> hecate-access: hecate-ops may depend only on ["hecate-types", "hecate-fides"]"#,
+                r#"hecate-controller -> hecate-access: hecate-controller may depend only on ["hecate-types", "hecate-fides", "hecate-ops"]"#,
+                r#"hecate-controller -> hecate-api: hecate-controller may depend only on ["hecate-types", "hecate-fides", "hecate-ops"]"#,
+                "hecate-newcomer: check-layers does not know this crate; give it a layer in xtask/src/layers.rs",
             ]
         );
     }

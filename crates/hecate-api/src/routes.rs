@@ -1,24 +1,31 @@
-//! The routes: each authenticates (the `Caller` extractor), authorises as the caller,
-//! calls hecate-ops with the server's client, and answers JSON. Nothing here judges.
+//! The routes: one table ([`ROUTES`]) from which the router, the OpenAPI document
+//! ([`crate::openapi`]) and the tests that every route is served and documented are
+//! all built. Each row names the [`Operation`] the route performs; the handler
+//! authenticates (the `Caller` extractor), authorises that operation as the caller
+//! (hecate-access), calls hecate-ops with the server's client, and answers JSON.
+//! Nothing here judges.
 
 use std::convert::Infallible;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
-use axum::extract::{MatchedPath, Path, Query, Request, State};
+use axum::extract::{FromRequestParts, MatchedPath, Path, Query, Request, State};
+use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::routing::{MethodRouter, get, post};
+use axum::{Extension, Json, Router};
 use futures::{Stream, StreamExt as _, stream};
-use hecate_ops::Scope;
+use hecate_ops::{Operation, Scope};
+use hecate_types::names::{is_dns_label, is_dns_subdomain};
+use schemars::{JsonSchema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::auth::{Access, Caller, authorize};
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -27,37 +34,316 @@ pub const MAX_BODY_BYTES: usize = 1 << 20;
 /// How long an event stream lives before it asks the client to reconnect (and be
 /// authorised again).
 const STREAM_LIFETIME: Duration = Duration::from_secs(30 * 60);
-const API: &str = "/api/v1alpha1";
 
-/// Every route of the server.
+/// An HTTP method of the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// `GET`.
+    Get,
+    /// `POST`.
+    Post,
+}
+
+impl Method {
+    /// Lower-case, as OpenAPI keys operations.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Get => "get",
+            Self::Post => "post",
+        }
+    }
+}
+
+/// Who may call a route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Guard {
+    /// Anyone: the server's own health.
+    Open,
+    /// Any authenticated caller; what it answers is filtered to the namespaces the
+    /// caller may perform the operation in.
+    Visible(Operation),
+    /// A caller allowed the operation in the path's namespace.
+    Namespaced(Operation),
+}
+
+impl Guard {
+    /// The operation the route performs, if it is one.
+    pub fn operation(self) -> Option<Operation> {
+        match self {
+            Self::Open => None,
+            Self::Visible(operation) | Self::Namespaced(operation) => Some(operation),
+        }
+    }
+}
+
+/// Writes a JSON Schema of an answer or a body into the document being built.
+pub(crate) type SchemaFn = fn(&mut SchemaGenerator) -> Value;
+
+/// What a route answers with, for the document.
+#[derive(Clone, Copy)]
+pub(crate) enum Answer {
+    /// JSON of this schema.
+    Json(SchemaFn),
+    /// `text/event-stream`.
+    EventStream,
+}
+
+/// One route: how it is served, who may call it, and how it is documented.
+pub struct Route {
+    /// The method.
+    pub method: Method,
+    /// The path template, `{ns}` and `{name}` the parameters.
+    pub path: &'static str,
+    /// Who may call it, and the operation it performs.
+    pub guard: Guard,
+    /// One line for the document.
+    pub summary: &'static str,
+    /// Query parameters it understands (all optional strings).
+    pub query: &'static [&'static str],
+    pub(crate) handler: fn() -> MethodRouter<AppState>,
+    pub(crate) request: Option<SchemaFn>,
+    pub(crate) answer: Answer,
+}
+
+fn schema<T: JsonSchema>(generator: &mut SchemaGenerator) -> Value {
+    serde_json::to_value(generator.subschema_for::<T>()).unwrap_or(Value::Null)
+}
+
+fn list<T: JsonSchema>(generator: &mut SchemaGenerator) -> Value {
+    json!({"type": "array", "items": schema::<T>(generator)})
+}
+
+fn health(_: &mut SchemaGenerator) -> Value {
+    json!({"type": "object", "properties": {"status": {"type": "string"}, "version": {"type": "string"}}})
+}
+
+macro_rules! ns {
+    ($rest:literal) => {
+        concat!("/api/v1alpha1/namespaces/{ns}", $rest)
+    };
+}
+
+/// Every documented route of the server, in the document's order.
+pub const ROUTES: &[Route] = &[
+    Route {
+        method: Method::Get,
+        path: "/healthz",
+        guard: Guard::Open,
+        summary: "Liveness: the server answers",
+        query: &[],
+        handler: || get(healthz),
+        request: None,
+        answer: Answer::Json(health),
+    },
+    Route {
+        method: Method::Get,
+        path: "/readyz",
+        guard: Guard::Open,
+        summary: "Readiness: the Kubernetes API answers",
+        query: &[],
+        handler: || get(readyz),
+        request: None,
+        answer: Answer::Json(health),
+    },
+    Route {
+        method: Method::Get,
+        path: "/api/v1alpha1/namespaces",
+        guard: Guard::Visible(Operation::Namespaces),
+        summary: "Namespaces holding Hecate objects that the caller may read",
+        query: &[],
+        handler: || get(namespaces),
+        request: None,
+        answer: Answer::Json(schema::<Namespaces>),
+    },
+    Route {
+        method: Method::Get,
+        path: "/api/v1alpha1/overview",
+        guard: Guard::Visible(Operation::Overview),
+        summary: "Every Gate the caller may read, at a glance",
+        query: &[],
+        handler: || get(overview),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::Overview>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/gates"),
+        guard: Guard::Namespaced(Operation::ListGates),
+        summary: "The Gates, by name",
+        query: &[],
+        handler: || get(gates),
+        request: None,
+        answer: Answer::Json(list::<hecate_types::Gate>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/gates/{name}"),
+        guard: Guard::Namespaced(Operation::GetGate),
+        summary: "One Gate",
+        query: &[],
+        handler: || get(gate),
+        request: None,
+        answer: Answer::Json(schema::<hecate_types::Gate>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/gates/{name}/explain"),
+        guard: Guard::Namespaced(Operation::Explain),
+        summary: "Why the Gate is where it is",
+        query: &[],
+        handler: || get(explain),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::Explanation>),
+    },
+    Route {
+        method: Method::Post,
+        path: ns!("/gates/{name}/promote"),
+        guard: Guard::Namespaced(Operation::Promote),
+        summary: "Start a crossing; the caller is the actor. Answers the created Passage",
+        query: &[],
+        handler: || post(promote),
+        request: Some(schema::<PromoteRequest>),
+        answer: Answer::Json(schema::<hecate_types::Passage>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/bundles"),
+        guard: Guard::Namespaced(Operation::ListBundles),
+        summary: "The Bundles, newest first",
+        query: &[],
+        handler: || get(bundles),
+        request: None,
+        answer: Answer::Json(list::<hecate_types::Bundle>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/bundles/{name}"),
+        guard: Guard::Namespaced(Operation::GetBundle),
+        summary: "One Bundle",
+        query: &[],
+        handler: || get(bundle),
+        request: None,
+        answer: Answer::Json(schema::<hecate_types::Bundle>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/bundles/{name}/evidence"),
+        guard: Guard::Namespaced(Operation::Evidence),
+        summary: "The Bundle's evidence in Fides",
+        query: &[],
+        handler: || get(evidence),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::Evidence>),
+    },
+    Route {
+        method: Method::Post,
+        path: ns!("/bundles/{name}/approve"),
+        guard: Guard::Namespaced(Operation::Approve),
+        summary: "Approve the Bundle for one Gate; the caller is the approver",
+        query: &[],
+        handler: || post(approve),
+        request: Some(schema::<ApproveRequest>),
+        answer: Answer::Json(schema::<hecate_ops::Approved>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/passages"),
+        guard: Guard::Namespaced(Operation::ListPassages),
+        summary: "The Passages, newest first; `gate` and `bundle` filter",
+        query: &["gate", "bundle"],
+        handler: || get(passages),
+        request: None,
+        answer: Answer::Json(list::<hecate_types::Passage>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/passages/{name}"),
+        guard: Guard::Namespaced(Operation::GetPassage),
+        summary: "One Passage",
+        query: &[],
+        handler: || get(passage),
+        request: None,
+        answer: Answer::Json(schema::<hecate_types::Passage>),
+    },
+    Route {
+        method: Method::Post,
+        path: ns!("/passages/{name}/abort"),
+        guard: Guard::Namespaced(Operation::Abort),
+        summary: "Ask a crossing to stop",
+        query: &[],
+        handler: || post(abort),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::Aborted>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/beacons"),
+        guard: Guard::Namespaced(Operation::ListBeacons),
+        summary: "The Beacons, by name",
+        query: &[],
+        handler: || get(beacons),
+        request: None,
+        answer: Answer::Json(list::<hecate_types::Beacon>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/beacons/{name}"),
+        guard: Guard::Namespaced(Operation::GetBeacon),
+        summary: "One Beacon",
+        query: &[],
+        handler: || get(beacon),
+        request: None,
+        answer: Answer::Json(schema::<hecate_types::Beacon>),
+    },
+    Route {
+        method: Method::Post,
+        path: ns!("/beacons/{name}/poll"),
+        guard: Guard::Namespaced(Operation::Poll),
+        summary: "Ask the Beacon to look now",
+        query: &[],
+        handler: || post(poll),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::Polled>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/audit"),
+        guard: Guard::Namespaced(Operation::Audit),
+        summary: "What happened, newest first",
+        query: &[],
+        handler: || get(audit),
+        request: None,
+        answer: Answer::Json(list::<hecate_ops::AuditEntry>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/watch"),
+        guard: Guard::Namespaced(Operation::Watch),
+        summary: "Server-sent events: `open`, then `changed` ({kind, namespace, name}) per change, `: ping` keep-alives, `reconnect` after 30 minutes",
+        query: &[],
+        handler: || get(watch),
+        request: None,
+        answer: Answer::EventStream,
+    },
+];
+
+/// Every route of the server: the table's, the server's own (`/metrics`, the
+/// document), `/api` 404s, and the web UI.
 pub fn router(state: AppState) -> Router {
-    let ns = format!("{API}/namespaces/{{ns}}");
-    Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
+    let mut router = Router::new();
+    for route in ROUTES {
+        let mut handler = (route.handler)();
+        if let Some(operation) = route.guard.operation() {
+            handler = handler.layer(Extension(operation));
+        }
+        router = router.route(route.path, handler);
+    }
+    router
         .route("/metrics", get(metrics))
         .route(
             "/api/openapi.json",
             get(|| async { Json(crate::openapi::document()) }),
         )
-        .route(&format!("{API}/namespaces"), get(namespaces))
-        .route(&format!("{API}/overview"), get(overview))
-        .route(&format!("{ns}/gates"), get(gates))
-        .route(&format!("{ns}/gates/{{name}}"), get(gate))
-        .route(&format!("{ns}/gates/{{name}}/explain"), get(explain))
-        .route(&format!("{ns}/gates/{{name}}/promote"), post(promote))
-        .route(&format!("{ns}/bundles"), get(bundles))
-        .route(&format!("{ns}/bundles/{{name}}"), get(bundle))
-        .route(&format!("{ns}/bundles/{{name}}/evidence"), get(evidence))
-        .route(&format!("{ns}/bundles/{{name}}/approve"), post(approve))
-        .route(&format!("{ns}/passages"), get(passages))
-        .route(&format!("{ns}/passages/{{name}}"), get(passage))
-        .route(&format!("{ns}/passages/{{name}}/abort"), post(abort))
-        .route(&format!("{ns}/beacons"), get(beacons))
-        .route(&format!("{ns}/beacons/{{name}}"), get(beacon))
-        .route(&format!("{ns}/beacons/{{name}}/poll"), post(poll))
-        .route(&format!("{ns}/audit"), get(audit))
-        .route(&format!("{ns}/watch"), get(watch))
         .route("/api", get(api_not_found).post(api_not_found))
         .route(
             "/api/{*rest}",
@@ -140,37 +426,31 @@ async fn metrics(State(state): State<AppState>) -> Response {
         .into_response()
 }
 
-/// A namespace name: a DNS-1123 label.
-fn check_namespace(ns: &str) -> Result<(), ApiError> {
-    let ok = !ns.is_empty()
-        && ns.len() <= 63
-        && ns
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !ns.starts_with('-')
-        && !ns.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(ApiError::bad_request(format!(
-            "{ns:?} is not a valid namespace name"
-        )))
+/// The caller and the operation the route table says the route performs.
+pub(crate) struct Asked {
+    caller: Caller,
+    operation: Operation,
+}
+
+impl FromRequestParts<AppState> for Asked {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let operation = parts
+            .extensions
+            .get::<Operation>()
+            .copied()
+            .ok_or_else(|| ApiError::internal("this route has no operation in the table"))?;
+        let caller = Caller::from_request_parts(parts, state).await?;
+        Ok(Self { caller, operation })
     }
 }
 
-/// An object name: a DNS-1123 subdomain.
 fn check_name(name: &str) -> Result<(), ApiError> {
-    let ok = !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        });
-    if ok {
+    if is_dns_subdomain(name) {
         Ok(())
     } else {
         Err(ApiError::bad_request(format!(
@@ -179,19 +459,24 @@ fn check_name(name: &str) -> Result<(), ApiError> {
     }
 }
 
-/// Checks the names in the path and the caller's access in the namespace.
-async fn admit(
-    state: &AppState,
-    caller: &Caller,
-    access: Access,
-    ns: &str,
-    name: Option<&str>,
-) -> Result<(), ApiError> {
-    check_namespace(ns)?;
-    if let Some(name) = name {
-        check_name(name)?;
+impl Asked {
+    /// Checks the names in the path and the caller's access to the operation in the
+    /// namespace: 400, 403, or on.
+    async fn admit(&self, state: &AppState, ns: &str, name: Option<&str>) -> Result<(), ApiError> {
+        if !is_dns_label(ns) {
+            return Err(ApiError::bad_request(format!(
+                "{ns:?} is not a valid namespace name"
+            )));
+        }
+        if let Some(name) = name {
+            check_name(name)?;
+        }
+        state
+            .reviewer
+            .check(&self.caller, self.operation, ns)
+            .await??;
+        Ok(())
     }
-    authorize(state, caller, access, ns).await
 }
 
 /// A JSON body with no fields other than `T`'s; empty counts as `{}`.
@@ -207,15 +492,10 @@ fn strict_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiErro
 /// The namespaces holding Hecate objects that the caller may read.
 async fn visible_namespaces(state: &AppState, caller: &Caller) -> Result<Vec<String>, ApiError> {
     let candidates = state.ops.namespaces().await?;
-    let checks = candidates.into_iter().map(|ns| async move {
-        match authorize(state, caller, Access::Read, &ns).await {
-            Ok(()) => Ok(Some(ns)),
-            Err(e) if e.status() == StatusCode::FORBIDDEN => Ok(None),
-            Err(e) => Err(e),
-        }
-    });
-    let results = futures::future::try_join_all(checks).await?;
-    Ok(results.into_iter().flatten().collect())
+    Ok(state
+        .reviewer
+        .visible_namespaces(caller, candidates)
+        .await?)
 }
 
 /// `{"namespaces": [...]}`.
@@ -245,55 +525,55 @@ type Named = Path<(String, String)>;
 
 async fn gates(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path(ns): Path<String>,
 ) -> Result<Response, ApiError> {
-    admit(&state, &caller, Access::Read, &ns, None).await?;
+    asked.admit(&state, &ns, None).await?;
     Ok(Json(state.ops.gates(&ns).await?).into_response())
 }
 
 async fn gate(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path((ns, name)): Named,
 ) -> Result<Response, ApiError> {
-    admit(&state, &caller, Access::Read, &ns, Some(&name)).await?;
+    asked.admit(&state, &ns, Some(&name)).await?;
     Ok(Json(state.ops.gate(&ns, &name).await?).into_response())
 }
 
 async fn explain(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path((ns, name)): Named,
 ) -> Result<Response, ApiError> {
-    admit(&state, &caller, Access::Read, &ns, Some(&name)).await?;
+    asked.admit(&state, &ns, Some(&name)).await?;
     Ok(Json(state.ops.explain(&ns, &name).await?).into_response())
 }
 
 async fn bundles(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path(ns): Path<String>,
 ) -> Result<Response, ApiError> {
-    admit(&state, &caller, Access::Read, &ns, None).await?;
+    asked.admit(&state, &ns, None).await?;
     Ok(Json(state.ops.bundles(&ns).await?).into_response())
 }
 
 async fn bundle(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path((ns, name)): Named,
 ) -> Result<Response, ApiError> {
-    admit(&state, &caller, Access::Read, &ns, Some(&name)).await?;
+    asked.admit(&state, &ns, Some(&name)).await?;
     Ok(Json(state.ops.bundle(&ns, &name).await?).into_response())
 }
 
 async fn evidence(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path((ns, name)): Named,
 ) -> Result<Response, ApiError> {
-    admit(&state, &caller, Access::Read, &ns, Some(&name)).await?;
+    asked.admit(&state, &ns, Some(&name)).await?;
     Ok(Json(state.ops.evidence(&ns, &name).await?).into_response())
 }
 
@@ -307,13 +587,13 @@ pub(crate) struct PassageFilter {
 
 async fn passages(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path(ns): Path<String>,
     filter: Result<Query<PassageFilter>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(filter) =
         filter.map_err(|e| ApiError::bad_request(format!("the query is not understood: {e}")))?;
-    admit(&state, &caller, Access::Read, &ns, None).await?;
+    asked.admit(&state, &ns, None).await?;
     let (gate, bundle) = (
         filter.gate.filter(|g| !g.is_empty()),
         filter.bundle.filter(|b| !b.is_empty()),
@@ -329,37 +609,37 @@ async fn passages(
 
 async fn passage(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path((ns, name)): Named,
 ) -> Result<Response, ApiError> {
-    admit(&state, &caller, Access::Read, &ns, Some(&name)).await?;
+    asked.admit(&state, &ns, Some(&name)).await?;
     Ok(Json(state.ops.passage(&ns, &name).await?).into_response())
 }
 
 async fn beacons(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path(ns): Path<String>,
 ) -> Result<Response, ApiError> {
-    admit(&state, &caller, Access::Read, &ns, None).await?;
+    asked.admit(&state, &ns, None).await?;
     Ok(Json(state.ops.beacons(&ns).await?).into_response())
 }
 
 async fn beacon(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path((ns, name)): Named,
 ) -> Result<Response, ApiError> {
-    admit(&state, &caller, Access::Read, &ns, Some(&name)).await?;
+    asked.admit(&state, &ns, Some(&name)).await?;
     Ok(Json(state.ops.beacon(&ns, &name).await?).into_response())
 }
 
 async fn audit(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path(ns): Path<String>,
 ) -> Result<Response, ApiError> {
-    admit(&state, &caller, Access::Read, &ns, None).await?;
+    asked.admit(&state, &ns, None).await?;
     Ok(Json(state.ops.audit(&ns).await?).into_response())
 }
 
@@ -374,25 +654,24 @@ pub(crate) struct PromoteRequest {
 
 async fn promote(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path((ns, name)): Named,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let request: PromoteRequest = strict_body(&body)?;
-    admit(&state, &caller, Access::Promote, &ns, Some(&name)).await?;
+    asked.admit(&state, &ns, Some(&name)).await?;
     if request.bundle.is_empty() {
         return Err(ApiError::bad_request(
             "promote needs a bundle: {\"bundle\": \"<name>\"}",
         ));
     }
     check_name(&request.bundle)?;
-    Ok(Json(
-        state
-            .ops
-            .promote(&ns, &name, &request.bundle, &caller.username)
-            .await?,
-    )
-    .into_response())
+    // A REST create answers the created object (docs/DECISIONS.md).
+    let promoted = state
+        .ops
+        .promote(&ns, &name, &request.bundle, &asked.caller.username)
+        .await?;
+    Ok(Json(promoted.created).into_response())
 }
 
 /// `POST …/bundles/{name}/approve`.
@@ -404,42 +683,26 @@ pub(crate) struct ApproveRequest {
     gate: String,
 }
 
-/// What an approval recorded (or found).
-#[derive(Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Approved {
-    bundle: String,
-    gate: String,
-    /// Who approved: the caller, or whoever approved first.
-    approved_by: String,
-    /// Whether this request recorded it.
-    recorded: bool,
-}
-
 async fn approve(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path((ns, name)): Named,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let request: ApproveRequest = strict_body(&body)?;
-    admit(&state, &caller, Access::Approve, &ns, Some(&name)).await?;
+    asked.admit(&state, &ns, Some(&name)).await?;
     if request.gate.is_empty() {
         return Err(ApiError::bad_request(
             "an approval is for one Gate: {\"gate\": \"<name>\"}",
         ));
     }
     check_name(&request.gate)?;
-    let approval = state
-        .ops
-        .approve(&ns, &name, &request.gate, &caller.username)
-        .await?;
-    Ok(Json(Approved {
-        bundle: name,
-        gate: request.gate,
-        approved_by: approval.approval.actor,
-        recorded: approval.recorded,
-    })
+    Ok(Json(
+        state
+            .ops
+            .approve(&ns, &name, &request.gate, &asked.caller.username)
+            .await?,
+    )
     .into_response())
 }
 
@@ -448,60 +711,26 @@ async fn approve(
 #[serde(deny_unknown_fields)]
 struct NoFields {}
 
-/// What an abort asked for.
-#[derive(Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Aborted {
-    passage: String,
-    aborted: bool,
-    aborted_by: String,
-}
-
 async fn abort(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path((ns, name)): Named,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let NoFields {} = strict_body(&body)?;
-    admit(&state, &caller, Access::Abort, &ns, Some(&name)).await?;
-    let passage = state.ops.abort(&ns, &name, &caller.username).await?;
-    let aborted_by = passage
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(hecate_types::wellknown::ANNOTATION_ABORTED_BY))
-        .cloned()
-        .unwrap_or_else(|| caller.username.clone());
-    Ok(Json(Aborted {
-        passage: name,
-        aborted: true,
-        aborted_by,
-    })
-    .into_response())
-}
-
-/// What a poll asked for.
-#[derive(Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Polled {
-    /// The token the Beacon echoes in `status.lastHandledReconcileAt` once it looked.
-    requested_at: String,
+    asked.admit(&state, &ns, Some(&name)).await?;
+    Ok(Json(state.ops.abort(&ns, &name, &asked.caller.username).await?).into_response())
 }
 
 async fn poll(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path((ns, name)): Named,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let NoFields {} = strict_body(&body)?;
-    admit(&state, &caller, Access::Poll, &ns, Some(&name)).await?;
-    let poll = state.ops.poll(&ns, &name).await?;
-    Ok(Json(Polled {
-        requested_at: poll.token,
-    })
-    .into_response())
+    asked.admit(&state, &ns, Some(&name)).await?;
+    Ok(Json(state.ops.poll(&ns, &name).await?).into_response())
 }
 
 /// `GET …/watch`: server-sent events saying what changed in the namespace, from
@@ -511,10 +740,10 @@ async fn poll(
 /// caller is authorised again.
 async fn watch(
     State(state): State<AppState>,
-    caller: Caller,
+    asked: Asked,
     Path(ns): Path<String>,
 ) -> Result<Response, ApiError> {
-    admit(&state, &caller, Access::Read, &ns, None).await?;
+    asked.admit(&state, &ns, None).await?;
     let guard = state.metrics.watch_stream();
     let open = Event::default()
         .event("open")

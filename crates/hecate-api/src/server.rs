@@ -33,6 +33,14 @@ pub struct Args {
     /// The kubeconfig context to use (default: the current one, or in-cluster).
     #[arg(long)]
     pub context: Option<String>,
+    /// The Fides server for Gates that name none in `evidence.serverURL`.
+    #[arg(
+        long,
+        env = "FIDES_SERVER_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub fides_server: Option<String>,
 }
 
 /// How logs are written.
@@ -55,23 +63,16 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .init(),
         LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
     }
-    let config = match &args.context {
-        Some(context) => {
-            let options = kube::config::KubeConfigOptions {
-                context: Some(context.clone()),
-                ..Default::default()
-            };
-            kube::Config::from_kubeconfig(&options)
-                .await
-                .context("loading the kubeconfig")?
-        }
-        None => kube::Config::infer()
-            .await
-            .context("finding a Kubernetes configuration")?,
-    };
-    let server = config.cluster_url.to_string();
-    let client = kube::Client::try_from(config).context("setting up the Kubernetes client")?;
-    let app = crate::routes::router(AppState::new(client, args.audiences).cached());
+    let connected = hecate_access::connect(&hecate_access::Connection {
+        context: args.context.clone(),
+        ..hecate_access::Connection::default()
+    })
+    .await?;
+    let (client, server) = (connected.client, connected.server);
+    let state = AppState::new(client, args.audiences)
+        .with_fides_server(args.fides_server.unwrap_or_default())
+        .cached();
+    let app = crate::routes::router(state);
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("listening on {}", args.addr))?;

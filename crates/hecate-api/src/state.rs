@@ -2,20 +2,20 @@
 
 use std::sync::Arc;
 
+use hecate_access::{Review, Reviewer};
 use hecate_ops::{Cache, Ops};
 
-use crate::auth::AuthCaches;
 use crate::metrics::Metrics;
 
-/// The server's shared state: ops over its own client, and the caches and metrics.
+/// The server's shared state: ops over its own client, who reviews callers, and the
+/// metrics.
 #[derive(Clone)]
 pub struct AppState {
     pub(crate) ops: Ops,
     pub(crate) cache: Option<Cache>,
     pub(crate) client: kube::Client,
-    pub(crate) caches: Arc<AuthCaches>,
+    pub(crate) reviewer: Reviewer,
     pub(crate) metrics: Arc<Metrics>,
-    pub(crate) audiences: Vec<String>,
 }
 
 impl AppState {
@@ -28,14 +28,27 @@ impl AppState {
     /// TokenReview (empty: the API server's own). Reads go to the API server each
     /// time, so a read sees every write acknowledged before it.
     pub fn new(client: kube::Client, audiences: Vec<String>) -> Self {
+        let metrics = Arc::new(Metrics::new());
+        let counted = metrics.clone();
+        let reviewer =
+            Reviewer::new(client.clone(), audiences).observed(move |review, known| match review {
+                Review::Token => counted.token_cache(known),
+                Review::Access => counted.access_cache(known),
+            });
         Self {
             ops: Ops::new(client.clone()),
             cache: None,
             client,
-            caches: Arc::new(AuthCaches::new()),
-            metrics: Arc::new(Metrics::new()),
-            audiences,
+            reviewer,
+            metrics,
         }
+    }
+
+    /// The same state with a default Fides server for Gates that name none.
+    #[must_use]
+    pub fn with_fides_server(mut self, server: String) -> Self {
+        self.ops = self.ops.with_fides_server(server);
+        self
     }
 
     /// The same state answering reads from a watch-backed cache, as the server does:

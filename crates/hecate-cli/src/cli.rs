@@ -41,6 +41,15 @@ pub(crate) struct ClusterArgs {
     /// that user as the actor.
     #[arg(long = "as", global = true, value_name = "USER")]
     pub(crate) impersonate: Option<String>,
+    /// The Fides server for Gates that name none in `evidence.serverURL`.
+    #[arg(
+        long,
+        global = true,
+        env = "FIDES_SERVER_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub(crate) fides_server: Option<String>,
 }
 
 /// How to print data.

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use hecate_ops::{Ops, Scope};
+use hecate_ops::{Operation, Ops, Scope};
 use hecate_types::{Passage, PassagePhase, StepPhase};
 use kube::ResourceExt as _;
 
@@ -12,7 +12,35 @@ use crate::context::Context;
 use crate::exit;
 use crate::failure::{Failure, Mode};
 use crate::output::{self, Colour, Style};
-use crate::render::{self, ActionResult};
+use crate::render::{self, Written};
+
+/// The operation a command performs, as ops' catalogue names it: what a refusal by
+/// the cluster says the command needs.
+fn operation(command: &Command) -> Option<Operation> {
+    Some(match command {
+        // Across namespaces, no one namespace to name.
+        Command::Status {
+            all_namespaces: true,
+            ..
+        } => return None,
+        Command::Status { .. } => Operation::Overview,
+        Command::Explain { .. } => Operation::Explain,
+        Command::Gates { .. } => Operation::ListGates,
+        Command::Bundles { .. } => Operation::ListBundles,
+        Command::Passages { .. } => Operation::ListPassages,
+        Command::Beacons { .. } => Operation::ListBeacons,
+        Command::Audit { .. } => Operation::Audit,
+        Command::Evidence { .. } => Operation::Evidence,
+        Command::Verify(_) => Operation::Verify,
+        Command::Promote { .. } => Operation::Promote,
+        Command::Approve { .. } => Operation::Approve,
+        Command::Abort { .. } => Operation::Abort,
+        Command::Poll { .. } => Operation::Poll,
+        Command::Completion { .. } | Command::Man | Command::Version | Command::Complete { .. } => {
+            return None;
+        }
+    })
+}
 
 /// Runs the command; `Ok` carries the exit code of a command that ran to its answer.
 pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
@@ -41,10 +69,19 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
         _ => {}
     }
     let cx = Context::connect(&cli.cluster).await?;
-    let ops = Ops::new(cx.client.clone());
+    let ops = Ops::new(cx.client.clone())
+        .with_fides_server(cli.cluster.fides_server.clone().unwrap_or_default());
     let ns = cx.namespace.clone();
-    let read = |e| Failure::from_ops(&cx.server, Mode::Read, e);
-    let write = |e| Failure::from_ops(&cx.server, Mode::Write, e);
+    let operation = operation(&cli.command);
+    let fail = |mode, e| {
+        let failure = Failure::from_ops(&cx.server, mode, e);
+        match operation {
+            Some(operation) => failure.needing(operation, &ns),
+            None => failure,
+        }
+    };
+    let read = |e| fail(Mode::Read, e);
+    let write = |e| fail(Mode::Write, e);
     match cli.command {
         Command::Status {
             all_namespaces,
@@ -129,22 +166,17 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
         } => {
             let timeout = timeout.as_deref().map(parse_timeout).transpose()?;
             let actor = cx.whoami().await?;
-            let passage = ops
+            let promoted = ops
                 .promote(&ns, &gate, &bundle, &actor)
                 .await
                 .map_err(write)?;
-            let result = ActionResult {
-                action: "promote".into(),
-                namespace: ns.clone(),
-                gate: passage.spec.gate.clone(),
-                bundle: passage.spec.bundle.clone(),
-                passage: passage.name_any(),
-                actor: passage.spec.actor.clone(),
-                ..ActionResult::default()
+            let written = Written {
+                action: "promote",
+                answer: &promoted,
             };
-            output::print(output.format, &result, || render::action_line(&result))?;
+            output::print(output.format, &written, || render::promoted(&promoted))?;
             if watch {
-                return watch_crossing(&ops, &ns, &passage, timeout, &style).await;
+                return watch_crossing(&ops, &ns, &promoted.created, timeout, &style).await;
             }
         }
         Command::Approve {
@@ -153,34 +185,24 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             output,
         } => {
             let actor = cx.whoami().await?;
-            let approval = ops
+            let approved = ops
                 .approve(&ns, &bundle, &gate, &actor)
                 .await
                 .map_err(write)?;
-            let result = ActionResult {
-                action: "approve".into(),
-                namespace: ns.clone(),
-                gate,
-                bundle,
-                actor: approval.approval.actor.clone(),
-                recorded: Some(approval.recorded),
-                ..ActionResult::default()
+            let written = Written {
+                action: "approve",
+                answer: &approved,
             };
-            output::print(output.format, &result, || render::action_line(&result))?;
+            output::print(output.format, &written, || render::approved(&approved))?;
         }
         Command::Abort { passage, output } => {
             let actor = cx.whoami().await?;
             let aborted = ops.abort(&ns, &passage, &actor).await.map_err(write)?;
-            let result = ActionResult {
-                action: "abort".into(),
-                namespace: ns.clone(),
-                gate: aborted.spec.gate.clone(),
-                bundle: aborted.spec.bundle.clone(),
-                passage,
-                actor,
-                ..ActionResult::default()
+            let written = Written {
+                action: "abort",
+                answer: &aborted,
             };
-            output::print(output.format, &result, || render::action_line(&result))?;
+            output::print(output.format, &written, || render::aborted(&aborted))?;
         }
         Command::Poll {
             beacon,
@@ -189,17 +211,14 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             output,
         } => {
             let timeout = timeout.as_deref().map(parse_timeout).transpose()?;
-            let poll = ops.poll(&ns, &beacon).await.map_err(write)?;
-            let result = ActionResult {
-                action: "poll".into(),
-                namespace: ns.clone(),
-                beacon: beacon.clone(),
-                token: poll.token.clone(),
-                ..ActionResult::default()
+            let polled = ops.poll(&ns, &beacon).await.map_err(write)?;
+            let written = Written {
+                action: "poll",
+                answer: &polled,
             };
-            output::print(output.format, &result, || render::action_line(&result))?;
+            output::print(output.format, &written, || render::polled(&polled))?;
             if wait {
-                return wait_for_poll(&ops, &ns, &beacon, &poll.token, timeout).await;
+                return wait_for_poll(&ops, &ns, &beacon, &polled.requested_at, timeout).await;
             }
         }
         Command::Evidence { bundle, output } => {
@@ -507,6 +526,7 @@ async fn verify(
             let cx = Context::connect(cluster).await?;
             let namespace = (!all_namespaces).then(|| cx.namespace.clone());
             let reports = Ops::new(cx.client.clone())
+                .with_fides_server(cluster.fides_server.clone().unwrap_or_default())
                 .verify_bundle(namespace.as_deref(), &bundle, &fides)
                 .await
                 .map_err(|e| Failure::from_ops(&cx.server, Mode::Read, e))?;

@@ -1,9 +1,9 @@
 //! Reaching the cluster the way kubectl does: kubeconfig, context, namespace,
 //! impersonation — and who the cluster says the caller is.
 
+use hecate_access::{Connection, connect};
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use kube::api::{Api, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::cli::ClusterArgs;
 use crate::failure::Failure;
@@ -19,44 +19,21 @@ pub(crate) struct Context {
 }
 
 impl Context {
-    /// Connects as kubectl would: `--kubeconfig`, else `$KUBECONFIG`, else
-    /// `~/.kube/config`, else the in-cluster service account.
+    /// Connects as kubectl would (hecate-access' [`connect`]): `--kubeconfig`, else
+    /// `$KUBECONFIG`, else `~/.kube/config`, else the in-cluster service account.
     pub(crate) async fn connect(args: &ClusterArgs) -> Result<Self, Failure> {
-        let options = KubeConfigOptions {
+        let connected = connect(&Connection {
+            kubeconfig: args.kubeconfig.clone(),
             context: args.context.clone(),
-            cluster: None,
-            user: None,
-        };
-        let config = match (&args.kubeconfig, &args.context) {
-            (Some(path), _) => match Kubeconfig::read_from(path) {
-                Ok(kubeconfig) => kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-                    .await
-                    .map_err(|e| e.to_string()),
-                Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-            },
-            (None, Some(_)) => kube::Config::from_kubeconfig(&options)
-                .await
-                .map_err(|e| e.to_string()),
-            (None, None) => kube::Config::infer().await.map_err(|e| e.to_string()),
-        };
-        let mut config = config.map_err(|e| {
-            Failure::unreachable(format!("no usable Kubernetes configuration: {e}"))
-        })?;
-        if let Some(user) = &args.impersonate {
-            config.auth_info.impersonate = Some(user.clone());
-        }
-        let namespace = args
-            .namespace
-            .clone()
-            .unwrap_or_else(|| config.default_namespace.clone());
-        let server = config.cluster_url.to_string();
-        let client = kube::Client::try_from(config).map_err(|e| {
-            Failure::unreachable(format!("cannot set up a client for {server}: {e}"))
-        })?;
+            namespace: args.namespace.clone(),
+            impersonate: args.impersonate.clone(),
+        })
+        .await
+        .map_err(|e| Failure::unreachable(e.to_string()))?;
         Ok(Self {
-            client,
-            namespace,
-            server,
+            client: connected.client,
+            namespace: connected.namespace,
+            server: connected.server,
         })
     }
 

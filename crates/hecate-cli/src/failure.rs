@@ -1,6 +1,6 @@
 //! Turning what went wrong into one clear sentence on stderr and an exit code.
 
-use hecate_ops::Error;
+use hecate_ops::{Error, Operation};
 
 use crate::exit;
 
@@ -13,7 +13,13 @@ pub(crate) struct Failure {
     pub(crate) code: u8,
     /// Whether to print `hecate: ` before it. Refusals are answers, printed bare.
     pub(crate) prefixed: bool,
+    /// Whether the cluster refused the caller (403): [`Failure::needing`] then names
+    /// the permission the command needs.
+    forbidden: bool,
 }
+
+/// How a refusal by the cluster ends when the permission needed is not known.
+const ASK_FOR_A_ROLE: &str = " — ask for a Role that grants it";
 
 /// Whether the command only reads, or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +36,7 @@ impl Failure {
             message: message.into(),
             code: exit::USAGE,
             prefixed: true,
+            forbidden: false,
         }
     }
 
@@ -38,6 +45,7 @@ impl Failure {
             message: message.into(),
             code: exit::COULD_NOT_TELL,
             prefixed: true,
+            forbidden: false,
         }
     }
 
@@ -53,17 +61,20 @@ impl Failure {
                     message: error.to_string(),
                     code: exit::USAGE,
                     prefixed: true,
+                    forbidden: false,
                 },
                 Mode::Write => Self {
                     message: error.to_string(),
                     code: exit::REFUSED,
                     prefixed: false,
+                    forbidden: false,
                 },
             },
             Error::Refused { .. } => Self {
                 message: error.to_string(),
                 code: exit::REFUSED,
                 prefixed: false,
+                forbidden: false,
             },
             Error::Kubernetes { context, source } => Self::from_kube(server, &context, source),
             Error::Fides { .. } | Error::Watch { .. } => Self::could_not_tell(error.to_string()),
@@ -77,10 +88,12 @@ impl Failure {
                 "the cluster at {server} did not accept your credentials while {doing} (401): log in again, or check the kubeconfig's user"
             ),
             kube::Error::Api(status) if status.code == 403 => {
-                format!(
-                    "not allowed while {doing}: {} — ask for a Role that grants it",
+                let mut failure = Self::could_not_tell(format!(
+                    "not allowed while {doing}: {}{ASK_FOR_A_ROLE}",
                     status.message
-                )
+                ));
+                failure.forbidden = true;
+                return failure;
             }
             kube::Error::Api(status) => format!("{doing}: {} ({})", status.message, status.code),
             other => format!(
@@ -88,5 +101,20 @@ impl Failure {
             ),
         };
         Self::could_not_tell(message)
+    }
+
+    /// For a command performing `operation` in `namespace`: a refusal by the cluster
+    /// names the permission the operation needs (ops' catalogue) — at least that one,
+    /// since what a command judges may need reading more.
+    pub(crate) fn needing(mut self, operation: Operation, namespace: &str) -> Self {
+        if self.forbidden
+            && let Some(told) = self.message.strip_suffix(ASK_FOR_A_ROLE)
+        {
+            self.message = format!(
+                "{told} — ask for a Role that grants at least {} in {namespace}",
+                operation.permission()
+            );
+        }
+        self
     }
 }

@@ -6,6 +6,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
+use hecate_types::names::is_dns_label;
 
 /// The Hecate MCP server: Hecate's operations layer as Model Context Protocol tools.
 ///
@@ -72,6 +73,15 @@ pub struct Args {
     /// The kubeconfig context to use (default: the current one).
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
+
+    /// The Fides server for Gates that name none in `evidence.serverURL`.
+    #[arg(
+        long,
+        env = "FIDES_SERVER_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub fides_server: Option<String>,
 }
 
 /// How HTTP callers are authenticated.
@@ -345,31 +355,6 @@ fn allowed_hosts(given: &[String], bind_host: &str) -> Vec<String> {
     hosts
 }
 
-/// A namespace name: a DNS-1123 label.
-pub fn is_dns_label(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 63
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !name.starts_with('-')
-        && !name.ends_with('-')
-}
-
-/// An object name: a DNS-1123 subdomain.
-pub fn is_dns_subdomain(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        })
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -540,12 +525,7 @@ mod tests {
 
     #[test]
     fn names_are_checked() {
-        assert!(is_dns_label("shop-1"));
-        assert!(!is_dns_label("Shop"));
-        assert!(!is_dns_label("a.b"));
-        assert!(is_dns_subdomain("app-1.2.3"));
-        assert!(!is_dns_subdomain("../etc"));
-        assert!(!is_dns_subdomain(""));
+        // The rules themselves are hecate-types' (`names`), tested there.
         assert!(refusal(&["--namespace", "Not_A_Namespace"]).contains("namespace"));
     }
 }

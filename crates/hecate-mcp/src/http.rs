@@ -32,8 +32,8 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 
 use crate::args::normalise_origin;
-use crate::auth::Reviewer;
 use crate::server::HecateMcp;
+use hecate_access::Reviewer;
 
 /// The header carrying the protocol revision on each request after the handshake.
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";

@@ -11,20 +11,20 @@
 //!   network (writes need an actor; a non-loopback `--listen` needs `--insecure` or
 //!   `--auth kubernetes`; origins must be `scheme://host[:port]`).
 //! - [`tools`]: the catalogue — stable names, descriptions for a model, input and output
-//!   schemas, the permission each takes.
+//!   schemas, and the ops [`Operation`](hecate_ops::Operation) each performs.
 //! - [`schema`]: the arguments (unknown fields refused) and answers as types; answers
 //!   reuse hecate-ops' model, and every `structuredContent` is an object.
 //! - [`server`]: [`HecateMcp`], the rmcp `ServerHandler`: decode, authorise, call ops,
 //!   format ([`render`] writes the text). Not-found, refusals and missing permissions
 //!   are tool results a model can read; malformed calls are JSON-RPC errors.
 //! - [`http`]: streamable HTTP, stateless, with the Origin → Host → method →
-//!   authentication guards in that order; [`auth`]: TokenReview and
-//!   SubjectAccessReview as the caller for `--auth kubernetes`.
+//!   authentication guards in that order. With `--auth kubernetes` callers are
+//!   reviewed by hecate-access (TokenReview, then a SubjectAccessReview per tool call
+//!   for the tool's [`Operation`](hecate_ops::Operation)), as the HTTP API's are.
 //! - [`run`]: connecting, the startup line on stderr, serving stdio or HTTP, shutdown;
 //!   [`exit`]: the exit codes.
 
 pub mod args;
-pub mod auth;
 pub mod exit;
 pub mod http;
 pub mod render;

@@ -2,10 +2,10 @@
 //! `structuredContent`) reads. Short, and carrying the same facts as the structured
 //! answer; where a layout is given by the spec it is kept exactly.
 
-use hecate_ops::Explanation;
+use hecate_ops::{Aborted, Explanation, Promoted};
 use serde::Serialize;
 
-use crate::schema::{Aborted, GateList, Promoted};
+use crate::schema::GateList;
 
 /// `why_stuck`: the state and summary, each blocker with its fix, then the Bundles
 /// that could cross and those waiting.

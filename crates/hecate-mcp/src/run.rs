@@ -4,15 +4,14 @@
 
 use std::time::Duration;
 
-use hecate_ops::Ops;
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use hecate_ops::{Cache, Ops};
 use rmcp::ServiceExt as _;
 use rmcp::service::ServerInitializeError;
 
 use crate::args::{Args, FlagError, Http, Plan, Transport, Writes};
-use crate::auth::Reviewer;
 use crate::http::{Guards, router};
 use crate::server::{HecateMcp, Settings};
+use hecate_access::{Connection, Reviewer};
 
 /// How long in-flight HTTP requests get to finish after a signal.
 const DRAIN: Duration = Duration::from_secs(5);
@@ -23,8 +22,8 @@ pub enum RunError {
     /// The flags contradict each other, or a value is malformed.
     #[error(transparent)]
     Flags(#[from] FlagError),
-    /// No usable Kubernetes configuration.
-    #[error("no usable Kubernetes configuration: {0}")]
+    /// No usable Kubernetes configuration (hecate-access says why).
+    #[error("{0}")]
     Kubeconfig(String),
     /// The HTTP address could not be bound.
     #[error("cannot listen on {address}: {source}")]
@@ -44,15 +43,23 @@ pub enum RunError {
 pub async fn run(args: Args) -> Result<(), RunError> {
     let plan = args.check()?;
     init_logging();
-    let (client, context_namespace) = connect(&args).await?;
-    let namespace = plan.namespace.clone().unwrap_or(context_namespace);
+    let connected = hecate_access::connect(&Connection {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        namespace: plan.namespace.clone(),
+        impersonate: None,
+    })
+    .await
+    .map_err(|e| RunError::Kubeconfig(e.to_string()))?;
+    let client = connected.client;
+    let ops = Ops::new(client.clone()).with_fides_server(args.fides_server.unwrap_or_default());
     let settings = Settings {
-        namespace,
+        namespace: connected.namespace,
         writes: plan.writes.clone(),
     };
     match &plan.transport {
-        Transport::Stdio => serve_stdio(client, settings).await,
-        Transport::Http(http) => serve_http(client, settings, http, &plan).await,
+        Transport::Stdio => serve_stdio(ops, settings).await,
+        Transport::Http(http) => serve_http(client, ops, settings, http, &plan).await,
     }
 }
 
@@ -67,35 +74,6 @@ fn init_logging() {
         .try_init();
 }
 
-/// A client as kubectl would build one: `--kubeconfig`, else `$KUBECONFIG`, else
-/// `~/.kube/config`, else in-cluster; and the context's namespace.
-async fn connect(args: &Args) -> Result<(kube::Client, String), RunError> {
-    let options = KubeConfigOptions {
-        context: args.context.clone(),
-        cluster: None,
-        user: None,
-    };
-    let config = match (&args.kubeconfig, &args.context) {
-        (Some(path), _) => {
-            let kubeconfig = Kubeconfig::read_from(path).map_err(|e| {
-                RunError::Kubeconfig(format!("cannot read {}: {e}", path.display()))
-            })?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-                .await
-                .map_err(|e| RunError::Kubeconfig(e.to_string()))?
-        }
-        (None, Some(_)) => kube::Config::from_kubeconfig(&options)
-            .await
-            .map_err(|e| RunError::Kubeconfig(e.to_string()))?,
-        (None, None) => kube::Config::infer()
-            .await
-            .map_err(|e| RunError::Kubeconfig(e.to_string()))?,
-    };
-    let namespace = config.default_namespace.clone();
-    let client = kube::Client::try_from(config).map_err(|e| RunError::Kubeconfig(e.to_string()))?;
-    Ok((client, namespace))
-}
-
 /// `read-only`, or who writes are recorded as.
 fn mode(writes: &Writes) -> String {
     match writes {
@@ -105,14 +83,14 @@ fn mode(writes: &Writes) -> String {
     }
 }
 
-async fn serve_stdio(client: kube::Client, settings: Settings) -> Result<(), RunError> {
+async fn serve_stdio(ops: Ops, settings: Settings) -> Result<(), RunError> {
     eprintln!(
         "hecate-mcp {} serving {} over stdio ({})",
         env!("CARGO_PKG_VERSION"),
         settings.namespace,
         mode(&settings.writes)
     );
-    let server = HecateMcp::new(Ops::new(client), settings, None);
+    let server = HecateMcp::new(ops, settings, None);
     let running = match server.serve(rmcp::transport::stdio_pipes()).await {
         Ok(running) => running,
         // The client went away before saying anything: nothing to serve, nothing wrong.
@@ -131,6 +109,7 @@ async fn serve_stdio(client: kube::Client, settings: Settings) -> Result<(), Run
 
 async fn serve_http(
     client: kube::Client,
+    ops: Ops,
     settings: Settings,
     http: &Http,
     plan: &Plan,
@@ -149,7 +128,9 @@ async fn serve_http(
     let bound = listener
         .local_addr()
         .map_err(|e| RunError::Serve(e.to_string()))?;
-    let reviewer = http.kubernetes_auth.then(|| Reviewer::new(client.clone()));
+    let reviewer = http
+        .kubernetes_auth
+        .then(|| Reviewer::new(client.clone(), Vec::new()));
     let auth = if reviewer.is_some() {
         "callers authenticated by Kubernetes"
     } else {
@@ -161,7 +142,13 @@ async fn serve_http(
         settings.namespace,
         mode(&plan.writes)
     );
-    let server = HecateMcp::new(Ops::new(client), settings, reviewer.clone());
+    // A long-running server answers from a watch-backed cache, as hecate-api does:
+    // a tool call costs the API server nothing (until the cache has listed once,
+    // reads go to it directly). Over stdio a session is short, so it reads directly.
+    let (cache, driver) = Cache::start(client.clone());
+    tokio::spawn(driver);
+    let ops = ops.with_cache(cache);
+    let server = HecateMcp::new(ops, settings, reviewer.clone());
     let app = router(
         server,
         Guards {

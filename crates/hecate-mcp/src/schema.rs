@@ -166,38 +166,10 @@ pub struct AuditTrail {
     pub entries: Vec<AuditEntry>,
 }
 
-/// The answer of `promote`.
-#[derive(Serialize, Deserialize, JsonSchema, Debug)]
-pub struct Promoted {
-    /// The Passage opened; it records the crossing from now on.
-    pub passage: String,
-    /// The Gate being crossed.
-    pub gate: String,
-    /// The Bundle crossing it.
-    pub bundle: String,
-    /// Who the Passage records as having asked.
-    pub actor: String,
-    /// Where.
-    pub namespace: String,
-}
-
-/// The answer of `abort`.
-#[derive(Serialize, Deserialize, JsonSchema, Debug)]
-pub struct Aborted {
-    /// The Passage asked to stop.
-    pub passage: String,
-    /// Always true: the stop was requested.
-    pub aborted: bool,
-    /// Who the Passage records as having asked.
-    pub actor: String,
-    /// Where.
-    pub namespace: String,
-}
-
 /// A tool result a model should read and act on rather than retry blindly: what was
 /// not there, what the rules refused, what the caller may not do, or what could not
 /// be reached. Sent as `structuredContent` `{"error": …}` with `isError: true`.
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, PartialEq)]
+#[derive(Serialize, JsonSchema, Debug, Clone, PartialEq)]
 pub struct Problem {
     /// Which kind of answer this is.
     pub class: ProblemClass,
@@ -214,7 +186,7 @@ pub struct Problem {
     pub missing: Option<Missing>,
     /// For a caller without access: the permission they lack.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub permission: Option<Permission>,
+    pub permission: Option<Lacking>,
 }
 
 /// The class of a [`Problem`].
@@ -242,15 +214,13 @@ pub struct Missing {
     pub namespace: String,
 }
 
-/// A Kubernetes permission: a verb on a resource of `hecate.dev` in a namespace.
-#[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, PartialEq, Eq)]
-pub struct Permission {
-    /// The verb, e.g. `create`.
-    pub verb: String,
-    /// The API group, `hecate.dev`.
-    pub group: String,
-    /// The resource, e.g. `passages`.
-    pub resource: String,
+/// A permission a caller lacks, and where: ops' [`hecate_ops::Permission`] (verb,
+/// group, resource, subresource when there is one) and the namespace.
+#[derive(Serialize, JsonSchema, Debug, Clone, PartialEq, Eq)]
+pub struct Lacking {
+    /// The permission the operation needs.
+    #[serde(flatten)]
+    pub permission: hecate_ops::Permission,
     /// The namespace; empty means cluster-wide.
     pub namespace: String,
 }

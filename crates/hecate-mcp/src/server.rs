@@ -29,15 +29,17 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::args::{Writes, is_dns_label, is_dns_subdomain};
-use crate::auth::{Caller, Reviewer};
+use hecate_access::{Caller, Denied, ReviewError, Reviewer};
+use hecate_types::names::{is_dns_label, is_dns_subdomain};
+
+use crate::args::Writes;
 use crate::render;
 use crate::schema::{
-    AbortArgs, Aborted, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName,
-    InNamespace, Missing, NoArguments, PassageFilter, PassageList, PassageName, Permission,
-    Problem, ProblemClass, PromoteArgs, Promoted,
+    AbortArgs, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName, InNamespace,
+    Lacking, Missing, NoArguments, PassageFilter, PassageList, PassageName, Problem, ProblemClass,
+    PromoteArgs,
 };
-use crate::tools::{self, Access, ToolName};
+use crate::tools::{self, ToolName};
 
 /// The name the server gives in `serverInfo`.
 pub const SERVER_NAME: &str = "hecate";
@@ -238,22 +240,11 @@ impl Call<'_> {
         let (Some(reviewer), Some(caller)) = (&self.server.inner.reviewer, self.caller) else {
             return Ok(());
         };
-        let access = self.tool.access();
-        let decision = reviewer
-            .authorize(caller, access, namespace, self.tool.writes())
+        reviewer
+            .check(caller, self.tool.operation(), namespace)
             .await
-            .map_err(|e| Problem {
-                class: ProblemClass::Unavailable,
-                message: e.to_string(),
-                code: None,
-                action: None,
-                missing: None,
-                permission: None,
-            })?;
-        if decision.allowed {
-            return Ok(());
-        }
-        Err(forbidden(caller, access, namespace, &decision.reason))
+            .map_err(|e| unavailable(&e))?
+            .map_err(|denied| forbidden(&denied))
     }
 
     fn actor(&self) -> String {
@@ -416,22 +407,10 @@ impl Call<'_> {
         caller: &Caller,
     ) -> Answer<Vec<String>> {
         let candidates = self.ops().namespaces().await.map_err(|e| problem(&e))?;
-        let access = self.tool.access();
-        let checks = candidates.into_iter().map(|namespace| async move {
-            let decision = reviewer.authorize(caller, access, &namespace, false).await;
-            decision.map(|d| d.allowed.then_some(namespace))
-        });
-        let decisions = futures::future::try_join_all(checks)
+        reviewer
+            .visible_namespaces(caller, candidates)
             .await
-            .map_err(|e| Problem {
-                class: ProblemClass::Unavailable,
-                message: e.to_string(),
-                code: None,
-                action: None,
-                missing: None,
-                permission: None,
-            })?;
-        Ok(decisions.into_iter().flatten().collect())
+            .map_err(|e| unavailable(&e))
     }
 
     async fn promote(&self, args: PromoteArgs) -> Result<CallToolResult, ErrorData> {
@@ -440,19 +419,10 @@ impl Call<'_> {
         let bundle = name_argument("bundle", &args.bundle)?;
         let answer = async {
             self.authorize(&namespace).await?;
-            let actor = self.actor();
-            let passage = self
-                .ops()
-                .promote(&namespace, &gate, &bundle, &actor)
+            self.ops()
+                .promote(&namespace, &gate, &bundle, &self.actor())
                 .await
-                .map_err(|e| problem(&e))?;
-            Ok(Promoted {
-                passage: passage.metadata.name.unwrap_or_default(),
-                gate,
-                bundle,
-                actor,
-                namespace,
-            })
+                .map_err(|e| problem(&e))
         }
         .await;
         Ok(result(answer, render::promoted))
@@ -463,17 +433,10 @@ impl Call<'_> {
         let passage = name_argument("passage", &args.passage)?;
         let answer = async {
             self.authorize(&namespace).await?;
-            let actor = self.actor();
             self.ops()
-                .abort(&namespace, &passage, &actor)
+                .abort(&namespace, &passage, &self.actor())
                 .await
-                .map_err(|e| problem(&e))?;
-            Ok(Aborted {
-                passage,
-                aborted: true,
-                actor,
-                namespace,
-            })
+                .map_err(|e| problem(&e))
         }
         .await;
         Ok(result(answer, render::aborted))
@@ -557,31 +520,31 @@ fn problem(error: &OpsError) -> Problem {
     problem
 }
 
-/// The refusal for a caller the cluster does not allow: names who, which permission,
-/// and where.
-fn forbidden(caller: &Caller, access: Access, namespace: &str, reason: &str) -> Problem {
-    let mut message = format!(
-        "{} may not {} {}.{} in namespace {namespace}",
-        caller.username,
-        access.verb,
-        access.resource,
-        hecate_types::GROUP
-    );
-    if !reason.is_empty() {
-        message.push_str(&format!(" ({reason})"));
-    }
+/// The refusal for a caller the cluster does not allow: hecate-access' sentence
+/// (who, which permission, where), and the permission as data.
+fn forbidden(denied: &Denied) -> Problem {
     Problem {
         class: ProblemClass::Forbidden,
-        message,
+        message: denied.to_string(),
         code: None,
         action: None,
         missing: None,
-        permission: Some(Permission {
-            verb: access.verb.into(),
-            group: hecate_types::GROUP.into(),
-            resource: access.resource.into(),
-            namespace: namespace.into(),
+        permission: Some(Lacking {
+            permission: denied.permission,
+            namespace: denied.namespace.clone(),
         }),
+    }
+}
+
+/// The cluster could not be asked about the caller.
+fn unavailable(error: &ReviewError) -> Problem {
+    Problem {
+        class: ProblemClass::Unavailable,
+        message: error.to_string(),
+        code: None,
+        action: None,
+        missing: None,
+        permission: None,
     }
 }
 

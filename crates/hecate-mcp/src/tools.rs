@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use hecate_ops::{Evidence, Explanation, Overview};
+use hecate_ops::{Aborted, Evidence, Explanation, Operation, Overview, Promoted};
 use hecate_types::{Gate, Passage};
 use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
@@ -15,9 +15,8 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::schema::{
-    AbortArgs, Aborted, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName,
-    InNamespace, NoArguments, PassageFilter, PassageList, PassageName, PromoteArgs, Promoted,
-    consts_as_enums,
+    AbortArgs, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName, InNamespace,
+    NoArguments, PassageFilter, PassageList, PassageName, PromoteArgs, consts_as_enums,
 };
 
 /// Why there is no `approve` tool. Approval is the second pair of eyes; an agent that
@@ -53,15 +52,6 @@ pub enum ToolName {
     Promote,
     /// `abort`
     Abort,
-}
-
-/// A Kubernetes permission on a `hecate.dev` resource, as a SubjectAccessReview asks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Access {
-    /// The verb.
-    pub verb: &'static str,
-    /// The resource (plural).
-    pub resource: &'static str,
 }
 
 impl ToolName {
@@ -106,24 +96,27 @@ impl ToolName {
             .find(|tool| tool.as_str() == name)
     }
 
-    /// Whether it writes.
-    pub fn writes(self) -> bool {
-        Self::WRITE.contains(&self)
+    /// The operation it performs: what a caller must be allowed, in the namespace it
+    /// acts on (the same permission the HTTP API asks for the same read).
+    pub fn operation(self) -> Operation {
+        match self {
+            Self::ListGates => Operation::ListGates,
+            Self::GetGate => Operation::GetGate,
+            Self::WhyStuck => Operation::Explain,
+            Self::ListBundles => Operation::ListBundles,
+            Self::ListPassages => Operation::ListPassages,
+            Self::GetPassage => Operation::GetPassage,
+            Self::Audit => Operation::Audit,
+            Self::Evidence => Operation::Evidence,
+            Self::Overview => Operation::Overview,
+            Self::Promote => Operation::Promote,
+            Self::Abort => Operation::Abort,
+        }
     }
 
-    /// The permission a caller needs to use it, in the namespace it acts on.
-    pub fn access(self) -> Access {
-        let (verb, resource) = match self {
-            Self::ListGates | Self::Overview => ("list", "gates"),
-            Self::GetGate | Self::WhyStuck => ("get", "gates"),
-            Self::ListBundles => ("list", "bundles"),
-            Self::Evidence => ("get", "bundles"),
-            Self::ListPassages | Self::Audit => ("list", "passages"),
-            Self::GetPassage => ("get", "passages"),
-            Self::Promote => ("create", "passages"),
-            Self::Abort => ("update", "passages"),
-        };
-        Access { verb, resource }
+    /// Whether it writes.
+    pub fn writes(self) -> bool {
+        self.operation().writes()
     }
 
     fn title(self) -> &'static str {
@@ -304,6 +297,10 @@ mod tests {
         assert_eq!(ToolName::WRITE.len(), 2);
         assert!(ToolName::WRITE.iter().all(|t| t.writes()));
         assert!(ToolName::READ.iter().all(|t| !t.writes()));
+        assert_eq!(
+            ToolName::WRITE.map(|t| t.operation().permission().to_string()),
+            ["create passages", "update passages"]
+        );
         assert_eq!(offered(false).len(), 9);
         assert_eq!(offered(true).len(), 11);
     }

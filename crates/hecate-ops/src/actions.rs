@@ -12,6 +12,7 @@ use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use crate::error::{Action, Error, Kind, Result};
+use crate::model::{Aborted, Approved, Polled, Promoted};
 use crate::ops::Ops;
 use crate::rules;
 use crate::rules::refusal::{Refusal, RefusalCode};
@@ -19,27 +20,9 @@ use crate::rules::refusal::{Refusal, RefusalCode};
 /// How many times an approval re-reads and retries after losing a race.
 const APPROVAL_ATTEMPTS: u32 = 32;
 
-/// What [`Ops::approve`] found or did.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Approval {
-    /// The approval now on the Bundle for the Gate — the caller's, or the one that was
-    /// there already (approvals are per Gate, first one stands).
-    pub approval: BundleApproval,
-    /// Whether this call recorded it (false: it was there already).
-    pub recorded: bool,
-}
-
-/// What [`Ops::poll`] asked for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Poll {
-    /// The token written to `reconcile.fluxcd.io/requestedAt`; the Beacon echoes it in
-    /// `status.lastHandledReconcileAt` once it has looked.
-    pub token: String,
-}
-
 impl Ops {
-    /// Starts a crossing of `bundle` through `gate`, on behalf of `actor`, and returns
-    /// the Passage that records it.
+    /// Starts a crossing of `bundle` through `gate`, on behalf of `actor`, and says
+    /// which Passage records it.
     ///
     /// Judged exactly as an automatic crossing would be (eligibility, windows), plus
     /// what only a request needs: an actor, and one crossing per Gate at a time. A
@@ -55,7 +38,7 @@ impl Ops {
         gate: &str,
         bundle: &str,
         actor: &str,
-    ) -> Result<Passage> {
+    ) -> Result<Promoted> {
         let refused = |refusal| Error::refused(Action::Promote, refusal);
         // In the reference's order: who asks, the Gate, what the Gate alone decides,
         // then the Bundle and the rules.
@@ -65,12 +48,9 @@ impl Ops {
         let gate_name = gate.name_any();
         let (bundle, passages) = futures::try_join!(
             self.get::<Bundle>(Kind::Bundle, namespace, bundle),
-            self.list::<Passage>(Kind::Passage, Some(namespace))
+            self.passages_matching(namespace, Some(&gate_name), None)
         )?;
-        let passages: Vec<&Passage> = passages
-            .iter()
-            .filter(|p| p.spec.gate == gate_name)
-            .collect();
+        let passages: Vec<&Passage> = passages.iter().collect();
         rules::promotion::judge(&gate, &bundle, &passages, actor, self.now()).map_err(refused)?;
 
         let name = rules::promotion::next_passage_name(&gate_name, &passages);
@@ -80,7 +60,14 @@ impl Ops {
             .create(&PostParams::default(), &passage)
             .await
         {
-            Ok(created) => Ok(created),
+            Ok(created) => Ok(Promoted {
+                namespace: namespace.to_string(),
+                gate: created.spec.gate.clone(),
+                bundle: created.spec.bundle.clone(),
+                passage: created.name_any(),
+                actor: created.spec.actor.clone(),
+                created,
+            }),
             Err(kube::Error::Api(status)) if status.code == 409 => Err(Error::refused(
                 Action::Promote,
                 Refusal::new(
@@ -112,32 +99,22 @@ impl Ops {
         bundle: &str,
         gate: &str,
         actor: &str,
-    ) -> Result<Approval> {
-        let refuse =
-            |code, reason: String| Error::refused(Action::Approve, Refusal::new(code, reason));
-        if actor.is_empty() {
-            return Err(refuse(
-                RefusalCode::NoActor,
-                "no actor: an approval must record who gave it".into(),
-            ));
-        }
+    ) -> Result<Approved> {
+        let refused = |refusal| Error::refused(Action::Approve, refusal);
+        rules::actions::judge_actor(actor, "an approval").map_err(refused)?;
         let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
         let mut current: Bundle = self.get(Kind::Bundle, namespace, bundle).await?;
-        if gate.admission_for(&current.spec.beacon).is_none() {
-            return Err(refuse(
-                RefusalCode::NotAdmitted,
-                format!(
-                    "Gate {} does not admit Bundles from Beacon {}",
-                    gate.name_any(),
-                    current.spec.beacon
-                ),
-            ));
-        }
-        if let Some(existing) = current.approval_for(&gate.name_any()) {
-            return Ok(Approval {
-                approval: existing.clone(),
-                recorded: false,
-            });
+        rules::actions::judge_approval(&gate, &current).map_err(refused)?;
+        let gate_name = gate.name_any();
+        let approved = |approval: &BundleApproval, recorded| Approved {
+            namespace: namespace.to_string(),
+            bundle: bundle.to_string(),
+            gate: gate_name.clone(),
+            approved_by: approval.actor.clone(),
+            recorded,
+        };
+        if let Some(existing) = current.approval_for(&gate_name) {
+            return Ok(approved(existing, false));
         }
         self.record_approval_evidence(&gate, &current, actor)
             .await?;
@@ -146,15 +123,12 @@ impl Ops {
         for attempt in 0..APPROVAL_ATTEMPTS {
             if attempt > 0 {
                 current = self.get(Kind::Bundle, namespace, bundle).await?;
-                if let Some(existing) = current.approval_for(&gate.name_any()) {
-                    return Ok(Approval {
-                        approval: existing.clone(),
-                        recorded: false,
-                    });
+                if let Some(existing) = current.approval_for(&gate_name) {
+                    return Ok(approved(existing, false));
                 }
             }
             let approval = BundleApproval {
-                gate: gate.name_any(),
+                gate: gate_name.clone(),
                 actor: actor.into(),
                 at: Time(self.now()),
             };
@@ -168,12 +142,7 @@ impl Ops {
                 .replace_status(bundle, &PostParams::default(), &updated)
                 .await
             {
-                Ok(_) => {
-                    return Ok(Approval {
-                        approval,
-                        recorded: true,
-                    });
-                }
+                Ok(_) => return Ok(approved(&approval, true)),
                 Err(kube::Error::Api(status)) if status.code == 409 => {
                     // Someone else wrote the Bundle's status since we read it. Back off a
                     // little (spread by attempt) and read again.
@@ -203,35 +172,25 @@ impl Ops {
     /// reference forgets the actor). A merge patch without a resourceVersion, so it
     /// cannot conflict with the controller's status writes. Aborting an aborted
     /// Passage again changes nothing.
-    pub async fn abort(&self, namespace: &str, passage: &str, actor: &str) -> Result<Passage> {
-        let refuse =
-            |code, reason: String| Error::refused(Action::Abort, Refusal::new(code, reason));
-        if actor.is_empty() {
-            return Err(refuse(
-                RefusalCode::NoActor,
-                "no actor: an abort must record who asked for it".into(),
-            ));
-        }
+    pub async fn abort(&self, namespace: &str, passage: &str, actor: &str) -> Result<Aborted> {
+        let refused = |refusal| Error::refused(Action::Abort, refusal);
+        rules::actions::judge_actor(actor, "an abort").map_err(refused)?;
         let current: Passage = self.get(Kind::Passage, namespace, passage).await?;
-        let phase = current.phase();
-        if phase.is_terminal() {
-            return Err(refuse(
-                RefusalCode::AlreadyFinished,
-                format!("Passage {passage} already finished ({})", phase.as_str()),
-            ));
-        }
+        rules::actions::judge_abort(&current).map_err(refused)?;
         if current.spec.abort {
-            return Ok(current);
+            return Ok(aborted(namespace, &current));
         }
         let at = self.now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
         let patch = json!({
             "metadata": {"annotations": {wellknown::ANNOTATION_ABORTED_BY: actor, wellknown::ANNOTATION_ABORTED_AT: at}},
             "spec": {"abort": true},
         });
-        self.api::<Passage>(namespace)
+        let patched: Passage = self
+            .api::<Passage>(namespace)
             .patch(passage, &PatchParams::default(), &Patch::Merge(&patch))
             .await
-            .map_err(Error::kubernetes("aborting Passage"))
+            .map_err(Error::kubernetes("aborting Passage"))?;
+        Ok(aborted(namespace, &patched))
     }
 
     /// Asks a Beacon to look at its sources now rather than at its next interval, the
@@ -239,25 +198,36 @@ impl Ops {
     /// (Unix nanoseconds, so two polls in one second differ). Other annotations are
     /// kept. A suspended Beacon would acknowledge and look at nothing, so that is
     /// refused.
-    pub async fn poll(&self, namespace: &str, beacon: &str) -> Result<Poll> {
+    pub async fn poll(&self, namespace: &str, beacon: &str) -> Result<Polled> {
         let current: Beacon = self.get(Kind::Beacon, namespace, beacon).await?;
-        if current.spec.suspend {
-            return Err(Error::refused(
-                Action::Poll,
-                Refusal::new(
-                    RefusalCode::Suspended,
-                    format!(
-                        "Beacon {beacon} is suspended, so it would acknowledge this and look at nothing"
-                    ),
-                ),
-            ));
-        }
+        rules::actions::judge_poll(&current).map_err(|r| Error::refused(Action::Poll, r))?;
         let token = self.now().as_nanosecond().to_string();
         let patch = json!({"metadata": {"annotations": {wellknown::ANNOTATION_RECONCILE_REQUESTED_AT: token}}});
         self.api::<Beacon>(namespace)
             .patch(beacon, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(Error::kubernetes(format!("asking Beacon {beacon} to poll")))?;
-        Ok(Poll { token })
+        Ok(Polled {
+            namespace: namespace.to_string(),
+            beacon: beacon.to_string(),
+            requested_at: token,
+        })
+    }
+}
+
+/// An abort's answer from the Passage as stored: who aborted it is whoever the record
+/// says, so asking again reports the first abort's actor, not the caller's.
+fn aborted(namespace: &str, passage: &Passage) -> Aborted {
+    Aborted {
+        namespace: namespace.to_string(),
+        passage: passage.name_any(),
+        gate: passage.spec.gate.clone(),
+        bundle: passage.spec.bundle.clone(),
+        aborted: true,
+        aborted_by: passage
+            .annotations()
+            .get(wellknown::ANNOTATION_ABORTED_BY)
+            .filter(|actor| !actor.is_empty())
+            .cloned(),
     }
 }

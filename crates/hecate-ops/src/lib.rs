@@ -17,7 +17,11 @@
 //! - [`model`] holds the answers' shapes ([`Explanation`], [`Overview`], …): serde and
 //!   JSON Schema types every surface serialises unchanged.
 //! - The actions — [`Ops::promote`], [`Ops::approve`], [`Ops::abort`], [`Ops::poll`] —
-//!   are judged by the same rules and are safe when many callers act at once.
+//!   are judged by the same rules and are safe when many callers act at once; each
+//!   answers one model type ([`Promoted`], [`Approved`], [`Aborted`], [`Polled`]).
+//! - [`operation`] names every read and action a surface performs and the Kubernetes
+//!   permission each needs ([`Operation::permission`]): the one catalogue the surfaces
+//!   authorise and word refusals by.
 //! - [`Error`] tells apart a missing object ([`Error::NotFound`]), a rule saying no
 //!   ([`Error::Refused`], with a stable [`RefusalCode`]) and a failure to reach
 //!   Kubernetes or Fides.
@@ -29,20 +33,21 @@ mod cache;
 mod error;
 mod evidence;
 pub mod model;
+pub mod operation;
 mod ops;
 pub mod rules;
 mod watch;
 
-pub use actions::{Approval, Poll};
 pub use cache::Cache;
 pub use error::{Action, Error, Kind, Result};
 /// The Fides client a caller builds for [`Ops::verify_bundle`] and [`Ops::verify_trail`]
 /// (only what the surfaces need of hecate-fides, not the whole crate).
 pub use hecate_fides::{Client as FidesClient, Config as FidesConfig};
 pub use model::{
-    AuditEntry, AuditKind, Blocker, BlockerKind, ChainState, Evidence, Explanation, Overview,
-    Remedy, State, VerifyReport, Waiting,
+    Aborted, Approved, AuditEntry, AuditKind, Blocker, BlockerKind, ChainState, Evidence,
+    Explanation, Overview, Polled, Promoted, Remedy, State, VerifyReport, Waiting,
 };
+pub use operation::{Operation, Permission};
 pub use ops::{Clock, Ops, Scope};
 pub use rules::refusal::RefusalCode;
 pub use watch::Change;

@@ -539,3 +539,73 @@ pub enum ChainState {
     /// The chain is broken: entries were changed, removed or reordered.
     Broken,
 }
+
+/// What a promotion started: the answer of `promote` on every surface.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct Promoted {
+    /// Where.
+    pub namespace: String,
+    /// The Gate being crossed.
+    pub gate: String,
+    /// The Bundle crossing it.
+    pub bundle: String,
+    /// The Passage opened; it records the crossing from now on.
+    pub passage: String,
+    /// Who the Passage records as having asked.
+    pub actor: String,
+    /// The Passage as created. Not part of this answer's JSON: the HTTP API answers a
+    /// promotion with the created object, as a REST create does (`docs/DECISIONS.md`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub created: hecate_types::Passage,
+}
+
+/// What an approval recorded, or found recorded: the answer of `approve`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Approved {
+    /// Where.
+    pub namespace: String,
+    /// The Bundle approved.
+    pub bundle: String,
+    /// The one Gate it is approved for.
+    pub gate: String,
+    /// Who approved: the caller, or whoever approved first (the first approval stands).
+    pub approved_by: String,
+    /// Whether this request recorded it (false: it was there already).
+    pub recorded: bool,
+}
+
+/// What an abort asked for: the answer of `abort`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Aborted {
+    /// Where.
+    pub namespace: String,
+    /// The Passage asked to stop.
+    pub passage: String,
+    /// The Gate it was crossing.
+    pub gate: String,
+    /// The Bundle it was moving.
+    pub bundle: String,
+    /// Always true: the stop was requested (now or before).
+    pub aborted: bool,
+    /// Who asked it to stop, as the Passage records it (`hecate.dev/aborted-by`):
+    /// for a Passage aborted before, whoever did that first. Absent when the record
+    /// does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted_by: Option<String>,
+}
+
+/// What a poll asked for: the answer of `poll`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Polled {
+    /// Where.
+    pub namespace: String,
+    /// The Beacon asked to look.
+    pub beacon: String,
+    /// The token written to `reconcile.fluxcd.io/requestedAt`; the Beacon echoes it in
+    /// `status.lastHandledReconcileAt` once it has looked.
+    pub requested_at: String,
+}

@@ -61,15 +61,14 @@ fn not_found(kind: Kind, namespace: &str, name: &str) -> Error {
 }
 
 impl Ops {
-    /// Ops over `client`, with the wall clock. The default Fides server (for Gates
-    /// whose `evidence.serverURL` is empty) comes from `FIDES_SERVER_URL`: the same
-    /// variable the controller reads, so every surface finds the same Fides.
+    /// Ops over `client`, with the wall clock and no default Fides server (see
+    /// [`Ops::with_fides_server`]). Ops reads no environment: its binaries do, at
+    /// their edge.
     pub fn new(client: kube::Client) -> Self {
-        let fides_server = std::env::var("FIDES_SERVER_URL").unwrap_or_default();
         Self {
             client,
             clock: Arc::new(Timestamp::now),
-            fides_server,
+            fides_server: String::new(),
             cache: None,
             passage_selectors: Arc::new(AtomicU8::new(SELECTORS_UNKNOWN)),
         }
@@ -84,7 +83,10 @@ impl Ops {
         self
     }
 
-    /// The same Ops with another default Fides server.
+    /// The same Ops with a default Fides server, for Gates whose `evidence.serverURL`
+    /// is empty. Every binary takes it as `--fides-server`, defaulting to
+    /// `FIDES_SERVER_URL` — the variable the controller reads, so every surface finds
+    /// the same Fides.
     #[must_use]
     pub fn with_fides_server(mut self, server: impl Into<String>) -> Self {
         self.fides_server = server.into();

@@ -16,8 +16,9 @@
 //!
 //! Besides the kinds this crate holds the small pure rules that belong to the data
 //! itself: the Bundle content address ([`digest`]), [`Health::merge`], phase
-//! terminality ([`PassagePhase::is_terminal`], [`StepPhase::is_terminal`]) and the
-//! well-known label, annotation and condition names ([`wellknown`]).
+//! terminality ([`PassagePhase::is_terminal`], [`StepPhase::is_terminal`]), Kubernetes'
+//! name rules ([`names`]) and the well-known label, annotation and condition names
+//! ([`wellknown`]).
 
 mod beacon;
 mod bundle;
@@ -27,6 +28,7 @@ pub mod digest;
 pub mod duration;
 mod gate;
 mod health;
+pub mod names;
 mod passage;
 #[cfg(test)]
 mod roundtrip;

@@ -2,7 +2,8 @@
 //! is snapshot-tested exactly.
 
 use hecate_ops::{
-    AuditEntry, AuditKind, ChainState, Evidence, Explanation, Overview, State, VerifyReport,
+    Aborted, Approved, AuditEntry, AuditKind, ChainState, Evidence, Explanation, Overview, Polled,
+    Promoted, State, VerifyReport,
 };
 use hecate_types::{
     ArtifactRef, Beacon, Bundle, ConditionStatus, Gate, Health, Passage, PassagePhase, Time,
@@ -14,65 +15,54 @@ use serde::Serialize;
 
 use crate::output::{Cell, Colour, Style, Table};
 
-/// What a write command did, for scripts: the same object in every format.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq, Default)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ActionResult {
+/// What a write command did, for scripts: ops' answer under the action's name, the
+/// same object in every format (`{"action": "promote", …Promoted}`).
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub(crate) struct Written<'a, T> {
     /// `promote`, `approve`, `abort` or `poll`.
-    pub(crate) action: String,
-    /// Where.
-    pub(crate) namespace: String,
-    /// The Gate.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub(crate) gate: String,
-    /// The Bundle.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub(crate) bundle: String,
-    /// The Passage.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub(crate) passage: String,
-    /// Who, as the cluster identified them.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub(crate) actor: String,
-    /// The Beacon (poll).
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub(crate) beacon: String,
-    /// The poll token the Beacon will echo (poll).
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub(crate) token: String,
-    /// Whether this call recorded the approval, or found one already there (approve).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) recorded: Option<bool>,
+    pub(crate) action: &'static str,
+    /// What ops answered.
+    #[serde(flatten)]
+    pub(crate) answer: &'a T,
 }
 
-/// The one line a write command prints.
-pub(crate) fn action_line(result: &ActionResult) -> String {
-    let line = match result.action.as_str() {
-        "promote" => format!(
-            "crossing {} through {} as {}",
-            result.bundle, result.gate, result.passage
-        ),
-        "approve" if result.recorded == Some(false) => {
-            format!(
-                "{} was already approved for {} by {}",
-                result.bundle, result.gate, result.actor
-            )
-        }
-        "approve" => format!(
-            "{} approved for {} by {}",
-            result.bundle, result.gate, result.actor
-        ),
-        "abort" => format!(
-            "asked {} to stop; the controller marks its remaining steps aborted",
-            result.passage
-        ),
-        "poll" => format!(
-            "asked Beacon {} to look now (token {})",
-            result.beacon, result.token
-        ),
-        other => other.to_string(),
-    };
-    line + "\n"
+/// `promote`'s line.
+pub(crate) fn promoted(promoted: &Promoted) -> String {
+    format!(
+        "crossing {} through {} as {}\n",
+        promoted.bundle, promoted.gate, promoted.passage
+    )
+}
+
+/// `approve`'s line: recorded now, or found already there.
+pub(crate) fn approved(approved: &Approved) -> String {
+    if approved.recorded {
+        format!(
+            "{} approved for {} by {}\n",
+            approved.bundle, approved.gate, approved.approved_by
+        )
+    } else {
+        format!(
+            "{} was already approved for {} by {}\n",
+            approved.bundle, approved.gate, approved.approved_by
+        )
+    }
+}
+
+/// `abort`'s line.
+pub(crate) fn aborted(aborted: &Aborted) -> String {
+    format!(
+        "asked {} to stop; the controller marks its remaining steps aborted\n",
+        aborted.passage
+    )
+}
+
+/// `poll`'s line.
+pub(crate) fn polled(polled: &Polled) -> String {
+    format!(
+        "asked Beacon {} to look now (token {})\n",
+        polled.beacon, polled.requested_at
+    )
 }
 
 fn state_colour(state: State) -> Option<Colour> {

@@ -379,40 +379,61 @@ fn audit_table() {
 
 #[test]
 fn action_lines() {
-    let promote = ActionResult {
-        action: "promote".into(),
+    let promote = Promoted {
         namespace: "acme".into(),
         gate: "staging".into(),
         bundle: "b1".into(),
         passage: "staging-3".into(),
         actor: "bob".into(),
-        ..ActionResult::default()
+        created: hecate_types::Passage::default(),
     };
     assert_eq!(
-        action_line(&promote),
+        promoted(&promote),
         "crossing b1 through staging as staging-3\n"
     );
-    insta::assert_json_snapshot!("promote-json", promote);
-    let approve = ActionResult {
-        action: "approve".into(),
+    insta::assert_json_snapshot!(
+        "promote-json",
+        Written {
+            action: "promote",
+            answer: &promote
+        }
+    );
+    let approve = Approved {
         namespace: "acme".into(),
         gate: "production".into(),
         bundle: "b1".into(),
-        actor: "carol".into(),
-        recorded: Some(true),
-        ..ActionResult::default()
+        approved_by: "carol".into(),
+        recorded: true,
     };
-    assert_eq!(
-        action_line(&approve),
-        "b1 approved for production by carol\n"
-    );
-    let again = ActionResult {
-        recorded: Some(false),
+    assert_eq!(approved(&approve), "b1 approved for production by carol\n");
+    let again = Approved {
+        recorded: false,
         ..approve
     };
     assert_eq!(
-        action_line(&again),
+        approved(&again),
         "b1 was already approved for production by carol\n"
+    );
+    let abort = Aborted {
+        namespace: "acme".into(),
+        passage: "staging-3".into(),
+        gate: "staging".into(),
+        bundle: "b1".into(),
+        aborted: true,
+        aborted_by: Some("bob".into()),
+    };
+    assert_eq!(
+        aborted(&abort),
+        "asked staging-3 to stop; the controller marks its remaining steps aborted\n"
+    );
+    let poll = Polled {
+        namespace: "acme".into(),
+        beacon: "app".into(),
+        requested_at: "1754913600000000000".into(),
+    };
+    assert_eq!(
+        polled(&poll),
+        "asked Beacon app to look now (token 1754913600000000000)\n"
     );
 }
 

@@ -40,7 +40,7 @@ async fn segregation_of_duties_end_to_end() {
         .await;
     let result: serde_json::Value = serde_json::from_str(&again.stdout).unwrap();
     assert_eq!(
-        (result["actor"].as_str(), result["recorded"].as_bool()),
+        (result["approvedBy"].as_str(), result["recorded"].as_bool()),
         (Some("carol"), Some(false))
     );
 
@@ -183,7 +183,7 @@ async fn poll_and_wait() {
         .await;
     assert_eq!(run.code, 0, "{run:?}");
     let result: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let token = result["token"].as_str().unwrap().to_string();
+    let token = result["requestedAt"].as_str().unwrap().to_string();
     let stored: Beacon = env.api::<Beacon>().get("app").await.unwrap();
     assert_eq!(
         stored.metadata.annotations.unwrap()["reconcile.fluxcd.io/requestedAt"],
@@ -219,7 +219,7 @@ async fn poll_and_wait() {
             let token =
                 beacon.metadata.annotations.as_ref().unwrap()["reconcile.fluxcd.io/requestedAt"]
                     .clone();
-            if token != result["token"].as_str().unwrap() {
+            if token != result["requestedAt"].as_str().unwrap() {
                 beacon.status = Some(hecate_types::BeaconStatus {
                     last_handled_reconcile_at: token,
                     latest_bundle: "app-123".into(),

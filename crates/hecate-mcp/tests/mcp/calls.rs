@@ -217,7 +217,7 @@ async fn promote_then_abort() {
     let aborted = result(&client, "abort", json!({"passage": name})).await;
     let value = structured(&aborted);
     assert_eq!(value["aborted"], true);
-    assert_eq!(value["actor"], "mcp:olaf@example.com");
+    assert_eq!(value["abortedBy"], "mcp:olaf@example.com");
     assert!(text(&aborted).contains(&name));
     let passage: Passage = env.api().get(&name).await.unwrap();
     assert!(passage.spec.abort);

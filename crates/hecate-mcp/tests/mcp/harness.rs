@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
+use hecate_access::Reviewer;
 use hecate_mcp::args::Writes;
-use hecate_mcp::auth::Reviewer;
 use hecate_mcp::http::{Guards, router};
 use hecate_mcp::{HecateMcp, Settings};
 use hecate_ops::Ops;
@@ -201,7 +201,7 @@ pub(crate) async fn pipeline(env: &TestEnv) {
 /// own identity `hecate-api`, every caller reviewed. Its base URL.
 pub(crate) async fn authenticated_http(env: &TestEnv, writes: bool) -> String {
     let client = env.client(Identity::HecateApi).await;
-    let reviewer = Reviewer::new(client.clone());
+    let reviewer = Reviewer::new(client.clone(), Vec::new());
     let settings = Settings {
         namespace: env.namespace.clone(),
         writes: if writes {

@@ -184,7 +184,7 @@ async fn malformed_messages_get_json_rpc_errors() {
 async fn a_foreign_origin_is_refused_before_anything_else() {
     let env = TestEnv::new().await;
     grant_deployed_roles(&env).await;
-    let reviewer = hecate_mcp::auth::Reviewer::new(env.client(Identity::HecateApi).await);
+    let reviewer = hecate_access::Reviewer::new(env.client(Identity::HecateApi).await, Vec::new());
     let server = hecate_mcp::HecateMcp::new(
         hecate_ops::Ops::new(env.client(Identity::HecateApi).await),
         settings(&env, None),

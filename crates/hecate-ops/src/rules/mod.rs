@@ -4,6 +4,7 @@
 //! rule is tested with plain data in milliseconds. [`crate::Ops`] fetches the
 //! snapshots and calls these.
 
+pub mod actions;
 pub mod audit;
 pub mod eligibility;
 pub mod explain;

@@ -34,10 +34,27 @@ async fn ac093_promote_opens_a_passage() {
     gate(&env, "staging", gate_spec(&[], false)).await;
     bundles_in_order(&env, &["b1"]).await;
     let ops = Ops::new(env.admin.clone());
-    let p = ops
+    let promoted = ops
         .promote(&env.namespace, "staging", "b1", "olaf@example.com")
         .await
         .unwrap();
+    assert_eq!(
+        (
+            promoted.namespace.as_str(),
+            promoted.gate.as_str(),
+            promoted.bundle.as_str(),
+            promoted.passage.as_str(),
+            promoted.actor.as_str()
+        ),
+        (
+            env.namespace.as_str(),
+            "staging",
+            "b1",
+            "staging-1",
+            "olaf@example.com"
+        )
+    );
+    let p = promoted.created;
     assert_eq!(
         (
             p.spec.gate.as_str(),
@@ -259,8 +276,15 @@ async fn ac102_ac107_approval_is_per_gate_and_idempotent() {
     let by_someone_else = ops.approve(ns, "b1", "staging", "carol").await.unwrap();
     assert!(!by_someone_else.recorded);
     assert_eq!(
-        by_someone_else.approval.actor, "olaf@acme.example",
+        by_someone_else.approved_by, "olaf@acme.example",
         "the first approval stands"
+    );
+    assert_eq!(
+        (
+            by_someone_else.bundle.as_str(),
+            by_someone_else.gate.as_str()
+        ),
+        ("b1", "staging")
     );
     assert_eq!(
         ops.bundle(ns, "b1")
@@ -320,7 +344,8 @@ async fn ac104_approval_unblocks_a_promotion_by_someone_else() {
     assert_eq!(passage_count(&env).await, 0);
     // …someone else can.
     let p = ops.promote(ns, "production", "b1", "bob").await.unwrap();
-    assert_eq!(p.spec.actor, "bob");
+    assert_eq!(p.actor, "bob");
+    assert_eq!(p.created.spec.actor, "bob");
 }
 
 #[tokio::test]
@@ -331,7 +356,19 @@ async fn ac105_ac106_abort() {
     passage(&env, "staging-b0", "staging", "b0", PassagePhase::Succeeded).await;
     let ops = Ops::new(env.admin.clone()).with_clock(|| "2026-08-11T12:00:00Z".parse().unwrap());
 
-    let aborted = ops.abort(ns, "staging-b1", "olaf").await.unwrap();
+    let answer = ops.abort(ns, "staging-b1", "olaf").await.unwrap();
+    assert_eq!(
+        answer,
+        hecate_ops::Aborted {
+            namespace: ns.clone(),
+            passage: "staging-b1".into(),
+            gate: "staging".into(),
+            bundle: "b1".into(),
+            aborted: true,
+            aborted_by: Some("olaf".into()),
+        }
+    );
+    let aborted = ops.passage(ns, "staging-b1").await.unwrap();
     assert!(aborted.spec.abort);
     assert_eq!(
         aborted.phase(),
@@ -352,8 +389,11 @@ async fn ac105_ac106_abort() {
             .map(String::as_str),
         Some("2026-08-11T12:00:00Z")
     );
-    // Again: nothing changes, the first aborter stays on record.
-    let again = ops.abort(ns, "staging-b1", "carol").await.unwrap();
+    // Again: nothing changes, the first aborter stays on record — and is the one
+    // reported, not the caller.
+    let repeated = ops.abort(ns, "staging-b1", "carol").await.unwrap();
+    assert_eq!(repeated.aborted_by.as_deref(), Some("olaf"));
+    let again = ops.passage(ns, "staging-b1").await.unwrap();
     assert_eq!(
         again
             .annotations()
@@ -404,7 +444,11 @@ async fn ac112_ac113_ac116_poll() {
     let stored = ops.beacon(ns, "app").await.unwrap();
     assert_eq!(
         stored.annotations().get("reconcile.fluxcd.io/requestedAt"),
-        Some(&first.token)
+        Some(&first.requested_at)
+    );
+    assert_eq!(
+        (first.namespace.as_str(), first.beacon.as_str()),
+        (ns.as_str(), "app")
     );
     assert_eq!(
         stored
@@ -414,11 +458,11 @@ async fn ac112_ac113_ac116_poll() {
         Some("platform")
     );
     let second = ops.poll(ns, "app").await.unwrap();
-    assert_ne!(first.token, second.token);
+    assert_ne!(first.requested_at, second.requested_at);
     assert!(
-        first.token.parse::<i128>().is_ok(),
+        first.requested_at.parse::<i128>().is_ok(),
         "Unix nanoseconds: {}",
-        first.token
+        first.requested_at
     );
 }
 
@@ -469,7 +513,7 @@ async fn audit_reads_history_passages_approvals_and_aborts() {
     let ops = Ops::new(env.admin.clone());
     ops.approve(ns, "b1", "staging", "carol").await.unwrap();
     let promoted = ops.promote(ns, "staging", "b1", "bob").await.unwrap();
-    ops.abort(ns, &promoted.name_any(), "alice").await.unwrap();
+    ops.abort(ns, &promoted.passage, "alice").await.unwrap();
 
     let entries = ops.audit(ns).await.unwrap();
     let kinds: Vec<(String, String)> = entries

@@ -163,7 +163,7 @@ async fn the_cache_follows_changes() {
     // A promotion judges what the API server holds, and the cache then sees its Passage.
     let created = cached.promote(ns, "dev", "b1", "alice").await.unwrap();
     eventually("a new Passage", || async {
-        cached.passage(ns, &created.name_any()).await.is_ok()
+        cached.passage(ns, &created.passage).await.is_ok()
     })
     .await;
 

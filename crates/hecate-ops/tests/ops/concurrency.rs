@@ -127,11 +127,10 @@ async fn ten_approvals_of_one_gate_leave_one_and_all_succeed() {
             .iter()
             .find(|a| a.recorded)
             .unwrap()
-            .approval
-            .actor
+            .approved_by
             .clone();
         assert!(
-            results.iter().all(|a| a.approval.actor == winner),
+            results.iter().all(|a| a.approved_by == winner),
             "everyone is told the same approver"
         );
         let bundle = ops.bundle(&ns, "b1").await.unwrap();
