@@ -189,6 +189,20 @@ pub struct Problem {
     pub permission: Option<Lacking>,
 }
 
+impl Problem {
+    /// A problem of `class`, in one sentence, with nothing more to say.
+    pub fn new(class: ProblemClass, message: String) -> Self {
+        Self {
+            class,
+            message,
+            code: None,
+            action: None,
+            missing: None,
+            permission: None,
+        }
+    }
+}
+
 /// The class of a [`Problem`].
 #[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProblemClass {

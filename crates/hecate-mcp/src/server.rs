@@ -483,14 +483,7 @@ pub fn problem_result(problem: &Problem) -> CallToolResult {
 
 /// What an ops failure means to a model.
 fn problem(error: &OpsError) -> Problem {
-    let mut problem = Problem {
-        class: ProblemClass::Unavailable,
-        message: error.to_string(),
-        code: None,
-        action: None,
-        missing: None,
-        permission: None,
-    };
+    let mut problem = Problem::new(ProblemClass::Unavailable, error.to_string());
     match error {
         OpsError::NotFound {
             kind,
@@ -524,28 +517,17 @@ fn problem(error: &OpsError) -> Problem {
 /// (who, which permission, where), and the permission as data.
 fn forbidden(denied: &Denied) -> Problem {
     Problem {
-        class: ProblemClass::Forbidden,
-        message: denied.to_string(),
-        code: None,
-        action: None,
-        missing: None,
         permission: Some(Lacking {
             permission: denied.permission,
             namespace: denied.namespace.clone(),
         }),
+        ..Problem::new(ProblemClass::Forbidden, denied.to_string())
     }
 }
 
 /// The cluster could not be asked about the caller.
 fn unavailable(error: &ReviewError) -> Problem {
-    Problem {
-        class: ProblemClass::Unavailable,
-        message: error.to_string(),
-        code: None,
-        action: None,
-        missing: None,
-        permission: None,
-    }
+    Problem::new(ProblemClass::Unavailable, error.to_string())
 }
 
 /// The caller the HTTP layer authenticated, from the request's HTTP parts.

@@ -67,6 +67,10 @@ async fn mcp(base: &str, token: &str, body: &Value) -> (u16, Value) {
         .send()
         .await
         .unwrap();
+    status_and_json(response).await
+}
+
+async fn status_and_json(response: reqwest::Response) -> (u16, Value) {
     let status = response.status().as_u16();
     let text = response.text().await.unwrap();
     (
@@ -86,12 +90,7 @@ async fn api_get(base: &str, path: &str, token: &str) -> (u16, Value) {
         .send()
         .await
         .unwrap();
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}")),
-    )
+    status_and_json(response).await
 }
 
 /// The same caller, the same reads, through both surfaces: allowed by both where RBAC
