@@ -175,9 +175,7 @@ impl Ops {
         gate: Option<&str>,
         bundle: Option<&str>,
     ) -> Result<Vec<Passage>> {
-        let keep = |p: &Passage| {
-            gate.is_none_or(|g| p.spec.gate == g) && bundle.is_none_or(|b| p.spec.bundle == b)
-        };
+        let keep = |p: &Passage| crosses(p, gate, bundle);
         let selector: Vec<String> = [("spec.gate", gate), ("spec.bundle", bundle)]
             .into_iter()
             .filter_map(|(field, value)| Some(format!("{field}={}", value?)))
@@ -286,9 +284,7 @@ impl Ops {
         gate: Option<&str>,
         bundle: Option<&str>,
     ) -> Result<Vec<Passage>> {
-        let keep = |p: &Passage| {
-            gate.is_none_or(|g| p.spec.gate == g) && bundle.is_none_or(|b| p.spec.bundle == b)
-        };
+        let keep = |p: &Passage| crosses(p, gate, bundle);
         if let Some(cache) = self.cache() {
             return Ok(cache
                 .snapshot(namespace)
@@ -474,6 +470,11 @@ impl Ops {
     pub async fn audit(&self, namespace: &str) -> Result<Vec<crate::model::AuditEntry>> {
         Ok(rules::audit::audit(&*self.snapshot(namespace).await?))
     }
+}
+
+/// Whether `passage` crosses `gate` with `bundle`, each when given.
+fn crosses(passage: &Passage, gate: Option<&str>, bundle: Option<&str>) -> bool {
+    gate.is_none_or(|g| passage.spec.gate == g) && bundle.is_none_or(|b| passage.spec.bundle == b)
 }
 
 /// `object` without `metadata.managedFields`: server-side bookkeeping no reader of
