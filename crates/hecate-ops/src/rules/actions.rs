@@ -1,13 +1,14 @@
 //! When approve, abort and poll are refused: pure judgements over what
 //! [`crate::Ops`] fetched, each rule written once. (Promote's own judgements live in
-//! [`super::promotion`].)
+//! [`super::promotion`], which shares the actor and admission rules from here.)
 
 use hecate_types::{Beacon, Bundle, Gate, Passage};
 use kube::ResourceExt as _;
 
 use super::refusal::{Refusal, RefusalCode};
 
-/// An approval or an abort records who gave it: refused without an actor.
+/// Every write records who asked for it (`what`: "a crossing", "an approval", …):
+/// refused without an actor.
 pub fn judge_actor(actor: &str, what: &str) -> Result<(), Refusal> {
     if actor.is_empty() {
         return Err(Refusal::new(
@@ -22,16 +23,21 @@ pub fn judge_actor(actor: &str, what: &str) -> Result<(), Refusal> {
 /// its Beacon (an approval that could never be used is a mistake worth naming).
 pub fn judge_approval(gate: &Gate, bundle: &Bundle) -> Result<(), Refusal> {
     if gate.admission_for(&bundle.spec.beacon).is_none() {
-        return Err(Refusal::new(
-            RefusalCode::NotAdmitted,
-            format!(
-                "Gate {} does not admit Bundles from Beacon {}",
-                gate.name_any(),
-                bundle.spec.beacon
-            ),
-        ));
+        return Err(not_admitted(gate, bundle));
     }
     Ok(())
+}
+
+/// `gate` admits no Bundles of `bundle`'s Beacon: the refusal approve and promote give.
+pub(crate) fn not_admitted(gate: &Gate, bundle: &Bundle) -> Refusal {
+    Refusal::new(
+        RefusalCode::NotAdmitted,
+        format!(
+            "Gate {} does not admit Bundles from Beacon {}",
+            gate.name_any(),
+            bundle.spec.beacon
+        ),
+    )
 }
 
 /// Whether `passage` may be asked to stop: not once it has finished.

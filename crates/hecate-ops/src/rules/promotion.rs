@@ -13,10 +13,10 @@ use jiff::Timestamp;
 use kube::ResourceExt as _;
 use kube::api::ObjectMeta;
 
-use super::eligibility;
 use super::gate::{self, Obstacle};
 use super::refusal::{Refusal, RefusalCode};
 use super::window;
+use super::{actions, eligibility};
 
 /// Whether `actor` may start a crossing of `bundle` through `gate` at `now`, given
 /// the Gate's Passages (any order). The checks run in the reference's order, so the
@@ -28,18 +28,11 @@ pub fn judge(
     actor: &str,
     now: Timestamp,
 ) -> Result<(), Refusal> {
-    let name = gate.name_any();
-    judge_actor(actor)?;
+    actions::judge_actor(actor, "a crossing")?;
     judge_gate(gate)?;
     let candidates = eligibility::evaluate(gate, std::iter::once(bundle), Some(actor));
     let Some(candidate) = candidates.first() else {
-        return Err(Refusal::new(
-            RefusalCode::NotAdmitted,
-            format!(
-                "Gate {name} does not admit Bundles from Beacon {}",
-                bundle.spec.beacon
-            ),
-        ));
+        return Err(actions::not_admitted(gate, bundle));
     };
     if let Some(why) = &candidate.blocked {
         return Err(Refusal::new(why.code.into(), why.reason.clone()));
@@ -59,17 +52,6 @@ pub fn judge(
         return Err(Refusal::new(
             RefusalCode::WindowClosed,
             windows.reason_with_until(),
-        ));
-    }
-    Ok(())
-}
-
-/// A crossing must record who asked for it.
-pub fn judge_actor(actor: &str) -> Result<(), Refusal> {
-    if actor.is_empty() {
-        return Err(Refusal::new(
-            RefusalCode::NoActor,
-            "no actor: a crossing must record who asked for it",
         ));
     }
     Ok(())
