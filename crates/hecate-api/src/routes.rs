@@ -667,11 +667,11 @@ async fn promote(
     }
     check_name(&request.bundle)?;
     // A REST create answers the created object (docs/DECISIONS.md).
-    let promoted = state
+    let passage = state
         .ops
         .promote(&ns, &name, &request.bundle, &asked.caller.username)
         .await?;
-    Ok(Json(promoted.created).into_response())
+    Ok(Json(passage).into_response())
 }
 
 /// `POST …/bundles/{name}/approve`.

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use hecate_ops::{Operation, Ops, Scope};
+use hecate_ops::{Operation, Ops, Promoted, Scope};
 use hecate_types::{Passage, PassagePhase, StepPhase};
 use kube::ResourceExt as _;
 
@@ -105,14 +105,11 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 )
                 .await;
             }
-            if output.format == Format::Table {
-                let overview = ops.overview(&scope).await.map_err(read)?;
-                output::write_stdout(&render::status(&overview, all_namespaces, &ns, &style))?;
-            } else {
-                // The reference's value: every Gate's Explanation, upstream first.
-                let explanations = ops.explanations(&scope).await.map_err(read)?;
-                output::print(output.format, &explanations, String::new)?;
-            }
+            // The reference's value: every Gate's Explanation, upstream first.
+            let explanations = ops.explanations(&scope).await.map_err(read)?;
+            output::print(output.format, &explanations, || {
+                render::status(&explanations, all_namespaces, &ns, &style)
+            })?;
         }
         Command::Explain { gate, output } => {
             let explanation = ops.explain(&ns, &gate).await.map_err(read)?;
@@ -166,17 +163,18 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
         } => {
             let timeout = timeout.as_deref().map(parse_timeout).transpose()?;
             let actor = cx.whoami().await?;
-            let promoted = ops
+            let passage = ops
                 .promote(&ns, &gate, &bundle, &actor)
                 .await
                 .map_err(write)?;
+            let promoted = Promoted::from(&passage);
             let written = Written {
                 action: "promote",
                 answer: &promoted,
             };
             output::print(output.format, &written, || render::promoted(&promoted))?;
             if watch {
-                return watch_crossing(&ops, &ns, &promoted.created, timeout, &style).await;
+                return watch_crossing(&ops, &ns, &passage, timeout, &style).await;
             }
         }
         Command::Approve {
@@ -262,24 +260,23 @@ async fn watch_status(
             .map_err(|e| Failure::from_ops(server, Mode::Read, e))?,
     );
     loop {
-        let read = |e| Failure::from_ops(server, Mode::Read, e);
-        if format == Format::Table {
-            let overview = ops.overview(scope).await.map_err(read)?;
-            if style.width.is_some() {
-                output::write_stdout("\x1b[H\x1b[2J")?;
-            }
+        let explanations = ops
+            .explanations(scope)
+            .await
+            .map_err(|e| Failure::from_ops(server, Mode::Read, e))?;
+        if format == Format::Table && style.width.is_some() {
+            output::write_stdout("\x1b[H\x1b[2J")?;
+        }
+        output::print(format, &explanations, || {
             let stamp = style.paint(
                 Colour::Dim,
                 &format!("as of {}", ops.now().strftime("%H:%M:%S")),
             );
-            output::write_stdout(&format!(
+            format!(
                 "{}{stamp}\n",
-                render::status(&overview, all_namespaces, namespace, style)
-            ))?;
-        } else {
-            let explanations = ops.explanations(scope).await.map_err(read)?;
-            output::print(format, &explanations, String::new)?;
-        }
+                render::status(&explanations, all_namespaces, namespace, style)
+            )
+        })?;
         // Wait for a change, then let a burst settle before drawing again.
         tokio::select! {
             change = changes.next() => match change {

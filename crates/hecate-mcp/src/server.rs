@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::http::request::Parts;
-use hecate_ops::{Error as OpsError, Ops, Scope};
+use hecate_ops::{Error as OpsError, Ops, Promoted, Scope};
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -422,6 +422,7 @@ impl Call<'_> {
             self.ops()
                 .promote(&namespace, &gate, &bundle, &self.actor())
                 .await
+                .map(|passage| Promoted::from(&passage))
                 .map_err(|e| problem(&e))
         }
         .await;

@@ -12,7 +12,7 @@ use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use crate::error::{Action, Error, Kind, Result};
-use crate::model::{Aborted, Approved, Polled, Promoted};
+use crate::model::{Aborted, Approved, Polled};
 use crate::ops::Ops;
 use crate::rules;
 use crate::rules::refusal::{Refusal, RefusalCode};
@@ -38,11 +38,11 @@ impl Ops {
         gate: &str,
         bundle: &str,
         actor: &str,
-    ) -> Result<Promoted> {
+    ) -> Result<Passage> {
         let refused = |refusal| Error::refused(Action::Promote, refusal);
         // In the reference's order: who asks, the Gate, what the Gate alone decides,
         // then the Bundle and the rules.
-        rules::promotion::judge_actor(actor).map_err(refused)?;
+        rules::actions::judge_actor(actor, "a crossing").map_err(refused)?;
         let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
         rules::promotion::judge_gate(&gate).map_err(refused)?;
         let gate_name = gate.name_any();
@@ -60,14 +60,7 @@ impl Ops {
             .create(&PostParams::default(), &passage)
             .await
         {
-            Ok(created) => Ok(Promoted {
-                namespace: namespace.to_string(),
-                gate: created.spec.gate.clone(),
-                bundle: created.spec.bundle.clone(),
-                passage: created.name_any(),
-                actor: created.spec.actor.clone(),
-                created,
-            }),
+            Ok(created) => Ok(created),
             Err(kube::Error::Api(status)) if status.code == 409 => Err(Error::refused(
                 Action::Promote,
                 Refusal::new(

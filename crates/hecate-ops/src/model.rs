@@ -190,12 +190,9 @@ pub enum Remedy {
         /// The Gate.
         gate: String,
     },
-    /// Wait for a promotion window, or change `spec.windows`.
-    Wait {
-        /// When the window next opens, if it does within the horizon looked over.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        until: Option<Time>,
-    },
+    /// Wait for a promotion window (the blocker's `until` says until when, if it is
+    /// known), or change `spec.windows`.
+    Wait,
     /// Read what happened to `passage`.
     InspectPassage {
         /// The Passage.
@@ -234,7 +231,7 @@ impl Remedy {
             Self::Resume { gate } => format!(
                 r#"kubectl -n {namespace} patch gate {gate} --type=merge -p '{{"spec":{{"suspend":false}}}}'"#
             ),
-            Self::Wait { .. } => "wait for the window, or change spec.windows".into(),
+            Self::Wait => "wait for the window, or change spec.windows".into(),
             Self::InspectPassage { passage } => {
                 format!("kubectl -n {namespace} describe passage {passage}")
             }
@@ -553,11 +550,20 @@ pub struct Promoted {
     pub passage: String,
     /// Who the Passage records as having asked.
     pub actor: String,
-    /// The Passage as created. Not part of this answer's JSON: the HTTP API answers a
-    /// promotion with the created object, as a REST create does (`docs/DECISIONS.md`).
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub created: hecate_types::Passage,
+}
+
+/// A promotion is the Passage it created ([`crate::Ops::promote`] answers that, and the
+/// HTTP API with it, as a REST create does); this is its summary.
+impl From<&hecate_types::Passage> for Promoted {
+    fn from(passage: &hecate_types::Passage) -> Self {
+        Self {
+            namespace: passage.metadata.namespace.clone().unwrap_or_default(),
+            gate: passage.spec.gate.clone(),
+            bundle: passage.spec.bundle.clone(),
+            passage: passage.metadata.name.clone().unwrap_or_default(),
+            actor: passage.spec.actor.clone(),
+        }
+    }
 }
 
 /// What an approval recorded, or found recorded: the answer of `approve`.

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use hecate_types::{Beacon, Bundle, Gate, Passage};
 use jiff::Timestamp;
@@ -43,14 +43,11 @@ pub struct Ops {
     clock: Clock,
     fides_server: String,
     cache: Option<Cache>,
-    /// Whether the cluster's Passage CRD declares `selectableFields` for `spec.gate`
-    /// and `spec.bundle` (ours does, the reference's does not): learnt on first use.
-    passage_selectors: Arc<AtomicU8>,
+    /// Set once the API server has refused a field selector on Passages: the
+    /// cluster's Passage CRD lacks the `selectableFields` ours declares (the
+    /// reference's does), so Passages are listed whole from then on.
+    passage_selectors_refused: Arc<AtomicBool>,
 }
-
-const SELECTORS_UNKNOWN: u8 = 0;
-const SELECTORS_SUPPORTED: u8 = 1;
-const SELECTORS_UNSUPPORTED: u8 = 2;
 
 fn not_found(kind: Kind, namespace: &str, name: &str) -> Error {
     Error::NotFound {
@@ -70,7 +67,7 @@ impl Ops {
             clock: Arc::new(Timestamp::now),
             fides_server: String::new(),
             cache: None,
-            passage_selectors: Arc::new(AtomicU8::new(SELECTORS_UNKNOWN)),
+            passage_selectors_refused: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -180,14 +177,10 @@ impl Ops {
             .into_iter()
             .filter_map(|(field, value)| Some(format!("{field}={}", value?)))
             .collect();
-        if !selector.is_empty()
-            && self.passage_selectors.load(Ordering::Relaxed) != SELECTORS_UNSUPPORTED
-        {
+        if !selector.is_empty() && !self.passage_selectors_refused.load(Ordering::Relaxed) {
             let params = ListParams::default().fields(&selector.join(","));
             match self.api::<Passage>(namespace).list(&params).await {
                 Ok(list) => {
-                    self.passage_selectors
-                        .store(SELECTORS_SUPPORTED, Ordering::Relaxed);
                     // Kept as a guard: a selector is a request, the rule is ours.
                     return Ok(list
                         .items
@@ -198,8 +191,8 @@ impl Ops {
                 }
                 // "field label not supported": the CRD has no selectableFields.
                 Err(kube::Error::Api(status)) if status.code == 400 => {
-                    self.passage_selectors
-                        .store(SELECTORS_UNSUPPORTED, Ordering::Relaxed);
+                    self.passage_selectors_refused
+                        .store(true, Ordering::Relaxed);
                 }
                 Err(source) => {
                     return Err(Error::Kubernetes {
@@ -407,15 +400,13 @@ impl Ops {
     pub async fn explanations(&self, scope: &Scope) -> Result<Vec<Explanation>> {
         let snapshots = self.snapshots(scope).await?;
         let now = self.now();
-        Ok(snapshots
-            .iter()
-            .flat_map(|snapshot| {
-                rules::pipeline::upstream_first(snapshot.gates())
-                    .into_iter()
-                    .map(|(gate, _)| Explanation::clone(&self.explained(snapshot, gate, now)))
-                    .collect::<Vec<_>>()
-            })
-            .collect())
+        let mut explanations = Vec::new();
+        for snapshot in &snapshots {
+            for (gate, _) in rules::pipeline::upstream_first(snapshot.gates()) {
+                explanations.push(Explanation::clone(&self.explained(snapshot, gate, now)));
+            }
+        }
+        Ok(explanations)
     }
 
     /// `gate`'s explanation at `now`: the cache's remembered one, else judged here.

@@ -1,10 +1,8 @@
 //! Every rendering over fixed data, locked by reviewed snapshots.
 
-use hecate_ops::model::{Day, GateSummary, NamespaceOverview, Remedy, Totals};
+use hecate_ops::model::Remedy;
 use hecate_ops::rules::eligibility::Code;
-use hecate_ops::{
-    AuditEntry, AuditKind, Blocker, BlockerKind, Explanation, Overview, State, Waiting,
-};
+use hecate_ops::{AuditEntry, AuditKind, Blocker, BlockerKind, Explanation, State, Waiting};
 use hecate_types::{
     Admission, Artifact, Beacon, BeaconSpec, BeaconStatus, Bundle, BundleOrigin, BundleSpec,
     Condition, ConditionStatus, EvidenceRef, Gate, GateOccupant, GateSpec, GateStatus, Health,
@@ -34,78 +32,66 @@ fn meta(name: &str, minutes: i64) -> ObjectMeta {
     }
 }
 
-fn summary(
+/// One Gate's explanation as `hecate status` shows it: state, current, health, summary.
+fn gate_status(
+    namespace: &str,
     name: &str,
     state: State,
     summary: &str,
-    health: Health,
+    health: Option<Health>,
     current: Option<&str>,
-) -> GateSummary {
-    GateSummary {
-        name: name.into(),
-        stage: Default::default(),
+) -> Explanation {
+    Explanation {
+        gate: name.into(),
+        namespace: namespace.into(),
         state,
         summary: summary.into(),
         blockers: vec![],
-        health,
-        issues: vec![],
         current: current.map(Into::into),
-        eligible: 0,
-        running: None,
-        suspended: false,
+        eligible: vec![],
+        waiting: vec![],
+        health,
+        evidence: None,
     }
 }
 
-fn overview() -> Overview {
-    Overview {
-        namespaces: vec![
-            NamespaceOverview {
-                namespace: "acme".into(),
-                gates: vec![
-                    summary(
-                        "dev",
-                        State::Ready,
-                        "1 Bundle eligible; the Gate crosses automatically and will take app-2 next",
-                        Health::Healthy,
-                        Some("app-1"),
-                    ),
-                    summary(
-                        "production",
-                        State::Blocked,
-                        "1 Bundle cannot cross: awaiting approval",
-                        Health::Degraded,
-                        None,
-                    ),
-                    summary(
-                        "staging",
-                        State::Crossing,
-                        "crossing app-1, waiting on flux-wait",
-                        Health::Progressing,
-                        Some("app-0"),
-                    ),
-                ],
-            },
-            NamespaceOverview {
-                namespace: "team-b".into(),
-                gates: vec![summary(
-                    "dev",
-                    State::Idle,
-                    "no Bundle from any admitted Beacon yet",
-                    Health::Unknown,
-                    None,
-                )],
-            },
-        ],
-        totals: Totals {
-            gates: 4,
-            ..Totals::default()
-        },
-        activity: vec![Day {
-            date: "2026-08-11".into(),
-            crossed: 2,
-            failed: 0,
-        }],
-    }
+/// Two namespaces: `acme` with three Gates, `team-b` with one that has reported no
+/// health yet.
+fn statuses() -> Vec<Explanation> {
+    vec![
+        gate_status(
+            "acme",
+            "dev",
+            State::Ready,
+            "1 Bundle eligible; the Gate crosses automatically and will take app-2 next",
+            Some(Health::Healthy),
+            Some("app-1"),
+        ),
+        gate_status(
+            "acme",
+            "production",
+            State::Blocked,
+            "1 Bundle cannot cross: awaiting approval",
+            Some(Health::Degraded),
+            None,
+        ),
+        gate_status(
+            "acme",
+            "staging",
+            State::Crossing,
+            "crossing app-1, waiting on flux-wait",
+            Some(Health::Progressing),
+            Some("app-0"),
+        ),
+        gate_status(
+            "team-b",
+            "dev",
+            State::Idle,
+            "no Bundle from any admitted Beacon yet",
+            None,
+            None,
+        ),
+    ]
 }
 
 fn explanation() -> Explanation {
@@ -143,24 +129,18 @@ fn explanation() -> Explanation {
 
 #[test]
 fn status_tables() {
-    let mut one = overview();
-    one.namespaces.truncate(1);
-    insta::assert_snapshot!("status", status(&one, false, "acme", &Style::plain()));
+    let all = statuses();
+    insta::assert_snapshot!("status", status(&all[..3], false, "acme", &Style::plain()));
     insta::assert_snapshot!(
         "status-all-namespaces",
-        status(&overview(), true, "acme", &Style::plain())
+        status(&all, true, "acme", &Style::plain())
     );
-    let empty = Overview {
-        namespaces: vec![],
-        totals: Totals::default(),
-        activity: vec![],
-    };
     assert_eq!(
-        status(&empty, false, "acme", &Style::plain()),
+        status(&[], false, "acme", &Style::plain()),
         "no Gates in acme\n"
     );
     assert_eq!(
-        status(&empty, true, "acme", &Style::plain()),
+        status(&[], true, "acme", &Style::plain()),
         "no Gates in any namespace you may read\n"
     );
 }
@@ -385,7 +365,6 @@ fn action_lines() {
         bundle: "b1".into(),
         passage: "staging-3".into(),
         actor: "bob".into(),
-        created: hecate_types::Passage::default(),
     };
     assert_eq!(
         promoted(&promote),

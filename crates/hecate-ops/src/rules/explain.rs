@@ -316,13 +316,12 @@ fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Ti
             let detail = windows.reason_with_until();
             x.state = State::Blocked;
             x.summary = format!("{count} could cross, but {detail}");
-            let until = windows.next_change.map(Time);
             x.blockers.push(Blocker {
-                until: until.clone(),
+                until: windows.next_change.map(Time),
                 ..Blocker::new(
                     BlockerKind::WindowClosed,
                     detail,
-                    Some(Remedy::Wait { until }),
+                    Some(Remedy::Wait),
                     namespace,
                 )
             });

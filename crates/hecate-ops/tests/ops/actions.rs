@@ -34,10 +34,11 @@ async fn ac093_promote_opens_a_passage() {
     gate(&env, "staging", gate_spec(&[], false)).await;
     bundles_in_order(&env, &["b1"]).await;
     let ops = Ops::new(env.admin.clone());
-    let promoted = ops
+    let p = ops
         .promote(&env.namespace, "staging", "b1", "olaf@example.com")
         .await
         .unwrap();
+    let promoted = hecate_ops::Promoted::from(&p);
     assert_eq!(
         (
             promoted.namespace.as_str(),
@@ -54,7 +55,6 @@ async fn ac093_promote_opens_a_passage() {
             "olaf@example.com"
         )
     );
-    let p = promoted.created;
     assert_eq!(
         (
             p.spec.gate.as_str(),
@@ -344,8 +344,8 @@ async fn ac104_approval_unblocks_a_promotion_by_someone_else() {
     assert_eq!(passage_count(&env).await, 0);
     // …someone else can.
     let p = ops.promote(ns, "production", "b1", "bob").await.unwrap();
-    assert_eq!(p.actor, "bob");
-    assert_eq!(p.created.spec.actor, "bob");
+    assert_eq!(hecate_ops::Promoted::from(&p).actor, "bob");
+    assert_eq!(p.spec.actor, "bob");
 }
 
 #[tokio::test]
@@ -513,7 +513,7 @@ async fn audit_reads_history_passages_approvals_and_aborts() {
     let ops = Ops::new(env.admin.clone());
     ops.approve(ns, "b1", "staging", "carol").await.unwrap();
     let promoted = ops.promote(ns, "staging", "b1", "bob").await.unwrap();
-    ops.abort(ns, &promoted.passage, "alice").await.unwrap();
+    ops.abort(ns, &promoted.name_any(), "alice").await.unwrap();
 
     let entries = ops.audit(ns).await.unwrap();
     let kinds: Vec<(String, String)> = entries

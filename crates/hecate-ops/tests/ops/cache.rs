@@ -134,6 +134,10 @@ async fn cached_reads_answer_as_the_direct_path_does() {
         cached.overview(&scope).await.unwrap(),
         direct.overview(&scope).await.unwrap()
     );
+    let explanations = cached.explanations(&scope).await.unwrap();
+    assert_eq!(explanations, direct.explanations(&scope).await.unwrap());
+    let order: Vec<&str> = explanations.iter().map(|x| x.gate.as_str()).collect();
+    assert_eq!(order, ["dev", "staging", "production"], "upstream first");
     assert_eq!(
         cached.audit(ns).await.unwrap(),
         direct.audit(ns).await.unwrap()
@@ -163,7 +167,7 @@ async fn the_cache_follows_changes() {
     // A promotion judges what the API server holds, and the cache then sees its Passage.
     let created = cached.promote(ns, "dev", "b1", "alice").await.unwrap();
     eventually("a new Passage", || async {
-        cached.passage(ns, &created.passage).await.is_ok()
+        cached.passage(ns, &created.name_any()).await.is_ok()
     })
     .await;
 
