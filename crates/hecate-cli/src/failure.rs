@@ -13,13 +13,10 @@ pub(crate) struct Failure {
     pub(crate) code: u8,
     /// Whether to print `hecate: ` before it. Refusals are answers, printed bare.
     pub(crate) prefixed: bool,
-    /// Whether the cluster refused the caller (403): [`Failure::needing`] then names
-    /// the permission the command needs.
-    forbidden: bool,
+    /// When the cluster refused the caller (403), what it refused, in words:
+    /// [`Failure::needing`] words the message again, naming the permission needed.
+    forbidden: Option<String>,
 }
-
-/// How a refusal by the cluster ends when the permission needed is not known.
-const ASK_FOR_A_ROLE: &str = " — ask for a Role that grants it";
 
 /// Whether the command only reads, or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,7 +33,7 @@ impl Failure {
             message: message.into(),
             code: exit::USAGE,
             prefixed: true,
-            forbidden: false,
+            forbidden: None,
         }
     }
 
@@ -45,7 +42,7 @@ impl Failure {
             message: message.into(),
             code: exit::COULD_NOT_TELL,
             prefixed: true,
-            forbidden: false,
+            forbidden: None,
         }
     }
 
@@ -61,20 +58,20 @@ impl Failure {
                     message: error.to_string(),
                     code: exit::USAGE,
                     prefixed: true,
-                    forbidden: false,
+                    forbidden: None,
                 },
                 Mode::Write => Self {
                     message: error.to_string(),
                     code: exit::REFUSED,
                     prefixed: false,
-                    forbidden: false,
+                    forbidden: None,
                 },
             },
             Error::Refused { .. } => Self {
                 message: error.to_string(),
                 code: exit::REFUSED,
                 prefixed: false,
-                forbidden: false,
+                forbidden: None,
             },
             Error::Kubernetes { context, source } => Self::from_kube(server, &context, source),
             Error::Fides { .. } | Error::Watch { .. } => Self::could_not_tell(error.to_string()),
@@ -88,11 +85,10 @@ impl Failure {
                 "the cluster at {server} did not accept your credentials while {doing} (401): log in again, or check the kubeconfig's user"
             ),
             kube::Error::Api(status) if status.code == 403 => {
-                let mut failure = Self::could_not_tell(format!(
-                    "not allowed while {doing}: {}{ASK_FOR_A_ROLE}",
-                    status.message
-                ));
-                failure.forbidden = true;
+                let refused = format!("not allowed while {doing}: {}", status.message);
+                let mut failure =
+                    Self::could_not_tell(format!("{refused} — ask for a Role that grants it"));
+                failure.forbidden = Some(refused);
                 return failure;
             }
             kube::Error::Api(status) => format!("{doing}: {} ({})", status.message, status.code),
@@ -107,11 +103,9 @@ impl Failure {
     /// names the permission the operation needs (ops' catalogue) — at least that one,
     /// since what a command judges may need reading more.
     pub(crate) fn needing(mut self, operation: Operation, namespace: &str) -> Self {
-        if self.forbidden
-            && let Some(told) = self.message.strip_suffix(ASK_FOR_A_ROLE)
-        {
+        if let Some(refused) = &self.forbidden {
             self.message = format!(
-                "{told} — ask for a Role that grants at least {} in {namespace}",
+                "{refused} — ask for a Role that grants at least {} in {namespace}",
                 operation.permission()
             );
         }

@@ -2,8 +2,8 @@
 //! is snapshot-tested exactly.
 
 use hecate_ops::{
-    Aborted, Approved, AuditEntry, AuditKind, ChainState, Evidence, Explanation, Overview, Polled,
-    Promoted, State, VerifyReport,
+    Aborted, Approved, AuditEntry, AuditKind, ChainState, Evidence, Explanation, Polled, Promoted,
+    State, VerifyReport,
 };
 use hecate_types::{
     ArtifactRef, Beacon, Bundle, ConditionStatus, Gate, Health, Passage, PassagePhase, Time,
@@ -91,12 +91,12 @@ fn or_dash(value: Option<&str>) -> String {
 
 /// `hecate status`.
 pub(crate) fn status(
-    overview: &Overview,
+    explanations: &[Explanation],
     all_namespaces: bool,
     namespace: &str,
     style: &Style,
 ) -> String {
-    if overview.namespaces.is_empty() {
+    if explanations.is_empty() {
         return if all_namespaces {
             "no Gates in any namespace you may read\n".into()
         } else {
@@ -108,20 +108,20 @@ pub(crate) fn status(
         header.insert(0, "NAMESPACE");
     }
     let mut table = Table::new(&header);
-    for ns in &overview.namespaces {
-        for gate in &ns.gates {
-            let mut row = vec![
-                Cell::plain(gate.name.clone()),
-                Cell::styled(gate.state.as_str(), style, state_colour(gate.state)),
-                Cell::plain(or_dash(gate.current.as_deref())),
-                Cell::styled(gate.health.as_str(), style, health_colour(gate.health)),
-                Cell::plain(gate.summary.clone()),
-            ];
-            if all_namespaces {
-                row.insert(0, Cell::plain(ns.namespace.clone()));
-            }
-            table.row(row);
+    for gate in explanations {
+        // A Gate that has not reported its health is `Unknown`, as in the Overview.
+        let health = gate.health.unwrap_or(Health::Unknown);
+        let mut row = vec![
+            Cell::plain(gate.gate.clone()),
+            Cell::styled(gate.state.as_str(), style, state_colour(gate.state)),
+            Cell::plain(or_dash(gate.current.as_deref())),
+            Cell::styled(health.as_str(), style, health_colour(health)),
+            Cell::plain(gate.summary.clone()),
+        ];
+        if all_namespaces {
+            row.insert(0, Cell::plain(gate.namespace.clone()));
         }
+        table.row(row);
     }
     table.render(style)
 }

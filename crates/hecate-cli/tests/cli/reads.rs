@@ -153,6 +153,15 @@ async fn a_user_without_rights_is_told_so() {
         run.stderr
     );
     assert!(run.stderr.contains("ci-bot"), "{}", run.stderr);
+    // The permission the command needs, from ops' catalogue.
+    assert!(
+        run.stderr.ends_with(&format!(
+            " — ask for a Role that grants at least list gates in {}\n",
+            env.namespace
+        )),
+        "{}",
+        run.stderr
+    );
     assert_eq!(
         run.stderr.lines().count(),
         1,
