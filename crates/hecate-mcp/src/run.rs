@@ -107,6 +107,16 @@ async fn serve_stdio(ops: Ops, settings: Settings) -> Result<(), RunError> {
     Ok(())
 }
 
+/// `ops` answering reads from a watch-backed cache whose watches `client` runs (a task
+/// on the current runtime), as `hecate-mcp --listen` serves — like hecate-api, a tool
+/// call then costs the API server nothing. Until the cache has listed once
+/// ([`Cache::ready`]), reads go to the API server.
+pub fn cached(ops: Ops, client: kube::Client) -> (Ops, Cache) {
+    let (cache, driver) = Cache::start(client);
+    tokio::spawn(driver);
+    (ops.with_cache(cache.clone()), cache)
+}
+
 async fn serve_http(
     client: kube::Client,
     ops: Ops,
@@ -142,12 +152,8 @@ async fn serve_http(
         settings.namespace,
         mode(&plan.writes)
     );
-    // A long-running server answers from a watch-backed cache, as hecate-api does:
-    // a tool call costs the API server nothing (until the cache has listed once,
-    // reads go to it directly). Over stdio a session is short, so it reads directly.
-    let (cache, driver) = Cache::start(client.clone());
-    tokio::spawn(driver);
-    let ops = ops.with_cache(cache);
+    // Over stdio a session is short, so it reads directly; over HTTP, from a cache.
+    let (ops, _) = cached(ops, client.clone());
     let server = HecateMcp::new(ops, settings, reviewer.clone());
     let app = router(
         server,

@@ -1,7 +1,11 @@
 //! The streamable HTTP transport: both protocol eras through rmcp's client, and what
 //! only raw HTTP can show — the guards' order, the protocol header, 202 and 405.
 
+use std::time::Duration;
+
+use hecate_mcp::HecateMcp;
 use hecate_mcp::http::Guards;
+use hecate_ops::Ops;
 use hecate_testenv::{Identity, TestEnv};
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -37,6 +41,38 @@ async fn both_protocol_eras_over_http() {
     }
     assert_eq!(answers[0], answers[1]);
     assert_eq!(answers[0]["state"], "Blocked");
+}
+
+/// Over HTTP the server answers from the watch-backed cache (`run::cached`, what
+/// `hecate-mcp --listen` serves with): once it has listed, a tool call costs the API
+/// server nothing, and answers what a direct read answers.
+#[tokio::test]
+async fn over_http_tool_calls_read_the_cache() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let (recording, log) = env
+        .endpoint()
+        .recording_client(Identity::Admin)
+        .await
+        .unwrap();
+    // The watches run on their own client, so the log holds only what calls ask for.
+    let (ops, cache) = hecate_mcp::run::cached(Ops::new(recording), env.admin.clone());
+    tokio::time::timeout(Duration::from_secs(30), cache.ready())
+        .await
+        .expect("the cache lists every kind within 30 s");
+    let base = http(
+        HecateMcp::new(ops, settings(&env, None), None),
+        loopback_guards(),
+    )
+    .await;
+    let mcp = http_client(&base, Era::Legacy, None).await;
+    let cached = structured(&result(&mcp, "why_stuck", json!({"gate": "production"})).await);
+    assert_eq!(log.requests(), Vec::<String>::new(), "no request per call");
+
+    let direct = piped(server(&env, None).await, Era::Legacy).await;
+    let answer = structured(&result(&direct, "why_stuck", json!({"gate": "production"})).await);
+    assert_eq!(cached, answer);
+    assert_eq!(cached["gate"], "production");
 }
 
 #[tokio::test]
