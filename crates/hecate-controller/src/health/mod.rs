@@ -1,0 +1,1 @@
+//! Health of what a Gate watches (spec controller.md §6).

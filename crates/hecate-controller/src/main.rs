@@ -1,0 +1,3 @@
+//! `hecate-controller`: see the library crate, `hecate_controller`.
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! The built-in steps (spec controller.md §5).

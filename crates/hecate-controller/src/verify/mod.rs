@@ -1,0 +1,1 @@
+//! Verification after a crossing (spec controller.md §7).
