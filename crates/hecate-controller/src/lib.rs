@@ -2,6 +2,20 @@
 //!
 //! (Crate documentation is completed as the controllers land.)
 
+mod args;
+pub mod clock;
+pub mod condition;
+pub mod crd_check;
+pub mod events;
+pub mod flux_api;
+pub mod gate;
 pub mod health;
+pub mod metrics;
+pub mod predicate;
+mod run;
+mod serve;
 pub mod steps;
 pub mod verify;
+
+pub use args::{Args, BindAddress, LogFormat};
+pub use run::run;

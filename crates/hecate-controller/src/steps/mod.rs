@@ -1,1 +1,308 @@
-//! The built-in steps (spec controller.md §5).
+//! The built-in steps (spec §5): their configurations and the judgement of a step
+//! list before any crossing starts (spec §3.9).
+//!
+//! [`validate`] is the one answer the Gate controller, Explain and promote share: the
+//! structural rule lives in `hecate_ops::rules::steps`, each step's own configuration
+//! check lives here, beside the step.
+
+pub mod config;
+
+use hecate_types::{Step, duration};
+
+pub use config::Config;
+
+/// Every problem with `steps`, one line each as `steps[<i>] (<uses>): <problem>`, in
+/// list order; empty when the list can run.
+///
+/// `if:` is not judged: there is no expression parser yet to compile it with.
+pub fn validate(steps: &[Step]) -> Vec<String> {
+    hecate_ops::rules::steps::problems(steps, check)
+}
+
+/// What is wrong with one step's configuration and step-level settings, judged
+/// without a cluster, a checkout or a Bundle. A step name no built-in carries is `Ok`:
+/// the shared rule in [`validate`] reports it with the list of names.
+pub fn check(step: &Step) -> Result<(), String> {
+    match Config::decode(&step.uses, step.with.as_ref()) {
+        None => Ok(()),
+        Some(config) => {
+            config?;
+            timeout(step).map(drop)
+        }
+    }
+}
+
+/// Decodes a built-in step's `with:` (absent = `{}`) into its configuration.
+pub fn parse(step: &Step) -> Result<Config, String> {
+    Config::decode(&step.uses, step.with.as_ref())
+        .unwrap_or_else(|| Err(format!("no built-in step is called {:?}", step.uses)))
+}
+
+/// The step's own `timeout:`, a Go duration longer than zero; `None` when unset.
+pub fn timeout(step: &Step) -> Result<Option<jiff::SignedDuration>, String> {
+    if step.timeout.trim().is_empty() {
+        return Ok(None);
+    }
+    match duration::parse(&step.timeout) {
+        Ok(limit) if limit.is_positive() => Ok(Some(limit)),
+        Ok(_) => Err(format!(
+            "timeout {:?} must be longer than zero",
+            step.timeout
+        )),
+        Err(why) => Err(format!("timeout: {why}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hecate_ops::rules::steps::BUILT_IN;
+    use pretty_assertions::assert_eq;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn step(uses: &str, with: Value) -> Step {
+        Step {
+            uses: uses.into(),
+            with: Some(with),
+            ..Step::default()
+        }
+    }
+
+    /// The smallest configuration each built-in step accepts.
+    fn minimal(uses: &str) -> Value {
+        match uses {
+            "git-clone" => json!({"repo": "https://example.com/fleet.git"}),
+            "git-commit" => json!({"message": "promote"}),
+            "git-push" => json!({}),
+            "git-pull-request" | "commit-status" => json!({"credentialsRef": {"name": "gh"}}),
+            "edit-yaml" => json!({"path": "repo/v.yaml", "edits": [{"key": "a", "value": 1}]}),
+            "set-image" => json!({"path": "repo/kustomization.yaml", "image": "app"}),
+            "render-kustomize" => json!({"path": "repo/envs/dev", "out": "out.yaml"}),
+            "render-helm" => {
+                json!({"chart": "repo/chart", "out": "out.yaml", "releaseName": "app"})
+            }
+            "oci-push" => json!({"path": "out", "repo": "ghcr.io/o/m", "tag": "dev"}),
+            "oci-pull" => json!({"repo": "ghcr.io/o/m", "tag": "dev", "out": "m"}),
+            "flux-reconcile" | "flux-wait" => {
+                json!({"resources": [{"kind": "Kustomization", "name": "app"}]})
+            }
+            "http" => json!({"url": "https://example.com/hook"}),
+            "evidence-gate" => json!({"gates": ["assert"]}),
+            other => panic!("no minimal configuration for {other}"),
+        }
+    }
+
+    #[test]
+    fn every_registered_step_has_a_configuration() {
+        for uses in BUILT_IN {
+            let config = parse(&step(uses, minimal(uses)))
+                .unwrap_or_else(|why| panic!("{uses} refused its minimal configuration: {why}"));
+            assert_eq!(config.uses(), uses);
+        }
+    }
+
+    #[test]
+    fn every_step_refuses_an_unknown_key() {
+        for uses in BUILT_IN {
+            let mut with = minimal(uses);
+            with.as_object_mut()
+                .expect("an object")
+                .insert("notAKey".into(), json!(1));
+            let why = check(&step(uses, with)).expect_err(uses);
+            assert!(why.contains("unknown field `notAKey`"), "{uses}: {why}");
+        }
+    }
+
+    #[test]
+    fn absent_with_is_an_empty_mapping() {
+        let push = Step {
+            uses: "git-push".into(),
+            ..Step::default()
+        };
+        assert_eq!(check(&push), Ok(()));
+        let clone = Step {
+            uses: "git-clone".into(),
+            ..Step::default()
+        };
+        assert_eq!(check(&clone), Err("missing field `repo`".to_string()));
+    }
+
+    #[test]
+    fn with_must_be_a_mapping() {
+        for with in [json!("repo"), json!(["repo"]), json!(3)] {
+            let why = check(&step("git-push", with)).expect_err("refused");
+            assert!(why.starts_with("with must be a mapping"), "{why}");
+        }
+    }
+
+    #[test]
+    fn unknown_names_are_left_to_the_shared_rule() {
+        assert_eq!(check(&step("git-klone", json!({"x": 1}))), Ok(()));
+        assert!(parse(&step("git-klone", json!({}))).is_err());
+    }
+
+    #[test]
+    fn step_timeout_must_be_a_positive_duration() {
+        let mut push = step("git-push", json!({}));
+        assert_eq!(timeout(&push), Ok(None));
+        push.timeout = "90s".into();
+        assert_eq!(
+            timeout(&push),
+            Ok(Some(jiff::SignedDuration::from_secs(90)))
+        );
+        for bad in ["90", "0s", "-1m", "${{ vars.t }}"] {
+            push.timeout = bad.into();
+            let why = check(&push).expect_err(bad);
+            assert!(why.starts_with("timeout"), "{bad}: {why}");
+        }
+    }
+
+    #[test]
+    fn a_misspelt_key_is_reported_with_its_step() {
+        let steps = vec![step("git-commit", json!({"mesage": "promote"}))];
+        let problems = validate(&steps);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("steps[0] (git-commit): unknown field `mesage`"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn every_problem_of_a_list_is_reported_in_order() {
+        let steps: Vec<Step> = serde_yaml_ng::from_str(
+            r#"
+- uses: git-clone
+  as: fleet
+  with: { repo: "https://example.com/fleet.git" }
+- uses: git-clone
+  as: fleet
+  with: { branch: main }
+- uses: ""
+- uses: gitpush
+- uses: commit-status
+  with: { credentialsRef: { name: gh }, state: done }
+- uses: http
+  timeout: soon
+  with: { url: "${{ vars.hook }}" }
+- uses: evidence-gate
+  with: { gates: [] }
+"#,
+        )
+        .expect("valid YAML");
+        let problems = validate(&steps);
+        let expected_starts = [
+            "steps[1] (git-clone): missing field `repo`",
+            "steps[1] (git-clone): as \"fleet\" is already the name of steps[0]",
+            "steps[2] (): uses is empty",
+            "steps[3] (gitpush): no step is called \"gitpush\"",
+            "steps[4] (commit-status): state: \"done\" is not one of Pending, Success, Failure",
+            "steps[5] (http): timeout: invalid duration \"soon\"",
+            "steps[6] (evidence-gate): gates must select at least one",
+        ];
+        assert_eq!(problems.len(), expected_starts.len(), "{problems:#?}");
+        for (problem, start) in problems.iter().zip(expected_starts) {
+            assert!(
+                problem.starts_with(start),
+                "{problem:?} does not start with {start:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn messages_say_where_the_problem_is() {
+        let cases = [
+            (
+                "git-commit",
+                json!({"message": "m", "author": {"mail": "x"}}),
+                "author: unknown field `mail`, expected `name` or `email`",
+            ),
+            (
+                "edit-yaml",
+                json!({"path": "f", "edits": [{"key": "a", "value": 1}, {"value": 2}]}),
+                "edits[1]: missing field `key`",
+            ),
+            (
+                "edit-yaml",
+                json!({"path": "f", "edits": [{"key": "a", "value": null}]}),
+                "edits[0].value: must be a string, number or boolean, not null",
+            ),
+            (
+                "flux-wait",
+                json!({"resources": [{"kind": "Deployment", "name": "a"}]}),
+                "resources[0]: \"Deployment\" is not a Flux kind; set apiVersion for any other kind",
+            ),
+            (
+                "http",
+                json!({"url": "x"}),
+                "url: \"x\" must start with http:// or https://",
+            ),
+            (
+                "http",
+                json!({"url": "http://x", "headers": {"a": 1}}),
+                "headers.a: invalid type: integer `1`, expected a string",
+            ),
+            (
+                "http",
+                json!({"url": "http://x", "secretHeaders": [{"name": "a", "secretRef": {"nam": "x"}}]}),
+                "secretHeaders[0].secretRef: unknown field `nam`, expected `name`",
+            ),
+            (
+                "evidence-gate",
+                json!({"gates": "assert"}),
+                "gates: invalid type: string \"assert\", expected a sequence",
+            ),
+        ];
+        for (uses, with, message) in cases {
+            assert_eq!(check(&step(uses, with)), Err(message.to_string()), "{uses}");
+        }
+    }
+
+    /// The dev Gate's steps of the first milestone's scenario (spec §10.1).
+    const DEV_GATE_STEPS: &str = r#"
+- uses: git-clone
+  with: { repo: "${{ vars.fleet }}", branch: env/dev }
+- uses: edit-yaml
+  with:
+    path: repo/values.yaml
+    edits:
+      - key: app.revision
+        value: "${{ bundle.commit('file:///srv/git/app.git').sha }}"
+- uses: git-commit
+  as: commit
+  with: { message: "dev: app ${{ bundle.name }}" }
+- uses: git-push
+- uses: flux-wait
+  with:
+    resources: [{ kind: Kustomization, name: app-dev }]
+    expectedRevision: "${{ steps.commit.sha }}"
+- uses: http
+  if: always
+  with:
+    url: http://127.0.0.1:18080/hook
+    body: { gate: "${{ gate }}", failed: "${{ failed }}" }
+"#;
+
+    #[test]
+    fn the_first_milestone_dev_gate_is_valid() {
+        let steps: Vec<Step> = serde_yaml_ng::from_str(DEV_GATE_STEPS).expect("valid YAML");
+        assert_eq!(steps.len(), 6);
+        assert_eq!(validate(&steps), Vec::<String>::new());
+        let uses: Vec<&str> = steps
+            .iter()
+            .map(|s| parse(s).map(|c| c.uses()).expect("parses"))
+            .collect();
+        assert_eq!(
+            uses,
+            [
+                "git-clone",
+                "edit-yaml",
+                "git-commit",
+                "git-push",
+                "flux-wait",
+                "http"
+            ]
+        );
+    }
+}

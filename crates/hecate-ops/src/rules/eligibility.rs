@@ -177,3 +177,29 @@ pub fn newest_first<K: kube::Resource>(a: &K, b: &K) -> Ordering {
         .cmp(&a.meta().creation_timestamp)
         .then_with(|| a.meta().name.cmp(&b.meta().name))
 }
+
+/// What a Gate with nothing eligible is waiting on, in words: that no admitted Beacon
+/// has emitted a Bundle, or the commonest reason among the candidates, with how many
+/// it holds back when that is not all of them (`awaiting approval (2 of 3 Bundles)`).
+/// `None` when something is eligible. Equally common reasons: the first met wins.
+pub fn waiting_on(candidates: &[Candidate<'_>]) -> Option<String> {
+    if candidates.is_empty() {
+        return Some("no Bundles from any admitted Beacon".into());
+    }
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for candidate in candidates {
+        let reason = candidate.blocked.as_ref()?.reason.as_str();
+        match counts.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((reason, 1)),
+        }
+    }
+    let (reason, n) = counts
+        .iter()
+        .fold(counts[0], |best, &c| if c.1 > best.1 { c } else { best });
+    Some(if n == candidates.len() {
+        reason.to_string()
+    } else {
+        format!("{reason} ({n} of {} Bundles)", candidates.len())
+    })
+}

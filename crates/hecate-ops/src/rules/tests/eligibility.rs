@@ -274,3 +274,32 @@ fn a_promoters_own_approval_matters_only_where_approval_is_required() {
     let bundles = [approved(b("b1", 0, &[]), "production", "alice")];
     assert_eq!(verdicts(&gate, &bundles, Some("alice"))[0].1, None);
 }
+
+#[test]
+fn ac154_the_waiting_summary_names_the_commonest_reason_and_its_share() {
+    let mut admission = admits("podinfo", &["dev"]);
+    admission.require_approval = true;
+    let gate = gate_admitting("production", vec![admission]);
+    let bundles = [b("a", 0, &["dev"]), b("b", 1, &[]), b("c", 2, &["dev"])];
+    let candidates = evaluate(&gate, &bundles, None);
+    assert_eq!(
+        crate::rules::eligibility::waiting_on(&candidates).as_deref(),
+        Some("awaiting approval (2 of 3 Bundles)")
+    );
+    // A reason every candidate shares needs no count; nothing admitted says so.
+    let all_waiting = evaluate(&gate, &bundles[1..2], None);
+    assert_eq!(
+        crate::rules::eligibility::waiting_on(&all_waiting).as_deref(),
+        Some("has not cleared dev")
+    );
+    assert_eq!(
+        crate::rules::eligibility::waiting_on(&[]).as_deref(),
+        Some("no Bundles from any admitted Beacon")
+    );
+    // Anything eligible: nothing is being waited on.
+    let open = gate_admitting("production", vec![admits("podinfo", &[])]);
+    assert_eq!(
+        crate::rules::eligibility::waiting_on(&evaluate(&open, &bundles, None)),
+        None
+    );
+}

@@ -1,0 +1,138 @@
+//! The binary's flags (spec controller.md §0.6). Names and defaults follow the
+//! reference (and controller-runtime's conventions) so deployments carry over.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{ArgAction, Parser, ValueEnum};
+
+/// The Hecate controller: Gates that decide and open crossings, Passages that run
+/// their steps, Beacons that discover new versions.
+///
+/// It reaches the cluster as its in-cluster ServiceAccount, or through $KUBECONFIG /
+/// ~/.kube/config.
+#[derive(Parser, Debug, Clone)]
+#[command(name = "hecate-controller", version)]
+pub struct Args {
+    /// Where Prometheus metrics are served (`/metrics`); `0` turns them off.
+    #[arg(long, default_value = ":8080", value_parser = parse_bind_address)]
+    pub metrics_bind_address: BindAddress,
+    /// Where the liveness and readiness probes are served (`/healthz`, `/readyz`);
+    /// `0` turns them off.
+    #[arg(long, default_value = ":8081", value_parser = parse_bind_address)]
+    pub health_probe_bind_address: BindAddress,
+    /// Elect a leader through a Lease, so that of several replicas exactly one acts.
+    #[arg(long)]
+    pub leader_elect: bool,
+    /// The name of the Lease used for leader election.
+    #[arg(long, default_value = "hecate.hecate.dev")]
+    pub leader_election_id: String,
+    /// The namespace of the Lease (default: the controller's own namespace, from
+    /// $POD_NAMESPACE or the ServiceAccount mount, else `default`).
+    #[arg(long)]
+    pub leader_election_namespace: Option<String>,
+    /// Where Passages check out and edit files; disposable.
+    #[arg(long, default_value_os_t = std::env::temp_dir().join("hecate-passages"))]
+    pub work_root: PathBuf,
+    /// Refuse references to Flux objects outside the Gate's own namespace; `=false`
+    /// allows them.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub no_cross_namespace_refs: bool,
+    /// The Fides server for evidence steps and attestation, for Gates that name none.
+    #[arg(
+        long,
+        env = "FIDES_SERVER_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub fides_server: Option<String>,
+    /// Start even if the installed CRDs lack fields this controller writes (they would
+    /// be dropped silently); a warning is logged on every start.
+    #[arg(long)]
+    pub skip_crd_check: bool,
+    /// Only act on namespaces whose labels match this selector (e.g.
+    /// `sharding.fluxcd.io/key=shard1`), so several controllers can split a fleet.
+    #[arg(long, value_name = "SELECTOR")]
+    pub watch_label_selector: Option<String>,
+    /// The kubeconfig context to use (default: the current one, or in-cluster).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Log format.
+    #[arg(long, value_enum, default_value_t = LogFormat::Json)]
+    pub log_format: LogFormat,
+}
+
+/// How logs are written.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// One JSON object per line, for log pipelines (the default: it runs in a cluster).
+    Json,
+    /// For people at a terminal.
+    Text,
+}
+
+/// A listening address, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindAddress {
+    /// Do not listen.
+    Off,
+    /// Listen here.
+    On(SocketAddr),
+}
+
+/// Go's forms: `:8080` (every interface), `127.0.0.1:8080`, `[::1]:8080`, or `0`.
+fn parse_bind_address(value: &str) -> Result<BindAddress, String> {
+    if value == "0" {
+        return Ok(BindAddress::Off);
+    }
+    let full = match value.strip_prefix(':') {
+        Some(port) => format!("0.0.0.0:{port}"),
+        None => value.to_string(),
+    };
+    full.parse()
+        .map(BindAddress::On)
+        .map_err(|_| format!("{value:?} is not an address: use :PORT, HOST:PORT or 0 (off)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_defaults_hold() {
+        let args = Args::try_parse_from(["hecate-controller"]).expect("defaults parse");
+        assert_eq!(
+            args.metrics_bind_address,
+            BindAddress::On("0.0.0.0:8080".parse().expect("an address"))
+        );
+        assert_eq!(
+            args.health_probe_bind_address,
+            BindAddress::On("0.0.0.0:8081".parse().expect("an address"))
+        );
+        assert!(args.no_cross_namespace_refs);
+        assert!(!args.leader_elect && !args.skip_crd_check);
+        assert_eq!(args.leader_election_id, "hecate.hecate.dev");
+        assert!(args.work_root.ends_with("hecate-passages"));
+    }
+
+    #[test]
+    fn flags_read_as_a_kubebuilder_user_writes_them() {
+        let args = Args::try_parse_from([
+            "hecate-controller",
+            "--metrics-bind-address=0",
+            "--health-probe-bind-address=127.0.0.1:9440",
+            "--no-cross-namespace-refs=false",
+            "--leader-elect",
+        ])
+        .expect("flags parse");
+        assert_eq!(args.metrics_bind_address, BindAddress::Off);
+        assert_eq!(
+            args.health_probe_bind_address,
+            BindAddress::On("127.0.0.1:9440".parse().expect("an address"))
+        );
+        assert!(!args.no_cross_namespace_refs && args.leader_elect);
+        let error = Args::try_parse_from(["hecate-controller", "--metrics-bind-address=nowhere"])
+            .expect_err("a bad address is refused");
+        assert!(error.to_string().contains(":PORT"), "{error}");
+    }
+}

@@ -1,0 +1,124 @@
+//! Kubernetes Events: what happened to an object, for `kubectl describe` and alerts.
+//!
+//! Reasons, actions and types are alerting contracts (spec controller.md §0.3): each is
+//! a constant [`Kind`] here and nowhere else. Publishing never fails a reconcile — an
+//! Event is a courtesy, the status is the record — and without a recorder (tests that
+//! do not look at Events) it does nothing.
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+
+use crate::condition::truncate;
+
+/// An Event's action, reason and type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kind {
+    /// What the controller was doing.
+    pub action: &'static str,
+    /// What came of it.
+    pub reason: &'static str,
+    /// Whether it is a warning.
+    pub warning: bool,
+}
+
+/// A Gate's steps cannot run.
+pub const INVALID_STEPS: Kind = Kind {
+    action: "Validating",
+    reason: "InvalidSteps",
+    warning: true,
+};
+/// A Gate opened a Passage by itself.
+pub const PASSAGE_STARTED: Kind = Kind {
+    action: "Crossing",
+    reason: "PassageStarted",
+    warning: false,
+};
+/// A Bundle crossed a Gate (and passed verification).
+pub const BUNDLE_CROSSED: Kind = Kind {
+    action: "Crossing",
+    reason: "BundleCrossed",
+    warning: false,
+};
+/// A crossing of a Gate failed or was aborted.
+pub const CROSSING_FAILED: Kind = Kind {
+    action: "Crossing",
+    reason: "CrossingFailed",
+    warning: true,
+};
+/// A Gate's health changed to something not worse than Progressing.
+pub const HEALTH_CHANGED: Kind = Kind {
+    action: "Monitoring",
+    reason: "HealthChanged",
+    warning: false,
+};
+/// A Gate's health changed to Degraded or Unknown.
+pub const HEALTH_WORSENED: Kind = Kind {
+    warning: true,
+    ..HEALTH_CHANGED
+};
+
+/// The most a note may hold, in bytes.
+const MAX_NOTE: usize = 1024;
+
+/// Publishes Events as one controller (`gate-controller`, …).
+#[derive(Clone)]
+pub struct Events {
+    recorder: Option<Recorder>,
+}
+
+impl Events {
+    /// Events reported as `controller`, written through `client`.
+    pub fn new(client: kube::Client, controller: &str) -> Self {
+        let reporter = Reporter {
+            controller: controller.into(),
+            instance: std::env::var("POD_NAME").ok(),
+        };
+        Self {
+            recorder: Some(Recorder::new(client, reporter)),
+        }
+    }
+
+    /// Events that go nowhere.
+    pub fn none() -> Self {
+        Self { recorder: None }
+    }
+
+    /// Publishes `kind` about `object` with `note`; a failure is logged, not returned.
+    pub async fn publish(&self, object: &ObjectReference, kind: Kind, note: &str) {
+        let Some(recorder) = &self.recorder else {
+            return;
+        };
+        let event = Event {
+            type_: if kind.warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            },
+            reason: kind.reason.into(),
+            note: Some(truncate(note, MAX_NOTE).into()),
+            action: kind.action.into(),
+            secondary: None,
+        };
+        if let Err(error) = recorder.publish(&event, object).await {
+            tracing::warn!(
+                reason = kind.reason,
+                object = object.name.as_deref().unwrap_or_default(),
+                %error,
+                "could not publish an Event"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn ac062_events_without_a_recorder_go_nowhere_quietly() {
+        Events::none()
+            .publish(&ObjectReference::default(), PASSAGE_STARTED, "dev-1")
+            .await;
+        assert!(Events::none().recorder.is_none());
+    }
+}

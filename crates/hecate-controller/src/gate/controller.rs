@@ -1,0 +1,152 @@
+//! The Gate controller's wiring on kube-runtime (spec controller.md §0.5): what wakes a
+//! Gate, where a reconcile reads, how failures back off.
+//!
+//! - a Gate wakes on a spec change or a reconcile request, never on its own status
+//!   write ([`crate::predicate::spec_or_request`]);
+//! - every change of a Passage wakes its Gate (a finished crossing is noticed at once);
+//! - every change of a Bundle wakes the Gates that admit its Beacon (a new Bundle or an
+//!   approval is acted on at once, not at the next minute's tick: quirk Q12);
+//! - otherwise a Gate is looked at every [`super::RESYNC`].
+//!
+//! Passages and Bundles are read from the same watches that wake Gates, so a reconcile
+//! costs no LIST; kube-runtime runs one reconcile per Gate at a time, which is what
+//! makes "one crossing at a time" hold.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use hecate_types::{Bundle, Gate, Passage};
+use kube::ResourceExt as _;
+use kube::api::Api;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
+
+use super::reads::{self, Stores};
+use super::{Error, GateReconciler};
+use crate::predicate;
+
+/// The first retry after a failed reconcile; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+/// The longest wait between retries of a failing Gate.
+const MAX_BACKOFF: Duration = Duration::from_secs(300);
+
+/// Builds the reconciler around the stores this controller fills.
+pub type Build = Box<dyn FnOnce(Stores) -> GateReconciler<Stores> + Send>;
+
+/// Runs the Gate controller until `shutdown` completes, then lets reconciles under way
+/// finish.
+pub async fn run(
+    client: kube::Client,
+    build: Build,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let config = watcher::Config::default();
+    let (gates_reader, gates_writer) = reflector::store::<Gate>();
+    let gates = watcher(Api::<Gate>::all(client.clone()), config.clone())
+        .default_backoff()
+        .reflect(gates_writer)
+        .applied_objects()
+        .predicate_filter(predicate::spec_or_request, Default::default());
+    let (passages_reader, passages_writer) = reflector::store::<Passage>();
+    let passages = watcher(Api::<Passage>::all(client.clone()), config.clone())
+        .default_backoff()
+        .reflect(passages_writer)
+        .touched_objects();
+    let (bundles_reader, bundles_writer) = reflector::store::<Bundle>();
+    let bundles = watcher(Api::<Bundle>::all(client.clone()), config)
+        .default_backoff()
+        .reflect(bundles_writer)
+        .touched_objects();
+
+    let context = Arc::new(Context {
+        reconciler: build(Stores {
+            passages: passages_reader,
+            bundles: bundles_reader,
+        }),
+        failures: Mutex::new(HashMap::new()),
+    });
+    let admitting = gates_reader.clone();
+    Controller::for_stream(gates, gates_reader)
+        .watches_stream(passages, |passage| reads::gate_of(&passage))
+        .watches_stream(bundles, move |bundle| gates_admitting(&admitting, &bundle))
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "gate controller");
+            }
+        })
+        .await;
+}
+
+/// The reconciler and each Gate's count of consecutive failures (for backoff).
+struct Context {
+    reconciler: GateReconciler<Stores>,
+    failures: Mutex<HashMap<ObjectRef<Gate>, u32>>,
+}
+
+async fn reconcile(gate: Arc<Gate>, context: Arc<Context>) -> Result<Action, Error> {
+    let outcome = context.reconciler.reconcile(&gate).await?;
+    context
+        .failures
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&ObjectRef::from(gate.as_ref()));
+    Ok(match outcome.requeue_after {
+        Some(after) => Action::requeue(after),
+        None => Action::await_change(),
+    })
+}
+
+fn error_policy(gate: Arc<Gate>, error: &Error, context: Arc<Context>) -> Action {
+    let mut failures = context
+        .failures
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let count = failures.entry(ObjectRef::from(gate.as_ref())).or_insert(0);
+    let wait = backoff(*count);
+    *count = count.saturating_add(1);
+    tracing::warn!(
+        namespace = %gate.namespace().unwrap_or_default(),
+        gate = %gate.name_any(),
+        %error,
+        retry_in_s = wait.as_secs(),
+        "Gate reconcile failed"
+    );
+    Action::requeue(wait)
+}
+
+/// 1 s, 2 s, 4 s, … up to five minutes.
+fn backoff(failures: u32) -> Duration {
+    FIRST_BACKOFF
+        .saturating_mul(2u32.saturating_pow(failures.min(16)))
+        .min(MAX_BACKOFF)
+}
+
+/// The Gates in the Bundle's namespace that admit its Beacon.
+fn gates_admitting(gates: &Store<Gate>, bundle: &Bundle) -> Vec<ObjectRef<Gate>> {
+    let namespace = bundle.namespace();
+    gates
+        .state()
+        .iter()
+        .filter(|gate| gate.namespace() == namespace)
+        .filter(|gate| gate.admission_for(&bundle.spec.beacon).is_some())
+        .map(|gate| ObjectRef::from(gate.as_ref()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_back_off_from_a_second_to_five_minutes() {
+        let waits: Vec<u64> = (0..12).map(|n| backoff(n).as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300]);
+        assert_eq!(backoff(u32::MAX), MAX_BACKOFF);
+    }
+}

@@ -1,0 +1,19 @@
+//! The Gate controller (spec controller.md §2): each Gate records its crossings,
+//! watches its health, publishes which Bundles may cross, and — when automatic —
+//! opens the next crossing by itself.
+//!
+//! - [`advance`]: what the Gate does next (pure);
+//! - [`record`]: recording a finished crossing, once (pure);
+//! - [`retention`]: which old Passages go;
+//! - [`reads`]: where a reconcile reads Passages and Bundles;
+//! - [`reconcile`]: one reconcile, the I/O around the decisions;
+//! - [`controller`]: what wakes a Gate, on kube-runtime.
+
+pub mod advance;
+pub mod controller;
+pub mod reads;
+pub mod reconcile;
+pub mod record;
+pub mod retention;
+
+pub use reconcile::{Error, GateReconciler, Outcome, RESYNC};

@@ -1,0 +1,90 @@
+//! What a Gate reconcile reads besides the Gate: its Passages and the namespace's
+//! Bundles. The running controller reads them from watch-fed stores (no request per
+//! reconcile); a reconcile called on its own (tests, tools) lists them.
+
+use std::future::Future;
+
+use hecate_types::{Bundle, Passage, wellknown};
+use kube::ResourceExt as _;
+use kube::api::{Api, ListParams};
+use kube::runtime::reflector::{ObjectRef, Store};
+
+/// Reads of a Gate's Passages and its namespace's Bundles.
+pub trait Reads: Send + Sync + 'static {
+    /// The Passages labelled for Gate `gate` in `namespace`, any order.
+    fn passages(
+        &self,
+        namespace: &str,
+        gate: &str,
+    ) -> impl Future<Output = Result<Vec<Passage>, kube::Error>> + Send;
+    /// Every Bundle in `namespace`, any order.
+    fn bundles(
+        &self,
+        namespace: &str,
+    ) -> impl Future<Output = Result<Vec<Bundle>, kube::Error>> + Send;
+}
+
+/// Reads straight from the API server: one LIST each.
+#[derive(Clone)]
+pub struct Lists(pub kube::Client);
+
+impl Reads for Lists {
+    async fn passages(&self, namespace: &str, gate: &str) -> Result<Vec<Passage>, kube::Error> {
+        let selector = format!("{}={gate}", wellknown::LABEL_GATE);
+        let list = Api::<Passage>::namespaced(self.0.clone(), namespace)
+            .list(&ListParams::default().labels(&selector))
+            .await?;
+        Ok(list.items)
+    }
+
+    async fn bundles(&self, namespace: &str) -> Result<Vec<Bundle>, kube::Error> {
+        let list = Api::<Bundle>::namespaced(self.0.clone(), namespace)
+            .list(&ListParams::default())
+            .await?;
+        Ok(list.items)
+    }
+}
+
+/// Reads from the controller's watch-fed stores, once they hold a first full list.
+#[derive(Clone)]
+pub struct Stores {
+    /// Every Passage the controller watches.
+    pub passages: Store<Passage>,
+    /// Every Bundle the controller watches.
+    pub bundles: Store<Bundle>,
+}
+
+impl Reads for Stores {
+    async fn passages(&self, namespace: &str, gate: &str) -> Result<Vec<Passage>, kube::Error> {
+        // Before the first list a store is empty, and an empty store would read as a
+        // Gate with no Passages: it could open a crossing beside a running one.
+        let _ = self.passages.wait_until_ready().await;
+        Ok(self
+            .passages
+            .state()
+            .iter()
+            .filter(|p| {
+                p.metadata.namespace.as_deref() == Some(namespace)
+                    && p.labels().get(wellknown::LABEL_GATE).map(String::as_str) == Some(gate)
+            })
+            .map(|p| Passage::clone(p))
+            .collect())
+    }
+
+    async fn bundles(&self, namespace: &str) -> Result<Vec<Bundle>, kube::Error> {
+        let _ = self.bundles.wait_until_ready().await;
+        Ok(self
+            .bundles
+            .state()
+            .iter()
+            .filter(|b| b.metadata.namespace.as_deref() == Some(namespace))
+            .map(|b| Bundle::clone(b))
+            .collect())
+    }
+}
+
+/// The Gate a Passage belongs to (its `spec.gate`, in its namespace).
+pub fn gate_of(passage: &Passage) -> Option<ObjectRef<hecate_types::Gate>> {
+    let namespace = passage.metadata.namespace.as_deref()?;
+    Some(ObjectRef::new(&passage.spec.gate).within(namespace))
+}

@@ -1,0 +1,478 @@
+//! One Gate reconcile (spec controller.md §2.2): record the newest finished crossing,
+//! assess health, judge every admitted Bundle, decide what to do next, prune old
+//! Passages, write the status.
+//!
+//! The decisions are pure functions (`hecate_ops::rules`, [`super::advance`],
+//! [`super::record`], [`super::retention`]); this is the I/O around them. A Gate's
+//! status is written whole with its resourceVersion, so a reconcile that raced another
+//! write fails and is retried rather than overwriting it; Bundle statuses, which people
+//! write too (approvals), are read-modify-written with a retry on conflict.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hecate_ops::rules::eligibility;
+use hecate_ops::rules::gate::{Obstacle, gate_steps, obstacle_given};
+use hecate_ops::rules::promotion::{new_passage, next_passage_name};
+use hecate_types::{
+    Bundle, BundleStatus, Gate, GateStatus, Health, HealthReport, Passage, PassagePhase, Time,
+    wellknown,
+};
+use jiff::Timestamp;
+use kube::api::{Api, PostParams};
+use kube::{Resource as _, ResourceExt as _};
+
+use super::advance::{Decision, crossing_message, decide};
+use super::reads::Reads;
+use super::{record, retention};
+use crate::clock::Clock;
+use crate::condition::set_ready;
+use crate::events::{self, Events};
+use crate::metrics::Metrics;
+use crate::{health, steps, verify};
+
+/// How often a Gate is looked at when nothing wakes it: new Bundles, approvals and
+/// finished crossings wake it at once; the tick catches health and windows.
+pub const RESYNC: Duration = Duration::from_secs(60);
+
+/// What a Gate reconcile can fail with; the controller retries with backoff.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A request to the API server failed.
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+    /// A verifier could not judge (unknown verifier, unreadable Canary).
+    #[error("verification: {0}")]
+    Verify(String),
+    /// The controller's view lags: the Passage it meant to create exists and finished.
+    #[error("Passage {0} already exists and has finished; waiting for the view to catch up")]
+    Stale(String),
+}
+
+/// When to look at the Gate again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// `None`: only when something changes (a suspended or invalid Gate).
+    pub requeue_after: Option<Duration>,
+}
+
+/// Everything a Gate reconcile needs.
+pub struct GateReconciler<R> {
+    /// The client it writes with.
+    pub client: kube::Client,
+    /// Where it reads Passages and Bundles.
+    pub reads: R,
+    /// Where it reads the time.
+    pub clock: Arc<dyn Clock>,
+    /// The health checkers.
+    pub health: health::Registry,
+    /// The verifiers.
+    pub verifiers: verify::Registry,
+    /// Where Events go.
+    pub events: Events,
+    /// The metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl<R: Reads> GateReconciler<R> {
+    /// Reconciles the Gate `name` in `namespace`, reading it first. A Gate that no
+    /// longer exists is not an error: its metrics are forgotten.
+    pub async fn reconcile_named(&self, namespace: &str, name: &str) -> Result<Outcome, Error> {
+        match Api::<Gate>::namespaced(self.client.clone(), namespace)
+            .get_opt(name)
+            .await?
+        {
+            Some(gate) => self.reconcile(&gate).await,
+            None => {
+                self.metrics.forget_gate(namespace, name);
+                Ok(Outcome {
+                    requeue_after: None,
+                })
+            }
+        }
+    }
+
+    /// Reconciles `gate` as read.
+    pub async fn reconcile(&self, gate: &Gate) -> Result<Outcome, Error> {
+        let now = self.clock.now();
+        let namespace = gate.namespace().unwrap_or_default();
+        let mut status = gate.status.clone().unwrap_or_default();
+        status.observed_generation = gate.metadata.generation.unwrap_or_default();
+        if let Some(requested) = gate
+            .annotations()
+            .get(wellknown::ANNOTATION_RECONCILE_REQUESTED_AT)
+        {
+            status.last_handled_reconcile_at = requested.clone();
+        }
+        let generation = status.observed_generation;
+
+        match obstacle_given(gate, steps::validate(gate_steps(gate))) {
+            Some(Obstacle::Suspended) => {
+                status.eligible.clear();
+                set_ready(
+                    &mut status.conditions,
+                    false,
+                    wellknown::gate_reason::SUSPENDED,
+                    "the Gate is suspended: no crossing starts; one under way goes on",
+                    generation,
+                    now,
+                );
+                self.write_status(gate, status).await?;
+                return Ok(Outcome {
+                    requeue_after: None,
+                });
+            }
+            Some(Obstacle::InvalidSteps(problems)) => {
+                let message = problems.replace('\n', "; ");
+                status.eligible.clear();
+                set_ready(
+                    &mut status.conditions,
+                    false,
+                    wellknown::gate_reason::INVALID_STEPS,
+                    &message,
+                    generation,
+                    now,
+                );
+                self.events
+                    .publish(&gate.object_ref(&()), events::INVALID_STEPS, &message)
+                    .await;
+                self.write_status(gate, status).await?;
+                return Ok(Outcome {
+                    requeue_after: None,
+                });
+            }
+            Some(Obstacle::NoSteps) | None => {}
+        }
+
+        let passages = self.reads.passages(&namespace, &gate.name_any()).await?;
+        let mut active = newest(&passages, |p| !p.is_terminal()).cloned();
+        let latest = newest(&passages, Passage::is_terminal);
+        let unverified = match latest {
+            Some(latest) => self.record(gate, &mut status, latest, now).await?,
+            None => None,
+        };
+        self.assess_health(gate, &mut status, &passages, now).await;
+
+        // The controller's view may not hold a Passage it (or a person) just created:
+        // ask the API server before treating the Gate as free (spec §0.5, Q13).
+        if active.is_none()
+            && !status.active_passage.is_empty()
+            && !passages
+                .iter()
+                .any(|p| p.name_any() == status.active_passage)
+        {
+            active = Api::<Passage>::namespaced(self.client.clone(), &namespace)
+                .get_opt(&status.active_passage)
+                .await?
+                .filter(|p| !p.is_terminal());
+        }
+
+        let bundles = self.reads.bundles(&namespace).await?;
+        // Judge with what this reconcile just recorded (a new occupant is AlreadyCurrent).
+        let mut judged = gate.clone();
+        judged.status = Some(status.clone());
+        let candidates = eligibility::evaluate(&judged, &bundles, None);
+        status.eligible = eligibility::eligible(&candidates)
+            .iter()
+            .map(|b| b.name_any())
+            .collect();
+
+        let decision = decide(&judged, active.as_ref(), &candidates, &bundles, now);
+        let mut requeue_after = RESYNC;
+        status.active_passage.clear();
+        status.evidence = None;
+        let (reason, message) = match decision {
+            Decision::Crossing { passage, message } => {
+                status.evidence = active
+                    .as_ref()
+                    .and_then(|p| p.status.as_ref())
+                    .and_then(|s| s.evidence.clone());
+                status.active_passage = passage;
+                (wellknown::gate_reason::CROSSING, message)
+            }
+            Decision::Open(bundle) => match self.open(gate, bundle, &passages).await? {
+                Ok(passage) => {
+                    let message = crossing_message(&passage);
+                    status.active_passage = passage.name_any();
+                    (wellknown::gate_reason::CROSSING, message)
+                }
+                Err(why) => (wellknown::gate_reason::PASSAGE_FAILED, why),
+            },
+            Decision::WindowClosed { message, reopens } => {
+                if let Some(wait) = reopens.and_then(|at| until(now, at)) {
+                    requeue_after = requeue_after.min(wait);
+                }
+                (wellknown::gate_reason::WINDOW_CLOSED, message)
+            }
+            Decision::Idle(message) => (wellknown::gate_reason::IDLE, message),
+            Decision::CrossingFailed(message) => (wellknown::gate_reason::CROSSING_FAILED, message),
+        };
+        match unverified {
+            Some(why) => set_ready(
+                &mut status.conditions,
+                false,
+                wellknown::gate_reason::VERIFYING,
+                &why,
+                generation,
+                now,
+            ),
+            None => set_ready(
+                &mut status.conditions,
+                true,
+                reason,
+                &message,
+                generation,
+                now,
+            ),
+        }
+
+        judged.status = Some(status.clone());
+        retention::collect(&self.client, &judged, &passages).await;
+        self.write_status(gate, status).await?;
+        Ok(Outcome {
+            requeue_after: Some(requeue_after),
+        })
+    }
+
+    /// Records the outcome of the newest finished Passage, once (spec §2.4). Returns
+    /// why a successful crossing is not verified yet, if it is not.
+    async fn record(
+        &self,
+        gate: &Gate,
+        status: &mut GateStatus,
+        passage: &Passage,
+        now: Timestamp,
+    ) -> Result<Option<String>, Error> {
+        let namespace = gate.namespace().unwrap_or_default();
+        let gate_name = gate.name_any();
+        let api = Api::<Bundle>::namespaced(self.client.clone(), &namespace);
+        let Some(bundle) = api.get_opt(&passage.spec.bundle).await? else {
+            return Ok(None);
+        };
+        match passage.phase() {
+            PassagePhase::Failed | PassagePhase::Aborted => {
+                let blocked = update_bundle(&api, bundle, |s| {
+                    record::record_blocked(s, &gate_name, passage, now)
+                })
+                .await?;
+                if blocked {
+                    let why = passage
+                        .status
+                        .as_ref()
+                        .map(|s| s.message.as_str())
+                        .unwrap_or_default();
+                    self.events
+                        .publish(
+                            &gate.object_ref(&()),
+                            events::CROSSING_FAILED,
+                            &format!(
+                                "{} did not cross ({}): {why}",
+                                passage.spec.bundle,
+                                passage.name_any()
+                            ),
+                        )
+                        .await;
+                }
+                Ok(None)
+            }
+            PassagePhase::Succeeded => {
+                record::record_occupant(status, &bundle, passage, now);
+                let verdict = self
+                    .verifiers
+                    .verify(&gate.spec.verify, &namespace)
+                    .await
+                    .map_err(|e| Error::Verify(e.to_string()))?;
+                if !verdict.verified {
+                    return Ok(Some(verdict.reason));
+                }
+                if !gate.spec.verify.is_empty() {
+                    record::mark_verified(status);
+                }
+                let cleared = update_bundle(&api, bundle, |s| {
+                    record::record_cleared(s, &gate_name, passage, now)
+                })
+                .await?;
+                if cleared {
+                    self.events
+                        .publish(
+                            &gate.object_ref(&()),
+                            events::BUNDLE_CROSSED,
+                            &format!("{} crossed by {}", passage.spec.bundle, passage.name_any()),
+                        )
+                        .await;
+                }
+                Ok(None)
+            }
+            PassagePhase::Pending | PassagePhase::Running => Ok(None),
+        }
+    }
+
+    /// Assesses what the Gate watches, plus what the crossing behind its occupant
+    /// handed it (spec §2.6, Q4), and records a change of state.
+    async fn assess_health(
+        &self,
+        gate: &Gate,
+        status: &mut GateStatus,
+        passages: &[Passage],
+        now: Timestamp,
+    ) {
+        let namespace = gate.namespace().unwrap_or_default();
+        let name = gate.name_any();
+        let mut checks = gate.spec.watch.clone();
+        if let Some(current) = &status.current
+            && let Some(passage) = passages
+                .iter()
+                .find(|p| p.name_any() == current.passage && p.phase() == PassagePhase::Succeeded)
+            && let Some(passage_status) = &passage.status
+        {
+            checks.extend(passage_status.watch.iter().cloned());
+        }
+        let assessment = self.health.assess(&checks, &namespace, now).await;
+        let previous = status.health.take();
+        let since = match &previous {
+            Some(previous) if previous.status == assessment.status => {
+                previous.since.clone().or(Some(Time(now)))
+            }
+            _ => Some(Time(now)),
+        };
+        self.metrics
+            .set_gate_health(&namespace, &name, assessment.status);
+        if let Some(previous) = &previous
+            && previous.status != assessment.status
+        {
+            if previous.status == Health::Degraded
+                && let Some(since) = &previous.since
+            {
+                let seconds = now.duration_since(since.0).as_secs_f64();
+                self.metrics.observe_degraded(&namespace, &name, seconds);
+            }
+            let kind = if matches!(assessment.status, Health::Degraded | Health::Unknown) {
+                events::HEALTH_WORSENED
+            } else {
+                events::HEALTH_CHANGED
+            };
+            let first_issue = assessment
+                .issues
+                .first()
+                .map(|i| format!(": {i}"))
+                .unwrap_or_default();
+            self.events
+                .publish(
+                    &gate.object_ref(&()),
+                    kind,
+                    &format!(
+                        "health is {} (was {}){first_issue}",
+                        assessment.status, previous.status
+                    ),
+                )
+                .await;
+        }
+        status.health = Some(HealthReport {
+            status: assessment.status,
+            issues: assessment.issues,
+            details: assessment.details,
+            observed_at: Some(Time(now)),
+            since,
+        });
+    }
+
+    /// Opens a Passage for `bundle`, built and named exactly as `hecate promote`
+    /// builds it, so that a person's promote racing this yields one Passage. `Ok(Err)`
+    /// is a crossing that cannot be opened, in words (reported as `PassageFailed`).
+    async fn open(
+        &self,
+        gate: &Gate,
+        bundle: &Bundle,
+        passages: &[Passage],
+    ) -> Result<Result<Passage, String>, Error> {
+        if gate_steps(gate).is_empty() {
+            return Ok(Err(format!(
+                "cannot cross {}: the Gate has no passage steps; add spec.passage.steps",
+                bundle.name_any()
+            )));
+        }
+        let namespace = gate.namespace().unwrap_or_default();
+        let api = Api::<Passage>::namespaced(self.client.clone(), &namespace);
+        let all: Vec<&Passage> = passages.iter().collect();
+        let name = next_passage_name(&gate.name_any(), &all);
+        let passage = new_passage(gate, bundle, wellknown::ACTOR_CONTROLLER, &name);
+        match api.create(&PostParams::default(), &passage).await {
+            Ok(created) => {
+                self.events
+                    .publish(
+                        &gate.object_ref(&()),
+                        events::PASSAGE_STARTED,
+                        &format!("{name} crosses {}", bundle.name_any()),
+                    )
+                    .await;
+                Ok(Ok(created))
+            }
+            // Someone else took the name first: a person's promote, or this view is
+            // behind. Either way there is exactly one Passage by that name.
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                match api.get_opt(&name).await? {
+                    Some(existing) if !existing.is_terminal() => Ok(Ok(existing)),
+                    _ => Err(Error::Stale(name)),
+                }
+            }
+            Err(kube::Error::Api(status)) if matches!(status.code, 400 | 403 | 422) => Ok(Err(
+                format!("could not create Passage {name}: {}", status.message),
+            )),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Writes the Gate's status whole, with the resourceVersion it was read at.
+    async fn write_status(&self, gate: &Gate, status: GateStatus) -> Result<(), Error> {
+        let mut object = gate.clone();
+        object.status = Some(status);
+        Api::<Gate>::namespaced(self.client.clone(), &gate.namespace().unwrap_or_default())
+            .replace_status(&gate.name_any(), &PostParams::default(), &object)
+            .await?;
+        Ok(())
+    }
+}
+
+/// The newest Passage (by creation, ties by name) that `keep` accepts.
+fn newest(passages: &[Passage], keep: impl Fn(&Passage) -> bool) -> Option<&Passage> {
+    passages
+        .iter()
+        .filter(|p| keep(p))
+        .min_by(|a, b| eligibility::newest_first(*a, *b))
+}
+
+/// How long from `now` until `at`, if `at` is in the future.
+fn until(now: Timestamp, at: Timestamp) -> Option<Duration> {
+    Duration::try_from(at.duration_since(now)).ok()
+}
+
+/// Read-modify-writes a Bundle's status: `edit` says whether it changed anything; a
+/// conflict (a person approving at the same moment) re-reads and tries again.
+async fn update_bundle(
+    api: &Api<Bundle>,
+    mut bundle: Bundle,
+    edit: impl Fn(&mut BundleStatus) -> bool,
+) -> Result<bool, Error> {
+    const ATTEMPTS: usize = 5;
+    for _ in 0..ATTEMPTS {
+        let mut status = bundle.status.clone().unwrap_or_default();
+        if !edit(&mut status) {
+            return Ok(false);
+        }
+        bundle.status = Some(status);
+        match api
+            .replace_status(&bundle.name_any(), &PostParams::default(), &bundle)
+            .await
+        {
+            Ok(_) => return Ok(true),
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                bundle = api.get(&bundle.name_any()).await?;
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Err(Error::Kube(kube::Error::Api(Box::new(
+        kube::core::Status::failure("the Bundle kept changing under the write", "Conflict")
+            .with_code(409),
+    ))))
+}

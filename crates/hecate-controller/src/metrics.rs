@@ -1,0 +1,225 @@
+//! Prometheus metrics (spec controller.md §8.1). The names, labels and buckets are a
+//! contract: dashboards and alerts are written against them. Reason codes are never
+//! labels (unbounded); phases and health states are (five values each).
+
+use std::sync::Mutex;
+
+use hecate_types::Health;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// `namespace`, `gate`, `outcome` (a terminal phase).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Outcome {
+    namespace: String,
+    gate: String,
+    outcome: String,
+}
+
+/// `namespace`, `gate`, `step` (its `uses`), `outcome` (the step's phase).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StepOutcome {
+    namespace: String,
+    gate: String,
+    step: String,
+    outcome: String,
+}
+
+/// `namespace`, `gate`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GateLabels {
+    namespace: String,
+    gate: String,
+}
+
+/// `namespace`, `gate`, `status` (a health state).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct HealthLabels {
+    namespace: String,
+    gate: String,
+    status: String,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// Every metric the controller exports, and the registry that encodes them.
+pub struct Metrics {
+    registry: Mutex<Registry>,
+    passages: Family<Outcome, Counter>,
+    passage_duration: HistogramFamily<Outcome>,
+    step_duration: HistogramFamily<StepOutcome>,
+    lead_time: HistogramFamily<GateLabels>,
+    degraded: HistogramFamily<GateLabels>,
+    gate_health: Family<HealthLabels, Gauge>,
+}
+
+/// Crossings take seconds to hours: 1 s × 2.5ⁿ, twelve buckets (up to ~4 h).
+fn crossing_buckets() -> Histogram {
+    Histogram::new(exponential_buckets(1.0, 2.5, 12))
+}
+
+/// Lead times and outages take minutes to weeks: 60 s × 3ⁿ, eleven buckets (~41 days).
+fn long_buckets() -> Histogram {
+    Histogram::new(exponential_buckets(60.0, 3.0, 11))
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// The metrics, registered and at zero.
+    pub fn new() -> Self {
+        let mut registry = Registry::default();
+        let passages = Family::<Outcome, Counter>::default();
+        let passage_duration: HistogramFamily<Outcome> =
+            Family::new_with_constructor(crossing_buckets);
+        let step_duration: HistogramFamily<StepOutcome> =
+            Family::new_with_constructor(crossing_buckets);
+        let lead_time: HistogramFamily<GateLabels> = Family::new_with_constructor(long_buckets);
+        let degraded: HistogramFamily<GateLabels> = Family::new_with_constructor(long_buckets);
+        let gate_health = Family::<HealthLabels, Gauge>::default();
+        // prometheus-client appends `_total` to counters itself.
+        registry.register(
+            "hecate_passages",
+            "Finished Passages by Gate and outcome",
+            passages.clone(),
+        );
+        registry.register(
+            "hecate_passage_duration_seconds",
+            "How long finished Passages took, start to finish",
+            passage_duration.clone(),
+        );
+        registry.register(
+            "hecate_step_duration_seconds",
+            "How long each finished step took",
+            step_duration.clone(),
+        );
+        registry.register(
+            "hecate_bundle_lead_time_seconds",
+            "From a Bundle's creation to its successful crossing of a Gate",
+            lead_time.clone(),
+        );
+        registry.register(
+            "hecate_gate_degraded_seconds",
+            "How long a Gate's health stayed Degraded, observed when it recovers",
+            degraded.clone(),
+        );
+        registry.register(
+            "hecate_gate_health",
+            "A Gate's health: 1 for its current state, 0 for the others",
+            gate_health.clone(),
+        );
+        Self {
+            registry: Mutex::new(registry),
+            passages,
+            passage_duration,
+            step_duration,
+            lead_time,
+            degraded,
+            gate_health,
+        }
+    }
+
+    /// Publishes a Gate's health: its state at 1, the four others at 0.
+    pub fn set_gate_health(&self, namespace: &str, gate: &str, health: Health) {
+        for state in Health::ALL {
+            self.gate_health
+                .get_or_create(&HealthLabels {
+                    namespace: namespace.into(),
+                    gate: gate.into(),
+                    status: state.as_str().into(),
+                })
+                .set(i64::from(state == health));
+        }
+    }
+
+    /// Forgets a deleted Gate's health series.
+    pub fn forget_gate(&self, namespace: &str, gate: &str) {
+        for state in Health::ALL {
+            self.gate_health.remove(&HealthLabels {
+                namespace: namespace.into(),
+                gate: gate.into(),
+                status: state.as_str().into(),
+            });
+        }
+    }
+
+    /// Records how long a Gate was Degraded, when it stops being so.
+    pub fn observe_degraded(&self, namespace: &str, gate: &str, seconds: f64) {
+        self.degraded
+            .get_or_create(&GateLabels {
+                namespace: namespace.into(),
+                gate: gate.into(),
+            })
+            .observe(seconds);
+    }
+
+    /// Records a finished Passage: its outcome and, when known, how long it took.
+    pub fn observe_passage(
+        &self,
+        namespace: &str,
+        gate: &str,
+        outcome: &str,
+        seconds: Option<f64>,
+    ) {
+        let labels = Outcome {
+            namespace: namespace.into(),
+            gate: gate.into(),
+            outcome: outcome.into(),
+        };
+        self.passages.get_or_create(&labels).inc();
+        if let Some(seconds) = seconds {
+            self.passage_duration
+                .get_or_create(&labels)
+                .observe(seconds);
+        }
+    }
+
+    /// Records one finished step's duration.
+    pub fn observe_step(
+        &self,
+        namespace: &str,
+        gate: &str,
+        step: &str,
+        outcome: &str,
+        seconds: f64,
+    ) {
+        self.step_duration
+            .get_or_create(&StepOutcome {
+                namespace: namespace.into(),
+                gate: gate.into(),
+                step: step.into(),
+                outcome: outcome.into(),
+            })
+            .observe(seconds);
+    }
+
+    /// Records a successful crossing's lead time (Bundle created → crossing finished).
+    pub fn observe_lead_time(&self, namespace: &str, gate: &str, seconds: f64) {
+        self.lead_time
+            .get_or_create(&GateLabels {
+                namespace: namespace.into(),
+                gate: gate.into(),
+            })
+            .observe(seconds);
+    }
+
+    /// The metrics in the Prometheus text format.
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        let registry = self
+            .registry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Encoding into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
+        text
+    }
+}

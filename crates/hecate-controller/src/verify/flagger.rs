@@ -1,0 +1,276 @@
+//! The `flagger` verifier (spec controller.md §7): a crossing is verified when the
+//! Flagger Canary it rolled out says `Succeeded`. The Canary is read untyped — the
+//! Flagger CRD is optional in a cluster — and judged by [`judge`], a pure function of
+//! its JSON.
+
+use futures::future::BoxFuture;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::core::GroupVersionKind;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Verdict, Verifier, VerifyError};
+
+/// Verifies by a Flagger Canary's `status.phase`.
+pub struct FlaggerVerifier {
+    client: kube::Client,
+}
+
+/// The `with` of a `flagger` verification. Unknown keys are ignored.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlaggerConfig {
+    /// The Canary's name; required.
+    #[serde(default)]
+    pub name: String,
+    /// The Canary's namespace; the Gate's when empty.
+    #[serde(default)]
+    pub namespace: String,
+}
+
+impl FlaggerConfig {
+    /// Decodes a verification's `with` and checks that it names a Canary.
+    pub fn decode(with: Option<&Value>) -> Result<Self, String> {
+        let config = match with {
+            None | Some(Value::Null) => Self::default(),
+            Some(with) => Self::deserialize(with).map_err(|e| e.to_string())?,
+        };
+        if config.name.trim().is_empty() {
+            return Err("name is required".into());
+        }
+        Ok(config)
+    }
+}
+
+impl FlaggerVerifier {
+    /// The name verifications use.
+    pub const NAME: &'static str = "flagger";
+
+    /// A verifier reading Canaries with `client`.
+    pub fn new(client: kube::Client) -> Self {
+        Self { client }
+    }
+
+    fn canaries(&self, namespace: &str) -> Api<DynamicObject> {
+        // The plural is Flagger's own and stable; no discovery needed.
+        let gvk = GroupVersionKind::gvk("flagger.app", "v1beta1", "Canary");
+        let resource = ApiResource::from_gvk_with_plural(&gvk, "canaries");
+        Api::namespaced_with(self.client.clone(), namespace, &resource)
+    }
+}
+
+impl Verifier for FlaggerVerifier {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn verify<'a>(
+        &'a self,
+        config: Option<&'a Value>,
+        namespace: &'a str,
+    ) -> BoxFuture<'a, Result<Verdict, VerifyError>> {
+        Box::pin(async move {
+            let config = FlaggerConfig::decode(config).map_err(|problem| VerifyError::Config {
+                verifier: Self::NAME.into(),
+                problem,
+            })?;
+            let namespace = match config.namespace.trim() {
+                "" => namespace,
+                given => given,
+            };
+            let name = config.name.trim();
+            let what = format!("Canary {namespace}/{name}");
+            let canary = self
+                .canaries(namespace)
+                .get_opt(name)
+                .await
+                .map_err(|source| VerifyError::Read {
+                    what: what.clone(),
+                    source,
+                })?
+                .ok_or_else(|| VerifyError::NotFound(what.clone()))?;
+            let canary = serde_json::to_value(canary).map_err(|e| VerifyError::Read {
+                what: what.clone(),
+                source: kube::Error::SerdeError(e),
+            })?;
+            Ok(judge(&what, &canary))
+        })
+    }
+}
+
+/// Judges a Canary by its phase: `Succeeded` is verified; `Failed` and `Terminated`
+/// are final failures, explained by the failed checks and the `Promoted` condition;
+/// any other phase — `Initialized` included, which only means Flagger took the
+/// workload over — is not verified yet. `what` names the Canary in the reason.
+pub fn judge(what: &str, canary: &Value) -> Verdict {
+    let phase = canary
+        .pointer("/status/phase")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let (verified, done, reason) = match phase {
+        "Succeeded" => (true, true, format!("{what} succeeded")),
+        "Failed" | "Terminated" => (false, true, failure(what, phase, canary)),
+        "" => (false, false, format!("{what} has no phase yet")),
+        "Initialized" => (
+            false,
+            false,
+            format!("{what} is Initialized; no analysis has run for this release yet"),
+        ),
+        other => (false, false, format!("{what} is {other}")),
+    };
+    Verdict {
+        verified,
+        done,
+        reason,
+    }
+}
+
+fn failure(what: &str, phase: &str, canary: &Value) -> String {
+    let mut reason = format!("{what} {}", phase.to_lowercase());
+    if let Some(checks) = canary
+        .pointer("/status/failedChecks")
+        .and_then(Value::as_i64)
+    {
+        reason.push_str(&format!(" after {checks} failed checks"));
+    }
+    let promoted = canary
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|conditions| conditions.iter().find(|c| c["type"] == "Promoted"))
+        .and_then(|c| c["message"].as_str())
+        .map(str::trim)
+        .filter(|message| !message.is_empty());
+    if let Some(message) = promoted {
+        reason.push_str(": ");
+        reason.push_str(message);
+    }
+    reason
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{FlaggerConfig, judge};
+
+    fn canary(phase: Option<&str>) -> Value {
+        let mut canary = json!({
+            "apiVersion": "flagger.app/v1beta1",
+            "kind": "Canary",
+            "metadata": {"name": "api", "namespace": "shop"},
+            "status": {
+                "failedChecks": 5,
+                "canaryWeight": 0,
+                "conditions": [{
+                    "type": "Promoted", "status": "False", "reason": "Failed",
+                    "message": "Canary analysis failed, Deployment scaled to zero.",
+                }],
+            },
+        });
+        if let Some(phase) = phase {
+            canary["status"]["phase"] = json!(phase);
+        }
+        canary
+    }
+
+    #[test]
+    fn the_phase_decides() {
+        let cases = [
+            (Some("Succeeded"), true, true, "Canary shop/api succeeded"),
+            (
+                Some("Failed"),
+                false,
+                true,
+                "Canary shop/api failed after 5 failed checks: Canary analysis failed, Deployment scaled to zero.",
+            ),
+            (
+                Some("Terminated"),
+                false,
+                true,
+                "Canary shop/api terminated after 5 failed checks: Canary analysis failed, Deployment scaled to zero.",
+            ),
+            (None, false, false, "Canary shop/api has no phase yet"),
+            (Some(""), false, false, "Canary shop/api has no phase yet"),
+            (
+                Some("Initialized"),
+                false,
+                false,
+                "Canary shop/api is Initialized; no analysis has run for this release yet",
+            ),
+            (
+                Some("Initializing"),
+                false,
+                false,
+                "Canary shop/api is Initializing",
+            ),
+            (Some("Waiting"), false, false, "Canary shop/api is Waiting"),
+            (
+                Some("Progressing"),
+                false,
+                false,
+                "Canary shop/api is Progressing",
+            ),
+            (
+                Some("WaitingPromotion"),
+                false,
+                false,
+                "Canary shop/api is WaitingPromotion",
+            ),
+            (
+                Some("Promoting"),
+                false,
+                false,
+                "Canary shop/api is Promoting",
+            ),
+            (
+                Some("Finalising"),
+                false,
+                false,
+                "Canary shop/api is Finalising",
+            ),
+            (
+                Some("Terminating"),
+                false,
+                false,
+                "Canary shop/api is Terminating",
+            ),
+        ];
+        for (phase, verified, done, reason) in cases {
+            let verdict = judge("Canary shop/api", &canary(phase));
+            assert_eq!(
+                (verdict.verified, verdict.done, verdict.reason.as_str()),
+                (verified, done, reason),
+                "{phase:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_failure_without_checks_or_message_still_says_it_failed() {
+        let canary = json!({"status": {"phase": "Failed"}});
+        let verdict = judge("Canary shop/api", &canary);
+        assert_eq!(verdict.reason, "Canary shop/api failed");
+        assert!(verdict.done && !verdict.verified);
+    }
+
+    #[test]
+    fn the_config_needs_a_name_and_ignores_what_it_does_not_know() {
+        let config = FlaggerConfig::decode(Some(&json!({"name": "api", "interval": "1m"})))
+            .expect("a config");
+        assert_eq!(
+            config,
+            FlaggerConfig {
+                name: "api".into(),
+                namespace: String::new()
+            }
+        );
+        let config = FlaggerConfig::decode(Some(&json!({"name": "api", "namespace": "canaries"})))
+            .expect("a config");
+        assert_eq!(config.namespace, "canaries");
+
+        for with in [None, Some(json!({})), Some(json!({"name": " "}))] {
+            let error = FlaggerConfig::decode(with.as_ref()).expect_err("no name");
+            assert_eq!(error, "name is required");
+        }
+        assert!(FlaggerConfig::decode(Some(&json!({"name": 3}))).is_err());
+    }
+}

@@ -1,0 +1,9 @@
+//! hecate-controller against a real API server (kube-apiserver + etcd from the test
+//! environment): Gate reconciles called one at a time, as the reference's own tests
+//! call them, and the controller process as users run it.
+
+// In tests a panic is the failure report, so unwrapping is how expectations are stated.
+#![allow(clippy::unwrap_used)]
+
+mod gate;
+mod harness;
