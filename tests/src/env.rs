@@ -24,6 +24,7 @@ static SHARED: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
 
 /// One test's view of the cluster: the shared control plane, a namespace no other test
 /// uses, and an admin client.
+#[derive(Clone)]
 pub struct TestEnv {
     /// This test's namespace.
     pub namespace: String,

@@ -22,6 +22,7 @@
 //!
 //! - [`fixtures`] creates small objects (a Gate, a Bundle, a Passage with a status) for
 //!   the crates' tests.
+//! - [`flux`] installs stand-ins for Flux's CRDs, so tests can play Flux without it.
 //! - [`rbac`] installs RBAC as `deploy/` ships it and grants people roles.
 //! - [`demo`] loads the demo pipeline (`shop`: dev → staging → production, with
 //!   history) for `cargo xtask demo` and for tests that want a realistic namespace.
@@ -34,6 +35,7 @@ mod control_plane;
 pub mod demo;
 mod env;
 pub mod fixtures;
+pub mod flux;
 mod identity;
 mod pki;
 pub mod rbac;

@@ -36,8 +36,18 @@ impl Harness {
 
     /// With these health checkers and verifiers.
     pub(crate) async fn with(health: health::Registry, verifiers: verify::Registry) -> Self {
-        let env = TestEnv::new().await;
-        let clock = ManualClock::at(Timestamp::now());
+        Self::over(TestEnv::new().await, health, verifiers)
+    }
+
+    /// Another reconciler over the same namespace (a restarted controller): its own
+    /// clock, metrics, checkers and verifiers.
+    pub(crate) fn sibling(&self, health: health::Registry, verifiers: verify::Registry) -> Self {
+        Self::over(self.env.clone(), health, verifiers)
+    }
+
+    fn over(env: TestEnv, health: health::Registry, verifiers: verify::Registry) -> Self {
+        // Whole seconds: that is all a stored timestamp keeps.
+        let clock = ManualClock::at(Timestamp::from_second(Timestamp::now().as_second()).unwrap());
         let metrics = Arc::new(Metrics::new());
         let reconciler = GateReconciler {
             client: env.admin.clone(),

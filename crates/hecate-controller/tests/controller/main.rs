@@ -7,3 +7,4 @@
 
 mod gate;
 mod harness;
+mod health;

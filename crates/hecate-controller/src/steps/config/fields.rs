@@ -39,6 +39,18 @@ pub enum Deferred<T> {
     Expression(String),
 }
 
+impl<T: Textual> Deferred<T> {
+    /// Reads `text`: an expression is kept as written, anything else must be a valid
+    /// `T`.
+    pub fn from_text(text: String) -> Result<Self, String> {
+        if is_expression(&text) {
+            Ok(Deferred::Expression(text))
+        } else {
+            T::from_text(&text).map(Deferred::Known)
+        }
+    }
+}
+
 impl<T> Deferred<T> {
     /// The value, when it is known.
     pub fn known(&self) -> Option<&T> {
@@ -51,14 +63,7 @@ impl<T> Deferred<T> {
 
 impl<'de, T: Textual> Deserialize<'de> for Deferred<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        if is_expression(&text) {
-            Ok(Deferred::Expression(text))
-        } else {
-            T::from_text(&text)
-                .map(Deferred::Known)
-                .map_err(D::Error::custom)
-        }
+        Deferred::from_text(String::deserialize(deserializer)?).map_err(D::Error::custom)
     }
 }
 
@@ -72,9 +77,8 @@ where
     match Option::<String>::deserialize(deserializer)? {
         None => Ok(None),
         Some(text) if text.trim().is_empty() => Ok(None),
-        Some(text) if is_expression(&text) => Ok(Some(Deferred::Expression(text))),
-        Some(text) => T::from_text(&text)
-            .map(|value| Some(Deferred::Known(value)))
+        Some(text) => Deferred::from_text(text)
+            .map(Some)
             .map_err(D::Error::custom),
     }
 }

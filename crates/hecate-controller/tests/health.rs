@@ -1,0 +1,456 @@
+//! The `flux` health checker and the `flagger` verifier against a real API server:
+//! stand-in Flux and Flagger CRDs, objects whose status the test writes through the
+//! status subresource as Flux and Flagger would, and the verdicts the controller draws
+//! from them — including what each costs in requests, and the remote-cluster path
+//! through a kubeconfig Secret.
+
+// In tests a panic is the failure report, so unwrapping is how expectations are stated.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use hecate_controller::health::{self, Assessment, FluxAccess, FluxChecker};
+use hecate_controller::verify::{self, FlaggerVerifier, VerifyError};
+use hecate_testenv::flux::{self as standins, KUSTOMIZATION, StandIn};
+use hecate_testenv::{Identity, RequestLog, TestEnv};
+use hecate_types::{Health, HealthCheck, Verification};
+use jiff::Timestamp;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, DynamicObject, ObjectMeta, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+const REVISION: &str = "main@sha1:9f8c1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f";
+
+const CANARY: StandIn = StandIn {
+    group: "flagger.app",
+    version: "v1beta1",
+    kind: "Canary",
+    plural: "canaries",
+};
+
+/// A test's namespace with the Flux stand-ins installed, and a `flux` checker whose
+/// local client records its requests.
+struct Flux {
+    env: TestEnv,
+    registry: health::Registry,
+    requests: RequestLog,
+}
+
+impl Flux {
+    async fn new() -> Self {
+        Self::as_identity(Identity::Admin).await
+    }
+
+    /// A checker that reads (and looks up kubeconfig Secrets) as `who`.
+    async fn as_identity(who: Identity) -> Self {
+        let env = TestEnv::new().await;
+        standins::install_flux_standins(&env.admin).await.unwrap();
+        let (client, requests) = env.endpoint().recording_client(who).await.unwrap();
+        let checker = FluxChecker::new(Arc::new(FluxAccess::new(client)), true);
+        let mut registry = health::Registry::new();
+        registry.register(Arc::new(checker)).unwrap();
+        Self {
+            env,
+            registry,
+            requests,
+        }
+    }
+
+    fn api(&self, kind: StandIn) -> Api<DynamicObject> {
+        Api::namespaced_with(
+            self.env.admin.clone(),
+            &self.env.namespace,
+            &kind.api_resource(),
+        )
+    }
+
+    async fn create(&self, kind: StandIn, name: &str, spec: Value) {
+        let object: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": kind.api_version(),
+            "kind": kind.kind,
+            "metadata": {"name": name},
+            "spec": spec,
+        }))
+        .unwrap();
+        self.api(kind)
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap();
+    }
+
+    /// Writes `status` through the status subresource, as Flux's controllers do.
+    async fn write_status(&self, kind: StandIn, name: &str, status: Value) {
+        self.api(kind)
+            .patch_status(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "status": status })),
+            )
+            .await
+            .unwrap();
+    }
+
+    async fn assess(&self, with: Value) -> Assessment {
+        let check = HealthCheck {
+            uses: "flux".into(),
+            with: Some(with),
+        };
+        self.registry
+            .assess(&[check], &self.env.namespace, Timestamp::now())
+            .await
+    }
+
+    fn key(&self, name: &str) -> String {
+        format!("Kustomization/{}/{name}", self.env.namespace)
+    }
+}
+
+/// Flux's status for a Kustomization that applied `revision` at `generation`.
+fn applied(generation: i64, revision: &str) -> Value {
+    json!({
+        "observedGeneration": generation,
+        "lastAppliedRevision": revision,
+        "lastAttemptedRevision": revision,
+        "conditions": [{
+            "type": "Ready", "status": "True", "reason": "ReconciliationSucceeded",
+            "message": format!("Applied revision: {revision}"),
+            "observedGeneration": generation,
+            "lastTransitionTime": Timestamp::now().to_string(),
+        }],
+    })
+}
+
+fn app(expected_revision: &str) -> Value {
+    json!({
+        "resources": [{"kind": "Kustomization", "name": "app"}],
+        "expectedRevision": expected_revision,
+    })
+}
+
+#[tokio::test]
+async fn a_kustomization_is_judged_as_flux_writes_it_at_one_get_per_check() {
+    let flux = Flux::new().await;
+    flux.create(
+        KUSTOMIZATION,
+        "app",
+        json!({"interval": "5m", "path": "./app"}),
+    )
+    .await;
+
+    let before = flux.assess(app("9f8c1a2b")).await;
+    assert_eq!(before.status, Health::Progressing, "{before:?}");
+    assert_eq!(
+        before.issues,
+        [format!(
+            "{}: generation 1 has not been reconciled yet",
+            flux.key("app")
+        )]
+    );
+    // The first check resolves the kind through discovery; it is cached after that.
+    assert_eq!(
+        flux.requests.requests(),
+        [
+            "GET /apis/kustomize.toolkit.fluxcd.io/v1".to_string(),
+            format!(
+                "GET /apis/kustomize.toolkit.fluxcd.io/v1/namespaces/{}/kustomizations/app",
+                flux.env.namespace
+            ),
+        ]
+    );
+    flux.requests.clear();
+
+    flux.write_status(KUSTOMIZATION, "app", applied(1, REVISION))
+        .await;
+    let ready = flux.assess(app("9f8c1a2b")).await;
+    assert_eq!(ready.status, Health::Healthy, "{ready:?}");
+    assert_eq!(ready.issues, Vec::<String>::new());
+    assert_eq!(
+        ready.details,
+        Some(json!({"flux": {
+            flux.key("app"): {"health": "Healthy", "revision": REVISION},
+        }}))
+    );
+    assert_eq!(
+        flux.requests.requests().len(),
+        1,
+        "one GET, discovery cached"
+    );
+
+    let elsewhere = flux.assess(app("0123abcd")).await;
+    assert_eq!(elsewhere.status, Health::Progressing, "{elsewhere:?}");
+    assert_eq!(
+        elsewhere.issues,
+        [format!(
+            "{}: ready at {REVISION}; waiting for 0123abcd",
+            flux.key("app")
+        )]
+    );
+
+    // A new generation the status has not caught up with is stale again.
+    flux.api(KUSTOMIZATION)
+        .patch(
+            "app",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"path": "./app/v2"}})),
+        )
+        .await
+        .unwrap();
+    let stale = flux.assess(app("9f8c1a2b")).await;
+    assert_eq!(stale.status, Health::Progressing, "{stale:?}");
+    assert!(stale.issues[0].contains("generation 2"), "{stale:?}");
+}
+
+#[tokio::test]
+async fn what_cannot_be_read_is_unknown_and_says_why() {
+    let flux = Flux::new().await;
+    let namespace = flux.env.namespace.clone();
+
+    let missing = flux.assess(app("")).await;
+    assert_eq!(missing.status, Health::Unknown);
+    assert_eq!(missing.issues, [format!("{}: not found", flux.key("app"))]);
+
+    let unserved = flux
+        .assess(json!({"resources": [{"kind": "HelmRelease", "name": "api"}]}))
+        .await;
+    assert_eq!(unserved.status, Health::Unknown);
+    assert_eq!(
+        unserved.issues,
+        [format!(
+            "HelmRelease/{namespace}/api: cannot read it: the cluster does not serve HelmRelease in helm.toolkit.fluxcd.io/v2 (is its CRD installed?)"
+        )]
+    );
+
+    flux.requests.clear();
+    let elsewhere = flux
+        .assess(json!({"resources": [{"kind": "Kustomization", "name": "app", "namespace": "flux-system"}]}))
+        .await;
+    assert_eq!(elsewhere.status, Health::Unknown);
+    assert!(
+        elsewhere.issues[0].contains("references outside namespace"),
+        "{elsewhere:?}"
+    );
+    assert_eq!(
+        flux.requests.requests(),
+        Vec::<String>::new(),
+        "refused unread"
+    );
+
+    let bad = flux.assess(json!({"resources": []})).await;
+    assert_eq!(
+        (bad.status, bad.issues),
+        (
+            Health::Unknown,
+            vec!["flux check: no resources to check".to_string()]
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_forbidden_read_is_unknown_with_the_api_servers_answer() {
+    let flux = Flux::as_identity(Identity::Alice).await;
+    flux.create(KUSTOMIZATION, "app", json!({})).await;
+    let forbidden = flux.assess(app("")).await;
+    assert_eq!(forbidden.status, Health::Unknown);
+    assert!(
+        forbidden.issues[0].contains("cannot read it") && forbidden.issues[0].contains("403"),
+        "{forbidden:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_remote_cluster_is_read_through_the_kubeconfig_in_a_secret() {
+    let flux = Flux::new().await;
+    flux.create(KUSTOMIZATION, "app", json!({})).await;
+    flux.write_status(KUSTOMIZATION, "app", applied(1, REVISION))
+        .await;
+    let endpoint = flux.env.endpoint();
+    let secret = |name: &str, data: BTreeMap<String, String>| Secret {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        data: Some(
+            data.into_iter()
+                .map(|(k, v)| (k, ByteString(v.into_bytes())))
+                .collect(),
+        ),
+        ..Secret::default()
+    };
+    let value = |kubeconfig: String| BTreeMap::from([("value".to_string(), kubeconfig)]);
+    // The "remote" cluster is the test's own API server, reached as someone else: what
+    // the verdict says about permissions shows which credentials were used.
+    flux.env
+        .create(secret(
+            "as-admin",
+            value(endpoint.kubeconfig_yaml(Identity::Admin)),
+        ))
+        .await;
+    flux.env
+        .create(secret(
+            "as-alice",
+            value(endpoint.kubeconfig_yaml(Identity::Alice)),
+        ))
+        .await;
+    let exec = endpoint.kubeconfig_yaml(Identity::Admin).replace(
+        "token:",
+        "exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/true}\n    x-token:",
+    );
+    flux.env.create(secret("runs-a-program", value(exec))).await;
+    let down = endpoint
+        .kubeconfig_yaml(Identity::Admin)
+        .replace(&endpoint.server, "https://127.0.0.1:1");
+    flux.env.create(secret("down", value(down))).await;
+    flux.env
+        .create(secret(
+            "no-value",
+            BTreeMap::from([("kubeconfig".into(), "x".into())]),
+        ))
+        .await;
+
+    let through = |secret: &str| {
+        json!({
+            "resources": [{"kind": "Kustomization", "name": "app"}],
+            "expectedRevision": REVISION,
+            "clusterRef": {"name": secret},
+        })
+    };
+    let remote = flux.assess(through("as-admin")).await;
+    assert_eq!(remote.status, Health::Healthy, "{remote:?}");
+    let again = flux.assess(through("as-admin")).await;
+    assert_eq!(again.status, Health::Healthy, "{again:?}");
+
+    let cases = [
+        ("as-alice", "403"),
+        ("runs-a-program", "run a program (exec)"),
+        ("down", "cannot reach the cluster of Secret"),
+        ("no-value", "no key \"value\""),
+        ("absent", "cannot read the kubeconfig Secret"),
+    ];
+    for (secret, problem) in cases {
+        let assessment = flux.assess(through(secret)).await;
+        assert_eq!(
+            assessment.status,
+            Health::Unknown,
+            "{secret}: {assessment:?}"
+        );
+        assert!(
+            assessment.issues.iter().any(|i| i.contains(problem)),
+            "{secret}: {:?} lacks {problem:?}",
+            assessment.issues
+        );
+    }
+
+    // A remote cluster does not relax the namespace rule.
+    let elsewhere = flux
+        .assess(json!({
+            "resources": [{"kind": "Kustomization", "name": "app", "namespace": "flux-system"}],
+            "clusterRef": {"name": "as-admin"},
+        }))
+        .await;
+    assert_eq!(elsewhere.status, Health::Unknown);
+    assert!(
+        elsewhere.issues[0].contains("references outside namespace"),
+        "{elsewhere:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_flagger_verifier_follows_a_canary() {
+    let env = TestEnv::new().await;
+    standins::install(&env.admin, &[CANARY]).await.unwrap();
+    let mut verifiers = verify::Registry::new();
+    verifiers
+        .register(Arc::new(FlaggerVerifier::new(env.admin.clone())))
+        .unwrap();
+    let canaries: Api<DynamicObject> =
+        Api::namespaced_with(env.admin.clone(), &env.namespace, &CANARY.api_resource());
+    let flagger = |with: Value| {
+        [Verification {
+            uses: "flagger".into(),
+            with: Some(with),
+        }]
+    };
+    let verify = |with: Value| {
+        let verifiers = &verifiers;
+        let namespace = env.namespace.clone();
+        async move { verifiers.verify(&flagger(with), &namespace).await }
+    };
+
+    let absent = verify(json!({"name": "api"})).await.unwrap_err();
+    assert!(
+        matches!(&absent, VerifyError::NotFound(what) if *what == format!("Canary {}/api", env.namespace)),
+        "{absent:?}"
+    );
+
+    let canary: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": CANARY.api_version(), "kind": "Canary",
+        "metadata": {"name": "api"}, "spec": {"targetRef": {"kind": "Deployment", "name": "api"}},
+    }))
+    .unwrap();
+    canaries
+        .create(&PostParams::default(), &canary)
+        .await
+        .unwrap();
+    let set_status = |status: Value| {
+        let canaries = canaries.clone();
+        async move {
+            canaries
+                .patch_status(
+                    "api",
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({ "status": status })),
+                )
+                .await
+                .unwrap();
+        }
+    };
+
+    let verdict = verify(json!({"name": "api"})).await.unwrap();
+    assert_eq!(
+        (verdict.verified, verdict.done),
+        (false, false),
+        "{verdict:?}"
+    );
+    assert!(verdict.reason.contains("no phase yet"), "{verdict:?}");
+
+    set_status(json!({"phase": "Initialized"})).await;
+    let verdict = verify(json!({"name": "api"})).await.unwrap();
+    assert_eq!(
+        (verdict.verified, verdict.done),
+        (false, false),
+        "{verdict:?}"
+    );
+
+    set_status(json!({
+        "phase": "Failed", "failedChecks": 3,
+        "conditions": [{"type": "Promoted", "status": "False", "reason": "Failed",
+                        "message": "Canary analysis failed, Deployment api scaled to zero."}],
+    }))
+    .await;
+    let verdict = verify(json!({"name": "api", "namespace": env.namespace}))
+        .await
+        .unwrap();
+    assert_eq!(
+        (verdict.verified, verdict.done),
+        (false, true),
+        "{verdict:?}"
+    );
+    assert!(
+        verdict.reason.contains("3 failed checks")
+            && verdict.reason.contains("Deployment api scaled to zero"),
+        "{verdict:?}"
+    );
+
+    set_status(json!({"phase": "Succeeded"})).await;
+    let verdict = verify(json!({"name": "api"})).await.unwrap();
+    assert_eq!(
+        (verdict.verified, verdict.done),
+        (true, true),
+        "{verdict:?}"
+    );
+
+    let unnamed = verify(json!({})).await.unwrap_err();
+    assert!(matches!(unnamed, VerifyError::Config { .. }), "{unnamed:?}");
+}

@@ -1,0 +1,137 @@
+//! Stand-ins for Flux's CRDs, so tests can "play Flux" without Flux: the same group,
+//! version, kind and plural as Flux's, namespaced, with a status subresource, and
+//! `spec` and `status` free-form. A test creates an object and writes its status
+//! through the status subresource as Flux's controllers would; Hecate judges it by the
+//! real Flux rules.
+//!
+//! For test control planes only: installing a stand-in over a real Flux CRD would
+//! replace its schema.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, Patch, PatchParams};
+
+use crate::control_plane::FIELD_MANAGER;
+
+/// How long stand-in CRDs may take to become Established.
+const ESTABLISHED_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A kind to stand in for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StandIn {
+    /// The API group, e.g. `kustomize.toolkit.fluxcd.io`.
+    pub group: &'static str,
+    /// The served (and stored) version.
+    pub version: &'static str,
+    /// The kind.
+    pub kind: &'static str,
+    /// The plural resource name.
+    pub plural: &'static str,
+}
+
+/// Flux's `Kustomization`.
+pub const KUSTOMIZATION: StandIn = StandIn {
+    group: "kustomize.toolkit.fluxcd.io",
+    version: "v1",
+    kind: "Kustomization",
+    plural: "kustomizations",
+};
+
+/// Flux's `GitRepository`.
+pub const GIT_REPOSITORY: StandIn = StandIn {
+    group: "source.toolkit.fluxcd.io",
+    version: "v1",
+    kind: "GitRepository",
+    plural: "gitrepositories",
+};
+
+impl StandIn {
+    /// `group/version`.
+    pub fn api_version(&self) -> String {
+        format!("{}/{}", self.group, self.version)
+    }
+
+    /// The kube `ApiResource` for [`kube::api::DynamicObject`] access.
+    pub fn api_resource(&self) -> kube::api::ApiResource {
+        let gvk = kube::core::GroupVersionKind::gvk(self.group, self.version, self.kind);
+        kube::api::ApiResource::from_gvk_with_plural(&gvk, self.plural)
+    }
+
+    fn crd(&self) -> anyhow::Result<CustomResourceDefinition> {
+        let free_form = serde_json::json!({
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": true,
+        });
+        let crd = serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{}.{}", self.plural, self.group)},
+            "spec": {
+                "group": self.group,
+                "scope": "Namespaced",
+                "names": {
+                    "kind": self.kind,
+                    "listKind": format!("{}List", self.kind),
+                    "plural": self.plural,
+                    "singular": self.kind.to_lowercase(),
+                },
+                "versions": [{
+                    "name": self.version,
+                    "served": true,
+                    "storage": true,
+                    "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {"spec": free_form, "status": free_form},
+                    }},
+                }],
+            },
+        });
+        Ok(serde_json::from_value(crd)?)
+    }
+}
+
+/// Installs the Kustomization and GitRepository stand-ins and waits until the API
+/// server serves them. Idempotent: installing again (from another test) is fine.
+pub async fn install_flux_standins(client: &kube::Client) -> anyhow::Result<()> {
+    install(client, &[KUSTOMIZATION, GIT_REPOSITORY]).await
+}
+
+/// Installs stand-ins for `kinds` (server-side apply, so repeating is harmless) and
+/// waits until each is Established.
+pub async fn install(client: &kube::Client, kinds: &[StandIn]) -> anyhow::Result<()> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let mut names = Vec::new();
+    for kind in kinds {
+        let crd = kind.crd()?;
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        api.patch(&name, &params, &Patch::Apply(&crd))
+            .await
+            .with_context(|| format!("installing the stand-in CRD {name}"))?;
+        names.push(name);
+    }
+    let deadline = Instant::now() + ESTABLISHED_TIMEOUT;
+    for name in names {
+        loop {
+            let established = api
+                .get(&name)
+                .await?
+                .status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True");
+            if established {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("the stand-in CRD {name} was not Established after {ESTABLISHED_TIMEOUT:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    Ok(())
+}
