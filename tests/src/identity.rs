@@ -22,17 +22,20 @@ pub enum Identity {
     CiBot,
     /// The `hecate-api` server's own service identity.
     HecateApi,
+    /// The controller's own service identity.
+    HecateController,
 }
 
 impl Identity {
     /// Every identity.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::Admin,
         Self::Alice,
         Self::Bob,
         Self::Carol,
         Self::CiBot,
         Self::HecateApi,
+        Self::HecateController,
     ];
 
     /// The username the API server sees.
@@ -44,6 +47,7 @@ impl Identity {
             Self::Carol => "carol",
             Self::CiBot => "ci-bot",
             Self::HecateApi => "hecate-api",
+            Self::HecateController => "hecate-controller",
         }
     }
 

@@ -17,6 +17,9 @@ use crate::{Identity, TestEnv, apply_manifest};
 const USER_ROLES: &str = include_str!("../../deploy/rbac/user-roles.yaml");
 /// The server's Namespace, ServiceAccount, ClusterRole, binding, Deployment, Service.
 const SERVER_MANIFEST: &str = include_str!("../../deploy/hecate-api/hecate-api.yaml");
+/// The controller's ServiceAccount, ClusterRole, bindings, Lease Role and Deployment.
+pub const CONTROLLER_MANIFEST: &str =
+    include_str!("../../deploy/hecate-controller/hecate-controller.yaml");
 const FIELD_MANAGER: &str = "hecate-testenv";
 
 /// A `User` subject for `who`.
@@ -54,6 +57,37 @@ pub async fn install_deployed_roles(admin: &kube::Client) -> anyhow::Result<()> 
     Api::<ClusterRoleBinding>::all(admin.clone())
         .patch(
             "hecate-api-local",
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&binding),
+        )
+        .await?;
+    Ok(())
+}
+
+/// Installs the controller's ClusterRole as deployed and binds it to the
+/// `hecate-controller` identity, as the Deployment binds it to its ServiceAccount.
+/// Idempotent.
+pub async fn install_controller_role(admin: &kube::Client) -> anyhow::Result<()> {
+    let role = CONTROLLER_MANIFEST
+        .split("\n---\n")
+        .find(|d| d.contains("kind: ClusterRole\n"))
+        .context("the controller's ClusterRole in deploy/hecate-controller/")?;
+    apply_manifest(admin, role, false).await?;
+    let binding = ClusterRoleBinding {
+        metadata: ObjectMeta {
+            name: Some("hecate-controller-local".into()),
+            ..ObjectMeta::default()
+        },
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "ClusterRole".into(),
+            name: "hecate-controller".into(),
+        },
+        subjects: Some(vec![subject(Identity::HecateController)]),
+    };
+    Api::<ClusterRoleBinding>::all(admin.clone())
+        .patch(
+            "hecate-controller-local",
             &PatchParams::apply(FIELD_MANAGER).force(),
             &Patch::Apply(&binding),
         )

@@ -13,6 +13,7 @@ pub mod health;
 pub mod metrics;
 pub mod predicate;
 mod run;
+pub mod scope;
 mod serve;
 pub mod steps;
 pub mod verify;

@@ -44,6 +44,13 @@ struct HealthLabels {
     status: String,
 }
 
+/// `method` (HTTP), `watch` (`true` for watch streams).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: String,
+    watch: bool,
+}
+
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
 /// Every metric the controller exports, and the registry that encodes them.
@@ -55,6 +62,7 @@ pub struct Metrics {
     lead_time: HistogramFamily<GateLabels>,
     degraded: HistogramFamily<GateLabels>,
     gate_health: Family<HealthLabels, Gauge>,
+    requests: Family<RequestLabels, Counter>,
 }
 
 /// Crossings take seconds to hours: 1 s × 2.5ⁿ, twelve buckets (up to ~4 h).
@@ -85,6 +93,7 @@ impl Metrics {
         let lead_time: HistogramFamily<GateLabels> = Family::new_with_constructor(long_buckets);
         let degraded: HistogramFamily<GateLabels> = Family::new_with_constructor(long_buckets);
         let gate_health = Family::<HealthLabels, Gauge>::default();
+        let requests = Family::<RequestLabels, Counter>::default();
         // prometheus-client appends `_total` to counters itself.
         registry.register(
             "hecate_passages",
@@ -116,6 +125,11 @@ impl Metrics {
             "A Gate's health: 1 for its current state, 0 for the others",
             gate_health.clone(),
         );
+        registry.register(
+            "hecate_controller_kube_requests",
+            "Requests this controller sent to the Kubernetes API server (what idling costs)",
+            requests.clone(),
+        );
         Self {
             registry: Mutex::new(registry),
             passages,
@@ -124,7 +138,22 @@ impl Metrics {
             lead_time,
             degraded,
             gate_health,
+            requests,
         }
+    }
+
+    /// Counts one request to the API server.
+    pub fn count_request<B>(&self, request: &http::Request<B>) {
+        let watch = request
+            .uri()
+            .query()
+            .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
+        self.requests
+            .get_or_create(&RequestLabels {
+                method: request.method().as_str().into(),
+                watch,
+            })
+            .inc();
     }
 
     /// Publishes a Gate's health: its state at 1, the four others at 0.
@@ -221,5 +250,61 @@ impl Metrics {
         // Encoding into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `le` bounds of `metric`'s buckets, as written.
+    fn bounds(text: &str, metric: &str) -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with(&format!("{metric}_bucket{{")))
+            .filter_map(|l| l.split("le=\"").nth(1)?.split('"').next())
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn names_labels_and_buckets_are_the_contract() {
+        let metrics = Metrics::new();
+        metrics.observe_passage("shop", "dev", "Succeeded", Some(42.0));
+        metrics.observe_step("shop", "dev", "git-push", "Succeeded", 3.0);
+        metrics.observe_lead_time("shop", "dev", 600.0);
+        metrics.observe_degraded("shop", "dev", 1800.0);
+        metrics.set_gate_health("shop", "dev", Health::Degraded);
+        let text = metrics.encode();
+        for line in [
+            r#"hecate_passages_total{namespace="shop",gate="dev",outcome="Succeeded"} 1"#,
+            r#"hecate_passage_duration_seconds_count{namespace="shop",gate="dev",outcome="Succeeded"} 1"#,
+            r#"hecate_step_duration_seconds_count{namespace="shop",gate="dev",step="git-push",outcome="Succeeded"} 1"#,
+            r#"hecate_bundle_lead_time_seconds_count{namespace="shop",gate="dev"} 1"#,
+            r#"hecate_gate_degraded_seconds_sum{namespace="shop",gate="dev"} 1800.0"#,
+            r#"hecate_gate_health{namespace="shop",gate="dev",status="Degraded"} 1"#,
+            r#"hecate_gate_health{namespace="shop",gate="dev",status="Healthy"} 0"#,
+        ] {
+            assert!(text.contains(line), "{line}\nnot in\n{text}");
+        }
+        let crossing: Vec<String> = (0..12)
+            .map(|i| format!("{:?}", 2.5f64.powi(i)))
+            .chain(["+Inf".to_string()])
+            .collect();
+        assert_eq!(bounds(&text, "hecate_passage_duration_seconds"), crossing);
+        assert_eq!(bounds(&text, "hecate_step_duration_seconds"), crossing);
+        let long: Vec<String> = (0..11)
+            .map(|i| format!("{:?}", 60.0 * 3f64.powi(i)))
+            .chain(["+Inf".to_string()])
+            .collect();
+        assert_eq!(bounds(&text, "hecate_bundle_lead_time_seconds"), long);
+        assert_eq!(bounds(&text, "hecate_gate_degraded_seconds"), long);
+    }
+
+    #[test]
+    fn a_deleted_gate_leaves_no_health_series() {
+        let metrics = Metrics::new();
+        metrics.set_gate_health("shop", "dev", Health::Healthy);
+        metrics.forget_gate("shop", "dev");
+        assert!(!metrics.encode().contains("gate=\"dev\""));
     }
 }

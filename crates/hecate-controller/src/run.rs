@@ -18,7 +18,8 @@ use crate::{crd_check, flux_api, health, serve, verify};
 /// Runs the controller until it is told to stop.
 pub async fn run(args: Args) -> anyhow::Result<()> {
     init_logs(args.log_format);
-    let client = connect(args.context.as_deref()).await?;
+    let metrics = Arc::new(Metrics::new());
+    let client = connect(args.context.as_deref(), metrics.clone()).await?;
     if args.skip_crd_check {
         tracing::warn!(
             "--skip-crd-check: not comparing the installed CRDs with this controller's; fields they lack will be dropped silently"
@@ -31,7 +32,6 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     }
     flux_api::warn_about_missing(&client).await;
 
-    let metrics = Arc::new(Metrics::new());
     let ready = Arc::new(AtomicBool::new(false));
     if let BindAddress::On(addr) = args.metrics_bind_address {
         serve::metrics(addr, metrics.clone()).await?;
@@ -67,7 +67,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         version = env!("CARGO_PKG_VERSION"),
         "hecate-controller started"
     );
-    gate::controller::run(client, build, shutdown(stopped.clone())).await;
+    gate::controller::run(
+        client,
+        build,
+        args.watch_label_selector.clone(),
+        shutdown(stopped.clone()),
+    )
+    .await;
     tracing::info!("hecate-controller stopped");
     Ok(())
 }
@@ -100,8 +106,9 @@ fn init_logs(format: LogFormat) {
     }
 }
 
-/// A client from the kubeconfig (`context` if given) or the in-cluster ServiceAccount.
-async fn connect(context: Option<&str>) -> anyhow::Result<kube::Client> {
+/// A client from the kubeconfig (`context` if given) or the in-cluster ServiceAccount,
+/// counting its requests in `metrics`.
+async fn connect(context: Option<&str>, metrics: Arc<Metrics>) -> anyhow::Result<kube::Client> {
     let config = match context {
         Some(context) => {
             let options = KubeConfigOptions {
@@ -114,7 +121,13 @@ async fn connect(context: Option<&str>) -> anyhow::Result<kube::Client> {
             .await
             .context("no cluster: set KUBECONFIG, or run in a cluster")?,
     };
-    Ok(kube::Client::try_from(config)?)
+    let count = tower::util::MapRequestLayer::new(move |request: http::Request<kube::client::Body>| {
+        metrics.count_request(&request);
+        request
+    });
+    Ok(kube::client::ClientBuilder::try_from(config)?
+        .with_layer(&count)
+        .build())
 }
 
 /// SIGTERM (what a kubelet sends) or Ctrl-C.

@@ -293,10 +293,15 @@ async fn a_remote_cluster_is_read_through_the_kubeconfig_in_a_secret() {
             value(endpoint.kubeconfig_yaml(Identity::Alice)),
         ))
         .await;
-    let exec = endpoint.kubeconfig_yaml(Identity::Admin).replace(
-        "token:",
-        "exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/true}\n    x-token:",
-    );
+    // JSON is YAML: the kubeconfig is edited as a value and handed over as JSON.
+    let mut exec: Value =
+        serde_yaml_ng::from_str(&endpoint.kubeconfig_yaml(Identity::Admin)).unwrap();
+    for user in exec["users"].as_array_mut().unwrap() {
+        user["user"] = json!({"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1", "command": "/bin/true",
+        }});
+    }
+    let exec = exec.to_string();
     flux.env.create(secret("runs-a-program", value(exec))).await;
     let down = endpoint
         .kubeconfig_yaml(Identity::Admin)
@@ -366,91 +371,95 @@ async fn the_flagger_verifier_follows_a_canary() {
         .unwrap();
     let canaries: Api<DynamicObject> =
         Api::namespaced_with(env.admin.clone(), &env.namespace, &CANARY.api_resource());
-    let flagger = |with: Value| {
-        [Verification {
-            uses: "flagger".into(),
-            with: Some(with),
-        }]
-    };
-    let verify = |with: Value| {
-        let verifiers = &verifiers;
-        let namespace = env.namespace.clone();
-        async move { verifiers.verify(&flagger(with), &namespace).await }
-    };
+    let namespace = env.namespace.as_str();
 
-    let absent = verify(json!({"name": "api"})).await.unwrap_err();
+    let absent = verify(&verifiers, namespace, json!({"name": "api"}))
+        .await
+        .unwrap_err();
     assert!(
-        matches!(&absent, VerifyError::NotFound(what) if *what == format!("Canary {}/api", env.namespace)),
+        matches!(&absent, VerifyError::NotFound(what) if *what == format!("Canary {namespace}/api")),
         "{absent:?}"
     );
 
     let canary: DynamicObject = serde_json::from_value(json!({
         "apiVersion": CANARY.api_version(), "kind": "Canary",
-        "metadata": {"name": "api"}, "spec": {"targetRef": {"kind": "Deployment", "name": "api"}},
+        "metadata": {"name": "api"},
+        "spec": {"targetRef": {"kind": "Deployment", "name": "api"}},
     }))
     .unwrap();
     canaries
         .create(&PostParams::default(), &canary)
         .await
         .unwrap();
-    let set_status = |status: Value| {
-        let canaries = canaries.clone();
-        async move {
-            canaries
-                .patch_status(
-                    "api",
-                    &PatchParams::default(),
-                    &Patch::Merge(json!({ "status": status })),
-                )
-                .await
-                .unwrap();
+
+    let cases = [
+        (None, json!({"name": "api"}), false, false, "no phase yet"),
+        (
+            Some(json!({"phase": "Initialized"})),
+            json!({"name": "api"}),
+            false,
+            false,
+            "Initialized",
+        ),
+        (
+            Some(json!({
+                "phase": "Failed", "failedChecks": 3,
+                "conditions": [{"type": "Promoted", "status": "False", "reason": "Failed",
+                                "message": "Canary analysis failed, Deployment api scaled to zero."}],
+            })),
+            json!({"name": "api", "namespace": namespace}),
+            false,
+            true,
+            "failed after 3 failed checks: Canary analysis failed, Deployment api scaled to zero.",
+        ),
+        (
+            Some(json!({"phase": "Succeeded"})),
+            json!({"name": "api"}),
+            true,
+            true,
+            "succeeded",
+        ),
+    ];
+    for (status, with, verified, done, reason) in cases {
+        if let Some(status) = status {
+            set_status(&canaries, status).await;
         }
+        let verdict = verify(&verifiers, namespace, with).await.unwrap();
+        assert_eq!(
+            (verdict.verified, verdict.done),
+            (verified, done),
+            "{verdict:?}"
+        );
+        assert!(
+            verdict.reason.contains(reason),
+            "{verdict:?} lacks {reason:?}"
+        );
+    }
+
+    let unnamed = verify(&verifiers, namespace, json!({})).await.unwrap_err();
+    assert!(matches!(unnamed, VerifyError::Config { .. }), "{unnamed:?}");
+}
+
+async fn verify(
+    verifiers: &verify::Registry,
+    namespace: &str,
+    with: Value,
+) -> Result<verify::Verdict, VerifyError> {
+    let verification = Verification {
+        uses: "flagger".into(),
+        with: Some(with),
     };
+    verifiers.verify(&[verification], namespace).await
+}
 
-    let verdict = verify(json!({"name": "api"})).await.unwrap();
-    assert_eq!(
-        (verdict.verified, verdict.done),
-        (false, false),
-        "{verdict:?}"
-    );
-    assert!(verdict.reason.contains("no phase yet"), "{verdict:?}");
-
-    set_status(json!({"phase": "Initialized"})).await;
-    let verdict = verify(json!({"name": "api"})).await.unwrap();
-    assert_eq!(
-        (verdict.verified, verdict.done),
-        (false, false),
-        "{verdict:?}"
-    );
-
-    set_status(json!({
-        "phase": "Failed", "failedChecks": 3,
-        "conditions": [{"type": "Promoted", "status": "False", "reason": "Failed",
-                        "message": "Canary analysis failed, Deployment api scaled to zero."}],
-    }))
-    .await;
-    let verdict = verify(json!({"name": "api", "namespace": env.namespace}))
+/// Writes the Canary's status, as Flagger would.
+async fn set_status(canaries: &Api<DynamicObject>, status: Value) {
+    canaries
+        .patch_status(
+            "api",
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": status })),
+        )
         .await
         .unwrap();
-    assert_eq!(
-        (verdict.verified, verdict.done),
-        (false, true),
-        "{verdict:?}"
-    );
-    assert!(
-        verdict.reason.contains("3 failed checks")
-            && verdict.reason.contains("Deployment api scaled to zero"),
-        "{verdict:?}"
-    );
-
-    set_status(json!({"phase": "Succeeded"})).await;
-    let verdict = verify(json!({"name": "api"})).await.unwrap();
-    assert_eq!(
-        (verdict.verified, verdict.done),
-        (true, true),
-        "{verdict:?}"
-    );
-
-    let unnamed = verify(json!({})).await.unwrap_err();
-    assert!(matches!(unnamed, VerifyError::Config { .. }), "{unnamed:?}");
 }

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use hecate_types::{Bundle, Gate, Passage};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt as _;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
@@ -28,6 +29,7 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use super::reads::{self, Stores};
 use super::{Error, GateReconciler};
 use crate::predicate;
+use crate::scope::Scope;
 
 /// The first retry after a failed reconcile; it doubles up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
@@ -37,11 +39,12 @@ const MAX_BACKOFF: Duration = Duration::from_secs(300);
 /// Builds the reconciler around the stores this controller fills.
 pub type Build = Box<dyn FnOnce(Stores) -> GateReconciler<Stores> + Send>;
 
-/// Runs the Gate controller until `shutdown` completes, then lets reconciles under way
-/// finish.
+/// Runs the Gate controller over the namespaces `selector` matches (all without one)
+/// until `shutdown` completes, then lets reconciles under way finish.
 pub async fn run(
     client: kube::Client,
     build: Build,
+    selector: Option<String>,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let config = watcher::Config::default();
@@ -62,7 +65,23 @@ pub async fn run(
         .reflect(bundles_writer)
         .touched_objects();
 
+    let (scope, namespaces) = match selector {
+        None => (Scope::Everywhere, None),
+        Some(selector) => {
+            let (reader, writer) = reflector::store::<Namespace>();
+            let namespaces = watcher(
+                Api::<Namespace>::all(client.clone()),
+                watcher::Config::default().labels(&selector),
+            )
+            .default_backoff()
+            .reflect(writer)
+            .touched_objects();
+            (Scope::Namespaces(reader), Some(namespaces))
+        }
+    };
+
     let context = Arc::new(Context {
+        scope,
         reconciler: build(Stores {
             passages: passages_reader,
             bundles: bundles_reader,
@@ -70,26 +89,43 @@ pub async fn run(
         failures: Mutex::new(HashMap::new()),
     });
     let admitting = gates_reader.clone();
-    Controller::for_stream(gates, gates_reader)
+    let in_namespace = gates_reader.clone();
+    let mut controller = Controller::for_stream(gates, gates_reader)
         .watches_stream(passages, |passage| reads::gate_of(&passage))
-        .watches_stream(bundles, move |bundle| gates_admitting(&admitting, &bundle))
+        .watches_stream(bundles, move |bundle| gates_admitting(&admitting, &bundle));
+    if let Some(namespaces) = namespaces {
+        // A namespace joining the shard: look at its Gates now.
+        controller = controller.watches_stream(namespaces, move |namespace| {
+            gates_in(&in_namespace, namespace.metadata.name.as_deref())
+        });
+    }
+    controller
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, context)
         .for_each(|result| async move {
             if let Err(error) = result {
-                tracing::debug!(%error, "gate controller");
+                tracing::warn!(%error, "gate controller");
             }
         })
         .await;
 }
 
-/// The reconciler and each Gate's count of consecutive failures (for backoff).
+/// The reconciler, its shard, and each Gate's count of consecutive failures (for
+/// backoff).
 struct Context {
+    scope: Scope,
     reconciler: GateReconciler<Stores>,
     failures: Mutex<HashMap<ObjectRef<Gate>, u32>>,
 }
 
 async fn reconcile(gate: Arc<Gate>, context: Arc<Context>) -> Result<Action, Error> {
+    if !context
+        .scope
+        .contains(&gate.namespace().unwrap_or_default())
+        .await
+    {
+        return Ok(Action::await_change());
+    }
     let outcome = context.reconciler.reconcile(&gate).await?;
     context
         .failures
@@ -135,6 +171,16 @@ fn gates_admitting(gates: &Store<Gate>, bundle: &Bundle) -> Vec<ObjectRef<Gate>>
         .iter()
         .filter(|gate| gate.namespace() == namespace)
         .filter(|gate| gate.admission_for(&bundle.spec.beacon).is_some())
+        .map(|gate| ObjectRef::from(gate.as_ref()))
+        .collect()
+}
+
+/// The Gates in `namespace`.
+fn gates_in(gates: &Store<Gate>, namespace: Option<&str>) -> Vec<ObjectRef<Gate>> {
+    gates
+        .state()
+        .iter()
+        .filter(|gate| gate.namespace().as_deref() == namespace)
         .map(|gate| ObjectRef::from(gate.as_ref()))
         .collect()
 }

@@ -50,7 +50,7 @@ type KindKey = (String, String, String, String);
 #[derive(thiserror::Error, Debug)]
 pub enum ClusterError {
     /// The Secret could not be read (absent, forbidden, or the API server unreachable).
-    #[error("cannot read the kubeconfig Secret {namespace}/{secret}: {source}")]
+    #[error("cannot read the kubeconfig Secret {namespace}/{secret}: {}", describe(.source))]
     Secret {
         /// The Secret's namespace.
         namespace: String,
@@ -160,6 +160,13 @@ impl FluxAccess {
     }
 }
 
+impl Cluster {
+    /// The client that reaches this cluster, for writes such as `flux-reconcile`'s.
+    pub fn client(&self) -> &kube::Client {
+        &self.client
+    }
+}
+
 fn kind_key(cluster: &Cluster, target: &Target) -> KindKey {
     (
         cluster.id.clone(),
@@ -192,17 +199,40 @@ async fn remote_client(kubeconfig: &str) -> Result<kube::Client, String> {
     kube::Client::try_from(config).map_err(|e| e.to_string())
 }
 
+/// A Kubernetes error in a sentence: the API server's own message for an answer
+/// (`kube::Error`'s Display adds the whole Status struct), the chain of causes for a
+/// failure to get one (the outermost says only "client error (Connect)").
+pub fn describe(error: &kube::Error) -> String {
+    if let kube::Error::Api(status) = error {
+        return format!("{} ({} {})", status.message, status.code, status.reason);
+    }
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(inner) = cause {
+        let inner_text = inner.to_string();
+        if !text.contains(&inner_text) {
+            text = format!("{text}: {inner_text}");
+        }
+        cause = inner.source();
+    }
+    text
+}
+
 /// The parts of a kubeconfig that would make the controller run a program or read its
 /// own files. Anyone who may write a Secret in a Gate's namespace can write this
 /// kubeconfig, so it may carry credentials but not instructions (Flux refuses `exec`
 /// in such kubeconfigs by default too).
 fn refused_parts(kubeconfig: &Kubeconfig) -> Vec<String> {
-    let mut refused = Vec::new();
+    // What is refused, in order of first appearance, with whose entries ask for it.
+    let mut refused: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut add = |what, name| match refused.iter_mut().find(|(w, _)| *w == what) {
+        Some((_, names)) => names.push(name),
+        None => refused.push((what, vec![name])),
+    };
     for named in &kubeconfig.auth_infos {
         let Some(user) = &named.auth_info else {
             continue;
         };
-        let name = &named.name;
         let parts = [
             (user.exec.is_some(), "run a program (exec)"),
             (user.auth_provider.is_some(), "use an auth-provider plugin"),
@@ -213,12 +243,11 @@ fn refused_parts(kubeconfig: &Kubeconfig) -> Vec<String> {
             ),
             (user.client_key.is_some(), "read a client-key file"),
         ];
-        refused.extend(
-            parts
-                .into_iter()
-                .filter(|(present, _)| *present)
-                .map(|(_, what)| format!("{what} for user {name:?}")),
-        );
+        for (present, what) in parts {
+            if present {
+                add(what, named.name.as_str());
+            }
+        }
     }
     for named in &kubeconfig.clusters {
         if named
@@ -226,13 +255,13 @@ fn refused_parts(kubeconfig: &Kubeconfig) -> Vec<String> {
             .as_ref()
             .is_some_and(|c| c.certificate_authority.is_some())
         {
-            refused.push(format!(
-                "read a certificate-authority file for cluster {:?}",
-                named.name
-            ));
+            add("read a certificate-authority file", named.name.as_str());
         }
     }
     refused
+        .into_iter()
+        .map(|(what, names)| format!("{what} (for {})", names.join(", ")))
+        .collect()
 }
 
 #[cfg(test)]
@@ -288,6 +317,11 @@ users:
       apiVersion: client.authentication.k8s.io/v1
       command: /bin/sh
       args: ["-c", "id"]
+- name: exec-too
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: /usr/bin/env
 - name: files
   user:
     tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
@@ -303,11 +337,11 @@ current-context: prod
         assert_eq!(
             refused_parts(&kubeconfig),
             [
-                r#"run a program (exec) for user "exec""#,
-                r#"read a token file for user "files""#,
-                r#"read a client-certificate file for user "files""#,
-                r#"read a client-key file for user "files""#,
-                r#"read a certificate-authority file for cluster "prod""#,
+                "run a program (exec) (for exec, exec-too)",
+                "read a token file (for files)",
+                "read a client-certificate file (for files)",
+                "read a client-key file (for files)",
+                "read a certificate-authority file (for prod)",
             ]
         );
     }

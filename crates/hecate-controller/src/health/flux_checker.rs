@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::flux::evaluate;
-use super::flux_access::{Cluster, FluxAccess};
+use super::flux_access::{Cluster, FluxAccess, describe};
 use super::flux_config::{FluxCheck, FluxConfig, Target};
 use super::{CheckResult, Checker};
 
@@ -95,7 +95,10 @@ impl FluxChecker {
                         Some(secret) => format!("the cluster of Secret {namespace}/{secret}"),
                         None => "the API server".to_string(),
                     };
-                    return FluxAssessment::unreachable(format!("cannot reach {on}: {error}"));
+                    return FluxAssessment::unreachable(format!(
+                        "cannot reach {on}: {}",
+                        describe(&error)
+                    ));
                 }
             }
         }
@@ -109,7 +112,8 @@ impl FluxChecker {
             Ok(api) => api,
             Err(error) if unreachable(&error) => return Err(error),
             Err(kube::Error::Discovery(_)) => return Ok(not_served(target)),
-            Err(kube::Error::Api(status)) if status.is_not_found() => {
+            // A group or version not served at all answers a bare 404, not a NotFound Status.
+            Err(kube::Error::Api(status)) if status.code == 404 => {
                 return Ok(not_served(target));
             }
             Err(error) => return Ok(Read::Failed(describe(&error))),
@@ -160,27 +164,25 @@ pub fn judge(
         issues: Vec::new(),
         resources: BTreeMap::new(),
     };
+    let evaluated = |object: Option<&Value>| {
+        let evaluation = evaluate(
+            object,
+            check.expected_revision.as_deref(),
+            check.fail_after,
+            now,
+        );
+        (evaluation.health, evaluation.issues, evaluation.revision)
+    };
     for (target, read) in reads {
         let key = target.key();
         let (health, issues, revision) = match read {
+            Read::Found(object) => evaluated(Some(&object)),
+            Read::Missing => evaluated(None),
             Read::Failed(error) => (
                 Health::Unknown,
                 vec![format!("cannot read it: {error}")],
                 None,
             ),
-            Read::Missing | Read::Found(_) => {
-                let object = match &read {
-                    Read::Found(object) => Some(object),
-                    _ => None,
-                };
-                let evaluation = evaluate(
-                    object,
-                    check.expected_revision.as_deref(),
-                    check.fail_after,
-                    now,
-                );
-                (evaluation.health, evaluation.issues, evaluation.revision)
-            }
         };
         assessment.health = assessment.health.merge(health);
         assessment
@@ -237,15 +239,6 @@ fn not_served(target: &Target) -> Read {
 /// answer (forbidden, not found, invalid) about one object.
 fn unreachable(error: &kube::Error) -> bool {
     matches!(error, kube::Error::HyperError(_) | kube::Error::Service(_))
-}
-
-fn describe(error: &kube::Error) -> String {
-    match error {
-        kube::Error::Api(status) => {
-            format!("{} ({} {})", status.message, status.code, status.reason)
-        }
-        other => other.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ pub enum VerifyError {
     #[error("{0} not found")]
     NotFound(String),
     /// What the verifier judges by could not be read.
-    #[error("cannot read {what}: {source}")]
+    #[error("cannot read {what}: {}", crate::health::flux_access::describe(.source))]
     Read {
         /// What was being read.
         what: String,
@@ -114,7 +114,8 @@ impl Registry {
     }
 
     /// Runs `verifications` in order until one does not pass, and answers with that
-    /// one's verdict; verified when all pass (or there are none). Every name is looked
+    /// one's verdict; verified when all pass (or there are none), with their reasons
+    /// joined. Every name is looked
     /// up before anything runs, so an unknown verifier is an error whatever the others
     /// say.
     pub async fn verify(
@@ -134,19 +135,21 @@ impl Registry {
                     })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        for (verifier, config) in &verifiers {
-            let verdict = verifier.verify(*config, namespace).await?;
+        let mut reasons = Vec::with_capacity(verifiers.len());
+        for (verifier, config) in verifiers {
+            let verdict = verifier.verify(config, namespace).await?;
             if !verdict.verified {
                 return Ok(verdict);
             }
+            reasons.push(verdict.reason);
         }
         Ok(Verdict {
             verified: true,
             done: true,
-            reason: match verifiers.len() {
-                0 => "nothing to verify".into(),
-                1 => "the verification passed".into(),
-                n => format!("all {n} verifications passed"),
+            reason: if reasons.is_empty() {
+                "nothing to verify".into()
+            } else {
+                reasons.join("; ")
             },
         })
     }
@@ -264,7 +267,7 @@ mod tests {
             .await
             .expect("a verdict");
         assert!(verdict.verified && verdict.done, "{verdict:?}");
-        assert_eq!(verdict.reason, "all 2 verifications passed");
+        assert_eq!(verdict.reason, "a; b");
     }
 
     #[tokio::test]
@@ -272,6 +275,7 @@ mod tests {
         let (registry, _) = registry();
         let verdict = registry.verify(&[], "shop").await.expect("a verdict");
         assert!(verdict.verified && verdict.done, "{verdict:?}");
+        assert_eq!(verdict.reason, "nothing to verify");
     }
 
     #[tokio::test]

@@ -8,3 +8,5 @@
 mod gate;
 mod harness;
 mod health;
+mod process;
+mod running;

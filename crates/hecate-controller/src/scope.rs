@@ -1,0 +1,36 @@
+//! Which namespaces this controller acts in. By default all; with
+//! `--watch-label-selector`, only namespaces whose labels match, so that several
+//! controllers split a large fleet between them (Flux's `sharding.fluxcd.io/key`
+//! convention, applied to namespaces: every object of a namespace — Gates, their
+//! Passages, the Bundles they judge — then belongs to exactly one shard, and a shard
+//! never writes another's objects).
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::runtime::reflector::Store;
+
+/// The namespaces a controller acts in.
+#[derive(Clone, Default)]
+pub enum Scope {
+    /// Every namespace.
+    #[default]
+    Everywhere,
+    /// The namespaces in this store (fed by a watch of the matching namespaces).
+    Namespaces(Store<Namespace>),
+}
+
+impl Scope {
+    /// Whether objects in `namespace` are this controller's. Waits for the first full
+    /// list of namespaces: before it, every answer would be "no".
+    pub async fn contains(&self, namespace: &str) -> bool {
+        match self {
+            Self::Everywhere => true,
+            Self::Namespaces(store) => {
+                let _ = store.wait_until_ready().await;
+                store
+                    .state()
+                    .iter()
+                    .any(|ns| ns.metadata.name.as_deref() == Some(namespace))
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! `hecate-controller` as users run it: its own process, its own identity with the
+//! ClusterRole `deploy/` ships, its flags. Each test runs it sharded to its own
+//! namespace (`--watch-label-selector`), so it never touches another test's Gates.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use hecate_testenv::{Identity, TestEnv};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, Patch, PatchParams};
+use tokio::process::{Child, Command};
+
+/// The label a test puts on its namespace to be a shard of its own.
+pub(crate) const SHARD_LABEL: &str = "hecate.dev/test-shard";
+
+/// A running `hecate-controller`, killed when dropped.
+pub(crate) struct Controller {
+    child: Child,
+    pub(crate) metrics: SocketAddr,
+    pub(crate) probes: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Controller {
+    /// Starts the controller as `hecate-controller` (the deployed ClusterRole) over the
+    /// namespaces labelled `SHARD_LABEL=<shard>`, and waits until it is ready.
+    pub(crate) async fn start(env: &TestEnv, shard: &str, extra: &[&str]) -> Self {
+        hecate_testenv::rbac::install_controller_role(&env.admin)
+            .await
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig: PathBuf = dir.path().join("kubeconfig");
+        std::fs::write(
+            &kubeconfig,
+            env.endpoint().kubeconfig_yaml(Identity::HecateController),
+        )
+        .unwrap();
+        let (metrics, probes) = (free_port(), free_port());
+        let child = Command::new(env!("CARGO_BIN_EXE_hecate-controller"))
+            .arg(format!("--metrics-bind-address={metrics}"))
+            .arg(format!("--health-probe-bind-address={probes}"))
+            .arg(format!("--watch-label-selector={SHARD_LABEL}={shard}"))
+            .arg(format!("--work-root={}", dir.path().join("work").display()))
+            .arg("--log-format=text")
+            .args(extra)
+            .env("KUBECONFIG", &kubeconfig)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let controller = Self {
+            child,
+            metrics,
+            probes,
+            _dir: dir,
+        };
+        controller.wait_ready().await;
+        controller
+    }
+
+    async fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let url = format!("http://{}/readyz", self.probes);
+        while Instant::now() < deadline {
+            if let Ok(response) = reqwest::get(&url).await
+                && response.status().is_success()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("hecate-controller was not ready within 30 s");
+    }
+
+    /// The metrics, as scraped.
+    pub(crate) async fn scrape(&self) -> String {
+        reqwest::get(format!("http://{}/metrics", self.metrics))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
+    /// The sum of `hecate_controller_kube_requests_total` over its series.
+    pub(crate) async fn requests_sent(&self) -> f64 {
+        self.scrape()
+            .await
+            .lines()
+            .filter(|l| l.starts_with("hecate_controller_kube_requests_total{"))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+
+    /// Asks it to stop as a kubelet does (SIGTERM) and waits for it to exit.
+    pub(crate) async fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().expect("still running");
+        let _ = std::process::Command::new("kill")
+            .arg("-TERM")
+            .arg(pid.to_string())
+            .status();
+        tokio::time::timeout(Duration::from_secs(20), self.child.wait())
+            .await
+            .expect("it stops within 20 s")
+            .unwrap()
+    }
+}
+
+fn free_port() -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap()
+}
+
+/// Labels `namespace` as shard `shard`.
+pub(crate) async fn join_shard(env: &TestEnv, namespace: &str, shard: &str) {
+    let patch = serde_json::json!({"metadata": {"labels": {SHARD_LABEL: shard}}});
+    Api::<Namespace>::all(env.admin.clone())
+        .patch(namespace, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+}
+
+/// Polls `check` every 50 ms until it answers `Some`, for at most `limit`.
+pub(crate) async fn eventually<T, F, Fut>(limit: Duration, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
