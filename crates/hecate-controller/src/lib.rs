@@ -12,6 +12,7 @@ pub mod gate;
 pub mod health;
 pub mod metrics;
 pub mod predicate;
+pub mod ready;
 mod run;
 pub mod scope;
 mod serve;

@@ -121,10 +121,11 @@ async fn connect(context: Option<&str>, metrics: Arc<Metrics>) -> anyhow::Result
             .await
             .context("no cluster: set KUBECONFIG, or run in a cluster")?,
     };
-    let count = tower::util::MapRequestLayer::new(move |request: http::Request<kube::client::Body>| {
-        metrics.count_request(&request);
-        request
-    });
+    let count =
+        tower::util::MapRequestLayer::new(move |request: http::Request<kube::client::Body>| {
+            metrics.count_request(&request);
+            request
+        });
     Ok(kube::client::ClientBuilder::try_from(config)?
         .with_layer(&count)
         .build())

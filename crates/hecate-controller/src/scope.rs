@@ -8,6 +8,8 @@
 use k8s_openapi::api::core::v1::Namespace;
 use kube::runtime::reflector::Store;
 
+use crate::ready::Ready;
+
 /// The namespaces a controller acts in.
 #[derive(Clone, Default)]
 pub enum Scope {
@@ -15,17 +17,23 @@ pub enum Scope {
     #[default]
     Everywhere,
     /// The namespaces in this store (fed by a watch of the matching namespaces).
-    Namespaces(Store<Namespace>),
+    Namespaces(Store<Namespace>, Ready),
 }
 
 impl Scope {
+    /// The namespaces in `store`.
+    pub fn namespaces(store: Store<Namespace>) -> Self {
+        let ready = Ready::after(vec![store.clone()]);
+        Self::Namespaces(store, ready)
+    }
+
     /// Whether objects in `namespace` are this controller's. Waits for the first full
     /// list of namespaces: before it, every answer would be "no".
     pub async fn contains(&self, namespace: &str) -> bool {
         match self {
             Self::Everywhere => true,
-            Self::Namespaces(store) => {
-                let _ = store.wait_until_ready().await;
+            Self::Namespaces(store, ready) => {
+                ready.wait().await;
                 store
                     .state()
                     .iter()

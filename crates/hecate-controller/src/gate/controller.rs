@@ -76,16 +76,13 @@ pub async fn run(
             .default_backoff()
             .reflect(writer)
             .touched_objects();
-            (Scope::Namespaces(reader), Some(namespaces))
+            (Scope::namespaces(reader), Some(namespaces))
         }
     };
 
     let context = Arc::new(Context {
         scope,
-        reconciler: build(Stores {
-            passages: passages_reader,
-            bundles: bundles_reader,
-        }),
+        reconciler: build(Stores::new(passages_reader, bundles_reader)),
         failures: Mutex::new(HashMap::new()),
     });
     let admitting = gates_reader.clone();
@@ -104,7 +101,8 @@ pub async fn run(
         .run(reconcile, error_policy, context)
         .for_each(|result| async move {
             if let Err(error) = result {
-                tracing::warn!(%error, "gate controller");
+                // error_policy has said it, with the Gate's name.
+                tracing::debug!(%error, "gate controller");
             }
         })
         .await;
@@ -126,7 +124,9 @@ async fn reconcile(gate: Arc<Gate>, context: Arc<Context>) -> Result<Action, Err
     {
         return Ok(Action::await_change());
     }
+    tracing::debug!(namespace = %gate.namespace().unwrap_or_default(), gate = %gate.name_any(), "reconciling");
     let outcome = context.reconciler.reconcile(&gate).await?;
+    tracing::debug!(namespace = %gate.namespace().unwrap_or_default(), gate = %gate.name_any(), ?outcome, "reconciled");
     context
         .failures
         .lock()
@@ -139,6 +139,14 @@ async fn reconcile(gate: Arc<Gate>, context: Arc<Context>) -> Result<Action, Err
 }
 
 fn error_policy(gate: Arc<Gate>, error: &Error, context: Arc<Context>) -> Action {
+    // The Gate changed between reading and writing it (a person, or this controller's
+    // view catching up with its own last write): decide again with the new version.
+    if let Error::Kube(kube::Error::Api(status)) = error
+        && status.code == 409
+    {
+        tracing::debug!(gate = %gate.name_any(), "the Gate changed while deciding; again");
+        return Action::requeue(FIRST_BACKOFF);
+    }
     let mut failures = context
         .failures
         .lock()

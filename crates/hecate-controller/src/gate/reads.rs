@@ -9,6 +9,8 @@ use kube::ResourceExt as _;
 use kube::api::{Api, ListParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 
+use crate::ready::Ready;
+
 /// Reads of a Gate's Passages and its namespace's Bundles.
 pub trait Reads: Send + Sync + 'static {
     /// The Passages labelled for Gate `gate` in `namespace`, any order.
@@ -48,17 +50,29 @@ impl Reads for Lists {
 /// Reads from the controller's watch-fed stores, once they hold a first full list.
 #[derive(Clone)]
 pub struct Stores {
-    /// Every Passage the controller watches.
-    pub passages: Store<Passage>,
-    /// Every Bundle the controller watches.
-    pub bundles: Store<Bundle>,
+    passages: Store<Passage>,
+    bundles: Store<Bundle>,
+    passages_ready: Ready,
+    bundles_ready: Ready,
+}
+
+impl Stores {
+    /// Reads from these stores (each fed by a watch someone polls).
+    pub fn new(passages: Store<Passage>, bundles: Store<Bundle>) -> Self {
+        Self {
+            passages_ready: Ready::after(vec![passages.clone()]),
+            bundles_ready: Ready::after(vec![bundles.clone()]),
+            passages,
+            bundles,
+        }
+    }
 }
 
 impl Reads for Stores {
     async fn passages(&self, namespace: &str, gate: &str) -> Result<Vec<Passage>, kube::Error> {
         // Before the first list a store is empty, and an empty store would read as a
         // Gate with no Passages: it could open a crossing beside a running one.
-        let _ = self.passages.wait_until_ready().await;
+        self.passages_ready.wait().await;
         Ok(self
             .passages
             .state()
@@ -72,7 +86,7 @@ impl Reads for Stores {
     }
 
     async fn bundles(&self, namespace: &str) -> Result<Vec<Bundle>, kube::Error> {
-        let _ = self.bundles.wait_until_ready().await;
+        self.bundles_ready.wait().await;
         Ok(self
             .bundles
             .state()

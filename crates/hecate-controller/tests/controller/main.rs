@@ -5,6 +5,7 @@
 // In tests a panic is the failure report, so unwrapping is how expectations are stated.
 #![allow(clippy::unwrap_used)]
 
+mod checkers;
 mod gate;
 mod harness;
 mod health;

@@ -24,7 +24,10 @@ async fn an_auto_gate_crosses_by_itself_and_records_it() {
     .await;
     let latency = created.elapsed();
     assert!(latency < Duration::from_secs(3), "took {latency:?}");
-    assert_eq!((passage.spec.bundle.as_str(), passage.spec.actor.as_str()), ("b1", "controller"));
+    assert_eq!(
+        (passage.spec.bundle.as_str(), passage.spec.actor.as_str()),
+        ("b1", "controller")
+    );
 
     // The Passage controller (part 2) is played by the test: finish it.
     let mut finished = passage.clone();
@@ -81,10 +84,22 @@ async fn two_shards_split_the_namespaces_and_never_touch_each_others_gates() {
             gate.status.filter(|s| !s.conditions.is_empty()).map(|_| ())
         })
         .await;
-        let (mine, theirs) = if i % 2 == 0 { (&first, &second) } else { (&second, &first) };
+        let (mine, theirs) = if i % 2 == 0 {
+            (&first, &second)
+        } else {
+            (&second, &first)
+        };
         let series = format!(r#"namespace="{ns}",gate="dev""#);
-        assert!(mine.scrape().await.contains(&series), "{ns} is shard {}'s", i % 2);
-        assert!(!theirs.scrape().await.contains(&series), "{ns} is not shard {}'s", (i + 1) % 2);
+        assert!(
+            mine.scrape().await.contains(&series),
+            "{ns} is shard {}'s",
+            i % 2
+        );
+        assert!(
+            !theirs.scrape().await.contains(&series),
+            "{ns} is not shard {}'s",
+            (i + 1) % 2
+        );
     }
 }
 
@@ -118,5 +133,8 @@ async fn fifty_idle_gates_cost_one_status_write_each_per_minute_and_nothing_else
         spent <= (GATES + 5) as f64,
         "{spent} requests in 60 s for {GATES} idle Gates"
     );
-    assert!(spent >= (GATES - 10) as f64, "the Gates are still looked at: {spent}");
+    assert!(
+        spent >= (GATES - 10) as f64,
+        "the Gates are still looked at: {spent}"
+    );
 }

@@ -4,9 +4,6 @@
 //! from them — including what each costs in requests, and the remote-cluster path
 //! through a kubeconfig Secret.
 
-// In tests a panic is the failure report, so unwrapping is how expectations are stated.
-#![allow(clippy::unwrap_used)]
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
