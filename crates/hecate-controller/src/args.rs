@@ -31,6 +31,15 @@ pub struct Args {
     /// $POD_NAMESPACE or the ServiceAccount mount, else `default`).
     #[arg(long)]
     pub leader_election_namespace: Option<String>,
+    /// How long a leader's Lease holds without renewal (Go duration).
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    pub leader_election_lease_duration: std::time::Duration,
+    /// How long a leader keeps trying to renew before it stops leading.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub leader_election_renew_deadline: std::time::Duration,
+    /// How often candidates try for the Lease, and the leader renews it.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub leader_election_retry_period: std::time::Duration,
     /// Where Passages check out and edit files; disposable.
     #[arg(long, default_value_os_t = std::env::temp_dir().join("hecate-passages"))]
     pub work_root: PathBuf,
@@ -78,6 +87,22 @@ pub enum BindAddress {
     Off,
     /// Listen here.
     On(SocketAddr),
+}
+
+/// A positive Go duration (`15s`, `1m30s`).
+fn parse_duration(value: &str) -> Result<std::time::Duration, String> {
+    hecate_types::duration::parse(value)
+        .map_err(|e| e.to_string())
+        .and_then(|d| {
+            std::time::Duration::try_from(d).map_err(|_| format!("{value:?} is negative"))
+        })
+        .and_then(|d| {
+            if d.is_zero() {
+                Err(format!("{value:?} must be longer than zero"))
+            } else {
+                Ok(d)
+            }
+        })
 }
 
 /// Go's forms: `:8080` (every interface), `127.0.0.1:8080`, `[::1]:8080`, or `0`.

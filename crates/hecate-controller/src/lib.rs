@@ -10,6 +10,7 @@ pub mod events;
 pub mod flux_api;
 pub mod gate;
 pub mod health;
+pub mod lease;
 pub mod metrics;
 pub mod predicate;
 pub mod ready;

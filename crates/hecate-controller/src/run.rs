@@ -12,6 +12,7 @@ use crate::args::{Args, BindAddress, LogFormat};
 use crate::clock::SystemClock;
 use crate::events::Events;
 use crate::gate::{self, GateReconciler};
+use crate::lease::{Elector, Timings};
 use crate::metrics::Metrics;
 use crate::{crd_check, flux_api, health, serve, verify};
 
@@ -62,20 +63,71 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         events: Events::new(gate_client, "gate-controller"),
         metrics: gate_metrics,
     });
+    // Standby replicas are ready too: readiness says the process works, not that it
+    // leads (as controller-runtime has it).
     ready.store(true, Ordering::Relaxed);
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         "hecate-controller started"
     );
-    gate::controller::run(
+    let elector = args.leader_elect.then(|| elector(&client, &args));
+    if let Some(elector) = &elector {
+        tracing::info!(lease = %args.leader_election_id, "waiting to lead");
+        tokio::select! {
+            () = elector.acquire() => tracing::info!(lease = %args.leader_election_id, "leading"),
+            () = shutdown(stopped.clone()) => return Ok(()),
+        }
+    }
+    let controllers = gate::controller::run(
         client,
         build,
         args.watch_label_selector.clone(),
         shutdown(stopped.clone()),
-    )
-    .await;
+    );
+    match elector {
+        None => controllers.await,
+        Some(elector) => {
+            tokio::select! {
+                () = controllers => {
+                    // Stopping cleanly: hand the Lease over now rather than when it expires.
+                    if let Err(error) = elector.release().await {
+                        tracing::warn!(%error, "could not hand back the leader Lease");
+                    }
+                }
+                () = elector.keep() => anyhow::bail!(
+                    "lost the leader Lease {}: stopping, so that only one replica acts",
+                    args.leader_election_id
+                ),
+            }
+        }
+    }
     tracing::info!("hecate-controller stopped");
     Ok(())
+}
+
+/// This replica's candidate for the leader Lease: named after its Pod (or host and
+/// process), in the controller's own namespace unless told otherwise.
+fn elector(client: &kube::Client, args: &Args) -> Elector {
+    let namespace = args
+        .leader_election_namespace
+        .clone()
+        .or_else(|| std::env::var("POD_NAMESPACE").ok())
+        .unwrap_or_else(|| client.default_namespace().to_string());
+    let identity = std::env::var("POD_NAME").unwrap_or_else(|_| {
+        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "hecate-controller".into());
+        format!("{host}-{}", std::process::id())
+    });
+    Elector::new(
+        client.clone(),
+        &namespace,
+        &args.leader_election_id,
+        &identity,
+        Timings {
+            lease_duration: args.leader_election_lease_duration,
+            renew_deadline: args.leader_election_renew_deadline,
+            retry_period: args.leader_election_retry_period,
+        },
+    )
 }
 
 /// The health checkers (`flux`) and verifiers (`flagger`) every controller has.

@@ -9,5 +9,6 @@ mod checkers;
 mod gate;
 mod harness;
 mod health;
+mod leader;
 mod process;
 mod running;

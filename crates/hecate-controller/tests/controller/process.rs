@@ -95,6 +95,16 @@ impl Controller {
             .sum()
     }
 
+    /// Its process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id().expect("still running")
+    }
+
+    /// Kills it outright (SIGKILL): no clean-up, no hand-over.
+    pub(crate) async fn kill(mut self) {
+        self.child.kill().await.unwrap();
+    }
+
     /// Asks it to stop as a kubelet does (SIGTERM) and waits for it to exit.
     pub(crate) async fn terminate(mut self) -> std::process::ExitStatus {
         let pid = self.child.id().expect("still running");
