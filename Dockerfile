@@ -1,10 +1,12 @@
-# Images for hecate-api and hecate-mcp: one build stage, one small runtime stage each.
+# Images for hecate-api, hecate-mcp and hecate-controller: one build stage, one small
+# runtime stage each.
 #   docker build --target hecate-api -t hecate-api .
 #   docker build --target hecate-mcp -t hecate-mcp .
+#   docker build --target hecate-controller -t hecate-controller .
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked -p hecate-api -p hecate-mcp
+RUN cargo build --release --locked -p hecate-api -p hecate-mcp -p hecate-controller
 
 # Distroless: no shell, no package manager; runs as nonroot (65532). The binaries
 # use rustls and bundled time zones, so they need nothing from the image.
@@ -16,3 +18,10 @@ ENTRYPOINT ["/usr/local/bin/hecate-api"]
 FROM gcr.io/distroless/cc-debian12:nonroot AS hecate-mcp
 COPY --from=build /src/target/release/hecate-mcp /usr/local/bin/hecate-mcp
 ENTRYPOINT ["/usr/local/bin/hecate-mcp"]
+
+# The Passage steps (part 2 of the controller) shell out to git; that stage will add
+# it. Until then the controller needs nothing but its binary.
+FROM gcr.io/distroless/cc-debian12:nonroot AS hecate-controller
+COPY --from=build /src/target/release/hecate-controller /usr/local/bin/hecate-controller
+EXPOSE 8080 8081
+ENTRYPOINT ["/usr/local/bin/hecate-controller"]

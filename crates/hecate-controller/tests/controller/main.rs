@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod checkers;
+mod deploy;
 mod gate;
 mod harness;
 mod health;

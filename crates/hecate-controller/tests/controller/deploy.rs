@@ -1,0 +1,34 @@
+//! `deploy/hecate-controller/` is accepted by a real API server (server-side dry run;
+//! only the Namespace is created for real, since namespaced objects need it).
+
+use hecate_testenv::{TestEnv, apply_manifest, rbac::CONTROLLER_MANIFEST};
+
+#[tokio::test]
+async fn the_manifest_is_accepted_and_runs_locked_down() {
+    let env = TestEnv::new().await;
+    let namespace = CONTROLLER_MANIFEST
+        .split("\n---\n")
+        .find(|d| d.contains("kind: Namespace"))
+        .unwrap();
+    apply_manifest(&env.admin, namespace, false).await.unwrap();
+    let applied = apply_manifest(&env.admin, CONTROLLER_MANIFEST, true)
+        .await
+        .unwrap_or_else(|e| panic!("deploy/hecate-controller: {e:#}"));
+    assert_eq!(applied.len(), 7, "every object: {applied:?}");
+    let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
+        kube::Api::namespaced(env.admin.clone(), "hecate-system");
+    assert!(
+        deployments.get_opt("hecate-controller").await.unwrap().is_none(),
+        "a dry run writes nothing"
+    );
+    // What the issue asks of the Pod: non-root, read-only root, probes.
+    for needle in [
+        "runAsNonRoot: true",
+        "readOnlyRootFilesystem: true",
+        "path: /healthz",
+        "path: /readyz",
+        "--leader-elect",
+    ] {
+        assert!(CONTROLLER_MANIFEST.contains(needle), "{needle}");
+    }
+}
