@@ -19,8 +19,6 @@ FROM gcr.io/distroless/cc-debian12:nonroot AS hecate-mcp
 COPY --from=build /src/target/release/hecate-mcp /usr/local/bin/hecate-mcp
 ENTRYPOINT ["/usr/local/bin/hecate-mcp"]
 
-# The Passage steps (part 2 of the controller) shell out to git; that stage will add
-# it. Until then the controller needs nothing but its binary.
 FROM gcr.io/distroless/cc-debian12:nonroot AS hecate-controller
 COPY --from=build /src/target/release/hecate-controller /usr/local/bin/hecate-controller
 EXPOSE 8080 8081

@@ -465,17 +465,25 @@ async fn become_ready(endpoint: &Endpoint, children: &mut [Child]) -> anyhow::Re
 
 /// Applies the Hecate CRDs (server-side) and waits until the API server serves them.
 pub async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
+    apply_crds(client, &hecate_types::crd::all()).await
+}
+
+/// Applies `crds` (server-side, so repeating is harmless) and waits until each is
+/// Established.
+pub(crate) async fn apply_crds(
+    client: &kube::Client,
+    crds: &[CustomResourceDefinition],
+) -> anyhow::Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let params = PatchParams::apply(FIELD_MANAGER).force();
-    let crds = hecate_types::crd::all();
-    for crd in &crds {
+    for crd in crds {
         let name = crd.metadata.name.as_deref().unwrap_or_default();
         api.patch(name, &params, &Patch::Apply(crd))
             .await
             .with_context(|| format!("installing CRD {name}"))?;
     }
     let deadline = Instant::now() + ESTABLISHED_TIMEOUT;
-    for crd in &crds {
+    for crd in crds {
         let name = crd.metadata.name.as_deref().unwrap_or_default();
         loop {
             let current = api.get(name).await?;

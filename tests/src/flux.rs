@@ -7,16 +7,7 @@
 //! For test control planes only: installing a stand-in over a real Flux CRD would
 //! replace its schema.
 
-use std::time::{Duration, Instant};
-
-use anyhow::{Context as _, bail};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, Patch, PatchParams};
-
-use crate::control_plane::FIELD_MANAGER;
-
-/// How long stand-in CRDs may take to become Established.
-const ESTABLISHED_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A kind to stand in for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,36 +93,9 @@ pub async fn install_flux_standins(client: &kube::Client) -> anyhow::Result<()> 
 /// Installs stand-ins for `kinds` (server-side apply, so repeating is harmless) and
 /// waits until each is Established.
 pub async fn install(client: &kube::Client, kinds: &[StandIn]) -> anyhow::Result<()> {
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let params = PatchParams::apply(FIELD_MANAGER).force();
-    let mut names = Vec::new();
-    for kind in kinds {
-        let crd = kind.crd()?;
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        api.patch(&name, &params, &Patch::Apply(&crd))
-            .await
-            .with_context(|| format!("installing the stand-in CRD {name}"))?;
-        names.push(name);
-    }
-    let deadline = Instant::now() + ESTABLISHED_TIMEOUT;
-    for name in names {
-        loop {
-            let established = api
-                .get(&name)
-                .await?
-                .status
-                .and_then(|s| s.conditions)
-                .unwrap_or_default()
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True");
-            if established {
-                break;
-            }
-            if Instant::now() > deadline {
-                bail!("the stand-in CRD {name} was not Established after {ESTABLISHED_TIMEOUT:?}");
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-    Ok(())
+    let crds = kinds
+        .iter()
+        .map(StandIn::crd)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    crate::control_plane::apply_crds(client, &crds).await
 }

@@ -1,6 +1,23 @@
-//! `hecate-controller`: the part of Hecate that moves releases.
+//! `hecate-controller`: the part of Hecate that moves releases (spec controller.md).
 //!
-//! (Crate documentation is completed as the controllers land.)
+//! People ask `hecate-ops`; the cluster's own loop is this crate, and it judges with the
+//! same `hecate_ops::rules` — eligibility, windows, the Gate's obstacles, the step rule,
+//! the Passage a crossing creates and its name — never a copy. Layered like the rest of
+//! the workspace: pure decisions over data, a thin shell of I/O around them, a tiny
+//! `main`.
+//!
+//! - [`gate`]: the Gate controller — record each finished crossing once, assess health,
+//!   publish the eligible queue, open the next automatic crossing, prune old Passages;
+//! - [`health`]: health checkers (`flux`) and the pure evaluation of a Flux object;
+//! - [`verify`]: verification after a crossing (`flagger`);
+//! - [`steps`]: each built-in step's strict configuration, and the Gate-time check;
+//! - the process: [`Args`] and [`run`] (start-up order: logs, the CRD skew check in
+//!   [`crd_check`], Flux discovery warnings in [`flux_api`], metrics and probes, leader
+//!   election in [`lease`], the controllers until SIGTERM), [`scope`] (namespace-label
+//!   shards), [`metrics`], [`events`], [`condition`], [`predicate`], [`clock`],
+//!   [`ready`].
+//!
+//! The Passage engine and the Beacon controller are the next parts.
 
 mod args;
 pub mod clock;

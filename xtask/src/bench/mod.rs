@@ -10,6 +10,7 @@
 
 mod apiserver;
 mod cli;
+mod controller;
 mod load;
 mod mcp;
 mod report;
@@ -89,7 +90,7 @@ pub(crate) fn run(root: &Path, scale: Scale) -> anyhow::Result<()> {
         return Ok(());
     }
     let endpoint = crate::control_plane::start(&crate::control_plane::dev_dir(root))?;
-    eprintln!("[bench] building hecate, hecate-api and hecate-mcp ({PROFILE})…");
+    eprintln!("[bench] building hecate, hecate-api, hecate-mcp and hecate-controller ({PROFILE})…");
     let mut build = crate::cargo();
     build.args(["build", "--quiet"]);
     if PROFILE == "release" {
@@ -97,7 +98,7 @@ pub(crate) fn run(root: &Path, scale: Scale) -> anyhow::Result<()> {
     }
     let status = build
         .args(["--package", "hecate-api", "--package", "hecate-cli"])
-        .args(["--package", "hecate-mcp"])
+        .args(["--package", "hecate-mcp", "--package", "hecate-controller"])
         .current_dir(root)
         .status()?;
     anyhow::ensure!(status.success(), "building the binaries failed");
@@ -138,6 +139,7 @@ pub(crate) struct Results {
     pub(crate) ops: Vec<Measurement>,
     pub(crate) api: load::ApiResults,
     pub(crate) mcp: Vec<Measurement>,
+    pub(crate) controller: controller::ControllerResults,
 }
 
 /// One thing timed.
@@ -212,6 +214,9 @@ async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Resu
     )
     .await?;
 
+    eprintln!("[bench] hecate-controller over a fleet…");
+    let controller = controller::run(root, endpoint, &admin, scale).await?;
+
     Ok(Results {
         environment: report::Environment::describe(root).await,
         scale: scale.name(),
@@ -224,6 +229,7 @@ async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Resu
         ops,
         api,
         mcp,
+        controller,
     })
 }
 

@@ -21,8 +21,7 @@ pub fn record_blocked(
     passage: &Passage,
     now: Timestamp,
 ) -> bool {
-    let name = passage.name_any();
-    if status.blocked.iter().any(|c| c.passage == name) {
+    if recorded(&status.blocked, passage) {
         return false;
     }
     let reason = passage
@@ -30,16 +29,9 @@ pub fn record_blocked(
         .as_ref()
         .map(|s| s.message.clone())
         .unwrap_or_default();
-    status.blocked.insert(
-        0,
-        GateCrossing {
-            gate: gate.into(),
-            passage: name,
-            at: Time(now),
-            actor: passage.spec.actor.clone(),
-            reason,
-        },
-    );
+    status
+        .blocked
+        .insert(0, crossing(gate, passage, now, reason));
     status.blocked.truncate(BLOCKED_CAP);
     true
 }
@@ -52,18 +44,30 @@ pub fn record_cleared(
     passage: &Passage,
     now: Timestamp,
 ) -> bool {
-    let name = passage.name_any();
-    if status.cleared.iter().any(|c| c.passage == name) {
+    if recorded(&status.cleared, passage) {
         return false;
     }
-    status.cleared.push(GateCrossing {
+    status
+        .cleared
+        .push(crossing(gate, passage, now, String::new()));
+    true
+}
+
+/// Whether `list` already records `passage`.
+fn recorded(list: &[GateCrossing], passage: &Passage) -> bool {
+    let name = passage.name_any();
+    list.iter().any(|c| c.passage == name)
+}
+
+/// The record of `passage` crossing (or failing to cross) `gate`.
+fn crossing(gate: &str, passage: &Passage, now: Timestamp, reason: String) -> GateCrossing {
+    GateCrossing {
         gate: gate.into(),
-        passage: name,
+        passage: passage.name_any(),
         at: Time(now),
         actor: passage.spec.actor.clone(),
-        reason: String::new(),
-    });
-    true
+        reason,
+    }
 }
 
 /// Makes `bundle` the Gate's occupant by `passage`, and prepends it to the history.

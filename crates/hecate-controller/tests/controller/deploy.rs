@@ -18,7 +18,11 @@ async fn the_manifest_is_accepted_and_runs_locked_down() {
     let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
         kube::Api::namespaced(env.admin.clone(), "hecate-system");
     assert!(
-        deployments.get_opt("hecate-controller").await.unwrap().is_none(),
+        deployments
+            .get_opt("hecate-controller")
+            .await
+            .unwrap()
+            .is_none(),
         "a dry run writes nothing"
     );
     // What the issue asks of the Pod: non-root, read-only root, probes.

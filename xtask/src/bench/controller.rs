@@ -1,0 +1,366 @@
+//! `hecate-controller` at fleet scale, as its own process: Gates in many namespaces,
+//! each judging its namespace's Bundles. Measured: how soon an automatic Gate opens a
+//! crossing once a Bundle becomes eligible, what a reconcile costs the API server, what
+//! idling costs per minute, and the controller's memory.
+//!
+//! The fleet (namespaces `bench-fleet-<scale>-<i>`) is created once and reused; the
+//! latency probes (an automatic Gate `auto` and a Bundle of Beacon `fresh` in each
+//! namespace) are removed and made again on every run.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use futures::{StreamExt as _, TryStreamExt as _};
+use hecate_testenv::{Endpoint, Identity};
+use hecate_types::{
+    Admission, Artifact, Bundle, BundleOrigin, BundleSpec, Gate, GateSpec, Passage,
+    PassageTemplate, Step, wellknown,
+};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use serde::Serialize;
+
+use super::Scale;
+
+/// The label that makes the fleet's namespaces the benched controller's shard (so
+/// other namespaces on the control plane cost it nothing).
+const SHARD_LABEL: &str = "hecate.dev/bench-fleet";
+
+/// Gates per namespace.
+const GATES: usize = 10;
+/// Bundles per namespace (every Gate judges all of them).
+const BUNDLES: usize = 20;
+
+/// What one run measured.
+#[derive(Serialize)]
+pub(crate) struct ControllerResults {
+    pub(crate) namespaces: usize,
+    pub(crate) gates: usize,
+    pub(crate) bundles: usize,
+    /// From starting the process to every Gate reconciled once.
+    pub(crate) first_pass_ms: f64,
+    /// Requests the controller sent per Gate in that first pass (its own counter; it
+    /// includes start-up: the CRD check, discovery, the watches' first lists).
+    pub(crate) requests_per_gate_reconcile: f64,
+    /// A Bundle created → the automatic Gate's Passage exists (one per namespace).
+    pub(crate) eligible_to_passage_p50_ms: f64,
+    pub(crate) eligible_to_passage_p99_ms: f64,
+    pub(crate) eligible_to_passage_max_ms: f64,
+    /// Requests per minute with nothing to do, and over how long that was measured.
+    pub(crate) idle_requests_per_minute: f64,
+    pub(crate) idle_window_s: f64,
+    /// Resident memory at the end, and its peak.
+    pub(crate) rss_mib: f64,
+    pub(crate) peak_rss_mib: f64,
+}
+
+impl Scale {
+    fn fleet_namespaces(self) -> usize {
+        match self {
+            Self::Small => 5,
+            Self::Large => 50,
+        }
+    }
+
+    fn idle_window(self) -> Duration {
+        match self {
+            Self::Small => Duration::from_secs(15),
+            Self::Large => Duration::from_secs(60),
+        }
+    }
+}
+
+pub(crate) async fn run(
+    root: &Path,
+    endpoint: &Endpoint,
+    admin: &kube::Client,
+    scale: Scale,
+) -> anyhow::Result<ControllerResults> {
+    let namespaces: Vec<String> = (0..scale.fleet_namespaces())
+        .map(|i| format!("bench-fleet-{}-{i}", scale.name()))
+        .collect();
+    seed(admin, &namespaces).await?;
+    label(admin, &namespaces, scale).await?;
+    reset_probes(admin, &namespaces).await?;
+
+    let dir = endpoint.dir.join("bench-controller");
+    std::fs::create_dir_all(&dir)?;
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, endpoint.kubeconfig_yaml(Identity::Admin))?;
+    let metrics = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        listener.local_addr()?
+    };
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new(super::binary(root, "hecate-controller"))
+        .arg(format!("--metrics-bind-address={metrics}"))
+        .arg("--health-probe-bind-address=0")
+        .arg(format!(
+            "--watch-label-selector={SHARD_LABEL}={}",
+            scale.name()
+        ))
+        .arg(format!("--work-root={}", dir.join("work").display()))
+        .env("KUBECONFIG", &kubeconfig)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let pid = child.id().unwrap_or_default();
+    let scrape = || async {
+        let text = reqwest::get(format!("http://{metrics}/metrics"))
+            .await?
+            .text()
+            .await?;
+        anyhow::Ok(requests_sent(&text))
+    };
+
+    // The first pass: every Gate of the fleet reconciled once.
+    let gates = namespaces.len() * GATES;
+    loop {
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(300),
+            "the controller did not reconcile {gates} Gates within 5 minutes"
+        );
+        if reconciled(admin, &namespaces).await? >= gates {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let first_pass = started.elapsed();
+    let first_pass_requests = scrape().await?;
+
+    // Idle: nothing changes; what does looking cost?
+    let window = scale.idle_window();
+    let before = scrape().await?;
+    tokio::time::sleep(window).await;
+    let idle = scrape().await? - before;
+
+    // Latency: per namespace, an automatic Gate, then a Bundle it may cross.
+    for namespace in &namespaces {
+        Api::<Gate>::namespaced(admin.clone(), namespace)
+            .create(&PostParams::default(), &gate("auto", "fresh", true))
+            .await?;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut latencies = Vec::new();
+    for namespace in &namespaces {
+        let passages = Api::<Passage>::namespaced(admin.clone(), namespace);
+        let created = Instant::now();
+        Api::<Bundle>::namespaced(admin.clone(), namespace)
+            .create(&PostParams::default(), &bundle("fresh-1", "fresh", 1))
+            .await?;
+        loop {
+            if passages.get_opt("auto-1").await?.is_some() {
+                break;
+            }
+            anyhow::ensure!(
+                created.elapsed() < Duration::from_secs(120),
+                "no Passage in {namespace} within 2 minutes"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        latencies.push(created.elapsed());
+    }
+    latencies.sort();
+    let percentile = |p: f64| {
+        let i = ((latencies.len() as f64 - 1.0) * p).round() as usize;
+        latencies.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    };
+    let (rss_mib, peak_rss_mib) = memory(pid);
+    let _ = child.kill().await;
+    reset_probes(admin, &namespaces).await?;
+
+    Ok(ControllerResults {
+        namespaces: namespaces.len(),
+        gates,
+        bundles: namespaces.len() * BUNDLES,
+        first_pass_ms: first_pass.as_secs_f64() * 1000.0,
+        requests_per_gate_reconcile: first_pass_requests / gates as f64,
+        eligible_to_passage_p50_ms: percentile(0.5),
+        eligible_to_passage_p99_ms: percentile(0.99),
+        eligible_to_passage_max_ms: percentile(1.0),
+        idle_requests_per_minute: idle * 60.0 / window.as_secs_f64(),
+        idle_window_s: window.as_secs_f64(),
+        rss_mib,
+        peak_rss_mib,
+    })
+}
+
+/// The fleet: per namespace `GATES` manual Gates over `BUNDLES` Bundles of Beacon
+/// `app`. Created once; a complete fleet is reused.
+async fn seed(admin: &kube::Client, namespaces: &[String]) -> anyhow::Result<()> {
+    let last = namespaces.last().map(String::as_str).unwrap_or_default();
+    let complete = Api::<Bundle>::namespaced(admin.clone(), last)
+        .list(&ListParams::default().limit(1))
+        .await
+        .is_ok_and(|list| !list.items.is_empty());
+    if complete {
+        return Ok(());
+    }
+    eprintln!(
+        "[bench] seeding the controller's fleet ({} namespaces)…",
+        namespaces.len()
+    );
+    futures::stream::iter(namespaces.iter().map(Ok::<_, anyhow::Error>))
+        .try_for_each_concurrent(8, |namespace| async move {
+            let object = Namespace {
+                metadata: ObjectMeta {
+                    name: Some(namespace.clone()),
+                    ..ObjectMeta::default()
+                },
+                ..Namespace::default()
+            };
+            ignore_exists(
+                Api::<Namespace>::all(admin.clone())
+                    .create(&PostParams::default(), &object)
+                    .await,
+            )?;
+            let gates = Api::<Gate>::namespaced(admin.clone(), namespace);
+            for i in 0..GATES {
+                ignore_exists(
+                    gates
+                        .create(
+                            &PostParams::default(),
+                            &gate(&format!("g{i}"), "app", false),
+                        )
+                        .await,
+                )?;
+            }
+            let bundles = Api::<Bundle>::namespaced(admin.clone(), namespace);
+            for i in 0..BUNDLES {
+                ignore_exists(
+                    bundles
+                        .create(
+                            &PostParams::default(),
+                            &bundle(&format!("app-{i}"), "app", i),
+                        )
+                        .await,
+                )?;
+            }
+            Ok(())
+        })
+        .await
+}
+
+/// Labels the fleet's namespaces as the benched controller's shard.
+async fn label(admin: &kube::Client, namespaces: &[String], scale: Scale) -> anyhow::Result<()> {
+    let patch = serde_json::json!({"metadata": {"labels": {SHARD_LABEL: scale.name()}}});
+    for namespace in namespaces {
+        Api::<Namespace>::all(admin.clone())
+            .patch(namespace, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+    }
+    Ok(())
+}
+
+/// Removes the latency probes: Gate `auto`, its Passages, Bundle `fresh-1`.
+async fn reset_probes(admin: &kube::Client, namespaces: &[String]) -> anyhow::Result<()> {
+    for namespace in namespaces {
+        let _ = Api::<Gate>::namespaced(admin.clone(), namespace)
+            .delete("auto", &DeleteParams::default())
+            .await;
+        let _ = Api::<Bundle>::namespaced(admin.clone(), namespace)
+            .delete("fresh-1", &DeleteParams::default())
+            .await;
+        let _ = Api::<Passage>::namespaced(admin.clone(), namespace)
+            .delete_collection(
+                &DeleteParams::default(),
+                &ListParams::default().labels(&format!("{}=auto", wellknown::LABEL_GATE)),
+            )
+            .await;
+    }
+    Ok(())
+}
+
+/// How many of the fleet's Gates have a Ready condition.
+async fn reconciled(admin: &kube::Client, namespaces: &[String]) -> anyhow::Result<usize> {
+    let counts = futures::stream::iter(namespaces.iter())
+        .map(|namespace| async move {
+            let gates = Api::<Gate>::namespaced(admin.clone(), namespace)
+                .list(&ListParams::default())
+                .await?;
+            anyhow::Ok(
+                gates
+                    .items
+                    .iter()
+                    .filter(|g| g.status.as_ref().is_some_and(|s| !s.conditions.is_empty()))
+                    .count(),
+            )
+        })
+        .buffer_unordered(8)
+        .try_collect::<Vec<_>>()
+        .await?;
+    Ok(counts.into_iter().sum())
+}
+
+fn gate(name: &str, beacon: &str, auto: bool) -> Gate {
+    Gate::new(
+        name,
+        GateSpec {
+            admits: vec![Admission {
+                from: BundleOrigin {
+                    beacon: beacon.into(),
+                },
+                ..Admission::default()
+            }],
+            passage: Some(PassageTemplate {
+                steps: vec![Step {
+                    uses: "flux-wait".into(),
+                    with: Some(
+                        serde_json::json!({"resources": [{"kind": "Kustomization", "name": "app"}]}),
+                    ),
+                    ..Step::default()
+                }],
+            }),
+            auto,
+            ..GateSpec::default()
+        },
+    )
+}
+
+fn bundle(name: &str, beacon: &str, i: usize) -> Bundle {
+    Bundle::new(
+        name,
+        BundleSpec {
+            beacon: beacon.into(),
+            artifacts: vec![Artifact::image(
+                "ghcr.io/acme/app",
+                format!("1.0.{i}"),
+                format!("sha256:{:064x}", i),
+            )],
+            ..BundleSpec::default()
+        },
+    )
+}
+
+fn ignore_exists<T>(result: Result<T, kube::Error>) -> anyhow::Result<()> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// The sum of the controller's `hecate_controller_kube_requests_total` series.
+fn requests_sent(metrics: &str) -> f64 {
+    metrics
+        .lines()
+        .filter(|l| l.starts_with("hecate_controller_kube_requests_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// (VmRSS, VmHWM) of `pid`, in MiB.
+fn memory(pid: u32) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+            .map_or(0.0, |kib| kib / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
