@@ -6,6 +6,7 @@
 //! check lives here, beside the step.
 
 pub mod config;
+pub mod runner;
 
 use hecate_types::{Step, duration};
 

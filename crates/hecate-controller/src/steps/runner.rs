@@ -1,0 +1,218 @@
+//! The contract every built-in step keeps (spec controller.md §3.7): the engine hands
+//! a step its context and the interpolated `with:`; the step does its work and answers
+//! promptly — finished, failed with a reason, or "still going, ask me again in a
+//! while" (never by sleeping).
+//!
+//! Every step is re-entrant: it may run again after a crash between its side effect
+//! and the status write, and after a restart with an empty work directory. Finding the
+//! work already done counts as success; a step aims at the end state and never stacks
+//! a second copy of an effect.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use hecate_types::{Bundle, EvidenceRef, HealthCheck};
+use jiff::Timestamp;
+use serde_json::Value;
+
+/// What a step runs with.
+pub struct StepContext<'a> {
+    /// The Passage's namespace.
+    pub namespace: &'a str,
+    /// The Gate being crossed.
+    pub gate: &'a str,
+    /// The Passage's name.
+    pub passage: &'a str,
+    /// The Bundle crossing.
+    pub bundle: &'a Bundle,
+    /// Who asked for the crossing (`controller` for automatic ones).
+    pub actor: &'a str,
+    /// The Passage's scratch directory (`<work root>/<Passage UID>`); may be empty on
+    /// any call, since a restart loses it.
+    pub work_dir: &'a Path,
+    /// The step's `with:`, expressions substituted.
+    pub config: Value,
+    /// Earlier steps' outputs, by their `as`.
+    pub outputs: &'a BTreeMap<String, Value>,
+    /// How many times this step was invoked before (0 on the first call).
+    pub attempt: u32,
+    /// Whether an earlier step already failed the Passage (this step runs because its
+    /// `if:` asked to).
+    pub failed: bool,
+    /// The W3C traceparent of the crossing, or empty.
+    pub traceparent: &'a str,
+    /// When the Passage started: every timestamp a step writes into content (commit
+    /// dates, archive times) derives from it, so a re-run is byte-identical.
+    pub started_at: Timestamp,
+}
+
+impl StepContext<'_> {
+    /// `relative` inside the work directory; a path that would leave it (absolute, or
+    /// through `..`) is a terminal `InvalidConfig`.
+    pub fn in_work_dir(&self, relative: &str) -> Result<PathBuf, StepError> {
+        let path = Path::new(relative);
+        let escapes = path.is_absolute()
+            || path
+                .components()
+                .try_fold(0i32, |depth, part| match part {
+                    std::path::Component::ParentDir if depth == 0 => None,
+                    std::path::Component::ParentDir => Some(depth - 1),
+                    std::path::Component::Normal(_) => Some(depth + 1),
+                    _ => Some(depth),
+                })
+                .is_none();
+        if escapes {
+            return Err(StepError::config(format!(
+                "path {relative:?} leaves the work directory"
+            )));
+        }
+        Ok(self.work_dir.join(path))
+    }
+}
+
+/// How a step's call ended, when it did not fail with an error.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Progress {
+    /// Done.
+    #[default]
+    Succeeded,
+    /// Done, and it did not go well (no error: e.g. a check that said no).
+    Failed,
+    /// Not done: call again after `retry_after`.
+    Running,
+}
+
+/// What a step's call produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepResult {
+    /// Done, failed, or still going.
+    pub progress: Progress,
+    /// What happened, in words.
+    pub message: String,
+    /// The step's outputs (a JSON object), kept even when it fails.
+    pub output: Option<Value>,
+    /// Health checks to hand to the Gate once the crossing succeeds.
+    pub watch: Vec<HealthCheck>,
+    /// A change-gate verdict to put on the Passage.
+    pub evidence: Option<EvidenceRef>,
+    /// When `Running`: how long until the next call (default 15 s).
+    pub retry_after: Option<Duration>,
+}
+
+impl StepResult {
+    /// Finished, with `message` and `output`.
+    pub fn done(message: impl Into<String>, output: Value) -> Self {
+        Self {
+            message: message.into(),
+            output: Some(output),
+            ..Self::default()
+        }
+    }
+
+    /// Still going: ask again after `retry_after`.
+    pub fn waiting(message: impl Into<String>, retry_after: Duration) -> Self {
+        Self {
+            progress: Progress::Running,
+            message: message.into(),
+            retry_after: Some(retry_after),
+            ..Self::default()
+        }
+    }
+}
+
+/// Why a step failed: a stable reason code, the story, and whether even
+/// `continueOnError` may not forgive it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct StepError {
+    /// PascalCase, stable (alerts and people match on it).
+    pub reason: String,
+    /// What went wrong.
+    pub message: String,
+    /// A configuration mistake and the like: fails the Passage whatever
+    /// `continueOnError` says.
+    pub terminal: bool,
+    /// Outputs gathered before the failure, kept on the step.
+    pub output: Option<Value>,
+}
+
+impl StepError {
+    /// A failure `continueOnError` may forgive.
+    pub fn retryable(reason: &str, message: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            message: message.into(),
+            terminal: false,
+            output: None,
+        }
+    }
+
+    /// A failure nothing forgives.
+    pub fn terminal(reason: &str, message: impl Into<String>) -> Self {
+        Self {
+            terminal: true,
+            ..Self::retryable(reason, message)
+        }
+    }
+
+    /// `InvalidConfig` (terminal): a bad `with:`, a missing Secret, a path that leaves
+    /// the work directory.
+    pub fn config(message: impl Into<String>) -> Self {
+        Self::terminal(INVALID_CONFIG, message)
+    }
+
+    /// The same failure, with the outputs gathered so far.
+    #[must_use]
+    pub fn with_output(mut self, output: Value) -> Self {
+        self.output = Some(output);
+        self
+    }
+}
+
+/// The reason every step uses for configuration mistakes.
+pub const INVALID_CONFIG: &str = "InvalidConfig";
+
+/// A built-in step.
+pub trait Runner: Send + Sync {
+    /// Its `uses:` name.
+    fn name(&self) -> &'static str;
+
+    /// Runs it once. Must return promptly; to wait, answer [`StepResult::waiting`].
+    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_stay_inside_the_work_directory() {
+        let bundle = Bundle::new("b", hecate_types::BundleSpec::default());
+        let outputs = BTreeMap::new();
+        let ctx = StepContext {
+            namespace: "ns",
+            gate: "dev",
+            passage: "dev-1",
+            bundle: &bundle,
+            actor: "controller",
+            work_dir: Path::new("/work/uid"),
+            config: Value::Null,
+            outputs: &outputs,
+            attempt: 0,
+            failed: false,
+            traceparent: "",
+            started_at: Timestamp::UNIX_EPOCH,
+        };
+        assert_eq!(
+            ctx.in_work_dir("repo/values.yaml").expect("inside"),
+            Path::new("/work/uid/repo/values.yaml")
+        );
+        assert_eq!(ctx.in_work_dir("repo/../x").expect("inside"), Path::new("/work/uid/repo/../x"));
+        for outside in ["../x", "/etc/passwd", "repo/../../x"] {
+            let error = ctx.in_work_dir(outside).expect_err(outside);
+            assert!(error.terminal && error.reason == INVALID_CONFIG, "{outside}");
+        }
+    }
+}
