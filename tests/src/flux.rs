@@ -99,3 +99,38 @@ pub async fn install(client: &kube::Client, kinds: &[StandIn]) -> anyhow::Result
         .collect::<anyhow::Result<Vec<_>>>()?;
     crate::control_plane::apply_crds(client, &crds).await
 }
+
+/// Writes a stand-in object's status as Flux's controllers would once they applied
+/// `revision` (e.g. `env/dev@sha1:<sha>`): the current generation observed, `Ready`
+/// true with its own `observedGeneration`, the revision as `lastAppliedRevision`.
+pub async fn report_applied(
+    client: &kube::Client,
+    kind: StandIn,
+    namespace: &str,
+    name: &str,
+    revision: &str,
+) -> anyhow::Result<()> {
+    use kube::api::{Api, DynamicObject, Patch, PatchParams};
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), namespace, &kind.api_resource());
+    let object = api.get(name).await?;
+    let generation = object.metadata.generation.unwrap_or(1);
+    let now = k8s_openapi::jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let status = serde_json::json!({
+        "status": {
+            "observedGeneration": generation,
+            "lastAppliedRevision": revision,
+            "conditions": [{
+                "type": "Ready",
+                "status": "True",
+                "reason": "ReconciliationSucceeded",
+                "message": format!("Applied revision: {revision}"),
+                "observedGeneration": generation,
+                "lastTransitionTime": now,
+            }],
+        }
+    });
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await?;
+    Ok(())
+}
