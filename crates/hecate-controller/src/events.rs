@@ -57,6 +57,38 @@ pub const HEALTH_WORSENED: Kind = Kind {
     ..HEALTH_CHANGED
 };
 
+/// A Passage succeeded.
+pub const PASSAGE_SUCCEEDED: Kind = Kind {
+    action: "Crossing",
+    reason: "PassageSucceeded",
+    warning: false,
+};
+/// A Passage failed.
+pub const PASSAGE_FAILED: Kind = Kind {
+    action: "Crossing",
+    reason: "PassageFailed",
+    warning: true,
+};
+/// A Passage was aborted.
+pub const PASSAGE_ABORTED: Kind = Kind {
+    action: "Crossing",
+    reason: "PassageAborted",
+    warning: true,
+};
+/// A Passage's Bundle does not exist.
+pub const BUNDLE_MISSING: Kind = Kind {
+    action: "Resolving",
+    reason: "BundleMissing",
+    warning: true,
+};
+
+/// A Beacon created a Bundle (not when the Bundle already existed).
+pub const BUNDLE_EMITTED: Kind = Kind {
+    action: "Emitting",
+    reason: "BundleEmitted",
+    warning: false,
+};
+
 /// The most a note may hold, in bytes.
 const MAX_NOTE: usize = 1024;
 

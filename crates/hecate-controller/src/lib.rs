@@ -20,15 +20,18 @@
 //! The Passage engine and the Beacon controller are the next parts.
 
 mod args;
+pub mod beacon;
 pub mod clock;
 pub mod condition;
 pub mod crd_check;
 pub mod events;
+pub mod expr;
 pub mod flux_api;
 pub mod gate;
 pub mod health;
 pub mod lease;
 pub mod metrics;
+pub mod passage;
 pub mod predicate;
 pub mod ready;
 mod run;

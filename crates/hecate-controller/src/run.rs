@@ -14,7 +14,8 @@ use crate::events::Events;
 use crate::gate::{self, GateReconciler};
 use crate::lease::{Elector, Timings};
 use crate::metrics::Metrics;
-use crate::{crd_check, flux_api, health, serve, verify};
+use crate::passage::{self, PassageReconciler};
+use crate::{crd_check, flux_api, health, serve, steps, verify};
 
 /// Runs the controller until it is told to stop.
 pub async fn run(args: Args) -> anyhow::Result<()> {
@@ -51,7 +52,19 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         let _ = stopped.wait_for(|stop| *stop).await;
     };
 
-    let (health, verifiers) = builtin(&client, args.no_cross_namespace_refs)?;
+    let Builtin {
+        health,
+        verifiers,
+        steps,
+    } = builtin(&client, args.no_cross_namespace_refs)?;
+    let passages = PassageReconciler {
+        client: client.clone(),
+        clock: Arc::new(SystemClock),
+        steps,
+        events: Events::new(client.clone(), "passage-controller"),
+        metrics: metrics.clone(),
+        work_root: args.work_root.clone(),
+    };
     let gate_client = client.clone();
     let gate_metrics = metrics.clone();
     let build: gate::controller::Build = Box::new(move |stores| GateReconciler {
@@ -78,12 +91,22 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             () = shutdown(stopped.clone()) => return Ok(()),
         }
     }
-    let controllers = gate::controller::run(
-        client,
-        build,
-        args.watch_label_selector.clone(),
-        shutdown(stopped.clone()),
-    );
+    let controllers = async {
+        futures::join!(
+            gate::controller::run(
+                client.clone(),
+                build,
+                args.watch_label_selector.clone(),
+                shutdown(stopped.clone()),
+            ),
+            passage::controller::run(
+                client.clone(),
+                passages,
+                args.watch_label_selector.clone(),
+                shutdown(stopped.clone()),
+            ),
+        );
+    };
     match elector {
         None => controllers.await,
         Some(elector) => {
@@ -130,20 +153,31 @@ fn elector(client: &kube::Client, args: &Args) -> Elector {
     )
 }
 
-/// The health checkers (`flux`) and verifiers (`flagger`) every controller has.
-fn builtin(
-    client: &kube::Client,
-    refuse_cross_namespace: bool,
-) -> anyhow::Result<(health::Registry, verify::Registry)> {
-    let mut checkers = health::Registry::new();
+/// What every controller has built in.
+struct Builtin {
+    /// The health checkers: `flux`.
+    health: health::Registry,
+    /// The verifiers: `flagger`.
+    verifiers: verify::Registry,
+    /// The steps.
+    steps: passage::engine::Registry,
+}
+
+fn builtin(client: &kube::Client, refuse_cross_namespace: bool) -> anyhow::Result<Builtin> {
     let access = Arc::new(health::flux_access::FluxAccess::new(client.clone()));
-    checkers.register(Arc::new(health::FluxChecker::new(
-        access,
-        refuse_cross_namespace,
-    )))?;
+    let flux = Arc::new(health::FluxChecker::new(access, refuse_cross_namespace));
+    let mut health = health::Registry::new();
+    health.register(flux.clone())?;
     let mut verifiers = verify::Registry::new();
     verifiers.register(Arc::new(verify::FlaggerVerifier::new(client.clone())))?;
-    Ok((checkers, verifiers))
+    let mut steps = passage::engine::Registry::new();
+    steps.register(Arc::new(steps::flux_wait::FluxWait::new(flux, refuse_cross_namespace)))?;
+    steps.register(Arc::new(steps::http::Http::new(client.clone())))?;
+    Ok(Builtin {
+        health,
+        verifiers,
+        steps,
+    })
 }
 
 fn init_logs(format: LogFormat) {

@@ -57,11 +57,13 @@ pub async fn run(
     let (passages_reader, passages_writer) = reflector::store::<Passage>();
     let passages = watcher(Api::<Passage>::all(client.clone()), config.clone())
         .default_backoff()
+        .modify(slim_passage)
         .reflect(passages_writer)
         .touched_objects();
     let (bundles_reader, bundles_writer) = reflector::store::<Bundle>();
     let bundles = watcher(Api::<Bundle>::all(client.clone()), config)
         .default_backoff()
+        .modify(|bundle: &mut Bundle| bundle.managed_fields_mut().clear())
         .reflect(bundles_writer)
         .touched_objects();
 
@@ -106,6 +108,18 @@ pub async fn run(
             }
         })
         .await;
+}
+
+/// What a Gate reads of a Passage, and no more: every Passage of the cluster is held
+/// in memory, and its steps (spec and records) are most of its size. Field managers
+/// go too.
+fn slim_passage(passage: &mut Passage) {
+    passage.managed_fields_mut().clear();
+    passage.spec.steps.clear();
+    passage.spec.vars.clear();
+    if let Some(status) = passage.status.as_mut() {
+        status.steps.clear();
+    }
 }
 
 /// The reconciler, its shard, and each Gate's count of consecutive failures (for

@@ -6,7 +6,11 @@
 //! check lives here, beside the step.
 
 pub mod config;
+pub mod flux_wait;
+pub mod git;
+pub mod http;
 pub mod runner;
+pub mod yaml;
 
 use hecate_types::{Step, duration};
 
@@ -14,8 +18,6 @@ pub use config::Config;
 
 /// Every problem with `steps`, one line each as `steps[<i>] (<uses>): <problem>`, in
 /// list order; empty when the list can run.
-///
-/// `if:` is not judged: there is no expression parser yet to compile it with.
 pub fn validate(steps: &[Step]) -> Vec<String> {
     hecate_ops::rules::steps::problems(steps, check)
 }
@@ -28,9 +30,19 @@ pub fn check(step: &Step) -> Result<(), String> {
         None => Ok(()),
         Some(config) => {
             config?;
-            timeout(step).map(drop)
+            timeout(step)?;
+            condition(step)
         }
     }
+}
+
+/// The step's `if:` compiles (the reference never checks it before a crossing; spec
+/// §3.9 proposes it). Only the syntax is judged: the data it reads exists at run time.
+fn condition(step: &Step) -> Result<(), String> {
+    if step.condition.trim().is_empty() {
+        return Ok(());
+    }
+    crate::expr::compile(&step.condition).map_err(|why| format!("if: {why}"))
 }
 
 /// Decodes a built-in step's `with:` (absent = `{}`) into its configuration.
@@ -258,6 +270,38 @@ mod tests {
         for (uses, with, message) in cases {
             assert_eq!(check(&step(uses, with)), Err(message.to_string()), "{uses}");
         }
+    }
+
+    #[test]
+    fn a_condition_must_compile() {
+        let cases = [
+            ("", Ok(())),
+            ("always", Ok(())),
+            ("failed || steps.commit.sha != ''", Ok(())),
+            // Q10: one `${{ … }}` around the whole condition is accepted.
+            ("${{ gate == 'production' }}", Ok(())),
+            (
+                "gate ==",
+                Err("if: invalid expression \"gate ==\" at column 6: \"==\" needs something on its right"),
+            ),
+            (
+                "len(vars.x) > 0",
+                Err("if: invalid expression \"len(vars.x) > 0\" at column 1: unknown function \"len\""),
+            ),
+        ];
+        for (condition, want) in cases {
+            let mut push = step("git-push", json!({}));
+            push.condition = condition.into();
+            assert_eq!(check(&push), want.map_err(str::to_string), "{condition}");
+        }
+        let mut push = step("git-push", json!({}));
+        push.condition = "steps.".into();
+        let problems = validate(&[push]);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("steps[0] (git-push): if: invalid expression \"steps.\""),
+            "{problems:?}"
+        );
     }
 
     /// The dev Gate's steps of the first milestone's scenario (spec §10.1).

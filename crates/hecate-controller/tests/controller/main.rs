@@ -5,9 +5,11 @@
 // In tests a panic is the failure report, so unwrapping is how expectations are stated.
 #![allow(clippy::unwrap_used)]
 
+mod beacon;
 mod checkers;
 mod deploy;
 mod gate;
+mod git_steps;
 mod harness;
 mod health;
 mod leader;

@@ -1,0 +1,217 @@
+//! The Beacon controller's wiring on kube-runtime (spec controller.md §0.5, §1.7): what
+//! wakes a Beacon, how many poll at once, how failures back off.
+//!
+//! - a Beacon wakes on a spec change or a reconcile request (the
+//!   `reconcile.fluxcd.io/requestedAt` annotation), never on its own status write
+//!   ([`crate::predicate::spec_or_request`]): the interval is kept by the requeue
+//!   alone, and a status write that woke the Beacon would poll its sources in a loop;
+//! - otherwise a Beacon polls every `spec.interval` (the reconcile says when);
+//! - at most [`CONCURRENCY`] Beacons poll at once, so two hundred Beacons starting
+//!   together do not start two hundred git processes;
+//! - an API error backs off from a second, doubling, to five minutes. A source that
+//!   does not answer is not an error: it is a condition and the next interval.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use hecate_types::Beacon;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::ResourceExt as _;
+use kube::api::Api;
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
+
+use super::{BeaconReconciler, Error};
+use crate::predicate;
+use crate::scope::Scope;
+
+/// How many Beacons reconcile (poll their sources) at the same time.
+pub const CONCURRENCY: u16 = 8;
+/// The first retry after a failed reconcile; it doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+/// The longest wait between retries of a failing Beacon.
+const MAX_BACKOFF: Duration = Duration::from_secs(300);
+
+/// Runs the Beacon controller over the namespaces `selector` matches (all without one)
+/// until `shutdown` completes, then lets reconciles under way finish.
+pub async fn run(
+    client: kube::Client,
+    reconciler: BeaconReconciler,
+    selector: Option<String>,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let (beacons_reader, beacons_writer) = reflector::store::<Beacon>();
+    let beacons = watcher(Api::<Beacon>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .reflect(beacons_writer)
+        .applied_objects()
+        .predicate_filter(predicate::spec_or_request, Default::default());
+
+    let (scope, namespaces) = match selector {
+        None => (Scope::Everywhere, None),
+        Some(selector) => {
+            let (reader, writer) = reflector::store::<Namespace>();
+            let namespaces = watcher(
+                Api::<Namespace>::all(client.clone()),
+                watcher::Config::default().labels(&selector),
+            )
+            .default_backoff()
+            .reflect(writer)
+            .touched_objects();
+            (Scope::namespaces(reader), Some(namespaces))
+        }
+    };
+
+    let context = Arc::new(Context {
+        scope,
+        reconciler,
+        failures: Mutex::new(HashMap::new()),
+    });
+    let in_namespace = beacons_reader.clone();
+    let mut controller = Controller::for_stream(beacons, beacons_reader)
+        .with_config(controller::Config::default().concurrency(CONCURRENCY));
+    if let Some(namespaces) = namespaces {
+        // A namespace joining the shard: look at its Beacons now.
+        controller = controller.watches_stream(namespaces, move |namespace| {
+            beacons_in(&in_namespace, namespace.metadata.name.as_deref())
+        });
+    }
+    controller
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                // error_policy has said it, with the Beacon's name.
+                tracing::debug!(%error, "beacon controller");
+            }
+        })
+        .await;
+}
+
+/// The reconciler, its shard, and each Beacon's count of consecutive failures.
+struct Context {
+    scope: Scope,
+    reconciler: BeaconReconciler,
+    failures: Mutex<HashMap<ObjectRef<Beacon>, u32>>,
+}
+
+async fn reconcile(beacon: Arc<Beacon>, context: Arc<Context>) -> Result<Action, Error> {
+    let namespace = beacon.namespace().unwrap_or_default();
+    if !context.scope.contains(&namespace).await {
+        return Ok(Action::await_change());
+    }
+    tracing::debug!(%namespace, beacon = %beacon.name_any(), "polling");
+    let outcome = context.reconciler.reconcile(&beacon).await?;
+    tracing::debug!(%namespace, beacon = %beacon.name_any(), ?outcome, "polled");
+    context
+        .failures
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&ObjectRef::from(beacon.as_ref()));
+    Ok(match outcome.requeue_after {
+        Some(after) => Action::requeue(after),
+        None => Action::await_change(),
+    })
+}
+
+fn error_policy(beacon: Arc<Beacon>, error: &Error, context: Arc<Context>) -> Action {
+    // The Beacon changed between reading and writing its status (a poke, a spec edit,
+    // or this controller's view catching up with its own write): poll again now.
+    if let Error::Kube(kube::Error::Api(status)) = error
+        && status.code == 409
+    {
+        tracing::debug!(beacon = %beacon.name_any(), "the Beacon changed while polling; again");
+        return Action::requeue(FIRST_BACKOFF);
+    }
+    let mut failures = context
+        .failures
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let count = failures.entry(ObjectRef::from(beacon.as_ref())).or_insert(0);
+    let wait = backoff(*count);
+    *count = count.saturating_add(1);
+    tracing::warn!(
+        namespace = %beacon.namespace().unwrap_or_default(),
+        beacon = %beacon.name_any(),
+        %error,
+        retry_in_s = wait.as_secs(),
+        "Beacon reconcile failed"
+    );
+    Action::requeue(wait)
+}
+
+/// 1 s, 2 s, 4 s, … up to five minutes.
+fn backoff(failures: u32) -> Duration {
+    FIRST_BACKOFF
+        .saturating_mul(2u32.saturating_pow(failures.min(16)))
+        .min(MAX_BACKOFF)
+}
+
+/// The Beacons in `namespace`.
+fn beacons_in(beacons: &Store<Beacon>, namespace: Option<&str>) -> Vec<ObjectRef<Beacon>> {
+    beacons
+        .state()
+        .iter()
+        .filter(|beacon| beacon.namespace().as_deref() == namespace)
+        .map(|beacon| ObjectRef::from(beacon.as_ref()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use hecate_types::{BeaconSpec, BeaconStatus, wellknown};
+
+    use super::*;
+
+    #[test]
+    fn failures_back_off_from_a_second_to_five_minutes() {
+        let waits: Vec<u64> = (0..12).map(|n| backoff(n).as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300]);
+    }
+
+    /// Spec §1.7: the Beacon's own status write must not wake it, or it would poll its
+    /// sources in a loop; a spec edit and a reconcile request must.
+    #[test]
+    fn a_beacon_is_not_woken_by_its_own_status_write() {
+        let mut polled = Beacon::new("app", BeaconSpec::default());
+        polled.metadata.generation = Some(3);
+        polled.metadata.resource_version = Some("100".into());
+        let mut written = polled.clone();
+        written.metadata.resource_version = Some("101".into());
+        written.status = Some(BeaconStatus {
+            latest_bundle: "app-0123456789ab".into(),
+            last_handled_reconcile_at: "1".into(),
+            ..BeaconStatus::default()
+        });
+        assert_eq!(
+            predicate::spec_or_request(&polled),
+            predicate::spec_or_request(&written)
+        );
+
+        let mut edited = polled.clone();
+        edited.metadata.generation = Some(4);
+        assert_ne!(
+            predicate::spec_or_request(&polled),
+            predicate::spec_or_request(&edited)
+        );
+
+        let poke = |token: &str| {
+            let mut poked = polled.clone();
+            poked.metadata.annotations = Some(
+                [(
+                    wellknown::ANNOTATION_RECONCILE_REQUESTED_AT.to_string(),
+                    token.to_string(),
+                )]
+                .into(),
+            );
+            predicate::spec_or_request(&poked)
+        };
+        assert_ne!(predicate::spec_or_request(&polled), poke("1786620716793895315"));
+        assert_ne!(poke("1786620716793895315"), poke("1786620716793895316"));
+        assert_eq!(poke("same"), poke("same"));
+    }
+}

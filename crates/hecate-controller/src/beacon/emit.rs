@@ -1,0 +1,111 @@
+//! Emitting a Bundle (spec controller.md §1.6): the object built from a Beacon and the
+//! artifacts it resolved, and its creation.
+//!
+//! The name is the content address (`<beacon>-<first 12 hex of the digest>`), so
+//! "never the same content twice" is the API server's to enforce, not ours: whoever
+//! creates the name first wins, every other attempt — a re-poll, a restarted
+//! controller, a second replica racing this one — meets `AlreadyExists`, which is the
+//! normal steady state and changes nothing (an existing Bundle is never updated).
+
+use std::collections::BTreeMap;
+
+use hecate_types::digest::{bundle_name, content_digest};
+use hecate_types::{Artifact, Beacon, Bundle, BundleSpec, wellknown};
+use kube::ResourceExt as _;
+use kube::api::{Api, ObjectMeta, PostParams};
+
+/// The Bundle a Beacon emits for `artifacts` (in watch order): named by content,
+/// labelled with the Beacon, owned by nobody (deleting the Beacon keeps its Bundles).
+pub fn bundle_for(beacon: &Beacon, artifacts: Vec<Artifact>) -> Bundle {
+    let name = beacon.name_any();
+    let digest = content_digest(&artifacts);
+    Bundle {
+        metadata: ObjectMeta {
+            name: Some(bundle_name(&name, &digest)),
+            namespace: beacon.namespace(),
+            labels: Some(BTreeMap::from([(
+                wellknown::LABEL_BEACON.to_string(),
+                name.clone(),
+            )])),
+            ..ObjectMeta::default()
+        },
+        spec: BundleSpec {
+            beacon: name,
+            digest,
+            alias: String::new(),
+            artifacts,
+        },
+        status: None,
+    }
+}
+
+/// What creating a Bundle came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Emitted {
+    /// This call created it.
+    Created(String),
+    /// It was there already (same content, or a person took the name).
+    Existed(String),
+}
+
+impl Emitted {
+    /// The Bundle's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Created(name) | Self::Existed(name) => name,
+        }
+    }
+}
+
+/// Creates `bundle`; `AlreadyExists` is an answer, not an error.
+pub async fn create(client: &kube::Client, bundle: &Bundle) -> Result<Emitted, kube::Error> {
+    let name = bundle.name_any();
+    let api = Api::<Bundle>::namespaced(client.clone(), &bundle.namespace().unwrap_or_default());
+    match api.create(&PostParams::default(), bundle).await {
+        Ok(_) => Ok(Emitted::Created(name)),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(Emitted::Existed(name)),
+        Err(error) => Err(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hecate_types::BeaconSpec;
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn a_bundle_is_named_and_labelled_by_its_content_and_beacon() {
+        let mut beacon = Beacon::new("app", BeaconSpec::default());
+        beacon.metadata.namespace = Some("shop".into());
+        let artifacts = vec![Artifact::commit(
+            "file:///srv/git/app.git",
+            "0123456789abcdef0123456789abcdef01234567",
+        )];
+        let bundle = bundle_for(&beacon, artifacts.clone());
+        // The spec's vector for this commit.
+        assert!(bundle.spec.digest.starts_with("76d5a6eda356e03d"), "{}", bundle.spec.digest);
+        assert_eq!(bundle.name_any(), "app-76d5a6eda356");
+        assert_eq!(bundle.namespace().as_deref(), Some("shop"));
+        assert_eq!(
+            bundle.labels().get(wellknown::LABEL_BEACON).map(String::as_str),
+            Some("app")
+        );
+        assert_eq!(bundle.spec.beacon, "app");
+        assert_eq!(bundle.spec.artifacts, artifacts);
+        assert!(bundle.spec.alias.is_empty());
+        assert!(bundle.owner_references().is_empty());
+    }
+
+    #[test]
+    fn the_same_content_in_another_order_is_the_same_bundle() {
+        let beacon = Beacon::new("app", BeaconSpec::default());
+        let api = Artifact::image("ghcr.io/acme/api", "1.2.3", "sha256:aaa");
+        let web = Artifact::image("ghcr.io/acme/web", "", "sha256:bbb");
+        let one = bundle_for(&beacon, vec![api.clone(), web.clone()]);
+        let other = bundle_for(&beacon, vec![web, api]);
+        assert_eq!(one.name_any(), other.name_any());
+        assert!(one.spec.digest.starts_with("0151d1d6c4cf9f3b"));
+    }
+}

@@ -1,0 +1,217 @@
+//! One Beacon reconcile (spec controller.md §1.2): acknowledge the reconcile request,
+//! resolve every watch entry, decide, emit the Bundle, prune old ones, write the
+//! status, and come back after `spec.interval`.
+//!
+//! The decisions are pure ([`super::decide`], [`super::retention::to_collect`]); this
+//! is the I/O around them. The status is written whole with the resourceVersion it was
+//! read at, so a reconcile that raced another write fails and is retried rather than
+//! overwriting it; the retry is harmless because emission is idempotent by name.
+//!
+//! A source that cannot be reached is a `Ready=False` condition and a poll at the next
+//! interval, not an error: errors (the API server refusing a write) are what back off.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::join_all;
+use hecate_types::{Beacon, BeaconStatus, Time, wellknown};
+use kube::api::{Api, PostParams};
+use kube::{Resource as _, ResourceExt as _};
+
+use super::decide::{self, Next};
+use super::emit::{self, Emitted};
+use super::retention;
+use super::source::{ResolveError, Source};
+use crate::clock::Clock;
+use crate::condition::set_ready;
+use crate::events::{self, Events};
+
+/// What a Beacon reconcile can fail with; the controller retries with backoff.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A request to the API server failed.
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+    /// Creating the Bundle failed (other than "it exists").
+    #[error("creating Bundle {bundle}: {source}")]
+    Emit {
+        /// The Bundle's name.
+        bundle: String,
+        /// Why.
+        source: kube::Error,
+    },
+}
+
+/// When to look at the Beacon again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// `None`: only when something changes (a suspended Beacon, an unusable name).
+    pub requeue_after: Option<Duration>,
+}
+
+/// Everything a Beacon reconcile needs.
+pub struct BeaconReconciler {
+    /// The client it writes with.
+    pub client: kube::Client,
+    /// Where watch entries resolve.
+    pub sources: Arc<dyn Source>,
+    /// Where it reads the time.
+    pub clock: Arc<dyn Clock>,
+    /// Where Events go.
+    pub events: Events,
+}
+
+impl BeaconReconciler {
+    /// Reconciles Beacon `name` in `namespace`, reading it first; one that no longer
+    /// exists is not an error.
+    pub async fn reconcile_named(&self, namespace: &str, name: &str) -> Result<Outcome, Error> {
+        match Api::<Beacon>::namespaced(self.client.clone(), namespace)
+            .get_opt(name)
+            .await?
+        {
+            Some(beacon) => self.reconcile(&beacon).await,
+            None => Ok(Outcome {
+                requeue_after: None,
+            }),
+        }
+    }
+
+    /// Reconciles `beacon` as read.
+    pub async fn reconcile(&self, beacon: &Beacon) -> Result<Outcome, Error> {
+        let now = self.clock.now();
+        let namespace = beacon.namespace().unwrap_or_default();
+        let name = beacon.name_any();
+        let generation = beacon.metadata.generation.unwrap_or_default();
+        let mut status = beacon.status.clone().unwrap_or_default();
+        // Acknowledged before anything can stop the reconcile, so that a caller waiting
+        // for its token (`hecate poll --wait`) hears back even from a suspended Beacon.
+        status.last_handled_reconcile_at = beacon
+            .annotations()
+            .get(wellknown::ANNOTATION_RECONCILE_REQUESTED_AT)
+            .cloned()
+            .unwrap_or_default();
+
+        if let Some(problem) = decide::name_problem(&name) {
+            status.observed_generation = generation;
+            set_ready(&mut status.conditions, false, decide::NAME_TOO_LONG, &problem, generation, now);
+            self.write_status(beacon, status).await?;
+            return Ok(Outcome {
+                requeue_after: None,
+            });
+        }
+        if beacon.spec.suspend {
+            status.observed_generation = generation;
+            set_ready(
+                &mut status.conditions,
+                false,
+                wellknown::beacon_reason::SUSPENDED,
+                "the Beacon is suspended: nothing is polled or emitted; its Bundles stay",
+                generation,
+                now,
+            );
+            self.write_status(beacon, status).await?;
+            return Ok(Outcome {
+                requeue_after: None,
+            });
+        }
+
+        let answers = self.resolve_all(&namespace, beacon).await;
+        let (discovered, next) = decide::decide(beacon, answers);
+        status.discovered = discovered;
+        status.last_polled = Some(Time(now));
+        status.observed_generation = generation;
+        match next {
+            Next::NotReady { reason, message } => {
+                set_ready(&mut status.conditions, false, reason, &message, generation, now);
+            }
+            Next::Manual(message) => {
+                set_ready(
+                    &mut status.conditions,
+                    true,
+                    wellknown::beacon_reason::DISCOVERED,
+                    &message,
+                    generation,
+                    now,
+                );
+            }
+            Next::Emit(artifacts) => {
+                let bundle = emit::bundle_for(beacon, artifacts);
+                let bundle_name = bundle.name_any();
+                match emit::create(&self.client, &bundle).await {
+                    Ok(emitted) => {
+                        if let Emitted::Created(created) = &emitted {
+                            self.events
+                                .publish(
+                                    &beacon.object_ref(&()),
+                                    events::BUNDLE_EMITTED,
+                                    &format!(
+                                        "emitted {created} ({} artifact(s), digest {})",
+                                        bundle.spec.artifacts.len(),
+                                        bundle.spec.digest
+                                    ),
+                                )
+                                .await;
+                        }
+                        status.latest_bundle = emitted.name().to_string();
+                        set_ready(
+                            &mut status.conditions,
+                            true,
+                            wellknown::beacon_reason::DISCOVERED,
+                            &decide::discovered_message(beacon.spec.watch.len(), emitted.name()),
+                            generation,
+                            now,
+                        );
+                    }
+                    Err(source) => {
+                        set_ready(
+                            &mut status.conditions,
+                            false,
+                            wellknown::beacon_reason::EMIT_FAILED,
+                            &format!("could not create Bundle {bundle_name}: {source}"),
+                            generation,
+                            now,
+                        );
+                        self.write_status(beacon, status).await?;
+                        return Err(Error::Emit {
+                            bundle: bundle_name,
+                            source,
+                        });
+                    }
+                }
+            }
+        }
+
+        retention::collect(&self.client, beacon, &status.latest_bundle).await;
+        self.write_status(beacon, status).await?;
+        Ok(Outcome {
+            requeue_after: Some(decide::interval(beacon)),
+        })
+    }
+
+    /// Every watch entry's answer, in watch order; the entries resolve concurrently.
+    async fn resolve_all(
+        &self,
+        namespace: &str,
+        beacon: &Beacon,
+    ) -> Vec<Result<hecate_types::Artifact, ResolveError>> {
+        join_all(beacon.spec.watch.iter().map(|watch| async move {
+            match watch.get() {
+                Some(source) => self.sources.resolve(namespace, source).await,
+                None => Err(ResolveError::failed(
+                    "the entry names no source (image, chart, git or provider)",
+                )),
+            }
+        }))
+        .await
+    }
+
+    /// Writes the Beacon's status whole, with the resourceVersion it was read at.
+    async fn write_status(&self, beacon: &Beacon, status: BeaconStatus) -> Result<(), Error> {
+        let mut object = beacon.clone();
+        object.status = Some(status);
+        Api::<Beacon>::namespaced(self.client.clone(), &beacon.namespace().unwrap_or_default())
+            .replace_status(&beacon.name_any(), &PostParams::default(), &object)
+            .await?;
+        Ok(())
+    }
+}

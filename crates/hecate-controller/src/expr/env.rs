@@ -1,0 +1,135 @@
+//! What expressions can see (spec §4.2): the crossing's [`Env`] for `if:` and
+//! `with:`, and an HTTP response for the `http` step's `successIf`. Nothing else is
+//! reachable — no cluster, no files, no process environment.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use hecate_types::Bundle;
+use serde_json::{Value, json};
+
+use super::eval::{Scope, Val};
+
+/// Everything `if:` and the `${{ … }}` in a step's `with:` can read.
+///
+/// The engine keeps one per advance and updates it as steps run: an output is
+/// inserted under its step's `as` as soon as it exists, and `failed` turns true at the
+/// first fatal failure.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Env {
+    /// `steps.<alias>`: the output of the earlier step with `as: <alias>`, whatever its
+    /// phase. A missing alias reads as null.
+    pub steps: BTreeMap<String, Value>,
+    /// `vars.<name>`: the Gate's variables, copied into the Passage. A missing name
+    /// reads as the empty string.
+    pub vars: BTreeMap<String, String>,
+    /// `gate`: the Gate being crossed.
+    pub gate: String,
+    /// `passage`: the Passage's name.
+    pub passage: String,
+    /// `actor`: who asked for the crossing (`controller` for automatic ones).
+    pub actor: String,
+    /// `namespace`: the Passage's namespace.
+    pub namespace: String,
+    /// `failed`: an earlier step has already failed the Passage.
+    pub failed: bool,
+    /// `bundle`: the Bundle crossing — `bundle.name`, `bundle.digest`, `bundle.alias`,
+    /// and its artifacts looked up by repository with `bundle.image('<repo>')`,
+    /// `bundle.chart('<repo>')` and `bundle.commit('<repo>')` (by repository, never by
+    /// position, so an expression stays right when a Beacon's sources are reordered).
+    pub bundle: Bundle,
+}
+
+/// The artifact lookups of `bundle`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum BundleFn {
+    Image,
+    Chart,
+    Commit,
+}
+
+impl BundleFn {
+    /// `bundle.<name>`; a name the Bundle does not have reads as null.
+    pub(super) fn member<'a>(bundle: &'a Bundle, name: &str) -> Val<'a> {
+        let text = |s: &str| Val::owned(Value::String(s.to_string()));
+        match name {
+            "name" => text(bundle.metadata.name.as_deref().unwrap_or_default()),
+            "digest" => text(&bundle.spec.digest),
+            "alias" => text(&bundle.spec.alias),
+            "image" => Val::Func(bundle, BundleFn::Image),
+            "chart" => Val::Func(bundle, BundleFn::Chart),
+            "commit" => Val::Func(bundle, BundleFn::Commit),
+            _ => Val::null(),
+        }
+    }
+
+    /// The first artifact of this kind whose repository is exactly `repo`, as a map;
+    /// null when there is none.
+    pub(super) fn find(self, bundle: &Bundle, repo: &str) -> Value {
+        bundle
+            .spec
+            .artifacts
+            .iter()
+            .find_map(|artifact| match self {
+                BundleFn::Image => artifact
+                    .image
+                    .as_ref()
+                    .filter(|a| a.repo == repo)
+                    .map(|a| json!({"repo": a.repo, "tag": a.tag, "digest": a.digest})),
+                BundleFn::Chart => artifact
+                    .chart
+                    .as_ref()
+                    .filter(|a| a.repo == repo)
+                    .map(|a| json!({"repo": a.repo, "name": a.name, "version": a.version})),
+                BundleFn::Commit => artifact.commit.as_ref().filter(|a| a.repo == repo).map(|a| {
+                    json!({
+                        "repo": a.repo, "sha": a.sha, "branch": a.branch,
+                        "tag": a.tag, "message": a.message,
+                    })
+                }),
+            })
+            .unwrap_or(Value::Null)
+    }
+}
+
+impl Scope for Env {
+    /// An unknown name reads as null, as in the reference.
+    fn lookup(&self, name: &str) -> Val<'_> {
+        let text = |s: &str| Val::owned(Value::String(s.to_string()));
+        match name {
+            "steps" => Val::Steps(&self.steps),
+            "vars" => Val::Vars(&self.vars),
+            "gate" => text(&self.gate),
+            "passage" => text(&self.passage),
+            "actor" => text(&self.actor),
+            "namespace" => text(&self.namespace),
+            "failed" => Val::owned(Value::Bool(self.failed)),
+            "always" => Val::owned(Value::Bool(true)),
+            "bundle" => Val::Bundle(&self.bundle),
+            _ => Val::null(),
+        }
+    }
+}
+
+/// What `successIf` sees: the response to the `http` step's request.
+pub(super) struct Response<'a> {
+    pub(super) status: u16,
+    pub(super) body: &'a str,
+    pub(super) json: Option<&'a Value>,
+}
+
+impl Response<'_> {
+    /// The only names `successIf` may use; any other is refused before evaluation.
+    pub(super) const NAMES: [&'static str; 3] = ["status", "body", "json"];
+}
+
+impl Scope for Response<'_> {
+    fn lookup(&self, name: &str) -> Val<'_> {
+        match name {
+            "status" => Val::owned(Value::from(self.status)),
+            "body" => Val::owned(Value::String(self.body.to_string())),
+            "json" => self.json.map_or_else(Val::null, |json| Val::Json(Cow::Borrowed(json))),
+            _ => Val::null(),
+        }
+    }
+}

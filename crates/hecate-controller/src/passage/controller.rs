@@ -1,0 +1,103 @@
+//! The Passage controller's wiring on kube-runtime (spec controller.md §0.5): a Passage
+//! wakes when it is created or its spec changes (an abort), never on its own status
+//! writes (every step call raises `attempts`: waking on that would spin); a waiting
+//! step is asked again after the delay it named. Few crossings run at once: a
+//! checkout is heavy on a small machine.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use hecate_types::Passage;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::ResourceExt as _;
+use kube::api::Api;
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::reflector;
+use kube::runtime::{WatchStreamExt as _, predicates, watcher};
+
+use super::{Error, PassageReconciler};
+use crate::scope::Scope;
+
+/// How many Passages advance at once.
+pub const CONCURRENCY: u16 = 4;
+
+/// Runs the Passage controller over the namespaces `selector` matches (all without
+/// one) until `shutdown` completes, then lets steps under way finish.
+pub async fn run(
+    client: kube::Client,
+    reconciler: PassageReconciler,
+    selector: Option<String>,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let (reader, writer) = reflector::store::<Passage>();
+    let passages = watcher(Api::<Passage>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(predicates::generation, Default::default());
+    let scope = match selector {
+        None => Scope::Everywhere,
+        Some(selector) => {
+            let (namespaces, writer) = reflector::store::<Namespace>();
+            let stream = watcher(
+                Api::<Namespace>::all(client.clone()),
+                watcher::Config::default().labels(&selector),
+            )
+            .default_backoff()
+            .reflect(writer)
+            .touched_objects();
+            // Nothing else polls this watch: drive it here.
+            tokio::spawn(stream.for_each(|_| async {}));
+            Scope::namespaces(namespaces)
+        }
+    };
+    let context = Arc::new(Context { reconciler, scope });
+    Controller::for_stream(passages, reader)
+        .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "passage controller");
+            }
+        })
+        .await;
+}
+
+struct Context {
+    reconciler: PassageReconciler,
+    scope: Scope,
+}
+
+async fn reconcile(passage: Arc<Passage>, context: Arc<Context>) -> Result<Action, Error> {
+    if !context
+        .scope
+        .contains(&passage.namespace().unwrap_or_default())
+        .await
+    {
+        return Ok(Action::await_change());
+    }
+    let outcome = context.reconciler.reconcile(&passage).await?;
+    Ok(match outcome.requeue_after {
+        Some(after) => Action::requeue(after),
+        None => Action::await_change(),
+    })
+}
+
+fn error_policy(passage: Arc<Passage>, error: &Error, _context: Arc<Context>) -> Action {
+    if let Error::Kube(kube::Error::Api(status)) = error
+        && status.code == 409
+    {
+        // An abort (or another write) landed meanwhile: advance again with it.
+        return Action::requeue(Duration::from_secs(1));
+    }
+    tracing::warn!(
+        namespace = %passage.namespace().unwrap_or_default(),
+        passage = %passage.name_any(),
+        %error,
+        "Passage reconcile failed"
+    );
+    Action::requeue(Duration::from_secs(5))
+}

@@ -1,0 +1,369 @@
+//! The step engine (spec controller.md §3.3–3.6): one call advances a Passage as far
+//! as it can go now — running steps in order until one waits, or all are done — and
+//! answers the new status. Everything needed to resume lives in that status (phases,
+//! attempts, outputs, the step to start from), so a new process with an empty work
+//! directory carries on where the last one stopped and never re-runs a finished step.
+//!
+//! The rules, in brief: a step with `if:` runs when its condition holds (also after a
+//! failure: that is how `if: always` cleans up); one without is skipped after a
+//! failure. A failed step fails the crossing unless `continueOnError` forgives it (a
+//! terminal error is never forgiven); the engine never calls a failed step again —
+//! trying again is a new Passage. A step that waits answers `Running`, and the engine
+//! returns until it is asked again; a step run after a failure gets exactly one call.
+//! `spec.abort` ends everything not finished at the next call. A step's `timeout`
+//! ends a wait that has gone on too long (`StepTimedOut`; the reference never
+//! enforced it, quirk Q8).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hecate_types::{
+    Bundle, HealthCheck, Passage, PassagePhase, PassageStatus, Step, StepPhase, StepStatus, Time,
+};
+use jiff::Timestamp;
+use kube::ResourceExt as _;
+use serde_json::Value;
+
+use crate::clock::Clock;
+use crate::expr;
+use crate::steps::runner::{Progress, Runner, StepContext, StepError};
+
+/// How long a waiting step waits when it does not say.
+pub const DEFAULT_RETRY: Duration = Duration::from_secs(15);
+
+/// Reason: an expression could not be evaluated (always fatal).
+pub const BAD_EXPRESSION: &str = "BadExpression";
+/// Reason: no step has the name `uses` gives (always fatal).
+pub const UNREGISTERED_STEP: &str = "UnregisteredStep";
+/// Reason: a step waited past its `timeout` (fatal).
+pub const STEP_TIMED_OUT: &str = "StepTimedOut";
+
+/// The steps an engine can run, by name.
+#[derive(Clone, Default)]
+pub struct Registry {
+    runners: BTreeMap<&'static str, Arc<dyn Runner>>,
+}
+
+/// A second step under a name already taken.
+#[derive(Debug, thiserror::Error)]
+#[error("a step named {0:?} is already registered")]
+pub struct DuplicateStep(pub &'static str);
+
+impl Registry {
+    /// No steps.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `runner` under its name; a name may be registered once.
+    pub fn register(&mut self, runner: Arc<dyn Runner>) -> Result<(), DuplicateStep> {
+        let name = runner.name();
+        if self.runners.contains_key(name) {
+            return Err(DuplicateStep(name));
+        }
+        self.runners.insert(name, runner);
+        Ok(())
+    }
+
+    /// The registered names, sorted.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.runners.keys().copied().collect()
+    }
+}
+
+/// What one call to [`advance`] produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Advance {
+    /// The Passage's new status.
+    pub status: PassageStatus,
+    /// When a step waits: how long until the next call.
+    pub requeue_after: Option<Duration>,
+    /// Health checks the steps handed over in this call (for the Gate, once the
+    /// crossing succeeds).
+    pub watch: Vec<HealthCheck>,
+}
+
+/// Advances `passage` (moving `bundle`) as far as it can go now.
+pub async fn advance(
+    registry: &Registry,
+    clock: &dyn Clock,
+    passage: &Passage,
+    bundle: &Bundle,
+    work_dir: &Path,
+    traceparent: &str,
+) -> Advance {
+    let mut status = passage.status.clone().unwrap_or_default();
+    let unchanged = |status: PassageStatus| Advance {
+        status,
+        requeue_after: None,
+        watch: Vec::new(),
+    };
+    if status.phase().is_terminal() {
+        return unchanged(status);
+    }
+    let now = clock.now();
+    if passage.spec.abort {
+        abort(&mut status, now);
+        return unchanged(status);
+    }
+    let steps = &passage.spec.steps;
+    if status.steps.len() != steps.len() {
+        status.steps = steps
+            .iter()
+            .map(|step| StepStatus {
+                uses: step.uses.clone(),
+                alias: step.alias.clone(),
+                phase: StepPhase::Pending,
+                ..StepStatus::default()
+            })
+            .collect();
+    }
+    let started_at = status.started_at.get_or_insert(Time(now)).0;
+    status.phase = Some(PassagePhase::Running);
+
+    let mut outputs: BTreeMap<String, Value> = status
+        .steps
+        .iter()
+        .filter(|s| !s.alias.is_empty())
+        .filter_map(|s| Some((s.alias.clone(), s.output.clone()?)))
+        .collect();
+    let vars: BTreeMap<String, String> = passage
+        .spec
+        .vars
+        .iter()
+        .map(|v| (v.name.clone(), v.value.clone()))
+        .collect();
+    let mut failure: Option<String> = None;
+    let mut watch = Vec::new();
+    let first = usize::try_from(status.current_step).unwrap_or(0);
+
+    for i in first..steps.len() {
+        let step = &steps[i];
+        let failed = failure.is_some();
+        if !failed {
+            status.current_step = i32::try_from(i).unwrap_or(i32::MAX);
+        }
+        if status.steps[i].phase.is_terminal() {
+            continue;
+        }
+        let env = expr::Env {
+            steps: outputs.clone(),
+            vars: vars.clone(),
+            gate: passage.spec.gate.clone(),
+            passage: passage.name_any(),
+            actor: passage.spec.actor.clone(),
+            namespace: passage.namespace().unwrap_or_default(),
+            failed,
+            bundle: bundle.clone(),
+        };
+
+        if !step.condition.trim().is_empty() {
+            match expr::condition(&step.condition, &env) {
+                Err(error) => {
+                    fail(&mut status.steps[i], clock, BAD_EXPRESSION, &format!("condition: {error}"));
+                    failure.get_or_insert_with(|| step_failure(i, step, &format!("condition: {error}")));
+                    continue;
+                }
+                Ok(false) => {
+                    finish(
+                        &mut status.steps[i],
+                        clock,
+                        StepPhase::Skipped,
+                        &format!("condition {:?} was false", step.condition),
+                    );
+                    continue;
+                }
+                Ok(true) => {}
+            }
+        } else if failed {
+            finish(
+                &mut status.steps[i],
+                clock,
+                StepPhase::Skipped,
+                "the Passage had already failed",
+            );
+            continue;
+        }
+
+        let Some(runner) = registry.runners.get(step.uses.as_str()) else {
+            let message = format!(
+                "no step is called {:?}; the steps are {}",
+                step.uses,
+                registry.names().join(", ")
+            );
+            fail(&mut status.steps[i], clock, UNREGISTERED_STEP, &message);
+            failure.get_or_insert_with(|| step_failure(i, step, &message));
+            continue;
+        };
+
+        // A wait that has gone on past the step's timeout ends here, before another call.
+        if let Some(message) = timed_out(step, &status.steps[i], now) {
+            fail(&mut status.steps[i], clock, STEP_TIMED_OUT, &message);
+            failure.get_or_insert_with(|| step_failure(i, step, &message));
+            continue;
+        }
+
+        let record = &mut status.steps[i];
+        record.started_at.get_or_insert(Time(clock.now()));
+        record.phase = StepPhase::Running;
+        record.attempts += 1;
+        let config = match expr::interpolate(step.with.as_ref().unwrap_or(&Value::Object(Default::default())), &env) {
+            Ok(config) => config,
+            Err(error) => {
+                let message = format!("with: {error}");
+                fail(record, clock, BAD_EXPRESSION, &message);
+                failure.get_or_insert_with(|| step_failure(i, step, &message));
+                continue;
+            }
+        };
+        let context = StepContext {
+            namespace: &env.namespace,
+            gate: &passage.spec.gate,
+            passage: &env.passage,
+            bundle,
+            actor: &passage.spec.actor,
+            work_dir,
+            config,
+            outputs: &outputs,
+            attempt: u32::try_from(record.attempts - 1).unwrap_or(0),
+            failed,
+            traceparent,
+            started_at,
+        };
+        let result = runner.run(&context).await;
+        drop(context);
+
+        let record = &mut status.steps[i];
+        let output = match &result {
+            Ok(r) => r.output.clone(),
+            Err(e) => e.output.clone(),
+        };
+        if let Some(output) = output.filter(|o| !is_empty(o)) {
+            record.output = Some(output.clone());
+            if !step.alias.is_empty() {
+                outputs.insert(step.alias.clone(), output);
+            }
+        }
+        match result {
+            Err(StepError {
+                reason,
+                message,
+                terminal,
+                ..
+            }) => {
+                let reason = if reason.is_empty() { "Unknown".to_string() } else { reason };
+                fail(record, clock, &reason, &message);
+                if terminal || !step.continue_on_error {
+                    failure.get_or_insert_with(|| step_failure(i, step, &message));
+                }
+            }
+            Ok(result) => {
+                watch.extend(result.watch);
+                if result.evidence.is_some() {
+                    status.evidence = result.evidence;
+                }
+                match result.progress {
+                    Progress::Running if failed => {
+                        fail(
+                            record,
+                            clock,
+                            "",
+                            &format!("a step that runs after a failure cannot wait: {}", result.message),
+                        );
+                    }
+                    Progress::Running => {
+                        record.message = result.message.clone();
+                        status.message = result.message;
+                        return Advance {
+                            status,
+                            requeue_after: Some(result.retry_after.unwrap_or(DEFAULT_RETRY)),
+                            watch,
+                        };
+                    }
+                    Progress::Succeeded => {
+                        finish(record, clock, StepPhase::Succeeded, &result.message);
+                    }
+                    Progress::Failed => {
+                        finish(record, clock, StepPhase::Failed, &result.message);
+                        if !step.continue_on_error {
+                            failure.get_or_insert_with(|| step_failure(i, step, &result.message));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    let finished = Some(Time(clock.now()));
+    match failure {
+        Some(message) => {
+            status.phase = Some(PassagePhase::Failed);
+            status.message = message;
+        }
+        None => {
+            status.phase = Some(PassagePhase::Succeeded);
+            status.message = format!("crossed {}", passage.spec.gate);
+        }
+    }
+    status.finished_at = finished;
+    Advance {
+        status,
+        requeue_after: None,
+        watch,
+    }
+}
+
+/// Ends an aborted Passage: every unfinished step `Aborted`, finished ones kept.
+fn abort(status: &mut PassageStatus, now: Timestamp) {
+    for step in &mut status.steps {
+        if !step.phase.is_terminal() {
+            step.phase = StepPhase::Aborted;
+            step.message = "aborted".into();
+            step.finished_at = Some(Time(now));
+        }
+    }
+    status.phase = Some(PassagePhase::Aborted);
+    status.message = "aborted".into();
+    status.finished_at = Some(Time(now));
+}
+
+/// Finishes a step with `phase`, at the time read now (durations must be real).
+fn finish(record: &mut StepStatus, clock: &dyn Clock, phase: StepPhase, message: &str) {
+    record.phase = phase;
+    record.message = message.into();
+    record.finished_at = Some(Time(clock.now()));
+}
+
+/// Fails a step with `reason`.
+fn fail(record: &mut StepStatus, clock: &dyn Clock, reason: &str, message: &str) {
+    record.reason = reason.into();
+    finish(record, clock, StepPhase::Failed, message);
+}
+
+/// The Passage's message for a crossing that broke at step `i`.
+fn step_failure(i: usize, step: &Step, message: &str) -> String {
+    let name = if step.alias.is_empty() {
+        step.uses.clone()
+    } else {
+        format!("{} ({})", step.alias, step.uses)
+    };
+    format!("steps[{i}] {name}: {message}")
+}
+
+/// Why a step that has been waiting must stop, if its timeout has passed.
+fn timed_out(step: &Step, record: &StepStatus, now: Timestamp) -> Option<String> {
+    let limit = crate::steps::timeout(step).ok().flatten()?;
+    let started = record.started_at.as_ref()?.0;
+    (now.duration_since(started) > limit)
+        .then(|| format!("still not done after its timeout of {}", step.timeout))
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Object(map) => map.is_empty(),
+        _ => false,
+    }
+}

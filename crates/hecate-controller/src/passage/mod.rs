@@ -1,0 +1,17 @@
+//! The Passage controller (spec controller.md §3): a Passage is one crossing — a list
+//! of steps run against git, the cluster, registries and HTTP endpoints — resumable
+//! after a restart and kept afterwards as the record.
+//!
+//! - [`engine`]: advancing the steps, the state machine (steps behind the
+//!   [`crate::steps::runner::Runner`] trait);
+//! - [`reconcile`]: one reconcile, the I/O around the engine;
+//! - [`controller`]: what wakes a Passage, on kube-runtime.
+
+pub mod controller;
+pub mod engine;
+pub mod reconcile;
+
+#[cfg(test)]
+mod tests;
+
+pub use reconcile::{Error, Outcome, PassageReconciler};

@@ -1,0 +1,255 @@
+//! One Passage reconcile (spec controller.md §3.2): find the Bundle, advance the steps
+//! as far as they go now, write the status, and on the way out record the outcome
+//! (Event, metrics) and clear the work directory.
+//!
+//! The status is written whole with the resourceVersion read, so an abort patched in
+//! meanwhile makes the write fail and the next reconcile see it; the step that ran is
+//! re-entrant, so running it again is safe (spec §3.7).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hecate_types::{Bundle, HealthCheck, Passage, PassagePhase, PassageStatus, Time};
+use kube::api::{Api, PostParams};
+use kube::{Resource as _, ResourceExt as _};
+
+use super::engine::{self, Registry};
+use crate::clock::Clock;
+use crate::events::{self, Events};
+use crate::metrics::Metrics;
+
+/// What a Passage reconcile can fail with; the controller retries with backoff.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A request to the API server failed.
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+    /// The work directory could not be made.
+    #[error("work directory {0}: {1}")]
+    WorkDir(PathBuf, std::io::Error),
+}
+
+/// When to look at the Passage again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// `None`: only when it changes (finished, or nothing to do).
+    pub requeue_after: Option<Duration>,
+}
+
+/// Everything a Passage reconcile needs.
+pub struct PassageReconciler {
+    /// The client it reads and writes with.
+    pub client: kube::Client,
+    /// Where it reads the time.
+    pub clock: Arc<dyn Clock>,
+    /// The steps it can run.
+    pub steps: Registry,
+    /// Where Events go.
+    pub events: Events,
+    /// The metrics.
+    pub metrics: Arc<Metrics>,
+    /// Where Passages' work directories live.
+    pub work_root: PathBuf,
+}
+
+impl PassageReconciler {
+    /// Reconciles Passage `name` in `namespace`, reading it first; a Passage that no
+    /// longer exists is not an error.
+    pub async fn reconcile_named(&self, namespace: &str, name: &str) -> Result<Outcome, Error> {
+        match Api::<Passage>::namespaced(self.client.clone(), namespace)
+            .get_opt(name)
+            .await?
+        {
+            Some(passage) => self.reconcile(&passage).await,
+            None => Ok(Outcome {
+                requeue_after: None,
+            }),
+        }
+    }
+
+    /// Reconciles `passage` as read.
+    pub async fn reconcile(&self, passage: &Passage) -> Result<Outcome, Error> {
+        let done = Outcome {
+            requeue_after: None,
+        };
+        let work_dir = self.work_dir(passage);
+        // A finished crossing is never advanced again: that would deploy something
+        // nobody asked for.
+        if passage.is_terminal() {
+            remove(&work_dir).await;
+            return Ok(done);
+        }
+        let namespace = passage.namespace().unwrap_or_default();
+        // Read directly, not from a cache: a Bundle created a moment ago must not
+        // fail its crossing as missing (quirk Q13).
+        let Some(bundle) = Api::<Bundle>::namespaced(self.client.clone(), &namespace)
+            .get_opt(&passage.spec.bundle)
+            .await?
+        else {
+            return self.bundle_missing(passage).await.map(|()| done);
+        };
+        tokio::fs::create_dir_all(&work_dir)
+            .await
+            .map_err(|e| Error::WorkDir(work_dir.clone(), e))?;
+        private(&work_dir).await.map_err(|e| Error::WorkDir(work_dir.clone(), e))?;
+
+        let advance = engine::advance(
+            &self.steps,
+            self.clock.as_ref(),
+            passage,
+            &bundle,
+            &work_dir,
+            "",
+        )
+        .await;
+        let mut status = advance.status;
+        status.observed_generation = passage.metadata.generation.unwrap_or_default();
+        status.watch = accumulate(std::mem::take(&mut status.watch), advance.watch);
+        let finished = status.phase().is_terminal();
+        self.write_status(passage, status.clone()).await?;
+        if finished {
+            self.finished(passage, &bundle, &status).await;
+            remove(&work_dir).await;
+            return Ok(done);
+        }
+        Ok(Outcome {
+            requeue_after: advance.requeue_after,
+        })
+    }
+
+    /// The Passage's scratch directory, by UID: a Passage recreated under the same
+    /// name never inherits another's leftovers.
+    pub fn work_dir(&self, passage: &Passage) -> PathBuf {
+        let uid = passage
+            .metadata
+            .uid
+            .clone()
+            .unwrap_or_else(|| passage.name_any());
+        self.work_root.join(uid)
+    }
+
+    async fn bundle_missing(&self, passage: &Passage) -> Result<(), Error> {
+        let message = format!(
+            "Bundle {} does not exist: nothing to cross",
+            passage.spec.bundle
+        );
+        let status = PassageStatus {
+            phase: Some(PassagePhase::Failed),
+            message: message.clone(),
+            finished_at: Some(Time(self.clock.now())),
+            observed_generation: passage.metadata.generation.unwrap_or_default(),
+            ..passage.status.clone().unwrap_or_default()
+        };
+        self.write_status(passage, status).await?;
+        self.events
+            .publish(&passage.object_ref(&()), events::BUNDLE_MISSING, &message)
+            .await;
+        Ok(())
+    }
+
+    /// The Event and metrics of a crossing that just finished.
+    async fn finished(&self, passage: &Passage, bundle: &Bundle, status: &PassageStatus) {
+        let namespace = passage.namespace().unwrap_or_default();
+        let gate = &passage.spec.gate;
+        let phase = status.phase();
+        let kind = match phase {
+            PassagePhase::Succeeded => events::PASSAGE_SUCCEEDED,
+            PassagePhase::Aborted => events::PASSAGE_ABORTED,
+            _ => events::PASSAGE_FAILED,
+        };
+        self.events
+            .publish(&passage.object_ref(&()), kind, &status.message)
+            .await;
+        let seconds = |from: &Option<Time>, to: &Option<Time>| match (from, to) {
+            (Some(from), Some(to)) => Some(to.0.duration_since(from.0).as_secs_f64()),
+            _ => None,
+        };
+        self.metrics.observe_passage(
+            &namespace,
+            gate,
+            phase.as_str(),
+            seconds(&status.started_at, &status.finished_at),
+        );
+        for step in &status.steps {
+            if let Some(s) = seconds(&step.started_at, &step.finished_at) {
+                self.metrics
+                    .observe_step(&namespace, gate, &step.uses, step.phase.as_str(), s);
+            }
+        }
+        if phase == PassagePhase::Succeeded
+            && let Some(s) = seconds(&bundle.metadata.creation_timestamp, &status.finished_at)
+        {
+            self.metrics.observe_lead_time(&namespace, gate, s);
+        }
+    }
+
+    async fn write_status(&self, passage: &Passage, status: PassageStatus) -> Result<(), Error> {
+        let mut object = passage.clone();
+        object.status = Some(status);
+        Api::<Passage>::namespaced(
+            self.client.clone(),
+            &passage.namespace().unwrap_or_default(),
+        )
+        .replace_status(&passage.name_any(), &PostParams::default(), &object)
+        .await?;
+        Ok(())
+    }
+}
+
+/// The checks handed to the Gate so far plus the new ones, each once (quirk Q6: the
+/// reference kept only the latest call's).
+fn accumulate(mut kept: Vec<HealthCheck>, new: Vec<HealthCheck>) -> Vec<HealthCheck> {
+    let mut seen: HashSet<String> = kept.iter().map(key).collect();
+    for check in new {
+        if seen.insert(key(&check)) {
+            kept.push(check);
+        }
+    }
+    kept
+}
+
+fn key(check: &HealthCheck) -> String {
+    format!(
+        "{}\u{0}{}",
+        check.uses,
+        check.with.as_ref().map(|w| w.to_string()).unwrap_or_default()
+    )
+}
+
+/// Only the controller's user may read a work directory (it may hold credentials).
+async fn private(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        tokio::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).await?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// Removes a work directory; it being gone already is fine.
+async fn remove(dir: &Path) {
+    if let Err(error) = tokio::fs::remove_dir_all(dir).await
+        && error.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(dir = %dir.display(), %error, "could not remove a work directory");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handed_checks_accumulate_each_once() {
+        let check = |name: &str| HealthCheck {
+            uses: "flux".into(),
+            with: Some(serde_json::json!({"resources": [{"kind": "Kustomization", "name": name}]})),
+        };
+        let kept = accumulate(vec![check("a")], vec![check("a"), check("b")]);
+        assert_eq!(kept, [check("a"), check("b")]);
+    }
+}

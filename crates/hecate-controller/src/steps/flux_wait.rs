@@ -1,0 +1,119 @@
+//! `flux-wait` (spec §5.14): wait until Flux objects (or anything following Flux's
+//! status conventions) are healthy, at an expected revision if one is given, judged by
+//! the same `flux` checker a Gate's health uses. Once healthy, the step hands the Gate
+//! that very check, so the Gate keeps watching what the crossing waited for.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use hecate_types::{Health, HealthCheck};
+use jiff::Timestamp;
+use serde_json::json;
+
+use super::config::flux::FluxWait as Config;
+use super::runner::{Runner, StepContext, StepError, StepResult};
+use crate::health::FluxChecker;
+use crate::health::flux_config::FluxConfig;
+
+/// Reason: an object the step waits for is degraded (terminal).
+pub const FLUX_DEGRADED: &str = "FluxDegraded";
+
+/// The `flux-wait` step.
+pub struct FluxWait {
+    checker: Arc<FluxChecker>,
+    refuse_cross_namespace: bool,
+}
+
+impl FluxWait {
+    /// Waits through `checker`; refuses objects in other namespaces unless allowed.
+    pub fn new(checker: Arc<FluxChecker>, refuse_cross_namespace: bool) -> Self {
+        Self {
+            checker,
+            refuse_cross_namespace,
+        }
+    }
+}
+
+/// How long to wait before looking again: soon at first (most syncs finish in
+/// seconds), then every 15 s, the reference's interval.
+pub fn retry_after(attempt: u32) -> Duration {
+    Duration::from_secs(1u64 << attempt.min(4)).min(Duration::from_secs(15))
+}
+
+impl Runner for FluxWait {
+    fn name(&self) -> &'static str {
+        "flux-wait"
+    }
+
+    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        Box::pin(async move {
+            serde_json::from_value::<Config>(ctx.config.clone())
+                .map_err(|e| StepError::config(e.to_string()))?;
+            let check = FluxConfig::decode(Some(&ctx.config))
+                .and_then(|c| c.validate(ctx.namespace, self.refuse_cross_namespace))
+                .map_err(|e| StepError::config(e.to_string()))?;
+            let assessment = self
+                .checker
+                .assess(&check, ctx.namespace, Timestamp::now())
+                .await;
+            let output = json!({ "resources": assessment.resources });
+            match assessment.health {
+                Health::Healthy | Health::NotApplicable => Ok(StepResult {
+                    watch: vec![HealthCheck {
+                        uses: FluxChecker::NAME.into(),
+                        with: Some(ctx.config.clone()),
+                    }],
+                    ..StepResult::done(
+                        format!("{} healthy", objects(assessment.resources.len())),
+                        output,
+                    )
+                }),
+                Health::Degraded => Err(StepError::terminal(
+                    FLUX_DEGRADED,
+                    summary(&assessment.issues),
+                )
+                .with_output(output)),
+                Health::Progressing | Health::Unknown => Ok(StepResult {
+                    output: Some(output),
+                    ..StepResult::waiting(summary(&assessment.issues), retry_after(ctx.attempt))
+                }),
+            }
+        })
+    }
+}
+
+fn objects(n: usize) -> String {
+    if n == 1 {
+        "1 object".into()
+    } else {
+        format!("{n} objects")
+    }
+}
+
+/// The first issue, and how many more there are.
+fn summary(issues: &[String]) -> String {
+    match issues {
+        [] => "waiting".into(),
+        [one] => one.clone(),
+        [first, rest @ ..] => format!("{first} (and {} more)", rest.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn it_looks_soon_then_every_fifteen_seconds() {
+        let waits: Vec<u64> = (0..7).map(|a| retry_after(a).as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 15, 15, 15]);
+    }
+
+    #[test]
+    fn the_message_is_the_first_issue_and_a_count() {
+        assert_eq!(summary(&[]), "waiting");
+        assert_eq!(summary(&["a".into()]), "a");
+        assert_eq!(summary(&["a".into(), "b".into(), "c".into()]), "a (and 2 more)");
+    }
+}

@@ -1,0 +1,498 @@
+//! `git-clone` (spec §5.3): a checkout of `repo` in the work directory.
+//!
+//! A checkout an earlier attempt left is reused as it is — no fetch, so edits a later
+//! step made before a crash survive — when its `origin` is `repo` exactly and, if a
+//! `branch` is configured, it is on that branch. The reference looks at the remote
+//! only; checking the branch too means a checkout left by a different configuration
+//! is replaced instead of being taken for this one. Anything else git left there is
+//! removed and cloned afresh.
+//!
+//! A clone is made in the private area and renamed into place when complete, so a
+//! crash mid-clone never leaves a half-checked-out tree that the next attempt would
+//! reuse (and `git-commit` would then record as mass deletions).
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use serde_json::json;
+
+use super::command::{Git, GitFailure, redact_urls};
+use super::credentials::{GitCredentials, Scratch, apply};
+use super::github_app::AppTokens;
+use super::{
+    GIT_FAILED, checkout_dir, current_branch, decode, display, head, is_checkout, origin, short,
+};
+use crate::steps::config::Config;
+use crate::steps::config::git::GitClone as Settings;
+use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
+
+/// The `git-clone` step.
+pub struct GitClone {
+    client: kube::Client,
+    tokens: AppTokens,
+}
+
+impl GitClone {
+    /// Reads credentials Secrets through `client`, with a GitHub App token cache of
+    /// its own.
+    pub fn new(client: kube::Client) -> Self {
+        Self::with_tokens(client, AppTokens::default())
+    }
+
+    /// Reads credentials Secrets through `client` and takes GitHub App tokens from
+    /// `tokens` (shared with `git-push`).
+    pub fn with_tokens(client: kube::Client, tokens: AppTokens) -> Self {
+        Self { client, tokens }
+    }
+
+    async fn clone_repo(&self, ctx: &StepContext<'_>) -> Result<StepResult, StepError> {
+        let settings = decode(ctx, self.name(), |config| match config {
+            Config::GitClone(settings) => Some(settings),
+            _ => None,
+        })?;
+        let dest = checkout_dir(ctx, settings.checkout())?;
+        let mut git = Git::new(ctx.work_dir).await?;
+        if reusable(&git, &dest, &settings).await? {
+            return finish(&git, &dest, &settings, true).await;
+        }
+        clear(&dest, settings.checkout()).await?;
+        let credentials = GitCredentials::read(
+            &self.client,
+            ctx.namespace,
+            settings.credentials_ref.as_ref().map(|r| r.name.as_str()),
+        )
+        .await?;
+        let scratch = Scratch::new(&git, self.name()).await?;
+        let fetched = match apply(
+            &credentials,
+            &settings.repo,
+            &mut git,
+            &scratch,
+            &self.tokens,
+        )
+        .await
+        {
+            Ok(()) => fetch(&git, &dest, &settings).await,
+            Err(error) => Err(error),
+        };
+        scratch.remove().await;
+        fetched?;
+        finish(&git, &dest, &settings, false).await
+    }
+}
+
+impl Runner for GitClone {
+    fn name(&self) -> &'static str {
+        "git-clone"
+    }
+
+    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        Box::pin(self.clone_repo(ctx))
+    }
+}
+
+/// Whether `dest` already is the checkout this step would make.
+async fn reusable(git: &Git, dest: &Path, settings: &Settings) -> Result<bool, StepError> {
+    if !is_checkout(dest).await {
+        return Ok(false);
+    }
+    if origin(git, dest)
+        .await
+        .map_err(GitFailure::local)?
+        .as_deref()
+        != Some(&settings.repo)
+    {
+        return Ok(false);
+    }
+    let wanted = settings.branch.trim();
+    if wanted.is_empty() {
+        return Ok(true);
+    }
+    let branch = current_branch(git, dest).await.map_err(GitFailure::local)?;
+    Ok(branch.as_deref() == Some(wanted))
+}
+
+/// Makes room for a clone at `dest`: an old checkout or an empty directory is removed;
+/// anything else there is someone else's and a configuration mistake.
+async fn clear(dest: &Path, relative: &str) -> Result<(), StepError> {
+    let meta = match tokio::fs::symlink_metadata(dest).await {
+        Ok(meta) => meta,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(error) => return Err(local(format!("cannot inspect {}: {error}", dest.display()))),
+    };
+    let replaceable = meta.is_dir() && (is_checkout(dest).await || is_empty(dest).await);
+    if !replaceable {
+        return Err(StepError::config(format!(
+            "path {relative:?} already holds something that is not a git checkout"
+        )));
+    }
+    tokio::fs::remove_dir_all(dest).await.map_err(|e| {
+        local(format!(
+            "cannot remove the old checkout {}: {e}",
+            dest.display()
+        ))
+    })
+}
+
+async fn is_empty(dir: &Path) -> bool {
+    match tokio::fs::read_dir(dir).await {
+        Ok(mut entries) => matches!(entries.next_entry().await, Ok(None)),
+        Err(_) => false,
+    }
+}
+
+/// Clones into the private area, then moves the finished checkout to `dest`.
+async fn fetch(git: &Git, dest: &Path, settings: &Settings) -> Result<(), StepError> {
+    let staging: PathBuf = git.private().join("clone");
+    if let Err(error) = tokio::fs::remove_dir_all(&staging).await
+        && error.kind() != std::io::ErrorKind::NotFound
+    {
+        return Err(local(format!(
+            "cannot clear {}: {error}",
+            staging.display()
+        )));
+    }
+    let mut args = vec!["clone".to_string(), "--quiet".to_string()];
+    let branch = settings.branch.trim();
+    if !branch.is_empty() {
+        args.push(format!("--branch={branch}"));
+        args.push("--single-branch".into());
+    }
+    if settings.depth > 0 {
+        args.push(format!("--depth={}", settings.depth));
+    }
+    args.push("--".into());
+    args.push(settings.repo.clone());
+    args.push(staging.to_string_lossy().into_owned());
+    git.run(git.private(), args.as_slice())
+        .await
+        .map_err(GitFailure::remote)?;
+    if let Some(parent) = dest.parent() {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .map_err(|e| local(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    tokio::fs::rename(&staging, dest)
+        .await
+        .map_err(|e| local(format!("cannot move the clone to {}: {e}", dest.display())))
+}
+
+/// The outputs: the checkout's absolute path, HEAD, the branch (`HEAD` when detached,
+/// as on a tag) and whether it was reused.
+async fn finish(
+    git: &Git,
+    dest: &Path,
+    settings: &Settings,
+    reused: bool,
+) -> Result<StepResult, StepError> {
+    let sha = head(git, dest)
+        .await
+        .map_err(GitFailure::local)?
+        .unwrap_or_default();
+    let branch = current_branch(git, dest)
+        .await
+        .map_err(GitFailure::local)?
+        .unwrap_or_else(|| "HEAD".to_string());
+    let path = std::path::absolute(dest).unwrap_or_else(|_| dest.to_path_buf());
+    let at = if sha.is_empty() {
+        "no commit yet"
+    } else {
+        short(&sha)
+    };
+    let message = if reused {
+        format!("reused the checkout of {branch} at {at}")
+    } else {
+        format!("cloned {} ({branch} at {at})", redact_urls(&settings.repo))
+    };
+    Ok(StepResult::done(
+        message,
+        json!({"path": display(&path), "sha": sha, "branch": branch, "reused": reused}),
+    ))
+}
+
+fn local(message: String) -> StepError {
+    StepError::terminal(GIT_FAILED, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+    use crate::steps::git::testing::{Fixture, git, http_git, no_cluster, output, path, write};
+    use crate::steps::git::{GIT_AUTH_FAILED, GIT_UNREACHABLE};
+    use crate::steps::runner::INVALID_CONFIG;
+
+    #[tokio::test]
+    async fn a_fresh_clone_then_a_reuse() {
+        let fx = Fixture::new();
+        let remote = path(&fx.remote("fleet").await);
+        let work = fx.work_dir("w1");
+        let step = GitClone::new(no_cluster());
+        let ctx = fx.ctx(&work, json!({"repo": remote}));
+
+        let first = step.run(&ctx).await;
+        let out = output(&first).clone();
+        let main = git(&work.join("repo"), &["rev-parse", "HEAD"]).await;
+        assert_eq!(
+            out,
+            json!({"path": path(&work.join("repo")), "sha": main.trim(), "branch": "main", "reused": false})
+        );
+        assert!(
+            tokio::fs::try_exists(work.join("repo/app/values.yaml"))
+                .await
+                .expect("stat")
+        );
+
+        // An edit made by a later step before a crash survives the re-run.
+        write(&work.join("repo/app/values.yaml"), "image: app:2.0.0\n").await;
+        let again = step.run(&ctx).await;
+        let out = output(&again);
+        assert_eq!(out["reused"], json!(true));
+        assert_eq!(out["sha"], json!(main.trim()));
+        let kept = tokio::fs::read_to_string(work.join("repo/app/values.yaml"))
+            .await
+            .expect("read");
+        assert_eq!(kept, "image: app:2.0.0\n");
+    }
+
+    #[tokio::test]
+    async fn a_branch_and_a_path_and_a_depth() {
+        let fx = Fixture::new();
+        let remote = format!("file://{}", path(&fx.remote("fleet").await));
+        let work = fx.work_dir("w");
+        let step = GitClone::new(no_cluster());
+        let ctx = fx.ctx(
+            &work,
+            json!({"repo": remote, "branch": "env/dev", "path": "checkouts/fleet", "depth": 1}),
+        );
+        let result = step.run(&ctx).await;
+        let out = output(&result);
+        assert_eq!(out["branch"], json!("env/dev"));
+        assert_eq!(out["path"], json!(path(&work.join("checkouts/fleet"))));
+        let checkout = work.join("checkouts/fleet");
+        assert!(
+            tokio::fs::try_exists(checkout.join("dev.yaml"))
+                .await
+                .expect("stat")
+        );
+        // Depth 1, one branch.
+        assert_eq!(
+            git(&checkout, &["rev-list", "--count", "HEAD"])
+                .await
+                .trim(),
+            "1"
+        );
+        assert_eq!(
+            git(&checkout, &["branch", "-r"]).await.trim(),
+            "origin/env/dev"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_checkout_of_another_remote_or_branch_is_replaced() {
+        let fx = Fixture::new();
+        let fleet = path(&fx.remote("fleet").await);
+        let other = path(&fx.remote("other").await);
+        let work = fx.work_dir("w");
+        let step = GitClone::new(no_cluster());
+
+        output(&step.run(&fx.ctx(&work, json!({"repo": other}))).await);
+        let result = step.run(&fx.ctx(&work, json!({"repo": fleet}))).await;
+        assert_eq!(output(&result)["reused"], json!(false));
+        let origin = git(
+            &work.join("repo"),
+            &["config", "--get", "remote.origin.url"],
+        )
+        .await;
+        assert_eq!(origin.trim(), fleet);
+
+        let result = step
+            .run(&fx.ctx(&work, json!({"repo": fleet, "branch": "env/dev"})))
+            .await;
+        let out = output(&result);
+        assert_eq!(
+            (out["reused"].clone(), out["branch"].clone()),
+            (json!(false), json!("env/dev"))
+        );
+        let result = step
+            .run(&fx.ctx(&work, json!({"repo": fleet, "branch": "env/dev"})))
+            .await;
+        assert_eq!(output(&result)["reused"], json!(true));
+    }
+
+    #[tokio::test]
+    async fn foreign_content_at_the_path_is_not_deleted() {
+        let fx = Fixture::new();
+        let fleet = path(&fx.remote("fleet").await);
+        let work = fx.work_dir("w");
+        write(&work.join("repo/notes.txt"), "mine\n").await;
+        let error = GitClone::new(no_cluster())
+            .run(&fx.ctx(&work, json!({"repo": fleet})))
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (INVALID_CONFIG, true)
+        );
+        assert!(
+            tokio::fs::try_exists(work.join("repo/notes.txt"))
+                .await
+                .expect("stat")
+        );
+    }
+
+    #[tokio::test]
+    async fn configuration_mistakes_are_invalid_config() {
+        let fx = Fixture::new();
+        let work = fx.work_dir("w");
+        let step = GitClone::new(no_cluster());
+        let cases = [
+            (json!({"repo": "/srv/x.git", "path": "../outside"}), "path"),
+            (
+                json!({"repo": "/srv/x.git", "path": "/etc"}),
+                "leaves the work directory",
+            ),
+            (
+                json!({"repo": "/srv/x.git", "path": "."}),
+                "work directory itself",
+            ),
+            (
+                json!({"repo": "/srv/x.git", "path": ".hecate/x"}),
+                ".hecate",
+            ),
+            (
+                json!({"repo": "/srv/x.git", "brnach": "main"}),
+                "unknown field `brnach`",
+            ),
+            (json!({}), "missing field `repo`"),
+            (json!("repo"), "with must be a mapping"),
+        ];
+        for (config, words) in cases {
+            let error = step
+                .run(&fx.ctx(&work, config.clone()))
+                .await
+                .expect_err("refused");
+            assert_eq!(
+                (error.reason.as_str(), error.terminal),
+                (INVALID_CONFIG, true),
+                "{config}"
+            );
+            assert!(error.message.contains(words), "{config}: {}", error.message);
+        }
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_remote_is_retryable() {
+        let fx = Fixture::new();
+        let work = fx.work_dir("w");
+        let step = GitClone::new(no_cluster());
+        let missing = path(&fx.root.path().join("missing.git"));
+        for repo in [missing, "http://127.0.0.1:1/fleet.git".to_string()] {
+            let error = step
+                .run(&fx.ctx(&work, json!({"repo": repo})))
+                .await
+                .expect_err("unreachable");
+            assert_eq!(
+                (error.reason.as_str(), error.terminal),
+                (GIT_UNREACHABLE, false),
+                "{repo}: {}",
+                error.message
+            );
+        }
+        assert!(
+            !tokio::fs::try_exists(work.join("repo"))
+                .await
+                .expect("stat")
+        );
+    }
+
+    #[tokio::test]
+    async fn https_credentials_are_given_by_the_helper_and_never_shown() {
+        let fx = Fixture::new();
+        fx.remote("fleet").await;
+        let base = http_git(fx.root.path(), "bot", "p@ss w0rd\\'\"$x").await;
+        let repo = format!("{base}/fleet.git");
+        let work = fx.work_dir("w");
+        let mut git = Git::new(&work).await.expect("a private area");
+        let scratch = Scratch::new(&git, "git-clone").await.expect("scratch");
+        let good = GitCredentials::from_secret(
+            &[
+                (
+                    "username".to_string(),
+                    k8s_openapi::ByteString(b"bot".to_vec()),
+                ),
+                (
+                    "password".to_string(),
+                    k8s_openapi::ByteString(b"p@ss w0rd\\'\"$x".to_vec()),
+                ),
+            ]
+            .into(),
+        )
+        .expect("credentials");
+        apply(&good, &repo, &mut git, &scratch, &AppTokens::default())
+            .await
+            .expect("applied");
+        let settings: Settings = serde_json::from_value(json!({"repo": repo})).expect("settings");
+        let dest = work.join("repo");
+        fetch(&git, &dest, &settings)
+            .await
+            .expect("cloned over HTTP with the password");
+        assert!(
+            tokio::fs::try_exists(dest.join("README.md"))
+                .await
+                .expect("stat")
+        );
+
+        // A wrong password is refused, terminally, and the message does not hold it.
+        let mut git = Git::new(&work).await.expect("a private area");
+        let wrong = GitCredentials::Https(super::super::credentials::Basic {
+            username: "bot".into(),
+            password: "not-the-password".into(),
+        });
+        apply(&wrong, &repo, &mut git, &scratch, &AppTokens::default())
+            .await
+            .expect("applied");
+        let error = fetch(&git, &work.join("again"), &settings)
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (GIT_AUTH_FAILED, true),
+            "{}",
+            error.message
+        );
+        assert!(
+            !error.message.contains("not-the-password"),
+            "{}",
+            error.message
+        );
+
+        // No credentials at all: git may not prompt, and says it needed some.
+        let step = GitClone::new(no_cluster());
+        let error = step
+            .run(&fx.ctx(&fx.work_dir("w2"), json!({"repo": repo})))
+            .await
+            .expect_err("refused");
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (GIT_AUTH_FAILED, true),
+            "{}",
+            error.message
+        );
+
+        // A password written into the URL is used by git but hidden from the story.
+        let with_password = repo.replacen("http://", "http://bot:p%40ss%20w0rd%5C%27%22%24x@", 1);
+        let result = step
+            .run(&fx.ctx(&fx.work_dir("w3"), json!({"repo": with_password})))
+            .await;
+        let done = result.expect("cloned with the URL's password");
+        assert!(
+            done.message.contains("http://***@127.0.0.1"),
+            "{}",
+            done.message
+        );
+        assert!(!done.message.contains("w0rd"), "{}", done.message);
+    }
+}

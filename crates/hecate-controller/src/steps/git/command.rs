@@ -1,0 +1,579 @@
+//! Running the `git` CLI for a step: a clean environment, failures that say what
+//! happened without leaking a secret, and the classification of a failure into the
+//! reason codes of spec §5.3–5.5.
+//!
+//! Every invocation starts from nothing the host configured: no system or global git
+//! configuration (`GIT_CONFIG_NOSYSTEM`, `HOME` in the work directory's private area),
+//! no prompts, no hooks, no ssh-agent, English messages (the classification reads
+//! them). What a step needs — credentials, `advice` switches — is handed to git as
+//! configuration in the environment (`GIT_CONFIG_COUNT`), never on the command line,
+//! where it would show in `ps` and in error text.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use tokio::io::AsyncWriteExt as _;
+use tokio::process::Command;
+
+use super::{GIT_AUTH_FAILED, GIT_FAILED, GIT_REJECTED, GIT_UNREACHABLE};
+use crate::steps::runner::StepError;
+
+/// The work directory's private area: git's `HOME`, keys and askpass helpers, the
+/// half-made clone. Checkouts may not be placed in it.
+pub(crate) const PRIVATE: &str = ".hecate";
+
+/// Variables a git child keeps from the controller's own environment: where programs
+/// are (`ssh`, git's helpers) and the proxies and CA bundle the pod was given. Nothing
+/// that configures git or ssh is among them.
+const INHERITED: &[&str] = &[
+    "PATH",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+];
+
+/// Configuration every invocation carries: no hooks (a cloned repository brings
+/// none, but a checkout reused from an earlier attempt could have gained some), no
+/// background maintenance, no advice noise in the messages.
+const BASE_CONFIG: &[(&str, &str)] = &[
+    ("core.hooksPath", "/dev/null"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+    ("advice.detachedHead", "false"),
+    ("init.defaultBranch", "main"),
+    // Forget any helper a checkout's own configuration names; credentials come from
+    // the step's Secret or not at all.
+    ("credential.helper", ""),
+];
+
+/// How many bytes of git's output a failure message keeps.
+const DETAIL_LIMIT: usize = 1500;
+
+/// The git CLI as one step runs it: a private `HOME`, and the credentials the step's
+/// Secret gave (see `credentials`).
+pub(crate) struct Git {
+    /// The private area (`<work dir>/.hecate`).
+    private: PathBuf,
+    /// `HOME` and `XDG_CONFIG_HOME`: empty, so no global configuration applies.
+    home: PathBuf,
+    /// Extra environment (the ssh command, the values a credential helper prints).
+    env: Vec<(String, OsString)>,
+    /// Extra configuration, after [`BASE_CONFIG`].
+    config: Vec<(String, String)>,
+    /// Values that must never appear in a message.
+    secrets: Vec<String>,
+}
+
+impl Git {
+    /// Prepares the private area of `work_dir` (mode 0700) and a `HOME` in it.
+    pub(crate) async fn new(work_dir: &Path) -> Result<Self, StepError> {
+        let private = work_dir.join(PRIVATE);
+        let home = private.join("home");
+        private_dir(&home).await?;
+        Ok(Self {
+            private,
+            home,
+            env: Vec::new(),
+            config: Vec::new(),
+            secrets: Vec::new(),
+        })
+    }
+
+    /// The private area, for files that must not land in a checkout.
+    pub(crate) fn private(&self) -> &Path {
+        &self.private
+    }
+
+    /// Sets `key` in every child's environment.
+    pub(crate) fn set_env(&mut self, key: &str, value: impl Into<OsString>) {
+        self.env.push((key.to_string(), value.into()));
+    }
+
+    /// Adds `key = value` to every child's configuration.
+    pub(crate) fn set_config(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        self.config.push((key.into(), value.into()));
+    }
+
+    /// Keeps `value` out of every message from now on.
+    pub(crate) fn hide(&mut self, value: &str) {
+        if !value.is_empty() {
+            self.secrets.push(value.to_string());
+        }
+    }
+
+    /// The value `key` was last given with [`Git::set_env`].
+    #[cfg(test)]
+    pub(crate) fn env_value(&self, key: &str) -> Option<String> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.to_string_lossy().into_owned())
+    }
+
+    /// `text` without the hidden values and without passwords written into URLs.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        redact(text, &self.secrets)
+    }
+
+    /// `git <args>` in `dir`, with the clean environment.
+    fn command(&self, dir: &Path, args: &[&OsStr]) -> Command {
+        let mut command = Command::new("git");
+        command
+            .args(args)
+            .current_dir(dir)
+            .env_clear()
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for key in INHERITED {
+            if let Some(value) = std::env::var_os(key) {
+                command.env(key, value);
+            }
+        }
+        command
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", &self.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("LC_ALL", "C")
+            .env("LANGUAGE", "C")
+            // A remote that stops sending for a minute is given up on, rather than
+            // holding the crossing forever.
+            .env("GIT_HTTP_LOW_SPEED_LIMIT", "1000")
+            .env("GIT_HTTP_LOW_SPEED_TIME", "60");
+        let config = BASE_CONFIG
+            .iter()
+            .map(|(k, v)| (*k, *v))
+            .chain(self.config.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let mut count = 0;
+        for (i, (key, value)) in config.enumerate() {
+            command
+                .env(format!("GIT_CONFIG_KEY_{i}"), key)
+                .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+            count = i + 1;
+        }
+        command.env("GIT_CONFIG_COUNT", count.to_string());
+        for (key, value) in &self.env {
+            command.env(key, value);
+        }
+        command
+    }
+
+    /// Runs `git <args>` in `dir` and returns what it printed on stdout.
+    pub(crate) async fn run<S: AsRef<OsStr>>(
+        &self,
+        dir: &Path,
+        args: &[S],
+    ) -> Result<String, GitFailure> {
+        self.run_with(dir, args, &[], None).await
+    }
+
+    /// [`Git::run`] with extra environment and, when `input` is given, that text on
+    /// stdin.
+    pub(crate) async fn run_with<S: AsRef<OsStr>>(
+        &self,
+        dir: &Path,
+        args: &[S],
+        env: &[(&str, &str)],
+        input: Option<&[u8]>,
+    ) -> Result<String, GitFailure> {
+        let args: Vec<&OsStr> = args.iter().map(AsRef::as_ref).collect();
+        let what = describe(&args);
+        let mut command = self.command(dir, &args);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        if input.is_some() {
+            command.stdin(Stdio::piped());
+        }
+        let spawned = command
+            .spawn()
+            .map_err(|e| GitFailure::cannot_run(&what, &e));
+        let mut child = spawned?;
+        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            stdin
+                .write_all(input)
+                .await
+                .map_err(|e| GitFailure::cannot_run(&what, &e))?;
+            drop(stdin);
+        }
+        let output = child
+            .wait_with_output()
+            .await
+            .map_err(|e| GitFailure::cannot_run(&what, &e))?;
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        if output.status.success() {
+            return Ok(stdout);
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        Err(GitFailure {
+            what,
+            detail: self.redact(&detail(&stderr, &stdout)),
+            exit: output.status.code(),
+        })
+    }
+
+    /// Runs `git <args>` in `dir` and reports only whether it exited 0: for the
+    /// questions git answers with its exit code (`diff --quiet`, `config --get`).
+    pub(crate) async fn succeeds<S: AsRef<OsStr>>(
+        &self,
+        dir: &Path,
+        args: &[S],
+    ) -> Result<bool, GitFailure> {
+        match self.run(dir, args).await {
+            Ok(_) => Ok(true),
+            Err(failure) if failure.exit == Some(1) => Ok(false),
+            Err(failure) => Err(failure),
+        }
+    }
+}
+
+/// Creates `dir` and its parents; `dir` itself gets mode 0700.
+pub(crate) async fn private_dir(dir: &Path) -> Result<(), StepError> {
+    let mut builder = tokio::fs::DirBuilder::new();
+    builder.recursive(true).mode(0o700);
+    builder.create(dir).await.map_err(|e| {
+        StepError::terminal(GIT_FAILED, format!("cannot prepare {}: {e}", dir.display()))
+    })
+}
+
+/// The command as a message names it: `git` and its subcommand.
+fn describe(args: &[&OsStr]) -> String {
+    let sub = args
+        .iter()
+        .map(|a| a.to_string_lossy())
+        .find(|a| !a.starts_with('-'));
+    match sub {
+        Some(sub) => format!("git {sub}"),
+        None => "git".to_string(),
+    }
+}
+
+/// What git said when it failed: stderr without hints, then stdout (where `push
+/// --porcelain` reports a refused ref), one line after another; the end kept when it
+/// is long (the cause is usually last).
+fn detail(stderr: &str, stdout: &str) -> String {
+    let said: Vec<String> = stderr
+        .lines()
+        .chain(stdout.lines())
+        .map(|l| l.replace('\t', " ").trim().to_string())
+        .filter(|l| !l.is_empty() && !l.starts_with("hint:"))
+        .collect();
+    let text = said.join("; ");
+    if text.len() <= DETAIL_LIMIT {
+        return text;
+    }
+    let mut start = text.len() - DETAIL_LIMIT;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &text[start..])
+}
+
+/// A git invocation that failed, its message already redacted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct GitFailure {
+    /// `git clone`, `git push`, …
+    pub(crate) what: String,
+    /// What git said.
+    pub(crate) detail: String,
+    /// The exit code; `None` when git could not be run or was killed.
+    pub(crate) exit: Option<i32>,
+}
+
+/// What kind of failure a remote operation met (spec §5.3's classification).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// The host refused the credentials (or wanted some).
+    Auth,
+    /// The host, or the repository on it, could not be reached.
+    Unreachable,
+    /// The remote refused the update.
+    Rejected,
+    /// Anything else.
+    Other,
+}
+
+impl GitFailure {
+    fn cannot_run(what: &str, error: &std::io::Error) -> Self {
+        Self {
+            what: what.to_string(),
+            detail: format!("cannot run git: {error}"),
+            exit: None,
+        }
+    }
+
+    /// Sorts the failure by git's words, the first match winning: credentials, then
+    /// reachability, then a refused update.
+    pub(crate) fn class(&self) -> Class {
+        const AUTH: &[&str] = &[
+            "authentication failed",
+            "authentication required",
+            "authorization failed",
+            "permission denied",
+            "could not read username",
+            "could not read password",
+            "invalid username or password",
+            "invalid credentials",
+            "access denied",
+            "returned error: 401",
+            "returned error: 403",
+            "host key verification failed",
+            "bad passphrase",
+            "incorrect passphrase",
+        ];
+        const UNREACHABLE: &[&str] = &[
+            "could not resolve host",
+            "could not resolve hostname",
+            "name or service not known",
+            "temporary failure in name resolution",
+            "no such host",
+            "connection refused",
+            "connection timed out",
+            "operation timed out",
+            "no route to host",
+            "network is unreachable",
+            "failed to connect",
+            "connection reset",
+            "could not read from remote repository",
+            "does not appear to be a git repository",
+            "does not exist",
+            "not found",
+            "unable to access",
+            "dial tcp",
+            "the remote end hung up",
+        ];
+        const REJECTED: &[&str] = &["non-fast-forward", "[rejected]", "rejected", "fetch first"];
+        let text = self.detail.to_lowercase();
+        let has = |words: &[&str]| words.iter().any(|w| text.contains(w));
+        if has(AUTH) {
+            Class::Auth
+        } else if has(REJECTED) {
+            // Before reachability: a refused push also says the remote "hung up" at
+            // times, and the refusal is the news.
+            Class::Rejected
+        } else if has(UNREACHABLE) {
+            Class::Unreachable
+        } else {
+            Class::Other
+        }
+    }
+
+    /// The step error for a failed talk with the remote: credentials refused are
+    /// terminal (another try would be refused again); the rest may be forgiven.
+    pub(crate) fn remote(self) -> StepError {
+        let message = self.to_string();
+        match self.class() {
+            Class::Auth => StepError::terminal(GIT_AUTH_FAILED, message),
+            Class::Unreachable => StepError::retryable(GIT_UNREACHABLE, message),
+            Class::Rejected => StepError::retryable(GIT_REJECTED, message),
+            Class::Other => StepError::retryable(GIT_FAILED, message),
+        }
+    }
+
+    /// The step error for a failure on the local checkout: terminal, since the same
+    /// checkout would fail the same way.
+    pub(crate) fn local(self) -> StepError {
+        StepError::terminal(GIT_FAILED, self.to_string())
+    }
+}
+
+impl std::fmt::Display for GitFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.detail.is_empty() {
+            match self.exit {
+                Some(code) => write!(f, "{} failed with exit code {code}", self.what),
+                None => write!(f, "{} was stopped", self.what),
+            }
+        } else {
+            write!(f, "{} failed: {}", self.what, self.detail)
+        }
+    }
+}
+
+/// `text` with every `secret` replaced by `***`, and the password part of any
+/// `scheme://user:password@host` URL too.
+pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
+    let mut text = text.to_string();
+    // Longest first, so a secret that contains another is hidden whole.
+    let mut secrets: Vec<&String> = secrets.iter().filter(|s| !s.is_empty()).collect();
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    for secret in secrets {
+        text = text.replace(secret.as_str(), "***");
+    }
+    redact_urls(&text)
+}
+
+/// Hides the user information of URLs in `text` (`https://user:pw@host` →
+/// `https://***@host`): a password written into a repository URL must not reach a
+/// Passage's status.
+pub(crate) fn redact_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (before, after) = rest.split_at(at + 3);
+        out.push_str(before);
+        let authority_end = after
+            .find(|c: char| c == '/' || c == '\'' || c == '"' || c.is_whitespace())
+            .unwrap_or(after.len());
+        let authority = &after[..authority_end];
+        match authority.rfind('@') {
+            Some(at) => {
+                out.push_str("***");
+                out.push_str(&authority[at..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &after[authority_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `value` quoted for a POSIX shell (`GIT_SSH_COMMAND` is run by one).
+pub(crate) fn shell_quote(value: &OsStr) -> String {
+    let value = value.to_string_lossy();
+    format!("'{}'", value.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(detail: &str) -> GitFailure {
+        GitFailure {
+            what: "git push".into(),
+            detail: detail.into(),
+            exit: Some(128),
+        }
+    }
+
+    #[test]
+    fn failures_are_sorted_by_what_git_said() {
+        let cases = [
+            (
+                "remote: Invalid username or password.; fatal: Authentication failed for 'https://github.com/o/r.git/'",
+                Class::Auth,
+            ),
+            (
+                "fatal: could not read Username for 'https://example.com': terminal prompts disabled",
+                Class::Auth,
+            ),
+            (
+                "git@github.com: Permission denied (publickey).; fatal: Could not read from remote repository.",
+                Class::Auth,
+            ),
+            (
+                "fatal: unable to access 'https://nowhere.invalid/r.git/': Could not resolve host: nowhere.invalid",
+                Class::Unreachable,
+            ),
+            (
+                "fatal: unable to access 'http://127.0.0.1:1/r.git/': Failed to connect to 127.0.0.1 port 1: Connection refused",
+                Class::Unreachable,
+            ),
+            (
+                "fatal: repository 'https://example.com/r/' not found",
+                Class::Unreachable,
+            ),
+            (
+                "fatal: repository '/srv/none.git' does not exist",
+                Class::Unreachable,
+            ),
+            (
+                "fatal: '/srv/none.git' does not appear to be a git repository",
+                Class::Unreachable,
+            ),
+            (
+                "To /srv/r.git; ! [rejected]        main -> main (non-fast-forward); error: failed to push some refs to '/srv/r.git'",
+                Class::Rejected,
+            ),
+            (
+                "! [remote rejected] main -> main (pre-receive hook declined)",
+                Class::Rejected,
+            ),
+            ("fatal: bad object HEAD", Class::Other),
+        ];
+        for (detail, class) in cases {
+            assert_eq!(failure(detail).class(), class, "{detail}");
+        }
+    }
+
+    #[test]
+    fn reasons_follow_the_class() {
+        let auth = failure("Authentication failed").remote();
+        assert_eq!(
+            (auth.reason.as_str(), auth.terminal),
+            (GIT_AUTH_FAILED, true)
+        );
+        let gone = failure("Connection refused").remote();
+        assert_eq!(
+            (gone.reason.as_str(), gone.terminal),
+            (GIT_UNREACHABLE, false)
+        );
+        let moved = failure("[rejected] (fetch first)").remote();
+        assert_eq!(
+            (moved.reason.as_str(), moved.terminal),
+            (GIT_REJECTED, false)
+        );
+        let other = failure("something odd").remote();
+        assert_eq!((other.reason.as_str(), other.terminal), (GIT_FAILED, false));
+        let local = failure("something odd").local();
+        assert_eq!((local.reason.as_str(), local.terminal), (GIT_FAILED, true));
+        assert_eq!(local.message, "git push failed: something odd");
+    }
+
+    #[test]
+    fn secrets_and_url_passwords_are_hidden() {
+        let secrets = vec!["s3cret".to_string(), "s3cret-and-more".to_string()];
+        assert_eq!(
+            redact(
+                "fatal: unable to access 'https://bot:s3cret-and-more@git.example.com/r.git/': 403",
+                &secrets
+            ),
+            "fatal: unable to access 'https://***@git.example.com/r.git/': 403"
+        );
+        assert_eq!(
+            redact("token s3cret refused; see http://host/x", &secrets),
+            "token *** refused; see http://host/x"
+        );
+        assert_eq!(
+            redact_urls("ssh://git@host:22/r and https://u:p@h and file:///srv/r.git"),
+            "ssh://***@host:22/r and https://***@h and file:///srv/r.git"
+        );
+    }
+
+    #[test]
+    fn long_output_keeps_its_end_and_drops_hints() {
+        let stderr = format!("{}\nhint: do this\nfatal: the cause", "x".repeat(3000));
+        let kept = detail(&stderr, "");
+        assert!(
+            kept.starts_with('…') && kept.ends_with("; fatal: the cause"),
+            "{kept}"
+        );
+        assert!(kept.len() <= DETAIL_LIMIT + '…'.len_utf8());
+        assert!(!kept.contains("hint"));
+        assert_eq!(detail("", " only stdout \n"), "only stdout");
+        assert_eq!(
+            detail(
+                "error: failed to push\n",
+                "To /r.git\n!\tHEAD:refs/heads/main\t[rejected] (fetch first)\n"
+            ),
+            "error: failed to push; To /r.git; ! HEAD:refs/heads/main [rejected] (fetch first)"
+        );
+    }
+
+    #[test]
+    fn quoting_survives_quotes_and_spaces() {
+        assert_eq!(shell_quote(OsStr::new("/w/a b/it's")), r"'/w/a b/it'\''s'");
+    }
+}

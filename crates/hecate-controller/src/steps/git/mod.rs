@@ -1,0 +1,151 @@
+//! The git steps (spec §5.3–5.5): `git-clone` fetches a repository into the Passage's
+//! work directory, `git-commit` records the changes other steps made there as one
+//! deterministic commit, `git-push` publishes it.
+//!
+//! They drive the `git` CLI (see [`command`] for the clean environment it runs in)
+//! rather than a library: the CLI pushes over every transport and authenticates with
+//! the same helpers people use, and `libgit2`/`gix` would add a C build or a weaker
+//! push. Each step is re-entrant (spec §3.7): it aims at the end state — the checkout
+//! present, the changes committed, the remote at the commit — and a call that finds
+//! the work done succeeds without repeating it. A commit's content derives only from
+//! the Passage (its start time, identity and message), so a crossing that is run
+//! again from an empty work directory makes the same commit, with the same SHA.
+//!
+//! Credentials ([`credentials`]) are read from the Passage's namespace each time a
+//! step needs them; `git-push` does not reuse `git-clone`'s.
+
+mod clone;
+mod command;
+mod commit;
+pub mod credentials;
+pub mod github_app;
+mod push;
+#[cfg(test)]
+mod testing;
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+pub use clone::GitClone;
+pub use commit::GitCommit;
+pub use credentials::GitCredentials;
+pub use github_app::AppTokens;
+pub use push::GitPush;
+
+use self::command::{Git, GitFailure, PRIVATE};
+use super::config::Config;
+use super::runner::{StepContext, StepError};
+
+/// Reason: the host refused the credentials, or wanted some (terminal).
+pub const GIT_AUTH_FAILED: &str = "GitAuthFailed";
+/// Reason: the host or the repository could not be reached (retryable).
+pub const GIT_UNREACHABLE: &str = "GitUnreachable";
+/// Reason: the remote refused the update, usually because the branch moved
+/// (retryable).
+pub const GIT_REJECTED: &str = "GitRejected";
+/// Reason: anything else git failed at (retryable when talking to a remote, terminal
+/// on the local checkout).
+pub const GIT_FAILED: &str = "GitFailed";
+/// Reason: the step needs a checkout and there is none — the work directory was lost
+/// in a restart mid-crossing (terminal).
+pub const WORK_DIR_LOST: &str = "WorkDirLost";
+
+/// The three steps, for the engine's registry; `git-clone` and `git-push` read their
+/// credentials Secrets through `client` and share one GitHub App token cache.
+pub fn runners(client: kube::Client) -> [Box<dyn super::runner::Runner>; 3] {
+    let tokens = AppTokens::default();
+    [
+        Box::new(GitClone::with_tokens(client.clone(), tokens.clone())),
+        Box::new(GitCommit::new()),
+        Box::new(GitPush::with_tokens(client, tokens)),
+    ]
+}
+
+/// The step's configuration, decoded by the same strict decoder the Gate validates
+/// with; an absent `with:` is an empty one. Any problem is a terminal `InvalidConfig`.
+fn decode<T>(
+    ctx: &StepContext<'_>,
+    uses: &str,
+    pick: fn(Config) -> Option<T>,
+) -> Result<T, StepError> {
+    let with = (!ctx.config.is_null()).then_some(&ctx.config);
+    match Config::decode(uses, with) {
+        Some(Ok(config)) => {
+            pick(config).ok_or_else(|| StepError::config(format!("not a {uses} configuration")))
+        }
+        Some(Err(why)) => Err(StepError::config(why)),
+        None => Err(StepError::config(format!(
+            "no built-in step is called {uses}"
+        ))),
+    }
+}
+
+/// The checkout directory `relative` names. Besides leaving the work directory (spec
+/// §3.7 rule 4), a checkout may not be the work directory itself or sit in the
+/// private area, where keys are kept.
+fn checkout_dir(ctx: &StepContext<'_>, relative: &str) -> Result<PathBuf, StepError> {
+    ctx.in_work_dir(relative)?;
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for part in Path::new(relative).components() {
+        match part {
+            Component::Normal(name) => parts.push(name),
+            Component::ParentDir => {
+                parts.pop();
+            }
+            _ => {}
+        }
+    }
+    match parts.first() {
+        None => Err(StepError::config(format!(
+            "path {relative:?} is the work directory itself; name a directory in it"
+        ))),
+        Some(first) if *first == PRIVATE => Err(StepError::config(format!(
+            "path {relative:?} is in {PRIVATE}, which the git steps keep for themselves"
+        ))),
+        Some(_) => Ok(parts
+            .iter()
+            .fold(ctx.work_dir.to_path_buf(), |p, n| p.join(n))),
+    }
+}
+
+/// Whether `dir` is the top of a git checkout (holds `.git`). A directory inside some
+/// other checkout is not: git would otherwise work on the enclosing one.
+async fn is_checkout(dir: &Path) -> bool {
+    tokio::fs::symlink_metadata(dir.join(".git")).await.is_ok()
+}
+
+/// What git printed, or `None` when it answered "no" with exit code 1 (`rev-parse
+/// --verify -q`, `symbolic-ref -q`, `config --get`).
+async fn ask(git: &Git, dir: &Path, args: &[&str]) -> Result<Option<String>, GitFailure> {
+    match git.run(dir, args).await {
+        Ok(out) => Ok(Some(out.trim().to_string())),
+        Err(failure) if failure.exit == Some(1) => Ok(None),
+        Err(failure) => Err(failure),
+    }
+}
+
+/// The commit HEAD names; `None` on a branch with no commit yet.
+async fn head(git: &Git, dir: &Path) -> Result<Option<String>, GitFailure> {
+    ask(git, dir, &["rev-parse", "--verify", "-q", "HEAD^{commit}"]).await
+}
+
+/// The branch HEAD is on; `None` when HEAD is detached.
+async fn current_branch(git: &Git, dir: &Path) -> Result<Option<String>, GitFailure> {
+    ask(git, dir, &["symbolic-ref", "--short", "-q", "HEAD"]).await
+}
+
+/// The URL of the checkout's `origin` remote, if it has one.
+async fn origin(git: &Git, dir: &Path) -> Result<Option<String>, GitFailure> {
+    ask(git, dir, &["config", "--get", "remote.origin.url"]).await
+}
+
+/// The first eight characters of a SHA (the `short` output).
+fn short(sha: &str) -> &str {
+    sha.get(..8).unwrap_or(sha)
+}
+
+/// `path` as text for an output.
+fn display(path: &Path) -> Value {
+    Value::String(path.to_string_lossy().into_owned())
+}

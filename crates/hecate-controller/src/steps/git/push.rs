@@ -1,0 +1,328 @@
+//! `git-push` (spec §5.5): the checkout's HEAD to a branch of `origin`.
+//!
+//! The target is `hecate/<passage>` with `toNewBranch`, else the configured `branch`,
+//! else the branch the checkout is on. The commit is pushed by its SHA
+//! (`<sha>:refs/heads/<target>`, `+` in front with `force`), so what lands is exactly
+//! what the output reports. A remote already at that commit is success with
+//! `pushed: false` — what a re-run after a crash looks like.
+//!
+//! Without a checkout (a restart lost the work directory) the step fails with
+//! `WorkDirLost`, as spec §5.4–5.5 list it: pushing needs the commit, and only the
+//! crossing's earlier steps can make it again, which a new Passage does.
+
+use std::path::Path;
+
+use futures::future::BoxFuture;
+use serde_json::json;
+
+use super::command::{Git, GitFailure};
+use super::commit::lost;
+use super::credentials::{GitCredentials, Scratch, apply};
+use super::github_app::AppTokens;
+use super::{GIT_FAILED, checkout_dir, current_branch, decode, head, is_checkout, origin, short};
+use crate::steps::config::Config;
+use crate::steps::config::git::GitPush as Settings;
+use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
+
+/// The `git-push` step.
+pub struct GitPush {
+    client: kube::Client,
+    tokens: AppTokens,
+}
+
+impl GitPush {
+    /// Reads credentials Secrets through `client`, with a GitHub App token cache of
+    /// its own.
+    pub fn new(client: kube::Client) -> Self {
+        Self::with_tokens(client, AppTokens::default())
+    }
+
+    /// Reads credentials Secrets through `client` and takes GitHub App tokens from
+    /// `tokens` (shared with `git-clone`).
+    pub fn with_tokens(client: kube::Client, tokens: AppTokens) -> Self {
+        Self { client, tokens }
+    }
+
+    async fn push(&self, ctx: &StepContext<'_>) -> Result<StepResult, StepError> {
+        let settings = decode(ctx, self.name(), |config| match config {
+            Config::GitPush(settings) => Some(settings),
+            _ => None,
+        })?;
+        let dir = checkout_dir(ctx, settings.checkout())?;
+        if !is_checkout(&dir).await {
+            return Err(lost(settings.checkout()));
+        }
+        let mut git = Git::new(ctx.work_dir).await?;
+        let sha = head(&git, &dir)
+            .await
+            .map_err(GitFailure::local)?
+            .ok_or_else(|| StepError::terminal(GIT_FAILED, "HEAD has no commit to push"))?;
+        let branch = target(&git, &dir, &settings, ctx.passage).await?;
+        let remote = origin(&git, &dir)
+            .await
+            .map_err(GitFailure::local)?
+            .ok_or_else(|| StepError::terminal(GIT_FAILED, "the checkout has no origin remote"))?;
+
+        let credentials = GitCredentials::read(
+            &self.client,
+            ctx.namespace,
+            settings.credentials_ref.as_ref().map(|r| r.name.as_str()),
+        )
+        .await?;
+        let scratch = Scratch::new(&git, self.name()).await?;
+        let pushed = match apply(&credentials, &remote, &mut git, &scratch, &self.tokens).await {
+            Ok(()) => send(&git, &dir, &sha, &branch, settings.force).await,
+            Err(error) => Err(error),
+        };
+        scratch.remove().await;
+        let output = |pushed: bool| json!({"branch": branch, "sha": sha, "pushed": pushed});
+        match pushed {
+            Ok(true) => Ok(StepResult::done(
+                format!("pushed {} to {branch}", short(&sha)),
+                output(true),
+            )),
+            Ok(false) => Ok(StepResult::done(
+                format!("{branch} is already at {}", short(&sha)),
+                output(false),
+            )),
+            Err(error) => Err(error.with_output(output(false))),
+        }
+    }
+}
+
+impl Runner for GitPush {
+    fn name(&self) -> &'static str {
+        "git-push"
+    }
+
+    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        Box::pin(self.push(ctx))
+    }
+}
+
+/// The branch to push to, checked to be a valid branch name.
+async fn target(
+    git: &Git,
+    dir: &Path,
+    settings: &Settings,
+    passage: &str,
+) -> Result<String, StepError> {
+    let branch = if settings.to_new_branch {
+        format!("hecate/{passage}")
+    } else if !settings.branch.trim().is_empty() {
+        settings.branch.trim().to_string()
+    } else {
+        current_branch(git, dir)
+            .await
+            .map_err(GitFailure::local)?
+            .ok_or_else(|| {
+                StepError::config("the checkout's HEAD is on no branch; set branch to push to")
+            })?
+    };
+    let reference = format!("refs/heads/{branch}");
+    let valid = git
+        .succeeds(dir, &["check-ref-format", reference.as_str()])
+        .await
+        .map_err(GitFailure::local)?;
+    if valid && !branch.starts_with('-') {
+        Ok(branch)
+    } else {
+        Err(StepError::config(format!(
+            "{branch:?} is not a valid branch name"
+        )))
+    }
+}
+
+/// Pushes `sha` to `branch` of `origin`; `Ok(false)` when the remote was already there.
+async fn send(
+    git: &Git,
+    dir: &Path,
+    sha: &str,
+    branch: &str,
+    force: bool,
+) -> Result<bool, StepError> {
+    let destination = format!("refs/heads/{branch}");
+    let refspec = format!("{}{sha}:{destination}", if force { "+" } else { "" });
+    let report = git
+        .run(dir, &["push", "--porcelain", "origin", refspec.as_str()])
+        .await
+        .map_err(GitFailure::remote)?;
+    // `--porcelain` reports each ref as `<flag>\t<from>:<to>\t<summary>`; `=` is "up to
+    // date". A report without our ref (it cannot happen) counts as pushed.
+    let flag = report.lines().find_map(|line| {
+        let mut fields = line.split('\t');
+        let flag = fields.next()?;
+        let refs = fields.next()?;
+        (flag.len() == 1 && refs.ends_with(&format!(":{destination}"))).then_some(flag)
+    });
+    Ok(flag != Some("="))
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::steps::git::testing::{Fixture, git, no_cluster, output, path, write};
+    use crate::steps::git::{GIT_REJECTED, GitClone, GitCommit, WORK_DIR_LOST};
+    use crate::steps::runner::INVALID_CONFIG;
+
+    /// A clone of `remote` in work directory `name` with one commit on top.
+    async fn committed(fx: &Fixture, remote: &str, name: &str, clone: Value) -> std::path::PathBuf {
+        let work = fx.work_dir(name);
+        let mut clone = clone;
+        clone["repo"] = json!(remote);
+        output(&GitClone::new(no_cluster()).run(&fx.ctx(&work, clone)).await);
+        write(&work.join("repo/app/values.yaml"), "image: app:2.0.0\n").await;
+        output(
+            &GitCommit::new()
+                .run(&fx.ctx(&work, json!({"message": "promote"})))
+                .await,
+        );
+        work
+    }
+
+    #[tokio::test]
+    async fn push_then_push_again() {
+        let fx = Fixture::new();
+        let bare = fx.remote("fleet").await;
+        let work = committed(&fx, &path(&bare), "w", json!({})).await;
+        let sha = git(&work.join("repo"), &["rev-parse", "HEAD"])
+            .await
+            .trim()
+            .to_string();
+        let step = GitPush::new(no_cluster());
+        let ctx = fx.ctx(&work, json!({}));
+
+        let first = step.run(&ctx).await;
+        assert_eq!(
+            output(&first),
+            &json!({"branch": "main", "sha": sha, "pushed": true})
+        );
+        assert_eq!(git(&bare, &["rev-parse", "main"]).await.trim(), sha);
+
+        let again = step.run(&ctx).await;
+        assert_eq!(
+            output(&again),
+            &json!({"branch": "main", "sha": sha, "pushed": false})
+        );
+
+        // A restart: fresh clone (now at our commit), nothing to commit, nothing to push.
+        let work = fx.work_dir("w2");
+        output(
+            &GitClone::new(no_cluster())
+                .run(&fx.ctx(&work, json!({"repo": path(&bare)})))
+                .await,
+        );
+        let commit = GitCommit::new()
+            .run(&fx.ctx(&work, json!({"message": "promote"})))
+            .await;
+        assert_eq!(output(&commit)["committed"], json!(false));
+        let again = step.run(&fx.ctx(&work, json!({}))).await;
+        assert_eq!(output(&again)["pushed"], json!(false));
+    }
+
+    #[tokio::test]
+    async fn a_moved_branch_is_rejected_unless_forced() {
+        let fx = Fixture::new();
+        let bare = fx.remote("fleet").await;
+        let work = committed(&fx, &path(&bare), "w", json!({"branch": "env/dev"})).await;
+        let theirs = fx.commit_elsewhere(&bare, "env/dev", "theirs.txt").await;
+        let step = GitPush::new(no_cluster());
+
+        let error = step
+            .run(&fx.ctx(&work, json!({})))
+            .await
+            .expect_err("rejected");
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (GIT_REJECTED, false),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            error.output.as_ref().map(|o| o["branch"].clone()),
+            Some(json!("env/dev"))
+        );
+        assert_eq!(git(&bare, &["rev-parse", "env/dev"]).await.trim(), theirs);
+
+        let forced = step.run(&fx.ctx(&work, json!({"force": true}))).await;
+        assert_eq!(output(&forced)["pushed"], json!(true));
+        let ours = git(&work.join("repo"), &["rev-parse", "HEAD"]).await;
+        assert_eq!(git(&bare, &["rev-parse", "env/dev"]).await, ours);
+    }
+
+    #[tokio::test]
+    async fn to_a_new_branch_or_a_named_one() {
+        let fx = Fixture::new();
+        let bare = fx.remote("fleet").await;
+        let work = committed(&fx, &path(&bare), "w", json!({})).await;
+        let sha = git(&work.join("repo"), &["rev-parse", "HEAD"]).await;
+        let step = GitPush::new(no_cluster());
+
+        let new = step
+            .run(&fx.ctx(&work, json!({"toNewBranch": true, "branch": "ignored"})))
+            .await;
+        assert_eq!(output(&new)["branch"], json!("hecate/dev-7f3a"));
+        assert_eq!(git(&bare, &["rev-parse", "hecate/dev-7f3a"]).await, sha);
+
+        let named = step.run(&fx.ctx(&work, json!({"branch": "release"}))).await;
+        assert_eq!(output(&named)["branch"], json!("release"));
+        assert_eq!(git(&bare, &["rev-parse", "release"]).await, sha);
+        // main was not touched.
+        assert_ne!(git(&bare, &["rev-parse", "main"]).await, sha);
+    }
+
+    #[tokio::test]
+    async fn an_empty_work_directory_is_a_lost_one() {
+        let fx = Fixture::new();
+        let work = fx.work_dir("restarted");
+        let error = GitPush::new(no_cluster())
+            .run(&fx.ctx(&work, json!({})))
+            .await
+            .expect_err("nothing to push");
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (WORK_DIR_LOST, true)
+        );
+    }
+
+    #[tokio::test]
+    async fn configuration_mistakes_are_invalid_config() {
+        let fx = Fixture::new();
+        let bare = fx.remote("fleet").await;
+        let work = committed(&fx, &path(&bare), "w", json!({})).await;
+        let step = GitPush::new(no_cluster());
+        let cases = [
+            (json!({"path": "../../elsewhere"}), "path"),
+            (json!({"forse": true}), "unknown field `forse`"),
+            (json!({"branch": "bad..name"}), "not a valid branch name"),
+            (json!({"branch": "-f"}), "not a valid branch name"),
+            (
+                json!({"credentialsRef": {"name": ""}}),
+                "credentialsRef.name",
+            ),
+        ];
+        for (config, words) in cases {
+            let error = step
+                .run(&fx.ctx(&work, config.clone()))
+                .await
+                .expect_err("refused");
+            assert_eq!(
+                (error.reason.as_str(), error.terminal),
+                (INVALID_CONFIG, true),
+                "{config}"
+            );
+            assert!(error.message.contains(words), "{config}: {}", error.message);
+        }
+        // A detached HEAD needs a branch named.
+        git(&work.join("repo"), &["checkout", "-q", "--detach"]).await;
+        let error = step
+            .run(&fx.ctx(&work, json!({})))
+            .await
+            .expect_err("no branch");
+        assert_eq!(error.reason, INVALID_CONFIG);
+        assert!(error.message.contains("set branch"), "{}", error.message);
+    }
+}

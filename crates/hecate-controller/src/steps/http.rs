@@ -1,0 +1,186 @@
+//! `http` (spec §5.15): one request whose answer decides the step — a webhook, a smoke
+//! test, a change system. The response is recorded (status, the first 4 KiB of the
+//! body, and the body as JSON when it parses) even when the step fails.
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
+use serde_json::{Value, json};
+
+use super::config::fields::Deferred;
+use super::config::http::Http as Config;
+use super::runner::{Runner, StepContext, StepError, StepResult};
+
+/// Reason: the endpoint could not be reached or did not answer in time (retryable).
+pub const HTTP_UNREACHABLE: &str = "HTTPUnreachable";
+/// Reason: the answer was not accepted.
+pub const HTTP_FAILED: &str = "HTTPFailed";
+
+/// How much of a response body is kept.
+const BODY_LIMIT: usize = 4096;
+
+/// The `http` step.
+pub struct Http {
+    client: kube::Client,
+    http: reqwest::Client,
+}
+
+impl Http {
+    /// Reads secret headers through `client`.
+    pub fn new(client: kube::Client) -> Self {
+        Self {
+            client,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    async fn secret_value(&self, namespace: &str, name: &str, key: &str) -> Result<String, StepError> {
+        let secret = Api::<Secret>::namespaced(self.client.clone(), namespace)
+            .get(name)
+            .await
+            .map_err(|e| StepError::config(format!("Secret {name}: {}", short(&e))))?;
+        let value = secret
+            .data
+            .as_ref()
+            .and_then(|d| d.get(key))
+            .map(|v| String::from_utf8_lossy(&v.0).into_owned())
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| StepError::config(format!("Secret {name} has no {key:?}")))?;
+        Ok(value)
+    }
+}
+
+impl Runner for Http {
+    fn name(&self) -> &'static str {
+        "http"
+    }
+
+    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        Box::pin(async move {
+            let config: Config = serde_json::from_value(ctx.config.clone())
+                .map_err(|e| StepError::config(e.to_string()))?;
+            let url = known(&config.url, "url")?.0.clone();
+            let method = known(&config.method(), "method")?.0.clone();
+            let timeout: Duration = known(&config.timeout(), "timeout")?
+                .0
+                .try_into()
+                .map_err(|_| StepError::config("timeout must be positive"))?;
+            let method = reqwest::Method::from_bytes(method.as_bytes())
+                .map_err(|_| StepError::config(format!("{method:?} is not an HTTP method")))?;
+            let mut request = self.http.request(method, &url).timeout(timeout);
+            for (name, value) in &config.headers {
+                request = request.header(name, value);
+            }
+            if let Some(body) = &config.body {
+                let has_type = config
+                    .headers
+                    .keys()
+                    .any(|k| k.eq_ignore_ascii_case("content-type"));
+                if !has_type {
+                    request = request.header("Content-Type", "application/json");
+                }
+                request = request.body(body.to_string());
+            }
+            // Secret headers last: they override plain ones of the same name.
+            for header in &config.secret_headers {
+                let value = self
+                    .secret_value(ctx.namespace, &header.secret_ref.name, header.key())
+                    .await?;
+                request = request.header(&header.name, format!("{}{value}", header.prefix));
+            }
+
+            let response = request
+                .send()
+                .await
+                .map_err(|e| StepError::retryable(HTTP_UNREACHABLE, format!("{url}: {}", error_text(&e))))?;
+            let status = response.status().as_u16();
+            let (body, truncated) = read_limited(response)
+                .await
+                .map_err(|e| StepError::retryable(HTTP_UNREACHABLE, format!("{url}: reading the answer: {}", error_text(&e))))?;
+            let text = String::from_utf8_lossy(&body).into_owned();
+            let parsed: Option<Value> = serde_json::from_slice(&body).ok();
+            let mut output = json!({"status": status, "body": text, "truncated": truncated});
+            if let Some(parsed) = &parsed {
+                output["json"] = parsed.clone();
+            }
+            let accepted = if config.expect_status.is_empty() {
+                (200..300).contains(&status)
+            } else {
+                config.expect_status.contains(&status)
+            };
+            if !accepted {
+                let message = format!("{url} answered {status}");
+                let error = if status >= 500 {
+                    StepError::retryable(HTTP_FAILED, message)
+                } else {
+                    StepError::terminal(HTTP_FAILED, message)
+                };
+                return Err(error.with_output(output));
+            }
+            if !config.success_if.trim().is_empty() {
+                match crate::expr::success_if(&config.success_if, status, &text, parsed.as_ref()) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        return Err(StepError::terminal(
+                            HTTP_FAILED,
+                            format!("{url} answered {status}, but {:?} does not hold", config.success_if),
+                        )
+                        .with_output(output));
+                    }
+                    Err(error) => {
+                        return Err(StepError::config(format!("successIf: {error}")).with_output(output));
+                    }
+                }
+            }
+            Ok(StepResult::done(format!("{url} answered {status}"), output))
+        })
+    }
+}
+
+/// A value that must be known by now (expressions are substituted before a step runs).
+fn known<'c, T>(value: &'c Deferred<T>, what: &str) -> Result<&'c T, StepError> {
+    value
+        .known()
+        .ok_or_else(|| StepError::config(format!("{what} is still an expression after substitution")))
+}
+
+/// At most `BODY_LIMIT + 1` bytes of the body, and whether there was more.
+async fn read_limited(mut response: reqwest::Response) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        body.extend_from_slice(&chunk);
+        if body.len() > BODY_LIMIT {
+            break;
+        }
+    }
+    let truncated = body.len() > BODY_LIMIT;
+    body.truncate(BODY_LIMIT);
+    Ok((body, truncated))
+}
+
+/// reqwest's error and its causes, without the request's URL repeated.
+fn error_text(error: &reqwest::Error) -> String {
+    let mut text = if error.is_timeout() {
+        "no answer in time".to_string()
+    } else if error.is_connect() {
+        "could not connect".to_string()
+    } else {
+        error.to_string()
+    };
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
+}
+
+/// A Kubernetes error in one line.
+fn short(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => status.message.clone(),
+        other => other.to_string(),
+    }
+}
