@@ -136,22 +136,31 @@ struct DockerAuth {
     auth: String,
 }
 
-/// Registry credentials from Secret `name`'s `data` for repository `repo` (without a
-/// scheme, e.g. `ghcr.io/acme/api`): the `.dockerconfigjson` entry for the repository
-/// or its host, else `username` + `password`. `None`: the config has no entry for this
-/// registry (anonymous).
-pub fn registry(name: &str, data: &SecretData, repo: &str) -> Result<Option<Basic>, ResolveError> {
+/// Registry credentials from Secret `name`'s `data` for repository `repo` (as the
+/// watch writes it, e.g. `ghcr.io/acme/api`) on registry `host` (`ghcr.io`): the
+/// `.dockerconfigjson` entry for the repository or its host, else `username` +
+/// `password`. `None`: the config has no entry for this registry (anonymous).
+pub fn registry(
+    name: &str,
+    data: &SecretData,
+    repo: &str,
+    host: &str,
+) -> Result<Option<Basic>, ResolveError> {
     if let Some(json) = data.get(".dockerconfigjson") {
         let config: DockerConfig = serde_json::from_slice(&json.0).map_err(|e| {
             ResolveError::failed(format!("Secret {name}: .dockerconfigjson is not valid: {e}"))
         })?;
-        let host = repo.split('/').next().unwrap_or(repo);
         let entry = config.auths.iter().find_map(|(key, auth)| {
             let key = key
                 .strip_prefix("https://")
                 .or_else(|| key.strip_prefix("http://"))
                 .unwrap_or(key)
                 .trim_end_matches('/');
+            // Docker Hub's entries are written for its old index.
+            let key = match key {
+                "index.docker.io/v1" | "index.docker.io" | "registry-1.docker.io" => "docker.io",
+                key => key,
+            };
             (key == repo || key == host).then_some(auth)
         });
         let Some(auth) = entry else {
@@ -257,19 +266,24 @@ mod tests {
                 password: password.into(),
             }))
         };
-        assert_eq!(registry("s", &secret, "ghcr.io/acme/api"), basic("bot", "tok"));
+        assert_eq!(registry("s", &secret, "ghcr.io/acme/api", "ghcr.io"), basic("bot", "tok"));
         assert_eq!(
-            registry("s", &secret, "registry.example.com/team/app"),
+            registry("s", &secret, "registry.example.com/team/app", "registry.example.com"),
             basic("u", "p")
         );
-        assert_eq!(registry("s", &secret, "registry.example.com/other"), Ok(None));
-        assert_eq!(registry("s", &secret, "docker.io/library/nginx"), Ok(None));
+        assert_eq!(registry("s", &secret, "registry.example.com/other", "registry.example.com"), Ok(None));
+        assert_eq!(registry("s", &secret, "nginx", "docker.io"), Ok(None));
+        let hub = data(&[(
+            ".dockerconfigjson",
+            r#"{"auths": {"https://index.docker.io/v1/": {"username": "me", "password": "pw"}}}"#,
+        )]);
+        assert_eq!(registry("s", &hub, "nginx", "docker.io"), basic("me", "pw"));
         assert_eq!(
-            registry("s", &data(&[("username", "a"), ("password", "b")]), "any.io/x"),
+            registry("s", &data(&[("username", "a"), ("password", "b")]), "any.io/x", "any.io"),
             basic("a", "b")
         );
-        assert!(registry("s", &data(&[("username", "a")]), "any.io/x").is_err());
-        assert!(registry("s", &data(&[(".dockerconfigjson", "{")]), "any.io/x").is_err());
+        assert!(registry("s", &data(&[("username", "a")]), "any.io/x", "any.io").is_err());
+        assert!(registry("s", &data(&[(".dockerconfigjson", "{")]), "any.io/x", "any.io").is_err());
     }
 
     #[test]

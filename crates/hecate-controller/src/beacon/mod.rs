@@ -8,15 +8,20 @@
 //! - [`emit`]: the Bundle a poll emits, and its idempotent creation;
 //! - [`retention`]: which old Bundles go;
 //! - [`source`]: the one trait every watch kind resolves through, and its failures;
-//! - [`resolver`]: the built-in sources ([`git`]), with [`credentials`];
+//! - [`resolver`]: the built-in sources — [`git`], [`image`] and [`chart`] (over the
+//!   small registry client in [`oci`]), [`provider`] — with [`credentials`];
 //! - [`reconcile`]: one reconcile, the I/O around the decisions;
 //! - [`controller`]: what wakes a Beacon, on kube-runtime.
 
+pub mod chart;
 pub mod controller;
 pub mod credentials;
 pub mod decide;
 pub mod emit;
 pub mod git;
+pub mod image;
+pub mod oci;
+pub mod provider;
 pub mod reconcile;
 pub mod resolver;
 pub mod retention;

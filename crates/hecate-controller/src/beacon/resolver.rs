@@ -1,17 +1,25 @@
-//! The built-in [`Source`]: every watch kind, each in its own module, with the
-//! credentials its entry names read from the Beacon's namespace.
+//! The built-in [`Source`]: every watch kind, each in its own module ([`super::git`],
+//! [`super::image`], [`super::chart`], [`super::provider`]), with the credentials its
+//! entry names read from the Beacon's namespace.
+
+use std::time::Duration;
 
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
-use hecate_types::{Artifact, GitWatch, WatchSourceRef};
+use hecate_types::{Artifact, ChartWatch, GitWatch, ImageWatch, LocalSecretRef, WatchSourceRef};
 
-use super::credentials::{self, GitAuth};
-use super::git::Git;
+use super::credentials::{self, Basic, GitAuth};
+use super::git::{self, Git};
+use super::oci::{Registry, Repository};
 use super::source::{ResolveError, Source};
+use super::{chart, image, provider};
 use crate::steps::git::AppTokens;
 
-/// Resolves watch entries against the real world: Git remotes (and, as they land,
-/// registries, chart repositories and providers).
+/// How long one HTTP request to a registry or chart repository may take.
+pub const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Resolves watch entries against the real world: Git remotes, registries, chart
+/// repositories and Flux Operator providers.
 #[derive(Clone)]
 pub struct Resolver {
     /// Reads credentials Secrets and providers.
@@ -21,42 +29,106 @@ pub struct Resolver {
     /// GitHub App installation tokens (shared with the git steps' cache when the
     /// process builds one for both).
     pub app_tokens: AppTokens,
+    /// Talks to registries and chart repositories (its TLS roots are the ones trusted).
+    pub http: reqwest::Client,
 }
 
 impl Resolver {
+    /// The production resolver: git with [`git::DEFAULT_TIMEOUT`], HTTP with
+    /// [`HTTP_TIMEOUT`] and the platform's web PKI roots.
+    pub fn new(client: kube::Client, app_tokens: AppTokens) -> std::io::Result<Self> {
+        let http = reqwest::Client::builder()
+            .timeout(HTTP_TIMEOUT)
+            .user_agent(concat!("hecate-controller/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(std::io::Error::other)?;
+        Ok(Self {
+            client,
+            git: Git::new(git::DEFAULT_TIMEOUT)?,
+            app_tokens,
+            http,
+        })
+    }
+
+    async fn secret(
+        &self,
+        namespace: &str,
+        secret: &LocalSecretRef,
+    ) -> Result<credentials::SecretData, ResolveError> {
+        credentials::read(&self.client, namespace, &secret.name).await
+    }
+
     async fn git(&self, namespace: &str, watch: &GitWatch) -> Result<Artifact, ResolveError> {
         let auth = match &watch.credentials_ref {
             None => GitAuth::Anonymous,
             Some(secret) => {
-                let data = credentials::read(&self.client, namespace, &secret.name).await?;
+                let data = self.secret(namespace, secret).await?;
                 credentials::git(&secret.name, &data, &self.app_tokens).await?
             }
         };
         self.git.resolve(watch, &auth).await
     }
 
-    async fn one(&self, namespace: &str, watch: WatchSourceRef<'_>) -> Result<Artifact, ResolveError> {
-        match watch {
-            WatchSourceRef::Git(git) => self.git(namespace, git).await,
-            WatchSourceRef::Image(image) if !image.platform.is_empty() => {
-                Err(ResolveError::unsupported(format!(
-                    "image {}: platform is not supported (the digest followed is the one a \
-                     node pulls: the index for a multi-arch image)",
-                    image.repo
-                )))
+    /// Registry credentials for `repo` (as written), if the entry names a Secret.
+    async fn registry_auth(
+        &self,
+        namespace: &str,
+        secret: Option<&LocalSecretRef>,
+        repo: &str,
+        insecure: bool,
+    ) -> Result<Option<Basic>, ResolveError> {
+        let Some(secret) = secret else {
+            return Ok(None);
+        };
+        let data = self.secret(namespace, secret).await?;
+        let host = Repository::parse(repo, insecure)?.registry;
+        credentials::registry(&secret.name, &data, repo, &host)
+    }
+
+    async fn image(&self, namespace: &str, watch: &ImageWatch) -> Result<Artifact, ResolveError> {
+        if !watch.platform.is_empty() {
+            // Refused before any request or Secret read: it would not be honoured.
+            return image::resolve(&Registry::default(), watch, None).await;
+        }
+        let auth = self
+            .registry_auth(
+                namespace,
+                watch.credentials_ref.as_ref(),
+                &watch.repo,
+                watch.insecure,
+            )
+            .await?;
+        image::resolve(&Registry::new(self.http.clone()), watch, auth.as_ref()).await
+    }
+
+    async fn chart(&self, namespace: &str, watch: &ChartWatch) -> Result<Artifact, ResolveError> {
+        let auth = match (&watch.credentials_ref, chart::location(watch)?) {
+            (None, _) => None,
+            (Some(secret), chart::Location::Oci(reference)) => {
+                self.registry_auth(namespace, Some(secret), &reference, false)
+                    .await?
             }
-            WatchSourceRef::Image(image) => Err(ResolveError::unsupported(format!(
-                "image {}: image sources are not supported by this controller yet",
-                image.repo
-            ))),
-            WatchSourceRef::Chart(chart) => Err(ResolveError::unsupported(format!(
-                "chart {}: chart sources are not supported by this controller yet",
-                chart.repo
-            ))),
-            WatchSourceRef::Provider(provider) => Err(ResolveError::unsupported(format!(
-                "provider {}: provider sources are not supported by this controller yet",
-                provider.name
-            ))),
+            (Some(secret), chart::Location::Index(_)) => {
+                let data = self.secret(namespace, secret).await?;
+                Some(credentials::basic(&secret.name, &data)?)
+            }
+        };
+        let registry = Registry::new(self.http.clone());
+        chart::resolve(&self.http, &registry, watch, auth.as_ref()).await
+    }
+
+    async fn one(
+        &self,
+        namespace: &str,
+        watch: WatchSourceRef<'_>,
+    ) -> Result<Artifact, ResolveError> {
+        match watch {
+            WatchSourceRef::Git(watch) => self.git(namespace, watch).await,
+            WatchSourceRef::Image(watch) => self.image(namespace, watch).await,
+            WatchSourceRef::Chart(watch) => self.chart(namespace, watch).await,
+            WatchSourceRef::Provider(watch) => {
+                provider::resolve(&self.client, namespace, &watch.name).await
+            }
         }
     }
 }

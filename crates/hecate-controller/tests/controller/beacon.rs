@@ -225,6 +225,7 @@ fn reconciler(env: &TestEnv, git_timeout: Duration, clock: Arc<dyn Clock>) -> Be
             client: env.admin.clone(),
             git: Git::new(git_timeout).unwrap(),
             app_tokens: AppTokens::default(),
+            http: reqwest::Client::new(),
         }),
         clock,
         events: Events::new(env.admin.clone(), "beacon-controller"),

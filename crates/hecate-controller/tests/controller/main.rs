@@ -7,6 +7,7 @@
 
 mod beacon;
 mod checkers;
+mod crossing;
 mod deploy;
 mod gate;
 mod git_steps;

@@ -1,0 +1,214 @@
+//! Crossings run by the controller process: steps against a stand-in Flux object and a
+//! loopback HTTP receiver; a failing step; an abort during a wait; a restart during a
+//! wait with the work root gone (spec controller.md §3, §10.3 checks 5–7).
+
+use std::time::{Duration, Instant};
+
+use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
+use hecate_types::{Bundle, Gate, Health, Passage, PassagePhase, Step, StepPhase};
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::json;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::harness::*;
+use crate::process::{Controller, eventually, join_shard};
+
+/// A namespace that is its own shard, with the Flux stand-ins and a Kustomization
+/// `app` that has not reconciled yet.
+async fn setup() -> Harness {
+    let h = Harness::new().await;
+    let ns = h.env.namespace.clone();
+    join_shard(&h.env, &ns, &ns).await;
+    standins::install_flux_standins(&h.env.admin).await.unwrap();
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(h.env.admin.clone(), &ns, &KUSTOMIZATION.api_resource());
+    let mut object = DynamicObject::new("app", &KUSTOMIZATION.api_resource());
+    object.data = json!({"spec": {"path": "./apps/dev"}});
+    api.create(&PostParams::default(), &object).await.unwrap();
+    h
+}
+
+/// Steps: wait for Kustomization `app` at `revision`, then always call `url`.
+fn steps(revision: &str, url: &str) -> Vec<Step> {
+    vec![
+        Step {
+            uses: "flux-wait".into(),
+            alias: "synced".into(),
+            with: Some(json!({
+                "resources": [{"kind": "Kustomization", "name": "app"}],
+                "expectedRevision": revision,
+            })),
+            ..Step::default()
+        },
+        Step {
+            uses: "http".into(),
+            condition: "always".into(),
+            with: Some(json!({
+                "url": url,
+                "body": {"gate": "${{ gate }}", "bundle": "${{ bundle.name }}", "failed": "${{ failed }}"},
+            })),
+            ..Step::default()
+        },
+    ]
+}
+
+async fn auto_gate_with(h: &Harness, steps: Vec<Step>) {
+    let mut spec = gate_spec(true, &[], false);
+    spec.passage.as_mut().unwrap().steps = steps;
+    create_gate(h, "dev", spec).await;
+}
+
+async fn wait_for_phase(h: &Harness, phase: PassagePhase, limit: Duration) -> Passage {
+    eventually(limit, &format!("dev-1 {phase:?}"), || async {
+        h.env
+            .api::<Passage>()
+            .get_opt("dev-1")
+            .await
+            .unwrap()
+            .filter(|p| p.phase() == phase)
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_crossing_waits_for_flux_then_calls_out_and_the_gate_records_it() {
+    let h = setup().await;
+    let receiver = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/hook"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"ok": true})))
+        .mount(&receiver)
+        .await;
+    let _controller = Controller::start(&h.env, &h.env.namespace, &[]).await;
+    auto_gate_with(&h, steps("main@sha1:9f8c1a2b", &format!("{}/hook", receiver.uri()))).await;
+    bundle(&h.env, "b1").await;
+
+    let waiting = wait_for_phase(&h, PassagePhase::Running, Duration::from_secs(10)).await;
+    let status = waiting.status.unwrap();
+    assert_eq!(status.steps[0].phase, StepPhase::Running);
+    assert!(status.message.contains("generation") || status.message.contains("Ready"), "{}", status.message);
+
+    // Flux applies the revision: the step notices within its next look (1–2 s).
+    standins::report_applied(&h.env.admin, KUSTOMIZATION, &h.env.namespace, "app", "main@sha1:9f8c1a2b")
+        .await
+        .unwrap();
+    let applied = Instant::now();
+    let done = wait_for_phase(&h, PassagePhase::Succeeded, Duration::from_secs(20)).await;
+    let noticed = applied.elapsed();
+    eprintln!("flux-wait finished {noticed:?} after the object turned ready");
+    assert!(noticed < Duration::from_secs(5), "{noticed:?}");
+    let status = done.status.unwrap();
+    assert_eq!(status.message, "crossed dev");
+    assert_eq!(status.steps[1].phase, StepPhase::Succeeded);
+    assert_eq!(status.steps[1].output.as_ref().unwrap()["status"], 200);
+    assert_eq!(status.watch.len(), 1, "the wait is handed to the Gate");
+
+    let calls = receiver.received_requests().await.unwrap();
+    assert_eq!(calls.len(), 1);
+    let body: serde_json::Value = serde_json::from_slice(&calls[0].body).unwrap();
+    // A string that is one whole expression takes the expression's type.
+    assert_eq!(body, json!({"gate": "dev", "bundle": "b1", "failed": false}));
+
+    eventually(Duration::from_secs(10), "the Gate records the crossing", || async {
+        let gate: Gate = h.gate("dev").await;
+        let status = gate.status?;
+        (status.current.as_ref()?.bundle == "b1"
+            && status.health.as_ref()?.status == Health::Healthy)
+            .then_some(())
+    })
+    .await;
+    let bundle: Bundle = h.bundle("b1").await;
+    assert!(bundle.has_cleared("dev"));
+}
+
+#[tokio::test]
+async fn a_failing_step_fails_the_crossing_the_cleanup_still_runs_and_automation_stops() {
+    let h = setup().await;
+    let receiver = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(400))
+        .mount(&receiver)
+        .await;
+    let _controller = Controller::start(&h.env, &h.env.namespace, &[]).await;
+    let mut steps = steps("", &format!("{}/hook", receiver.uri()));
+    // The first step calls out too, and is refused.
+    steps.insert(
+        0,
+        Step {
+            uses: "http".into(),
+            with: Some(json!({"url": format!("{}/deploy", receiver.uri()), "body": {}})),
+            ..Step::default()
+        },
+    );
+    auto_gate_with(&h, steps).await;
+    bundle(&h.env, "b1").await;
+    let failed = wait_for_phase(&h, PassagePhase::Failed, Duration::from_secs(15)).await;
+    let status = failed.status.unwrap();
+    assert_eq!(status.steps[0].reason, "HTTPFailed");
+    assert_eq!(status.steps[1].phase, StepPhase::Skipped);
+    assert_eq!(status.steps[2].phase, StepPhase::Failed, "the always-step ran (and was refused too)");
+    assert_eq!(receiver.received_requests().await.unwrap().len(), 2);
+
+    eventually(Duration::from_secs(10), "the Gate stops", || async {
+        let ready = h.ready("dev").await;
+        (ready.reason == "CrossingFailed").then_some(())
+    })
+    .await;
+    let blocked = h.bundle("b1").await.status.unwrap().blocked;
+    assert_eq!(blocked.len(), 1);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(h.passages().await.len(), 1, "never retried by itself");
+}
+
+#[tokio::test]
+async fn an_abort_during_a_wait_ends_the_crossing_at_once() {
+    let h = setup().await;
+    let _controller = Controller::start(&h.env, &h.env.namespace, &[]).await;
+    auto_gate_with(&h, steps("never", "http://127.0.0.1:9/hook")).await;
+    bundle(&h.env, "b1").await;
+    wait_for_phase(&h, PassagePhase::Running, Duration::from_secs(10)).await;
+    let patch = json!({"spec": {"abort": true}});
+    h.env
+        .api::<Passage>()
+        .patch("dev-1", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let asked = Instant::now();
+    let aborted = wait_for_phase(&h, PassagePhase::Aborted, Duration::from_secs(5)).await;
+    eprintln!("aborted {:?} after the request", asked.elapsed());
+    let status = aborted.status.unwrap();
+    assert_eq!(status.steps[0].phase, StepPhase::Aborted);
+    assert_eq!(status.steps[1].phase, StepPhase::Aborted);
+}
+
+#[tokio::test]
+async fn a_restart_during_a_wait_resumes_with_an_empty_work_root() {
+    let h = setup().await;
+    let receiver = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(204))
+        .mount(&receiver)
+        .await;
+    let first = Controller::start(&h.env, &h.env.namespace, &[]).await;
+    auto_gate_with(&h, steps("main@sha1:abc", &format!("{}/hook", receiver.uri()))).await;
+    bundle(&h.env, "b1").await;
+    let waiting = wait_for_phase(&h, PassagePhase::Running, Duration::from_secs(10)).await;
+    let attempts_before = waiting.status.unwrap().steps[0].attempts;
+    first.kill().await;
+
+    // A new process, a new (empty) work root.
+    let _second = Controller::start(&h.env, &h.env.namespace, &[]).await;
+    standins::report_applied(&h.env.admin, KUSTOMIZATION, &h.env.namespace, "app", "main@sha1:abc")
+        .await
+        .unwrap();
+    let done = wait_for_phase(&h, PassagePhase::Succeeded, Duration::from_secs(20)).await;
+    let status = done.status.unwrap();
+    assert!(
+        status.steps[0].attempts > attempts_before,
+        "attempts continue: {} then {}",
+        attempts_before,
+        status.steps[0].attempts
+    );
+    assert_eq!(receiver.received_requests().await.unwrap().len(), 1, "the http step ran once");
+}
