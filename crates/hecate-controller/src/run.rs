@@ -173,6 +173,19 @@ fn builtin(client: &kube::Client, refuse_cross_namespace: bool) -> anyhow::Resul
     let mut steps = passage::engine::Registry::new();
     steps.register(Arc::new(steps::flux_wait::FluxWait::new(flux, refuse_cross_namespace)))?;
     steps.register(Arc::new(steps::http::Http::new(client.clone())))?;
+    // git-clone and git-push share one GitHub App token cache.
+    let tokens = steps::git::AppTokens::default();
+    steps.register(Arc::new(steps::git::GitClone::with_tokens(
+        client.clone(),
+        tokens.clone(),
+    )))?;
+    steps.register(Arc::new(steps::git::GitCommit::new()))?;
+    steps.register(Arc::new(steps::git::GitPush::with_tokens(
+        client.clone(),
+        tokens,
+    )))?;
+    steps.register(Arc::new(steps::yaml::EditYaml))?;
+    steps.register(Arc::new(steps::yaml::SetImage))?;
     Ok(Builtin {
         health,
         verifiers,

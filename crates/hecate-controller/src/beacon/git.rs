@@ -12,8 +12,13 @@
 //! An annotated tag resolves to its commit (the peeled `^{}` entry), not to the tag
 //! object: a checkout never produces a tag object's SHA, so nothing downstream would
 //! match it.
+//!
+//! With `paths`/`ignorePaths`, the answer is the newest commit (along first parents,
+//! within [`HISTORY_LIMIT`]) that changed a watched file, read from a shallow bare
+//! clone in a scratch directory that is removed afterwards.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -27,8 +32,12 @@ use super::credentials::GitAuth;
 use super::select::Selection;
 use super::source::ResolveError;
 
-/// How long `git ls-remote` may take before the remote counts as unreachable.
+/// How long `git ls-remote` (or the history read of a path filter) may take before the
+/// remote counts as unreachable.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How many commits a path filter looks back along first parents.
+pub const HISTORY_LIMIT: usize = 200;
 
 /// Environment variables passed through to git: where to find programs, the proxies
 /// and CA bundles an operator configured for the controller. Nothing else.
@@ -89,9 +98,9 @@ impl Git {
             }
             _ => {}
         }
-        if !watch.paths.is_empty() || !watch.ignore_paths.is_empty() {
-            return Err(ResolveError::unsupported(format!(
-                "git watch on {repo}: paths and ignorePaths are not supported yet"
+        if repo.is_empty() || repo.starts_with('-') {
+            return Err(ResolveError::failed(format!(
+                "{repo:?} is not a repository URL"
             )));
         }
         let mut commit = CommitArtifact {
@@ -119,9 +128,101 @@ impl Git {
                 commit.tag = tag;
             }
         }
+        if !watch.paths.is_empty() || !watch.ignore_paths.is_empty() {
+            let reference = if commit.tag.is_empty() {
+                &commit.branch
+            } else {
+                &commit.tag
+            };
+            let (sha, subject) = self
+                .newest_touching(watch, auth, reference, &commit.sha)
+                .await?;
+            commit.sha = sha;
+            commit.message = subject;
+        }
         Ok(Artifact {
             commit: Some(commit),
             ..Artifact::default()
+        })
+    }
+
+    /// The newest commit, walking first parents back from `head` (at most
+    /// [`HISTORY_LIMIT`]), that changed a file under `paths` and not under
+    /// `ignorePaths`; and its subject. Walking back keeps the answer still while
+    /// unrelated commits land, and lets a new Beacon resolve in a repository whose head
+    /// is unrelated.
+    async fn newest_touching(
+        &self,
+        watch: &GitWatch,
+        auth: &GitAuth,
+        reference: &str,
+        head: &str,
+    ) -> Result<(String, String), ResolveError> {
+        let repo = watch.repo.as_str();
+        let scratch = tempfile::Builder::new()
+            .prefix("hecate-beacon-")
+            .tempdir()
+            .map_err(|e| ResolveError::failed(format!("no scratch directory: {e}")))?;
+        let clone = scratch.path().join("history.git");
+        let depth = HISTORY_LIMIT.to_string();
+        let mut args: Vec<&OsStr> = [
+            "clone",
+            "--quiet",
+            "--bare",
+            "--single-branch",
+            "--depth",
+            &depth,
+            "--branch",
+            reference,
+        ]
+        .iter()
+        .map(OsStr::new)
+        .collect();
+        args.extend([OsStr::new("--"), OsStr::new(repo), clone.as_os_str()]);
+        self.run(repo, auth, &args)
+            .await
+            .map_err(|e| ResolveError::failed(format!("reading the history of {repo}: {e}")))?;
+        let limit = format!("-{HISTORY_LIMIT}");
+        let git_dir = clone.as_os_str();
+        let log = [
+            OsStr::new("--git-dir"),
+            git_dir,
+            OsStr::new("-c"),
+            OsStr::new("core.quotePath=false"),
+            OsStr::new("log"),
+            OsStr::new("--first-parent"),
+            OsStr::new("--no-renames"),
+            OsStr::new("--name-only"),
+            OsStr::new("--format=%x1e%H%x1f%s"),
+            OsStr::new(&limit),
+            OsStr::new(head),
+            OsStr::new("--"),
+        ];
+        let output = self
+            .run(repo, &GitAuth::Anonymous, &log)
+            .await
+            .map_err(|e| ResolveError::failed(format!("reading the history of {repo}: {e}")))?;
+        // A shallow clone's oldest commits look parentless; what they changed is
+        // unknowable, so the walk stops there rather than count their whole tree.
+        let boundary: HashSet<String> = std::fs::read_to_string(clone.join("shallow"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| l.trim().to_string())
+            .collect();
+        first_touching(&output, &boundary, &watch.paths, &watch.ignore_paths).ok_or_else(|| {
+            ResolveError::no_match(format!(
+                "no commit among the last {HISTORY_LIMIT} on {reference} of {repo} changed {}{}",
+                if watch.paths.is_empty() {
+                    "anything".to_string()
+                } else {
+                    watch.paths.join(", ")
+                },
+                if watch.ignore_paths.is_empty() {
+                    String::new()
+                } else {
+                    format!(" outside {}", watch.ignore_paths.join(", "))
+                }
+            ))
         })
     }
 
@@ -133,11 +234,20 @@ impl Git {
         flags: &[&str],
         patterns: &[&str],
     ) -> Result<Vec<(String, String)>, ResolveError> {
-        if repo.is_empty() || repo.starts_with('-') {
-            return Err(ResolveError::failed(format!(
-                "{repo:?} is not a repository URL"
-            )));
-        }
+        let mut args: Vec<&OsStr> = vec![OsStr::new("ls-remote")];
+        args.extend(flags.iter().map(OsStr::new));
+        args.push(OsStr::new(repo));
+        args.extend(patterns.iter().map(OsStr::new));
+        let output = self
+            .run(repo, auth, &args)
+            .await
+            .map_err(|e| ResolveError::failed(format!("listing the refs of {repo}: {e}")))?;
+        Ok(parse_ls_remote(&output))
+    }
+
+    /// Runs git with `args` in the clean environment, authenticating to `repo`'s
+    /// origin with `auth`; its standard output, or why it failed.
+    async fn run(&self, repo: &str, auth: &GitAuth, args: &[&OsStr]) -> Result<String, String> {
         let mut command = Command::new(&self.program);
         command
             .env_clear()
@@ -147,19 +257,14 @@ impl Git {
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
             .env("LC_ALL", "C")
-            .arg("ls-remote")
-            .args(flags)
-            .arg(repo)
-            .args(patterns)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         if let GitAuth::Basic { username, password } = auth {
             let Some(origin) = http_origin(repo) else {
-                return Err(ResolveError::failed(format!(
-                    "{repo}: a username and password only work with an http(s) URL"
-                )));
+                return Err("a username and password only work with an http(s) URL".into());
             };
             let token = base64::engine::general_purpose::STANDARD
                 .encode(format!("{username}:{password}"));
@@ -171,25 +276,59 @@ impl Git {
         }
         let child = command
             .spawn()
-            .map_err(|e| ResolveError::failed(format!("cannot run git: {e}")))?;
+            .map_err(|e| format!("cannot run git: {e}"))?;
         let output = match tokio::time::timeout(self.timeout, child.wait_with_output()).await {
             Ok(Ok(output)) => output,
-            Ok(Err(e)) => return Err(ResolveError::failed(format!("running git: {e}"))),
+            Ok(Err(e)) => return Err(format!("running git: {e}")),
             Err(_) => {
-                return Err(ResolveError::failed(format!(
+                return Err(format!(
                     "{repo} did not answer within {} s",
                     self.timeout.as_secs()
-                )));
+                ));
             }
         };
         if !output.status.success() {
-            return Err(ResolveError::failed(format!(
-                "listing the refs of {repo}: {}",
-                last_lines(&String::from_utf8_lossy(&output.stderr))
-            )));
+            return Err(last_lines(&String::from_utf8_lossy(&output.stderr)));
         }
-        Ok(parse_ls_remote(&String::from_utf8_lossy(&output.stdout)))
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     }
+}
+
+/// The first commit in `log` (`git log --name-only --format=%x1e%H%x1f%s` output, newest
+/// first) that changed a file under `paths` (or anything, when empty) and not under
+/// `ignore`; stops at the shallow `boundary`.
+pub fn first_touching(
+    log: &str,
+    boundary: &HashSet<String>,
+    paths: &[String],
+    ignore: &[String],
+) -> Option<(String, String)> {
+    for record in log.split('\u{1e}').filter(|r| !r.trim().is_empty()) {
+        let mut lines = record.lines();
+        let header = lines.next()?;
+        let (sha, subject) = header.split_once('\u{1f}').unwrap_or((header, ""));
+        if boundary.contains(sha) {
+            return None;
+        }
+        let touched = lines
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .any(|file| (paths.is_empty() || under(file, paths)) && !under(file, ignore));
+        if touched {
+            return Some((sha.to_string(), subject.trim().to_string()));
+        }
+    }
+    None
+}
+
+/// Whether `file` is one of `paths` or inside one (a directory prefix: `app` covers
+/// `app` and `app/x`, never `app-other`); trailing `/` and empty entries ignored.
+pub fn under(file: &str, paths: &[String]) -> bool {
+    paths
+        .iter()
+        .map(|p| p.trim_end_matches('/'))
+        .filter(|p| !p.is_empty())
+        .any(|p| file == p || file.strip_prefix(p).is_some_and(|rest| rest.starts_with('/')))
 }
 
 /// `scheme://host[:port]` of an HTTP(S) URL, without user information; `None` for
@@ -315,6 +454,51 @@ mod tests {
         assert_eq!(http_origin("file:///srv/app.git"), None);
         assert_eq!(http_origin("git@github.com:acme/app.git"), None);
         assert_eq!(http_origin("https:///nohost"), None);
+    }
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn paths_are_directory_prefixes() {
+        let paths = strings(&["apps/checkout", "charts/", ""]);
+        assert!(under("apps/checkout", &paths));
+        assert!(under("apps/checkout/main.go", &paths));
+        assert!(under("charts/api/values.yaml", &paths));
+        assert!(!under("apps/checkout-v2/main.go", &paths));
+        assert!(!under("apps", &paths));
+        assert!(!under("README.md", &strings(&["", "/"])));
+    }
+
+    #[test]
+    fn the_walk_finds_the_newest_commit_touching_the_paths() {
+        let log = "\u{1e}ccc\u{1f}docs only\n\nREADME.md\n\
+                   \u{1e}bbb\u{1f}touch the app\n\napps/web/x.go\napps/web/README.md\n\
+                   \u{1e}aaa\u{1f}root\n\napps/web/main.go\nREADME.md\n";
+        let none = HashSet::new();
+        let web = strings(&["apps/web"]);
+        assert_eq!(
+            first_touching(log, &none, &web, &[]),
+            Some(("bbb".into(), "touch the app".into()))
+        );
+        // Everything but READMEs: the newest commit with another file.
+        let readme = strings(&["README.md", "apps/web/README.md"]);
+        assert_eq!(
+            first_touching(log, &none, &[], &readme).map(|(sha, _)| sha),
+            Some("bbb".into())
+        );
+        // Only READMEs changed in bbb once x.go is carved out too: the root.
+        let carved = strings(&["apps/web/x.go", "apps/web/README.md"]);
+        assert_eq!(
+            first_touching(log, &none, &web, &carved).map(|(sha, _)| sha),
+            Some("aaa".into())
+        );
+        // Nothing under the path.
+        assert_eq!(first_touching(log, &none, &strings(&["charts"]), &[]), None);
+        // The shallow boundary is not evidence.
+        let boundary = HashSet::from(["bbb".to_string()]);
+        assert_eq!(first_touching(log, &boundary, &web, &[]), None);
     }
 
     #[test]

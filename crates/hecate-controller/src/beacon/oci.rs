@@ -6,7 +6,8 @@
 //! Beacon has some, anonymously otherwise — the anonymous token flow public registries
 //! use); on a `Basic` challenge, the credentials directly. A token is kept for the
 //! rest of one resolution. Repository names default as Docker does: `nginx` is
-//! `docker.io/library/nginx`, served by `registry-1.docker.io`.
+//! `docker.io/library/nginx`, served by `registry-1.docker.io`. Registries speak HTTPS
+//! unless the watch says `insecure` or the registry is this machine (loopback).
 
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, LINK, WWW_AUTHENTICATE};
 use reqwest::{Method, StatusCode};
@@ -75,7 +76,11 @@ impl Repository {
             first.clone()
         };
         Ok(Self {
-            scheme: if insecure { "http" } else { "https" },
+            scheme: if insecure || is_loopback(&first) {
+                "http"
+            } else {
+                "https"
+            },
             host,
             registry: first,
             path,
@@ -85,6 +90,20 @@ impl Repository {
     fn url(&self, rest: &str) -> String {
         format!("{}://{}/v2/{}/{rest}", self.scheme, self.host, self.path)
     }
+}
+
+/// Whether `registry` (host and optional port) is this machine: served over plain HTTP
+/// without `insecure`, as the reference's registry library does (it goes further and
+/// includes private networks; this does not).
+fn is_loopback(registry: &str) -> bool {
+    let host = match registry.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => registry.split(':').next().unwrap_or(registry),
+    };
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Talks to registries.
@@ -389,8 +408,10 @@ mod tests {
             ("acme/api", "https", "registry-1.docker.io", "docker.io", "acme/api"),
             ("docker.io/nginx", "https", "registry-1.docker.io", "docker.io", "library/nginx"),
             ("ghcr.io/acme/api", "https", "ghcr.io", "ghcr.io", "acme/api"),
-            ("localhost/app", "https", "localhost", "localhost", "app"),
-            ("127.0.0.1:5000/team/app", "https", "127.0.0.1:5000", "127.0.0.1:5000", "team/app"),
+            ("localhost/app", "http", "localhost", "localhost", "app"),
+            ("127.0.0.1:5000/team/app", "http", "127.0.0.1:5000", "127.0.0.1:5000", "team/app"),
+            ("[::1]:5000/app", "http", "[::1]:5000", "[::1]:5000", "app"),
+            ("10.0.0.8:5000/app", "https", "10.0.0.8:5000", "10.0.0.8:5000", "app"),
         ];
         for (repo, scheme, host, registry, path) in cases {
             let parsed = Repository::parse(repo, false).unwrap_or_else(|e| panic!("{repo}: {e}"));
@@ -400,7 +421,7 @@ mod tests {
                 "{repo}"
             );
         }
-        assert_eq!(Repository::parse("localhost:5000/app", true).map(|r| r.scheme), Ok("http"));
+        assert_eq!(Repository::parse("registry.lan:5000/app", true).map(|r| r.scheme), Ok("http"));
         for bad in ["", "https://ghcr.io/acme/api", "ghcr.io/acme/api:1.0", "ghcr.io/Acme/api", "ghcr.io//api", "x@sha256:aa"] {
             assert!(Repository::parse(bad, false).is_err(), "{bad:?}");
         }

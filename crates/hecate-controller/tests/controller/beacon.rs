@@ -26,6 +26,8 @@ use pretty_assertions::assert_eq;
 
 use crate::process::{eventually, join_shard};
 
+mod sources;
+
 // ---------------------------------------------------------------------------------
 // Local git repositories.
 

@@ -1,0 +1,533 @@
+//! The image, chart and provider sources against real servers on loopback: CNCF
+//! Distribution (Debian's `docker-registry`) with images pushed by raw HTTP, a Helm
+//! repository served by axum, and a stand-in `ResourceSetInputProvider` CRD.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::IntoResponse as _;
+use hecate_testenv::flux::StandIn;
+use hecate_types::{ChartWatch, ImageWatch, LocalSecretRef, ProviderWatch};
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use sha2::{Digest as _, Sha256};
+
+use super::*;
+
+// ---------------------------------------------------------------------------------
+// A registry on loopback.
+
+/// `bot`'s password on the registry with htpasswd auth.
+const PASSWORD: &str = "s3cret";
+/// `bot:<bcrypt of s3cret, cost 4>`.
+const HTPASSWD: &str = "bot:$2b$04$BGt7ZGXUt.14I0teunacWeiZdVM1mhf9xiqwjJgWN9ECGJZ0qmaIq\n";
+
+const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+
+/// A `docker-registry` process with its own storage, on a loopback port.
+struct Distribution {
+    dir: tempfile::TempDir,
+    addr: SocketAddr,
+    auth: bool,
+    child: Option<tokio::process::Child>,
+    http: reqwest::Client,
+}
+
+impl Distribution {
+    /// Starts a registry; with `auth`, only `bot` may read or write.
+    async fn start(auth: bool) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut registry = Self {
+            dir: tempfile::tempdir().unwrap(),
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            auth,
+            child: None,
+            http: reqwest::Client::new(),
+        };
+        registry.run().await;
+        registry
+    }
+
+    async fn run(&mut self) {
+        let binary = PathBuf::from("/usr/bin/docker-registry");
+        assert!(
+            binary.exists(),
+            "these tests need CNCF Distribution: apt-get install -y docker-registry"
+        );
+        let dir = self.dir.path();
+        let mut config = format!(
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {}\n  secret: test\n",
+            dir.join("storage").display(),
+            self.addr
+        );
+        if self.auth {
+            std::fs::write(dir.join("htpasswd"), HTPASSWD).unwrap();
+            config.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: test\n    path: {}\n",
+                dir.join("htpasswd").display()
+            ));
+        }
+        std::fs::write(dir.join("config.yml"), config).unwrap();
+        let child = tokio::process::Command::new(binary)
+            .arg("serve")
+            .arg(dir.join("config.yml"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        let url = format!("http://{}/v2/", self.addr);
+        eventually(Duration::from_secs(10), "the registry answers", || async {
+            let response = self.http.get(&url).send().await.ok()?;
+            matches!(response.status().as_u16(), 200 | 401).then_some(())
+        })
+        .await;
+    }
+
+    async fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().await.unwrap();
+        }
+    }
+
+    /// `127.0.0.1:<port>/<path>`.
+    fn repo(&self, path: &str) -> String {
+        format!("{}/{path}", self.addr)
+    }
+
+    fn request(&self, method: reqwest::Method, url: &str) -> reqwest::RequestBuilder {
+        let request = self.http.request(method, url);
+        if self.auth {
+            request.basic_auth("bot", Some(PASSWORD))
+        } else {
+            request
+        }
+    }
+
+    /// Uploads a blob; its digest and size.
+    async fn blob(&self, path: &str, bytes: &[u8]) -> (String, usize) {
+        let digest = format!("sha256:{}", hex::encode(Sha256::digest(bytes)));
+        let start = self
+            .request(
+                reqwest::Method::POST,
+                &format!("http://{}/v2/{path}/blobs/uploads/", self.addr),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(start.status(), 202, "starting an upload");
+        let location = start.headers()[header::LOCATION].to_str().unwrap().to_string();
+        let location = if location.starts_with("http") {
+            location
+        } else {
+            format!("http://{}{location}", self.addr)
+        };
+        let separator = if location.contains('?') { '&' } else { '?' };
+        let done = self
+            .request(
+                reqwest::Method::PUT,
+                &format!("{location}{separator}digest={digest}"),
+            )
+            .header(header::CONTENT_TYPE, "application/octet-stream")
+            .body(bytes.to_vec())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(done.status(), 201, "finishing an upload");
+        (digest, bytes.len())
+    }
+
+    /// Puts a manifest (or index) under `reference` (a tag or digest); its digest.
+    async fn manifest(&self, path: &str, reference: &str, media_type: &str, body: &serde_json::Value) -> (String, usize) {
+        let bytes = serde_json::to_vec(body).unwrap();
+        let digest = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
+        let response = self
+            .request(
+                reqwest::Method::PUT,
+                &format!("http://{}/v2/{path}/manifests/{reference}", self.addr),
+            )
+            .header(header::CONTENT_TYPE, media_type)
+            .body(bytes.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201, "{}", response.text().await.unwrap_or_default());
+        (digest, bytes.len())
+    }
+
+    /// Pushes a one-layer image whose content depends on `seed`, tagged `tag`; the
+    /// manifest's digest and size.
+    async fn image(&self, path: &str, tag: &str, seed: &str) -> (String, usize) {
+        let (config, config_size) = self
+            .blob(path, format!(r#"{{"architecture":"amd64","os":"linux","seed":"{seed}"}}"#).as_bytes())
+            .await;
+        let (layer, layer_size) = self.blob(path, format!("layer {seed}").as_bytes()).await;
+        let manifest = serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": OCI_MANIFEST,
+            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": config, "size": config_size},
+            "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": layer, "size": layer_size}],
+        });
+        self.manifest(path, tag, OCI_MANIFEST, &manifest).await
+    }
+
+    /// Pushes a two-platform image under `tag`: the index's digest.
+    async fn multi_arch(&self, path: &str, tag: &str, seed: &str) -> String {
+        let amd64 = self.image(path, &format!("{tag}-amd64"), &format!("{seed}-amd64")).await;
+        let arm64 = self.image(path, &format!("{tag}-arm64"), &format!("{seed}-arm64")).await;
+        let index = serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": OCI_INDEX,
+            "manifests": [
+                {"mediaType": OCI_MANIFEST, "digest": amd64.0, "size": amd64.1, "platform": {"architecture": "amd64", "os": "linux"}},
+                {"mediaType": OCI_MANIFEST, "digest": arm64.0, "size": arm64.1, "platform": {"architecture": "arm64", "os": "linux"}},
+            ],
+        });
+        self.manifest(path, tag, OCI_INDEX, &index).await.0
+    }
+}
+
+fn image(repo: &str, constraint: &str, ignore: &[&str]) -> WatchSource {
+    WatchSource {
+        image: Some(ImageWatch {
+            repo: repo.into(),
+            constraint: constraint.into(),
+            ignore: ignore.iter().map(|s| s.to_string()).collect(),
+            ..ImageWatch::default()
+        }),
+        ..WatchSource::default()
+    }
+}
+
+fn with_secret(mut watch: WatchSource, secret: &str) -> WatchSource {
+    let reference = Some(LocalSecretRef {
+        name: secret.into(),
+    });
+    if let Some(image) = &mut watch.image {
+        image.credentials_ref = reference;
+    } else if let Some(chart) = &mut watch.chart {
+        chart.credentials_ref = reference;
+    }
+    watch
+}
+
+async fn secret(b: &Beacons, name: &str, pairs: &[(&str, &str)]) {
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        data: Some(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
+                .collect(),
+        ),
+        ..Secret::default()
+    };
+    b.env.create(secret).await;
+}
+
+async fn image_artifact(b: &Beacons, name: &str) -> Option<hecate_types::ImageArtifact> {
+    b.beacon(name)
+        .await
+        .status
+        .unwrap_or_default()
+        .discovered
+        .into_iter()
+        .next()
+        .and_then(|a| a.image)
+}
+
+// ---------------------------------------------------------------------------------
+// Images.
+
+/// A new tag is one Bundle with the tag's digest (a multi-arch tag's is its index's);
+/// ignored tags are never chosen; two Beacons on one repository each emit their own.
+#[tokio::test]
+async fn images_new_tags_ignored_tags_and_two_beacons() {
+    let b = Beacons::new().await;
+    let registry = Distribution::start(false).await;
+    let repo = registry.repo("team/app");
+    let (v1, _) = registry.image("team/app", "1.0.0", "one").await;
+    registry.image("team/app", "latest", "tip").await;
+    b.create("app", spec(vec![image(&repo, "", &[])])).await;
+    b.reconcile("app").await;
+    let bundles = b.bundles("app").await;
+    assert_eq!(bundles.len(), 1);
+    assert_eq!(
+        bundles[0].spec.artifacts,
+        [Artifact::image(repo.clone(), "1.0.0", v1.clone())]
+    );
+    b.reconcile("app").await;
+    assert_eq!(b.bundles("app").await.len(), 1, "re-polling emits nothing");
+
+    let index = registry.multi_arch("team/app", "1.1.0", "two").await;
+    b.reconcile("app").await;
+    let bundles = b.bundles("app").await;
+    assert_eq!(bundles.len(), 2);
+    let latest = b.beacon("app").await.status.unwrap().latest_bundle;
+    let newest = b.env.api::<Bundle>().get(&latest).await.unwrap();
+    assert_eq!(
+        newest.spec.artifacts,
+        [Artifact::image(repo.clone(), "1.1.0", index)],
+        "a multi-arch tag is followed by its index digest"
+    );
+
+    // A second Beacon on the same repository, ignoring 1.1.0: its own Bundle, of 1.0.0.
+    b.create("pinned", spec(vec![image(&repo, "^1", &["1.1.0"])])).await;
+    b.reconcile("pinned").await;
+    let pinned = b.bundles("pinned").await;
+    assert_eq!(pinned.len(), 1);
+    assert_eq!(pinned[0].spec.artifacts, [Artifact::image(repo.clone(), "1.0.0", v1)]);
+    assert!(pinned[0].name_any().starts_with("pinned-"));
+    assert_eq!(b.bundles("app").await.len(), 2, "each Beacon emits its own");
+
+    // Nothing in range is a state, not a failure.
+    b.create("future", spec(vec![image(&repo, "^2", &[])])).await;
+    b.reconcile("future").await;
+    assert_eq!(b.ready("future").await.reason, "NoMatchingArtifact");
+}
+
+/// A registry that wants credentials: refused without them and with wrong ones (a
+/// readable condition each), served with a username/password Secret or a docker
+/// config Secret.
+#[tokio::test]
+async fn images_behind_authentication() {
+    let b = Beacons::new().await;
+    let registry = Distribution::start(true).await;
+    let repo = registry.repo("team/app");
+    let (digest, _) = registry.image("team/app", "1.0.0", "one").await;
+
+    b.create("anonymous", spec(vec![image(&repo, "", &[])])).await;
+    b.reconcile("anonymous").await;
+    let ready = b.ready("anonymous").await;
+    assert_eq!(
+        (ready.status, ready.reason.as_str()),
+        (ConditionStatus::False, "ResolveFailed")
+    );
+    assert!(ready.message.contains("credentials"), "{}", ready.message);
+
+    secret(&b, "wrong", &[("username", "bot"), ("password", "nope")]).await;
+    b.create("wrong", spec(vec![with_secret(image(&repo, "", &[]), "wrong")])).await;
+    b.reconcile("wrong").await;
+    let ready = b.ready("wrong").await;
+    assert_eq!(ready.reason, "ResolveFailed");
+    assert!(ready.message.contains("refused"), "{}", ready.message);
+
+    secret(&b, "plain", &[("username", "bot"), ("password", PASSWORD)]).await;
+    b.create("plain", spec(vec![with_secret(image(&repo, "", &[]), "plain")])).await;
+    b.reconcile("plain").await;
+    assert_eq!(b.ready("plain").await.reason, "Discovered");
+    assert_eq!(image_artifact(&b, "plain").await.unwrap().digest, digest);
+
+    let config = serde_json::json!({"auths": {format!("http://{}", registry.addr): {
+        "auth": base64_encode(&format!("bot:{PASSWORD}"))
+    }}});
+    secret(&b, "docker", &[(".dockerconfigjson", &config.to_string())]).await;
+    b.create("docker", spec(vec![with_secret(image(&repo, "", &[]), "docker")])).await;
+    b.reconcile("docker").await;
+    assert_eq!(b.ready("docker").await.reason, "Discovered");
+    assert_eq!(image_artifact(&b, "docker").await.unwrap().digest, digest);
+}
+
+fn base64_encode(text: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+/// The registry goes down: a condition (not a crash, not a backoff loop); it comes
+/// back: the Beacon recovers on its next poll.
+#[tokio::test]
+async fn a_registry_that_goes_down_and_comes_back() {
+    let b = Beacons::new().await;
+    let mut registry = Distribution::start(false).await;
+    let repo = registry.repo("team/app");
+    registry.image("team/app", "1.0.0", "one").await;
+    b.create("app", spec(vec![image(&repo, "", &[])])).await;
+    b.reconcile("app").await;
+    assert_eq!(b.ready("app").await.reason, "Discovered");
+    let latest = b.beacon("app").await.status.unwrap().latest_bundle;
+
+    registry.stop().await;
+    let outcome = b.reconcile("app").await;
+    assert_eq!(outcome.requeue_after, Some(Duration::from_secs(3600)));
+    let ready = b.ready("app").await;
+    assert_eq!(
+        (ready.status, ready.reason.as_str()),
+        (ConditionStatus::False, "ResolveFailed")
+    );
+    assert!(ready.message.contains("unreachable"), "{}", ready.message);
+    assert_eq!(
+        b.beacon("app").await.status.unwrap().latest_bundle,
+        latest,
+        "the last Bundle is still the latest"
+    );
+
+    registry.run().await;
+    b.reconcile("app").await;
+    assert_eq!(b.ready("app").await.reason, "Discovered");
+    assert_eq!(b.bundles("app").await.len(), 1);
+}
+
+// ---------------------------------------------------------------------------------
+// Charts.
+
+/// A Helm repository on loopback that wants `bot`/`PASSWORD`.
+async fn helm_repository(index: &'static str) -> (String, tokio::task::JoinHandle<()>) {
+    let expected = format!("Basic {}", base64_encode(&format!("bot:{PASSWORD}")));
+    let app = axum::Router::new().route(
+        "/stable/index.yaml",
+        axum::routing::get(move |headers: HeaderMap| {
+            let expected = expected.clone();
+            async move {
+                match headers.get(header::AUTHORIZATION) {
+                    Some(value) if value.as_bytes() == expected.as_bytes() => {
+                        (StatusCode::OK, index).into_response()
+                    }
+                    _ => StatusCode::UNAUTHORIZED.into_response(),
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let serving = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    (format!("http://{addr}/stable"), serving)
+}
+
+fn chart(repo: &str, name: &str, constraint: &str) -> WatchSource {
+    WatchSource {
+        chart: Some(ChartWatch {
+            repo: repo.into(),
+            name: name.into(),
+            constraint: constraint.into(),
+            credentials_ref: None,
+        }),
+        ..WatchSource::default()
+    }
+}
+
+/// A Helm repository's index (behind basic auth) and an OCI chart repository.
+#[tokio::test]
+async fn charts_from_an_index_and_from_a_registry() {
+    const INDEX: &str = "apiVersion: v1\nentries:\n  api:\n    - version: 1.2.0\n    - version: 1.10.0\n    - version: 2.0.0-rc.1\n  web:\n    - version: 0.1.0\n";
+    let b = Beacons::new().await;
+    let (repo, serving) = helm_repository(INDEX).await;
+    secret(&b, "helm", &[("username", "bot"), ("password", PASSWORD)]).await;
+
+    b.create("api", spec(vec![with_secret(chart(&repo, "api", "^1"), "helm")])).await;
+    b.reconcile("api").await;
+    let bundles = b.bundles("api").await;
+    assert_eq!(bundles.len(), 1);
+    assert_eq!(
+        bundles[0].spec.artifacts,
+        [Artifact::chart(repo.clone(), "api", "1.10.0")]
+    );
+
+    b.create("refused", spec(vec![chart(&repo, "api", "")])).await;
+    b.reconcile("refused").await;
+    let ready = b.ready("refused").await;
+    assert_eq!(ready.reason, "ResolveFailed");
+    assert!(ready.message.contains("credentials"), "{}", ready.message);
+
+    b.create("absent", spec(vec![with_secret(chart(&repo, "db", ""), "helm")])).await;
+    b.reconcile("absent").await;
+    let ready = b.ready("absent").await;
+    assert_eq!(ready.reason, "ResolveFailed", "a chart the index lacks is not 'nothing matches'");
+    assert!(ready.message.contains("\"db\""), "{}", ready.message);
+    serving.abort();
+
+    // OCI: the repository's tags are the versions.
+    let registry = Distribution::start(false).await;
+    for version in ["0.3.0", "0.4.0", "0.5.0-rc.1"] {
+        registry.image("charts/api", version, version).await;
+    }
+    let oci = format!("oci://{}", registry.repo("charts/api"));
+    b.create("oci", spec(vec![chart(&oci, "", "")])).await;
+    b.reconcile("oci").await;
+    assert_eq!(
+        b.bundles("oci").await[0].spec.artifacts,
+        [Artifact::chart(oci.clone(), "", "0.4.0")]
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// Providers.
+
+const PROVIDER: StandIn = StandIn {
+    group: "fluxcd.controlplane.io",
+    version: "v1",
+    kind: "ResourceSetInputProvider",
+    plural: "resourcesetinputproviders",
+};
+
+/// A Flux Operator provider (stand-in CRD): its first exported input, once Ready.
+#[tokio::test]
+async fn providers_export_their_first_input_once_ready() {
+    let b = Beacons::new().await;
+    hecate_testenv::flux::install(&b.env.admin, &[PROVIDER]).await.unwrap();
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(b.env.admin.clone(), &b.env.namespace, &PROVIDER.api_resource());
+    let object: DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": PROVIDER.api_version(),
+        "kind": PROVIDER.kind,
+        "metadata": {"name": "prs"},
+        "spec": {"type": "GitHubPullRequest", "url": "https://github.com/acme/app"},
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &object).await.unwrap();
+    let watch = WatchSource {
+        provider: Some(ProviderWatch { name: "prs".into() }),
+        ..WatchSource::default()
+    };
+    b.create("app", spec(vec![watch.clone()])).await;
+    b.reconcile("app").await;
+    assert_eq!(b.ready("app").await.reason, "NoMatchingArtifact", "not ready yet");
+
+    let status = serde_json::json!({"status": {
+        "conditions": [{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded",
+                        "message": "ok", "lastTransitionTime": "2026-08-10T12:00:00Z"}],
+        "exportedInputs": [
+            {"id": "42", "sha": "0123456789abcdef0123456789abcdef01234567", "branch": "feature", "title": "Add things"},
+            {"id": "41", "sha": "76543210fedcba9876543210fedcba9876543210"}
+        ],
+    }});
+    api.patch_status("prs", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+    b.reconcile("app").await;
+    let bundles = b.bundles("app").await;
+    assert_eq!(bundles.len(), 1);
+    assert_eq!(
+        bundles[0].spec.artifacts,
+        [Artifact {
+            commit: Some(CommitArtifact {
+                repo: "https://github.com/acme/app".into(),
+                sha: "0123456789abcdef0123456789abcdef01234567".into(),
+                branch: "feature".into(),
+                tag: String::new(),
+                message: "Add things".into(),
+            }),
+            ..Artifact::default()
+        }]
+    );
+
+    let mut missing = watch;
+    missing.provider = Some(ProviderWatch { name: "absent".into() });
+    b.create("missing", spec(vec![missing])).await;
+    b.reconcile("missing").await;
+    assert_eq!(b.ready("missing").await.reason, "ResolveFailed");
+}

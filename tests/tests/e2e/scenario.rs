@@ -1,0 +1,270 @@
+//! The scenario, check by check (spec controller.md §10.3, checks 1–4 and 8; checks
+//! 5–7 — a failing step, an abort, a restart mid-wait — are the controller crate's
+//! `crossing` tests).
+
+use std::time::{Duration, Instant};
+
+use hecate_testenv::flux::{self, KUSTOMIZATION};
+use hecate_testenv::{Identity, TestEnv, apply_manifest, rbac};
+use hecate_types::{Beacon, Bundle, Gate, Passage, PassagePhase};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::json;
+use tokio::process::{Child, Command};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::fleet::{self, binary, hecate};
+
+const SHARD: &str = "hecate.dev/e2e";
+const ENVIRONMENTS: [&str; 3] = ["dev", "staging", "production"];
+
+/// Polls `check` every 100 ms until it answers `Some`, for at most `limit`.
+async fn eventually<T, F, Fut>(limit: Duration, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The Gate `name` crossing with the §10.1 steps onto branch `env/<name>`.
+fn gate_yaml(name: &str, after: Option<&str>, approval: bool, auto: bool, fleet: &str, app: &str, hook: &str) -> String {
+    let after = after.map(|a| format!("\n      after: [{a}]")).unwrap_or_default();
+    format!(
+        r#"apiVersion: hecate.dev/v1alpha1
+kind: Gate
+metadata:
+  name: {name}
+spec:
+  auto: {auto}
+  admits:
+    - from: {{beacon: app}}{after}
+      requireApproval: {approval}
+  vars:
+    - {{name: fleet, value: "{fleet}"}}
+  passage:
+    steps:
+      - uses: git-clone
+        with: {{repo: "${{{{ vars.fleet }}}}", branch: env/{name}}}
+      - uses: edit-yaml
+        with:
+          path: repo/values.yaml
+          edits:
+            - key: app.revision
+              value: "${{{{ bundle.commit('{app}').sha }}}}"
+      - uses: git-commit
+        as: commit
+        with: {{message: "{name}: app ${{{{ bundle.name }}}}"}}
+      - uses: git-push
+      - uses: flux-wait
+        with:
+          resources: [{{kind: Kustomization, name: app-{name}}}]
+          expectedRevision: "${{{{ steps.commit.sha }}}}"
+      - uses: http
+        if: always
+        with:
+          url: {hook}
+          body: {{gate: "${{{{ gate }}}}", failed: "${{{{ failed }}}}"}}
+"#
+    )
+}
+
+#[tokio::test]
+async fn a_release_crosses_dev_staging_and_production() {
+    let env = TestEnv::new().await;
+    let ns = env.namespace.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+
+    // Outside the cluster: the application, the fleet, a receiver.
+    let app = fleet::repository(&root, "app", &["main"], &[("main.go", "package main // v1\n")]).await;
+    let fleet_url = fleet::repository(
+        &root,
+        "fleet",
+        &["env/dev", "env/staging", "env/production"],
+        &[("values.yaml", "# the app's settings\napp:\n  image: ghcr.io/acme/app\n  revision: none # set by Hecate\n")],
+    )
+    .await;
+    let app_sha = fleet::head(&root, &app, "main").await;
+    let receiver = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/hook"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&receiver)
+        .await;
+    let hook = format!("{}/hook", receiver.uri());
+
+    // The cluster: stand-in Flux, RBAC as deployed, people's kubeconfigs.
+    flux::install_flux_standins(&env.admin).await.unwrap();
+    let kustomizations: Api<DynamicObject> =
+        Api::namespaced_with(env.admin.clone(), &ns, &KUSTOMIZATION.api_resource());
+    for environment in ENVIRONMENTS {
+        let mut object = DynamicObject::new(&format!("app-{environment}"), &KUSTOMIZATION.api_resource());
+        object.data = json!({"spec": {"path": format!("./envs/{environment}")}});
+        kustomizations.create(&PostParams::default(), &object).await.unwrap();
+    }
+    fleet::play_flux(&env, root.clone(), fleet_url.clone(), &ENVIRONMENTS);
+    rbac::grant_deployed_roles(&env).await;
+    let kubeconfigs = root.join("kubeconfigs");
+    env.endpoint().write_kubeconfigs(&kubeconfigs).unwrap();
+
+    let mut manifest = format!(
+        "apiVersion: hecate.dev/v1alpha1\nkind: Beacon\nmetadata:\n  name: app\nspec:\n  interval: 1m\n  watch:\n    - git: {{repo: \"{app}\", branch: main}}\n"
+    );
+    manifest.push_str("---\n");
+    manifest.push_str(&gate_yaml("dev", None, false, true, &fleet_url, &app, &hook));
+    manifest.push_str("---\n");
+    manifest.push_str(&gate_yaml("staging", Some("dev"), false, false, &fleet_url, &app, &hook));
+    manifest.push_str("---\n");
+    manifest.push_str(&gate_yaml("production", Some("staging"), true, true, &fleet_url, &app, &hook));
+    apply_manifest(&env.admin, &manifest.replace("metadata:\n", &format!("metadata:\n  namespace: {ns}\n")), false)
+        .await
+        .unwrap();
+
+    // The controller, as its own process and identity, acting in this namespace only.
+    let patch = json!({"metadata": {"labels": {SHARD: ns}}});
+    Api::<Namespace>::all(env.admin.clone())
+        .patch(&ns, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    rbac::install_controller_role(&env.admin).await.unwrap();
+    std::fs::write(root.join("controller.kubeconfig"), env.endpoint().kubeconfig_yaml(Identity::HecateController)).unwrap();
+    let started = Instant::now();
+    let _controller: Child = Command::new(binary("hecate-controller"))
+        .args([
+            "--metrics-bind-address=0",
+            "--health-probe-bind-address=0",
+            "--log-format=text",
+            &format!("--watch-label-selector={SHARD}={ns}"),
+            &format!("--work-root={}", root.join("work").display()),
+        ])
+        .env("KUBECONFIG", root.join("controller.kubeconfig"))
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+
+    // 1. One commit, one Bundle, named by the Beacon.
+    let beacons: Api<Beacon> = Api::namespaced(env.admin.clone(), &ns);
+    let bundle_name = eventually(Duration::from_secs(30), "the Beacon emits a Bundle", || async {
+        let latest = beacons.get("app").await.ok()?.status?.latest_bundle;
+        (!latest.is_empty()).then_some(latest)
+    })
+    .await;
+    let bundles: Api<Bundle> = Api::namespaced(env.admin.clone(), &ns);
+    let bundle = bundles.get(&bundle_name).await.unwrap();
+    assert_eq!(bundle.spec.artifacts[0].commit.as_ref().unwrap().sha, app_sha);
+
+    // 2. dev crosses by itself: clone, edit, commit, push, wait for "Flux", call out.
+    let passages: Api<Passage> = Api::namespaced(env.admin.clone(), &ns);
+    let crossed = |gate: &'static str| {
+        let passages = passages.clone();
+        let bundles = bundles.clone();
+        let bundle_name = bundle_name.clone();
+        async move {
+            eventually(Duration::from_secs(60), &format!("{gate} crossed"), || async {
+                let bundle = bundles.get(&bundle_name).await.ok()?;
+                bundle.has_cleared(gate).then_some(())
+            })
+            .await;
+            let passage = passages.get(&format!("{gate}-1")).await.unwrap();
+            assert_eq!(passage.phase(), PassagePhase::Succeeded, "{passage:#?}");
+            passage
+        }
+    };
+    let dev = crossed("dev").await;
+    eprintln!("dev crossed {:?} after the controller started", started.elapsed());
+    let pushed = fleet::git(&root, &["--git-dir", root.join("fleet.git").to_str().unwrap(), "show", "env/dev:values.yaml"]).await;
+    assert_eq!(
+        pushed,
+        format!("# the app's settings\napp:\n  image: ghcr.io/acme/app\n  revision: {app_sha} # set by Hecate").trim(),
+        "only the revision changed"
+    );
+    assert_eq!(dev.spec.actor, "controller");
+    let gates: Api<Gate> = Api::namespaced(env.admin.clone(), &ns);
+    eventually(Duration::from_secs(20), "dev is healthy through the adopted check", || async {
+        let status = gates.get("dev").await.ok()?.status?;
+        (status.current?.bundle == bundle_name
+            && status.health?.status == hecate_types::Health::Healthy)
+            .then_some(())
+    })
+    .await;
+
+    // 3. staging lists it and waits for a person; bob promotes.
+    eventually(Duration::from_secs(20), "staging lists the Bundle", || async {
+        let status = gates.get("staging").await.ok()?.status?;
+        status.eligible.contains(&bundle_name).then_some(())
+    })
+    .await;
+    assert!(passages.get_opt("staging-1").await.unwrap().is_none(), "a manual Gate opens nothing");
+    let (code, out) = hecate(&kubeconfigs, Identity::Bob, &["promote", "staging", "--bundle", &bundle_name, "-n", &ns]).await;
+    assert_eq!(code, 0, "{out}");
+    let staging = crossed("staging").await;
+    assert_eq!(staging.spec.actor, "bob");
+
+    // 4. production waits for an approval, then crosses by itself.
+    let ready = eventually(Duration::from_secs(20), "production says why it waits", || async {
+        let status = gates.get("production").await.ok()?.status?;
+        let ready = status.conditions.into_iter().find(|c| c.type_ == "Ready")?;
+        ready.message.contains("awaiting approval").then_some(ready)
+    })
+    .await;
+    assert_eq!(ready.reason, "Idle");
+    let (code, out) = hecate(&kubeconfigs, Identity::Carol, &["approve", &bundle_name, "--gate", "production", "-n", &ns]).await;
+    assert_eq!(code, 0, "{out}");
+    // Segregation of duties: the approver cannot also promote it.
+    let (code, out) = hecate(&kubeconfigs, Identity::Carol, &["promote", "production", "--bundle", &bundle_name, "-n", &ns]).await;
+    assert_ne!(code, 0, "carol approved, so carol cannot promote: {out}");
+    let production = crossed("production").await;
+    assert_eq!(production.spec.actor, "controller");
+    eprintln!("production crossed {:?} after the controller started", started.elapsed());
+
+    // The receiver heard each environment once, in order, none failed.
+    let calls = receiver.received_requests().await.unwrap();
+    let heard: Vec<serde_json::Value> = calls.iter().map(|c| serde_json::from_slice(&c.body).unwrap()).collect();
+    assert_eq!(
+        heard,
+        [
+            json!({"gate": "dev", "failed": false}),
+            json!({"gate": "staging", "failed": false}),
+            json!({"gate": "production", "failed": false}),
+        ]
+    );
+
+    // Re-polling finds nothing new; the request is echoed.
+    let token = "e2e-1";
+    let poke = json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": token}}});
+    beacons.patch("app", &PatchParams::default(), &Patch::Merge(&poke)).await.unwrap();
+    eventually(Duration::from_secs(20), "the poll is echoed", || async {
+        let status = beacons.get("app").await.ok()?.status?;
+        (status.last_handled_reconcile_at == token).then_some(())
+    })
+    .await;
+    let all = bundles.list(&Default::default()).await.unwrap().items;
+    assert_eq!(all.len(), 1, "re-polling emits nothing");
+
+    // A new commit, and a poll: exactly one new Bundle, which dev takes by itself.
+    let second = fleet::commit(&root, "app", "main", "main.go", "package main // v2\n").await;
+    let poke = json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": "e2e-2"}}});
+    beacons.patch("app", &PatchParams::default(), &Patch::Merge(&poke)).await.unwrap();
+    let newer = eventually(Duration::from_secs(20), "a second Bundle", || async {
+        let latest = beacons.get("app").await.ok()?.status?.latest_bundle;
+        (latest != bundle_name && !latest.is_empty()).then_some(latest)
+    })
+    .await;
+    let newer_bundle = bundles.get(&newer).await.unwrap();
+    assert_eq!(newer_bundle.spec.artifacts[0].commit.as_ref().unwrap().sha, second);
+    assert_eq!(bundles.list(&Default::default()).await.unwrap().items.len(), 2);
+    eventually(Duration::from_secs(60), "dev takes the newer Bundle", || async {
+        let status = gates.get("dev").await.ok()?.status?;
+        (status.current?.bundle == newer).then_some(())
+    })
+    .await;
+}
