@@ -14,6 +14,7 @@ use crate::events::Events;
 use crate::gate::{self, GateReconciler};
 use crate::lease::{Elector, Timings};
 use crate::metrics::Metrics;
+use crate::beacon::{self, BeaconReconciler, Resolver};
 use crate::passage::{self, PassageReconciler};
 use crate::{crd_check, flux_api, health, serve, steps, verify};
 
@@ -56,7 +57,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         health,
         verifiers,
         steps,
+        app_tokens,
     } = builtin(&client, args.no_cross_namespace_refs)?;
+    let beacons = BeaconReconciler {
+        client: client.clone(),
+        sources: Arc::new(Resolver::new(client.clone(), app_tokens).context("starting git")?),
+        clock: Arc::new(SystemClock),
+        events: Events::new(client.clone(), "beacon-controller"),
+    };
     let passages = PassageReconciler {
         client: client.clone(),
         clock: Arc::new(SystemClock),
@@ -102,6 +110,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             passage::controller::run(
                 client.clone(),
                 passages,
+                args.watch_label_selector.clone(),
+                shutdown(stopped.clone()),
+            ),
+            beacon::controller::run(
+                client.clone(),
+                beacons,
                 args.watch_label_selector.clone(),
                 shutdown(stopped.clone()),
             ),
@@ -161,6 +175,8 @@ struct Builtin {
     verifiers: verify::Registry,
     /// The steps.
     steps: passage::engine::Registry,
+    /// GitHub App installation tokens, shared by the git steps and Beacons.
+    app_tokens: steps::git::AppTokens,
 }
 
 fn builtin(client: &kube::Client, refuse_cross_namespace: bool) -> anyhow::Result<Builtin> {
@@ -174,15 +190,15 @@ fn builtin(client: &kube::Client, refuse_cross_namespace: bool) -> anyhow::Resul
     steps.register(Arc::new(steps::flux_wait::FluxWait::new(flux, refuse_cross_namespace)))?;
     steps.register(Arc::new(steps::http::Http::new(client.clone())))?;
     // git-clone and git-push share one GitHub App token cache.
-    let tokens = steps::git::AppTokens::default();
+    let app_tokens = steps::git::AppTokens::default();
     steps.register(Arc::new(steps::git::GitClone::with_tokens(
         client.clone(),
-        tokens.clone(),
+        app_tokens.clone(),
     )))?;
     steps.register(Arc::new(steps::git::GitCommit::new()))?;
     steps.register(Arc::new(steps::git::GitPush::with_tokens(
         client.clone(),
-        tokens,
+        app_tokens.clone(),
     )))?;
     steps.register(Arc::new(steps::yaml::EditYaml))?;
     steps.register(Arc::new(steps::yaml::SetImage))?;
@@ -190,6 +206,7 @@ fn builtin(client: &kube::Client, refuse_cross_namespace: bool) -> anyhow::Resul
         health,
         verifiers,
         steps,
+        app_tokens,
     })
 }
 

@@ -55,12 +55,15 @@ pub async fn resolve(
     let versions = match location(watch)? {
         Location::Oci(reference) => {
             let repo = Repository::parse(&reference, false)?;
-            registry.tags(&repo, auth).await?
+            registry.session(&repo, auth).tags().await?
         }
         Location::Index(url) => {
             let index = fetch_index(http, &url, auth).await?;
             versions(&index, &watch.name).ok_or_else(|| {
-                ResolveError::failed(format!("{} has no chart named {:?}", watch.repo, watch.name))
+                ResolveError::failed(format!(
+                    "{} has no chart named {:?}",
+                    watch.repo, watch.name
+                ))
             })?
         }
     };
@@ -72,7 +75,11 @@ pub async fn resolve(
         message: format!("chart {}: {}", watch.repo, e.message),
         ..e
     })?;
-    Ok(Artifact::chart(watch.repo.clone(), watch.name.clone(), version))
+    Ok(Artifact::chart(
+        watch.repo.clone(),
+        watch.name.clone(),
+        version,
+    ))
 }
 
 /// GETs `url`, refusing more than [`MAX_INDEX`] bytes.
@@ -94,7 +101,11 @@ async fn fetch_index(
         status @ (StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) => {
             return Err(ResolveError::failed(format!(
                 "{url} refused access ({status}){}",
-                if auth.is_some() { ": check the credentials Secret" } else { ": it needs credentials (credentialsRef)" }
+                if auth.is_some() {
+                    ": check the credentials Secret"
+                } else {
+                    ": it needs credentials (credentialsRef)"
+                }
             )));
         }
         status => return Err(ResolveError::failed(format!("{url} answered {status}"))),
@@ -158,7 +169,9 @@ mod tests {
         );
         assert_eq!(
             location(&watch("https://charts.example.com/stable/", "api")),
-            Ok(Location::Index("https://charts.example.com/stable/index.yaml".into()))
+            Ok(Location::Index(
+                "https://charts.example.com/stable/index.yaml".into()
+            ))
         );
         assert!(location(&watch("oci://ghcr.io/acme/charts/api", "api")).is_err());
         assert!(location(&watch("https://charts.example.com", "")).is_err());
@@ -177,7 +190,10 @@ entries:
     - version: 0.1.0
 generated: "2026-08-10T12:00:00Z"
 "#;
-        assert_eq!(versions(index, "api"), Some(vec!["1.2.0".into(), "1.10.0".into()]));
+        assert_eq!(
+            versions(index, "api"),
+            Some(vec!["1.2.0".into(), "1.10.0".into()])
+        );
         assert_eq!(versions(index, "db"), None);
         assert_eq!(versions(b"not: [an index", "api"), None);
     }

@@ -45,11 +45,14 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let (beacons_reader, beacons_writer) = reflector::store::<Beacon>();
-    let beacons = watcher(Api::<Beacon>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(beacons_writer)
-        .applied_objects()
-        .predicate_filter(predicate::spec_or_request, Default::default());
+    let beacons = watcher(
+        Api::<Beacon>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .reflect(beacons_writer)
+    .applied_objects()
+    .predicate_filter(predicate::spec_or_request, Default::default());
 
     let (scope, namespaces) = match selector {
         None => (Scope::Everywhere, None),
@@ -131,7 +134,9 @@ fn error_policy(beacon: Arc<Beacon>, error: &Error, context: Arc<Context>) -> Ac
         .failures
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    let count = failures.entry(ObjectRef::from(beacon.as_ref())).or_insert(0);
+    let count = failures
+        .entry(ObjectRef::from(beacon.as_ref()))
+        .or_insert(0);
     let wait = backoff(*count);
     *count = count.saturating_add(1);
     tracing::warn!(
@@ -210,7 +215,10 @@ mod tests {
             );
             predicate::spec_or_request(&poked)
         };
-        assert_ne!(predicate::spec_or_request(&polled), poke("1786620716793895315"));
+        assert_ne!(
+            predicate::spec_or_request(&polled),
+            poke("1786620716793895315")
+        );
         assert_ne!(poke("1786620716793895315"), poke("1786620716793895316"));
         assert_eq!(poke("same"), poke("same"));
     }

@@ -88,7 +88,11 @@ pub async fn read(
 
 fn text(data: &SecretData, key: &str) -> Option<String> {
     data.get(key)
-        .map(|v| String::from_utf8_lossy(&v.0).trim_end_matches(['\n', '\r']).to_string())
+        .map(|v| {
+            String::from_utf8_lossy(&v.0)
+                .trim_end_matches(['\n', '\r'])
+                .to_string()
+        })
         .filter(|v| !v.is_empty())
 }
 
@@ -148,7 +152,9 @@ pub fn registry(
 ) -> Result<Option<Basic>, ResolveError> {
     if let Some(json) = data.get(".dockerconfigjson") {
         let config: DockerConfig = serde_json::from_slice(&json.0).map_err(|e| {
-            ResolveError::failed(format!("Secret {name}: .dockerconfigjson is not valid: {e}"))
+            ResolveError::failed(format!(
+                "Secret {name}: .dockerconfigjson is not valid: {e}"
+            ))
         })?;
         let entry = config.auths.iter().find_map(|(key, auth)| {
             let key = key
@@ -224,7 +230,12 @@ mod tests {
     async fn git_credentials_in_precedence() {
         let apps = AppTokens::default();
         assert_eq!(
-            git("s", &data(&[("username", "bot"), ("password", "tok\n")]), &apps).await,
+            git(
+                "s",
+                &data(&[("username", "bot"), ("password", "tok\n")]),
+                &apps
+            )
+            .await,
             Ok(GitAuth::Basic {
                 username: "bot".into(),
                 password: "tok".into()
@@ -237,19 +248,24 @@ mod tests {
                 password: "tok".into()
             })
         );
-        let class = async |pairs: &[(&str, &str)]| {
-            git("s", &data(pairs), &apps).await.map_err(|e| e.class)
-        };
+        let class =
+            async |pairs: &[(&str, &str)]| git("s", &data(pairs), &apps).await.map_err(|e| e.class);
         assert_eq!(
             class(&[("identity", "k"), ("password", "p")]).await,
             Err(Class::Unsupported)
         );
         // A GitHub App Secret without its installation is a plain failure.
-        assert_eq!(class(&[("privateKey", "k"), ("appID", "1")]).await, Err(Class::Failed));
+        assert_eq!(
+            class(&[("privateKey", "k"), ("appID", "1")]).await,
+            Err(Class::Failed)
+        );
         assert_eq!(class(&[("username", "bot")]).await, Err(Class::Failed));
         assert_eq!(class(&[]).await, Err(Class::Failed));
         // The password never appears in a debug rendering.
-        let shown = format!("{:?}", git("s", &data(&[("password", "hunter2")]), &apps).await);
+        let shown = format!(
+            "{:?}",
+            git("s", &data(&[("password", "hunter2")]), &apps).await
+        );
         assert!(!shown.contains("hunter2"), "{shown}");
     }
 
@@ -266,12 +282,28 @@ mod tests {
                 password: password.into(),
             }))
         };
-        assert_eq!(registry("s", &secret, "ghcr.io/acme/api", "ghcr.io"), basic("bot", "tok"));
         assert_eq!(
-            registry("s", &secret, "registry.example.com/team/app", "registry.example.com"),
+            registry("s", &secret, "ghcr.io/acme/api", "ghcr.io"),
+            basic("bot", "tok")
+        );
+        assert_eq!(
+            registry(
+                "s",
+                &secret,
+                "registry.example.com/team/app",
+                "registry.example.com"
+            ),
             basic("u", "p")
         );
-        assert_eq!(registry("s", &secret, "registry.example.com/other", "registry.example.com"), Ok(None));
+        assert_eq!(
+            registry(
+                "s",
+                &secret,
+                "registry.example.com/other",
+                "registry.example.com"
+            ),
+            Ok(None)
+        );
         assert_eq!(registry("s", &secret, "nginx", "docker.io"), Ok(None));
         let hub = data(&[(
             ".dockerconfigjson",
@@ -279,11 +311,24 @@ mod tests {
         )]);
         assert_eq!(registry("s", &hub, "nginx", "docker.io"), basic("me", "pw"));
         assert_eq!(
-            registry("s", &data(&[("username", "a"), ("password", "b")]), "any.io/x", "any.io"),
+            registry(
+                "s",
+                &data(&[("username", "a"), ("password", "b")]),
+                "any.io/x",
+                "any.io"
+            ),
             basic("a", "b")
         );
         assert!(registry("s", &data(&[("username", "a")]), "any.io/x", "any.io").is_err());
-        assert!(registry("s", &data(&[(".dockerconfigjson", "{")]), "any.io/x", "any.io").is_err());
+        assert!(
+            registry(
+                "s",
+                &data(&[(".dockerconfigjson", "{")]),
+                "any.io/x",
+                "any.io"
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -159,14 +159,18 @@ mod tests {
 
     #[test]
     fn every_source_resolved_emits() {
-        let (discovered, next) = decide(&beacon(None, None), vec![Ok(commit("a")), Ok(commit("b"))]);
+        let (discovered, next) =
+            decide(&beacon(None, None), vec![Ok(commit("a")), Ok(commit("b"))]);
         assert_eq!(discovered, [commit("a"), commit("b")]);
         assert_eq!(next, Next::Emit(vec![commit("a"), commit("b")]));
     }
 
     #[test]
     fn manual_beacons_report_and_never_emit() {
-        let (discovered, next) = decide(&beacon(Some(EmitPolicy::Manual), None), vec![Ok(commit("a"))]);
+        let (discovered, next) = decide(
+            &beacon(Some(EmitPolicy::Manual), None),
+            vec![Ok(commit("a"))],
+        );
         assert_eq!(discovered, [commit("a")]);
         assert!(matches!(next, Next::Manual(m) if m.contains("Manual")));
     }
@@ -191,7 +195,9 @@ mod tests {
         );
         let (_, next) = decide(
             &beacon(None, None),
-            vec![Err(ResolveError::no_match("no version tag is in range \"^9\""))],
+            vec![Err(ResolveError::no_match(
+                "no version tag is in range \"^9\"",
+            ))],
         );
         assert_eq!(
             next,
@@ -201,12 +207,24 @@ mod tests {
             }
         );
         let (_, next) = decide(&beacon(None, None), vec![Err(ResolveError::failed("down"))]);
-        assert!(matches!(next, Next::NotReady { reason: "ResolveFailed", .. }));
+        assert!(matches!(
+            next,
+            Next::NotReady {
+                reason: "ResolveFailed",
+                ..
+            }
+        ));
     }
 
     #[test]
     fn no_sources_is_not_an_empty_bundle() {
         let (_, next) = decide(&beacon(None, None), vec![]);
-        assert!(matches!(next, Next::NotReady { reason: "ResolveFailed", .. }));
+        assert!(matches!(
+            next,
+            Next::NotReady {
+                reason: "ResolveFailed",
+                ..
+            }
+        ));
     }
 }

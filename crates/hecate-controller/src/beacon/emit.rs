@@ -85,11 +85,18 @@ mod tests {
         )];
         let bundle = bundle_for(&beacon, artifacts.clone());
         // The spec's vector for this commit.
-        assert!(bundle.spec.digest.starts_with("76d5a6eda356e03d"), "{}", bundle.spec.digest);
+        assert!(
+            bundle.spec.digest.starts_with("76d5a6eda356e03d"),
+            "{}",
+            bundle.spec.digest
+        );
         assert_eq!(bundle.name_any(), "app-76d5a6eda356");
         assert_eq!(bundle.namespace().as_deref(), Some("shop"));
         assert_eq!(
-            bundle.labels().get(wellknown::LABEL_BEACON).map(String::as_str),
+            bundle
+                .labels()
+                .get(wellknown::LABEL_BEACON)
+                .map(String::as_str),
             Some("app")
         );
         assert_eq!(bundle.spec.beacon, "app");

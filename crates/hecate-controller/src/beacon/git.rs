@@ -69,7 +69,9 @@ pub struct Git {
 impl Git {
     /// Git from `PATH`, giving up on a remote after `timeout`.
     pub fn new(timeout: Duration) -> std::io::Result<Self> {
-        let home = tempfile::Builder::new().prefix("hecate-git-home-").tempdir()?;
+        let home = tempfile::Builder::new()
+            .prefix("hecate-git-home-")
+            .tempdir()?;
         let passed = PASSED_THROUGH
             .iter()
             .filter_map(|key| std::env::var_os(key).map(|value| (key.to_string(), value)))
@@ -83,7 +85,11 @@ impl Git {
     }
 
     /// Resolves `watch` to the commit it points at now.
-    pub async fn resolve(&self, watch: &GitWatch, auth: &GitAuth) -> Result<Artifact, ResolveError> {
+    pub async fn resolve(
+        &self,
+        watch: &GitWatch,
+        auth: &GitAuth,
+    ) -> Result<Artifact, ResolveError> {
         let repo = watch.repo.as_str();
         match (watch.branch.is_empty(), &watch.tags) {
             (true, None) => {
@@ -171,12 +177,12 @@ impl Git {
             "--bare",
             "--single-branch",
             "--depth",
-            &depth,
+            depth.as_str(),
             "--branch",
             reference,
         ]
         .iter()
-        .map(OsStr::new)
+        .map(|arg| OsStr::new(*arg))
         .collect();
         args.extend([OsStr::new("--"), OsStr::new(repo), clone.as_os_str()]);
         self.run(repo, auth, &args)
@@ -266,13 +272,16 @@ impl Git {
             let Some(origin) = http_origin(repo) else {
                 return Err("a username and password only work with an http(s) URL".into());
             };
-            let token = base64::engine::general_purpose::STANDARD
-                .encode(format!("{username}:{password}"));
+            let token =
+                base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
             // Scoped to the remote's origin: a redirect elsewhere does not carry it.
             command
                 .env("GIT_CONFIG_COUNT", "1")
                 .env("GIT_CONFIG_KEY_0", format!("http.{origin}/.extraHeader"))
-                .env("GIT_CONFIG_VALUE_0", format!("Authorization: Basic {token}"));
+                .env(
+                    "GIT_CONFIG_VALUE_0",
+                    format!("Authorization: Basic {token}"),
+                );
         }
         let child = command
             .spawn()
@@ -328,7 +337,12 @@ pub fn under(file: &str, paths: &[String]) -> bool {
         .iter()
         .map(|p| p.trim_end_matches('/'))
         .filter(|p| !p.is_empty())
-        .any(|p| file == p || file.strip_prefix(p).is_some_and(|rest| rest.starts_with('/')))
+        .any(|p| {
+            file == p
+                || file
+                    .strip_prefix(p)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        })
 }
 
 /// `scheme://host[:port]` of an HTTP(S) URL, without user information; `None` for
@@ -340,7 +354,9 @@ fn http_origin(url: &str) -> Option<String> {
         return None;
     }
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
     (!host.is_empty()).then(|| format!("{scheme}://{host}"))
 }
 
@@ -388,7 +404,9 @@ pub fn tag_commits(refs: &[(String, String)]) -> BTreeMap<String, String> {
                 commits.insert(peeled.to_string(), sha.clone());
             }
             None => {
-                commits.entry(tag.to_string()).or_insert_with(|| sha.clone());
+                commits
+                    .entry(tag.to_string())
+                    .or_insert_with(|| sha.clone());
             }
         }
     }

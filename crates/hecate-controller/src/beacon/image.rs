@@ -24,16 +24,18 @@ pub async fn resolve(
         )));
     }
     let repo = Repository::parse(&watch.repo, watch.insecure)?;
-    let tags = registry.tags(&repo, auth).await?;
+    let mut session = registry.session(&repo, auth);
+    let tags = session.tags().await?;
     let selection = Selection {
         strategy: watch.select,
         constraint: &watch.constraint,
         allow: &watch.allow,
         ignore: &watch.ignore,
     };
-    let tag = selection
-        .pick(&tags)
-        .map_err(|e| ResolveError { message: format!("image {}: {}", watch.repo, e.message), ..e })?;
-    let digest = registry.digest(&repo, &tag, auth).await?;
+    let tag = selection.pick(&tags).map_err(|e| ResolveError {
+        message: format!("image {}: {}", watch.repo, e.message),
+        ..e
+    })?;
+    let digest = session.digest(&tag).await?;
     Ok(Artifact::image(watch.repo.clone(), tag, digest))
 }

@@ -68,7 +68,9 @@ impl Repository {
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
         });
         if !valid || path.contains(':') {
-            return Err(bad("path components are lower-case letters, digits, '.', '_' and '-'"));
+            return Err(bad(
+                "path components are lower-case letters, digits, '.', '_' and '-'",
+            ));
         }
         let host = if first == "docker.io" {
             "registry-1.docker.io".to_string()
@@ -118,23 +120,35 @@ impl Registry {
         Self { http }
     }
 
-    /// Every tag of `repo`.
-    pub async fn tags(&self, repo: &Repository, auth: Option<&Basic>) -> Result<Vec<String>, ResolveError> {
+    /// A conversation about `repo` with `auth` (none: anonymous): the token one request
+    /// earns serves the next, so a poll asks the token service once.
+    pub fn session<'a>(&'a self, repo: &'a Repository, auth: Option<&'a Basic>) -> Session<'a> {
+        Session {
+            http: &self.http,
+            repo,
+            basic: auth,
+            authorization: None,
+        }
+    }
+}
+
+impl Session<'_> {
+    /// Every tag of the repository.
+    pub async fn tags(&mut self) -> Result<Vec<String>, ResolveError> {
         #[derive(Deserialize)]
         struct TagList {
             #[serde(default)]
             tags: Option<Vec<String>>,
         }
-        let mut session = Session::new(&self.http, repo, auth);
+        let repo = self.repo;
         let mut url = repo.url("tags/list?n=1000");
         let mut tags = Vec::new();
         for _ in 0..MAX_PAGES {
-            let response = session.send(Method::GET, &url, None).await?;
+            let response = self.send(Method::GET, &url, None).await?;
             let next = next_page(response.headers(), &url);
-            let body = response
-                .bytes()
-                .await
-                .map_err(|e| ResolveError::failed(format!("reading the tags of {}: {e}", repo.path)))?;
+            let body = response.bytes().await.map_err(|e| {
+                ResolveError::failed(format!("reading the tags of {}: {e}", repo.path))
+            })?;
             let list: TagList = serde_json::from_slice(&body).map_err(|e| {
                 ResolveError::failed(format!("the tag list of {} is not valid: {e}", repo.path))
             })?;
@@ -148,22 +162,21 @@ impl Registry {
     }
 
     /// The digest of the manifest (or index) `tag` names.
-    pub async fn digest(&self, repo: &Repository, tag: &str, auth: Option<&Basic>) -> Result<String, ResolveError> {
-        let mut session = Session::new(&self.http, repo, auth);
+    pub async fn digest(&mut self, tag: &str) -> Result<String, ResolveError> {
+        let repo = self.repo;
         let url = repo.url(&format!("manifests/{tag}"));
-        let response = session.send(Method::HEAD, &url, Some(MANIFEST_TYPES)).await?;
+        let response = self.send(Method::HEAD, &url, Some(MANIFEST_TYPES)).await?;
         if let Some(digest) = content_digest(response.headers()) {
             return Ok(digest);
         }
         // Not every registry says on HEAD: fetch the manifest and hash it.
-        let response = session.send(Method::GET, &url, Some(MANIFEST_TYPES)).await?;
+        let response = self.send(Method::GET, &url, Some(MANIFEST_TYPES)).await?;
         if let Some(digest) = content_digest(response.headers()) {
             return Ok(digest);
         }
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| ResolveError::failed(format!("reading manifest {tag} of {}: {e}", repo.path)))?;
+        let body = response.bytes().await.map_err(|e| {
+            ResolveError::failed(format!("reading manifest {tag} of {}: {e}", repo.path))
+        })?;
         Ok(format!("sha256:{}", hex::encode(Sha256::digest(&body))))
     }
 }
@@ -191,31 +204,29 @@ fn next_page(headers: &HeaderMap, current: &str) -> Option<String> {
         return Some(target.to_string());
     }
     let origin_end = current.find("://").map(|i| i + 3)?;
-    let host_end = current[origin_end..].find('/').map_or(current.len(), |i| origin_end + i);
+    let host_end = current[origin_end..]
+        .find('/')
+        .map_or(current.len(), |i| origin_end + i);
     Some(format!("{}{target}", &current[..host_end]))
 }
 
 /// One resolution's conversation with a registry: the token it earned, kept.
-struct Session<'a> {
+pub struct Session<'a> {
     http: &'a reqwest::Client,
     repo: &'a Repository,
     basic: Option<&'a Basic>,
     authorization: Option<String>,
 }
 
-impl<'a> Session<'a> {
-    fn new(http: &'a reqwest::Client, repo: &'a Repository, basic: Option<&'a Basic>) -> Self {
-        Self {
-            http,
-            repo,
-            basic,
-            authorization: None,
-        }
-    }
-
+impl Session<'_> {
     /// Sends a request, answering one authentication challenge; anything but a
     /// success is an error in words.
-    async fn send(&mut self, method: Method, url: &str, accept: Option<&str>) -> Result<reqwest::Response, ResolveError> {
+    async fn send(
+        &mut self,
+        method: Method,
+        url: &str,
+        accept: Option<&str>,
+    ) -> Result<reqwest::Response, ResolveError> {
         let mut answered = false;
         loop {
             let mut request = self.http.request(method.clone(), url);
@@ -226,7 +237,11 @@ impl<'a> Session<'a> {
                 request = request.header(AUTHORIZATION, authorization);
             }
             let response = request.send().await.map_err(|e| {
-                ResolveError::failed(format!("{} is unreachable: {}", self.repo.registry, describe(&e)))
+                ResolveError::failed(format!(
+                    "{} is unreachable: {}",
+                    self.repo.registry,
+                    describe(&e)
+                ))
             })?;
             let status = response.status();
             if status.is_success() {
@@ -260,11 +275,13 @@ impl<'a> Session<'a> {
                     ": it needs credentials (credentialsRef)"
                 }
             )),
-            StatusCode::NOT_FOUND => ResolveError::failed(format!(
-                "{} has no {what}",
+            StatusCode::NOT_FOUND => {
+                ResolveError::failed(format!("{} has no {what}", self.repo.registry))
+            }
+            _ => ResolveError::failed(format!(
+                "{} answered {status} for {what}",
                 self.repo.registry
             )),
-            _ => ResolveError::failed(format!("{} answered {status} for {what}", self.repo.registry)),
         }
     }
 
@@ -290,7 +307,12 @@ impl<'a> Session<'a> {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case("realm"))
             .map(|(_, v)| v.clone())
-            .ok_or_else(|| ResolveError::failed(format!("{}: a Bearer challenge without a realm", self.repo.registry)))?;
+            .ok_or_else(|| {
+                ResolveError::failed(format!(
+                    "{}: a Bearer challenge without a realm",
+                    self.repo.registry
+                ))
+            })?;
         let mut query: Vec<(String, String)> = params
             .iter()
             .filter(|(k, _)| k.eq_ignore_ascii_case("service"))
@@ -307,7 +329,11 @@ impl<'a> Session<'a> {
             request = request.header(AUTHORIZATION, basic_header(basic));
         }
         let response = request.send().await.map_err(|e| {
-            ResolveError::failed(format!("the token service of {} is unreachable: {}", self.repo.registry, describe(&e)))
+            ResolveError::failed(format!(
+                "the token service of {} is unreachable: {}",
+                self.repo.registry,
+                describe(&e)
+            ))
         })?;
         let status = response.status();
         if !status.is_success() {
@@ -315,7 +341,11 @@ impl<'a> Session<'a> {
                 "{} refused a token for {} ({status}){}",
                 self.repo.registry,
                 self.repo.path,
-                if self.basic.is_some() { ": check the credentials Secret" } else { "" }
+                if self.basic.is_some() {
+                    ": check the credentials Secret"
+                } else {
+                    ""
+                }
             )));
         }
         #[derive(Deserialize)]
@@ -325,15 +355,25 @@ impl<'a> Session<'a> {
             #[serde(default)]
             access_token: String,
         }
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| ResolveError::failed(format!("reading a token from {}: {e}", self.repo.registry)))?;
-        let token: Token = serde_json::from_slice(&body)
-            .map_err(|e| ResolveError::failed(format!("a token from {} is not valid: {e}", self.repo.registry)))?;
-        let token = if token.token.is_empty() { token.access_token } else { token.token };
+        let body = response.bytes().await.map_err(|e| {
+            ResolveError::failed(format!("reading a token from {}: {e}", self.repo.registry))
+        })?;
+        let token: Token = serde_json::from_slice(&body).map_err(|e| {
+            ResolveError::failed(format!(
+                "a token from {} is not valid: {e}",
+                self.repo.registry
+            ))
+        })?;
+        let token = if token.token.is_empty() {
+            token.access_token
+        } else {
+            token.token
+        };
         if token.is_empty() {
-            return Err(ResolveError::failed(format!("{} gave an empty token", self.repo.registry)));
+            return Err(ResolveError::failed(format!(
+                "{} gave an empty token",
+                self.repo.registry
+            )));
         }
         Ok(format!("Bearer {token}"))
     }
@@ -342,7 +382,10 @@ impl<'a> Session<'a> {
 fn basic_header(basic: &Basic) -> String {
     use base64::Engine as _;
     let pair = format!("{}:{}", basic.username, basic.password);
-    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(pair)
+    )
 }
 
 /// A request error in words, with its cause (reqwest's own text is terse).
@@ -404,25 +447,76 @@ mod tests {
     #[test]
     fn repositories_default_as_docker_does() {
         let cases = [
-            ("nginx", "https", "registry-1.docker.io", "docker.io", "library/nginx"),
-            ("acme/api", "https", "registry-1.docker.io", "docker.io", "acme/api"),
-            ("docker.io/nginx", "https", "registry-1.docker.io", "docker.io", "library/nginx"),
-            ("ghcr.io/acme/api", "https", "ghcr.io", "ghcr.io", "acme/api"),
+            (
+                "nginx",
+                "https",
+                "registry-1.docker.io",
+                "docker.io",
+                "library/nginx",
+            ),
+            (
+                "acme/api",
+                "https",
+                "registry-1.docker.io",
+                "docker.io",
+                "acme/api",
+            ),
+            (
+                "docker.io/nginx",
+                "https",
+                "registry-1.docker.io",
+                "docker.io",
+                "library/nginx",
+            ),
+            (
+                "ghcr.io/acme/api",
+                "https",
+                "ghcr.io",
+                "ghcr.io",
+                "acme/api",
+            ),
             ("localhost/app", "http", "localhost", "localhost", "app"),
-            ("127.0.0.1:5000/team/app", "http", "127.0.0.1:5000", "127.0.0.1:5000", "team/app"),
+            (
+                "127.0.0.1:5000/team/app",
+                "http",
+                "127.0.0.1:5000",
+                "127.0.0.1:5000",
+                "team/app",
+            ),
             ("[::1]:5000/app", "http", "[::1]:5000", "[::1]:5000", "app"),
-            ("10.0.0.8:5000/app", "https", "10.0.0.8:5000", "10.0.0.8:5000", "app"),
+            (
+                "10.0.0.8:5000/app",
+                "https",
+                "10.0.0.8:5000",
+                "10.0.0.8:5000",
+                "app",
+            ),
         ];
         for (repo, scheme, host, registry, path) in cases {
             let parsed = Repository::parse(repo, false).unwrap_or_else(|e| panic!("{repo}: {e}"));
             assert_eq!(
-                (parsed.scheme, parsed.host.as_str(), parsed.registry.as_str(), parsed.path.as_str()),
+                (
+                    parsed.scheme,
+                    parsed.host.as_str(),
+                    parsed.registry.as_str(),
+                    parsed.path.as_str()
+                ),
                 (scheme, host, registry, path),
                 "{repo}"
             );
         }
-        assert_eq!(Repository::parse("registry.lan:5000/app", true).map(|r| r.scheme), Ok("http"));
-        for bad in ["", "https://ghcr.io/acme/api", "ghcr.io/acme/api:1.0", "ghcr.io/Acme/api", "ghcr.io//api", "x@sha256:aa"] {
+        assert_eq!(
+            Repository::parse("registry.lan:5000/app", true).map(|r| r.scheme),
+            Ok("http")
+        );
+        for bad in [
+            "",
+            "https://ghcr.io/acme/api",
+            "ghcr.io/acme/api:1.0",
+            "ghcr.io/Acme/api",
+            "ghcr.io//api",
+            "x@sha256:aa",
+        ] {
             assert!(Repository::parse(bad, false).is_err(), "{bad:?}");
         }
     }
@@ -436,7 +530,10 @@ mod tests {
         assert_eq!(
             params,
             [
-                ("realm".to_string(), "https://auth.docker.io/token".to_string()),
+                (
+                    "realm".to_string(),
+                    "https://auth.docker.io/token".to_string()
+                ),
                 ("service".into(), "registry.docker.io".into()),
                 ("scope".into(), "repository:library/nginx:pull,push".into()),
             ]

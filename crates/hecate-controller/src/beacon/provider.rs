@@ -20,8 +20,13 @@ pub const KIND: &str = "ResourceSetInputProvider";
 pub const PLURAL: &str = "resourcesetinputproviders";
 
 /// Reads provider `name` in `namespace` and maps its first input to an artifact.
-pub async fn resolve(client: &kube::Client, namespace: &str, name: &str) -> Result<Artifact, ResolveError> {
-    let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(GROUP, VERSION, KIND), PLURAL);
+pub async fn resolve(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Artifact, ResolveError> {
+    let resource =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(GROUP, VERSION, KIND), PLURAL);
     let api = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource);
     let provider = match api.get_opt(name).await {
         Ok(Some(provider)) => provider,
@@ -31,7 +36,9 @@ pub async fn resolve(client: &kube::Client, namespace: &str, name: &str) -> Resu
             )));
         }
         Err(error) => {
-            return Err(ResolveError::failed(format!("reading {KIND} {name}: {error}")));
+            return Err(ResolveError::failed(format!(
+                "reading {KIND} {name}: {error}"
+            )));
         }
     };
     artifact(name, &provider.data)
@@ -55,12 +62,19 @@ pub fn artifact(name: &str, object: &Value) -> Result<Artifact, ResolveError> {
                 .filter_map(Value::as_str)
                 .find(|s| !s.is_empty())
                 .unwrap_or("no reason given");
-            return Err(ResolveError::no_match(format!("{KIND} {name} is not ready: {why}")));
+            return Err(ResolveError::no_match(format!(
+                "{KIND} {name} is not ready: {why}"
+            )));
         }
         Some(_) => {}
     }
-    let Some(input) = status["exportedInputs"].as_array().and_then(|inputs| inputs.first()) else {
-        return Err(ResolveError::no_match(format!("{KIND} {name} exports no inputs yet")));
+    let Some(input) = status["exportedInputs"]
+        .as_array()
+        .and_then(|inputs| inputs.first())
+    else {
+        return Err(ResolveError::no_match(format!(
+            "{KIND} {name} exports no inputs yet"
+        )));
     };
     let field = |key: &str| match &input[key] {
         Value::String(s) => s.clone(),
@@ -147,20 +161,44 @@ mod tests {
     #[test]
     fn a_provider_that_is_not_ready_matches_nothing_yet() {
         let cases = [
-            (json!({"spec": {}, "status": {}}), Class::NoMatch, "not reported"),
             (
-                provider("u", json!({"type": "Ready", "status": "False", "reason": "Failed", "message": "token expired"}), json!([{"sha": "a"}])),
+                json!({"spec": {}, "status": {}}),
+                Class::NoMatch,
+                "not reported",
+            ),
+            (
+                provider(
+                    "u",
+                    json!({"type": "Ready", "status": "False", "reason": "Failed", "message": "token expired"}),
+                    json!([{"sha": "a"}]),
+                ),
                 Class::NoMatch,
                 "token expired",
             ),
             (
-                provider("u", json!({"type": "Ready", "status": "Unknown", "reason": "Progressing"}), json!([])),
+                provider(
+                    "u",
+                    json!({"type": "Ready", "status": "Unknown", "reason": "Progressing"}),
+                    json!([]),
+                ),
                 Class::NoMatch,
                 "Progressing",
             ),
-            (provider("u", ready(), json!([])), Class::NoMatch, "no inputs"),
-            (provider("u", ready(), Value::Null), Class::NoMatch, "no inputs"),
-            (provider("u", ready(), json!([{"zeta": 1, "alpha": "x"}])), Class::Failed, "alpha, zeta"),
+            (
+                provider("u", ready(), json!([])),
+                Class::NoMatch,
+                "no inputs",
+            ),
+            (
+                provider("u", ready(), Value::Null),
+                Class::NoMatch,
+                "no inputs",
+            ),
+            (
+                provider("u", ready(), json!([{"zeta": 1, "alpha": "x"}])),
+                Class::Failed,
+                "alpha, zeta",
+            ),
         ];
         for (object, class, words) in cases {
             let error = artifact("p", &object).expect_err(words);

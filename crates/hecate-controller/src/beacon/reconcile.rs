@@ -93,7 +93,14 @@ impl BeaconReconciler {
 
         if let Some(problem) = decide::name_problem(&name) {
             status.observed_generation = generation;
-            set_ready(&mut status.conditions, false, decide::NAME_TOO_LONG, &problem, generation, now);
+            set_ready(
+                &mut status.conditions,
+                false,
+                decide::NAME_TOO_LONG,
+                &problem,
+                generation,
+                now,
+            );
             self.write_status(beacon, status).await?;
             return Ok(Outcome {
                 requeue_after: None,
@@ -122,7 +129,14 @@ impl BeaconReconciler {
         status.observed_generation = generation;
         match next {
             Next::NotReady { reason, message } => {
-                set_ready(&mut status.conditions, false, reason, &message, generation, now);
+                set_ready(
+                    &mut status.conditions,
+                    false,
+                    reason,
+                    &message,
+                    generation,
+                    now,
+                );
             }
             Next::Manual(message) => {
                 set_ready(

@@ -69,7 +69,9 @@ pub fn to_collect(
 fn unprotected<'a>(beacon: &'a str, bundles: &'a [Bundle]) -> impl Iterator<Item = &'a Bundle> {
     bundles
         .iter()
-        .filter(move |b| b.labels().get(wellknown::LABEL_BEACON).map(String::as_str) == Some(beacon))
+        .filter(move |b| {
+            b.labels().get(wellknown::LABEL_BEACON).map(String::as_str) == Some(beacon)
+        })
         .filter(|b| b.status.as_ref().is_none_or(|s| s.approved_for.is_empty()))
 }
 
@@ -101,7 +103,11 @@ async fn try_collect(
         .await?
         .items;
     // Cheap steady state: with no more candidates than are kept, nothing else to read.
-    if unprotected(&name, &bundles).filter(|b| b.name_any() != latest).count() <= retain {
+    if unprotected(&name, &bundles)
+        .filter(|b| b.name_any() != latest)
+        .count()
+        <= retain
+    {
         return Ok(Vec::new());
     }
     let gates = Api::<Gate>::namespaced(client.clone(), &namespace)
@@ -162,7 +168,9 @@ mod tests {
     }
 
     fn bundles(n: i64) -> Vec<Bundle> {
-        (0..n).map(|i| bundle(&format!("app-{i:02}"), "app", i)).collect()
+        (0..n)
+            .map(|i| bundle(&format!("app-{i:02}"), "app", i))
+            .collect()
     }
 
     fn app(retain: Option<i32>) -> Beacon {
@@ -186,7 +194,13 @@ mod tests {
         }
     }
 
-    fn kept(beacon: &Beacon, latest: &str, all: &[Bundle], gates: &[Gate], passages: &[Passage]) -> Vec<String> {
+    fn kept(
+        beacon: &Beacon,
+        latest: &str,
+        all: &[Bundle],
+        gates: &[Gate],
+        passages: &[Passage],
+    ) -> Vec<String> {
         let gone = to_collect(beacon, latest, all, gates, passages);
         all.iter()
             .map(|b| b.name_any())
@@ -197,7 +211,10 @@ mod tests {
     #[test]
     fn the_newest_are_kept_up_to_the_limit() {
         let all = bundles(6);
-        assert_eq!(kept(&app(Some(2)), "", &all, &[], &[]), ["app-04", "app-05"]);
+        assert_eq!(
+            kept(&app(Some(2)), "", &all, &[], &[]),
+            ["app-04", "app-05"]
+        );
         assert_eq!(to_collect(&app(None), "", &bundles(12), &[], &[]).len(), 2);
     }
 
@@ -234,7 +251,10 @@ mod tests {
         );
         // app-04 is the Beacon's latest, named before any list could hold it.
         let kept = kept(&app(Some(1)), "app-04", &all, &[gate], &[passage]);
-        assert_eq!(kept, ["app-00", "app-01", "app-02", "app-03", "app-04", "app-07"]);
+        assert_eq!(
+            kept,
+            ["app-00", "app-01", "app-02", "app-03", "app-04", "app-07"]
+        );
     }
 
     #[test]

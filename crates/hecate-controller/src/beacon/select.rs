@@ -48,7 +48,7 @@ impl Selection<'_> {
         };
         let candidates: Vec<&str> = tags
             .iter()
-            .map(AsRef::as_ref)
+            .map(|tag| tag.as_ref())
             .filter(|tag| allow.as_ref().is_none_or(|re| re.is_match(tag)))
             .filter(|tag| !self.ignore.iter().any(|ignored| ignored == tag))
             .collect();
@@ -147,18 +147,48 @@ mod tests {
     fn semver_picks() {
         let ignored = vec!["6.2.0".to_string()];
         let cases: Vec<(&str, Selection, &[&str], &str)> = vec![
-            ("highest release, mutable tags skipped", semver(""), REALISTIC, "6.2.0"),
-            ("caret keeps the major", semver("^6.0.0"), REALISTIC, "6.2.0"),
-            ("tilde keeps the minor", semver("~6.1.0"), REALISTIC, "6.1.0"),
-            ("a plain range skips prereleases", semver(">= 6.0.0"), REALISTIC, "6.2.0"),
+            (
+                "highest release, mutable tags skipped",
+                semver(""),
+                REALISTIC,
+                "6.2.0",
+            ),
+            (
+                "caret keeps the major",
+                semver("^6.0.0"),
+                REALISTIC,
+                "6.2.0",
+            ),
+            (
+                "tilde keeps the minor",
+                semver("~6.1.0"),
+                REALISTIC,
+                "6.1.0",
+            ),
+            (
+                "a plain range skips prereleases",
+                semver(">= 6.0.0"),
+                REALISTIC,
+                "6.2.0",
+            ),
             (
                 "a prerelease range opts in",
                 semver(">= 0.0.0-0"),
                 REALISTIC,
                 "7.0.0-beta.1",
             ),
-            ("v prefixes are versions, kept as written", semver(""), &["v1.2.3", "v1.3.0"], "v1.3.0"),
-            ("short forms are versions", semver(""), &["1.2", "1.10", "1.9.9"], "1.10"),
+            (
+                "v prefixes are versions, kept as written",
+                semver(""),
+                &["v1.2.3", "v1.3.0"],
+                "v1.3.0",
+            ),
+            (
+                "short forms are versions",
+                semver(""),
+                &["1.2", "1.10", "1.9.9"],
+                "1.10",
+            ),
             ("or", semver("5.x || ^7.0.0-0"), REALISTIC, "7.0.0-beta.1"),
             ("hyphen range", semver("5.0 - 6.1"), REALISTIC, "6.1.0"),
             (
@@ -213,7 +243,9 @@ mod tests {
             ..Selection::default()
         };
         assert_eq!(
-            lexical.pick(&["20260101", "20260810", "20251231"]).as_deref(),
+            lexical
+                .pick(&["20260101", "20260810", "20251231"])
+                .as_deref(),
             Ok("20260810")
         );
         let releases = Selection {
@@ -238,9 +270,24 @@ mod tests {
             ..Selection::default()
         };
         let cases: Vec<(&str, Selection, &[&str], Class)> = vec![
-            ("nothing in range", semver("^99.0.0"), REALISTIC, Class::NoMatch),
-            ("no version tags", semver(""), &["latest", "main"], Class::NoMatch),
-            ("only prereleases", semver(""), &["1.0.0-rc.1"], Class::NoMatch),
+            (
+                "nothing in range",
+                semver("^99.0.0"),
+                REALISTIC,
+                Class::NoMatch,
+            ),
+            (
+                "no version tags",
+                semver(""),
+                &["latest", "main"],
+                Class::NoMatch,
+            ),
+            (
+                "only prereleases",
+                semver(""),
+                &["1.0.0-rc.1"],
+                Class::NoMatch,
+            ),
             ("no tags", semver(""), &[], Class::NoMatch),
             (
                 "all filtered out",
@@ -251,8 +298,18 @@ mod tests {
                 REALISTIC,
                 Class::NoMatch,
             ),
-            ("tracked tag absent", digest("absent"), REALISTIC, Class::NoMatch),
-            ("a bad range", semver("not-a-constraint"), REALISTIC, Class::Failed),
+            (
+                "tracked tag absent",
+                digest("absent"),
+                REALISTIC,
+                Class::NoMatch,
+            ),
+            (
+                "a bad range",
+                semver("not-a-constraint"),
+                REALISTIC,
+                Class::Failed,
+            ),
             (
                 "a bad pattern",
                 Selection {

@@ -140,10 +140,7 @@ fn number(text: &str) -> Option<u64> {
 /// Dot-separated, non-empty identifiers of `[0-9A-Za-z-]`.
 fn identifiers(text: &str) -> bool {
     text.split('.').all(|part| {
-        !part.is_empty()
-            && part
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        !part.is_empty() && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
     })
 }
 
@@ -240,8 +237,7 @@ fn compile(pattern: String) -> Regex {
     Regex::new(&pattern).unwrap_or_else(|e| panic!("a constant pattern: {e}"))
 }
 
-static ONE: LazyLock<Regex> =
-    LazyLock::new(|| compile(format!(r"^{WS}*({OPS}){WS}*({CV}){WS}*$")));
+static ONE: LazyLock<Regex> = LazyLock::new(|| compile(format!(r"^{WS}*({OPS}){WS}*({CV}){WS}*$")));
 static HYPHEN: LazyLock<Regex> =
     LazyLock::new(|| compile(format!(r"{WS}*({CV}){WS}+-{WS}+({CV}){WS}*")));
 static FIND: LazyLock<Regex> = LazyLock::new(|| compile(format!(r"({OPS}){WS}*({CV})")));
@@ -286,7 +282,8 @@ impl Constraints {
 fn rewrite_hyphen_ranges(text: &str) -> String {
     let mut out = text.to_string();
     for captures in HYPHEN.captures_iter(text) {
-        let (Some(whole), Some(low), Some(high)) = (captures.get(0), captures.get(1), captures.get(11))
+        let (Some(whole), Some(low), Some(high)) =
+            (captures.get(0), captures.get(1), captures.get(11))
         else {
             continue;
         };
@@ -404,8 +401,7 @@ impl Comparator {
             return false;
         }
         // `~0.0.0` (and `~*`) admits everything.
-        if c.major == 0 && c.minor == 0 && c.patch == 0 && !self.minor_dirty && !self.patch_dirty
-        {
+        if c.major == 0 && c.minor == 0 && c.patch == 0 && !self.minor_dirty && !self.patch_dirty {
             return true;
         }
         v.major == c.major && (v.minor == c.minor || self.minor_dirty)
@@ -667,7 +663,10 @@ mod tests {
             "> = 1",
             "~1.2.3.4",
         ] {
-            assert!(Constraints::parse(range).is_err(), "{range:?} should not parse");
+            assert!(
+                Constraints::parse(range).is_err(),
+                "{range:?} should not parse"
+            );
         }
     }
 }

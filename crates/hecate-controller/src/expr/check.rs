@@ -51,7 +51,10 @@ fn check_one(node: &Node, names: Option<&[&str]>) -> Result<(), Problem> {
             {
                 return Err(Problem::new(
                     node.start,
-                    format!("unknown name {name:?}; the names here are {}", allowed.join(", ")),
+                    format!(
+                        "unknown name {name:?}; the names here are {}",
+                        allowed.join(", ")
+                    ),
                 ));
             }
         }

@@ -81,12 +81,16 @@ impl BundleFn {
                     .as_ref()
                     .filter(|a| a.repo == repo)
                     .map(|a| json!({"repo": a.repo, "name": a.name, "version": a.version})),
-                BundleFn::Commit => artifact.commit.as_ref().filter(|a| a.repo == repo).map(|a| {
-                    json!({
-                        "repo": a.repo, "sha": a.sha, "branch": a.branch,
-                        "tag": a.tag, "message": a.message,
-                    })
-                }),
+                BundleFn::Commit => artifact
+                    .commit
+                    .as_ref()
+                    .filter(|a| a.repo == repo)
+                    .map(|a| {
+                        json!({
+                            "repo": a.repo, "sha": a.sha, "branch": a.branch,
+                            "tag": a.tag, "message": a.message,
+                        })
+                    }),
             })
             .unwrap_or(Value::Null)
     }
@@ -128,7 +132,9 @@ impl Scope for Response<'_> {
         match name {
             "status" => Val::owned(Value::from(self.status)),
             "body" => Val::owned(Value::String(self.body.to_string())),
-            "json" => self.json.map_or_else(Val::null, |json| Val::Json(Cow::Borrowed(json))),
+            "json" => self
+                .json
+                .map_or_else(Val::null, |json| Val::Json(Cow::Borrowed(json))),
             _ => Val::null(),
         }
     }

@@ -183,9 +183,9 @@ impl<'a> Evaluator<'a> {
                 map.remove(name).map_or_else(Val::null, Val::owned)
             }
             Val::Json(other) => return fail(self.cannot_read(&format!(".{name}"), &other, object)),
-            Val::Vars(vars) => Val::owned(Value::String(
-                vars.get(name).cloned().unwrap_or_default(),
-            )),
+            Val::Vars(vars) => {
+                Val::owned(Value::String(vars.get(name).cloned().unwrap_or_default()))
+            }
             Val::Steps(steps) => found(steps.get(name)),
             Val::Bundle(bundle) => BundleFn::member(bundle, name),
             Val::Func(..) => {

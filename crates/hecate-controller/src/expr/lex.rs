@@ -49,8 +49,8 @@ impl Problem {
 
 /// Symbols, longest first so `==` wins over `=` would-be prefixes.
 const PUNCT: [&str; 24] = [
-    "==", "!=", "<=", ">=", "&&", "||", "??", "?.", "(", ")", "[", "]", ",", ".", "?", ":",
-    "<", ">", "!", "+", "-", "*", "/", "%",
+    "==", "!=", "<=", ">=", "&&", "||", "??", "?.", "(", ")", "[", "]", ",", ".", "?", ":", "<",
+    ">", "!", "+", "-", "*", "/", "%",
 ];
 
 /// The tokens of `src`, ending with [`Tok::End`].
@@ -78,7 +78,7 @@ pub(super) fn lex(src: &str) -> Result<Vec<Token>, Problem> {
             Tok::Word(lexer.take_while(is_word_char).to_string())
         } else if let Some(p) = PUNCT.iter().find(|p| src[start..].starts_with(**p)) {
             lexer.pos += p.len();
-            Tok::Punct(*p)
+            Tok::Punct(p)
         } else {
             return Err(unexpected_char(start, c));
         };
@@ -156,7 +156,9 @@ impl<'s> Lexer<'s> {
             let clean = digits.replace('_', "");
             return i64::from_str_radix(&clean, radix)
                 .map(Tok::Int)
-                .map_err(|_| Problem::new(start, format!("invalid number {:?}", self.text(start))));
+                .map_err(|_| {
+                    Problem::new(start, format!("invalid number {:?}", self.text(start)))
+                });
         }
         self.take_while(|c| c.is_ascii_digit() || c == '_');
         let mut float = false;
@@ -193,9 +195,10 @@ impl<'s> Lexer<'s> {
                 .map(Tok::Float)
                 .ok_or_else(|| Problem::new(start, format!("invalid number {clean:?}")))
         } else {
-            clean.parse::<i64>().map(Tok::Int).map_err(|_| {
-                Problem::new(start, format!("the integer {clean} is too large"))
-            })
+            clean
+                .parse::<i64>()
+                .map(Tok::Int)
+                .map_err(|_| Problem::new(start, format!("the integer {clean} is too large")))
         }
     }
 
@@ -221,7 +224,9 @@ impl<'s> Lexer<'s> {
 
     fn escape(&mut self, at: usize) -> Result<char, Problem> {
         let bad = |what: &str| Problem::new(at, what.to_string());
-        let c = self.bump().ok_or_else(|| bad("this string is never closed"))?;
+        let c = self
+            .bump()
+            .ok_or_else(|| bad("this string is never closed"))?;
         let simple = match c {
             'n' => Some('\n'),
             't' => Some('\t'),
@@ -293,16 +298,64 @@ mod tests {
         let cases: [(&str, Vec<Tok>); 12] = [
             ("42", vec![Tok::Int(42), Tok::End]),
             ("1_000", vec![Tok::Int(1000), Tok::End]),
-            ("0x1F 0o17 0b11", vec![Tok::Int(31), Tok::Int(15), Tok::Int(3), Tok::End]),
-            ("1.5 2e3 1E-2", vec![Tok::Float(1.5), Tok::Float(2000.0), Tok::Float(0.01), Tok::End]),
+            (
+                "0x1F 0o17 0b11",
+                vec![Tok::Int(31), Tok::Int(15), Tok::Int(3), Tok::End],
+            ),
+            (
+                "1.5 2e3 1E-2",
+                vec![
+                    Tok::Float(1.5),
+                    Tok::Float(2000.0),
+                    Tok::Float(0.01),
+                    Tok::End,
+                ],
+            ),
             // `1.x` is a member of 1, not a float.
-            ("a[1].b", vec![word("a"), Tok::Punct("["), Tok::Int(1), Tok::Punct("]"), Tok::Punct("."), word("b"), Tok::End]),
+            (
+                "a[1].b",
+                vec![
+                    word("a"),
+                    Tok::Punct("["),
+                    Tok::Int(1),
+                    Tok::Punct("]"),
+                    Tok::Punct("."),
+                    word("b"),
+                    Tok::End,
+                ],
+            ),
             (r#""a\"b\n""#, vec![Tok::Str("a\"b\n".into()), Tok::End]),
-            (r"'it\'s' '\x41\u00e9\101'", vec![Tok::Str("it's".into()), Tok::Str("AéA".into()), Tok::End]),
+            (
+                r"'it\'s' '\x41\u00e9\101'",
+                vec![Tok::Str("it's".into()), Tok::Str("AéA".into()), Tok::End],
+            ),
             ("`raw \\n`", vec![Tok::Str("raw \\n".into()), Tok::End]),
-            ("a??b?.c", vec![word("a"), Tok::Punct("??"), word("b"), Tok::Punct("?."), word("c"), Tok::End]),
-            ("x<=y!=z", vec![word("x"), Tok::Punct("<="), word("y"), Tok::Punct("!="), word("z"), Tok::End]),
-            ("not startsWith", vec![word("not"), word("startsWith"), Tok::End]),
+            (
+                "a??b?.c",
+                vec![
+                    word("a"),
+                    Tok::Punct("??"),
+                    word("b"),
+                    Tok::Punct("?."),
+                    word("c"),
+                    Tok::End,
+                ],
+            ),
+            (
+                "x<=y!=z",
+                vec![
+                    word("x"),
+                    Tok::Punct("<="),
+                    word("y"),
+                    Tok::Punct("!="),
+                    word("z"),
+                    Tok::End,
+                ],
+            ),
+            (
+                "not startsWith",
+                vec![word("not"), word("startsWith"), Tok::End],
+            ),
             ("  ", vec![Tok::End]),
         ];
         for (src, want) in cases {
@@ -322,13 +375,21 @@ mod tests {
         let cases = [
             ("'abc", 0, "this string is never closed"),
             ("a = b", 2, "unexpected character '='; to compare, write =="),
-            ("a & b", 2, "unexpected character '&'; for \"and\", write &&"),
+            (
+                "a & b",
+                2,
+                "unexpected character '&'; for \"and\", write &&",
+            ),
             ("a | b", 2, "unexpected character '|'; for \"or\", write ||"),
             ("1 @", 2, "unexpected character '@'"),
             ("'\\q'", 1, "unknown escape \\q"),
             ("'\\x4'", 1, "incomplete escape"),
             ("12abc", 0, "invalid number \"12abc\""),
-            ("99999999999999999999", 0, "the integer 99999999999999999999 is too large"),
+            (
+                "99999999999999999999",
+                0,
+                "the integer 99999999999999999999 is too large",
+            ),
             ("`open", 0, "this string is never closed"),
         ];
         for (src, at, what) in cases {

@@ -341,7 +341,10 @@ impl Parser<'_> {
                 let token = self.current();
                 return Err(Problem::new(
                     token.start,
-                    format!("expected \":\" to go with \"?\", found {}", self.shown(token)),
+                    format!(
+                        "expected \":\" to go with \"?\", found {}",
+                        self.shown(token)
+                    ),
                 ));
             }
             self.advance();

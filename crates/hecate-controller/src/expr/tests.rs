@@ -109,7 +109,10 @@ fn values() {
         ("bundle.alias", json!("wandering-owl")),
         ("bundle.absent", json!(null)),
         ("bundle.image('ghcr.io/acme/api').tag", json!("1.2.3")),
-        ("bundle.image('ghcr.io/acme/api').digest", json!("sha256:aaa")),
+        (
+            "bundle.image('ghcr.io/acme/api').digest",
+            json!("sha256:aaa"),
+        ),
         ("bundle.image('ghcr.io/acme/web').tag", json!("4.5.6")),
         (
             "bundle.image('ghcr.io/acme/api')",
@@ -132,8 +135,14 @@ fn values() {
         ("bundle.commit('oci://acme/charts')", json!(null)),
         // `?.` reads through null on purpose; `??` supplies a default.
         ("bundle.image('ghcr.io/acme/absent')?.tag", json!(null)),
-        ("bundle.image('ghcr.io/acme/absent')?.tag.more[0]", json!(null)),
-        ("bundle.image('ghcr.io/acme/absent')?.tag ?? 'latest'", json!("latest")),
+        (
+            "bundle.image('ghcr.io/acme/absent')?.tag.more[0]",
+            json!(null),
+        ),
+        (
+            "bundle.image('ghcr.io/acme/absent')?.tag ?? 'latest'",
+            json!("latest"),
+        ),
         ("steps.absent?.sha", json!(null)),
         ("steps.absent?.['sha']", json!(null)),
         ("steps.commit?.sha", json!("9f8c1a2b")),
@@ -180,7 +189,10 @@ fn values() {
         ("vars.region endsWith '-1'", json!(true)),
         ("vars.region contains 'west'", json!(true)),
         ("vars.region matches '^eu-[a-z]+-\\\\d$'", json!(true)),
-        (r"bundle.image('ghcr.io/acme/api').tag matches `^\d+\.\d+`", json!(true)),
+        (
+            r"bundle.image('ghcr.io/acme/api').tag matches `^\d+\.\d+`",
+            json!(true),
+        ),
         ("vars.region not startsWith 'us'", json!(true)),
         ("vars.region not contains 'west'", json!(false)),
         ("vars.region not matches 'x'", json!(true)),
@@ -220,7 +232,10 @@ fn precedence() {
         ("not false and false", json!(false)),
         ("1 < 2 == true", json!(true)),
         ("1 + 1 == 2 && 'a' + 'b' == 'ab'", json!(true)),
-        ("failed || gate == 'production' ? 'go' : 'stop'", json!("go")),
+        (
+            "failed || gate == 'production' ? 'go' : 'stop'",
+            json!("go"),
+        ),
         // `??` binds tighter than arithmetic and unary minus.
         ("steps.absent ?? 1 + 1", json!(2)),
         ("-steps.absent ?? 2", json!(-2)),
@@ -229,7 +244,10 @@ fn precedence() {
         ("'a' + 'b' in ['ab']", json!(true)),
         ("vars.region startsWith 'eu' == true", json!(true)),
         ("steps.commit.list[0] + steps.commit.list[-1]", json!(4)),
-        ("bundle.image('ghcr.io/acme/api').tag + '-' + gate", json!("1.2.3-production")),
+        (
+            "bundle.image('ghcr.io/acme/api').tag + '-' + gate",
+            json!("1.2.3-production"),
+        ),
     ];
     for (expr, want) in cases {
         assert_eq!(value(expr), Ok(want), "{expr}");
@@ -428,7 +446,10 @@ fn errors() {
             "'open",
             r#"invalid expression "'open" at column 1: this string is never closed"#,
         ),
-        ("", r#"invalid expression "" at column 1: the expression is empty"#),
+        (
+            "",
+            r#"invalid expression "" at column 1: the expression is empty"#,
+        ),
         (
             "gate matches '('",
             "invalid expression \"gate matches '('\" at column 14: invalid regular expression: unclosed group",
@@ -469,26 +490,50 @@ fn conditions() {
         ("${{failed}}", Ok(false)),
         (
             "${{ always }} && ${{ failed }}",
-            Err(r#"invalid expression "${{ always }} && ${{ failed }}" at column 2: unexpected character '{'"#),
+            Err(
+                r#"invalid expression "${{ always }} && ${{ failed }}" at column 2: unexpected character '{'"#,
+            ),
         ),
         // Truthiness is never guessed.
-        (r#""yes""#, Err(r#"condition "\"yes\"" gave the string "yes", not true or false"#)),
-        ("1", Err(r#"condition "1" gave the number 1, not true or false"#)),
-        ("6 / 4", Err(r#"condition "6 / 4" gave the number 1.5, not true or false"#)),
+        (
+            r#""yes""#,
+            Err(r#"condition "\"yes\"" gave the string "yes", not true or false"#),
+        ),
+        (
+            "1",
+            Err(r#"condition "1" gave the number 1, not true or false"#),
+        ),
+        (
+            "6 / 4",
+            Err(r#"condition "6 / 4" gave the number 1.5, not true or false"#),
+        ),
         (
             "bundle.digest",
             Err(r#"condition "bundle.digest" gave the string "9f8c1a2b3c4d", not true or false"#),
         ),
-        ("steps.absent", Err(r#"condition "steps.absent" gave null, not true or false"#)),
-        ("vars.absent", Err(r#"condition "vars.absent" gave the string "", not true or false"#)),
-        ("steps.commit.list", Err(r#"condition "steps.commit.list" gave a list, not true or false"#)),
+        (
+            "steps.absent",
+            Err(r#"condition "steps.absent" gave null, not true or false"#),
+        ),
+        (
+            "vars.absent",
+            Err(r#"condition "vars.absent" gave the string "", not true or false"#),
+        ),
+        (
+            "steps.commit.list",
+            Err(r#"condition "steps.commit.list" gave a list, not true or false"#),
+        ),
         (
             "'a long string that goes on and on and on past forty'",
-            Err(r#"condition "'a long string that goes on and on and on past forty'" gave the string "a long string that goes on and on and on"…, not true or false"#),
+            Err(
+                r#"condition "'a long string that goes on and on and on past forty'" gave the string "a long string that goes on and on and on"…, not true or false"#,
+            ),
         ),
         (
             "steps.absent.ok",
-            Err(r#""steps.absent.ok" could not be evaluated: cannot read .ok of null (steps.absent is null)"#),
+            Err(
+                r#""steps.absent.ok" could not be evaluated: cannot read .ok of null (steps.absent is null)"#,
+            ),
         ),
     ];
     for (source, want) in cases {
@@ -511,13 +556,24 @@ fn compile_checks_syntax_only() {
         ("'a' + 1", Ok(())),
         ("vars.x matches vars.pattern", Ok(())),
         ("${{ always }}", Ok(())),
-        ("steps.", Err(r#"invalid expression "steps." at column 6: expected a name after ".""#)),
-        ("foo()", Err(r#"invalid expression "foo()" at column 1: unknown function "foo""#)),
+        (
+            "steps.",
+            Err(r#"invalid expression "steps." at column 6: expected a name after ".""#),
+        ),
+        (
+            "foo()",
+            Err(r#"invalid expression "foo()" at column 1: unknown function "foo""#),
+        ),
         (
             "gate matches '['",
-            Err(r#"invalid expression "gate matches '['" at column 14: invalid regular expression: unclosed character class"#),
+            Err(
+                r#"invalid expression "gate matches '['" at column 14: invalid regular expression: unclosed character class"#,
+            ),
         ),
-        ("${{ }}", Err(r#"invalid expression "" at column 1: the expression is empty"#)),
+        (
+            "${{ }}",
+            Err(r#"invalid expression "" at column 1: the expression is empty"#),
+        ),
     ];
     for (source, want) in cases {
         let got = compile(source).map_err(|e| e.to_string());
@@ -544,19 +600,43 @@ fn interpolation() {
         (json!("${{ actor }}"), json!("olaf")),
         (json!("${{ bundle.digest }}"), json!("9f8c1a2b3c4d")),
         (json!("${{ bundle.alias }}"), json!("wandering-owl")),
-        (json!("${{ bundle.image('ghcr.io/acme/api').tag }}"), json!("1.2.3")),
-        (json!("${{ bundle.chart('oci://acme/charts').version }}"), json!("6.3.5")),
-        (json!("${{ bundle.commit('https://git/acme/app').sha }}"), json!("deadbeef")),
+        (
+            json!("${{ bundle.image('ghcr.io/acme/api').tag }}"),
+            json!("1.2.3"),
+        ),
+        (
+            json!("${{ bundle.chart('oci://acme/charts').version }}"),
+            json!("6.3.5"),
+        ),
+        (
+            json!("${{ bundle.commit('https://git/acme/app').sha }}"),
+            json!("deadbeef"),
+        ),
         // Stringified inside text.
-        (json!("count is ${{ steps.commit.count }}"), json!("count is 3")),
-        (json!("prod: ${{ steps.commit.sha }}"), json!("prod: 9f8c1a2b")),
-        (json!("${{ gate }}/${{ vars.region }}"), json!("production/eu-west-1")),
-        (json!("${{ gate }}${{ gate }}"), json!("productionproduction")),
+        (
+            json!("count is ${{ steps.commit.count }}"),
+            json!("count is 3"),
+        ),
+        (
+            json!("prod: ${{ steps.commit.sha }}"),
+            json!("prod: 9f8c1a2b"),
+        ),
+        (
+            json!("${{ gate }}/${{ vars.region }}"),
+            json!("production/eu-west-1"),
+        ),
+        (
+            json!("${{ gate }}${{ gate }}"),
+            json!("productionproduction"),
+        ),
         (
             json!("promote ${{ bundle.image('ghcr.io/acme/api').tag }} to ${{ gate }}"),
             json!("promote 1.2.3 to production"),
         ),
-        (json!("half: ${{ 7 / 2 }}, whole: ${{ 6 / 2 }}"), json!("half: 3.5, whole: 3")),
+        (
+            json!("half: ${{ 7 / 2 }}, whole: ${{ 6 / 2 }}"),
+            json!("half: 3.5, whole: 3"),
+        ),
         (json!("[${{ steps.absent }}]"), json!("[]")),
         (json!("failed=${{ failed }}"), json!("failed=false")),
         (json!("l=${{ [1, 'a'] }}"), json!(r#"l=[1,"a"]"#)),
@@ -580,7 +660,10 @@ fn interpolation() {
         (json!({"n${{ steps.commit.count }}": 1}), json!({"n3": 1})),
         (json!({"${{ steps.commit.count }}": 1}), json!({"3": 1})),
         (json!({"${{ steps.absent }}": 1}), json!({"": 1})),
-        (json!({"${{ steps.commit.nested }}": 1}), json!({r#"{"ok":true}"#: 1})),
+        (
+            json!({"${{ steps.commit.nested }}": 1}),
+            json!({r#"{"ok":true}"#: 1}),
+        ),
         // Nested structures, at any depth.
         (
             json!({
@@ -660,27 +743,50 @@ fn interpolation_errors_say_where() {
     }
 }
 
+/// A `successIf`, the response it judges (status, body, JSON) and the verdict.
+type ResponseCase<'a> = (
+    &'a str,
+    u16,
+    &'a str,
+    Option<&'a Value>,
+    Result<bool, &'a str>,
+);
+
 #[test]
 fn success_conditions() {
     let healthy = json!({"status": "healthy", "items": [{"ready": true}]});
-    let cases: Vec<(&str, u16, &str, Option<&Value>, Result<bool, &str>)> = vec![
+    let cases: Vec<ResponseCase> = vec![
         ("status == 200", 200, "", None, Ok(true)),
         ("status == 200", 503, "", None, Ok(false)),
         ("status >= 200 && status < 300", 204, "", None, Ok(true)),
         ("body contains 'ok'", 200, "all ok", None, Ok(true)),
         ("body == ''", 200, "", None, Ok(true)),
-        ("json.status == 'healthy'", 200, "{}", Some(&healthy), Ok(true)),
+        (
+            "json.status == 'healthy'",
+            200,
+            "{}",
+            Some(&healthy),
+            Ok(true),
+        ),
         ("json.items[0].ready", 200, "{}", Some(&healthy), Ok(true)),
         ("json.absent == nil", 200, "{}", Some(&healthy), Ok(true)),
         ("json == nil", 200, "not json", None, Ok(true)),
-        ("json?.status == 'healthy'", 200, "not json", None, Ok(false)),
+        (
+            "json?.status == 'healthy'",
+            200,
+            "not json",
+            None,
+            Ok(false),
+        ),
         ("  status in [200, 201]  ", 201, "", None, Ok(true)),
         (
             "json.status == 'healthy'",
             200,
             "not json",
             None,
-            Err(r#""json.status == 'healthy'" could not be evaluated: cannot read .status of null (json is null)"#),
+            Err(
+                r#""json.status == 'healthy'" could not be evaluated: cannot read .status of null (json is null)"#,
+            ),
         ),
         (
             "status",
@@ -702,14 +808,18 @@ fn success_conditions() {
             200,
             "",
             None,
-            Err(r#"invalid expression "gate == 'production'" at column 1: unknown name "gate"; the names here are status, body, json"#),
+            Err(
+                r#"invalid expression "gate == 'production'" at column 1: unknown name "gate"; the names here are status, body, json"#,
+            ),
         ),
         (
             "status == 200 && always",
             200,
             "",
             None,
-            Err(r#"invalid expression "status == 200 && always" at column 18: unknown name "always"; the names here are status, body, json"#),
+            Err(
+                r#"invalid expression "status == 200 && always" at column 18: unknown name "always"; the names here are status, body, json"#,
+            ),
         ),
         (
             "status ==",
@@ -733,11 +843,15 @@ fn success_conditions_compile() {
         ("body matches '^OK'", Ok(())),
         (
             "steps.x.ok",
-            Err(r#"invalid expression "steps.x.ok" at column 1: unknown name "steps"; the names here are status, body, json"#),
+            Err(
+                r#"invalid expression "steps.x.ok" at column 1: unknown name "steps"; the names here are status, body, json"#,
+            ),
         ),
         (
             "json.x(",
-            Err(r#"invalid expression "json.x(" at column 7: this bracket is never closed with ")""#),
+            Err(
+                r#"invalid expression "json.x(" at column 7: this bracket is never closed with ")""#,
+            ),
         ),
     ];
     for (source, want) in cases {

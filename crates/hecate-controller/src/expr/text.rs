@@ -91,8 +91,8 @@ pub(super) fn walk(value: &Value, env: &Env, path: &str) -> Result<Value, ExprEr
             for (key, item) in map {
                 let key_path = format!("{path}.{key}");
                 let new_key = if key.contains("${{") {
-                    let substituted = substitute(key, env)
-                        .map_err(at(format!("{path}, in the key {key:?}")))?;
+                    let substituted =
+                        substitute(key, env).map_err(at(format!("{path}, in the key {key:?}")))?;
                     stringify(&substituted)
                 } else {
                     key.clone()
@@ -130,7 +130,12 @@ fn sorted(value: &Value) -> Value {
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
-            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sorted(v)))
+                    .collect(),
+            )
         }
         other => other.clone(),
     }
@@ -220,7 +225,10 @@ mod tests {
             (json!(1e21), "1e+21"),
             (json!(-2.5e-7), "-2.5e-07"),
             (json!([1, "a", null]), r#"[1,"a",null]"#),
-            (json!({"b": 1, "a": {"d": 2, "c": [true]}}), r#"{"a":{"c":[true],"d":2},"b":1}"#),
+            (
+                json!({"b": 1, "a": {"d": 2, "c": [true]}}),
+                r#"{"a":{"c":[true],"d":2},"b":1}"#,
+            ),
         ];
         for (value, want) in cases {
             assert_eq!(stringify(&value), want, "{value}");

@@ -282,11 +282,15 @@ mod tests {
             ("${{ gate == 'production' }}", Ok(())),
             (
                 "gate ==",
-                Err("if: invalid expression \"gate ==\" at column 6: \"==\" needs something on its right"),
+                Err(
+                    "if: invalid expression \"gate ==\" at column 6: \"==\" needs something on its right",
+                ),
             ),
             (
                 "len(vars.x) > 0",
-                Err("if: invalid expression \"len(vars.x) > 0\" at column 1: unknown function \"len\""),
+                Err(
+                    "if: invalid expression \"len(vars.x) > 0\" at column 1: unknown function \"len\"",
+                ),
             ),
         ];
         for (condition, want) in cases {

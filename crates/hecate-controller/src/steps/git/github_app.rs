@@ -371,6 +371,50 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn git_authenticates_with_the_installation_token() {
+        use crate::steps::git::command::Git;
+        use crate::steps::git::credentials::{GitCredentials, Scratch, apply};
+        use crate::steps::git::testing::{Fixture, http_git};
+
+        let fx = Fixture::new();
+        fx.remote("fleet").await;
+        let base = http_git(fx.root.path(), "x-access-token", "ghs_7").await;
+        let repo = format!("{base}/fleet.git");
+        let pem = rsa_key(true).await;
+        let api = github(Github {
+            public_key: key_pair(&pem)
+                .expect("a key")
+                .public_key()
+                .as_ref()
+                .to_vec(),
+            requests: Arc::default(),
+            refuse: false,
+            expires_at: Timestamp::now() + SignedDuration::from_hours(1),
+        })
+        .await;
+        let work = fx.work_dir("w");
+        let mut git = Git::new(&work).await.expect("a private area");
+        let scratch = Scratch::new(&git, "git-clone").await.expect("scratch");
+        let credentials = GitCredentials::GitHubApp(app(pem.clone(), api));
+        apply(
+            &credentials,
+            &repo,
+            &mut git,
+            &scratch,
+            &AppTokens::default(),
+        )
+        .await
+        .expect("a token");
+        let refs = git
+            .run(&work, &["ls-remote", repo.as_str()])
+            .await
+            .expect("git is let in with the token");
+        assert!(refs.contains("\trefs/heads/main\n"), "{refs}");
+        // Neither the key nor the token can reach a message.
+        assert_eq!(git.redact(&format!("{pem} ghs_7")), "*** ***");
+    }
+
+    #[tokio::test]
     async fn refusals_and_bad_keys_have_their_reasons() {
         let pem = rsa_key(true).await;
         let url = github(Github {

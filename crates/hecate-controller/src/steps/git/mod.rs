@@ -149,3 +149,19 @@ fn short(sha: &str) -> &str {
 fn display(path: &Path) -> Value {
     Value::String(path.to_string_lossy().into_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use hecate_ops::rules::steps::BUILT_IN;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn the_runners_carry_their_registered_names() {
+        let names = runners(testing::no_cluster()).map(|runner| runner.name());
+        assert_eq!(names, ["git-clone", "git-commit", "git-push"]);
+        for name in names {
+            assert!(BUILT_IN.contains(&name), "{name} is not a built-in step");
+        }
+    }
+}

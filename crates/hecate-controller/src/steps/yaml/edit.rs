@@ -108,7 +108,10 @@ flux:
         );
 
         // Re-running finds the work done and writes nothing.
-        let again = work.run(&EditYaml, scenario_config()).await.expect("re-runs");
+        let again = work
+            .run(&EditYaml, scenario_config())
+            .await
+            .expect("re-runs");
         assert_eq!(
             again.output,
             Some(json!({"changed": false, "file": "repo/values.yaml"}))
@@ -121,15 +124,22 @@ flux:
         let work = Work::new(Vec::new());
         work.write("repo/values.yaml", FLEET_VALUES);
         let file = work.path().join("repo/values.yaml");
-        let mtime = std::fs::metadata(&file).and_then(|m| m.modified()).expect("mtime");
+        let mtime = std::fs::metadata(&file)
+            .and_then(|m| m.modified())
+            .expect("mtime");
         let config = json!({
             "path": "repo/values.yaml",
             "edits": [{"key": "app.replicas", "value": 1}, {"key": "flux.interval", "value": "1m"}],
         });
         let result = work.run(&EditYaml, config).await.expect("runs");
-        assert_eq!(result.output, Some(json!({"changed": false, "file": "repo/values.yaml"})));
+        assert_eq!(
+            result.output,
+            Some(json!({"changed": false, "file": "repo/values.yaml"}))
+        );
         assert_eq!(work.read("repo/values.yaml"), FLEET_VALUES);
-        let later = std::fs::metadata(&file).and_then(|m| m.modified()).expect("mtime");
+        let later = std::fs::metadata(&file)
+            .and_then(|m| m.modified())
+            .expect("mtime");
         assert_eq!(mtime, later);
     }
 
@@ -218,7 +228,10 @@ flux:
             ),
         ];
         for (config, reason, says) in cases {
-            let error = work.run(&EditYaml, config.clone()).await.expect_err("fails");
+            let error = work
+                .run(&EditYaml, config.clone())
+                .await
+                .expect_err("fails");
             assert_eq!(error.reason, reason, "{config}: {error}");
             assert!(error.terminal, "{config}");
             assert!(error.message.contains(says), "{config}: {error}");
@@ -257,7 +270,8 @@ flux:
     async fn a_symbolic_link_inside_the_work_directory_is_followed() {
         let work = Work::new(Vec::new());
         work.write("repo/real.yaml", "a: 1 # kept\n");
-        std::os::unix::fs::symlink("real.yaml", work.path().join("repo/link.yaml")).expect("symlink");
+        std::os::unix::fs::symlink("real.yaml", work.path().join("repo/link.yaml"))
+            .expect("symlink");
         work.run(
             &EditYaml,
             json!({"path": "repo/link.yaml", "edits": [{"key": "a", "value": 2}]}),

@@ -154,7 +154,8 @@ images:
     async fn the_entry_is_found_by_name_and_only_its_tag_changes() {
         let work = Work::new(Vec::new());
         work.write("repo/kustomization.yaml", KUSTOMIZATION);
-        let config = json!({"path": "repo/kustomization.yaml", "image": "ghcr.io/acme/api", "tag": "2.0.0"});
+        let config =
+            json!({"path": "repo/kustomization.yaml", "image": "ghcr.io/acme/api", "tag": "2.0.0"});
 
         let result = work.run(&SetImage, config.clone()).await.expect("pins");
         assert_eq!(
@@ -194,7 +195,10 @@ images:
             .await
             .expect("pins");
         assert_eq!(result.output.expect("output")["pinned"], json!("3.1.4"));
-        assert!(work.read("repo/kustomization.yaml").contains("newTag: 3.1.4 "));
+        assert!(
+            work.read("repo/kustomization.yaml")
+                .contains("newTag: 3.1.4 ")
+        );
     }
 
     #[tokio::test]
@@ -210,7 +214,10 @@ images:
             )
             .await
             .expect("pins");
-        assert_eq!(result.output.expect("output")["file"], json!("repo/apps/dev"));
+        assert_eq!(
+            result.output.expect("output")["file"],
+            json!("repo/apps/dev")
+        );
         assert_eq!(
             work.read("repo/apps/dev/kustomization.yaml"),
             text.replace("sha256:0000", "sha256:beef")
@@ -221,10 +228,16 @@ images:
     async fn a_tag_that_reads_as_a_number_is_quoted() {
         let work = Work::new(Vec::new());
         work.write("k.yaml", "images:\n- name: app\n  newTag: v1\n");
-        work.run(&SetImage, json!({"path": "k.yaml", "image": "app", "tag": "1.10"}))
-            .await
-            .expect("pins");
-        assert_eq!(work.read("k.yaml"), "images:\n- name: app\n  newTag: \"1.10\"\n");
+        work.run(
+            &SetImage,
+            json!({"path": "k.yaml", "image": "app", "tag": "1.10"}),
+        )
+        .await
+        .expect("pins");
+        assert_eq!(
+            work.read("k.yaml"),
+            "images:\n- name: app\n  newTag: \"1.10\"\n"
+        );
     }
 
     #[tokio::test]
@@ -232,7 +245,10 @@ images:
         let work = Work::new(vec![Artifact::image("ghcr.io/acme/other", "1.0.0", "")]);
         work.write("repo/kustomization.yaml", KUSTOMIZATION);
         work.write("repo/empty/notes.txt", "no kustomization here\n");
-        work.write("repo/unpinned.yaml", "images:\n  - name: ghcr.io/acme/api\n");
+        work.write(
+            "repo/unpinned.yaml",
+            "images:\n  - name: ghcr.io/acme/api\n",
+        );
         work.write(
             "repo/twice.yaml",
             "images:\n- {name: ghcr.io/acme/api, newTag: a}\n- {name: ghcr.io/acme/api, newTag: b}\n",
@@ -285,7 +301,10 @@ images:
             ),
         ];
         for (config, reason, says) in cases {
-            let error = work.run(&SetImage, config.clone()).await.expect_err("fails");
+            let error = work
+                .run(&SetImage, config.clone())
+                .await
+                .expect_err("fails");
             assert_eq!(error.reason, reason, "{config}: {error}");
             assert!(error.terminal, "{config}");
             assert!(error.message.contains(says), "{config}: {error}");

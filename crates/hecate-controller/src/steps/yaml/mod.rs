@@ -31,7 +31,9 @@ fn decode(uses: &str, ctx: &StepContext<'_>) -> Result<Config, StepError> {
     match Config::decode(uses, Some(&ctx.config)) {
         Some(Ok(config)) => Ok(config),
         Some(Err(why)) => Err(StepError::config(why)),
-        None => Err(StepError::config(format!("no configuration is known for {uses}"))),
+        None => Err(StepError::config(format!(
+            "no configuration is known for {uses}"
+        ))),
     }
 }
 
@@ -67,9 +69,9 @@ async fn resolve(ctx: &StepContext<'_>, relative: &str) -> Result<PathBuf, StepE
 
 /// The text of the file at `real` (shown as `relative`).
 async fn read(real: &Path, relative: &str) -> Result<String, StepError> {
-    let bytes = tokio::fs::read(real).await.map_err(|e| {
-        StepError::terminal(EDIT_FAILED, format!("cannot read {relative}: {e}"))
-    })?;
+    let bytes = tokio::fs::read(real)
+        .await
+        .map_err(|e| StepError::terminal(EDIT_FAILED, format!("cannot read {relative}: {e}")))?;
     String::from_utf8(bytes)
         .map_err(|_| StepError::terminal(EDIT_FAILED, format!("{relative} is not UTF-8 text")))
 }
@@ -81,7 +83,10 @@ async fn write(real: &Path, relative: &str, text: &str) -> Result<(), StepError>
     let failed = |e: std::io::Error| {
         StepError::terminal(EDIT_FAILED, format!("cannot write {relative}: {e}"))
     };
-    let permissions = tokio::fs::metadata(real).await.map_err(failed)?.permissions();
+    let permissions = tokio::fs::metadata(real)
+        .await
+        .map_err(failed)?
+        .permissions();
     let name = real
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())

@@ -81,8 +81,13 @@ pub fn set(
     value: &EditValue,
 ) -> Result<String, Refusal> {
     let shown = display_key(key);
-    let before = read_values(text).map_err(Refusal::failed)?;
-    let docs = parse(text).map_err(|why| Refusal::failed(format!("cannot edit this file: {why}")))?;
+    let mut before = read_values(text).map_err(Refusal::failed)?;
+    let docs =
+        parse(text).map_err(|why| Refusal::failed(format!("cannot edit this file: {why}")))?;
+    if docs.is_empty() && before.iter().all(Value::is_null) {
+        // A file of comments only: serde_yaml_ng reports one empty document.
+        before.clear();
+    }
     if docs.len() != before.len() {
         return Err(Refusal::failed(format!(
             "cannot edit this file: read {} documents where YAML reads {}",
@@ -95,7 +100,9 @@ pub fn set(
 
     // The value this reader found must be the one YAML finds at the key.
     let seen = lookup(&before[index], key).ok_or_else(|| {
-        Refusal::failed(format!("{shown}: could not confirm where the key is in this file"))
+        Refusal::failed(format!(
+            "{shown}: could not confirm where the key is in this file"
+        ))
     })?;
     if let Target::Scalar(scalar) = &target
         && read_scalar(&text[scalar.span.clone()]).as_ref() != Some(seen)
@@ -252,6 +259,8 @@ pub fn display_key(key: &[KeySegment]) -> String {
 
 /// Every document of `text` as YAML reads it, or why it is not YAML.
 fn read_values(text: &str) -> Result<Vec<Value>, String> {
+    // The parser underneath reads a byte order mark as content.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     serde_yaml_ng::Deserializer::from_str(text)
         .map(Value::deserialize)
         .collect::<Result<Vec<_>, _>>()
@@ -282,13 +291,14 @@ fn key_is(key: &Value, name: &str) -> bool {
 }
 
 fn lookup<'v>(value: &'v Value, key: &[KeySegment]) -> Option<&'v Value> {
-    key.iter().try_fold(value, |node, segment| match (untag(node), segment) {
-        (Value::Mapping(map), KeySegment::Field(name)) => {
-            map.iter().find(|(k, _)| key_is(k, name)).map(|(_, v)| v)
-        }
-        (Value::Sequence(items), KeySegment::Index(index)) => items.get(*index),
-        _ => None,
-    })
+    key.iter()
+        .try_fold(value, |node, segment| match (untag(node), segment) {
+            (Value::Mapping(map), KeySegment::Field(name)) => {
+                map.iter().find(|(k, _)| key_is(k, name)).map(|(_, v)| v)
+            }
+            (Value::Sequence(items), KeySegment::Index(index)) => items.get(*index),
+            _ => None,
+        })
 }
 
 fn untag_mut(mut value: &mut Value) -> &mut Value {
@@ -304,9 +314,10 @@ fn lookup_mut<'v>(value: &'v mut Value, key: &[KeySegment]) -> Option<&'v mut Va
     let mut node = value;
     for segment in key {
         node = match (untag_mut(node), segment) {
-            (Value::Mapping(map), KeySegment::Field(name)) => {
-                map.iter_mut().find(|(k, _)| key_is(k, name)).map(|(_, v)| v)?
-            }
+            (Value::Mapping(map), KeySegment::Field(name)) => map
+                .iter_mut()
+                .find(|(k, _)| key_is(k, name))
+                .map(|(_, v)| v)?,
             (Value::Sequence(items), KeySegment::Index(index)) => items.get_mut(*index)?,
             _ => return None,
         };
@@ -434,14 +445,16 @@ fn walk<'d>(root: &'d Node, key: &[KeySegment]) -> Result<&'d Node, String> {
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v)
                 .ok_or_else(|| format!("{here} has no key {name:?}"))?,
-            (Kind::Seq(items), KeySegment::Index(index)) => items.get(*index).ok_or_else(|| {
-                format!("{here} has {} items, so no [{index}]", items.len())
-            })?,
+            (Kind::Seq(items), KeySegment::Index(index)) => items
+                .get(*index)
+                .ok_or_else(|| format!("{here} has {} items, so no [{index}]", items.len()))?,
             (Kind::Map(_), KeySegment::Index(index)) => {
                 return Err(format!("{here} is a mapping, not a list, so no [{index}]"));
             }
             (Kind::Seq(_), KeySegment::Field(name)) => {
-                return Err(format!("{here} is a list, not a mapping, so no key {name:?}"));
+                return Err(format!(
+                    "{here} is a list, not a mapping, so no key {name:?}"
+                ));
             }
             (Kind::Alias(alias), _) => {
                 return Err(format!(
@@ -532,7 +545,7 @@ fn plain_reads_back(text: &str, flow: bool) -> bool {
         && !text.chars().any(needs_escape)
         && !yaml11_boolean(text)
         && !yaml11_number(text)
-        && !(flow && text.contains([',', '[', ']', '{', '}', '#', ':']))
+        && (!flow || !text.contains([',', '[', ']', '{', '}', '#', ':']))
         && read_scalar(text).is_some_and(|read| read == Value::String(text.to_string()))
 }
 
@@ -561,7 +574,11 @@ fn yaml11_number(text: &str) -> bool {
 /// Characters a quoted YAML (and JSON) string must escape: controls, and the ones
 /// YAML does not allow bare or YAML 1.1 reads as line breaks.
 fn needs_escape(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{feff}' | '\u{fffe}' | '\u{ffff}' | '\u{2028}' | '\u{2029}')
+    c.is_control()
+        || matches!(
+            c,
+            '\u{feff}' | '\u{fffe}' | '\u{ffff}' | '\u{2028}' | '\u{2029}'
+        )
 }
 
 fn single_quoted(text: &str) -> String {
@@ -825,8 +842,8 @@ impl Parser<'_> {
                 self.pos += 3;
             }
             let root = self.node(-1, Ctx::Root, explicit)?;
-            let json_like =
-                matches!(root.kind, Kind::Map(_) | Kind::Seq(_)) && matches!(self.byte(root.at), Some(b'{' | b'['));
+            let json_like = matches!(root.kind, Kind::Map(_) | Kind::Seq(_))
+                && matches!(self.byte(root.at), Some(b'{' | b'['));
             docs.push(Document { root, json_like });
             self.skip_to_content();
             if self.peek().is_none() {
@@ -1169,7 +1186,9 @@ impl Parser<'_> {
             }
         }
         let span = start..self.pos;
-        let multiline = self.b[span.clone()].iter().any(|&c| c == b'\n' || c == b'\r');
+        let multiline = self.b[span.clone()]
+            .iter()
+            .any(|&c| c == b'\n' || c == b'\r');
         Ok(Scalar {
             span,
             style: if quote == b'"' {
@@ -1249,7 +1268,10 @@ impl Parser<'_> {
                 let item = self.flow_node()?;
                 self.skip_flow_space();
                 if self.peek() == Some(b':') {
-                    return self.error(self.pos, "a key: value pair inside a flow list is not supported");
+                    return self.error(
+                        self.pos,
+                        "a key: value pair inside a flow list is not supported",
+                    );
                 }
                 items.push(item);
             }
@@ -1420,7 +1442,12 @@ app:
     #[test]
     fn edits_change_exactly_one_line() {
         let cases: &[(&str, serde_json::Value, usize, &str)] = &[
-            ("app.name", json!("web"), 3, "  name: web            # the service"),
+            (
+                "app.name",
+                json!("web"),
+                3,
+                "  name: web            # the service",
+            ),
             (
                 "app.revision",
                 json!("4b825dc642cb6eb9a060e54bf8d69288fbee4904"),
@@ -1428,15 +1455,30 @@ app:
                 "  revision: 4b825dc642cb6eb9a060e54bf8d69288fbee4904",
             ),
             ("app.image.tag", json!("2.0.0"), 7, "    tag: \"2.0.0\""),
-            ("app.image.pullPolicy", json!("Always"), 8, "    pullPolicy: 'Always'"),
-            ("app.image.pullPolicy", json!("it's"), 8, "    pullPolicy: 'it''s'"),
+            (
+                "app.image.pullPolicy",
+                json!("Always"),
+                8,
+                "    pullPolicy: 'Always'",
+            ),
+            (
+                "app.image.pullPolicy",
+                json!("it's"),
+                8,
+                "    pullPolicy: 'it''s'",
+            ),
             ("app.replicas", json!(3), 10, "  replicas: 3"),
             ("app.replicas", json!("3"), 10, "  replicas: \"3\""),
             ("app.ratio", json!(0.25), 11, "  ratio: 0.25"),
             ("app.debug", json!(true), 12, "  debug: true"),
             ("app.empty", json!("x"), 13, "  empty: x"),
             ("app.ports[0]", json!(8081), 15, "    - 8081"),
-            ("app.ports[1].name", json!("stats"), 16, "    - name: stats   # scraped"),
+            (
+                "app.ports[1].name",
+                json!("stats"),
+                16,
+                "    - name: stats   # scraped",
+            ),
             ("app.ports[1].port", json!(9091), 17, "      port: 9091"),
             ("app.matrix[0][1]", json!(5), 19, "  - [1, 5]"),
             ("app.matrix[1][1]", json!("c"), 21, "    - c"),
@@ -1483,7 +1525,8 @@ app:
             ("héllo wörld", "tag: héllo wörld"),
         ];
         for (v, want) in cases {
-            let after = edit("tag: 1.0.0\n", "tag", json!(v)).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+            let after =
+                edit("tag: 1.0.0\n", "tag", json!(v)).unwrap_or_else(|e| panic!("{v:?}: {e}"));
             assert_eq!(after, format!("{want}\n"), "{v:?}");
         }
     }
@@ -1496,7 +1539,11 @@ app:
             (json!(1.5), "n: 1.5\n"),
             (json!(false), "n: false\n"),
         ] {
-            assert_eq!(edit("n: \"x\"\n", "n", v.clone()), Ok(want.to_string()), "{v}");
+            assert_eq!(
+                edit("n: \"x\"\n", "n", v.clone()),
+                Ok(want.to_string()),
+                "{v}"
+            );
         }
     }
 
@@ -1567,10 +1614,16 @@ e: 1
         );
         let ambiguous = edit(text, "kind", json!("Job")).expect_err("ambiguous");
         assert_eq!(ambiguous.reason, EDIT_FAILED);
-        assert!(ambiguous.message.contains("more than one document"), "{ambiguous}");
+        assert!(
+            ambiguous.message.contains("more than one document"),
+            "{ambiguous}"
+        );
         let missing = edit(text, "spec", json!("x")).expect_err("missing");
         assert_eq!(missing.reason, KEY_NOT_FOUND);
-        assert!(missing.message.contains("none of the 2 documents"), "{missing}");
+        assert!(
+            missing.message.contains("none of the 2 documents"),
+            "{missing}"
+        );
 
         // Explicit markers, a directive and an empty document.
         let text = "%YAML 1.2\n---\na: 1\n...\n---\n---\nb: 2\n";
@@ -1601,7 +1654,8 @@ e: 1
 
     #[test]
     fn flow_collections_inside_block_yaml() {
-        let text = "images: [{name: api, newTag: 1.0.0}, {name: web, newTag: '2'}]\nports: [80, 443]\n";
+        let text =
+            "images: [{name: api, newTag: 1.0.0}, {name: web, newTag: '2'}]\nports: [80, 443]\n";
         assert_eq!(
             edit(text, "images[0].newTag", json!("1.1.0")),
             Ok(text.replace("newTag: 1.0.0", "newTag: 1.1.0"))
@@ -1628,7 +1682,10 @@ e: 1
             edit(text, "a.b", json!("new")),
             Ok("a:\r\n  b: new # note\r\n  c: 1\r\n".to_string())
         );
-        assert_eq!(edit(text, "a.c", json!(2)), Ok(text.replace("c: 1", "c: 2")));
+        assert_eq!(
+            edit(text, "a.c", json!(2)),
+            Ok(text.replace("c: 1", "c: 2"))
+        );
         let bom = "\u{feff}a: 1\nb: 2\n";
         assert_eq!(edit(bom, "b", json!(3)), Ok(bom.replace("b: 2", "b: 3")));
     }
@@ -1650,14 +1707,26 @@ list:
 top: &anchor plain
 ";
         for (k, from, to) in [
-            (r"metadata.annotations.flux\.weave\.works/tag", "tag: v1", "tag: v2"),
+            (
+                r"metadata.annotations.flux\.weave\.works/tag",
+                "tag: v1",
+                "tag: v2",
+            ),
             ("metadata.annotations.quoted key", "key\": x", "key\": v2"),
             ("metadata.annotations.single", "'single': y", "'single': v2"),
-            (r"metadata.labels.app\.kubernetes\.io/name", "name: api}", "name: v2}"),
+            (
+                r"metadata.labels.app\.kubernetes\.io/name",
+                "name: api}",
+                "name: v2}",
+            ),
             ("list[1].value", "value: 2", "value: v2"),
             ("top", "&anchor plain", "&anchor v2"),
         ] {
-            assert_eq!(edit(text, k, json!("v2")), Ok(text.replace(from, to)), "{k}");
+            assert_eq!(
+                edit(text, k, json!("v2")),
+                Ok(text.replace(from, to)),
+                "{k}"
+            );
         }
     }
 
@@ -1723,9 +1792,11 @@ list: [1, 2]
             assert_eq!(refusal.reason, EDIT_FAILED, "{text}");
             assert!(refusal.message.contains(says), "{text}: {refusal}");
         }
+        let empty = edit("", "a", json!(1));
         assert_eq!(
-            edit("", "a", json!(1)).map_err(|r| r.reason),
-            Err(KEY_NOT_FOUND)
+            empty.as_ref().map_err(|r| r.reason),
+            Err(KEY_NOT_FOUND),
+            "{empty:?}"
         );
         assert_eq!(
             edit("# only a comment\n", "a", json!(1)).map_err(|r| r.reason),
@@ -1769,19 +1840,32 @@ images:
             Err(KEY_NOT_FOUND)
         );
         let twice = "images:\n- {name: a, newTag: '1'}\n- {name: a, newTag: '2'}\n";
-        assert_eq!(find_image(twice, "a").map_err(|r| r.reason), Err(EDIT_FAILED));
+        assert_eq!(
+            find_image(twice, "a").map_err(|r| r.reason),
+            Err(EDIT_FAILED)
+        );
 
         let pin = find_image(text, "ghcr.io/acme/api").expect("found");
         assert_eq!(display_key(&pin.key()), "images[1].digest");
         assert_eq!(
-            set(text, Some(pin.document), &pin.key(), &value(json!("sha256:beef"))),
+            set(
+                text,
+                Some(pin.document),
+                &pin.key(),
+                &value(json!("sha256:beef"))
+            ),
             Ok(text.replace("sha256:0000", "sha256:beef"))
         );
     }
 
     #[test]
     fn keys_display_as_written() {
-        for k in ["app.revision", "images[0].newTag", r"a.flux\.io/x", "a[0][1]"] {
+        for k in [
+            "app.revision",
+            "images[0].newTag",
+            r"a.flux\.io/x",
+            "a[0][1]",
+        ] {
             assert_eq!(display_key(&key(k)), k);
         }
     }

@@ -13,8 +13,11 @@ use hecate_testenv::flux::StandIn;
 use hecate_types::{ChartWatch, ImageWatch, LocalSecretRef, ProviderWatch};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
+use kube::ResourceExt as _;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use sha2::{Digest as _, Sha256};
+
+use pretty_assertions::assert_eq;
 
 use super::*;
 
@@ -126,7 +129,10 @@ impl Distribution {
             .await
             .unwrap();
         assert_eq!(start.status(), 202, "starting an upload");
-        let location = start.headers()[header::LOCATION].to_str().unwrap().to_string();
+        let location = start.headers()[header::LOCATION]
+            .to_str()
+            .unwrap()
+            .to_string();
         let location = if location.starts_with("http") {
             location
         } else {
@@ -148,7 +154,13 @@ impl Distribution {
     }
 
     /// Puts a manifest (or index) under `reference` (a tag or digest); its digest.
-    async fn manifest(&self, path: &str, reference: &str, media_type: &str, body: &serde_json::Value) -> (String, usize) {
+    async fn manifest(
+        &self,
+        path: &str,
+        reference: &str,
+        media_type: &str,
+        body: &serde_json::Value,
+    ) -> (String, usize) {
         let bytes = serde_json::to_vec(body).unwrap();
         let digest = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
         let response = self
@@ -161,7 +173,12 @@ impl Distribution {
             .send()
             .await
             .unwrap();
-        assert_eq!(response.status(), 201, "{}", response.text().await.unwrap_or_default());
+        assert_eq!(
+            response.status(),
+            201,
+            "{}",
+            response.text().await.unwrap_or_default()
+        );
         (digest, bytes.len())
     }
 
@@ -169,7 +186,10 @@ impl Distribution {
     /// manifest's digest and size.
     async fn image(&self, path: &str, tag: &str, seed: &str) -> (String, usize) {
         let (config, config_size) = self
-            .blob(path, format!(r#"{{"architecture":"amd64","os":"linux","seed":"{seed}"}}"#).as_bytes())
+            .blob(
+                path,
+                format!(r#"{{"architecture":"amd64","os":"linux","seed":"{seed}"}}"#).as_bytes(),
+            )
             .await;
         let (layer, layer_size) = self.blob(path, format!("layer {seed}").as_bytes()).await;
         let manifest = serde_json::json!({
@@ -183,8 +203,12 @@ impl Distribution {
 
     /// Pushes a two-platform image under `tag`: the index's digest.
     async fn multi_arch(&self, path: &str, tag: &str, seed: &str) -> String {
-        let amd64 = self.image(path, &format!("{tag}-amd64"), &format!("{seed}-amd64")).await;
-        let arm64 = self.image(path, &format!("{tag}-arm64"), &format!("{seed}-arm64")).await;
+        let amd64 = self
+            .image(path, &format!("{tag}-amd64"), &format!("{seed}-amd64"))
+            .await;
+        let arm64 = self
+            .image(path, &format!("{tag}-arm64"), &format!("{seed}-arm64"))
+            .await;
         let index = serde_json::json!({
             "schemaVersion": 2,
             "mediaType": OCI_INDEX,
@@ -285,16 +309,21 @@ async fn images_new_tags_ignored_tags_and_two_beacons() {
     );
 
     // A second Beacon on the same repository, ignoring 1.1.0: its own Bundle, of 1.0.0.
-    b.create("pinned", spec(vec![image(&repo, "^1", &["1.1.0"])])).await;
+    b.create("pinned", spec(vec![image(&repo, "^1", &["1.1.0"])]))
+        .await;
     b.reconcile("pinned").await;
     let pinned = b.bundles("pinned").await;
     assert_eq!(pinned.len(), 1);
-    assert_eq!(pinned[0].spec.artifacts, [Artifact::image(repo.clone(), "1.0.0", v1)]);
+    assert_eq!(
+        pinned[0].spec.artifacts,
+        [Artifact::image(repo.clone(), "1.0.0", v1)]
+    );
     assert!(pinned[0].name_any().starts_with("pinned-"));
     assert_eq!(b.bundles("app").await.len(), 2, "each Beacon emits its own");
 
     // Nothing in range is a state, not a failure.
-    b.create("future", spec(vec![image(&repo, "^2", &[])])).await;
+    b.create("future", spec(vec![image(&repo, "^2", &[])]))
+        .await;
     b.reconcile("future").await;
     assert_eq!(b.ready("future").await.reason, "NoMatchingArtifact");
 }
@@ -309,7 +338,8 @@ async fn images_behind_authentication() {
     let repo = registry.repo("team/app");
     let (digest, _) = registry.image("team/app", "1.0.0", "one").await;
 
-    b.create("anonymous", spec(vec![image(&repo, "", &[])])).await;
+    b.create("anonymous", spec(vec![image(&repo, "", &[])]))
+        .await;
     b.reconcile("anonymous").await;
     let ready = b.ready("anonymous").await;
     assert_eq!(
@@ -319,14 +349,22 @@ async fn images_behind_authentication() {
     assert!(ready.message.contains("credentials"), "{}", ready.message);
 
     secret(&b, "wrong", &[("username", "bot"), ("password", "nope")]).await;
-    b.create("wrong", spec(vec![with_secret(image(&repo, "", &[]), "wrong")])).await;
+    b.create(
+        "wrong",
+        spec(vec![with_secret(image(&repo, "", &[]), "wrong")]),
+    )
+    .await;
     b.reconcile("wrong").await;
     let ready = b.ready("wrong").await;
     assert_eq!(ready.reason, "ResolveFailed");
     assert!(ready.message.contains("refused"), "{}", ready.message);
 
     secret(&b, "plain", &[("username", "bot"), ("password", PASSWORD)]).await;
-    b.create("plain", spec(vec![with_secret(image(&repo, "", &[]), "plain")])).await;
+    b.create(
+        "plain",
+        spec(vec![with_secret(image(&repo, "", &[]), "plain")]),
+    )
+    .await;
     b.reconcile("plain").await;
     assert_eq!(b.ready("plain").await.reason, "Discovered");
     assert_eq!(image_artifact(&b, "plain").await.unwrap().digest, digest);
@@ -335,7 +373,11 @@ async fn images_behind_authentication() {
         "auth": base64_encode(&format!("bot:{PASSWORD}"))
     }}});
     secret(&b, "docker", &[(".dockerconfigjson", &config.to_string())]).await;
-    b.create("docker", spec(vec![with_secret(image(&repo, "", &[]), "docker")])).await;
+    b.create(
+        "docker",
+        spec(vec![with_secret(image(&repo, "", &[]), "docker")]),
+    )
+    .await;
     b.reconcile("docker").await;
     assert_eq!(b.ready("docker").await.reason, "Discovered");
     assert_eq!(image_artifact(&b, "docker").await.unwrap().digest, digest);
@@ -428,7 +470,11 @@ async fn charts_from_an_index_and_from_a_registry() {
     let (repo, serving) = helm_repository(INDEX).await;
     secret(&b, "helm", &[("username", "bot"), ("password", PASSWORD)]).await;
 
-    b.create("api", spec(vec![with_secret(chart(&repo, "api", "^1"), "helm")])).await;
+    b.create(
+        "api",
+        spec(vec![with_secret(chart(&repo, "api", "^1"), "helm")]),
+    )
+    .await;
     b.reconcile("api").await;
     let bundles = b.bundles("api").await;
     assert_eq!(bundles.len(), 1);
@@ -437,16 +483,24 @@ async fn charts_from_an_index_and_from_a_registry() {
         [Artifact::chart(repo.clone(), "api", "1.10.0")]
     );
 
-    b.create("refused", spec(vec![chart(&repo, "api", "")])).await;
+    b.create("refused", spec(vec![chart(&repo, "api", "")]))
+        .await;
     b.reconcile("refused").await;
     let ready = b.ready("refused").await;
     assert_eq!(ready.reason, "ResolveFailed");
     assert!(ready.message.contains("credentials"), "{}", ready.message);
 
-    b.create("absent", spec(vec![with_secret(chart(&repo, "db", ""), "helm")])).await;
+    b.create(
+        "absent",
+        spec(vec![with_secret(chart(&repo, "db", ""), "helm")]),
+    )
+    .await;
     b.reconcile("absent").await;
     let ready = b.ready("absent").await;
-    assert_eq!(ready.reason, "ResolveFailed", "a chart the index lacks is not 'nothing matches'");
+    assert_eq!(
+        ready.reason, "ResolveFailed",
+        "a chart the index lacks is not 'nothing matches'"
+    );
     assert!(ready.message.contains("\"db\""), "{}", ready.message);
     serving.abort();
 
@@ -478,9 +532,14 @@ const PROVIDER: StandIn = StandIn {
 #[tokio::test]
 async fn providers_export_their_first_input_once_ready() {
     let b = Beacons::new().await;
-    hecate_testenv::flux::install(&b.env.admin, &[PROVIDER]).await.unwrap();
-    let api: Api<DynamicObject> =
-        Api::namespaced_with(b.env.admin.clone(), &b.env.namespace, &PROVIDER.api_resource());
+    hecate_testenv::flux::install(&b.env.admin, &[PROVIDER])
+        .await
+        .unwrap();
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        b.env.admin.clone(),
+        &b.env.namespace,
+        &PROVIDER.api_resource(),
+    );
     let object: DynamicObject = serde_json::from_value(serde_json::json!({
         "apiVersion": PROVIDER.api_version(),
         "kind": PROVIDER.kind,
@@ -495,7 +554,11 @@ async fn providers_export_their_first_input_once_ready() {
     };
     b.create("app", spec(vec![watch.clone()])).await;
     b.reconcile("app").await;
-    assert_eq!(b.ready("app").await.reason, "NoMatchingArtifact", "not ready yet");
+    assert_eq!(
+        b.ready("app").await.reason,
+        "NoMatchingArtifact",
+        "not ready yet"
+    );
 
     let status = serde_json::json!({"status": {
         "conditions": [{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded",
@@ -526,7 +589,9 @@ async fn providers_export_their_first_input_once_ready() {
     );
 
     let mut missing = watch;
-    missing.provider = Some(ProviderWatch { name: "absent".into() });
+    missing.provider = Some(ProviderWatch {
+        name: "absent".into(),
+    });
     b.create("missing", spec(vec![missing])).await;
     b.reconcile("missing").await;
     assert_eq!(b.ready("missing").await.reason, "ResolveFailed");
