@@ -115,7 +115,9 @@ pub async fn report_applied(
         Api::namespaced_with(client.clone(), namespace, &kind.api_resource());
     let object = api.get(name).await?;
     let generation = object.metadata.generation.unwrap_or(1);
-    let now = k8s_openapi::jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let now = k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
     let status = serde_json::json!({
         "status": {
             "observedGeneration": generation,

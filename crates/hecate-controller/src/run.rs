@@ -9,12 +9,12 @@ use anyhow::Context as _;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::args::{Args, BindAddress, LogFormat};
+use crate::beacon::{self, BeaconReconciler, Resolver};
 use crate::clock::SystemClock;
 use crate::events::Events;
 use crate::gate::{self, GateReconciler};
 use crate::lease::{Elector, Timings};
 use crate::metrics::Metrics;
-use crate::beacon::{self, BeaconReconciler, Resolver};
 use crate::passage::{self, PassageReconciler};
 use crate::{crd_check, flux_api, health, serve, steps, verify};
 
@@ -187,7 +187,10 @@ fn builtin(client: &kube::Client, refuse_cross_namespace: bool) -> anyhow::Resul
     let mut verifiers = verify::Registry::new();
     verifiers.register(Arc::new(verify::FlaggerVerifier::new(client.clone())))?;
     let mut steps = passage::engine::Registry::new();
-    steps.register(Arc::new(steps::flux_wait::FluxWait::new(flux, refuse_cross_namespace)))?;
+    steps.register(Arc::new(steps::flux_wait::FluxWait::new(
+        flux,
+        refuse_cross_namespace,
+    )))?;
     steps.register(Arc::new(steps::http::Http::new(client.clone())))?;
     // git-clone and git-push share one GitHub App token cache.
     let app_tokens = steps::git::AppTokens::default();

@@ -47,7 +47,12 @@ pub(crate) async fn git(dir: &Path, args: &[&str]) -> String {
 
 /// A bare repository `name.git` under `root`, seeded from a work tree with `files` on
 /// each of `branches`; returns its `file://` URL.
-pub(crate) async fn repository(root: &Path, name: &str, branches: &[&str], files: &[(&str, &str)]) -> String {
+pub(crate) async fn repository(
+    root: &Path,
+    name: &str,
+    branches: &[&str],
+    files: &[(&str, &str)],
+) -> String {
     let bare = root.join(format!("{name}.git"));
     std::fs::create_dir_all(&bare).unwrap();
     git(&bare, &["init", "--bare", "--initial-branch", branches[0]]).await;
@@ -62,31 +67,53 @@ pub(crate) async fn repository(root: &Path, name: &str, branches: &[&str], files
     let url = format!("file://{}", bare.display());
     git(&work, &["remote", "add", "origin", &url]).await;
     for branch in branches {
-        git(&work, &["push", "origin", &format!("HEAD:refs/heads/{branch}")]).await;
+        git(
+            &work,
+            &["push", "origin", &format!("HEAD:refs/heads/{branch}")],
+        )
+        .await;
     }
     url
 }
 
 /// A new commit on `branch` of the repository seeded by [`repository`]; its SHA.
-pub(crate) async fn commit(root: &Path, name: &str, branch: &str, file: &str, text: &str) -> String {
+pub(crate) async fn commit(
+    root: &Path,
+    name: &str,
+    branch: &str,
+    file: &str,
+    text: &str,
+) -> String {
     let work = root.join(format!("{name}-work"));
     std::fs::write(work.join(file), text).unwrap();
     git(&work, &["add", "."]).await;
     git(&work, &["commit", "-m", &format!("{name}: {text}")]).await;
-    git(&work, &["push", "origin", &format!("HEAD:refs/heads/{branch}")]).await;
+    git(
+        &work,
+        &["push", "origin", &format!("HEAD:refs/heads/{branch}")],
+    )
+    .await;
     git(&work, &["rev-parse", "HEAD"]).await
 }
 
 /// The head of `branch` in the repository at `url`.
 pub(crate) async fn head(root: &Path, url: &str, branch: &str) -> String {
     let line = git(root, &["ls-remote", url, &format!("refs/heads/{branch}")]).await;
-    line.split_whitespace().next().unwrap_or_default().to_string()
+    line.split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// Plays Flux for the Kustomizations `app-<env>` in `namespace`: whenever branch
 /// `env/<env>` of the fleet moves, report it applied, as Flux's kustomize-controller
 /// would after syncing. Runs until the test ends.
-pub(crate) fn play_flux(env: &TestEnv, root: PathBuf, fleet: String, environments: &[&'static str]) {
+pub(crate) fn play_flux(
+    env: &TestEnv,
+    root: PathBuf,
+    fleet: String,
+    environments: &[&'static str],
+) {
     let client = env.admin.clone();
     let namespace = env.namespace.clone();
     let environments = environments.to_vec();
@@ -116,7 +143,10 @@ pub(crate) fn play_flux(env: &TestEnv, root: PathBuf, fleet: String, environment
 pub(crate) async fn hecate(kubeconfigs: &Path, who: Identity, args: &[&str]) -> (i32, String) {
     let output = Command::new(binary("hecate"))
         .args(args)
-        .env("KUBECONFIG", kubeconfigs.join(format!("kubeconfig-{}", who.username())))
+        .env(
+            "KUBECONFIG",
+            kubeconfigs.join(format!("kubeconfig-{}", who.username())),
+        )
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .output()

@@ -36,8 +36,18 @@ where
 }
 
 /// The Gate `name` crossing with the §10.1 steps onto branch `env/<name>`.
-fn gate_yaml(name: &str, after: Option<&str>, approval: bool, auto: bool, fleet: &str, app: &str, hook: &str) -> String {
-    let after = after.map(|a| format!("\n      after: [{a}]")).unwrap_or_default();
+fn gate_yaml(
+    name: &str,
+    after: Option<&str>,
+    approval: bool,
+    auto: bool,
+    fleet: &str,
+    app: &str,
+    hook: &str,
+) -> String {
+    let after = after
+        .map(|a| format!("\n      after: [{a}]"))
+        .unwrap_or_default();
     format!(
         r#"apiVersion: hecate.dev/v1alpha1
 kind: Gate
@@ -85,7 +95,13 @@ async fn a_release_crosses_dev_staging_and_production() {
     let root = dir.path().to_path_buf();
 
     // Outside the cluster: the application, the fleet, a receiver.
-    let app = fleet::repository(&root, "app", &["main"], &[("main.go", "package main // v1\n")]).await;
+    let app = fleet::repository(
+        &root,
+        "app",
+        &["main"],
+        &[("main.go", "package main // v1\n")],
+    )
+    .await;
     let fleet_url = fleet::repository(
         &root,
         "fleet",
@@ -107,9 +123,13 @@ async fn a_release_crosses_dev_staging_and_production() {
     let kustomizations: Api<DynamicObject> =
         Api::namespaced_with(env.admin.clone(), &ns, &KUSTOMIZATION.api_resource());
     for environment in ENVIRONMENTS {
-        let mut object = DynamicObject::new(&format!("app-{environment}"), &KUSTOMIZATION.api_resource());
+        let mut object =
+            DynamicObject::new(&format!("app-{environment}"), &KUSTOMIZATION.api_resource());
         object.data = json!({"spec": {"path": format!("./envs/{environment}")}});
-        kustomizations.create(&PostParams::default(), &object).await.unwrap();
+        kustomizations
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap();
     }
     fleet::play_flux(&env, root.clone(), fleet_url.clone(), &ENVIRONMENTS);
     rbac::grant_deployed_roles(&env).await;
@@ -120,14 +140,36 @@ async fn a_release_crosses_dev_staging_and_production() {
         "apiVersion: hecate.dev/v1alpha1\nkind: Beacon\nmetadata:\n  name: app\nspec:\n  interval: 1m\n  watch:\n    - git: {{repo: \"{app}\", branch: main}}\n"
     );
     manifest.push_str("---\n");
-    manifest.push_str(&gate_yaml("dev", None, false, true, &fleet_url, &app, &hook));
+    manifest.push_str(&gate_yaml(
+        "dev", None, false, true, &fleet_url, &app, &hook,
+    ));
     manifest.push_str("---\n");
-    manifest.push_str(&gate_yaml("staging", Some("dev"), false, false, &fleet_url, &app, &hook));
+    manifest.push_str(&gate_yaml(
+        "staging",
+        Some("dev"),
+        false,
+        false,
+        &fleet_url,
+        &app,
+        &hook,
+    ));
     manifest.push_str("---\n");
-    manifest.push_str(&gate_yaml("production", Some("staging"), true, true, &fleet_url, &app, &hook));
-    apply_manifest(&env.admin, &manifest.replace("metadata:\n", &format!("metadata:\n  namespace: {ns}\n")), false)
-        .await
-        .unwrap();
+    manifest.push_str(&gate_yaml(
+        "production",
+        Some("staging"),
+        true,
+        true,
+        &fleet_url,
+        &app,
+        &hook,
+    ));
+    apply_manifest(
+        &env.admin,
+        &manifest.replace("metadata:\n", &format!("metadata:\n  namespace: {ns}\n")),
+        false,
+    )
+    .await
+    .unwrap();
 
     // The controller, as its own process and identity, acting in this namespace only.
     let patch = json!({"metadata": {"labels": {SHARD: ns}}});
@@ -136,7 +178,11 @@ async fn a_release_crosses_dev_staging_and_production() {
         .await
         .unwrap();
     rbac::install_controller_role(&env.admin).await.unwrap();
-    std::fs::write(root.join("controller.kubeconfig"), env.endpoint().kubeconfig_yaml(Identity::HecateController)).unwrap();
+    std::fs::write(
+        root.join("controller.kubeconfig"),
+        env.endpoint().kubeconfig_yaml(Identity::HecateController),
+    )
+    .unwrap();
     let started = Instant::now();
     let _controller: Child = Command::new(binary("hecate-controller"))
         .args([
@@ -153,14 +199,21 @@ async fn a_release_crosses_dev_staging_and_production() {
 
     // 1. One commit, one Bundle, named by the Beacon.
     let beacons: Api<Beacon> = Api::namespaced(env.admin.clone(), &ns);
-    let bundle_name = eventually(Duration::from_secs(30), "the Beacon emits a Bundle", || async {
-        let latest = beacons.get("app").await.ok()?.status?.latest_bundle;
-        (!latest.is_empty()).then_some(latest)
-    })
+    let bundle_name = eventually(
+        Duration::from_secs(30),
+        "the Beacon emits a Bundle",
+        || async {
+            let latest = beacons.get("app").await.ok()?.status?.latest_bundle;
+            (!latest.is_empty()).then_some(latest)
+        },
+    )
     .await;
     let bundles: Api<Bundle> = Api::namespaced(env.admin.clone(), &ns);
     let bundle = bundles.get(&bundle_name).await.unwrap();
-    assert_eq!(bundle.spec.artifacts[0].commit.as_ref().unwrap().sha, app_sha);
+    assert_eq!(
+        bundle.spec.artifacts[0].commit.as_ref().unwrap().sha,
+        app_sha
+    );
 
     // 2. dev crosses by itself: clone, edit, commit, push, wait for "Flux", call out.
     let passages: Api<Passage> = Api::namespaced(env.admin.clone(), &ns);
@@ -169,10 +222,14 @@ async fn a_release_crosses_dev_staging_and_production() {
         let bundles = bundles.clone();
         let bundle_name = bundle_name.clone();
         async move {
-            eventually(Duration::from_secs(60), &format!("{gate} crossed"), || async {
-                let bundle = bundles.get(&bundle_name).await.ok()?;
-                bundle.has_cleared(gate).then_some(())
-            })
+            eventually(
+                Duration::from_secs(60),
+                &format!("{gate} crossed"),
+                || async {
+                    let bundle = bundles.get(&bundle_name).await.ok()?;
+                    bundle.has_cleared(gate).then_some(())
+                },
+            )
             .await;
             let passage = passages.get(&format!("{gate}-1")).await.unwrap();
             assert_eq!(passage.phase(), PassagePhase::Succeeded, "{passage:#?}");
@@ -180,8 +237,20 @@ async fn a_release_crosses_dev_staging_and_production() {
         }
     };
     let dev = crossed("dev").await;
-    eprintln!("dev crossed {:?} after the controller started", started.elapsed());
-    let pushed = fleet::git(&root, &["--git-dir", root.join("fleet.git").to_str().unwrap(), "show", "env/dev:values.yaml"]).await;
+    eprintln!(
+        "dev crossed {:?} after the controller started",
+        started.elapsed()
+    );
+    let pushed = fleet::git(
+        &root,
+        &[
+            "--git-dir",
+            root.join("fleet.git").to_str().unwrap(),
+            "show",
+            "env/dev:values.yaml",
+        ],
+    )
+    .await;
     assert_eq!(
         pushed,
         format!("# the app's settings\napp:\n  image: ghcr.io/acme/app\n  revision: {app_sha} # set by Hecate").trim(),
@@ -189,46 +258,82 @@ async fn a_release_crosses_dev_staging_and_production() {
     );
     assert_eq!(dev.spec.actor, "controller");
     let gates: Api<Gate> = Api::namespaced(env.admin.clone(), &ns);
-    eventually(Duration::from_secs(20), "dev is healthy through the adopted check", || async {
-        let status = gates.get("dev").await.ok()?.status?;
-        (status.current?.bundle == bundle_name
-            && status.health?.status == hecate_types::Health::Healthy)
-            .then_some(())
-    })
+    eventually(
+        Duration::from_secs(20),
+        "dev is healthy through the adopted check",
+        || async {
+            let status = gates.get("dev").await.ok()?.status?;
+            (status.current?.bundle == bundle_name
+                && status.health?.status == hecate_types::Health::Healthy)
+                .then_some(())
+        },
+    )
     .await;
 
     // 3. staging lists it and waits for a person; bob promotes.
-    eventually(Duration::from_secs(20), "staging lists the Bundle", || async {
-        let status = gates.get("staging").await.ok()?.status?;
-        status.eligible.contains(&bundle_name).then_some(())
-    })
+    eventually(
+        Duration::from_secs(20),
+        "staging lists the Bundle",
+        || async {
+            let status = gates.get("staging").await.ok()?.status?;
+            status.eligible.contains(&bundle_name).then_some(())
+        },
+    )
     .await;
-    assert!(passages.get_opt("staging-1").await.unwrap().is_none(), "a manual Gate opens nothing");
-    let (code, out) = hecate(&kubeconfigs, Identity::Bob, &["promote", "staging", "--bundle", &bundle_name, "-n", &ns]).await;
+    assert!(
+        passages.get_opt("staging-1").await.unwrap().is_none(),
+        "a manual Gate opens nothing"
+    );
+    let (code, out) = hecate(
+        &kubeconfigs,
+        Identity::Bob,
+        &["promote", "staging", "--bundle", &bundle_name, "-n", &ns],
+    )
+    .await;
     assert_eq!(code, 0, "{out}");
     let staging = crossed("staging").await;
     assert_eq!(staging.spec.actor, "bob");
 
     // 4. production waits for an approval, then crosses by itself.
-    let ready = eventually(Duration::from_secs(20), "production says why it waits", || async {
-        let status = gates.get("production").await.ok()?.status?;
-        let ready = status.conditions.into_iter().find(|c| c.type_ == "Ready")?;
-        ready.message.contains("awaiting approval").then_some(ready)
-    })
+    let ready = eventually(
+        Duration::from_secs(20),
+        "production says why it waits",
+        || async {
+            let status = gates.get("production").await.ok()?.status?;
+            let ready = status.conditions.into_iter().find(|c| c.type_ == "Ready")?;
+            ready.message.contains("awaiting approval").then_some(ready)
+        },
+    )
     .await;
     assert_eq!(ready.reason, "Idle");
-    let (code, out) = hecate(&kubeconfigs, Identity::Carol, &["approve", &bundle_name, "--gate", "production", "-n", &ns]).await;
+    let (code, out) = hecate(
+        &kubeconfigs,
+        Identity::Carol,
+        &["approve", &bundle_name, "--gate", "production", "-n", &ns],
+    )
+    .await;
     assert_eq!(code, 0, "{out}");
     // Segregation of duties: the approver cannot also promote it.
-    let (code, out) = hecate(&kubeconfigs, Identity::Carol, &["promote", "production", "--bundle", &bundle_name, "-n", &ns]).await;
+    let (code, out) = hecate(
+        &kubeconfigs,
+        Identity::Carol,
+        &["promote", "production", "--bundle", &bundle_name, "-n", &ns],
+    )
+    .await;
     assert_ne!(code, 0, "carol approved, so carol cannot promote: {out}");
     let production = crossed("production").await;
     assert_eq!(production.spec.actor, "controller");
-    eprintln!("production crossed {:?} after the controller started", started.elapsed());
+    eprintln!(
+        "production crossed {:?} after the controller started",
+        started.elapsed()
+    );
 
     // The receiver heard each environment once, in order, none failed.
     let calls = receiver.received_requests().await.unwrap();
-    let heard: Vec<serde_json::Value> = calls.iter().map(|c| serde_json::from_slice(&c.body).unwrap()).collect();
+    let heard: Vec<serde_json::Value> = calls
+        .iter()
+        .map(|c| serde_json::from_slice(&c.body).unwrap())
+        .collect();
     assert_eq!(
         heard,
         [
@@ -241,7 +346,10 @@ async fn a_release_crosses_dev_staging_and_production() {
     // Re-polling finds nothing new; the request is echoed.
     let token = "e2e-1";
     let poke = json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": token}}});
-    beacons.patch("app", &PatchParams::default(), &Patch::Merge(&poke)).await.unwrap();
+    beacons
+        .patch("app", &PatchParams::default(), &Patch::Merge(&poke))
+        .await
+        .unwrap();
     eventually(Duration::from_secs(20), "the poll is echoed", || async {
         let status = beacons.get("app").await.ok()?.status?;
         (status.last_handled_reconcile_at == token).then_some(())
@@ -253,18 +361,31 @@ async fn a_release_crosses_dev_staging_and_production() {
     // A new commit, and a poll: exactly one new Bundle, which dev takes by itself.
     let second = fleet::commit(&root, "app", "main", "main.go", "package main // v2\n").await;
     let poke = json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": "e2e-2"}}});
-    beacons.patch("app", &PatchParams::default(), &Patch::Merge(&poke)).await.unwrap();
+    beacons
+        .patch("app", &PatchParams::default(), &Patch::Merge(&poke))
+        .await
+        .unwrap();
     let newer = eventually(Duration::from_secs(20), "a second Bundle", || async {
         let latest = beacons.get("app").await.ok()?.status?.latest_bundle;
         (latest != bundle_name && !latest.is_empty()).then_some(latest)
     })
     .await;
     let newer_bundle = bundles.get(&newer).await.unwrap();
-    assert_eq!(newer_bundle.spec.artifacts[0].commit.as_ref().unwrap().sha, second);
-    assert_eq!(bundles.list(&Default::default()).await.unwrap().items.len(), 2);
-    eventually(Duration::from_secs(60), "dev takes the newer Bundle", || async {
-        let status = gates.get("dev").await.ok()?.status?;
-        (status.current?.bundle == newer).then_some(())
-    })
+    assert_eq!(
+        newer_bundle.spec.artifacts[0].commit.as_ref().unwrap().sha,
+        second
+    );
+    assert_eq!(
+        bundles.list(&Default::default()).await.unwrap().items.len(),
+        2
+    );
+    eventually(
+        Duration::from_secs(60),
+        "dev takes the newer Bundle",
+        || async {
+            let status = gates.get("dev").await.ok()?.status?;
+            (status.current?.bundle == newer).then_some(())
+        },
+    )
     .await;
 }

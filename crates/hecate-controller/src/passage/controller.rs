@@ -32,11 +32,14 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let (reader, writer) = reflector::store::<Passage>();
-    let passages = watcher(Api::<Passage>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .applied_objects()
-        .predicate_filter(predicates::generation, Default::default());
+    let passages = watcher(
+        Api::<Passage>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .default_backoff()
+    .reflect(writer)
+    .applied_objects()
+    .predicate_filter(predicates::generation, Default::default());
     let scope = match selector {
         None => Scope::Everywhere,
         Some(selector) => {

@@ -139,8 +139,7 @@ pub async fn advance(
     let mut watch = Vec::new();
     let first = usize::try_from(status.current_step).unwrap_or(0);
 
-    for i in first..steps.len() {
-        let step = &steps[i];
+    for (i, step) in steps.iter().enumerate().skip(first) {
         let failed = failure.is_some();
         if !failed {
             status.current_step = i32::try_from(i).unwrap_or(i32::MAX);
@@ -162,8 +161,15 @@ pub async fn advance(
         if !step.condition.trim().is_empty() {
             match expr::condition(&step.condition, &env) {
                 Err(error) => {
-                    fail(&mut status.steps[i], clock, BAD_EXPRESSION, &format!("condition: {error}"));
-                    failure.get_or_insert_with(|| step_failure(i, step, &format!("condition: {error}")));
+                    fail(
+                        &mut status.steps[i],
+                        clock,
+                        BAD_EXPRESSION,
+                        &format!("condition: {error}"),
+                    );
+                    failure.get_or_insert_with(|| {
+                        step_failure(i, step, &format!("condition: {error}"))
+                    });
                     continue;
                 }
                 Ok(false) => {
@@ -209,7 +215,12 @@ pub async fn advance(
         record.started_at.get_or_insert(Time(clock.now()));
         record.phase = StepPhase::Running;
         record.attempts += 1;
-        let config = match expr::interpolate(step.with.as_ref().unwrap_or(&Value::Object(Default::default())), &env) {
+        let config = match expr::interpolate(
+            step.with
+                .as_ref()
+                .unwrap_or(&Value::Object(Default::default())),
+            &env,
+        ) {
             Ok(config) => config,
             Err(error) => {
                 let message = format!("with: {error}");
@@ -253,7 +264,11 @@ pub async fn advance(
                 terminal,
                 ..
             }) => {
-                let reason = if reason.is_empty() { "Unknown".to_string() } else { reason };
+                let reason = if reason.is_empty() {
+                    "Unknown".to_string()
+                } else {
+                    reason
+                };
                 fail(record, clock, &reason, &message);
                 if terminal || !step.continue_on_error {
                     failure.get_or_insert_with(|| step_failure(i, step, &message));
@@ -270,7 +285,10 @@ pub async fn advance(
                             record,
                             clock,
                             "",
-                            &format!("a step that runs after a failure cannot wait: {}", result.message),
+                            &format!(
+                                "a step that runs after a failure cannot wait: {}",
+                                result.message
+                            ),
                         );
                     }
                     Progress::Running => {

@@ -93,7 +93,9 @@ impl PassageReconciler {
         tokio::fs::create_dir_all(&work_dir)
             .await
             .map_err(|e| Error::WorkDir(work_dir.clone(), e))?;
-        private(&work_dir).await.map_err(|e| Error::WorkDir(work_dir.clone(), e))?;
+        private(&work_dir)
+            .await
+            .map_err(|e| Error::WorkDir(work_dir.clone(), e))?;
 
         let advance = engine::advance(
             &self.steps,
@@ -214,7 +216,11 @@ fn key(check: &HealthCheck) -> String {
     format!(
         "{}\u{0}{}",
         check.uses,
-        check.with.as_ref().map(|w| w.to_string()).unwrap_or_default()
+        check
+            .with
+            .as_ref()
+            .map(|w| w.to_string())
+            .unwrap_or_default()
     )
 }
 

@@ -108,7 +108,10 @@ fn bundle() -> Bundle {
         "app-1",
         BundleSpec {
             beacon: "app".into(),
-            artifacts: vec![hecate_types::Artifact::commit("file:///srv/app.git", "9f8c1a2b")],
+            artifacts: vec![hecate_types::Artifact::commit(
+                "file:///srv/app.git",
+                "9f8c1a2b",
+            )],
             ..BundleSpec::default()
         },
     )
@@ -165,7 +168,10 @@ async fn every_step_runs_in_order_and_the_crossing_succeeds() {
     let status = advance.status;
     assert_eq!(status.phase, Some(PassagePhase::Succeeded));
     assert_eq!(status.message, "crossed dev");
-    assert_eq!(phases(&status), [StepPhase::Succeeded, StepPhase::Succeeded]);
+    assert_eq!(
+        phases(&status),
+        [StepPhase::Succeeded, StepPhase::Succeeded]
+    );
     assert_eq!(status.current_step, 1);
     assert_eq!(status.started_at, Some(Time(t0())));
     assert!(status.finished_at.is_some());
@@ -181,7 +187,7 @@ async fn every_step_runs_in_order_and_the_crossing_succeeds() {
 #[tokio::test]
 async fn a_waiting_step_is_asked_again_with_its_attempts_counted() {
     let a = Scripted::new("a", vec![wait(), wait(), ok(json!({}))]);
-    let engine = Engine::new(&[a.clone()]);
+    let engine = Engine::new(std::slice::from_ref(&a));
     let mut p = passage(vec![step("a")]);
     let first = engine.advance(&mut p).await;
     assert_eq!(first.requeue_after, Some(Duration::from_secs(7)));
@@ -200,12 +206,23 @@ async fn a_waiting_step_is_asked_again_with_its_attempts_counted() {
 async fn after_a_failure_only_steps_that_ask_run_and_the_first_failure_is_the_message() {
     let broken = Scripted::new(
         "broken",
-        vec![Err(StepError::retryable("PushRejected", "the remote said no"))],
+        vec![Err(StepError::retryable(
+            "PushRejected",
+            "the remote said no",
+        ))],
     );
     let skipped = Scripted::new("skipped", vec![]);
-    let cleanup = Scripted::new("cleanup", vec![Err(StepError::retryable("Oops", "cleanup failed too"))]);
+    let cleanup = Scripted::new(
+        "cleanup",
+        vec![Err(StepError::retryable("Oops", "cleanup failed too"))],
+    );
     let notify = Scripted::new("notify", vec![ok(json!({}))]);
-    let engine = Engine::new(&[broken.clone(), skipped.clone(), cleanup.clone(), notify.clone()]);
+    let engine = Engine::new(&[
+        broken.clone(),
+        skipped.clone(),
+        cleanup.clone(),
+        notify.clone(),
+    ]);
     let mut always = step("cleanup");
     always.condition = "always".into();
     let mut on_failure = step("notify");
@@ -215,11 +232,23 @@ async fn after_a_failure_only_steps_that_ask_run_and_the_first_failure_is_the_me
     assert_eq!(status.phase, Some(PassagePhase::Failed));
     assert_eq!(
         phases(&status),
-        [StepPhase::Failed, StepPhase::Skipped, StepPhase::Failed, StepPhase::Succeeded]
+        [
+            StepPhase::Failed,
+            StepPhase::Skipped,
+            StepPhase::Failed,
+            StepPhase::Succeeded
+        ]
     );
     assert_eq!(status.steps[0].reason, "PushRejected");
-    assert!(status.message.contains("the remote said no"), "{}", status.message);
-    assert!(!status.message.contains("cleanup"), "the first failure stays the message");
+    assert!(
+        status.message.contains("the remote said no"),
+        "{}",
+        status.message
+    );
+    assert!(
+        !status.message.contains("cleanup"),
+        "the first failure stays the message"
+    );
     assert_eq!(status.current_step, 0, "frozen on the step that broke");
     assert!(skipped.calls().is_empty());
     assert!(cleanup.calls()[0].failed && notify.calls()[0].failed);
@@ -227,7 +256,10 @@ async fn after_a_failure_only_steps_that_ask_run_and_the_first_failure_is_the_me
 
 #[tokio::test]
 async fn continue_on_error_forgives_a_retryable_failure_but_never_a_terminal_one() {
-    let flaky = Scripted::new("flaky", vec![Err(StepError::retryable("HTTPFailed", "503"))]);
+    let flaky = Scripted::new(
+        "flaky",
+        vec![Err(StepError::retryable("HTTPFailed", "503"))],
+    );
     let fatal = Scripted::new("fatal", vec![Err(StepError::config("unknown field `x`"))]);
     let after = Scripted::new("after", vec![ok(json!({})), ok(json!({}))]);
     let engine = Engine::new(&[flaky.clone(), fatal.clone(), after.clone()]);
@@ -303,7 +335,10 @@ async fn outputs_feed_later_steps_and_survive_a_restart() {
     let engine = Engine::new(&[commit_again.clone(), resumed.clone()]);
     let status = engine.advance(&mut p).await.status;
     assert_eq!(status.phase, Some(PassagePhase::Succeeded));
-    assert!(commit_again.calls().is_empty(), "a finished step never runs again");
+    assert!(
+        commit_again.calls().is_empty(),
+        "a finished step never runs again"
+    );
     let call = &resumed.calls()[0];
     assert_eq!(call.attempt, 1);
     assert_eq!(
@@ -319,7 +354,7 @@ async fn outputs_feed_later_steps_and_survive_a_restart() {
 #[tokio::test]
 async fn unknown_steps_and_bad_expressions_are_fatal() {
     let a = Scripted::new("a", vec![]);
-    let engine = Engine::new(&[a.clone()]);
+    let engine = Engine::new(std::slice::from_ref(&a));
     let mut p = passage(vec![step("nonesuch")]);
     let status = engine.advance(&mut p).await.status;
     assert_eq!(status.steps[0].reason, engine::UNREGISTERED_STEP);
@@ -337,7 +372,7 @@ async fn unknown_steps_and_bad_expressions_are_fatal() {
 #[tokio::test]
 async fn a_step_waiting_past_its_timeout_fails() {
     let a = Scripted::new("a", vec![wait(), wait()]);
-    let engine = Engine::new(&[a.clone()]);
+    let engine = Engine::new(std::slice::from_ref(&a));
     let mut limited = step("a");
     limited.timeout = "10m".into();
     let mut p = passage(vec![limited]);

@@ -114,6 +114,9 @@ mod tests {
     fn the_message_is_the_first_issue_and_a_count() {
         assert_eq!(summary(&[]), "waiting");
         assert_eq!(summary(&["a".into()]), "a");
-        assert_eq!(summary(&["a".into(), "b".into(), "c".into()]), "a (and 2 more)");
+        assert_eq!(
+            summary(&["a".into(), "b".into(), "c".into()]),
+            "a (and 2 more)"
+        );
     }
 }

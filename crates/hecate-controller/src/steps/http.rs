@@ -36,7 +36,12 @@ impl Http {
         }
     }
 
-    async fn secret_value(&self, namespace: &str, name: &str, key: &str) -> Result<String, StepError> {
+    async fn secret_value(
+        &self,
+        namespace: &str,
+        name: &str,
+        key: &str,
+    ) -> Result<String, StepError> {
         let secret = Api::<Secret>::namespaced(self.client.clone(), namespace)
             .get(name)
             .await
@@ -91,14 +96,16 @@ impl Runner for Http {
                 request = request.header(&header.name, format!("{}{value}", header.prefix));
             }
 
-            let response = request
-                .send()
-                .await
-                .map_err(|e| StepError::retryable(HTTP_UNREACHABLE, format!("{url}: {}", error_text(&e))))?;
+            let response = request.send().await.map_err(|e| {
+                StepError::retryable(HTTP_UNREACHABLE, format!("{url}: {}", error_text(&e)))
+            })?;
             let status = response.status().as_u16();
-            let (body, truncated) = read_limited(response)
-                .await
-                .map_err(|e| StepError::retryable(HTTP_UNREACHABLE, format!("{url}: reading the answer: {}", error_text(&e))))?;
+            let (body, truncated) = read_limited(response).await.map_err(|e| {
+                StepError::retryable(
+                    HTTP_UNREACHABLE,
+                    format!("{url}: reading the answer: {}", error_text(&e)),
+                )
+            })?;
             let text = String::from_utf8_lossy(&body).into_owned();
             let parsed: Option<Value> = serde_json::from_slice(&body).ok();
             let mut output = json!({"status": status, "body": text, "truncated": truncated});
@@ -125,12 +132,17 @@ impl Runner for Http {
                     Ok(false) => {
                         return Err(StepError::terminal(
                             HTTP_FAILED,
-                            format!("{url} answered {status}, but {:?} does not hold", config.success_if),
+                            format!(
+                                "{url} answered {status}, but {:?} does not hold",
+                                config.success_if
+                            ),
                         )
                         .with_output(output));
                     }
                     Err(error) => {
-                        return Err(StepError::config(format!("successIf: {error}")).with_output(output));
+                        return Err(
+                            StepError::config(format!("successIf: {error}")).with_output(output)
+                        );
                     }
                 }
             }
@@ -141,9 +153,9 @@ impl Runner for Http {
 
 /// A value that must be known by now (expressions are substituted before a step runs).
 fn known<'c, T>(value: &'c Deferred<T>, what: &str) -> Result<&'c T, StepError> {
-    value
-        .known()
-        .ok_or_else(|| StepError::config(format!("{what} is still an expression after substitution")))
+    value.known().ok_or_else(|| {
+        StepError::config(format!("{what} is still an expression after substitution"))
+    })
 }
 
 /// At most `BODY_LIMIT + 1` bytes of the body, and whether there was more.

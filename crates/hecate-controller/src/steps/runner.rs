@@ -209,10 +209,16 @@ mod tests {
             ctx.in_work_dir("repo/values.yaml").expect("inside"),
             Path::new("/work/uid/repo/values.yaml")
         );
-        assert_eq!(ctx.in_work_dir("repo/../x").expect("inside"), Path::new("/work/uid/repo/../x"));
+        assert_eq!(
+            ctx.in_work_dir("repo/../x").expect("inside"),
+            Path::new("/work/uid/repo/../x")
+        );
         for outside in ["../x", "/etc/passwd", "repo/../../x"] {
             let error = ctx.in_work_dir(outside).expect_err(outside);
-            assert!(error.terminal && error.reason == INVALID_CONFIG, "{outside}");
+            assert!(
+                error.terminal && error.reason == INVALID_CONFIG,
+                "{outside}"
+            );
         }
     }
 }

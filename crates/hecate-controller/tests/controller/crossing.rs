@@ -81,18 +81,32 @@ async fn a_crossing_waits_for_flux_then_calls_out_and_the_gate_records_it() {
         .mount(&receiver)
         .await;
     let _controller = Controller::start(&h.env, &h.env.namespace, &[]).await;
-    auto_gate_with(&h, steps("main@sha1:9f8c1a2b", &format!("{}/hook", receiver.uri()))).await;
+    auto_gate_with(
+        &h,
+        steps("main@sha1:9f8c1a2b", &format!("{}/hook", receiver.uri())),
+    )
+    .await;
     bundle(&h.env, "b1").await;
 
     let waiting = wait_for_phase(&h, PassagePhase::Running, Duration::from_secs(10)).await;
     let status = waiting.status.unwrap();
     assert_eq!(status.steps[0].phase, StepPhase::Running);
-    assert!(status.message.contains("generation") || status.message.contains("Ready"), "{}", status.message);
+    assert!(
+        status.message.contains("generation") || status.message.contains("Ready"),
+        "{}",
+        status.message
+    );
 
     // Flux applies the revision: the step notices within its next look (1–2 s).
-    standins::report_applied(&h.env.admin, KUSTOMIZATION, &h.env.namespace, "app", "main@sha1:9f8c1a2b")
-        .await
-        .unwrap();
+    standins::report_applied(
+        &h.env.admin,
+        KUSTOMIZATION,
+        &h.env.namespace,
+        "app",
+        "main@sha1:9f8c1a2b",
+    )
+    .await
+    .unwrap();
     let applied = Instant::now();
     let done = wait_for_phase(&h, PassagePhase::Succeeded, Duration::from_secs(20)).await;
     let noticed = applied.elapsed();
@@ -108,15 +122,22 @@ async fn a_crossing_waits_for_flux_then_calls_out_and_the_gate_records_it() {
     assert_eq!(calls.len(), 1);
     let body: serde_json::Value = serde_json::from_slice(&calls[0].body).unwrap();
     // A string that is one whole expression takes the expression's type.
-    assert_eq!(body, json!({"gate": "dev", "bundle": "b1", "failed": false}));
+    assert_eq!(
+        body,
+        json!({"gate": "dev", "bundle": "b1", "failed": false})
+    );
 
-    eventually(Duration::from_secs(10), "the Gate records the crossing", || async {
-        let gate: Gate = h.gate("dev").await;
-        let status = gate.status?;
-        (status.current.as_ref()?.bundle == "b1"
-            && status.health.as_ref()?.status == Health::Healthy)
-            .then_some(())
-    })
+    eventually(
+        Duration::from_secs(10),
+        "the Gate records the crossing",
+        || async {
+            let gate: Gate = h.gate("dev").await;
+            let status = gate.status?;
+            (status.current.as_ref()?.bundle == "b1"
+                && status.health.as_ref()?.status == Health::Healthy)
+                .then_some(())
+        },
+    )
     .await;
     let bundle: Bundle = h.bundle("b1").await;
     assert!(bundle.has_cleared("dev"));
@@ -147,7 +168,11 @@ async fn a_failing_step_fails_the_crossing_the_cleanup_still_runs_and_automation
     let status = failed.status.unwrap();
     assert_eq!(status.steps[0].reason, "HTTPFailed");
     assert_eq!(status.steps[1].phase, StepPhase::Skipped);
-    assert_eq!(status.steps[2].phase, StepPhase::Failed, "the always-step ran (and was refused too)");
+    assert_eq!(
+        status.steps[2].phase,
+        StepPhase::Failed,
+        "the always-step ran (and was refused too)"
+    );
     assert_eq!(receiver.received_requests().await.unwrap().len(), 2);
 
     eventually(Duration::from_secs(10), "the Gate stops", || async {
@@ -191,7 +216,11 @@ async fn a_restart_during_a_wait_resumes_with_an_empty_work_root() {
         .mount(&receiver)
         .await;
     let first = Controller::start(&h.env, &h.env.namespace, &[]).await;
-    auto_gate_with(&h, steps("main@sha1:abc", &format!("{}/hook", receiver.uri()))).await;
+    auto_gate_with(
+        &h,
+        steps("main@sha1:abc", &format!("{}/hook", receiver.uri())),
+    )
+    .await;
     bundle(&h.env, "b1").await;
     let waiting = wait_for_phase(&h, PassagePhase::Running, Duration::from_secs(10)).await;
     let attempts_before = waiting.status.unwrap().steps[0].attempts;
@@ -199,9 +228,15 @@ async fn a_restart_during_a_wait_resumes_with_an_empty_work_root() {
 
     // A new process, a new (empty) work root.
     let _second = Controller::start(&h.env, &h.env.namespace, &[]).await;
-    standins::report_applied(&h.env.admin, KUSTOMIZATION, &h.env.namespace, "app", "main@sha1:abc")
-        .await
-        .unwrap();
+    standins::report_applied(
+        &h.env.admin,
+        KUSTOMIZATION,
+        &h.env.namespace,
+        "app",
+        "main@sha1:abc",
+    )
+    .await
+    .unwrap();
     let done = wait_for_phase(&h, PassagePhase::Succeeded, Duration::from_secs(20)).await;
     let status = done.status.unwrap();
     assert!(
@@ -210,5 +245,9 @@ async fn a_restart_during_a_wait_resumes_with_an_empty_work_root() {
         attempts_before,
         status.steps[0].attempts
     );
-    assert_eq!(receiver.received_requests().await.unwrap().len(), 1, "the http step ran once");
+    assert_eq!(
+        receiver.received_requests().await.unwrap().len(),
+        1,
+        "the http step ran once"
+    );
 }

@@ -51,17 +51,6 @@ pub const GIT_FAILED: &str = "GitFailed";
 /// in a restart mid-crossing (terminal).
 pub const WORK_DIR_LOST: &str = "WorkDirLost";
 
-/// The three steps, for the engine's registry; `git-clone` and `git-push` read their
-/// credentials Secrets through `client` and share one GitHub App token cache.
-pub fn runners(client: kube::Client) -> [Box<dyn super::runner::Runner>; 3] {
-    let tokens = AppTokens::default();
-    [
-        Box::new(GitClone::with_tokens(client.clone(), tokens.clone())),
-        Box::new(GitCommit::new()),
-        Box::new(GitPush::with_tokens(client, tokens)),
-    ]
-}
-
 /// The step's configuration, decoded by the same strict decoder the Gate validates
 /// with; an absent `with:` is an empty one. Any problem is a terminal `InvalidConfig`.
 fn decode<T>(
@@ -155,10 +144,17 @@ mod tests {
     use hecate_ops::rules::steps::BUILT_IN;
 
     use super::*;
+    use crate::steps::runner::Runner;
 
     #[tokio::test]
     async fn the_runners_carry_their_registered_names() {
-        let names = runners(testing::no_cluster()).map(|runner| runner.name());
+        let client = testing::no_cluster();
+        let runners: [Box<dyn Runner>; 3] = [
+            Box::new(GitClone::new(client.clone())),
+            Box::new(GitCommit::new()),
+            Box::new(GitPush::new(client)),
+        ];
+        let names = runners.map(|runner| runner.name());
         assert_eq!(names, ["git-clone", "git-commit", "git-push"]);
         for name in names {
             assert!(BUILT_IN.contains(&name), "{name} is not a built-in step");

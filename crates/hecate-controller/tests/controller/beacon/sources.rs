@@ -5,6 +5,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode, header};
@@ -386,6 +388,90 @@ async fn images_behind_authentication() {
 fn base64_encode(text: &str) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+/// A token service in front of a real registry, as public registries run one: every
+/// registry request needs a Bearer token, which anyone may have (the anonymous token
+/// flow). Counts the tokens handed out.
+async fn token_gate(
+    registry: SocketAddr,
+) -> (SocketAddr, Arc<AtomicUsize>, tokio::task::JoinHandle<()>) {
+    use axum::body::{Body, Bytes};
+    use axum::http::{Method, Uri};
+    use axum::response::Response;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let tokens = Arc::new(AtomicUsize::new(0));
+    let issued = tokens.clone();
+    let http = reqwest::Client::new();
+    let handler = move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
+        let issued = issued.clone();
+        let http = http.clone();
+        async move {
+            if uri.path() == "/token" {
+                let query = uri.query().unwrap_or_default();
+                assert!(
+                    query.contains("scope=repository%3Ateam%2Fapp%3Apull"),
+                    "{query}"
+                );
+                issued.fetch_add(1, Ordering::SeqCst);
+                return (StatusCode::OK, r#"{"token": "t-1"}"#).into_response();
+            }
+            if headers.get(header::AUTHORIZATION).map(|v| v.as_bytes()) != Some(b"Bearer t-1") {
+                let challenge = format!(
+                    r#"Bearer realm="http://{addr}/token",service="test",scope="repository:team/app:pull""#
+                );
+                return (
+                    StatusCode::UNAUTHORIZED,
+                    [(header::WWW_AUTHENTICATE, challenge)],
+                )
+                    .into_response();
+            }
+            let url = format!("http://{registry}{uri}");
+            let mut forwarded = http.request(method, url).body(body);
+            if let Some(accept) = headers.get(header::ACCEPT) {
+                forwarded = forwarded.header(header::ACCEPT, accept);
+            }
+            let answer = forwarded.send().await.unwrap();
+            let mut response = Response::builder().status(answer.status().as_u16());
+            for (name, value) in answer.headers() {
+                response = response.header(name.as_str(), value.as_bytes());
+            }
+            response
+                .body(Body::from(answer.bytes().await.unwrap()))
+                .unwrap()
+        }
+    };
+    let app = axum::Router::new().fallback(handler);
+    let serving = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    (addr, tokens, serving)
+}
+
+/// The anonymous token flow: a Bearer challenge answered with a token anyone gets,
+/// fetched once per poll (the tag list and the manifest share it).
+#[tokio::test]
+async fn images_behind_an_anonymous_token_service() {
+    let b = Beacons::new().await;
+    let registry = Distribution::start(false).await;
+    let digest = registry.multi_arch("team/app", "2.0.0", "two").await;
+    let (gate, tokens, serving) = token_gate(registry.addr).await;
+    let repo = format!("{gate}/team/app");
+    b.create("app", spec(vec![image(&repo, "", &[])])).await;
+    b.reconcile("app").await;
+    assert_eq!(b.ready("app").await.reason, "Discovered");
+    assert_eq!(
+        image_artifact(&b, "app").await.unwrap(),
+        hecate_types::ImageArtifact {
+            repo,
+            tag: "2.0.0".into(),
+            digest
+        }
+    );
+    assert_eq!(tokens.load(Ordering::SeqCst), 1, "one token per poll");
+    serving.abort();
 }
 
 /// The registry goes down: a condition (not a crash, not a backoff loop); it comes
