@@ -19,7 +19,13 @@ FROM gcr.io/distroless/cc-debian12:nonroot AS hecate-mcp
 COPY --from=build /src/target/release/hecate-mcp /usr/local/bin/hecate-mcp
 ENTRYPOINT ["/usr/local/bin/hecate-mcp"]
 
-FROM gcr.io/distroless/cc-debian12:nonroot AS hecate-controller
+# The controller drives the git CLI (Beacons' ls-remote, the git steps), so its image
+# carries git and ssh: Debian slim, still non-root.
+FROM debian:bookworm-slim AS hecate-controller
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+USER 65532:65532
 COPY --from=build /src/target/release/hecate-controller /usr/local/bin/hecate-controller
 EXPOSE 8080 8081
 ENTRYPOINT ["/usr/local/bin/hecate-controller"]
