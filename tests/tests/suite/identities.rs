@@ -48,7 +48,15 @@ async fn the_shared_kubeconfig_has_a_context_per_identity() {
         .collect();
     assert_eq!(
         contexts,
-        ["admin", "alice", "bob", "carol", "ci-bot", "hecate-api"]
+        [
+            "admin",
+            "alice",
+            "bob",
+            "carol",
+            "ci-bot",
+            "hecate-api",
+            "hecate-controller"
+        ]
     );
 }
 
