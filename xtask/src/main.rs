@@ -2,6 +2,7 @@
 //!
 //! | command | what it does |
 //! |---|---|
+//! | `test` | the README's test command: installs what the tests need when missing, then `cargo test --workspace` (arguments pass through) |
 //! | `demo` | a local control plane with a realistic pipeline, hecate-api and the UI (the README's main job); `--check` for CI |
 //! | `bench` | measures Hecate at scale on the local control plane |
 //! | `crds` | writes the generated CRDs to `deploy/crds/` |
@@ -17,6 +18,7 @@ mod control_plane;
 mod crds;
 mod demo;
 mod layers;
+mod test;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -45,6 +47,12 @@ enum Task {
     /// Start a local control plane with a realistic pipeline, hecate-api and the web UI
     /// to explore (Ctrl-C stops it).
     Demo(demo::Options),
+    /// Set up what the tests need (Debian packages, the control plane), then run
+    /// `cargo test --workspace`; arguments pass through to cargo test.
+    Test {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Manage the local development control plane (etcd + kube-apiserver).
     ControlPlane {
         #[command(subcommand)]
@@ -59,6 +67,7 @@ fn main() -> ExitCode {
         Task::Crds => crds::write(&root),
         Task::CheckLayers => check_layers(&root),
         Task::Demo(options) => demo::run(&root, &options),
+        Task::Test { args } => test::run(&root, &args),
         Task::Bench { scale } => bench::run(&root, scale),
         Task::ControlPlane { action } => control_plane::run(&root, action),
     };
