@@ -39,6 +39,7 @@ pub mod flux;
 mod identity;
 mod pki;
 pub mod rbac;
+pub mod world;
 
 pub use binaries::{Binaries, ETCD_VERSION, KUBERNETES_VERSION, cache_dir};
 pub use control_plane::{ControlPlane, Endpoint, Lifetime, RequestLog, install_crds};

@@ -34,10 +34,15 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     }
     eprintln!("[test] the control plane (built once per machine, then cached)…");
     let binaries = hecate_testenv::Binaries::locate_or_build()?;
-    eprintln!("[test] kube-apiserver: {}", binaries.kube_apiserver.display());
+    eprintln!(
+        "[test] kube-apiserver: {}",
+        binaries.kube_apiserver.display()
+    );
 
     // `-p …` selects packages; without one, the whole workspace.
-    let selects = args.iter().any(|a| a == "-p" || a == "--package" || a.starts_with("--package="));
+    let selects = args
+        .iter()
+        .any(|a| a == "-p" || a == "--package" || a.starts_with("--package="));
     let mut test = crate::cargo();
     test.arg("test");
     if !selects {
@@ -49,13 +54,16 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
 }
 
 fn names() -> String {
-    PACKAGES.iter().map(|(_, p)| *p).collect::<Vec<_>>().join(", ")
+    PACKAGES
+        .iter()
+        .map(|(_, p)| *p)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn on_path(command: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| dir.join(command).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(command).is_file()))
 }
 
 /// `apt-get install` as root, or through sudo; otherwise an error naming the packages.

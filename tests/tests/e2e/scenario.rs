@@ -4,17 +4,17 @@
 
 use std::time::{Duration, Instant};
 
-use hecate_testenv::flux::{self, KUSTOMIZATION};
+use hecate_testenv::world::{self, FluxPlayer, Repository};
 use hecate_testenv::{Identity, TestEnv, apply_manifest, rbac};
 use hecate_types::{Beacon, Bundle, Gate, Passage, PassagePhase};
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 use tokio::process::{Child, Command};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::fleet::{self, binary, hecate};
+use crate::fleet::{binary, hecate};
 
 const SHARD: &str = "hecate.dev/e2e";
 const ENVIRONMENTS: [&str; 3] = ["dev", "staging", "production"];
@@ -95,21 +95,25 @@ async fn a_release_crosses_dev_staging_and_production() {
     let root = dir.path().to_path_buf();
 
     // Outside the cluster: the application, the fleet, a receiver.
-    let app = fleet::repository(
+    let app_repo = Repository::create(
         &root,
         "app",
         &["main"],
         &[("main.go", "package main // v1\n")],
     )
-    .await;
-    let fleet_url = fleet::repository(
+    .await
+    .unwrap();
+    let app = app_repo.url.clone();
+    let fleet = Repository::create(
         &root,
         "fleet",
         &["env/dev", "env/staging", "env/production"],
         &[("values.yaml", "# the app's settings\napp:\n  image: ghcr.io/acme/app\n  revision: none # set by Hecate\n")],
     )
-    .await;
-    let app_sha = fleet::head(&root, &app, "main").await;
+    .await
+    .unwrap();
+    let fleet_url = fleet.url.clone();
+    let app_sha = app_repo.head("main").await.unwrap();
     let receiver = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/hook"))
@@ -119,19 +123,10 @@ async fn a_release_crosses_dev_staging_and_production() {
     let hook = format!("{}/hook", receiver.uri());
 
     // The cluster: stand-in Flux, RBAC as deployed, people's kubeconfigs.
-    flux::install_flux_standins(&env.admin).await.unwrap();
-    let kustomizations: Api<DynamicObject> =
-        Api::namespaced_with(env.admin.clone(), &ns, &KUSTOMIZATION.api_resource());
-    for environment in ENVIRONMENTS {
-        let mut object =
-            DynamicObject::new(&format!("app-{environment}"), &KUSTOMIZATION.api_resource());
-        object.data = json!({"spec": {"path": format!("./envs/{environment}")}});
-        kustomizations
-            .create(&PostParams::default(), &object)
-            .await
-            .unwrap();
-    }
-    fleet::play_flux(&env, root.clone(), fleet_url.clone(), &ENVIRONMENTS);
+    world::kustomizations(&env.admin, &ns, &ENVIRONMENTS)
+        .await
+        .unwrap();
+    let _flux = FluxPlayer::start(env.admin.clone(), &ns, fleet.clone(), &ENVIRONMENTS);
     rbac::grant_deployed_roles(&env).await;
     let kubeconfigs = root.join("kubeconfigs");
     env.endpoint().write_kubeconfigs(&kubeconfigs).unwrap();
@@ -241,16 +236,7 @@ async fn a_release_crosses_dev_staging_and_production() {
         "dev crossed {:?} after the controller started",
         started.elapsed()
     );
-    let pushed = fleet::git(
-        &root,
-        &[
-            "--git-dir",
-            root.join("fleet.git").to_str().unwrap(),
-            "show",
-            "env/dev:values.yaml",
-        ],
-    )
-    .await;
+    let pushed = fleet.show("env/dev:values.yaml").await.unwrap();
     assert_eq!(
         pushed,
         format!("# the app's settings\napp:\n  image: ghcr.io/acme/app\n  revision: {app_sha} # set by Hecate").trim(),
@@ -359,7 +345,10 @@ async fn a_release_crosses_dev_staging_and_production() {
     assert_eq!(all.len(), 1, "re-polling emits nothing");
 
     // A new commit, and a poll: exactly one new Bundle, which dev takes by itself.
-    let second = fleet::commit(&root, "app", "main", "main.go", "package main // v2\n").await;
+    let second = app_repo
+        .commit("main", "main.go", "package main // v2\n", "app: v2")
+        .await
+        .unwrap();
     let poke = json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": "e2e-2"}}});
     beacons
         .patch("app", &PatchParams::default(), &Patch::Merge(&poke))

@@ -1,0 +1,233 @@
+//! The world outside the cluster that a crossing touches, made of real local parts:
+//! bare git repositories on disk (an application's, a fleet's with a branch per
+//! environment), and a loop that plays Flux — when an environment's branch moves it
+//! reports the stand-in Kustomization applied at that commit, as Flux's
+//! kustomize-controller would. The end-to-end test and `cargo xtask demo` both build
+//! their pipelines on it.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::process::Command;
+
+use crate::flux::{self, KUSTOMIZATION};
+
+/// Runs git in `dir` with a clean environment and a fixed identity; its output,
+/// trimmed.
+pub async fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Dev")
+        .env("GIT_AUTHOR_EMAIL", "dev@example.com")
+        .env("GIT_COMMITTER_NAME", "Dev")
+        .env("GIT_COMMITTER_EMAIL", "dev@example.com")
+        .output()
+        .await
+        .context("running git (is it installed?)")?;
+    anyhow::ensure!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+/// A bare repository with a work tree beside it to commit from.
+#[derive(Clone, Debug)]
+pub struct Repository {
+    /// `<root>/<name>.git`.
+    pub bare: PathBuf,
+    /// `<root>/<name>-work`.
+    pub work: PathBuf,
+    /// `file://` URL of the bare repository: what Beacons and steps are given.
+    pub url: String,
+}
+
+impl Repository {
+    /// Creates `<name>.git` under `root` (replacing one there), seeded with `files`
+    /// in one commit pushed to each of `branches`.
+    pub async fn create(
+        root: &Path,
+        name: &str,
+        branches: &[&str],
+        files: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
+        let first = branches.first().context("a repository needs a branch")?;
+        let bare = root.join(format!("{name}.git"));
+        let work = root.join(format!("{name}-work"));
+        for dir in [&bare, &work] {
+            if dir.exists() {
+                std::fs::remove_dir_all(dir)?;
+            }
+            std::fs::create_dir_all(dir)?;
+        }
+        git(
+            &bare,
+            &["init", "--quiet", "--bare", "--initial-branch", first],
+        )
+        .await?;
+        git(&work, &["init", "--quiet", "--initial-branch", first]).await?;
+        for (file, text) in files {
+            std::fs::write(work.join(file), text)?;
+        }
+        git(&work, &["add", "."]).await?;
+        git(
+            &work,
+            &["commit", "--quiet", "-m", &format!("{name}: first")],
+        )
+        .await?;
+        let url = format!("file://{}", bare.display());
+        git(&work, &["remote", "add", "origin", &url]).await?;
+        for branch in branches {
+            git(
+                &work,
+                &[
+                    "push",
+                    "--quiet",
+                    "origin",
+                    &format!("HEAD:refs/heads/{branch}"),
+                ],
+            )
+            .await?;
+        }
+        Ok(Self { bare, work, url })
+    }
+
+    /// Writes `file` and commits it to `branch` with `message`; the new SHA.
+    pub async fn commit(
+        &self,
+        branch: &str,
+        file: &str,
+        text: &str,
+        message: &str,
+    ) -> anyhow::Result<String> {
+        std::fs::write(self.work.join(file), text)?;
+        git(&self.work, &["add", "."]).await?;
+        git(&self.work, &["commit", "--quiet", "-m", message]).await?;
+        git(
+            &self.work,
+            &[
+                "push",
+                "--quiet",
+                "origin",
+                &format!("HEAD:refs/heads/{branch}"),
+            ],
+        )
+        .await?;
+        git(&self.work, &["rev-parse", "HEAD"]).await
+    }
+
+    /// The head of `branch`, as the bare repository has it.
+    pub async fn head(&self, branch: &str) -> anyhow::Result<String> {
+        git(&self.bare, &["rev-parse", &format!("refs/heads/{branch}")]).await
+    }
+
+    /// `path` at `revision` (`env/dev:values.yaml`), as the bare repository has it.
+    pub async fn show(&self, revision_path: &str) -> anyhow::Result<String> {
+        git(&self.bare, &["show", revision_path]).await
+    }
+}
+
+/// Plays Flux for Kustomizations `app-<environment>`, each following branch
+/// `env/<environment>` of a fleet repository. Stops when dropped.
+pub struct FluxPlayer {
+    paused: Arc<Mutex<HashSet<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FluxPlayer {
+    /// Starts playing Flux in `namespace` (the Kustomizations must exist).
+    pub fn start(
+        client: kube::Client,
+        namespace: &str,
+        fleet: Repository,
+        environments: &[&str],
+    ) -> Self {
+        let paused: Arc<Mutex<HashSet<String>>> = Arc::default();
+        let environments: Vec<String> = environments.iter().map(|e| e.to_string()).collect();
+        let namespace = namespace.to_string();
+        let held = paused.clone();
+        let task = tokio::spawn(async move {
+            let mut applied = vec![String::new(); environments.len()];
+            loop {
+                for (i, environment) in environments.iter().enumerate() {
+                    if held
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .contains(environment)
+                    {
+                        continue;
+                    }
+                    let branch = format!("env/{environment}");
+                    let Ok(sha) = fleet.head(&branch).await else {
+                        continue;
+                    };
+                    if sha == applied[i] {
+                        continue;
+                    }
+                    let revision = format!("{branch}@sha1:{sha}");
+                    let name = format!("app-{environment}");
+                    if flux::report_applied(&client, KUSTOMIZATION, &namespace, &name, &revision)
+                        .await
+                        .is_ok()
+                    {
+                        applied[i] = sha;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+        Self { paused, task }
+    }
+
+    /// Stops applying `environment`'s branch (Flux lagging or broken there).
+    pub fn pause(&self, environment: &str) {
+        self.paused
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(environment.to_string());
+    }
+
+    /// Applies `environment`'s branch again.
+    pub fn resume(&self, environment: &str) {
+        self.paused
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(environment);
+    }
+}
+
+impl Drop for FluxPlayer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Creates the stand-in Kustomizations `app-<environment>` in `namespace`.
+pub async fn kustomizations(
+    client: &kube::Client,
+    namespace: &str,
+    environments: &[&str],
+) -> anyhow::Result<()> {
+    use kube::api::{Api, DynamicObject, PostParams};
+    flux::install_flux_standins(client).await?;
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), namespace, &KUSTOMIZATION.api_resource());
+    for environment in environments {
+        let mut object =
+            DynamicObject::new(&format!("app-{environment}"), &KUSTOMIZATION.api_resource());
+        object.data = serde_json::json!({"spec": {"path": format!("./envs/{environment}"), "interval": "1m"}});
+        match api.create(&PostParams::default(), &object).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(())
+}
