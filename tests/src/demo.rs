@@ -1,12 +1,13 @@
-//! The demo pipeline: an application `shop` moving through `dev` (automatic) →
-//! `staging` → `production` (approval required, frozen at weekends), with the history
-//! a controller would have written — `cargo xtask demo` loads it for people, and the
-//! UI's browser tests load it into their own namespace.
+//! A fixed pipeline for the web UI's browser tests: an application `shop` moving
+//! through `dev` (automatic) → `staging` → `production` (approval required, frozen at
+//! weekends), with days of history — twelve releases, a failed crossing, one running.
 //!
-//! Until Hecate's controller exists this is the **demo driver**: it writes the states
-//! a controller would have produced (current occupants, history, cleared and blocked
-//! crossings, Passage outcomes) through the status subresource, the way the controller
-//! will. Loading is idempotent (server-side apply).
+//! It writes the states the controller produces (occupants, history, cleared and
+//! blocked crossings, Passage outcomes) through the status subresource, so the UI's
+//! tests see the same page every time, at a known moment. `cargo xtask demo` no longer
+//! uses it: there the controller itself carries releases through the pipeline. The
+//! people's Role ([`grant_people`]) and [`reset`] serve both. Loading is idempotent
+//! (server-side apply).
 
 use std::time::Duration;
 

@@ -176,7 +176,9 @@ async fn a_failing_step_fails_the_crossing_the_cleanup_still_runs_and_automation
     assert_eq!(receiver.received_requests().await.unwrap().len(), 2);
 
     eventually(Duration::from_secs(10), "the Gate stops", || async {
-        let ready = h.ready("dev").await;
+        // Not `h.ready`: the Gate may not have written its first status yet.
+        let status = h.gate("dev").await.status?;
+        let ready = status.conditions.into_iter().find(|c| c.type_ == "Ready")?;
         (ready.reason == "CrossingFailed").then_some(())
     })
     .await;

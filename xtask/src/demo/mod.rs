@@ -1,9 +1,13 @@
 //! `cargo xtask demo`: the first five minutes. A local control plane (built on first
-//! use), the `shop` pipeline loaded into namespace `demo` by the demo driver
-//! ([`hecate_testenv::demo`]), `hecate-api` with the web UI on `127.0.0.1:8080`, what
-//! `hecate status` and `hecate explain production` say, and the commands and tokens to
-//! try. Ctrl-C stops everything. `--check` does all of it without waiting, checks what
-//! `hecate status` printed and that the UI answers, and exits: CI runs it.
+//! use); the `shop` pipeline in namespace `demo`, carried through four releases by
+//! `hecate-controller` itself ([`pipeline`]: real git repositories, Flux played by the
+//! demo, people acting through hecate-ops); `hecate-api` with the web UI on
+//! `127.0.0.1:8080`; what `hecate status` and `hecate explain production` say, and the
+//! commands and tokens to try. Ctrl-C stops everything. `--check` does all of it
+//! without waiting, checks what `hecate status` printed and that the UI answers, and
+//! exits: CI runs it.
+
+mod pipeline;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -11,7 +15,6 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use hecate_testenv::{Binaries, ControlPlane, Endpoint, Identity, Lifetime, demo};
-use kube::ResourceExt as _;
 
 /// The namespace the demo pipeline lives in.
 const NAMESPACE: &str = "demo";
@@ -49,17 +52,20 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         .write_kubeconfigs(&dev_dir)
         .context("writing kubeconfigs")?;
     let kubeconfig = dev_dir.join("kubeconfig");
-    let (hecate, hecate_api) = build(root)?;
+    let (hecate, hecate_api, controller) = build(root)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
         let client = endpoint.client(Identity::Admin).await?;
+        ensure_namespace(&client).await?;
         demo::reset(&client, NAMESPACE).await?;
-        demo::load(&client, NAMESPACE, jiff::Timestamp::now()).await?;
         demo::grant_people(&client, NAMESPACE).await?;
         hecate_testenv::rbac::install_deployed_roles(&client).await?;
+        eprintln!("[demo] hecate-controller carries shop through dev, staging and production…");
+        let pipeline =
+            pipeline::run(&endpoint, &controller, &pipeline::dir(&dev_dir), NAMESPACE).await?;
         let log = dev_dir.join("hecate-api.log");
         let server =
             crate::api_server::start(&hecate_api, options.addr, &kubeconfig, Some(&log)).await?;
@@ -70,7 +76,14 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         println!("$ hecate explain production -n {NAMESPACE}\n{explain}");
 
         if options.check {
-            check(&hecate, &kubeconfig, &server.base, &endpoint).await?;
+            check(
+                &hecate,
+                &kubeconfig,
+                &server.base,
+                &endpoint,
+                &pipeline.bundles,
+            )
+            .await?;
             println!(
                 "demo check passed: ready in {:.1} s (hecate-api ready {:.1} s after start)",
                 started.elapsed().as_secs_f64(),
@@ -78,7 +91,15 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
             );
             return anyhow::Ok(());
         }
-        print_tour(&kubeconfig, &endpoint, &server.base, &log, owned.is_some());
+        print_tour(
+            &kubeconfig,
+            &endpoint,
+            &server.base,
+            &log,
+            owned.is_some(),
+            &pipeline.bundles[2],
+            &pipeline::dir(&dev_dir),
+        );
         println!("(ready in {:.1} s)", started.elapsed().as_secs_f64());
         let mut terminate =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -95,6 +116,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
             }
         );
         drop(server);
+        drop(pipeline);
         anyhow::Ok(())
     })?;
     if let Some(mut plane) = owned {
@@ -104,24 +126,45 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
 }
 
 /// Builds `hecate` and `hecate-api` (quietly; usually they are built already).
-fn build(root: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+fn build(root: &Path) -> anyhow::Result<(PathBuf, PathBuf, PathBuf)> {
     let status = crate::cargo()
-        .args([
-            "build",
-            "--quiet",
-            "--package",
-            "hecate-cli",
-            "--package",
-            "hecate-api",
-        ])
+        .args(["build", "--quiet"])
+        .args(["--package", "hecate-cli", "--package", "hecate-api"])
+        .args(["--package", "hecate-controller"])
         .current_dir(root)
         .status()
-        .context("building hecate and hecate-api")?;
-    anyhow::ensure!(status.success(), "building hecate and hecate-api failed");
+        .context("building hecate, hecate-api and hecate-controller")?;
+    anyhow::ensure!(
+        status.success(),
+        "building hecate, hecate-api and hecate-controller failed"
+    );
     Ok((
         root.join("target/debug/hecate"),
         root.join("target/debug/hecate-api"),
+        root.join("target/debug/hecate-controller"),
     ))
+}
+
+/// Creates namespace `demo` if it is not there.
+async fn ensure_namespace(client: &kube::Client) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::Namespace;
+    use kube::api::{Api, ObjectMeta, Patch, PatchParams};
+    let object = Namespace {
+        metadata: ObjectMeta {
+            name: Some(NAMESPACE.into()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    Api::<Namespace>::all(client.clone())
+        .patch(
+            NAMESPACE,
+            &PatchParams::apply("hecate-demo").force(),
+            &Patch::Apply(&object),
+        )
+        .await
+        .context("creating namespace demo")?;
+    Ok(())
 }
 
 /// What `hecate <args> -n demo` prints, as admin; an error when it fails.
@@ -149,6 +192,7 @@ async fn check(
     kubeconfig: &Path,
     base: &str,
     endpoint: &Endpoint,
+    bundles: &[String],
 ) -> anyhow::Result<()> {
     let status: serde_json::Value = serde_json::from_str(&hecate_output(
         hecate,
@@ -166,7 +210,7 @@ async fn check(
             .find(|g| g["gate"] == name)
             .with_context(|| format!("no Gate {name} in hecate status"))
     };
-    let newest = demo::release_bundle(demo::VERSIONS - 1).name_any();
+    let newest = bundles.last().context("the story emitted no Bundle")?;
     let (dev, staging, production) = (gate("dev")?, gate("staging")?, gate("production")?);
     let order: Vec<&str> = gates.iter().filter_map(|g| g["gate"].as_str()).collect();
     anyhow::ensure!(
@@ -185,11 +229,13 @@ async fn check(
         "staging should be crossing with {newest}: {staging}"
     );
     anyhow::ensure!(
-        production["current"] == demo::release_bundle(8).name_any().as_str()
-            && production["blockers"]
-                .as_array()
-                .is_some_and(|b| !b.is_empty()),
-        "production should hold 1.8.0 and say what is in its way: {production}"
+        production["current"] == bundles[1].as_str()
+            && production["waiting"].as_array().is_some_and(|waiting| {
+                waiting
+                    .iter()
+                    .any(|w| w["bundle"] == bundles[2].as_str() && w["kind"] == "AwaitingApproval")
+            }),
+        "production should hold shop 1.1.0 and have 1.2.0 awaiting approval: {production}"
     );
 
     let http = reqwest::Client::new();
@@ -203,8 +249,10 @@ async fn check(
         .tokens
         .get(&Identity::Alice)
         .context("alice's token")?;
-    let overview: serde_json::Value = http
-        .get(format!("{base}/api/v1alpha1/overview"))
+    // The demo namespace's Gates (a shared control plane may hold other namespaces
+    // alice can read too).
+    let gates: serde_json::Value = http
+        .get(format!("{base}/api/v1alpha1/namespaces/{NAMESPACE}/gates"))
         .bearer_auth(alice)
         .send()
         .await?
@@ -212,16 +260,23 @@ async fn check(
         .text()
         .await
         .map(|body| serde_json::from_str(&body))??;
+    let count = gates.as_array().map_or(0, Vec::len);
     anyhow::ensure!(
-        overview["totals"]["gates"] == 3,
-        "alice should see the 3 demo Gates through the API: {}",
-        overview["totals"]
+        count == 3,
+        "alice should see the 3 demo Gates through the API, not {count}: {gates}"
     );
     Ok(())
 }
 
-fn print_tour(kubeconfig: &Path, endpoint: &Endpoint, base: &str, log: &Path, owned: bool) {
-    let candidate = demo::awaiting_approval().name_any();
+fn print_tour(
+    kubeconfig: &Path,
+    endpoint: &Endpoint,
+    base: &str,
+    log: &Path,
+    owned: bool,
+    candidate: &str,
+    world: &Path,
+) {
     let token = |who: Identity| {
         endpoint
             .tokens
@@ -229,8 +284,13 @@ fn print_tour(kubeconfig: &Path, endpoint: &Endpoint, base: &str, log: &Path, ow
             .map_or("", String::as_str)
             .to_string()
     };
-    println!("Hecate demo: the `shop` pipeline is loaded into namespace `{NAMESPACE}`.");
+    println!("Hecate demo: hecate-controller carried `shop` through namespace `{NAMESPACE}`.");
     println!("  dev (automatic) → staging → production (approval required, frozen at weekends)");
+    println!("  shop 1.3.0 is crossing staging (Flux lags there); 1.2.0 waits for an approval.");
+    println!(
+        "  git repositories, work directories, the controller's log: {}",
+        world.display()
+    );
     println!();
     println!("  web UI         {base}/   (sign in with a token below)");
     println!(
@@ -249,9 +309,7 @@ fn print_tour(kubeconfig: &Path, endpoint: &Endpoint, base: &str, log: &Path, ow
     println!("  export KUBECONFIG={}", kubeconfig.display());
     println!("  hecate explain production -n {NAMESPACE}");
     println!("  hecate --context carol approve {candidate} --gate production -n {NAMESPACE}");
-    println!(
-        "  hecate --context bob promote production --bundle {candidate} -n {NAMESPACE} --watch"
-    );
+    println!("  hecate status -n {NAMESPACE} --watch     # production takes it by itself");
     println!(
         "  hecate --context ci-bot status -n {NAMESPACE}    # refused: ci-bot has no Role here"
     );

@@ -1,0 +1,295 @@
+//! The demo's pipeline, made by the controller: an application repository `shop`, a
+//! fleet repository with a branch per environment, stand-in Flux Kustomizations played
+//! by [`FluxPlayer`], a Beacon and three Gates — and `hecate-controller` running as its
+//! own process, carrying four releases through dev (by itself), staging (when bob
+//! promotes) and production (once carol approves). It leaves the pipeline mid-story:
+//! the newest release crossing staging while Flux there lags, the one before it
+//! waiting for an approval, production frozen at weekends.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use hecate_ops::Ops;
+use hecate_testenv::world::{self, FluxPlayer, Repository};
+use hecate_testenv::{Endpoint, Identity, apply_manifest};
+use hecate_types::{Beacon, Bundle, Gate, Window};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, Patch, PatchParams};
+use tokio::process::{Child, Command};
+
+const ENVIRONMENTS: [&str; 3] = ["dev", "staging", "production"];
+/// The releases the story carries, oldest first.
+pub(crate) const RELEASES: [&str; 4] = ["1.0.0", "1.1.0", "1.2.0", "1.3.0"];
+/// The label that makes the demo namespace the demo controller's shard, so it never
+/// touches other namespaces of a shared control plane (the bench's, your own).
+const SHARD: &str = "hecate.dev/demo";
+
+/// The running pipeline: the controller and Flux keep going until it is dropped.
+pub(crate) struct Pipeline {
+    _controller: Child,
+    _flux: FluxPlayer,
+    /// The Bundle of each release, in [`RELEASES`] order.
+    pub(crate) bundles: Vec<String>,
+}
+
+/// Builds the world under `dir`, starts `controller` over `namespace` and plays the
+/// story; returns once the pipeline is in its final state.
+pub(crate) async fn run(
+    endpoint: &Endpoint,
+    controller: &Path,
+    dir: &Path,
+    namespace: &str,
+) -> anyhow::Result<Pipeline> {
+    let admin = endpoint.client(Identity::Admin).await?;
+    let started = Instant::now();
+    std::fs::create_dir_all(dir)?;
+    let shop = Repository::create(dir, "shop", &["main"], &[("VERSION", "1.0.0\n")]).await?;
+    let fleet = Repository::create(
+        dir,
+        "fleet",
+        &["env/dev", "env/staging", "env/production"],
+        &[(
+            "values.yaml",
+            "# shop, as deployed in this environment\nshop:\n  image: ghcr.io/acme/shop\n  revision: none # set by Hecate on each crossing\nreplicas: 2\n",
+        )],
+    )
+    .await?;
+
+    let label = serde_json::json!({"metadata": {"labels": {SHARD: "true"}}});
+    Api::<Namespace>::all(admin.clone())
+        .patch(namespace, &PatchParams::default(), &Patch::Merge(&label))
+        .await
+        .context("labelling the demo namespace")?;
+    world::kustomizations(&admin, namespace, &ENVIRONMENTS).await?;
+    let flux = FluxPlayer::start(admin.clone(), namespace, fleet.clone(), &ENVIRONMENTS);
+    apply_manifest(&admin, &manifest(namespace, &shop.url, &fleet.url), false)
+        .await
+        .context("applying the demo's Beacon and Gates")?;
+
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, endpoint.kubeconfig_yaml(Identity::Admin))?;
+    let log = std::fs::File::create(dir.join("hecate-controller.log"))?;
+    let child = Command::new(controller)
+        .args([
+            "--metrics-bind-address=0",
+            "--health-probe-bind-address=0",
+            "--log-format=text",
+            &format!("--watch-label-selector={SHARD}=true"),
+            &format!("--work-root={}", dir.join("work").display()),
+        ])
+        .env("KUBECONFIG", &kubeconfig)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .kill_on_drop(true)
+        .spawn()
+        .context("starting hecate-controller")?;
+
+    let story = Story {
+        admin: admin.clone(),
+        bob: Ops::new(endpoint.client(Identity::Bob).await?),
+        carol: Ops::new(endpoint.client(Identity::Carol).await?),
+        namespace: namespace.to_string(),
+    };
+    let mut bundles = Vec::new();
+    for (i, release) in RELEASES.iter().enumerate() {
+        if i > 0 {
+            shop.commit(
+                "main",
+                "VERSION",
+                &format!("{release}\n"),
+                &format!("shop {release}"),
+            )
+            .await?;
+        }
+        let bundle = story.emitted(&bundles, release).await?;
+        story.occupies("dev", &bundle).await?;
+        eprintln!("[demo] shop {release} is {bundle}: crossed dev by itself");
+        if i == RELEASES.len() - 1 {
+            // Flux lags in staging: the newest release's crossing waits there.
+            flux.pause("staging");
+        }
+        story
+            .bob
+            .promote(namespace, "staging", &bundle, "bob")
+            .await?;
+        if i < RELEASES.len() - 1 {
+            story.cleared("staging", &bundle).await?;
+            eprintln!("[demo] bob promoted it through staging");
+        }
+        if i < 2 {
+            story
+                .carol
+                .approve(namespace, &bundle, "production", "carol")
+                .await?;
+            story.cleared("production", &bundle).await?;
+            eprintln!("[demo] carol approved it; production took it by itself");
+        }
+        bundles.push(bundle);
+    }
+    story.freeze_weekends().await?;
+    eprintln!(
+        "[demo] the story took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(Pipeline {
+        _controller: child,
+        _flux: flux,
+        bundles,
+    })
+}
+
+/// Who acts in the story.
+struct Story {
+    admin: kube::Client,
+    bob: Ops,
+    carol: Ops,
+    namespace: String,
+}
+
+impl Story {
+    /// Asks Beacon `shop` to look now, and waits for the Bundle of `release`.
+    async fn emitted(&self, earlier: &[String], release: &str) -> anyhow::Result<String> {
+        let beacons: Api<Beacon> = Api::namespaced(self.admin.clone(), &self.namespace);
+        let poke = serde_json::json!({"metadata": {"annotations": {
+            "reconcile.fluxcd.io/requestedAt": format!("demo-{release}")
+        }}});
+        beacons
+            .patch("shop", &PatchParams::default(), &Patch::Merge(&poke))
+            .await?;
+        until(&format!("a Bundle of shop {release}"), || async {
+            let latest = beacons.get("shop").await.ok()?.status?.latest_bundle;
+            (!latest.is_empty() && !earlier.contains(&latest)).then_some(latest)
+        })
+        .await
+    }
+
+    /// Waits until `bundle` is Gate `gate`'s occupant.
+    async fn occupies(&self, gate: &str, bundle: &str) -> anyhow::Result<()> {
+        let gates: Api<Gate> = Api::namespaced(self.admin.clone(), &self.namespace);
+        until(&format!("{bundle} in {gate}"), || async {
+            let current = gates.get(gate).await.ok()?.status?.current?;
+            (current.bundle == bundle).then_some(())
+        })
+        .await
+    }
+
+    /// Waits until `bundle` has cleared `gate`.
+    async fn cleared(&self, gate: &str, bundle: &str) -> anyhow::Result<()> {
+        let bundles: Api<Bundle> = Api::namespaced(self.admin.clone(), &self.namespace);
+        until(&format!("{bundle} clearing {gate}"), || async {
+            bundles
+                .get(bundle)
+                .await
+                .ok()?
+                .has_cleared(gate)
+                .then_some(())
+        })
+        .await
+    }
+
+    /// Production: no crossing starts at weekends.
+    async fn freeze_weekends(&self) -> anyhow::Result<()> {
+        let gates: Api<Gate> = Api::namespaced(self.admin.clone(), &self.namespace);
+        let windows = vec![Window {
+            schedule: "0 0 * * 6".into(),
+            duration: "48h".into(),
+            time_zone: "Europe/London".into(),
+            deny: true,
+        }];
+        let patch = serde_json::json!({"spec": {"windows": windows}});
+        gates
+            .patch("production", &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        Ok(())
+    }
+}
+
+/// Polls `check` until it answers, for up to two minutes.
+async fn until<T, F, Fut>(what: &str, mut check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(value) = check().await {
+            return Ok(value);
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the demo waited two minutes for {what}; see target/hecate-dev/demo-world/hecate-controller.log"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The Beacon and the Gates, as a person would write them.
+fn manifest(namespace: &str, shop: &str, fleet: &str) -> String {
+    let gate = |name: &str, after: Option<&str>, auto: bool, approval: bool| {
+        let after = after
+            .map(|a| format!("\n      after: [{a}]"))
+            .unwrap_or_default();
+        format!(
+            r#"---
+apiVersion: hecate.dev/v1alpha1
+kind: Gate
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  auto: {auto}
+  admits:
+    - from: {{beacon: shop}}{after}
+      requireApproval: {approval}
+  vars:
+    - {{name: fleet, value: "{fleet}"}}
+  watch:
+    - uses: flux
+      with:
+        resources: [{{kind: Kustomization, name: app-{name}}}]
+  passage:
+    steps:
+      - uses: git-clone
+        with: {{repo: "${{{{ vars.fleet }}}}", branch: env/{name}}}
+      - uses: edit-yaml
+        with:
+          path: repo/values.yaml
+          edits:
+            - key: shop.revision
+              value: "${{{{ bundle.commit('{shop}').sha }}}}"
+      - uses: git-commit
+        as: commit
+        with: {{message: "{name}: shop ${{{{ bundle.name }}}}"}}
+      - uses: git-push
+      - uses: flux-wait
+        timeout: 30m
+        with:
+          resources: [{{kind: Kustomization, name: app-{name}}}]
+          expectedRevision: "${{{{ steps.commit.sha }}}}"
+"#
+        )
+    };
+    let mut yaml = format!(
+        r#"apiVersion: hecate.dev/v1alpha1
+kind: Beacon
+metadata:
+  name: shop
+  namespace: {namespace}
+spec:
+  interval: 1m
+  watch:
+    - git: {{repo: "{shop}", branch: main}}
+"#
+    );
+    yaml.push_str(&gate("dev", None, true, false));
+    yaml.push_str(&gate("staging", Some("dev"), false, false));
+    yaml.push_str(&gate("production", Some("staging"), true, true));
+    yaml
+}
+
+/// Where the demo keeps its repositories, work directories and the controller's log.
+pub(crate) fn dir(dev_dir: &Path) -> PathBuf {
+    dev_dir.join("demo-world")
+}
