@@ -18,6 +18,10 @@ use crate::metrics::Metrics;
 use crate::passage::{self, PassageReconciler};
 use crate::{crd_check, flux_api, health, serve, steps, verify};
 
+/// How long reconciles under way may take to finish once a stop is asked for (a
+/// kubelet waits 30 s by default before it kills).
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Runs the controller until it is told to stop.
 pub async fn run(args: Args) -> anyhow::Result<()> {
     init_logs(args.log_format);
@@ -99,8 +103,23 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             () = shutdown(stopped.clone()) => return Ok(()),
         }
     }
+    // Reconciles under way get a grace period to finish after a stop is asked for; one
+    // that would not end (a step stuck on a remote, a reconcile waiting for a first
+    // list that the stopping controller no longer reads) must not keep the process
+    // alive until the kubelet kills it and the Lease expires.
+    let grace = {
+        let mut stopped = stopped.clone();
+        async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+            tracing::warn!(
+                grace_s = SHUTDOWN_GRACE.as_secs(),
+                "reconciles still running after the grace period; stopping anyway"
+            );
+        }
+    };
     let controllers = async {
-        futures::join!(
+        let all = futures::future::join3(
             gate::controller::run(
                 client.clone(),
                 build,
@@ -120,6 +139,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 shutdown(stopped.clone()),
             ),
         );
+        tokio::select! {
+            _ = all => {},
+            () = grace => {},
+        }
     };
     match elector {
         None => controllers.await,
