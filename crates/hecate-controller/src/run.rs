@@ -209,25 +209,9 @@ fn builtin(client: &kube::Client, refuse_cross_namespace: bool) -> anyhow::Resul
     health.register(flux.clone())?;
     let mut verifiers = verify::Registry::new();
     verifiers.register(Arc::new(verify::FlaggerVerifier::new(client.clone())))?;
-    let mut steps = passage::engine::Registry::new();
-    steps.register(Arc::new(steps::flux_wait::FluxWait::new(
-        flux,
-        refuse_cross_namespace,
-    )))?;
-    steps.register(Arc::new(steps::http::Http::new(client.clone())))?;
-    // git-clone and git-push share one GitHub App token cache.
+    // git-clone, git-push and Beacons share one GitHub App token cache.
     let app_tokens = steps::git::AppTokens::default();
-    steps.register(Arc::new(steps::git::GitClone::with_tokens(
-        client.clone(),
-        app_tokens.clone(),
-    )))?;
-    steps.register(Arc::new(steps::git::GitCommit::new()))?;
-    steps.register(Arc::new(steps::git::GitPush::with_tokens(
-        client.clone(),
-        app_tokens.clone(),
-    )))?;
-    steps.register(Arc::new(steps::yaml::EditYaml))?;
-    steps.register(Arc::new(steps::yaml::SetImage))?;
+    let steps = steps::runners(client, flux, refuse_cross_namespace, &app_tokens)?;
     Ok(Builtin {
         health,
         verifiers,

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use anyhow::Context as _;
 use futures::{StreamExt as _, TryStreamExt as _};
 use hecate_testenv::{Endpoint, Identity};
 use hecate_types::{
@@ -92,6 +93,7 @@ pub(crate) async fn run(
         let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
         listener.local_addr()?
     };
+    let log = dir.join("hecate-controller.log");
     let started = Instant::now();
     let mut child = tokio::process::Command::new(super::binary(root, "hecate-controller"))
         .arg(format!("--metrics-bind-address={metrics}"))
@@ -104,13 +106,14 @@ pub(crate) async fn run(
         .env("KUBECONFIG", &kubeconfig)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log)?)
         .kill_on_drop(true)
         .spawn()?;
     let pid = child.id().unwrap_or_default();
     let scrape = || async {
         let text = reqwest::get(format!("http://{metrics}/metrics"))
-            .await?
+            .await
+            .with_context(|| format!("scraping hecate-controller (its log: {})", log.display()))?
             .text()
             .await?;
         anyhow::Ok(requests_sent(&text))

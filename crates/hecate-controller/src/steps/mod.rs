@@ -16,10 +16,68 @@ use hecate_types::{Step, duration};
 
 pub use config::Config;
 
+/// The steps this controller runs: [`runners`] registers exactly these (tested). The
+/// rest of the fifteen are decoded and refused at Gate time, so a Gate that names one
+/// says so before any crossing starts.
+pub const AVAILABLE: [&str; 7] = [
+    "git-clone",
+    "git-commit",
+    "git-push",
+    "edit-yaml",
+    "set-image",
+    "flux-wait",
+    "http",
+];
+
+/// The engine's registry of every [`AVAILABLE`] step. `git-clone` and `git-push` take
+/// GitHub App tokens from `app_tokens`; `flux-wait` judges through `flux`.
+pub fn runners(
+    client: &kube::Client,
+    flux: std::sync::Arc<crate::health::FluxChecker>,
+    refuse_cross_namespace: bool,
+    app_tokens: &git::AppTokens,
+) -> Result<crate::passage::engine::Registry, crate::passage::engine::DuplicateStep> {
+    use std::sync::Arc;
+    let mut registry = crate::passage::engine::Registry::new();
+    registry.register(Arc::new(git::GitClone::with_tokens(
+        client.clone(),
+        app_tokens.clone(),
+    )))?;
+    registry.register(Arc::new(git::GitCommit::new()))?;
+    registry.register(Arc::new(git::GitPush::with_tokens(
+        client.clone(),
+        app_tokens.clone(),
+    )))?;
+    registry.register(Arc::new(yaml::EditYaml))?;
+    registry.register(Arc::new(yaml::SetImage))?;
+    registry.register(Arc::new(flux_wait::FluxWait::new(
+        flux,
+        refuse_cross_namespace,
+    )))?;
+    registry.register(Arc::new(http::Http::new(client.clone())))?;
+    Ok(registry)
+}
+
 /// Every problem with `steps`, one line each as `steps[<i>] (<uses>): <problem>`, in
 /// list order; empty when the list can run.
 pub fn validate(steps: &[Step]) -> Vec<String> {
-    hecate_ops::rules::steps::problems(steps, check)
+    hecate_ops::rules::steps::problems(steps, |step| {
+        available(step)?;
+        check(step)
+    })
+}
+
+/// Whether this controller runs `step` (refused on the Gate, not discovered
+/// mid-crossing).
+fn available(step: &Step) -> Result<(), String> {
+    if AVAILABLE.contains(&step.uses.as_str()) {
+        return Ok(());
+    }
+    Err(format!(
+        "{} is not available in this version of hecate-controller; the steps that run are {}",
+        step.uses,
+        AVAILABLE.join(", ")
+    ))
 }
 
 /// What is wrong with one step's configuration and step-level settings, judged
@@ -68,6 +126,35 @@ pub fn timeout(step: &Step) -> Result<Option<jiff::SignedDuration>, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[tokio::test]
+    async fn the_registry_runs_exactly_the_available_steps() {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
+        let client = kube::Client::try_from(config).expect("a client");
+        let access =
+            std::sync::Arc::new(crate::health::flux_access::FluxAccess::new(client.clone()));
+        let flux = std::sync::Arc::new(crate::health::FluxChecker::new(access, true));
+        let registry =
+            super::runners(&client, flux, true, &git::AppTokens::default()).expect("unique names");
+        let mut available = super::AVAILABLE.to_vec();
+        available.sort_unstable();
+        assert_eq!(registry.names(), available);
+    }
+
+    #[test]
+    fn a_step_this_version_cannot_run_is_refused_on_the_gate() {
+        let step = Step {
+            uses: "render-helm".into(),
+            with: Some(serde_json::json!({"chart": "charts/app", "output": "out.yaml"})),
+            ..Step::default()
+        };
+        let problems = validate(std::slice::from_ref(&step));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains("not available in this version"),
+            "{problems:?}"
+        );
+    }
     use hecate_ops::rules::steps::BUILT_IN;
     use pretty_assertions::assert_eq;
     use serde_json::{Value, json};
@@ -210,9 +297,10 @@ mod tests {
             "steps[1] (git-clone): as \"fleet\" is already the name of steps[0]",
             "steps[2] (): uses is empty",
             "steps[3] (gitpush): no step is called \"gitpush\"",
-            "steps[4] (commit-status): state: \"done\" is not one of Pending, Success, Failure",
+            // Not run by this version: refused as such before its configuration.
+            "steps[4] (commit-status): commit-status is not available in this version",
             "steps[5] (http): timeout: invalid duration \"soon\"",
-            "steps[6] (evidence-gate): gates must select at least one",
+            "steps[6] (evidence-gate): evidence-gate is not available in this version",
         ];
         assert_eq!(problems.len(), expected_starts.len(), "{problems:#?}");
         for (problem, start) in problems.iter().zip(expected_starts) {
