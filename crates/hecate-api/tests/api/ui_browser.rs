@@ -211,13 +211,20 @@ impl Browser {
 
     /// Presses `key` (text, or a `fantoccini::key::Key`) in whatever has focus.
     pub(crate) async fn press(&self, key: &str) {
+        // Through WebDriver's keyboard, as a person types: to whatever has focus,
+        // even when that is not an element WebDriver would call interactable, and
+        // with no element reference a live update could make stale.
+        use fantoccini::actions::{InputSource as _, KeyAction, KeyActions};
+        let mut keys = KeyActions::new("keyboard".into());
+        for value in key.chars() {
+            keys = keys
+                .then(KeyAction::Down { value })
+                .then(KeyAction::Up { value });
+        }
         self.client
-            .active_element()
+            .perform_actions(keys)
             .await
-            .unwrap()
-            .send_keys(key)
-            .await
-            .unwrap();
+            .unwrap_or_else(|e| panic!("pressing {key:?}: {e}"));
     }
 
     /// Signs in through the form with `token` and waits for a page to replace it.
