@@ -82,6 +82,7 @@ pub(crate) async fn run(
         .map(|i| format!("bench-fleet-{}-{i}", scale.name()))
         .collect();
     seed(admin, &namespaces).await?;
+    fresh_gates(admin, &namespaces).await?;
     label(admin, &namespaces, scale).await?;
     reset_probes(admin, &namespaces).await?;
 
@@ -119,8 +120,17 @@ pub(crate) async fn run(
         anyhow::Ok(requests_sent(&text))
     };
 
-    // The first pass: every Gate of the fleet reconciled once.
+    // The first pass: every Gate of the fleet reconciled once (and the controller
+    // answering on its metrics address).
     let gates = namespaces.len() * GATES;
+    while scrape().await.is_err() {
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(60),
+            "hecate-controller did not serve metrics within a minute (its log: {})",
+            log.display()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     loop {
         anyhow::ensure!(
             started.elapsed() < Duration::from_secs(300),
@@ -256,6 +266,36 @@ async fn label(admin: &kube::Client, namespaces: &[String], scale: Scale) -> any
             .await?;
     }
     Ok(())
+}
+
+/// The fleet's Gates made anew, so the first pass is this run's (a Gate reconciled by an
+/// earlier run already has a Ready condition).
+async fn fresh_gates(admin: &kube::Client, namespaces: &[String]) -> anyhow::Result<()> {
+    futures::stream::iter(namespaces.iter().map(Ok::<_, anyhow::Error>))
+        .try_for_each_concurrent(8, |namespace| async move {
+            let gates = Api::<Gate>::namespaced(admin.clone(), namespace);
+            for i in 0..GATES {
+                let name = format!("g{i}");
+                let _ = gates.delete(&name, &DeleteParams::default()).await;
+                // Deletion is immediate (no finalizers); create it again.
+                let mut attempts = 0;
+                loop {
+                    match gates
+                        .create(&PostParams::default(), &gate(&name, "app", false))
+                        .await
+                    {
+                        Ok(_) => break,
+                        Err(kube::Error::Api(status)) if status.code == 409 && attempts < 50 => {
+                            attempts += 1;
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                        Err(error) => return Err(error.into()),
+                    }
+                }
+            }
+            Ok(())
+        })
+        .await
 }
 
 /// Removes the latency probes: Gate `auto`, its Passages, Bundle `fresh-1`.
