@@ -50,6 +50,9 @@ enum Task {
     /// Set up what the tests need (Debian packages, the control plane), then run
     /// `cargo test --workspace`; arguments pass through to cargo test.
     Test {
+        /// Say what the set-up would install, and stop.
+        #[arg(long)]
+        dry_run: bool,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -67,7 +70,7 @@ fn main() -> ExitCode {
         Task::Crds => crds::write(&root),
         Task::CheckLayers => check_layers(&root),
         Task::Demo(options) => demo::run(&root, &options),
-        Task::Test { args } => test::run(&root, &args),
+        Task::Test { args, dry_run } => test::run(&root, &args, dry_run),
         Task::Bench { scale } => bench::run(&root, scale),
         Task::ControlPlane { action } => control_plane::run(&root, action),
     };

@@ -20,17 +20,39 @@ const PACKAGES: [(&str, &str); 4] = [
     ("docker-registry", "docker-registry"),
 ];
 
-pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
-    let missing: Vec<&str> = PACKAGES
-        .iter()
-        .filter(|(command, _)| !on_path(command))
-        .map(|(_, package)| *package)
-        .collect();
-    if missing.is_empty() {
-        eprintln!("[test] system parts: all present ({})", names());
-    } else {
-        eprintln!("[test] installing {} …", missing.join(", "));
-        install(&missing)?;
+pub(crate) fn run(root: &Path, args: &[String], dry_run: bool) -> anyhow::Result<()> {
+    let machine = Machine {
+        root: is_root(),
+        sudo: on_path("sudo"),
+        apt: on_path("apt-get"),
+    };
+    match plan(&on_path, machine) {
+        Plan::Ready => eprintln!("[test] system parts: all present ({})", names()),
+        Plan::Install { packages, commands } if dry_run => {
+            eprintln!("[test] would install {}:", packages.join(", "));
+            for command in commands {
+                eprintln!("  {}", command.join(" "));
+            }
+            return Ok(());
+        }
+        Plan::Install { packages, commands } => {
+            eprintln!("[test] installing {} …", packages.join(", "));
+            for command in commands {
+                let status = Command::new(&command[0])
+                    .args(&command[1..])
+                    .env("DEBIAN_FRONTEND", "noninteractive")
+                    .status();
+                anyhow::ensure!(
+                    status.is_ok_and(|s| s.success()),
+                    "{}",
+                    cannot_install(&packages)
+                );
+            }
+        }
+        Plan::Impossible { packages } => anyhow::bail!("{}", cannot_install(&packages)),
+    }
+    if dry_run {
+        return Ok(());
     }
     eprintln!("[test] the control plane (built once per machine, then cached)…");
     let binaries = hecate_testenv::Binaries::locate_or_build()?;
@@ -53,6 +75,74 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the machine offers for installing packages.
+#[derive(Clone, Copy, Debug)]
+struct Machine {
+    root: bool,
+    sudo: bool,
+    apt: bool,
+}
+
+/// What the set-up will do.
+#[derive(Debug, PartialEq, Eq)]
+enum Plan {
+    /// Everything is there.
+    Ready,
+    /// Install `packages` by running `commands`.
+    Install {
+        packages: Vec<&'static str>,
+        commands: Vec<Vec<String>>,
+    },
+    /// `packages` are missing and this machine cannot install them.
+    Impossible { packages: Vec<&'static str> },
+}
+
+/// Decides the set-up from what is `present` (a command on PATH) and the `machine`.
+fn plan(present: &dyn Fn(&str) -> bool, machine: Machine) -> Plan {
+    let packages: Vec<&'static str> = PACKAGES
+        .iter()
+        .filter(|(command, _)| !present(command))
+        .map(|(_, package)| *package)
+        .collect();
+    if packages.is_empty() {
+        return Plan::Ready;
+    }
+    if !machine.apt || !(machine.root || machine.sudo) {
+        return Plan::Impossible { packages };
+    }
+    let apt = |args: &[&str]| -> Vec<String> {
+        let mut command: Vec<String> = if machine.root {
+            vec!["apt-get".into()]
+        } else {
+            vec!["sudo".into(), "-n".into(), "apt-get".into()]
+        };
+        command.extend(args.iter().map(|a| a.to_string()));
+        command
+    };
+    let mut install = vec!["install", "-y", "-qq"];
+    install.extend(&packages);
+    Plan::Install {
+        commands: vec![apt(&["update", "-qq"]), apt(&install)],
+        packages,
+    }
+}
+
+fn cannot_install(packages: &[&str]) -> String {
+    format!(
+        "the tests need these Debian packages and they could not be installed here: {}\n\
+         install them (e.g. `sudo apt-get install -y {}`) and run again",
+        packages.join(", "),
+        packages.join(" ")
+    )
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
 fn names() -> String {
     PACKAGES
         .iter()
@@ -66,35 +156,72 @@ fn on_path(command: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(command).is_file()))
 }
 
-/// `apt-get install` as root, or through sudo; otherwise an error naming the packages.
-fn install(packages: &[&str]) -> anyhow::Result<()> {
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let apt = |args: &[&str]| -> anyhow::Result<bool> {
-        let mut command = if root {
-            Command::new("apt-get")
-        } else {
-            let mut sudo = Command::new("sudo");
-            sudo.args(["-n", "apt-get"]);
-            sudo
-        };
-        let status = command
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .args(args)
-            .status();
-        Ok(status.is_ok_and(|s| s.success()))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROOT: Machine = Machine {
+        root: true,
+        sudo: false,
+        apt: true,
     };
-    let installed = on_path("apt-get")
-        && apt(&["update", "-qq"])?
-        && apt(&[&["install", "-y", "-qq"][..], packages].concat())?;
-    anyhow::ensure!(
-        installed,
-        "the tests need these Debian packages and they could not be installed here: {}\n\
-         install them (e.g. `sudo apt-get install -y {}`) and run again",
-        packages.join(", "),
-        packages.join(" ")
-    );
-    Ok(())
+
+    #[test]
+    fn nothing_to_do_when_everything_is_installed() {
+        assert_eq!(plan(&|_| true, ROOT), Plan::Ready);
+    }
+
+    #[test]
+    fn missing_packages_are_installed_with_apt_or_sudo() {
+        let no_registry = |command: &str| command != "docker-registry";
+        assert_eq!(
+            plan(&no_registry, ROOT),
+            Plan::Install {
+                packages: vec!["docker-registry"],
+                commands: vec![
+                    vec!["apt-get".into(), "update".into(), "-qq".into()],
+                    ["apt-get", "install", "-y", "-qq", "docker-registry"]
+                        .map(String::from)
+                        .to_vec(),
+                ],
+            }
+        );
+        let user = Machine {
+            root: false,
+            sudo: true,
+            apt: true,
+        };
+        let Plan::Install { commands, .. } = plan(&|_| false, user) else {
+            panic!("installable with sudo");
+        };
+        assert_eq!(&commands[1][..3], ["sudo", "-n", "apt-get"]);
+        assert!(commands[1].ends_with(&[
+            "chromium".into(),
+            "chromium-driver".into(),
+            "git".into(),
+            "docker-registry".into()
+        ]));
+    }
+
+    #[test]
+    fn a_machine_that_cannot_install_says_which_packages() {
+        let no_sudo = Machine {
+            root: false,
+            sudo: false,
+            apt: true,
+        };
+        let plan = plan(&|command| command == "git", no_sudo);
+        assert_eq!(
+            plan,
+            Plan::Impossible {
+                packages: vec!["chromium", "chromium-driver", "docker-registry"]
+            }
+        );
+        let message = cannot_install(&["chromium", "docker-registry"]);
+        assert!(message.contains("chromium, docker-registry"), "{message}");
+        assert!(
+            message.contains("sudo apt-get install -y chromium docker-registry"),
+            "{message}"
+        );
+    }
 }
