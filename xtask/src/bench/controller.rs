@@ -144,7 +144,9 @@ pub(crate) async fn run(
     let first_pass = started.elapsed();
     let first_pass_requests = scrape().await?;
 
-    // Idle: nothing changes; what does looking cost?
+    // Idle: nothing changes; what does looking cost? (After the start-up's last wave:
+    // each shard namespace's first listing wakes its Gates once more.)
+    tokio::time::sleep(Duration::from_secs(5)).await;
     let window = scale.idle_window();
     let before = scrape().await?;
     tokio::time::sleep(window).await;
