@@ -20,6 +20,7 @@
 //! The Passage engine and the Beacon controller are the next parts.
 
 mod args;
+pub mod backoff;
 pub mod beacon;
 pub mod clock;
 pub mod condition;

@@ -11,10 +11,8 @@
 //! - an API error backs off from a second, doubling, to five minutes. A source that
 //!   does not answer is not an error: it is a condition and the next interval.
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::Arc;
 
 use futures::StreamExt as _;
 use hecate_types::Beacon;
@@ -26,15 +24,12 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 
 use super::{BeaconReconciler, Error};
+use crate::backoff::{self, Failures};
 use crate::predicate;
 use crate::scope::Scope;
 
 /// How many Beacons reconcile (poll their sources) at the same time.
 pub const CONCURRENCY: u16 = 8;
-/// The first retry after a failed reconcile; it doubles up to [`MAX_BACKOFF`].
-const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-/// The longest wait between retries of a failing Beacon.
-const MAX_BACKOFF: Duration = Duration::from_secs(300);
 
 /// Runs the Beacon controller over the namespaces `selector` matches (all without one)
 /// until `shutdown` completes, then lets reconciles under way finish.
@@ -72,7 +67,7 @@ pub async fn run(
     let context = Arc::new(Context {
         scope,
         reconciler,
-        failures: Mutex::new(HashMap::new()),
+        failures: Failures::default(),
     });
     let in_namespace = beacons_reader.clone();
     let mut controller = Controller::for_stream(beacons, beacons_reader)
@@ -99,7 +94,7 @@ pub async fn run(
 struct Context {
     scope: Scope,
     reconciler: BeaconReconciler,
-    failures: Mutex<HashMap<ObjectRef<Beacon>, u32>>,
+    failures: Failures<Beacon>,
 }
 
 async fn reconcile(beacon: Arc<Beacon>, context: Arc<Context>) -> Result<Action, Error> {
@@ -110,11 +105,7 @@ async fn reconcile(beacon: Arc<Beacon>, context: Arc<Context>) -> Result<Action,
     tracing::debug!(%namespace, beacon = %beacon.name_any(), "polling");
     let outcome = context.reconciler.reconcile(&beacon).await?;
     tracing::debug!(%namespace, beacon = %beacon.name_any(), ?outcome, "polled");
-    context
-        .failures
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&ObjectRef::from(beacon.as_ref()));
+    context.failures.succeeded(&beacon);
     Ok(match outcome.requeue_after {
         Some(after) => Action::requeue(after),
         None => Action::await_change(),
@@ -124,21 +115,13 @@ async fn reconcile(beacon: Arc<Beacon>, context: Arc<Context>) -> Result<Action,
 fn error_policy(beacon: Arc<Beacon>, error: &Error, context: Arc<Context>) -> Action {
     // The Beacon changed between reading and writing its status (a poke, a spec edit,
     // or this controller's view catching up with its own write): poll again now.
-    if let Error::Kube(kube::Error::Api(status)) = error
-        && status.code == 409
+    if let Error::Kube(error) = error
+        && backoff::is_conflict(error)
     {
         tracing::debug!(beacon = %beacon.name_any(), "the Beacon changed while polling; again");
-        return Action::requeue(FIRST_BACKOFF);
+        return Action::requeue(backoff::FIRST);
     }
-    let mut failures = context
-        .failures
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    let count = failures
-        .entry(ObjectRef::from(beacon.as_ref()))
-        .or_insert(0);
-    let wait = backoff(*count);
-    *count = count.saturating_add(1);
+    let wait = context.failures.failed(&beacon);
     tracing::warn!(
         namespace = %beacon.namespace().unwrap_or_default(),
         beacon = %beacon.name_any(),
@@ -147,13 +130,6 @@ fn error_policy(beacon: Arc<Beacon>, error: &Error, context: Arc<Context>) -> Ac
         "Beacon reconcile failed"
     );
     Action::requeue(wait)
-}
-
-/// 1 s, 2 s, 4 s, … up to five minutes.
-fn backoff(failures: u32) -> Duration {
-    FIRST_BACKOFF
-        .saturating_mul(2u32.saturating_pow(failures.min(16)))
-        .min(MAX_BACKOFF)
 }
 
 /// The Beacons in `namespace`.
@@ -171,12 +147,6 @@ mod tests {
     use hecate_types::{BeaconSpec, BeaconStatus, wellknown};
 
     use super::*;
-
-    #[test]
-    fn failures_back_off_from_a_second_to_five_minutes() {
-        let waits: Vec<u64> = (0..12).map(|n| backoff(n).as_secs()).collect();
-        assert_eq!(waits, [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300]);
-    }
 
     /// Spec §1.7: the Beacon's own status write must not wake it, or it would poll its
     /// sources in a loop; a spec edit and a reconcile request must.

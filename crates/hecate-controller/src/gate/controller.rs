@@ -12,10 +12,8 @@
 //! costs no LIST; kube-runtime runs one reconcile per Gate at a time, which is what
 //! makes "one crossing at a time" hold.
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::Arc;
 
 use futures::StreamExt as _;
 use hecate_types::{Bundle, Gate, Passage};
@@ -28,13 +26,9 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 
 use super::reads::{self, Stores};
 use super::{Error, GateReconciler};
+use crate::backoff::{self, Failures};
 use crate::predicate;
 use crate::scope::Scope;
-
-/// The first retry after a failed reconcile; it doubles up to [`MAX_BACKOFF`].
-const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-/// The longest wait between retries of a failing Gate.
-const MAX_BACKOFF: Duration = Duration::from_secs(300);
 
 /// Builds the reconciler around the stores this controller fills.
 pub type Build = Box<dyn FnOnce(Stores) -> GateReconciler<Stores> + Send>;
@@ -85,7 +79,7 @@ pub async fn run(
     let context = Arc::new(Context {
         scope,
         reconciler: build(Stores::new(passages_reader, bundles_reader)),
-        failures: Mutex::new(HashMap::new()),
+        failures: Failures::default(),
     });
     let admitting = gates_reader.clone();
     let in_namespace = gates_reader.clone();
@@ -127,7 +121,7 @@ fn slim_passage(passage: &mut Passage) {
 struct Context {
     scope: Scope,
     reconciler: GateReconciler<Stores>,
-    failures: Mutex<HashMap<ObjectRef<Gate>, u32>>,
+    failures: Failures<Gate>,
 }
 
 async fn reconcile(gate: Arc<Gate>, context: Arc<Context>) -> Result<Action, Error> {
@@ -141,11 +135,7 @@ async fn reconcile(gate: Arc<Gate>, context: Arc<Context>) -> Result<Action, Err
     tracing::debug!(namespace = %gate.namespace().unwrap_or_default(), gate = %gate.name_any(), "reconciling");
     let outcome = context.reconciler.reconcile(&gate).await?;
     tracing::debug!(namespace = %gate.namespace().unwrap_or_default(), gate = %gate.name_any(), ?outcome, "reconciled");
-    context
-        .failures
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&ObjectRef::from(gate.as_ref()));
+    context.failures.succeeded(&gate);
     Ok(match outcome.requeue_after {
         Some(after) => Action::requeue(after),
         None => Action::await_change(),
@@ -155,19 +145,13 @@ async fn reconcile(gate: Arc<Gate>, context: Arc<Context>) -> Result<Action, Err
 fn error_policy(gate: Arc<Gate>, error: &Error, context: Arc<Context>) -> Action {
     // The Gate changed between reading and writing it (a person, or this controller's
     // view catching up with its own last write): decide again with the new version.
-    if let Error::Kube(kube::Error::Api(status)) = error
-        && status.code == 409
+    if let Error::Kube(error) = error
+        && backoff::is_conflict(error)
     {
         tracing::debug!(gate = %gate.name_any(), "the Gate changed while deciding; again");
-        return Action::requeue(FIRST_BACKOFF);
+        return Action::requeue(backoff::FIRST);
     }
-    let mut failures = context
-        .failures
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    let count = failures.entry(ObjectRef::from(gate.as_ref())).or_insert(0);
-    let wait = backoff(*count);
-    *count = count.saturating_add(1);
+    let wait = context.failures.failed(&gate);
     tracing::warn!(
         namespace = %gate.namespace().unwrap_or_default(),
         gate = %gate.name_any(),
@@ -176,13 +160,6 @@ fn error_policy(gate: Arc<Gate>, error: &Error, context: Arc<Context>) -> Action
         "Gate reconcile failed"
     );
     Action::requeue(wait)
-}
-
-/// 1 s, 2 s, 4 s, … up to five minutes.
-fn backoff(failures: u32) -> Duration {
-    FIRST_BACKOFF
-        .saturating_mul(2u32.saturating_pow(failures.min(16)))
-        .min(MAX_BACKOFF)
 }
 
 /// The Gates in the Bundle's namespace that admit its Beacon.
@@ -205,16 +182,4 @@ fn gates_in(gates: &Store<Gate>, namespace: Option<&str>) -> Vec<ObjectRef<Gate>
         .filter(|gate| gate.namespace().as_deref() == namespace)
         .map(|gate| ObjectRef::from(gate.as_ref()))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn failures_back_off_from_a_second_to_five_minutes() {
-        let waits: Vec<u64> = (0..12).map(|n| backoff(n).as_secs()).collect();
-        assert_eq!(waits, [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300]);
-        assert_eq!(backoff(u32::MAX), MAX_BACKOFF);
-    }
 }

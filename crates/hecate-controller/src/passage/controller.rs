@@ -18,6 +18,7 @@ use kube::runtime::reflector;
 use kube::runtime::{WatchStreamExt as _, predicates, watcher};
 
 use super::{Error, PassageReconciler};
+use crate::backoff;
 use crate::scope::Scope;
 
 /// How many Passages advance at once.
@@ -90,11 +91,11 @@ async fn reconcile(passage: Arc<Passage>, context: Arc<Context>) -> Result<Actio
 }
 
 fn error_policy(passage: Arc<Passage>, error: &Error, _context: Arc<Context>) -> Action {
-    if let Error::Kube(kube::Error::Api(status)) = error
-        && status.code == 409
+    if let Error::Kube(error) = error
+        && backoff::is_conflict(error)
     {
         // An abort (or another write) landed meanwhile: advance again with it.
-        return Action::requeue(Duration::from_secs(1));
+        return Action::requeue(backoff::FIRST);
     }
     tracing::warn!(
         namespace = %passage.namespace().unwrap_or_default(),
