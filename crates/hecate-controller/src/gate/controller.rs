@@ -57,7 +57,7 @@ pub async fn run(
     let (bundles_reader, bundles_writer) = reflector::store::<Bundle>();
     let bundles = watcher(Api::<Bundle>::all(client.clone()), config)
         .default_backoff()
-        .modify(|bundle: &mut Bundle| bundle.managed_fields_mut().clear())
+        .modify(|bundle: &mut Bundle| bundle.metadata.managed_fields = None)
         .reflect(bundles_writer)
         .touched_objects();
 
@@ -108,7 +108,7 @@ pub async fn run(
 /// in memory, and its steps (spec and records) are most of its size. Field managers
 /// go too.
 fn slim_passage(passage: &mut Passage) {
-    passage.managed_fields_mut().clear();
+    passage.metadata.managed_fields = None;
     passage.spec.steps.clear();
     passage.spec.vars.clear();
     if let Some(status) = passage.status.as_mut() {

@@ -38,6 +38,7 @@ pub async fn run(
         watcher::Config::default(),
     )
     .default_backoff()
+    .modify(slim_finished)
     .reflect(writer)
     .applied_objects()
     .predicate_filter(predicates::generation, Default::default());
@@ -68,6 +69,23 @@ pub async fn run(
             }
         })
         .await;
+}
+
+/// What the controller keeps of a Passage: a finished one is only ever looked at to
+/// remove its work directory, so its steps (most of its size) are dropped; field
+/// managers go for all. The cluster's whole history of crossings is held in memory.
+fn slim_finished(passage: &mut Passage) {
+    // `None`, not an empty list: this copy is written back with the status, and an
+    // empty list would erase the object's field ownership.
+    passage.metadata.managed_fields = None;
+    if passage.is_terminal() {
+        passage.spec.steps.clear();
+        passage.spec.vars.clear();
+        if let Some(status) = passage.status.as_mut() {
+            status.steps.clear();
+            status.watch.clear();
+        }
+    }
 }
 
 struct Context {
