@@ -29,11 +29,27 @@ pub(crate) struct Options {
     /// Where hecate-api (and the UI) listens.
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
+    #[command(subcommand)]
+    action: Option<Action>,
+}
+
+/// What else the demo can do, while it runs in another terminal.
+#[derive(clap::Subcommand)]
+enum Action {
+    /// Commit the application's next version, and ask its Beacon to look now: watch
+    /// dev take it by itself (`hecate status -n demo --watch`, or the UI).
+    Release,
 }
 
 pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
     let started = Instant::now();
     let dev_dir = crate::control_plane::dev_dir(root);
+    if let Some(Action::Release) = options.action {
+        return tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+            .block_on(pipeline::release(&dev_dir, NAMESPACE));
+    }
     // Reuse a control plane started with `cargo xtask control-plane start`; otherwise
     // start one that lives exactly as long as this command.
     let (endpoint, owned) = match ControlPlane::find_detached(&dev_dir) {
@@ -310,6 +326,9 @@ fn print_tour(
     println!("  hecate explain production -n {NAMESPACE}");
     println!("  hecate --context carol approve {candidate} --gate production -n {NAMESPACE}");
     println!("  hecate status -n {NAMESPACE} --watch     # production takes it by itself");
+    println!(
+        "  cargo xtask demo release                # a new version of shop: dev takes it by itself"
+    );
     println!(
         "  hecate --context ci-bot status -n {NAMESPACE}    # refused: ci-bot has no Role here"
     );

@@ -289,7 +289,66 @@ spec:
     yaml
 }
 
+/// `cargo xtask demo release`: commits the next minor version of shop to the running
+/// demo's repository and asks Beacon `shop` to look now.
+pub(crate) async fn release(dev_dir: &Path, namespace: &str) -> anyhow::Result<()> {
+    let dir = dir(dev_dir);
+    let shop = Repository {
+        bare: dir.join("shop.git"),
+        work: dir.join("shop-work"),
+        url: format!("file://{}", dir.join("shop.git").display()),
+    };
+    let current = std::fs::read_to_string(shop.work.join("VERSION")).context(
+        "no demo repository here: start `cargo xtask demo` first, then run this beside it",
+    )?;
+    let next = next_minor(current.trim())
+        .with_context(|| format!("VERSION holds {current:?}, not a version"))?;
+    let sha = shop
+        .commit(
+            "main",
+            "VERSION",
+            &format!("{next}\n"),
+            &format!("shop {next}"),
+        )
+        .await?;
+    let kubeconfig = kube::config::Kubeconfig::read_from(dev_dir.join("kubeconfig"))
+        .context("the demo's kubeconfig")?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
+    let client = kube::Client::try_from(config)?;
+    let poke = serde_json::json!({"metadata": {"annotations": {
+        "reconcile.fluxcd.io/requestedAt": format!("release-{next}")
+    }}});
+    Api::<Beacon>::namespaced(client, namespace)
+        .patch("shop", &PatchParams::default(), &Patch::Merge(&poke))
+        .await
+        .context("asking Beacon shop to look (is the demo running?)")?;
+    println!(
+        "committed shop {next} ({}) and asked Beacon shop to look.",
+        &sha[..sha.len().min(8)]
+    );
+    println!("watch dev take it by itself:  hecate status -n {namespace} --watch");
+    Ok(())
+}
+
+/// `1.3.0` → `1.4.0`.
+fn next_minor(version: &str) -> Option<String> {
+    let mut parts = version.split('.');
+    let major: u64 = parts.next()?.parse().ok()?;
+    let minor: u64 = parts.next()?.parse().ok()?;
+    Some(format!("{major}.{}.0", minor + 1))
+}
+
 /// Where the demo keeps its repositories, work directories and the controller's log.
 pub(crate) fn dir(dev_dir: &Path) -> PathBuf {
     dev_dir.join("demo-world")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_release_is_the_next_minor_version() {
+        assert_eq!(super::next_minor("1.3.0").as_deref(), Some("1.4.0"));
+        assert_eq!(super::next_minor("2.9").as_deref(), Some("2.10.0"));
+        assert_eq!(super::next_minor("main"), None);
+    }
 }
