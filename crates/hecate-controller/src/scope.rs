@@ -5,8 +5,11 @@
 //! Passages, the Bundles they judge — then belongs to exactly one shard, and a shard
 //! never writes another's objects).
 
+use futures::Stream;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::runtime::reflector::Store;
+use kube::Api;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
 
 use crate::ready::Ready;
 
@@ -20,7 +23,32 @@ pub enum Scope {
     Namespaces(Store<Namespace>, Ready),
 }
 
+/// The namespaces of a shard as they change, which the controller must poll (it both
+/// fills the scope's store and says when a namespace joins).
+pub type NamespaceChanges =
+    std::pin::Pin<Box<dyn Stream<Item = Result<Namespace, watcher::Error>> + Send>>;
+
 impl Scope {
+    /// The scope `selector` chooses (every namespace without one), and — for a shard —
+    /// the watch of its namespaces that keeps the scope current.
+    pub fn watch(
+        client: &kube::Client,
+        selector: Option<&str>,
+    ) -> (Self, Option<NamespaceChanges>) {
+        let Some(selector) = selector else {
+            return (Self::Everywhere, None);
+        };
+        let (reader, writer) = reflector::store::<Namespace>();
+        let changes = watcher(
+            Api::<Namespace>::all(client.clone()),
+            watcher::Config::default().labels(selector),
+        )
+        .default_backoff()
+        .reflect(writer)
+        .touched_objects();
+        (Self::namespaces(reader), Some(Box::pin(changes)))
+    }
+
     /// The namespaces in `store`.
     pub fn namespaces(store: Store<Namespace>) -> Self {
         let ready = Ready::after(vec![store.clone()]);

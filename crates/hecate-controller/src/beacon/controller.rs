@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use futures::StreamExt as _;
 use hecate_types::Beacon;
-use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt as _;
 use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
@@ -49,20 +48,7 @@ pub async fn run(
     .applied_objects()
     .predicate_filter(predicate::spec_or_request, Default::default());
 
-    let (scope, namespaces) = match selector {
-        None => (Scope::Everywhere, None),
-        Some(selector) => {
-            let (reader, writer) = reflector::store::<Namespace>();
-            let namespaces = watcher(
-                Api::<Namespace>::all(client.clone()),
-                watcher::Config::default().labels(&selector),
-            )
-            .default_backoff()
-            .reflect(writer)
-            .touched_objects();
-            (Scope::namespaces(reader), Some(namespaces))
-        }
-    };
+    let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
 
     let context = Arc::new(Context {
         scope,

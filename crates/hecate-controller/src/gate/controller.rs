@@ -17,7 +17,6 @@ use std::sync::Arc;
 
 use futures::StreamExt as _;
 use hecate_types::{Bundle, Gate, Passage};
-use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt as _;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
@@ -61,20 +60,7 @@ pub async fn run(
         .reflect(bundles_writer)
         .touched_objects();
 
-    let (scope, namespaces) = match selector {
-        None => (Scope::Everywhere, None),
-        Some(selector) => {
-            let (reader, writer) = reflector::store::<Namespace>();
-            let namespaces = watcher(
-                Api::<Namespace>::all(client.clone()),
-                watcher::Config::default().labels(&selector),
-            )
-            .default_backoff()
-            .reflect(writer)
-            .touched_objects();
-            (Scope::namespaces(reader), Some(namespaces))
-        }
-    };
+    let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
 
     let context = Arc::new(Context {
         scope,

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use hecate_types::Passage;
-use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt as _;
 use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
@@ -42,22 +41,11 @@ pub async fn run(
     .reflect(writer)
     .applied_objects()
     .predicate_filter(predicates::generation, Default::default());
-    let scope = match selector {
-        None => Scope::Everywhere,
-        Some(selector) => {
-            let (namespaces, writer) = reflector::store::<Namespace>();
-            let stream = watcher(
-                Api::<Namespace>::all(client.clone()),
-                watcher::Config::default().labels(&selector),
-            )
-            .default_backoff()
-            .reflect(writer)
-            .touched_objects();
-            // Nothing else polls this watch: drive it here.
-            tokio::spawn(stream.for_each(|_| async {}));
-            Scope::namespaces(namespaces)
-        }
-    };
+    let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
+    if let Some(namespaces) = namespaces {
+        // Nothing else polls this watch: drive it here.
+        tokio::spawn(namespaces.for_each(|_| async {}));
+    }
     let context = Arc::new(Context { reconciler, scope });
     Controller::for_stream(passages, reader)
         .with_config(controller::Config::default().concurrency(CONCURRENCY))

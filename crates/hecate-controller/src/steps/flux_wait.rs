@@ -11,7 +11,7 @@ use hecate_types::{Health, HealthCheck};
 use jiff::Timestamp;
 use serde_json::json;
 
-use super::config::flux::FluxWait as Config;
+use super::config::Config;
 use super::runner::{Runner, StepContext, StepError, StepResult};
 use crate::health::FluxChecker;
 use crate::health::flux_config::FluxConfig;
@@ -48,8 +48,10 @@ impl Runner for FluxWait {
 
     fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
         Box::pin(async move {
-            serde_json::from_value::<Config>(ctx.config.clone())
-                .map_err(|e| StepError::config(e.to_string()))?;
+            super::decode(ctx, self.name(), |c| match c {
+                Config::FluxWait(wait) => Some(wait),
+                _ => None,
+            })?;
             let check = FluxConfig::decode(Some(&ctx.config))
                 .and_then(|c| c.validate(ctx.namespace, self.refuse_cross_namespace))
                 .map_err(|e| StepError::config(e.to_string()))?;

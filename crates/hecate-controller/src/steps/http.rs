@@ -9,8 +9,8 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use serde_json::{Value, json};
 
+use super::config::Config;
 use super::config::fields::Deferred;
-use super::config::http::Http as Config;
 use super::runner::{Runner, StepContext, StepError, StepResult};
 
 /// Reason: the endpoint could not be reached or did not answer in time (retryable).
@@ -64,8 +64,10 @@ impl Runner for Http {
 
     fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
         Box::pin(async move {
-            let config: Config = serde_json::from_value(ctx.config.clone())
-                .map_err(|e| StepError::config(e.to_string()))?;
+            let config = super::decode(ctx, self.name(), |c| match c {
+                Config::Http(http) => Some(http),
+                _ => None,
+            })?;
             let url = known(&config.url, "url")?.0.clone();
             let method = known(&config.method(), "method")?.0.clone();
             let timeout: Duration = known(&config.timeout(), "timeout")?

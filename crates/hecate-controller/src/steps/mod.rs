@@ -58,6 +58,28 @@ pub fn runners(
     Ok(registry)
 }
 
+/// A step's interpolated configuration, decoded by the same strict decoder and checks
+/// the Gate validates with, so a step never reads its `with:` differently mid-crossing;
+/// `pick` takes the step's own variant. An absent `with:` is an empty one. Any problem
+/// is a terminal `InvalidConfig`.
+pub(crate) fn decode<T>(
+    ctx: &runner::StepContext<'_>,
+    uses: &str,
+    pick: fn(Config) -> Option<T>,
+) -> Result<T, runner::StepError> {
+    use runner::StepError;
+    let with = (!ctx.config.is_null()).then_some(&ctx.config);
+    match Config::decode(uses, with) {
+        Some(Ok(config)) => {
+            pick(config).ok_or_else(|| StepError::config(format!("not a {uses} configuration")))
+        }
+        Some(Err(why)) => Err(StepError::config(why)),
+        None => Err(StepError::config(format!(
+            "no built-in step is called {uses}"
+        ))),
+    }
+}
+
 /// Every problem with `steps`, one line each as `steps[<i>] (<uses>): <problem>`, in
 /// list order; empty when the list can run.
 pub fn validate(steps: &[Step]) -> Vec<String> {

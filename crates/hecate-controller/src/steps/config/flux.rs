@@ -33,14 +33,7 @@ impl FluxResource {
         if !self.api_version.trim().is_empty() {
             return Some(&self.api_version);
         }
-        match self.kind.as_str() {
-            "Kustomization" => Some("kustomize.toolkit.fluxcd.io/v1"),
-            "HelmRelease" => Some("helm.toolkit.fluxcd.io/v2"),
-            "GitRepository" | "OCIRepository" | "HelmChart" | "HelmRepository" | "Bucket" => {
-                Some("source.toolkit.fluxcd.io/v1")
-            }
-            _ => None,
-        }
+        crate::health::flux_config::default_api_version(&self.kind)
     }
 
     fn check(&self, at: &str) -> Result<(), String> {

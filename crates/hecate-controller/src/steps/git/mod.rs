@@ -34,7 +34,7 @@ pub use github_app::AppTokens;
 pub use push::GitPush;
 
 use self::command::{Git, GitFailure, PRIVATE};
-use super::config::Config;
+use super::decode;
 use super::runner::{StepContext, StepError};
 
 /// Reason: the host refused the credentials, or wanted some (terminal).
@@ -50,25 +50,6 @@ pub const GIT_FAILED: &str = "GitFailed";
 /// Reason: the step needs a checkout and there is none — the work directory was lost
 /// in a restart mid-crossing (terminal).
 pub const WORK_DIR_LOST: &str = "WorkDirLost";
-
-/// The step's configuration, decoded by the same strict decoder the Gate validates
-/// with; an absent `with:` is an empty one. Any problem is a terminal `InvalidConfig`.
-fn decode<T>(
-    ctx: &StepContext<'_>,
-    uses: &str,
-    pick: fn(Config) -> Option<T>,
-) -> Result<T, StepError> {
-    let with = (!ctx.config.is_null()).then_some(&ctx.config);
-    match Config::decode(uses, with) {
-        Some(Ok(config)) => {
-            pick(config).ok_or_else(|| StepError::config(format!("not a {uses} configuration")))
-        }
-        Some(Err(why)) => Err(StepError::config(why)),
-        None => Err(StepError::config(format!(
-            "no built-in step is called {uses}"
-        ))),
-    }
-}
 
 /// The checkout directory `relative` names. Besides leaving the work directory (spec
 /// §3.7 rule 4), a checkout may not be the work directory itself or sit in the

@@ -28,13 +28,7 @@ pub const FILE_NOT_FOUND: &str = "FileNotFound";
 /// Decodes the step's interpolated `with:` with the same strict decoder and checks the
 /// Gate used, so a step never reads its configuration differently mid-crossing.
 fn decode(uses: &str, ctx: &StepContext<'_>) -> Result<Config, StepError> {
-    match Config::decode(uses, Some(&ctx.config)) {
-        Some(Ok(config)) => Ok(config),
-        Some(Err(why)) => Err(StepError::config(why)),
-        None => Err(StepError::config(format!(
-            "no configuration is known for {uses}"
-        ))),
-    }
+    super::decode(ctx, uses, Some)
 }
 
 /// `relative` resolved inside the work directory, symbolic links followed: a link
