@@ -147,8 +147,12 @@ impl<R: Reads> GateReconciler<R> {
         let passages = self.reads.passages(&namespace, &gate.name_any()).await?;
         let mut active = newest(&passages, |p| !p.is_terminal()).cloned();
         let latest = newest(&passages, Passage::is_terminal);
+        let mut bundles = self.reads.bundles(&namespace).await?;
         let unverified = match latest {
-            Some(latest) => self.record(gate, &mut status, latest, now).await?,
+            Some(latest) => {
+                self.record(gate, &mut status, latest, &mut bundles, now)
+                    .await?
+            }
             None => None,
         };
         self.assess_health(gate, &mut status, &passages, now).await;
@@ -167,7 +171,6 @@ impl<R: Reads> GateReconciler<R> {
                 .filter(|p| !p.is_terminal());
         }
 
-        let bundles = self.reads.bundles(&namespace).await?;
         // Judge with what this reconcile just recorded (a new occupant is AlreadyCurrent).
         let mut judged = gate.clone();
         judged.status = Some(status.clone());
@@ -241,20 +244,29 @@ impl<R: Reads> GateReconciler<R> {
         gate: &Gate,
         status: &mut GateStatus,
         passage: &Passage,
+        bundles: &mut Vec<Bundle>,
         now: Timestamp,
     ) -> Result<Option<String>, Error> {
         let namespace = gate.namespace().unwrap_or_default();
         let gate_name = gate.name_any();
         let api = Api::<Bundle>::namespaced(self.client.clone(), &namespace);
-        let Some(bundle) = api.get_opt(&passage.spec.bundle).await? else {
-            return Ok(None);
+        // The view's copy is enough to see a crossing already recorded (the usual case:
+        // every reconcile looks at the newest finished Passage); a stale copy only
+        // costs a conflict, which re-reads. A Bundle the view lacks is asked for.
+        let bundle = match bundles.iter().find(|b| b.name_any() == passage.spec.bundle) {
+            Some(bundle) => bundle.clone(),
+            None => match api.get_opt(&passage.spec.bundle).await? {
+                Some(bundle) => bundle,
+                None => return Ok(None),
+            },
         };
         match passage.phase() {
             PassagePhase::Failed | PassagePhase::Aborted => {
-                let blocked = update_bundle(&api, bundle, |s| {
+                let (blocked, known) = update_bundle(&api, bundle, |s| {
                     record::record_blocked(s, &gate_name, passage, now)
                 })
                 .await?;
+                remember(bundles, known);
                 if blocked {
                     let why = passage
                         .status
@@ -288,10 +300,11 @@ impl<R: Reads> GateReconciler<R> {
                 if !gate.spec.verify.is_empty() {
                     record::mark_verified(status);
                 }
-                let cleared = update_bundle(&api, bundle, |s| {
+                let (cleared, known) = update_bundle(&api, bundle, |s| {
                     record::record_cleared(s, &gate_name, passage, now)
                 })
                 .await?;
+                remember(bundles, known);
                 if cleared {
                     self.events
                         .publish(
@@ -446,25 +459,38 @@ fn until(now: Timestamp, at: Timestamp) -> Option<Duration> {
     Duration::try_from(at.duration_since(now)).ok()
 }
 
+/// Puts `known` in `bundles` in place of its older copy, so the rest of the reconcile
+/// judges with what was just recorded (a failure just recorded is never crossed again).
+fn remember(bundles: &mut Vec<Bundle>, known: Bundle) {
+    match bundles
+        .iter_mut()
+        .find(|b| b.name_any() == known.name_any())
+    {
+        Some(old) => *old = known,
+        None => bundles.push(known),
+    }
+}
+
 /// Read-modify-writes a Bundle's status: `edit` says whether it changed anything; a
-/// conflict (a person approving at the same moment) re-reads and tries again.
+/// conflict (a person approving at the same moment) re-reads and tries again. Answers
+/// whether it wrote, and the Bundle as last known (written, or re-read).
 async fn update_bundle(
     api: &Api<Bundle>,
     mut bundle: Bundle,
     edit: impl Fn(&mut BundleStatus) -> bool,
-) -> Result<bool, Error> {
+) -> Result<(bool, Bundle), Error> {
     const ATTEMPTS: usize = 5;
     for _ in 0..ATTEMPTS {
         let mut status = bundle.status.clone().unwrap_or_default();
         if !edit(&mut status) {
-            return Ok(false);
+            return Ok((false, bundle));
         }
         bundle.status = Some(status);
         match api
             .replace_status(&bundle.name_any(), &PostParams::default(), &bundle)
             .await
         {
-            Ok(_) => return Ok(true),
+            Ok(written) => return Ok((true, written)),
             Err(kube::Error::Api(status)) if status.code == 409 => {
                 bundle = api.get(&bundle.name_any()).await?;
             }
