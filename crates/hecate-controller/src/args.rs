@@ -55,6 +55,13 @@ pub struct Args {
         value_name = "URL"
     )]
     pub fides_server: Option<String>,
+    /// The `kustomize` program `render-kustomize` runs (a bare name is looked up on
+    /// PATH).
+    #[arg(long, default_value = "kustomize", value_name = "PATH")]
+    pub kustomize_path: PathBuf,
+    /// The `helm` program `render-helm` runs (a bare name is looked up on PATH).
+    #[arg(long, default_value = "helm", value_name = "PATH")]
+    pub helm_path: PathBuf,
     /// Start even if the installed CRDs lack fields this controller writes (they would
     /// be dropped silently); a warning is logged on every start.
     #[arg(long)]

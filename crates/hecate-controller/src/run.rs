@@ -62,7 +62,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         verifiers,
         steps,
         app_tokens,
-    } = builtin(&client, args.no_cross_namespace_refs)?;
+    } = builtin(&client, &args)?;
     let beacons = BeaconReconciler {
         client: client.clone(),
         sources: Arc::new(Resolver::new(client.clone(), app_tokens).context("starting git")?),
@@ -202,21 +202,32 @@ struct Builtin {
     app_tokens: steps::git::AppTokens,
 }
 
-fn builtin(client: &kube::Client, refuse_cross_namespace: bool) -> anyhow::Result<Builtin> {
+fn builtin(client: &kube::Client, args: &Args) -> anyhow::Result<Builtin> {
     let access = Arc::new(health::flux_access::FluxAccess::new(client.clone()));
-    let flux = Arc::new(health::FluxChecker::new(access, refuse_cross_namespace));
+    let flux = Arc::new(health::FluxChecker::new(
+        access,
+        args.no_cross_namespace_refs,
+    ));
     let mut health = health::Registry::new();
     health.register(flux.clone())?;
     let mut verifiers = verify::Registry::new();
     verifiers.register(Arc::new(verify::FlaggerVerifier::new(client.clone())))?;
-    // git-clone, git-push and Beacons share one GitHub App token cache.
-    let app_tokens = steps::git::AppTokens::default();
-    let steps = steps::runners(client, flux, refuse_cross_namespace, &app_tokens)?;
+    let tools = steps::Tools {
+        client: client.clone(),
+        flux,
+        refuse_cross_namespace: args.no_cross_namespace_refs,
+        // git-clone, git-push and Beacons share one GitHub App token cache.
+        app_tokens: steps::git::AppTokens::default(),
+        fides_server: args.fides_server.clone(),
+        kustomize: args.kustomize_path.clone(),
+        helm: args.helm_path.clone(),
+    };
+    let steps = steps::runners(&tools)?;
     Ok(Builtin {
         health,
         verifiers,
         steps,
-        app_tokens,
+        app_tokens: tools.app_tokens,
     })
 }
 

@@ -29,30 +29,66 @@ pub const AVAILABLE: [&str; 7] = [
     "http",
 ];
 
-/// The engine's registry of every [`AVAILABLE`] step. `git-clone` and `git-push` take
-/// GitHub App tokens from `app_tokens`; `flux-wait` judges through `flux`.
+/// What the steps need from the process: one value, built once in `run`, so a new
+/// step adds a field here rather than a parameter everywhere.
+#[derive(Clone)]
+pub struct Tools {
+    /// The controller's client (Secrets, Flux objects).
+    pub client: kube::Client,
+    /// `flux-wait` judges through the same checker Gates use.
+    pub flux: std::sync::Arc<crate::health::FluxChecker>,
+    /// `--no-cross-namespace-refs`.
+    pub refuse_cross_namespace: bool,
+    /// GitHub App installation tokens, shared by the git and forge steps and Beacons.
+    pub app_tokens: git::AppTokens,
+    /// `--fides-server`: the Fides a Gate's evidence uses when it names none.
+    pub fides_server: Option<String>,
+    /// `--kustomize-path`.
+    pub kustomize: std::path::PathBuf,
+    /// `--helm-path`.
+    pub helm: std::path::PathBuf,
+}
+
+impl Tools {
+    /// The defaults a test or a bare process starts from: programs looked up on PATH,
+    /// cross-namespace references refused, no default Fides.
+    pub fn new(client: kube::Client) -> Self {
+        let access = std::sync::Arc::new(crate::health::flux_access::FluxAccess::new(
+            client.clone(),
+        ));
+        Self {
+            flux: std::sync::Arc::new(crate::health::FluxChecker::new(access, true)),
+            client,
+            refuse_cross_namespace: true,
+            app_tokens: git::AppTokens::default(),
+            fides_server: None,
+            kustomize: "kustomize".into(),
+            helm: "helm".into(),
+        }
+    }
+}
+
+/// The engine's registry of every [`AVAILABLE`] step.
 pub fn runners(
-    client: &kube::Client,
-    flux: std::sync::Arc<crate::health::FluxChecker>,
-    refuse_cross_namespace: bool,
-    app_tokens: &git::AppTokens,
+    tools: &Tools,
 ) -> Result<crate::passage::engine::Registry, crate::passage::engine::DuplicateStep> {
     use std::sync::Arc;
+    let client = &tools.client;
     let mut registry = crate::passage::engine::Registry::new();
     registry.register(Arc::new(git::GitClone::with_tokens(
         client.clone(),
-        app_tokens.clone(),
+        tools.app_tokens.clone(),
     )))?;
     registry.register(Arc::new(git::GitCommit::new()))?;
     registry.register(Arc::new(git::GitPush::with_tokens(
         client.clone(),
-        app_tokens.clone(),
+        tools.app_tokens.clone(),
     )))?;
     registry.register(Arc::new(yaml::EditYaml))?;
     registry.register(Arc::new(yaml::SetImage))?;
     registry.register(Arc::new(flux_wait::FluxWait::new(
-        flux,
-        refuse_cross_namespace,
+        tools.flux.clone(),
+        tools.refuse_cross_namespace,
     )))?;
     registry.register(Arc::new(http::Http::new(client.clone())))?;
     Ok(registry)
@@ -153,11 +189,7 @@ mod tests {
     async fn the_registry_runs_exactly_the_available_steps() {
         let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
         let client = kube::Client::try_from(config).expect("a client");
-        let access =
-            std::sync::Arc::new(crate::health::flux_access::FluxAccess::new(client.clone()));
-        let flux = std::sync::Arc::new(crate::health::FluxChecker::new(access, true));
-        let registry =
-            super::runners(&client, flux, true, &git::AppTokens::default()).expect("unique names");
+        let registry = super::runners(&super::Tools::new(client)).expect("unique names");
         let mut available = super::AVAILABLE.to_vec();
         available.sort_unstable();
         assert_eq!(registry.names(), available);
