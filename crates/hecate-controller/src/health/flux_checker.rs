@@ -70,6 +70,12 @@ impl FluxChecker {
         }
     }
 
+    /// How the checker reaches clusters; `flux-reconcile` writes through the same
+    /// clients and resolved kinds.
+    pub fn access(&self) -> &Arc<FluxAccess> {
+        &self.access
+    }
+
     /// Reads and judges every object of a validated check, for a Gate (or Passage) in
     /// `namespace`. The `flux-wait` step asks this too.
     pub async fn assess(

@@ -6,6 +6,7 @@
 //! check lives here, beside the step.
 
 pub mod config;
+pub mod flux_reconcile;
 pub mod flux_wait;
 pub mod git;
 pub mod http;
@@ -19,12 +20,13 @@ pub use config::Config;
 /// The steps this controller runs: [`runners`] registers exactly these (tested). The
 /// rest of the fifteen are decoded and refused at Gate time, so a Gate that names one
 /// says so before any crossing starts.
-pub const AVAILABLE: [&str; 7] = [
+pub const AVAILABLE: [&str; 8] = [
     "git-clone",
     "git-commit",
     "git-push",
     "edit-yaml",
     "set-image",
+    "flux-reconcile",
     "flux-wait",
     "http",
 ];
@@ -91,6 +93,10 @@ pub fn runners(
         tools.refuse_cross_namespace,
     )))?;
     registry.register(Arc::new(http::Http::new(client.clone())))?;
+    registry.register(Arc::new(flux_reconcile::FluxReconcile::new(
+        tools.flux.access().clone(),
+        tools.refuse_cross_namespace,
+    )))?;
     Ok(registry)
 }
 

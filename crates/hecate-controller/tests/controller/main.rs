@@ -9,6 +9,7 @@ mod beacon;
 mod checkers;
 mod crossing;
 mod deploy;
+mod flux_steps;
 mod gate;
 mod git_steps;
 mod harness;
