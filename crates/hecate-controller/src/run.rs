@@ -62,6 +62,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         verifiers,
         steps,
         app_tokens,
+        wakes,
     } = builtin(&client, &args)?;
     let beacons = BeaconReconciler {
         client: client.clone(),
@@ -129,6 +130,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             passage::controller::run(
                 client.clone(),
                 passages,
+                wakes,
                 args.watch_label_selector.clone(),
                 shutdown(stopped.clone()),
             ),
@@ -200,6 +202,8 @@ struct Builtin {
     steps: passage::engine::Registry,
     /// GitHub App installation tokens, shared by the git steps and Beacons.
     app_tokens: steps::git::AppTokens,
+    /// Passages whose waited-for object changed.
+    wakes: passage::wake::Wakes,
 }
 
 fn builtin(client: &kube::Client, args: &Args) -> anyhow::Result<Builtin> {
@@ -212,6 +216,7 @@ fn builtin(client: &kube::Client, args: &Args) -> anyhow::Result<Builtin> {
     health.register(flux.clone())?;
     let mut verifiers = verify::Registry::new();
     verifiers.register(Arc::new(verify::FlaggerVerifier::new(client.clone())))?;
+    let (wake, wakes) = passage::wake::Wake::new(client.clone());
     let tools = steps::Tools {
         client: client.clone(),
         flux,
@@ -221,6 +226,7 @@ fn builtin(client: &kube::Client, args: &Args) -> anyhow::Result<Builtin> {
         fides_server: args.fides_server.clone(),
         kustomize: args.kustomize_path.clone(),
         helm: args.helm_path.clone(),
+        wake,
     };
     let steps = steps::runners(&tools)?;
     Ok(Builtin {
@@ -228,6 +234,7 @@ fn builtin(client: &kube::Client, args: &Args) -> anyhow::Result<Builtin> {
         verifiers,
         steps,
         app_tokens: tools.app_tokens,
+        wakes,
     })
 }
 

@@ -1,7 +1,8 @@
 //! The Passage controller's wiring on kube-runtime (spec controller.md §0.5): a Passage
 //! wakes when it is created or its spec changes (an abort), never on its own status
 //! writes (every step call raises `attempts`: waking on that would spin); a waiting
-//! step is asked again after the delay it named. Few crossings run at once: a
+//! step is asked again after the delay it named, or sooner when the object it waits
+//! for changes ([`super::wake`]). Few crossings run at once: a
 //! checkout is heavy on a small machine.
 
 use std::future::Future;
@@ -28,6 +29,7 @@ pub const CONCURRENCY: u16 = 4;
 pub async fn run(
     client: kube::Client,
     reconciler: PassageReconciler,
+    wakes: super::wake::Wakes,
     selector: Option<String>,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
@@ -49,6 +51,7 @@ pub async fn run(
     let context = Arc::new(Context { reconciler, scope });
     Controller::for_stream(passages, reader)
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .reconcile_on(wakes)
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, context)
         .for_each(|result| async move {

@@ -5,11 +5,13 @@
 //! - [`engine`]: advancing the steps, the state machine (steps behind the
 //!   [`crate::steps::runner::Runner`] trait);
 //! - [`reconcile`]: one reconcile, the I/O around the engine;
-//! - [`controller`]: what wakes a Passage, on kube-runtime.
+//! - [`controller`]: what wakes a Passage, on kube-runtime;
+//! - [`wake`]: waking a waiting step when the object it waits for changes.
 
 pub mod controller;
 pub mod engine;
 pub mod reconcile;
+pub mod wake;
 
 #[cfg(test)]
 mod tests;

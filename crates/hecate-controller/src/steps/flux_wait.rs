@@ -1,7 +1,8 @@
 //! `flux-wait` (spec §5.14): wait until Flux objects (or anything following Flux's
 //! status conventions) are healthy, at an expected revision if one is given, judged by
 //! the same `flux` checker a Gate's health uses. Once healthy, the step hands the Gate
-//! that very check, so the Gate keeps watching what the crossing waited for.
+//! that very check, so the Gate keeps watching what the crossing waited for. While it
+//! waits, a change to any of its objects wakes it at once; its timer is the fallback.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +15,8 @@ use serde_json::json;
 use super::config::Config;
 use super::runner::{Runner, StepContext, StepError, StepResult};
 use crate::health::FluxChecker;
-use crate::health::flux_config::FluxConfig;
+use crate::health::flux_config::{FluxCheck, FluxConfig};
+use crate::passage::wake::Wake;
 
 /// Reason: an object the step waits for is degraded (terminal).
 pub const FLUX_DEGRADED: &str = "FluxDegraded";
@@ -23,14 +25,35 @@ pub const FLUX_DEGRADED: &str = "FluxDegraded";
 pub struct FluxWait {
     checker: Arc<FluxChecker>,
     refuse_cross_namespace: bool,
+    wake: Wake,
 }
 
 impl FluxWait {
-    /// Waits through `checker`; refuses objects in other namespaces unless allowed.
-    pub fn new(checker: Arc<FluxChecker>, refuse_cross_namespace: bool) -> Self {
+    /// Waits through `checker`, woken by `wake`; refuses objects in other namespaces
+    /// unless allowed.
+    pub fn new(checker: Arc<FluxChecker>, refuse_cross_namespace: bool, wake: Wake) -> Self {
         Self {
             checker,
             refuse_cross_namespace,
+            wake,
+        }
+    }
+
+    /// Asks to be woken when any of `check`'s objects changes (this cluster's only:
+    /// remote clusters are not watched), or stops asking.
+    fn wait(&self, check: &FluxCheck, ctx: &StepContext<'_>, waiting: bool) {
+        if check.cluster_secret.is_some() {
+            return;
+        }
+        for target in &check.targets {
+            let gvk = target.gvk();
+            let (ns, name) = (target.namespace.as_str(), target.name.as_str());
+            if waiting {
+                self.wake
+                    .wait_for(&gvk, ns, name, ctx.namespace, ctx.passage);
+            } else {
+                self.wake.forget(&gvk, ns, name, ctx.namespace, ctx.passage);
+            }
         }
     }
 }
@@ -55,10 +78,16 @@ impl Runner for FluxWait {
             let check = FluxConfig::decode(Some(&ctx.config))
                 .and_then(|c| c.validate(ctx.namespace, self.refuse_cross_namespace))
                 .map_err(|e| StepError::config(e.to_string()))?;
+            // Before looking, so that a change right after the look still wakes it.
+            self.wait(&check, ctx, true);
             let assessment = self
                 .checker
                 .assess(&check, ctx.namespace, Timestamp::now())
                 .await;
+            let still_waiting = matches!(assessment.health, Health::Progressing | Health::Unknown);
+            if !still_waiting {
+                self.wait(&check, ctx, false);
+            }
             let output = json!({ "resources": assessment.resources });
             match assessment.health {
                 Health::Healthy | Health::NotApplicable => Ok(StepResult {

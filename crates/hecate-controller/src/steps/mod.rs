@@ -49,6 +49,8 @@ pub struct Tools {
     pub kustomize: std::path::PathBuf,
     /// `--helm-path`.
     pub helm: std::path::PathBuf,
+    /// Wakes a waiting `flux-wait` when its object changes.
+    pub wake: crate::passage::wake::Wake,
 }
 
 impl Tools {
@@ -60,6 +62,7 @@ impl Tools {
         ));
         Self {
             flux: std::sync::Arc::new(crate::health::FluxChecker::new(access, true)),
+            wake: crate::passage::wake::Wake::new(client.clone()).0,
             client,
             refuse_cross_namespace: true,
             app_tokens: git::AppTokens::default(),
@@ -91,6 +94,7 @@ pub fn runners(
     registry.register(Arc::new(flux_wait::FluxWait::new(
         tools.flux.clone(),
         tools.refuse_cross_namespace,
+        tools.wake.clone(),
     )))?;
     registry.register(Arc::new(http::Http::new(client.clone())))?;
     registry.register(Arc::new(flux_reconcile::FluxReconcile::new(

@@ -97,7 +97,7 @@ async fn a_crossing_waits_for_flux_then_calls_out_and_the_gate_records_it() {
         status.message
     );
 
-    // Flux applies the revision: the step notices within its next look (1–2 s).
+    // Flux applies the revision: the change itself wakes the step.
     standins::report_applied(
         &h.env.admin,
         KUSTOMIZATION,
@@ -111,7 +111,7 @@ async fn a_crossing_waits_for_flux_then_calls_out_and_the_gate_records_it() {
     let done = wait_for_phase(&h, PassagePhase::Succeeded, Duration::from_secs(20)).await;
     let noticed = applied.elapsed();
     eprintln!("flux-wait finished {noticed:?} after the object turned ready");
-    assert!(noticed < Duration::from_secs(5), "{noticed:?}");
+    assert!(noticed < Duration::from_secs(2), "{noticed:?}");
     let status = done.status.unwrap();
     assert_eq!(status.message, "crossed dev");
     assert_eq!(status.steps[1].phase, StepPhase::Succeeded);
@@ -251,5 +251,50 @@ async fn a_restart_during_a_wait_resumes_with_an_empty_work_root() {
         receiver.received_requests().await.unwrap().len(),
         1,
         "the http step ran once"
+    );
+}
+
+#[tokio::test]
+async fn a_long_wait_is_woken_by_the_object_not_by_its_timer() {
+    let h = setup().await;
+    let _controller = Controller::start(&h.env, &h.env.namespace, &[]).await;
+    auto_gate_with(
+        &h,
+        vec![Step {
+            uses: "flux-wait".into(),
+            with: Some(json!({
+                "resources": [{"kind": "Kustomization", "name": "app"}],
+                "expectedRevision": "main@sha1:9f8c1a2b",
+            })),
+            ..Step::default()
+        }],
+    )
+    .await;
+    bundle(&h.env, "b1").await;
+
+    // Four looks (after 0, 1, 2 and 4 s): the next one is 8 s away.
+    eventually(Duration::from_secs(20), "a fourth look", || async {
+        let passage = h.env.api::<Passage>().get_opt("dev-1").await.unwrap()?;
+        (passage.status?.steps.first()?.attempts >= 4).then_some(())
+    })
+    .await;
+    standins::report_applied(
+        &h.env.admin,
+        KUSTOMIZATION,
+        &h.env.namespace,
+        "app",
+        "main@sha1:9f8c1a2b",
+    )
+    .await
+    .unwrap();
+    let applied = Instant::now();
+    let done = wait_for_phase(&h, PassagePhase::Succeeded, Duration::from_secs(20)).await;
+    let noticed = applied.elapsed();
+    eprintln!("woken {noticed:?} after the object turned ready");
+    assert!(noticed < Duration::from_secs(2), "{noticed:?}");
+    assert_eq!(
+        done.status.unwrap().steps[0].attempts,
+        5,
+        "one more look, no more"
     );
 }
