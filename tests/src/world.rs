@@ -5,7 +5,7 @@
 //! kustomize-controller would. The end-to-end test and `cargo xtask demo` both build
 //! their pipelines on it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -84,18 +84,13 @@ impl Repository {
         .await?;
         let url = format!("file://{}", bare.display());
         git(&work, &["remote", "add", "origin", &url]).await?;
-        for branch in branches {
-            git(
-                &work,
-                &[
-                    "push",
-                    "--quiet",
-                    "origin",
-                    &format!("HEAD:refs/heads/{branch}"),
-                ],
-            )
-            .await?;
-        }
+        let refspecs: Vec<String> = branches
+            .iter()
+            .map(|branch| format!("HEAD:refs/heads/{branch}"))
+            .collect();
+        let mut push = vec!["push", "--quiet", "origin"];
+        push.extend(refspecs.iter().map(String::as_str));
+        git(&work, &push).await?;
         Ok(Self { bare, work, url })
     }
 
@@ -128,6 +123,25 @@ impl Repository {
         git(&self.bare, &["rev-parse", &format!("refs/heads/{branch}")]).await
     }
 
+    /// The heads of every branch under `prefix` (e.g. `env/`), by branch name, read in
+    /// one call however many there are.
+    pub async fn heads(&self, prefix: &str) -> anyhow::Result<HashMap<String, String>> {
+        let refs = git(
+            &self.bare,
+            &[
+                "for-each-ref",
+                "--format=%(refname:strip=2) %(objectname)",
+                &format!("refs/heads/{prefix}"),
+            ],
+        )
+        .await?;
+        Ok(refs
+            .lines()
+            .filter_map(|line| line.split_once(' '))
+            .map(|(branch, sha)| (branch.to_string(), sha.to_string()))
+            .collect())
+    }
+
     /// `path` at `revision` (`env/dev:values.yaml`), as the bare repository has it.
     pub async fn show(&self, revision_path: &str) -> anyhow::Result<String> {
         git(&self.bare, &["show", revision_path]).await
@@ -156,6 +170,8 @@ impl FluxPlayer {
         let task = tokio::spawn(async move {
             let mut applied = vec![String::new(); environments.len()];
             loop {
+                // One look at every branch, however many environments there are.
+                let heads = fleet.heads("env/").await.unwrap_or_default();
                 for (i, environment) in environments.iter().enumerate() {
                     if held
                         .lock()
@@ -165,7 +181,7 @@ impl FluxPlayer {
                         continue;
                     }
                     let branch = format!("env/{environment}");
-                    let Ok(sha) = fleet.head(&branch).await else {
+                    let Some(sha) = heads.get(&branch).cloned() else {
                         continue;
                     };
                     if sha == applied[i] {
@@ -230,4 +246,128 @@ pub async fn kustomizations(
         }
     }
     Ok(())
+}
+
+/// A pipeline of the spec's §10.1 shape, as YAML to apply: Beacon `beacon` on the
+/// application repository's `main`, and one Gate per stage that clones the fleet's
+/// `env/<gate>` branch, sets `<beacon>.revision` in `values.yaml` to the Bundle's
+/// commit, commits, pushes, waits for Kustomization `app-<gate>` to apply that commit
+/// and, when `hook` is given, always calls it. The end-to-end test, the demo and the
+/// bench all cross this shape.
+#[derive(Clone, Debug)]
+pub struct Pipeline<'a> {
+    /// The namespace everything goes in.
+    pub namespace: &'a str,
+    /// The Beacon's name (and the key in `values.yaml`).
+    pub beacon: &'a str,
+    /// The application repository's URL.
+    pub app: &'a str,
+    /// The fleet repository's URL.
+    pub fleet: &'a str,
+    /// A URL the crossing calls at the end, failed or not.
+    pub hook: Option<&'a str>,
+    /// The Gates, in order.
+    pub stages: &'a [Stage<'a>],
+}
+
+/// One Gate of a [`Pipeline`].
+#[derive(Clone, Copy, Debug)]
+pub struct Stage<'a> {
+    /// Its name (and its fleet branch `env/<name>`).
+    pub name: &'a str,
+    /// The Gate a Bundle must have crossed first.
+    pub after: Option<&'a str>,
+    /// It crosses by itself.
+    pub auto: bool,
+    /// A Bundle needs an approval.
+    pub approval: bool,
+}
+
+impl Pipeline<'_> {
+    /// The Beacon and the Gates, as one multi-document YAML.
+    pub fn manifest(&self) -> String {
+        let (namespace, beacon, app) = (self.namespace, self.beacon, self.app);
+        let mut yaml = format!(
+            r#"apiVersion: hecate.dev/v1alpha1
+kind: Beacon
+metadata:
+  name: {beacon}
+  namespace: {namespace}
+spec:
+  interval: 1m
+  watch:
+    - git: {{repo: "{app}", branch: main}}
+"#
+        );
+        for stage in self.stages {
+            yaml.push_str(&self.gate(stage));
+        }
+        yaml
+    }
+
+    fn gate(&self, stage: &Stage<'_>) -> String {
+        let (namespace, beacon, app, fleet) = (self.namespace, self.beacon, self.app, self.fleet);
+        let Stage {
+            name,
+            auto,
+            approval,
+            ..
+        } = *stage;
+        let after = stage
+            .after
+            .map(|a| format!("\n      after: [{a}]"))
+            .unwrap_or_default();
+        let hook = self
+            .hook
+            .map(|url| {
+                format!(
+                    r#"      - uses: http
+        if: always
+        with:
+          url: {url}
+          body: {{gate: "${{{{ gate }}}}", failed: "${{{{ failed }}}}"}}
+"#
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            r#"---
+apiVersion: hecate.dev/v1alpha1
+kind: Gate
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  auto: {auto}
+  admits:
+    - from: {{beacon: {beacon}}}{after}
+      requireApproval: {approval}
+  vars:
+    - {{name: fleet, value: "{fleet}"}}
+  watch:
+    - uses: flux
+      with:
+        resources: [{{kind: Kustomization, name: app-{name}}}]
+  passage:
+    steps:
+      - uses: git-clone
+        with: {{repo: "${{{{ vars.fleet }}}}", branch: env/{name}}}
+      - uses: edit-yaml
+        with:
+          path: repo/values.yaml
+          edits:
+            - key: {beacon}.revision
+              value: "${{{{ bundle.commit('{app}').sha }}}}"
+      - uses: git-commit
+        as: commit
+        with: {{message: "{name}: {beacon} ${{{{ bundle.name }}}}"}}
+      - uses: git-push
+      - uses: flux-wait
+        timeout: 30m
+        with:
+          resources: [{{kind: Kustomization, name: app-{name}}}]
+          expectedRevision: "${{{{ steps.commit.sha }}}}"
+{hook}"#
+        )
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use hecate_testenv::world::{self, FluxPlayer, Repository};
+use hecate_testenv::world::{self, FluxPlayer, Repository, Stage};
 use hecate_testenv::{Identity, TestEnv, apply_manifest, rbac};
 use hecate_types::{Beacon, Bundle, Gate, Passage, PassagePhase};
 use k8s_openapi::api::core::v1::Namespace;
@@ -33,58 +33,6 @@ where
         assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// The Gate `name` crossing with the §10.1 steps onto branch `env/<name>`.
-fn gate_yaml(
-    name: &str,
-    after: Option<&str>,
-    approval: bool,
-    auto: bool,
-    fleet: &str,
-    app: &str,
-    hook: &str,
-) -> String {
-    let after = after
-        .map(|a| format!("\n      after: [{a}]"))
-        .unwrap_or_default();
-    format!(
-        r#"apiVersion: hecate.dev/v1alpha1
-kind: Gate
-metadata:
-  name: {name}
-spec:
-  auto: {auto}
-  admits:
-    - from: {{beacon: app}}{after}
-      requireApproval: {approval}
-  vars:
-    - {{name: fleet, value: "{fleet}"}}
-  passage:
-    steps:
-      - uses: git-clone
-        with: {{repo: "${{{{ vars.fleet }}}}", branch: env/{name}}}
-      - uses: edit-yaml
-        with:
-          path: repo/values.yaml
-          edits:
-            - key: app.revision
-              value: "${{{{ bundle.commit('{app}').sha }}}}"
-      - uses: git-commit
-        as: commit
-        with: {{message: "{name}: app ${{{{ bundle.name }}}}"}}
-      - uses: git-push
-      - uses: flux-wait
-        with:
-          resources: [{{kind: Kustomization, name: app-{name}}}]
-          expectedRevision: "${{{{ steps.commit.sha }}}}"
-      - uses: http
-        if: always
-        with:
-          url: {hook}
-          body: {{gate: "${{{{ gate }}}}", failed: "${{{{ failed }}}}"}}
-"#
-    )
 }
 
 #[tokio::test]
@@ -131,40 +79,35 @@ async fn a_release_crosses_dev_staging_and_production() {
     let kubeconfigs = root.join("kubeconfigs");
     env.endpoint().write_kubeconfigs(&kubeconfigs).unwrap();
 
-    let mut manifest = format!(
-        "apiVersion: hecate.dev/v1alpha1\nkind: Beacon\nmetadata:\n  name: app\nspec:\n  interval: 1m\n  watch:\n    - git: {{repo: \"{app}\", branch: main}}\n"
-    );
-    manifest.push_str("---\n");
-    manifest.push_str(&gate_yaml(
-        "dev", None, false, true, &fleet_url, &app, &hook,
-    ));
-    manifest.push_str("---\n");
-    manifest.push_str(&gate_yaml(
-        "staging",
-        Some("dev"),
-        false,
-        false,
-        &fleet_url,
-        &app,
-        &hook,
-    ));
-    manifest.push_str("---\n");
-    manifest.push_str(&gate_yaml(
-        "production",
-        Some("staging"),
-        true,
-        true,
-        &fleet_url,
-        &app,
-        &hook,
-    ));
-    apply_manifest(
-        &env.admin,
-        &manifest.replace("metadata:\n", &format!("metadata:\n  namespace: {ns}\n")),
-        false,
-    )
-    .await
-    .unwrap();
+    let manifest = world::Pipeline {
+        namespace: &ns,
+        beacon: "app",
+        app: &app,
+        fleet: &fleet_url,
+        hook: Some(&hook),
+        stages: &[
+            Stage {
+                name: "dev",
+                after: None,
+                auto: true,
+                approval: false,
+            },
+            Stage {
+                name: "staging",
+                after: Some("dev"),
+                auto: false,
+                approval: false,
+            },
+            Stage {
+                name: "production",
+                after: Some("staging"),
+                auto: true,
+                approval: true,
+            },
+        ],
+    }
+    .manifest();
+    apply_manifest(&env.admin, &manifest, false).await.unwrap();
 
     // The controller, as its own process and identity, acting in this namespace only.
     let patch = json!({"metadata": {"labels": {SHARD: ns}}});

@@ -86,51 +86,19 @@ pub(crate) async fn run(
     label(admin, &namespaces, scale).await?;
     reset_probes(admin, &namespaces).await?;
 
-    let dir = endpoint.dir.join("bench-controller");
-    std::fs::create_dir_all(&dir)?;
-    let kubeconfig = dir.join("kubeconfig");
-    std::fs::write(&kubeconfig, endpoint.kubeconfig_yaml(Identity::Admin))?;
-    let metrics = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-        listener.local_addr()?
-    };
-    let log = dir.join("hecate-controller.log");
     let started = Instant::now();
-    let mut child = tokio::process::Command::new(super::binary(root, "hecate-controller"))
-        .arg(format!("--metrics-bind-address={metrics}"))
-        .arg("--health-probe-bind-address=0")
-        .arg(format!(
-            "--watch-label-selector={SHARD_LABEL}={}",
-            scale.name()
-        ))
-        .arg(format!("--work-root={}", dir.join("work").display()))
-        .env("KUBECONFIG", &kubeconfig)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log)?)
-        .kill_on_drop(true)
-        .spawn()?;
-    let pid = child.id().unwrap_or_default();
-    let scrape = || async {
-        let text = reqwest::get(format!("http://{metrics}/metrics"))
-            .await
-            .with_context(|| format!("scraping hecate-controller (its log: {})", log.display()))?
-            .text()
-            .await?;
-        anyhow::Ok(requests_sent(&text))
-    };
+    let process = Process::start(
+        root,
+        endpoint,
+        "bench-controller",
+        &format!("{SHARD_LABEL}={}", scale.name()),
+    )?;
+    let scrape = || process.requests();
 
     // The first pass: every Gate of the fleet reconciled once (and the controller
     // answering on its metrics address).
     let gates = namespaces.len() * GATES;
-    while scrape().await.is_err() {
-        anyhow::ensure!(
-            started.elapsed() < Duration::from_secs(60),
-            "hecate-controller did not serve metrics within a minute (its log: {})",
-            log.display()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    process.serving().await?;
     loop {
         anyhow::ensure!(
             started.elapsed() < Duration::from_secs(300),
@@ -183,8 +151,8 @@ pub(crate) async fn run(
         let i = ((latencies.len() as f64 - 1.0) * p).round() as usize;
         latencies.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
     };
-    let (rss_mib, peak_rss_mib) = memory(pid);
-    let _ = child.kill().await;
+    let (rss_mib, peak_rss_mib) = process.memory();
+    drop(process);
     reset_probes(admin, &namespaces).await?;
 
     Ok(ControllerResults {
@@ -378,6 +346,87 @@ fn bundle(name: &str, beacon: &str, i: usize) -> Bundle {
             ..BundleSpec::default()
         },
     )
+}
+
+/// `hecate-controller` as its own process over the namespaces `selector` matches,
+/// with its metrics on a loopback port and its log in `<dev dir>/<name>/`. Killed
+/// when dropped.
+pub(crate) struct Process {
+    _child: tokio::process::Child,
+    pid: u32,
+    metrics: std::net::SocketAddr,
+    /// Where its log goes.
+    pub(crate) log: std::path::PathBuf,
+}
+
+impl Process {
+    pub(crate) fn start(
+        root: &Path,
+        endpoint: &Endpoint,
+        name: &str,
+        selector: &str,
+    ) -> anyhow::Result<Self> {
+        let dir = endpoint.dir.join(name);
+        std::fs::create_dir_all(&dir)?;
+        let kubeconfig = dir.join("kubeconfig");
+        std::fs::write(&kubeconfig, endpoint.kubeconfig_yaml(Identity::Admin))?;
+        let metrics = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+            listener.local_addr()?
+        };
+        let log = dir.join("hecate-controller.log");
+        let child = tokio::process::Command::new(super::binary(root, "hecate-controller"))
+            .arg(format!("--metrics-bind-address={metrics}"))
+            .arg("--health-probe-bind-address=0")
+            .arg(format!("--watch-label-selector={selector}"))
+            .arg(format!("--work-root={}", dir.join("work").display()))
+            .env("KUBECONFIG", &kubeconfig)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log)?)
+            .kill_on_drop(true)
+            .spawn()?;
+        Ok(Self {
+            pid: child.id().unwrap_or_default(),
+            _child: child,
+            metrics,
+            log,
+        })
+    }
+
+    /// The requests it has sent the API server so far, by its own count.
+    pub(crate) async fn requests(&self) -> anyhow::Result<f64> {
+        let text = reqwest::get(format!("http://{}/metrics", self.metrics))
+            .await
+            .with_context(|| {
+                format!(
+                    "scraping hecate-controller (its log: {})",
+                    self.log.display()
+                )
+            })?
+            .text()
+            .await?;
+        Ok(requests_sent(&text))
+    }
+
+    /// Waits until it serves its metrics.
+    pub(crate) async fn serving(&self) -> anyhow::Result<()> {
+        let started = Instant::now();
+        while self.requests().await.is_err() {
+            anyhow::ensure!(
+                started.elapsed() < Duration::from_secs(60),
+                "hecate-controller did not serve metrics within a minute (its log: {})",
+                self.log.display()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
+    }
+
+    /// (resident, peak resident) memory in MiB.
+    pub(crate) fn memory(&self) -> (f64, f64) {
+        memory(self.pid)
+    }
 }
 
 fn ignore_exists<T>(result: Result<T, kube::Error>) -> anyhow::Result<()> {

@@ -11,6 +11,7 @@
 mod apiserver;
 mod cli;
 mod controller;
+mod crossings;
 mod load;
 mod mcp;
 mod report;
@@ -140,6 +141,7 @@ pub(crate) struct Results {
     pub(crate) api: load::ApiResults,
     pub(crate) mcp: Vec<Measurement>,
     pub(crate) controller: controller::ControllerResults,
+    pub(crate) crossings: crossings::CrossingResults,
 }
 
 /// One thing timed.
@@ -217,6 +219,9 @@ async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Resu
     eprintln!("[bench] hecate-controller over a fleet…");
     let controller = controller::run(root, endpoint, &admin, scale).await?;
 
+    eprintln!("[bench] crossings end to end…");
+    let crossings = crossings::run(root, endpoint, &admin, scale).await?;
+
     Ok(Results {
         environment: report::Environment::describe(root).await,
         scale: scale.name(),
@@ -230,6 +235,7 @@ async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Resu
         api,
         mcp,
         controller,
+        crossings,
     })
 }
 

@@ -185,6 +185,31 @@ pub(crate) fn markdown(results: &Results) -> String {
         c.rss_mib,
         c.peak_rss_mib
     );
+    let x = &results.crossings;
+    let _ = writeln!(
+        md,
+        "\n### Crossings end to end (the controller as its own process)\n\n\
+         Gates of the §10.1 shape: clone a local fleet repository, edit `values.yaml`, \
+         commit, push, wait for the stand-in Kustomization (Flux played every 200 ms), \
+         call a loopback receiver.\n\n\
+         | what | value |\n|---|---:|\n\
+         | one crossing: Beacon and Gate applied → Bundle / Passage / succeeded | {:.0} / {:.0} / {:.0} ms |\n\
+         | requests the controller sent for it (Beacon, Gate, Passage) | {:.0} |\n\
+         | {} crossings at once (one Bundle, {} automatic Gates): all succeeded | {:.0} ms ({:.1} per second) |\n\
+         | requests per crossing among them | {:.1} |\n\
+         | resident memory at the end / peak | {:.1} / {:.1} MiB |",
+        x.one_bundle_ms,
+        x.one_passage_ms,
+        x.one_succeeded_ms,
+        x.one_requests,
+        x.concurrent,
+        x.concurrent,
+        x.concurrent_all_ms,
+        x.concurrent_per_second,
+        x.concurrent_requests_per_crossing,
+        x.rss_mib,
+        x.peak_rss_mib
+    );
     let _ = writeln!(
         md,
         "\nReproduce: `cargo xtask bench --scale {}`.",

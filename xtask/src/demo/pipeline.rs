@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use hecate_ops::Ops;
-use hecate_testenv::world::{self, FluxPlayer, Repository};
+use hecate_testenv::world::{self, FluxPlayer, Repository, Stage};
 use hecate_testenv::{Endpoint, Identity, apply_manifest};
 use hecate_types::{Beacon, Bundle, Gate, Window};
 use k8s_openapi::api::core::v1::Namespace;
@@ -227,66 +227,34 @@ where
 
 /// The Beacon and the Gates, as a person would write them.
 fn manifest(namespace: &str, shop: &str, fleet: &str) -> String {
-    let gate = |name: &str, after: Option<&str>, auto: bool, approval: bool| {
-        let after = after
-            .map(|a| format!("\n      after: [{a}]"))
-            .unwrap_or_default();
-        format!(
-            r#"---
-apiVersion: hecate.dev/v1alpha1
-kind: Gate
-metadata:
-  name: {name}
-  namespace: {namespace}
-spec:
-  auto: {auto}
-  admits:
-    - from: {{beacon: shop}}{after}
-      requireApproval: {approval}
-  vars:
-    - {{name: fleet, value: "{fleet}"}}
-  watch:
-    - uses: flux
-      with:
-        resources: [{{kind: Kustomization, name: app-{name}}}]
-  passage:
-    steps:
-      - uses: git-clone
-        with: {{repo: "${{{{ vars.fleet }}}}", branch: env/{name}}}
-      - uses: edit-yaml
-        with:
-          path: repo/values.yaml
-          edits:
-            - key: shop.revision
-              value: "${{{{ bundle.commit('{shop}').sha }}}}"
-      - uses: git-commit
-        as: commit
-        with: {{message: "{name}: shop ${{{{ bundle.name }}}}"}}
-      - uses: git-push
-      - uses: flux-wait
-        timeout: 30m
-        with:
-          resources: [{{kind: Kustomization, name: app-{name}}}]
-          expectedRevision: "${{{{ steps.commit.sha }}}}"
-"#
-        )
-    };
-    let mut yaml = format!(
-        r#"apiVersion: hecate.dev/v1alpha1
-kind: Beacon
-metadata:
-  name: shop
-  namespace: {namespace}
-spec:
-  interval: 1m
-  watch:
-    - git: {{repo: "{shop}", branch: main}}
-"#
-    );
-    yaml.push_str(&gate("dev", None, true, false));
-    yaml.push_str(&gate("staging", Some("dev"), false, false));
-    yaml.push_str(&gate("production", Some("staging"), true, true));
-    yaml
+    world::Pipeline {
+        namespace,
+        beacon: "shop",
+        app: shop,
+        fleet,
+        hook: None,
+        stages: &[
+            Stage {
+                name: "dev",
+                after: None,
+                auto: true,
+                approval: false,
+            },
+            Stage {
+                name: "staging",
+                after: Some("dev"),
+                auto: false,
+                approval: false,
+            },
+            Stage {
+                name: "production",
+                after: Some("staging"),
+                auto: true,
+                approval: true,
+            },
+        ],
+    }
+    .manifest()
 }
 
 /// `cargo xtask demo release`: commits the next minor version of shop to the running

@@ -1,0 +1,288 @@
+//! Crossings end to end, as users run them: `hecate-controller` as its own process,
+//! a Beacon on a local application repository, Gates of the spec's §10.1 shape (clone
+//! the fleet, edit `values.yaml`, commit, push, wait for the stand-in Flux, call a
+//! loopback receiver) and a loop playing Flux. Measured: one crossing alone, from the
+//! commit being visible to the Beacon to the Passage succeeded, with what it cost in
+//! requests; then many at once — one Bundle, that many automatic Gates — and the
+//! controller's memory while they run.
+//!
+//! Each run uses a new namespace and removes it afterwards.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use hecate_testenv::world::{self, FluxPlayer, Pipeline, Repository, Stage};
+use hecate_testenv::{Endpoint, apply_manifest};
+use hecate_types::{Bundle, Passage, PassagePhase};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
+use serde::Serialize;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+use super::Scale;
+use super::controller::Process;
+
+/// The label that makes a run's namespace the benched controller's shard.
+const SHARD_LABEL: &str = "hecate.dev/bench-crossings";
+
+/// What one run measured.
+#[derive(Serialize)]
+pub(crate) struct CrossingResults {
+    /// The Gate applied over a new commit → its Bundle exists.
+    pub(crate) one_bundle_ms: f64,
+    /// → the Passage exists.
+    pub(crate) one_passage_ms: f64,
+    /// → the Passage succeeded (six steps, Flux played every 200 ms).
+    pub(crate) one_succeeded_ms: f64,
+    /// Requests the controller sent for it, by its own count (Beacon, Gate, Passage).
+    pub(crate) one_requests: f64,
+    /// How many crossings ran at once.
+    pub(crate) concurrent: usize,
+    /// Their Gates applied → every Passage succeeded.
+    pub(crate) concurrent_all_ms: f64,
+    /// Crossings finished per second over that time.
+    pub(crate) concurrent_per_second: f64,
+    /// Requests the controller sent per crossing among them.
+    pub(crate) concurrent_requests_per_crossing: f64,
+    /// Resident memory at the end, and its peak.
+    pub(crate) rss_mib: f64,
+    pub(crate) peak_rss_mib: f64,
+}
+
+impl Scale {
+    fn concurrent_crossings(self) -> usize {
+        match self {
+            Self::Small => 5,
+            Self::Large => 50,
+        }
+    }
+}
+
+pub(crate) async fn run(
+    root: &Path,
+    endpoint: &Endpoint,
+    admin: &kube::Client,
+    scale: Scale,
+) -> anyhow::Result<CrossingResults> {
+    let namespace = format!(
+        "bench-crossings-{}-{}",
+        scale.name(),
+        jiff::Timestamp::now().as_second()
+    );
+    let many = scale.concurrent_crossings();
+    let gates: Vec<String> = std::iter::once("solo".to_string())
+        .chain((0..many).map(|i| format!("g{i}")))
+        .collect();
+    let environments: Vec<&str> = gates.iter().map(String::as_str).collect();
+
+    let dir = endpoint.dir.join("bench-crossings");
+    std::fs::create_dir_all(&dir)?;
+    let app = Repository::create(&dir, "app", &["main"], &[("VERSION", "1.0.0\n")]).await?;
+    let branches: Vec<String> = gates.iter().map(|g| format!("env/{g}")).collect();
+    let branches: Vec<&str> = branches.iter().map(String::as_str).collect();
+    let fleet = Repository::create(
+        &dir,
+        "fleet",
+        &branches,
+        &[(
+            "values.yaml",
+            "# app, as deployed\napp:\n  image: ghcr.io/acme/app\n  revision: none\nreplicas: 2\n",
+        )],
+    )
+    .await?;
+
+    Api::<Namespace>::all(admin.clone())
+        .create(
+            &PostParams::default(),
+            &Namespace {
+                metadata: ObjectMeta {
+                    name: Some(namespace.clone()),
+                    labels: Some([(SHARD_LABEL.to_string(), "true".to_string())].into()),
+                    ..ObjectMeta::default()
+                },
+                ..Namespace::default()
+            },
+        )
+        .await?;
+    let result = measure(
+        root,
+        endpoint,
+        admin,
+        &namespace,
+        &app,
+        fleet,
+        &environments,
+    )
+    .await;
+    Api::<Namespace>::all(admin.clone())
+        .delete(&namespace, &DeleteParams::background())
+        .await?;
+    result
+}
+
+async fn measure(
+    root: &Path,
+    endpoint: &Endpoint,
+    admin: &kube::Client,
+    namespace: &str,
+    app: &Repository,
+    fleet: Repository,
+    environments: &[&str],
+) -> anyhow::Result<CrossingResults> {
+    world::kustomizations(admin, namespace, environments).await?;
+    let fleet_url = fleet.url.clone();
+    let _flux = FluxPlayer::start(admin.clone(), namespace, fleet, environments);
+    let hook = receiver().await?;
+    let process = Process::start(
+        root,
+        endpoint,
+        "bench-crossings",
+        &format!("{SHARD_LABEL}=true"),
+    )?;
+    process.serving().await?;
+    // Let the controller's start-up (its first lists, the shard's namespace) settle.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let pipeline = |stages| Pipeline {
+        namespace,
+        beacon: "app",
+        app: &app.url,
+        fleet: &fleet_url,
+        hook: Some(&hook),
+        stages,
+    };
+    let passages = Api::<Passage>::namespaced(admin.clone(), namespace);
+    let bundles = Api::<Bundle>::namespaced(admin.clone(), namespace);
+
+    // One crossing alone: the Beacon finds the commit, the Gate opens a Passage, the
+    // steps run.
+    let before = process.requests().await?;
+    let started = Instant::now();
+    let solo = [Stage {
+        name: "solo",
+        after: None,
+        auto: true,
+        approval: false,
+    }];
+    apply_manifest(admin, &pipeline(&solo).manifest(), false).await?;
+    let mut bundle_at = None;
+    let mut passage_at = None;
+    loop {
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(120),
+            "the crossing of solo did not finish within 2 minutes (the controller's log: {})",
+            process.log.display()
+        );
+        if bundle_at.is_none() && !bundles.list(&ListParams::default()).await?.items.is_empty() {
+            bundle_at = Some(started.elapsed());
+        }
+        if let Some(passage) = passages.get_opt("solo-1").await? {
+            passage_at.get_or_insert(started.elapsed());
+            match passage.phase() {
+                PassagePhase::Succeeded => break,
+                PassagePhase::Failed | PassagePhase::Aborted => {
+                    anyhow::bail!("the crossing of solo failed: {:?}", passage.status)
+                }
+                _ => {}
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let one = started.elapsed();
+    let one_requests = process.requests().await? - before;
+
+    // Many at once: the Bundle exists, so every Gate opens its Passage on arrival.
+    let stages: Vec<Stage<'_>> = environments[1..]
+        .iter()
+        .map(|name| Stage {
+            name,
+            after: None,
+            auto: true,
+            approval: false,
+        })
+        .collect();
+    let before = process.requests().await?;
+    let started = Instant::now();
+    apply_manifest(admin, &pipeline(&stages).manifest(), false).await?;
+    loop {
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(600),
+            "{} crossings did not finish within 10 minutes (the controller's log: {})",
+            stages.len(),
+            process.log.display()
+        );
+        let all = passages.list(&ListParams::default()).await?.items;
+        if let Some(failed) = all
+            .iter()
+            .find(|p| matches!(p.phase(), PassagePhase::Failed | PassagePhase::Aborted))
+        {
+            anyhow::bail!("a crossing failed: {:?}", failed.status);
+        }
+        let done = all
+            .iter()
+            .filter(|p| p.phase() == PassagePhase::Succeeded)
+            .count();
+        if done == stages.len() + 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let concurrent = started.elapsed();
+    let concurrent_requests = process.requests().await? - before;
+    let (rss_mib, peak_rss_mib) = process.memory();
+
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    Ok(CrossingResults {
+        one_bundle_ms: bundle_at.map_or(0.0, ms),
+        one_passage_ms: passage_at.map_or(0.0, ms),
+        one_succeeded_ms: ms(one),
+        one_requests,
+        concurrent: stages.len(),
+        concurrent_all_ms: ms(concurrent),
+        concurrent_per_second: stages.len() as f64 / concurrent.as_secs_f64(),
+        concurrent_requests_per_crossing: concurrent_requests / stages.len() as f64,
+        rss_mib,
+        peak_rss_mib,
+    })
+}
+
+/// A loopback receiver answering every request `200 ok`: the `http` step's end. Its
+/// URL; it runs until the runtime stops.
+async fn receiver() -> anyhow::Result<String> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/hook", listener.local_addr()?);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                // Read the request (headers and a small body) before answering.
+                let mut request = Vec::new();
+                let mut buffer = [0u8; 4096];
+                while !complete(&request) {
+                    match stream.read(&mut buffer).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buffer[..n]),
+                    }
+                }
+                let _ = stream
+                    .write_all(
+                        b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
+                    )
+                    .await;
+            });
+        }
+    });
+    Ok(url)
+}
+
+/// Whether `request` holds its headers and the body they announce.
+fn complete(request: &[u8]) -> bool {
+    let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let headers = String::from_utf8_lossy(&request[..end]).to_ascii_lowercase();
+    let length = headers
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length:"))
+        .and_then(|value| value.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    request.len() >= end + 4 + length
+}
