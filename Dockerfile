@@ -8,6 +8,19 @@ WORKDIR /src
 COPY . .
 RUN cargo build --release --locked -p hecate-api -p hecate-mcp -p hecate-controller
 
+# The render steps run kustomize and helm: the releases the tests use (pinned in
+# tests/src/tools.rs, which checks these lines), built from their published Go modules.
+FROM golang:1.26-bookworm AS tools
+ARG KUSTOMIZE_VERSION=v5.8.2
+ARG HELM_VERSION=v4.3.1
+ENV CGO_ENABLED=0 GOTOOLCHAIN=local GOBIN=/tools
+RUN go install -trimpath \
+        -ldflags "-s -w -X sigs.k8s.io/kustomize/api/provenance.version=${KUSTOMIZE_VERSION}" \
+        "sigs.k8s.io/kustomize/kustomize/v5@${KUSTOMIZE_VERSION}" \
+    && go install -trimpath \
+        -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=${HELM_VERSION} -X helm.sh/helm/v4/internal/version.gitTreeState=clean" \
+        "helm.sh/helm/v4/cmd/helm@${HELM_VERSION}"
+
 # Distroless: no shell, no package manager; runs as nonroot (65532). The binaries
 # use rustls and bundled time zones, so they need nothing from the image.
 FROM gcr.io/distroless/cc-debian12:nonroot AS hecate-api
@@ -20,11 +33,13 @@ COPY --from=build /src/target/release/hecate-mcp /usr/local/bin/hecate-mcp
 ENTRYPOINT ["/usr/local/bin/hecate-mcp"]
 
 # The controller drives the git CLI (Beacons' ls-remote, the git steps), so its image
-# carries git and ssh: Debian slim, still non-root.
+# carries git and ssh: Debian slim, still non-root. kustomize and helm (the render
+# steps) are on PATH, where --kustomize-path and --helm-path find them by default.
 FROM debian:bookworm-slim AS hecate-controller
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
     && rm -rf /var/lib/apt/lists/*
+COPY --from=tools /tools/kustomize /tools/helm /usr/local/bin/
 USER 65532:65532
 COPY --from=build /src/target/release/hecate-controller /usr/local/bin/hecate-controller
 EXPOSE 8080 8081

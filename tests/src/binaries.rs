@@ -15,22 +15,19 @@
 //! stays right when the pin moves. etcd's `main` lives in a module that is not
 //! published on its own, so a three-line wrapper around `etcdmain.Main` builds it.
 
-use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context as _, bail};
+
+use crate::go::{build_once, cache_base, check_go, go_step, path_str};
 
 /// The Kubernetes release the control plane runs (k8s-openapi 0.29 covers 1.33–1.37).
 pub const KUBERNETES_VERSION: &str = "v1.36.3";
 /// The etcd release the control plane runs (the 3.6 line Kubernetes 1.36 is tested with).
 pub const ETCD_VERSION: &str = "v3.6.16";
-/// The oldest Go that builds both.
-const MINIMUM_GO: (u32, u32) = (1, 26);
-/// A network or build step that takes longer than this has hung.
-const STEP_TIMEOUT: Duration = Duration::from_secs(40 * 60);
+/// What the progress lines of the build are tagged with.
+const PART: &str = "control-plane";
 
 /// Where the two binaries are.
 #[derive(Clone, Debug)]
@@ -64,22 +61,9 @@ impl Binaries {
         if binaries.exist() {
             return Ok(binaries);
         }
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        // Two processes may want the binaries at once (a test run and `cargo xtask`):
-        // one builds, the other waits and then finds them.
-        let lock_path = dir.join(".build.lock");
-        let lock = std::fs::File::create(&lock_path)
-            .with_context(|| format!("creating {}", lock_path.display()))?;
-        if lock.try_lock().is_err() {
-            progress(&format!(
-                "waiting for another process building the control plane into {}",
-                dir.display()
-            ));
-            lock.lock().context("waiting for the build lock")?;
-        }
-        if !binaries.exist() {
-            build(&dir, &binaries)?;
-        }
+        build_once(PART, &dir, &|| binaries.exist(), &mut || {
+            build(&dir, &binaries)
+        })?;
         Ok(binaries)
     }
 
@@ -97,28 +81,25 @@ impl Binaries {
 
 /// `<cache>/control-plane/<kubernetes>-etcd<etcd>`.
 pub fn cache_dir() -> anyhow::Result<PathBuf> {
-    let base = if let Some(dir) = std::env::var_os("HECATE_CACHE_DIR") {
-        PathBuf::from(dir)
-    } else if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
-        PathBuf::from(dir).join("hecate")
-    } else if let Some(home) = std::env::var_os("HOME") {
-        PathBuf::from(home).join(".cache/hecate")
-    } else {
-        bail!("no cache directory: set HECATE_CACHE_DIR (or HOME)");
-    };
-    Ok(base
+    Ok(cache_base()?
         .join("control-plane")
         .join(format!("{KUBERNETES_VERSION}-etcd{ETCD_VERSION}")))
 }
 
-/// Writes a progress line straight to stderr: the test harness captures `eprintln!`,
-/// and a ten-minute build should not look like a hang.
+/// A progress line of the control plane's, straight to stderr.
 pub(crate) fn progress(line: &str) {
-    let _ = writeln!(std::io::stderr(), "[control-plane] {line}");
+    crate::go::progress(PART, line);
 }
 
 fn build(dir: &Path, binaries: &Binaries) -> anyhow::Result<()> {
-    let go = check_go()?;
+    let go = check_go(
+        "the test control plane",
+        &format!(
+            "set KUBEBUILDER_ASSETS to a directory holding etcd and kube-apiserver \
+             (e.g. from `setup-envtest use {}`)",
+            KUBERNETES_VERSION.trim_start_matches('v')
+        ),
+    )?;
     let started = Instant::now();
     progress(&format!(
         "building etcd {ETCD_VERSION} and kube-apiserver {KUBERNETES_VERSION} with {go} into {} \
@@ -140,8 +121,15 @@ fn build(dir: &Path, binaries: &Binaries) -> anyhow::Result<()> {
         etcd_module.join("main.go"),
         "package main\n\nimport (\n\t\"os\"\n\n\t\"go.etcd.io/etcd/server/v3/etcdmain\"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n",
     )?;
-    go_step("resolving etcd's modules", &etcd_module, &["mod", "tidy"])?;
     go_step(
+        PART,
+        "resolving etcd's modules",
+        &etcd_module,
+        &["mod", "tidy"],
+        &[],
+    )?;
+    go_step(
+        PART,
         "compiling etcd",
         &etcd_module,
         &[
@@ -153,6 +141,7 @@ fn build(dir: &Path, binaries: &Binaries) -> anyhow::Result<()> {
             &path_str(&work.join("etcd.bin"))?,
             ".",
         ],
+        &[],
     )?;
 
     let apiserver_module = work.join("kube-apiserver");
@@ -162,6 +151,7 @@ fn build(dir: &Path, binaries: &Binaries) -> anyhow::Result<()> {
         "module hecate.dev/build/kube-apiserver\n\ngo 1.26.0\n",
     )?;
     let upstream_mod = go_step(
+        PART,
         "downloading k8s.io/kubernetes",
         &apiserver_module,
         &[
@@ -170,6 +160,7 @@ fn build(dir: &Path, binaries: &Binaries) -> anyhow::Result<()> {
             "-json",
             &format!("k8s.io/kubernetes@{KUBERNETES_VERSION}"),
         ],
+        &[],
     )?;
     let upstream_mod: serde_json::Value =
         serde_json::from_str(&upstream_mod).context("reading `go mod download -json`")?;
@@ -184,9 +175,11 @@ fn build(dir: &Path, binaries: &Binaries) -> anyhow::Result<()> {
         "//go:build tools\n\npackage tools\n\nimport _ \"k8s.io/kubernetes/cmd/kube-apiserver\"\n",
     )?;
     go_step(
+        PART,
         "resolving kube-apiserver's modules",
         &apiserver_module,
         &["mod", "tidy"],
+        &[],
     )?;
     let minor = KUBERNETES_VERSION.split('.').nth(1).unwrap_or_default();
     let ldflags = format!(
@@ -195,6 +188,7 @@ fn build(dir: &Path, binaries: &Binaries) -> anyhow::Result<()> {
          -X k8s.io/component-base/version.gitTreeState=clean"
     );
     go_step(
+        PART,
         "compiling kube-apiserver (the long part)",
         &apiserver_module,
         &[
@@ -206,6 +200,7 @@ fn build(dir: &Path, binaries: &Binaries) -> anyhow::Result<()> {
             &path_str(&work.join("kube-apiserver.bin"))?,
             "k8s.io/kubernetes/cmd/kube-apiserver",
         ],
+        &[],
     )?;
 
     // Move into place only once both are built, so a half-finished build is never
@@ -246,136 +241,6 @@ pub(crate) fn wrapper_go_mod(upstream_go_mod: &str) -> anyhow::Result<String> {
         );
     }
     Ok(out)
-}
-
-/// The Go toolchain's version, or a clear error when there is none or it is too old.
-fn check_go() -> anyhow::Result<String> {
-    let output = Command::new("go")
-        .args(["env", "GOVERSION"])
-        .env("GOTOOLCHAIN", "local")
-        .output();
-    let output = match output {
-        Ok(output) if output.status.success() => output,
-        _ => bail!(
-            "building the test control plane needs Go {}.{} or newer, and `go` is not on PATH. \
-             Install Go, or set KUBEBUILDER_ASSETS to a directory holding etcd and kube-apiserver \
-             (e.g. from `setup-envtest use {}`).",
-            MINIMUM_GO.0,
-            MINIMUM_GO.1,
-            KUBERNETES_VERSION.trim_start_matches('v')
-        ),
-    };
-    let version = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    let mut numbers = version
-        .trim_start_matches("go")
-        .split('.')
-        .map(|n| n.parse::<u32>().unwrap_or(0));
-    let found = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
-    if found < MINIMUM_GO {
-        bail!(
-            "kube-apiserver {KUBERNETES_VERSION} needs Go {}.{} or newer; found {version}",
-            MINIMUM_GO.0,
-            MINIMUM_GO.1
-        );
-    }
-    Ok(version)
-}
-
-fn go_command(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new("go");
-    command
-        .args(args)
-        .current_dir(dir)
-        .env("GOTOOLCHAIN", "local")
-        .env("GOWORK", "off")
-        .env("GOFLAGS", "-mod=mod")
-        .env("CGO_ENABLED", "0");
-    command
-}
-
-/// Runs one `go` command and returns its stdout, printing a heartbeat while it works
-/// and, when it fails, the end of what it said — naming the network when that is what
-/// failed.
-fn go_step(what: &str, dir: &Path, args: &[&str]) -> anyhow::Result<String> {
-    progress(&format!("{what}…"));
-    let started = Instant::now();
-    let mut child = go_command(dir, args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("starting go {}", args.join(" ")))?;
-    let mut stdout = child.stdout.take().context("go's stdout")?;
-    let stdout = std::thread::spawn(move || {
-        let mut out = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
-        out
-    });
-    let stderr = child.stderr.take().context("go's stderr")?;
-    let (lines_tx, lines_rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if lines_tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut tail: Vec<String> = Vec::new();
-    let mut last_heartbeat = Instant::now();
-    let status = loop {
-        while let Ok(line) = lines_rx.try_recv() {
-            tail.push(line);
-            if tail.len() > 40 {
-                tail.remove(0);
-            }
-        }
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if started.elapsed() > STEP_TIMEOUT {
-            let _ = child.kill();
-            bail!(
-                "go {} did not finish within {STEP_TIMEOUT:?}; giving up",
-                args.join(" ")
-            );
-        }
-        if last_heartbeat.elapsed() > Duration::from_secs(30) {
-            progress(&format!(
-                "  still {}… ({:.0?} so far)",
-                what.to_lowercase(),
-                started.elapsed()
-            ));
-            last_heartbeat = Instant::now();
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    tail.extend(lines_rx.try_iter());
-    if !status.success() {
-        let said = tail.join("\n");
-        let hint = if [
-            "dial tcp",
-            "no such host",
-            "proxyconnect",
-            "i/o timeout",
-            "connection refused",
-        ]
-        .iter()
-        .any(|s| said.contains(s))
-        {
-            "\nThe Go module proxy could not be reached: the first build needs network access (GOPROXY)."
-        } else {
-            ""
-        };
-        bail!("go {} failed ({status}):\n{said}{hint}", args.join(" "));
-    }
-    stdout
-        .join()
-        .map_err(|_| anyhow::anyhow!("reading go's output failed"))
-}
-
-fn path_str(path: &Path) -> anyhow::Result<String> {
-    path.to_str()
-        .map(str::to_owned)
-        .with_context(|| format!("{} is not UTF-8", path.display()))
 }
 
 #[cfg(test)]

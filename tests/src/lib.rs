@@ -4,6 +4,8 @@
 //!
 //! - [`Binaries`] finds `etcd` and `kube-apiserver` in `KUBEBUILDER_ASSETS`, or builds
 //!   them once with Go from the published modules into a cache outside the repository.
+//! - [`Tool`] finds `kustomize` and `helm` — the programs the controller's render
+//!   steps run — or builds them once the same way, into the same cache.
 //! - [`ControlPlane`] starts them on loopback with a generated CA and serving
 //!   certificate, RBAC authorisation, a static token per [`Identity`] and a
 //!   service-account signing key; waits for `/readyz`; installs the Hecate CRDs and
@@ -24,6 +26,8 @@
 //!   the crates' tests.
 //! - [`flux`] installs stand-ins for Flux's CRDs, so tests can play Flux without it.
 //! - [`rbac`] installs RBAC as `deploy/` ships it and grants people roles.
+//! - [`registry`] runs a real OCI registry (CNCF Distribution) on loopback, with or
+//!   without authentication, and writes content to it by raw HTTP.
 //! - [`demo`] loads the demo pipeline (`shop`: dev → staging → production, with
 //!   history) for `cargo xtask demo` and for tests that want a realistic namespace.
 //!
@@ -36,12 +40,16 @@ pub mod demo;
 mod env;
 pub mod fixtures;
 pub mod flux;
+mod go;
 mod identity;
 mod pki;
 pub mod rbac;
+pub mod registry;
+mod tools;
 pub mod world;
 
 pub use binaries::{Binaries, ETCD_VERSION, KUBERNETES_VERSION, cache_dir};
 pub use control_plane::{ControlPlane, Endpoint, Lifetime, RequestLog, install_crds};
 pub use env::{TestEnv, apply_manifest};
 pub use identity::Identity;
+pub use tools::{HELM_VERSION, KUSTOMIZE_VERSION, Tool};

@@ -1,12 +1,13 @@
 //! `cargo xtask test`: the README's test command. It makes sure the machine has what
 //! the tests use — Debian packages when missing (headless Chromium and its driver for
 //! the UI, git for the controller's steps and Beacons, `docker-registry` for the image
-//! Beacons' loopback registry), the control plane built once into the shared cache —
-//! then runs `cargo test --workspace` with any arguments passed through
-//! (`cargo xtask test -p hecate-ops`, `cargo xtask test -- name_filter`).
+//! Beacons' loopback registry), the control plane, `kustomize` and `helm` (the render
+//! steps' programs) built once into the shared cache — then runs `cargo test
+//! --workspace` with any arguments passed through (`cargo xtask test -p hecate-ops`,
+//! `cargo xtask test -- name_filter`).
 //!
 //! A part that comes from Go modules is built once per machine, outside the repository,
-//! like the control plane; Debian packages are installed with `sudo` when not root, and
+//! by the same `hecate-testenv` code the tests use when they start; Debian packages are installed with `sudo` when not root, and
 //! when that is impossible the error names the packages to install.
 
 use std::path::Path;
@@ -33,7 +34,6 @@ pub(crate) fn run(root: &Path, args: &[String], dry_run: bool) -> anyhow::Result
             for command in commands {
                 eprintln!("  {}", command.join(" "));
             }
-            return Ok(());
         }
         Plan::Install { packages, commands } => {
             eprintln!("[test] installing {} …", packages.join(", "));
@@ -52,7 +52,7 @@ pub(crate) fn run(root: &Path, args: &[String], dry_run: bool) -> anyhow::Result
         Plan::Impossible { packages } => anyhow::bail!("{}", cannot_install(&packages)),
     }
     if dry_run {
-        return Ok(());
+        return tools(true);
     }
     eprintln!("[test] the control plane (built once per machine, then cached)…");
     let binaries = hecate_testenv::Binaries::locate_or_build()?;
@@ -60,6 +60,7 @@ pub(crate) fn run(root: &Path, args: &[String], dry_run: bool) -> anyhow::Result
         "[test] kube-apiserver: {}",
         binaries.kube_apiserver.display()
     );
+    tools(false)?;
 
     // `-p …` selects packages; without one, the whole workspace.
     let selects = args
@@ -72,6 +73,32 @@ pub(crate) fn run(root: &Path, args: &[String], dry_run: bool) -> anyhow::Result
     }
     let status = test.args(args).current_dir(root).status()?;
     anyhow::ensure!(status.success(), "the tests failed ({status})");
+    Ok(())
+}
+
+/// The programs the render steps run, found or built (once per machine) as the tests
+/// find them; with `dry_run`, only says which would be built.
+fn tools(dry_run: bool) -> anyhow::Result<()> {
+    use hecate_testenv::Tool;
+    if !dry_run {
+        eprintln!("[test] kustomize and helm (built once per machine, then cached)…");
+    }
+    for tool in Tool::ALL {
+        let (name, version) = (tool.name(), tool.version());
+        let found = if dry_run {
+            tool.locate()?
+        } else {
+            Some(tool.locate_or_build()?)
+        };
+        match found {
+            Some(path) => eprintln!("[test] {name} {version}: {}", path.display()),
+            None => eprintln!(
+                "[test] would build {name} {version} from {} into {}",
+                tool.package(),
+                tool.cached()?.display()
+            ),
+        }
+    }
     Ok(())
 }
 

@@ -82,6 +82,21 @@ pub const BUNDLE_MISSING: Kind = Kind {
     warning: true,
 };
 
+/// A finished Passage was not attested in Fides, and nothing broke: Fides has no trail
+/// for the Bundle's artifacts, or the Gate could not be read.
+pub const ATTESTATION_SKIPPED: Kind = Kind {
+    action: "Attesting",
+    reason: "AttestationSkipped",
+    warning: true,
+};
+/// A finished Passage could not be attested in Fides: the promotion happened, its
+/// evidence was not recorded.
+pub const ATTESTATION_FAILED: Kind = Kind {
+    action: "Attesting",
+    reason: "AttestationFailed",
+    warning: true,
+};
+
 /// A Beacon created a Bundle (not when the Bundle already existed).
 pub const BUNDLE_EMITTED: Kind = Kind {
     action: "Emitting",

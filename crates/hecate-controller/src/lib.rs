@@ -11,11 +11,13 @@
 //! - [`health`]: health checkers (`flux`) and the pure evaluation of a Flux object;
 //! - [`verify`]: verification after a crossing (`flagger`);
 //! - [`steps`]: each built-in step's strict configuration, and the Gate-time check;
+//! - [`oci`]: the one registry client (and registry credentials) Beacons and the OCI
+//!   steps share;
 //! - the process: [`Args`] and [`run`] (start-up order: logs, the CRD skew check in
-//!   [`crd_check`], Flux discovery warnings in [`flux_api`], metrics and probes, leader
-//!   election in [`lease`], the controllers until SIGTERM), [`scope`] (namespace-label
-//!   shards), [`metrics`], [`events`], [`condition`], [`predicate`], [`clock`],
-//!   [`ready`].
+//!   [`crd_check`], Flux discovery warnings in [`flux_api`], tracing from `OTEL_*` in
+//!   [`telemetry`], metrics and probes, leader election in [`lease`], the controllers
+//!   until SIGTERM), [`scope`] (namespace-label shards), [`metrics`], [`events`],
+//!   [`condition`], [`predicate`], [`clock`], [`ready`].
 //!
 //! The Passage engine and the Beacon controller are the next parts.
 
@@ -32,6 +34,7 @@ pub mod gate;
 pub mod health;
 pub mod lease;
 pub mod metrics;
+pub mod oci;
 pub mod passage;
 pub mod predicate;
 pub mod ready;
@@ -39,6 +42,7 @@ mod run;
 pub mod scope;
 mod serve;
 pub mod steps;
+pub mod telemetry;
 pub mod verify;
 
 pub use args::{Args, BindAddress, LogFormat};

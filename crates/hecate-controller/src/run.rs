@@ -1,6 +1,6 @@
 //! Starting the controller (spec controller.md §0.6): logs, the cluster connection, the
-//! CRD skew check, Flux API discovery, the metrics and probe endpoints, then the
-//! controllers until SIGTERM or Ctrl-C.
+//! CRD skew check, Flux API discovery, tracing from `OTEL_*`, the metrics and probe
+//! endpoints, then the controllers until SIGTERM or Ctrl-C (and the last spans flushed).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,7 +16,7 @@ use crate::gate::{self, GateReconciler};
 use crate::lease::{Elector, Timings};
 use crate::metrics::Metrics;
 use crate::passage::{self, PassageReconciler};
-use crate::{crd_check, flux_api, health, serve, steps, verify};
+use crate::{crd_check, flux_api, health, serve, steps, telemetry, verify};
 
 /// How long reconciles under way may take to finish once a stop is asked for (a
 /// kubelet waits 30 s by default before it kills).
@@ -38,6 +38,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         anyhow::ensure!(skew.is_empty(), "{skew}");
     }
     flux_api::warn_about_missing(&client).await;
+    let otel = telemetry::Tracing::from_env()?;
 
     let ready = Arc::new(AtomicBool::new(false));
     if let BindAddress::On(addr) = args.metrics_bind_address {
@@ -77,6 +78,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         events: Events::new(client.clone(), "passage-controller"),
         metrics: metrics.clone(),
         work_root: args.work_root.clone(),
+        fides_server: args.fides_server.clone(),
+        tracing: otel.clone(),
     };
     let gate_client = client.clone();
     let gate_metrics = metrics.clone();
@@ -163,6 +166,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             }
         }
     }
+    otel.shutdown().await;
     tracing::info!("hecate-controller stopped");
     Ok(())
 }

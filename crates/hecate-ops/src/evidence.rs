@@ -20,55 +20,67 @@ fn fides_error(context: &str) -> impl FnOnce(hecate_fides::Error) -> Error + '_ 
     }
 }
 
+/// A client for the Fides `gate` names: its `evidence.serverURL` (else
+/// `default_server`, the process's `--fides-server`), authenticated with the `token` of
+/// its `evidence.credentialsRef` Secret, read through `client`. The one way to reach
+/// Fides — ops' evidence and approvals, the controller's `evidence-gate` step and its
+/// attestation on finish all dial here — so a Gate is never checked on one server and
+/// recorded on another.
+pub async fn dial_fides(
+    client: &kube::Client,
+    gate: &Gate,
+    default_server: &str,
+) -> Result<hecate_fides::Client> {
+    let fail = |message: String| Error::Fides {
+        context: "reaching Fides".into(),
+        message,
+    };
+    let namespace = gate.namespace().unwrap_or_default();
+    let Some(evidence) = &gate.spec.evidence else {
+        return Err(fail(format!(
+            "Gate {} has no evidence configuration",
+            gate.name_any()
+        )));
+    };
+    let server = if evidence.server_url.is_empty() {
+        default_server
+    } else {
+        evidence.server_url.as_str()
+    };
+    let Some(credentials) = &evidence.credentials_ref else {
+        return Err(fail(
+            "the Gate has no evidence.credentialsRef, and Fides rejects an unauthenticated request"
+                .into(),
+        ));
+    };
+    let secret = Api::<Secret>::namespaced(client.clone(), &namespace)
+        .get(&credentials.name)
+        .await
+        .map_err(|e| {
+            fail(format!(
+                "reading Secret {namespace}/{}: {e}",
+                credentials.name
+            ))
+        })?;
+    let token = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get("token"))
+        .map(|t| String::from_utf8_lossy(&t.0).into_owned())
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| fail(format!("the Secret {} has no token", credentials.name)))?;
+    hecate_fides::Client::new(&hecate_fides::Config {
+        base_url: server.into(),
+        token,
+        timeout: None,
+    })
+    .map_err(|e| fail(e.to_string()))
+}
+
 impl Ops {
-    /// A client for the Fides a Gate names: its `evidence.serverURL` (else the default
-    /// server), authenticated with the `token` of its `evidence.credentialsRef` Secret.
-    /// One way to reach Fides, so a Gate is never checked on one server and recorded
-    /// on another.
+    /// [`dial_fides`] with this Ops' client and default server.
     pub(crate) async fn dial_fides(&self, gate: &Gate) -> Result<hecate_fides::Client> {
-        let fail = |message: String| Error::Fides {
-            context: "reaching Fides".into(),
-            message,
-        };
-        let namespace = gate.namespace().unwrap_or_default();
-        let Some(evidence) = &gate.spec.evidence else {
-            return Err(fail(format!(
-                "Gate {} has no evidence configuration",
-                gate.name_any()
-            )));
-        };
-        let server = if evidence.server_url.is_empty() {
-            self.fides_server()
-        } else {
-            evidence.server_url.as_str()
-        };
-        let Some(credentials) = &evidence.credentials_ref else {
-            return Err(fail(
-                "the Gate has no evidence.credentialsRef, and Fides rejects an unauthenticated request".into(),
-            ));
-        };
-        let secret = Api::<Secret>::namespaced(self.client(), &namespace)
-            .get(&credentials.name)
-            .await
-            .map_err(|e| {
-                fail(format!(
-                    "reading Secret {namespace}/{}: {e}",
-                    credentials.name
-                ))
-            })?;
-        let token = secret
-            .data
-            .as_ref()
-            .and_then(|d| d.get("token"))
-            .map(|t| String::from_utf8_lossy(&t.0).into_owned())
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| fail(format!("the Secret {} has no token", credentials.name)))?;
-        hecate_fides::Client::new(&hecate_fides::Config {
-            base_url: server.into(),
-            token,
-            timeout: None,
-        })
-        .map_err(|e| fail(e.to_string()))
+        dial_fides(&self.client(), gate, self.fides_server()).await
     }
 
     /// Records `actor`'s approval of `bundle` in the Fides the Gate binds, before the

@@ -40,6 +40,7 @@ mod watch;
 
 pub use cache::Cache;
 pub use error::{Action, Error, Kind, Result};
+pub use evidence::dial_fides;
 /// The Fides client a caller builds for [`Ops::verify_bundle`] and [`Ops::verify_trail`]
 /// (only what the surfaces need of hecate-fides, not the whole crate).
 pub use hecate_fides::{Client as FidesClient, Config as FidesConfig};

@@ -9,10 +9,9 @@ use hecate_types::{Artifact, ChartWatch};
 use reqwest::StatusCode;
 use serde::Deserialize;
 
-use super::credentials::Basic;
-use super::oci::{Registry, Repository};
 use super::select::Selection;
 use super::source::ResolveError;
+use crate::oci::{Basic, Registry, Repository};
 
 /// The largest `index.yaml` read.
 pub const MAX_INDEX: usize = 64 * 1024 * 1024;

@@ -5,10 +5,9 @@
 
 use hecate_types::{Artifact, ImageWatch};
 
-use super::credentials::Basic;
-use super::oci::{Registry, Repository};
 use super::select::Selection;
 use super::source::ResolveError;
+use crate::oci::{Basic, Registry, Repository};
 
 /// Resolves `watch` with `auth` (none: anonymous).
 pub async fn resolve(

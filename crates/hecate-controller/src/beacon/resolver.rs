@@ -8,11 +8,11 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use hecate_types::{Artifact, ChartWatch, GitWatch, ImageWatch, LocalSecretRef, WatchSourceRef};
 
-use super::credentials::{self, Basic, GitAuth};
+use super::credentials::{self, GitAuth};
 use super::git::{self, Git};
-use super::oci::{Registry, Repository};
 use super::source::{ResolveError, Source};
 use super::{chart, image, provider};
+use crate::oci::{Basic, Registry, Repository};
 use crate::steps::git::AppTokens;
 
 /// How long one HTTP request to a registry or chart repository may take.
@@ -82,7 +82,12 @@ impl Resolver {
         };
         let data = self.secret(namespace, secret).await?;
         let host = Repository::parse(repo, insecure)?.registry;
-        credentials::registry(&secret.name, &data, repo, &host)
+        Ok(crate::oci::credentials::registry(
+            &secret.name,
+            &data,
+            repo,
+            &host,
+        )?)
     }
 
     async fn image(&self, namespace: &str, watch: &ImageWatch) -> Result<Artifact, ResolveError> {

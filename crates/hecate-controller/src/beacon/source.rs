@@ -77,6 +77,13 @@ impl fmt::Display for ResolveError {
 
 impl std::error::Error for ResolveError {}
 
+/// Every registry failure fails the watch entry: the message says which kind.
+impl From<crate::oci::Error> for ResolveError {
+    fn from(error: crate::oci::Error) -> Self {
+        Self::failed(error.message)
+    }
+}
+
 /// Resolves one watch entry of a Beacon in `namespace` (where its Secrets and
 /// providers live) to one artifact.
 pub trait Source: Send + Sync + 'static {

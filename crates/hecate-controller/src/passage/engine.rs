@@ -262,8 +262,12 @@ pub async fn advance(
                 reason,
                 message,
                 terminal,
+                evidence,
                 ..
             }) => {
+                if let Some(evidence) = evidence {
+                    status.evidence = Some(*evidence);
+                }
                 let reason = if reason.is_empty() {
                     "Unknown".to_string()
                 } else {

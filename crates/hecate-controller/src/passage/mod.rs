@@ -5,12 +5,16 @@
 //! - [`engine`]: advancing the steps, the state machine (steps behind the
 //!   [`crate::steps::runner::Runner`] trait);
 //! - [`reconcile`]: one reconcile, the I/O around the engine;
+//! - [`attest`]: recording a finished crossing in Fides;
+//! - [`trace`]: the crossing's trace ID, traceparent and spans (OpenTelemetry), as data;
 //! - [`controller`]: what wakes a Passage, on kube-runtime;
 //! - [`wake`]: waking a waiting step when the object it waits for changes.
 
+pub mod attest;
 pub mod controller;
 pub mod engine;
 pub mod reconcile;
+pub mod trace;
 pub mod wake;
 
 #[cfg(test)]

@@ -1,24 +1,29 @@
 //! One Passage reconcile (spec controller.md §3.2): find the Bundle, advance the steps
 //! as far as they go now, write the status, and on the way out record the outcome
-//! (Event, metrics) and clear the work directory.
+//! (Event, metrics, an attestation in Fides when the Gate binds one) and clear the work
+//! directory.
 //!
 //! The status is written whole with the resourceVersion read, so an abort patched in
 //! meanwhile makes the write fail and the next reconcile see it; the step that ran is
 //! re-entrant, so running it again is safe (spec §3.7).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hecate_types::{Bundle, HealthCheck, Passage, PassagePhase, PassageStatus, Time};
+use hecate_types::{Bundle, EvidenceRef, HealthCheck, Passage, PassagePhase, PassageStatus, Time};
 use kube::api::{Api, PostParams};
 use kube::{Resource as _, ResourceExt as _};
 
+use super::attest::{self, Attested};
 use super::engine::{self, Registry};
+use super::trace;
 use crate::clock::Clock;
 use crate::events::{self, Events};
 use crate::metrics::Metrics;
+use crate::telemetry::Tracing;
 
 /// What a Passage reconcile can fail with; the controller retries with backoff.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +57,12 @@ pub struct PassageReconciler {
     pub metrics: Arc<Metrics>,
     /// Where Passages' work directories live.
     pub work_root: PathBuf,
+    /// `--fides-server`: the Fides a Gate's evidence uses when it names none (for
+    /// attesting finished crossings).
+    pub fides_server: Option<String>,
+    /// OpenTelemetry: on, it gives each Passage a trace ID and sends finished crossings'
+    /// traces.
+    pub tracing: Tracing,
 }
 
 impl PassageReconciler {
@@ -97,22 +108,32 @@ impl PassageReconciler {
             .await
             .map_err(|e| Error::WorkDir(work_dir.clone(), e))?;
 
+        let kept = self.keep_trace_id(passage).await?;
+        let passage: &Passage = &kept;
+        let trace_id = passage.status.as_ref().map_or("", |s| s.trace_id.as_str());
         let advance = engine::advance(
             &self.steps,
             self.clock.as_ref(),
             passage,
             &bundle,
             &work_dir,
-            "",
+            &trace::traceparent(trace_id),
         )
         .await;
         let mut status = advance.status;
         status.observed_generation = passage.metadata.generation.unwrap_or_default();
         status.watch = accumulate(std::mem::take(&mut status.watch), advance.watch);
         let finished = status.phase().is_terminal();
-        self.write_status(passage, status.clone()).await?;
+        let written = self.write_status(passage, status.clone()).await?;
         if finished {
+            // Sent once, as attested once (below): only this write finished it.
+            self.send_trace(&written);
             self.finished(passage, &bundle, &status).await;
+            // Only the reconcile whose write finished the Passage gets here: the write
+            // carried the resourceVersion read, and a finished Passage is never
+            // advanced again. So the crossing is attested at most once, even across a
+            // conflict or a restart (see `attest`).
+            self.attest(written, &bundle, &status).await;
             remove(&work_dir).await;
             return Ok(done);
         }
@@ -187,16 +208,113 @@ impl PassageReconciler {
         }
     }
 
-    async fn write_status(&self, passage: &Passage, status: PassageStatus) -> Result<(), Error> {
+    /// Records the finished crossing `passage` (as just written) in Fides, and its
+    /// trail on the Passage; says so in an Event when it cannot. Never fails: the
+    /// crossing has happened either way.
+    async fn attest(&self, passage: Passage, bundle: &Bundle, status: &PassageStatus) {
+        let default_server = self.fides_server.as_deref().unwrap_or_default();
+        let object = passage.object_ref(&());
+        match attest::attest(&self.client, default_server, &passage, bundle, status).await {
+            Attested::NotAsked => {}
+            Attested::Skipped(why) => {
+                self.events
+                    .publish(&object, events::ATTESTATION_SKIPPED, &why)
+                    .await;
+            }
+            Attested::Failed(why) => {
+                self.events
+                    .publish(&object, events::ATTESTATION_FAILED, &why)
+                    .await;
+            }
+            Attested::Recorded(trail) => self.record_trail(passage, &trail).await,
+        }
+    }
+
+    /// Sets `status.evidence.trail` on a finished Passage (keeping the verdict), in a
+    /// write of its own: the write that finished the Passage had to come first. The
+    /// write is idempotent, so a conflict only costs a re-read.
+    async fn record_trail(&self, mut passage: Passage, trail: &str) {
+        let api = Api::<Passage>::namespaced(
+            self.client.clone(),
+            &passage.namespace().unwrap_or_default(),
+        );
+        let name = passage.name_any();
+        for _ in 0..3 {
+            let evidence = passage
+                .status
+                .get_or_insert_with(PassageStatus::default)
+                .evidence
+                .get_or_insert_with(EvidenceRef::default);
+            if evidence.trail == trail {
+                return;
+            }
+            evidence.trail = trail.into();
+            let error = match api
+                .replace_status(&name, &PostParams::default(), &passage)
+                .await
+            {
+                Ok(_) => return,
+                Err(error) => error,
+            };
+            if !crate::backoff::is_conflict(&error) {
+                tracing::warn!(passage = %name, %error, trail, "could not record the attested trail");
+                return;
+            }
+            match api.get(&name).await {
+                Ok(fresh) => passage = fresh,
+                Err(error) => {
+                    tracing::warn!(passage = %name, %error, trail, "could not record the attested trail");
+                    return;
+                }
+            }
+        }
+        tracing::warn!(passage = %name, trail, "could not record the attested trail: the Passage kept changing");
+    }
+
+    /// Writes `status` over `passage`'s (guarded by the resourceVersion read) and
+    /// answers the Passage as stored.
+    async fn write_status(
+        &self,
+        passage: &Passage,
+        status: PassageStatus,
+    ) -> Result<Passage, Error> {
         let mut object = passage.clone();
         object.status = Some(status);
-        Api::<Passage>::namespaced(
+        Ok(Api::<Passage>::namespaced(
             self.client.clone(),
             &passage.namespace().unwrap_or_default(),
         )
         .replace_status(&passage.name_any(), &PostParams::default(), &object)
-        .await?;
-        Ok(())
+        .await?)
+    }
+}
+
+/// Tracing (spec §3.2 step 5, §8.2).
+impl PassageReconciler {
+    /// With tracing on, gives `passage` a trace ID if it has none, in a status write of
+    /// its own before any step runs, and answers the Passage as stored (quirk Q7: kept
+    /// only with a step's outcome, a failed write would lose it, and the step run again
+    /// would make a second commit with another trailer).
+    async fn keep_trace_id<'a>(&self, passage: &'a Passage) -> Result<Cow<'a, Passage>, Error> {
+        let has_one = passage
+            .status
+            .as_ref()
+            .is_some_and(|s| !s.trace_id.is_empty());
+        if !self.tracing.is_on() || has_one {
+            return Ok(Cow::Borrowed(passage));
+        }
+        let status = PassageStatus {
+            trace_id: trace::allocate(),
+            ..passage.status.clone().unwrap_or_default()
+        };
+        Ok(Cow::Owned(self.write_status(passage, status).await?))
+    }
+
+    /// Sends the trace of `passage`, a crossing that has just finished, as stored.
+    fn send_trace(&self, passage: &Passage) {
+        if let Some(trace) = trace::spans(passage) {
+            self.tracing.emit(&trace);
+        }
     }
 }
 

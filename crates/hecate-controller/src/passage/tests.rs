@@ -435,3 +435,27 @@ async fn a_resumed_passage_keeps_its_records() {
     assert_eq!(status.steps[1].attempts, 5);
     assert_eq!(status.started_at, Some(Time(t0())), "the start is kept");
 }
+
+#[tokio::test]
+async fn a_verdict_lands_on_the_passage_while_the_step_waits_and_when_it_fails() {
+    let verdict = |verdict: &str| hecate_types::EvidenceRef {
+        trail: "91b2ffff".into(),
+        verdict: verdict.into(),
+        risk: Some(30),
+        ..hecate_types::EvidenceRef::default()
+    };
+    let held = StepResult {
+        evidence: Some(verdict("hold")),
+        ..StepResult::waiting("holding", Duration::from_secs(60))
+    };
+    let refused = StepError::terminal("ChangeHeld", "held too long").with_evidence(verdict("held"));
+    let gate = Scripted::new("gate", vec![Ok(held), Err(refused)]);
+    let engine = Engine::new(std::slice::from_ref(&gate));
+    let mut p = passage(vec![step("gate")]);
+    let waiting = engine.advance(&mut p).await;
+    assert_eq!(waiting.status.evidence, Some(verdict("hold")));
+    let failed = engine.advance(&mut p).await;
+    assert_eq!(failed.status.phase, Some(PassagePhase::Failed));
+    assert_eq!(failed.status.steps[0].reason, "ChangeHeld");
+    assert_eq!(failed.status.evidence, Some(verdict("held")));
+}

@@ -200,6 +200,6 @@ mod tests {
         changed.metadata.resource_version = Some("2".into());
         wake_waiting(&wake.inner, &resource, &changed);
         assert_eq!(wake.waiting(), 0);
-        assert!(wakes.try_next().is_err(), "nothing more to wake");
+        assert!(wakes.try_recv().is_err(), "nothing more to wake");
     }
 }

@@ -6,30 +6,20 @@
 //! check lives here, beside the step.
 
 pub mod config;
+pub mod evidence;
 pub mod flux_reconcile;
 pub mod flux_wait;
+pub mod forge;
 pub mod git;
 pub mod http;
+pub mod oci;
+pub mod render;
 pub mod runner;
 pub mod yaml;
 
 use hecate_types::{Step, duration};
 
 pub use config::Config;
-
-/// The steps this controller runs: [`runners`] registers exactly these (tested). The
-/// rest of the fifteen are decoded and refused at Gate time, so a Gate that names one
-/// says so before any crossing starts.
-pub const AVAILABLE: [&str; 8] = [
-    "git-clone",
-    "git-commit",
-    "git-push",
-    "edit-yaml",
-    "set-image",
-    "flux-reconcile",
-    "flux-wait",
-    "http",
-];
 
 /// What the steps need from the process: one value, built once in `run`, so a new
 /// step adds a field here rather than a parameter everywhere.
@@ -57,9 +47,8 @@ impl Tools {
     /// The defaults a test or a bare process starts from: programs looked up on PATH,
     /// cross-namespace references refused, no default Fides.
     pub fn new(client: kube::Client) -> Self {
-        let access = std::sync::Arc::new(crate::health::flux_access::FluxAccess::new(
-            client.clone(),
-        ));
+        let access =
+            std::sync::Arc::new(crate::health::flux_access::FluxAccess::new(client.clone()));
         Self {
             flux: std::sync::Arc::new(crate::health::FluxChecker::new(access, true)),
             wake: crate::passage::wake::Wake::new(client.clone()).0,
@@ -73,7 +62,7 @@ impl Tools {
     }
 }
 
-/// The engine's registry of every [`AVAILABLE`] step.
+/// The engine's registry: every built-in step (spec §5.1), each registered once.
 pub fn runners(
     tools: &Tools,
 ) -> Result<crate::passage::engine::Registry, crate::passage::engine::DuplicateStep> {
@@ -97,10 +86,22 @@ pub fn runners(
         tools.wake.clone(),
     )))?;
     registry.register(Arc::new(http::Http::new(client.clone())))?;
+    let oci = oci::registry();
+    registry.register(Arc::new(oci::OciPush::new(client.clone(), oci.clone())))?;
+    registry.register(Arc::new(oci::OciPull::new(client.clone(), oci)))?;
     registry.register(Arc::new(flux_reconcile::FluxReconcile::new(
         tools.flux.access().clone(),
         tools.refuse_cross_namespace,
     )))?;
+    registry.register(Arc::new(evidence::EvidenceGate::new(
+        client.clone(),
+        tools.fides_server.clone(),
+    )))?;
+    let forge = forge::Forge::new(client.clone(), tools.app_tokens.clone());
+    registry.register(Arc::new(forge::GitPullRequest::new(forge.clone())))?;
+    registry.register(Arc::new(forge::CommitStatus::new(forge)))?;
+    registry.register(Arc::new(render::RenderKustomize::new(&tools.kustomize)))?;
+    registry.register(Arc::new(render::RenderHelm::new(&tools.helm)))?;
     Ok(registry)
 }
 
@@ -129,23 +130,7 @@ pub(crate) fn decode<T>(
 /// Every problem with `steps`, one line each as `steps[<i>] (<uses>): <problem>`, in
 /// list order; empty when the list can run.
 pub fn validate(steps: &[Step]) -> Vec<String> {
-    hecate_ops::rules::steps::problems(steps, |step| {
-        available(step)?;
-        check(step)
-    })
-}
-
-/// Whether this controller runs `step` (refused on the Gate, not discovered
-/// mid-crossing).
-fn available(step: &Step) -> Result<(), String> {
-    if AVAILABLE.contains(&step.uses.as_str()) {
-        return Ok(());
-    }
-    Err(format!(
-        "{} is not available in this version of hecate-controller; the steps that run are {}",
-        step.uses,
-        AVAILABLE.join(", ")
-    ))
+    hecate_ops::rules::steps::problems(steps, check)
 }
 
 /// What is wrong with one step's configuration and step-level settings, judged
@@ -195,35 +180,21 @@ pub fn timeout(step: &Step) -> Result<Option<jiff::SignedDuration>, String> {
 #[cfg(test)]
 mod tests {
 
-    #[tokio::test]
-    async fn the_registry_runs_exactly_the_available_steps() {
-        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
-        let client = kube::Client::try_from(config).expect("a client");
-        let registry = super::runners(&super::Tools::new(client)).expect("unique names");
-        let mut available = super::AVAILABLE.to_vec();
-        available.sort_unstable();
-        assert_eq!(registry.names(), available);
-    }
-
-    #[test]
-    fn a_step_this_version_cannot_run_is_refused_on_the_gate() {
-        let step = Step {
-            uses: "render-helm".into(),
-            with: Some(serde_json::json!({"chart": "charts/app", "output": "out.yaml"})),
-            ..Step::default()
-        };
-        let problems = validate(std::slice::from_ref(&step));
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(
-            problems[0].contains("not available in this version"),
-            "{problems:?}"
-        );
-    }
     use hecate_ops::rules::steps::BUILT_IN;
     use pretty_assertions::assert_eq;
     use serde_json::{Value, json};
 
     use super::*;
+
+    #[tokio::test]
+    async fn the_registry_runs_exactly_the_fifteen_built_in_steps() {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
+        let client = kube::Client::try_from(config).expect("a client");
+        let registry = runners(&Tools::new(client)).expect("unique names");
+        let mut built_in = BUILT_IN.to_vec();
+        built_in.sort_unstable();
+        assert_eq!(registry.names(), built_in);
+    }
 
     fn step(uses: &str, with: Value) -> Step {
         Step {
@@ -361,10 +332,10 @@ mod tests {
             "steps[1] (git-clone): as \"fleet\" is already the name of steps[0]",
             "steps[2] (): uses is empty",
             "steps[3] (gitpush): no step is called \"gitpush\"",
-            // Not run by this version: refused as such before its configuration.
-            "steps[4] (commit-status): commit-status is not available in this version",
+            // Q9: commit-status's configuration is judged like every other step's.
+            "steps[4] (commit-status): state: \"done\" is not one of Pending, Success, Failure",
             "steps[5] (http): timeout: invalid duration \"soon\"",
-            "steps[6] (evidence-gate): evidence-gate is not available in this version",
+            "steps[6] (evidence-gate): gates must select at least one",
         ];
         assert_eq!(problems.len(), expected_starts.len(), "{problems:#?}");
         for (problem, start) in problems.iter().zip(expected_starts) {

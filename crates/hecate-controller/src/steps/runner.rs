@@ -136,6 +136,9 @@ pub struct StepError {
     pub terminal: bool,
     /// Outputs gathered before the failure, kept on the step.
     pub output: Option<Value>,
+    /// A change-gate verdict to put on the Passage even though the step failed
+    /// (`evidence-gate` refusing a verdict it read). Boxed: errors stay small.
+    pub evidence: Option<Box<EvidenceRef>>,
 }
 
 impl StepError {
@@ -146,6 +149,7 @@ impl StepError {
             message: message.into(),
             terminal: false,
             output: None,
+            evidence: None,
         }
     }
 
@@ -167,6 +171,13 @@ impl StepError {
     #[must_use]
     pub fn with_output(mut self, output: Value) -> Self {
         self.output = Some(output);
+        self
+    }
+
+    /// The same failure, with the verdict it was judged on.
+    #[must_use]
+    pub fn with_evidence(mut self, evidence: EvidenceRef) -> Self {
+        self.evidence = Some(Box::new(evidence));
         self
     }
 }

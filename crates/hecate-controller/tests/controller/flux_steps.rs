@@ -149,3 +149,55 @@ async fn an_unreachable_api_server_is_worth_another_crossing() {
         error.message
     );
 }
+
+/// What the deployed role must allow for the steps and sources that reach beyond
+/// Hecate's own kinds: watching and patching Flux objects, reading Flux Operator
+/// providers.
+#[tokio::test]
+async fn the_deployed_role_allows_what_flux_steps_and_providers_do() {
+    use k8s_openapi::api::authorization::v1::{
+        ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+    };
+    let env = TestEnv::new().await;
+    hecate_testenv::rbac::install_controller_role(&env.admin)
+        .await
+        .unwrap();
+    let reviews = Api::<SubjectAccessReview>::all(env.admin.clone());
+    for (group, resource, verb) in [
+        ("kustomize.toolkit.fluxcd.io", "kustomizations", "list"),
+        ("kustomize.toolkit.fluxcd.io", "kustomizations", "watch"),
+        ("kustomize.toolkit.fluxcd.io", "kustomizations", "patch"),
+        ("helm.toolkit.fluxcd.io", "helmreleases", "patch"),
+        ("source.toolkit.fluxcd.io", "ocirepositories", "watch"),
+        ("fluxcd.controlplane.io", "resourcesetinputproviders", "get"),
+    ] {
+        let review = SubjectAccessReview {
+            spec: SubjectAccessReviewSpec {
+                user: Some(Identity::HecateController.username().into()),
+                resource_attributes: Some(ResourceAttributes {
+                    namespace: Some(env.namespace.clone()),
+                    group: Some(group.into()),
+                    resource: Some(resource.into()),
+                    verb: Some(verb.into()),
+                    ..ResourceAttributes::default()
+                }),
+                ..SubjectAccessReviewSpec::default()
+            },
+            ..SubjectAccessReview::default()
+        };
+        // The authorizer learns of a new binding from a watch: ask until it answers.
+        let mut allowed = false;
+        for _ in 0..100 {
+            let answer = reviews
+                .create(&PostParams::default(), &review)
+                .await
+                .unwrap();
+            allowed = answer.status.is_some_and(|s| s.allowed);
+            if allowed {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(allowed, "the controller may not {verb} {group}/{resource}");
+    }
+}

@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ObjectMeta};
 use serde_json::{Value, json};
 
-fn secret(name: &str, pairs: &[(&str, &str)]) -> Secret {
+pub(crate) fn secret(name: &str, pairs: &[(&str, &str)]) -> Secret {
     Secret {
         metadata: ObjectMeta {
             name: Some(name.into()),
@@ -35,7 +35,7 @@ fn secret(name: &str, pairs: &[(&str, &str)]) -> Secret {
 }
 
 /// A client as the controller, once its deployed role lets it read Secrets here.
-async fn as_controller(env: &TestEnv) -> kube::Client {
+pub(crate) async fn as_controller(env: &TestEnv) -> kube::Client {
     hecate_testenv::rbac::install_controller_role(&env.admin)
         .await
         .unwrap();
@@ -127,7 +127,7 @@ async fn each_kind_of_secret_is_read_in_precedence_order() {
 }
 
 /// `git <args>` in `dir`, which must succeed.
-fn git(dir: &Path, args: &[&str]) {
+pub(crate) fn git(dir: &Path, args: &[&str]) {
     let output = std::process::Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -219,7 +219,7 @@ async fn git_clone_reads_its_secret_and_fails_cleanly_without_one() {
 }
 
 /// The context of Passage `dev-1` in the test's namespace.
-fn context<'a>(
+pub(crate) fn context<'a>(
     env: &'a TestEnv,
     bundle: &'a Bundle,
     outputs: &'a BTreeMap<String, Value>,

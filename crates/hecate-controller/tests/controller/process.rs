@@ -27,28 +27,23 @@ impl Controller {
     /// Starts the controller as `hecate-controller` (the deployed ClusterRole) over the
     /// namespaces labelled `SHARD_LABEL=<shard>`, and waits until it is ready.
     pub(crate) async fn start(env: &TestEnv, shard: &str, extra: &[&str]) -> Self {
-        hecate_testenv::rbac::install_controller_role(&env.admin)
-            .await
-            .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig: PathBuf = dir.path().join("kubeconfig");
-        std::fs::write(
-            &kubeconfig,
-            env.endpoint().kubeconfig_yaml(Identity::HecateController),
-        )
-        .unwrap();
+        Self::start_with_env(env, shard, extra, &[]).await
+    }
+
+    /// [`Self::start`] with these environment variables set too. Whatever `OTEL_*`
+    /// variables the test run has are not passed on: tracing is on only when a test
+    /// says so.
+    pub(crate) async fn start_with_env(
+        env: &TestEnv,
+        shard: &str,
+        extra: &[&str],
+        vars: &[(&str, &str)],
+    ) -> Self {
+        let (mut command, dir) = Self::command(env, shard, extra, vars).await;
         let (metrics, probes) = (free_port(), free_port());
-        let child = Command::new(env!("CARGO_BIN_EXE_hecate-controller"))
+        let child = command
             .arg(format!("--metrics-bind-address={metrics}"))
             .arg(format!("--health-probe-bind-address={probes}"))
-            .arg(format!("--watch-label-selector={SHARD_LABEL}={shard}"))
-            .arg(format!("--work-root={}", dir.path().join("work").display()))
-            .arg("--log-format=text")
-            .args(extra)
-            .env("KUBECONFIG", &kubeconfig)
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .kill_on_drop(true)
             .spawn()
             .unwrap();
         let controller = Self {
@@ -59,6 +54,65 @@ impl Controller {
         };
         controller.wait_ready().await;
         controller
+    }
+
+    /// Runs the controller with `vars` until it exits by itself (within 30 s): its exit
+    /// status and what it wrote to stderr.
+    pub(crate) async fn run_to_exit(
+        env: &TestEnv,
+        vars: &[(&str, &str)],
+    ) -> (std::process::ExitStatus, String) {
+        let (mut command, _dir) = Self::command(env, "none", &[], vars).await;
+        let child = command
+            .args(["--metrics-bind-address=0", "--health-probe-bind-address=0"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+            .await
+            .expect("it exits within 30 s")
+            .unwrap();
+        (
+            output.status,
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
+
+    /// The command that runs the controller as `hecate-controller` over shard `shard`,
+    /// and the directory its kubeconfig and work root are in.
+    async fn command(
+        env: &TestEnv,
+        shard: &str,
+        extra: &[&str],
+        vars: &[(&str, &str)],
+    ) -> (Command, tempfile::TempDir) {
+        hecate_testenv::rbac::install_controller_role(&env.admin)
+            .await
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig: PathBuf = dir.path().join("kubeconfig");
+        std::fs::write(
+            &kubeconfig,
+            env.endpoint().kubeconfig_yaml(Identity::HecateController),
+        )
+        .unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_hecate-controller"));
+        command
+            .arg(format!("--watch-label-selector={SHARD_LABEL}={shard}"))
+            .arg(format!("--work-root={}", dir.path().join("work").display()))
+            .arg("--log-format=text")
+            .args(extra)
+            .env("KUBECONFIG", &kubeconfig)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("OTEL_") {
+                command.env_remove(name);
+            }
+        }
+        command.envs(vars.iter().copied());
+        (command, dir)
     }
 
     async fn wait_ready(&self) {

@@ -19,6 +19,18 @@ pub enum EvidenceCheck {
     Change,
 }
 
+impl EvidenceCheck {
+    /// As `gates:` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvidenceCheck::Assert => "assert",
+            EvidenceCheck::Allowlist => "allowlist",
+            EvidenceCheck::Policy => "policy",
+            EvidenceCheck::Change => "change",
+        }
+    }
+}
+
 impl Textual for EvidenceCheck {
     fn from_text(text: &str) -> Result<Self, String> {
         match text {

@@ -26,7 +26,7 @@ pub(crate) const PRIVATE: &str = ".hecate";
 /// Variables a git child keeps from the controller's own environment: where programs
 /// are (`ssh`, git's helpers) and the proxies and CA bundle the pod was given. Nothing
 /// that configures git or ssh is among them.
-const INHERITED: &[&str] = &[
+pub(crate) const INHERITED: &[&str] = &[
     "PATH",
     "http_proxy",
     "https_proxy",

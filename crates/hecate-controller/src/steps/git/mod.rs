@@ -27,6 +27,9 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
+/// What a child program keeps of the controller's environment; the render steps' programs
+/// keep the same.
+pub(crate) use self::command::INHERITED;
 pub use clone::GitClone;
 pub use commit::GitCommit;
 pub use credentials::GitCredentials;
@@ -108,6 +111,38 @@ async fn current_branch(git: &Git, dir: &Path) -> Result<Option<String>, GitFail
 /// The URL of the checkout's `origin` remote, if it has one.
 async fn origin(git: &Git, dir: &Path) -> Result<Option<String>, GitFailure> {
     ask(git, dir, &["config", "--get", "remote.origin.url"]).await
+}
+
+/// What the forge steps (`git-pull-request`, `commit-status`) read from a checkout to
+/// fill in what their configuration leaves out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CheckoutFacts {
+    /// The `origin` remote's URL.
+    pub(crate) origin: Option<String>,
+    /// The branch HEAD is on (`None` when detached).
+    pub(crate) branch: Option<String>,
+    /// The commit HEAD names (`None` on a branch with no commit yet).
+    pub(crate) head: Option<String>,
+}
+
+/// [`CheckoutFacts`] of the checkout at `relative`: no checkout there is a terminal
+/// `WorkDirLost`, git failing on it a terminal `GitFailed`.
+pub(crate) async fn checkout_facts(
+    ctx: &StepContext<'_>,
+    relative: &str,
+) -> Result<CheckoutFacts, StepError> {
+    let dir = checkout_dir(ctx, relative)?;
+    if !is_checkout(&dir).await {
+        return Err(commit::lost(relative));
+    }
+    let git = Git::new(ctx.work_dir).await?;
+    Ok(CheckoutFacts {
+        origin: origin(&git, &dir).await.map_err(GitFailure::local)?,
+        branch: current_branch(&git, &dir)
+            .await
+            .map_err(GitFailure::local)?,
+        head: head(&git, &dir).await.map_err(GitFailure::local)?,
+    })
 }
 
 /// The first eight characters of a SHA (the `short` output).

@@ -1,10 +1,9 @@
 //! The image, chart and provider sources against real servers on loopback: CNCF
-//! Distribution (Debian's `docker-registry`) with images pushed by raw HTTP, a Helm
-//! repository served by axum, and a stand-in `ResourceSetInputProvider` CRD.
+//! Distribution (Debian's `docker-registry`, the test environment's shared
+//! [`hecate_testenv::registry`]) with images pushed by raw HTTP, a Helm repository
+//! served by axum, and a stand-in `ResourceSetInputProvider` CRD.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -12,216 +11,16 @@ use std::time::Duration;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse as _;
 use hecate_testenv::flux::StandIn;
+use hecate_testenv::registry::{Distribution, PASSWORD};
 use hecate_types::{ChartWatch, ImageWatch, LocalSecretRef, ProviderWatch};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt as _;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
-use sha2::{Digest as _, Sha256};
 
 use pretty_assertions::assert_eq;
 
 use super::*;
-
-// ---------------------------------------------------------------------------------
-// A registry on loopback.
-
-/// `bot`'s password on the registry with htpasswd auth.
-const PASSWORD: &str = "s3cret";
-/// `bot:<bcrypt of s3cret, cost 4>`.
-const HTPASSWD: &str = "bot:$2b$04$BGt7ZGXUt.14I0teunacWeiZdVM1mhf9xiqwjJgWN9ECGJZ0qmaIq\n";
-
-const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
-const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
-
-/// A `docker-registry` process with its own storage, on a loopback port.
-struct Distribution {
-    dir: tempfile::TempDir,
-    addr: SocketAddr,
-    auth: bool,
-    child: Option<tokio::process::Child>,
-    http: reqwest::Client,
-}
-
-impl Distribution {
-    /// Starts a registry; with `auth`, only `bot` may read or write.
-    async fn start(auth: bool) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut registry = Self {
-            dir: tempfile::tempdir().unwrap(),
-            addr: SocketAddr::from(([127, 0, 0, 1], port)),
-            auth,
-            child: None,
-            http: reqwest::Client::new(),
-        };
-        registry.run().await;
-        registry
-    }
-
-    async fn run(&mut self) {
-        let binary = PathBuf::from("/usr/bin/docker-registry");
-        assert!(
-            binary.exists(),
-            "these tests need CNCF Distribution: apt-get install -y docker-registry"
-        );
-        let dir = self.dir.path();
-        let mut config = format!(
-            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {}\n  secret: test\n",
-            dir.join("storage").display(),
-            self.addr
-        );
-        if self.auth {
-            std::fs::write(dir.join("htpasswd"), HTPASSWD).unwrap();
-            config.push_str(&format!(
-                "auth:\n  htpasswd:\n    realm: test\n    path: {}\n",
-                dir.join("htpasswd").display()
-            ));
-        }
-        std::fs::write(dir.join("config.yml"), config).unwrap();
-        let child = tokio::process::Command::new(binary)
-            .arg("serve")
-            .arg(dir.join("config.yml"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        self.child = Some(child);
-        let url = format!("http://{}/v2/", self.addr);
-        eventually(Duration::from_secs(10), "the registry answers", || async {
-            let response = self.http.get(&url).send().await.ok()?;
-            matches!(response.status().as_u16(), 200 | 401).then_some(())
-        })
-        .await;
-    }
-
-    async fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            child.kill().await.unwrap();
-        }
-    }
-
-    /// `127.0.0.1:<port>/<path>`.
-    fn repo(&self, path: &str) -> String {
-        format!("{}/{path}", self.addr)
-    }
-
-    fn request(&self, method: reqwest::Method, url: &str) -> reqwest::RequestBuilder {
-        let request = self.http.request(method, url);
-        if self.auth {
-            request.basic_auth("bot", Some(PASSWORD))
-        } else {
-            request
-        }
-    }
-
-    /// Uploads a blob; its digest and size.
-    async fn blob(&self, path: &str, bytes: &[u8]) -> (String, usize) {
-        let digest = format!("sha256:{}", hex::encode(Sha256::digest(bytes)));
-        let start = self
-            .request(
-                reqwest::Method::POST,
-                &format!("http://{}/v2/{path}/blobs/uploads/", self.addr),
-            )
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(start.status(), 202, "starting an upload");
-        let location = start.headers()[header::LOCATION]
-            .to_str()
-            .unwrap()
-            .to_string();
-        let location = if location.starts_with("http") {
-            location
-        } else {
-            format!("http://{}{location}", self.addr)
-        };
-        let separator = if location.contains('?') { '&' } else { '?' };
-        let done = self
-            .request(
-                reqwest::Method::PUT,
-                &format!("{location}{separator}digest={digest}"),
-            )
-            .header(header::CONTENT_TYPE, "application/octet-stream")
-            .body(bytes.to_vec())
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(done.status(), 201, "finishing an upload");
-        (digest, bytes.len())
-    }
-
-    /// Puts a manifest (or index) under `reference` (a tag or digest); its digest.
-    async fn manifest(
-        &self,
-        path: &str,
-        reference: &str,
-        media_type: &str,
-        body: &serde_json::Value,
-    ) -> (String, usize) {
-        let bytes = serde_json::to_vec(body).unwrap();
-        let digest = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
-        let response = self
-            .request(
-                reqwest::Method::PUT,
-                &format!("http://{}/v2/{path}/manifests/{reference}", self.addr),
-            )
-            .header(header::CONTENT_TYPE, media_type)
-            .body(bytes.clone())
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            response.status(),
-            201,
-            "{}",
-            response.text().await.unwrap_or_default()
-        );
-        (digest, bytes.len())
-    }
-
-    /// Pushes a one-layer image whose content depends on `seed`, tagged `tag`; the
-    /// manifest's digest and size.
-    async fn image(&self, path: &str, tag: &str, seed: &str) -> (String, usize) {
-        let (config, config_size) = self
-            .blob(
-                path,
-                format!(r#"{{"architecture":"amd64","os":"linux","seed":"{seed}"}}"#).as_bytes(),
-            )
-            .await;
-        let (layer, layer_size) = self.blob(path, format!("layer {seed}").as_bytes()).await;
-        let manifest = serde_json::json!({
-            "schemaVersion": 2,
-            "mediaType": OCI_MANIFEST,
-            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": config, "size": config_size},
-            "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": layer, "size": layer_size}],
-        });
-        self.manifest(path, tag, OCI_MANIFEST, &manifest).await
-    }
-
-    /// Pushes a two-platform image under `tag`: the index's digest.
-    async fn multi_arch(&self, path: &str, tag: &str, seed: &str) -> String {
-        let amd64 = self
-            .image(path, &format!("{tag}-amd64"), &format!("{seed}-amd64"))
-            .await;
-        let arm64 = self
-            .image(path, &format!("{tag}-arm64"), &format!("{seed}-arm64"))
-            .await;
-        let index = serde_json::json!({
-            "schemaVersion": 2,
-            "mediaType": OCI_INDEX,
-            "manifests": [
-                {"mediaType": OCI_MANIFEST, "digest": amd64.0, "size": amd64.1, "platform": {"architecture": "amd64", "os": "linux"}},
-                {"mediaType": OCI_MANIFEST, "digest": arm64.0, "size": arm64.1, "platform": {"architecture": "arm64", "os": "linux"}},
-            ],
-        });
-        self.manifest(path, tag, OCI_INDEX, &index).await.0
-    }
-}
 
 fn image(repo: &str, constraint: &str, ignore: &[&str]) -> WatchSource {
     WatchSource {
@@ -502,7 +301,7 @@ async fn a_registry_that_goes_down_and_comes_back() {
         "the last Bundle is still the latest"
     );
 
-    registry.run().await;
+    registry.restart().await;
     b.reconcile("app").await;
     assert_eq!(b.ready("app").await.reason, "Discovered");
     assert_eq!(b.bundles("app").await.len(), 1);
