@@ -283,6 +283,29 @@ pub struct Stage<'a> {
     pub approval: bool,
 }
 
+/// The spec's §10.1 stages: dev crosses by itself, staging when someone promotes,
+/// production by itself once a Bundle is approved.
+pub const DEV_STAGING_PRODUCTION: [Stage<'static>; 3] = [
+    Stage {
+        name: "dev",
+        after: None,
+        auto: true,
+        approval: false,
+    },
+    Stage {
+        name: "staging",
+        after: Some("dev"),
+        auto: false,
+        approval: false,
+    },
+    Stage {
+        name: "production",
+        after: Some("staging"),
+        auto: true,
+        approval: true,
+    },
+];
+
 impl Pipeline<'_> {
     /// The Beacon and the Gates, as one multi-document YAML.
     pub fn manifest(&self) -> String {

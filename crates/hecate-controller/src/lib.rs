@@ -40,6 +40,7 @@ pub mod predicate;
 pub mod ready;
 mod run;
 pub mod scope;
+pub mod secrets;
 mod serve;
 pub mod steps;
 pub mod telemetry;

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use hecate_testenv::world::{self, FluxPlayer, Repository, Stage};
+use hecate_testenv::world::{self, FluxPlayer, Repository};
 use hecate_testenv::{Identity, TestEnv, apply_manifest, rbac};
 use hecate_types::{Beacon, Bundle, Gate, Passage, PassagePhase};
 use k8s_openapi::api::core::v1::Namespace;
@@ -85,26 +85,7 @@ async fn a_release_crosses_dev_staging_and_production() {
         app: &app,
         fleet: &fleet_url,
         hook: Some(&hook),
-        stages: &[
-            Stage {
-                name: "dev",
-                after: None,
-                auto: true,
-                approval: false,
-            },
-            Stage {
-                name: "staging",
-                after: Some("dev"),
-                auto: false,
-                approval: false,
-            },
-            Stage {
-                name: "production",
-                after: Some("staging"),
-                auto: true,
-                approval: true,
-            },
-        ],
+        stages: &world::DEV_STAGING_PRODUCTION,
     }
     .manifest();
     apply_manifest(&env.admin, &manifest, false).await.unwrap();

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use hecate_ops::Ops;
-use hecate_testenv::world::{self, FluxPlayer, Repository, Stage};
+use hecate_testenv::world::{self, FluxPlayer, Repository};
 use hecate_testenv::{Endpoint, Identity, apply_manifest};
 use hecate_types::{Beacon, Bundle, Gate, Window};
 use k8s_openapi::api::core::v1::Namespace;
@@ -233,26 +233,7 @@ fn manifest(namespace: &str, shop: &str, fleet: &str) -> String {
         app: shop,
         fleet,
         hook: None,
-        stages: &[
-            Stage {
-                name: "dev",
-                after: None,
-                auto: true,
-                approval: false,
-            },
-            Stage {
-                name: "staging",
-                after: Some("dev"),
-                auto: false,
-                approval: false,
-            },
-            Stage {
-                name: "production",
-                after: Some("staging"),
-                auto: true,
-                approval: true,
-            },
-        ],
+        stages: &world::DEV_STAGING_PRODUCTION,
     }
     .manifest()
 }

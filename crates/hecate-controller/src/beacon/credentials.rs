@@ -16,7 +16,8 @@
 
 use super::source::ResolveError;
 use crate::oci::Basic;
-pub use crate::oci::credentials::SecretData;
+pub use crate::secrets::SecretData;
+use crate::secrets::text;
 use crate::steps::git::{AppTokens, GitCredentials};
 
 /// How to authenticate to a Git remote.
@@ -48,19 +49,9 @@ pub async fn read(
     namespace: &str,
     name: &str,
 ) -> Result<SecretData, ResolveError> {
-    crate::oci::credentials::read(client, namespace, name)
+    crate::secrets::read(client, namespace, name)
         .await
         .map_err(ResolveError::failed)
-}
-
-fn text(data: &SecretData, key: &str) -> Option<String> {
-    data.get(key)
-        .map(|v| {
-            String::from_utf8_lossy(&v.0)
-                .trim_end_matches(['\n', '\r'])
-                .to_string()
-        })
-        .filter(|v| !v.is_empty())
 }
 
 /// What `git ls-remote` authenticates with, from Secret `name`'s `data`.

@@ -9,15 +9,11 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::Api;
 use serde::Deserialize;
 
 use super::{Error, Repository};
-
-/// A Secret's data, decoded.
-pub type SecretData = BTreeMap<String, ByteString>;
+pub use crate::secrets::SecretData;
+use crate::secrets::{read, text};
 
 /// A registry user name and password.
 #[derive(Clone, PartialEq, Eq)]
@@ -31,24 +27,6 @@ pub struct Basic {
 impl std::fmt::Debug for Basic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Basic({}, ***)", self.username)
-    }
-}
-
-/// Reads Secret `name` in `namespace`; the error says which Secret and why.
-pub async fn read(
-    client: &kube::Client,
-    namespace: &str,
-    name: &str,
-) -> Result<SecretData, String> {
-    match Api::<Secret>::namespaced(client.clone(), namespace)
-        .get_opt(name)
-        .await
-    {
-        Ok(Some(secret)) => Ok(secret.data.unwrap_or_default()),
-        Ok(None) => Err(format!(
-            "credentials Secret {name} does not exist in namespace {namespace}"
-        )),
-        Err(error) => Err(format!("reading credentials Secret {name}: {error}")),
     }
 }
 
@@ -83,16 +61,6 @@ struct DockerAuth {
     password: String,
     #[serde(default)]
     auth: String,
-}
-
-fn text(data: &SecretData, key: &str) -> Option<String> {
-    data.get(key)
-        .map(|v| {
-            String::from_utf8_lossy(&v.0)
-                .trim_end_matches(['\n', '\r'])
-                .to_string()
-        })
-        .filter(|v| !v.is_empty())
 }
 
 /// Registry credentials from Secret `name`'s `data` for repository `repo` (as the
@@ -158,6 +126,8 @@ pub fn registry(
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::ByteString;
+
     use super::*;
 
     fn data(pairs: &[(&str, &str)]) -> SecretData {

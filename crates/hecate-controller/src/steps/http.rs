@@ -5,8 +5,6 @@
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::Api;
 use serde_json::{Value, json};
 
 use super::config::Config;
@@ -42,18 +40,11 @@ impl Http {
         name: &str,
         key: &str,
     ) -> Result<String, StepError> {
-        let secret = Api::<Secret>::namespaced(self.client.clone(), namespace)
-            .get(name)
+        let data = crate::secrets::read(&self.client, namespace, name)
             .await
-            .map_err(|e| StepError::config(format!("Secret {name}: {}", short(&e))))?;
-        let value = secret
-            .data
-            .as_ref()
-            .and_then(|d| d.get(key))
-            .map(|v| String::from_utf8_lossy(&v.0).into_owned())
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| StepError::config(format!("Secret {name} has no {key:?}")))?;
-        Ok(value)
+            .map_err(StepError::config)?;
+        crate::secrets::text(&data, key)
+            .ok_or_else(|| StepError::config(format!("Secret {name} has no {key:?}")))
     }
 }
 
@@ -175,7 +166,7 @@ async fn read_limited(mut response: reqwest::Response) -> Result<(Vec<u8>, bool)
 }
 
 /// reqwest's error and its causes, without the request's URL repeated.
-fn error_text(error: &reqwest::Error) -> String {
+pub(crate) fn error_text(error: &reqwest::Error) -> String {
     let mut text = if error.is_timeout() {
         "no answer in time".to_string()
     } else if error.is_connect() {
@@ -189,12 +180,4 @@ fn error_text(error: &reqwest::Error) -> String {
         source = cause.source();
     }
     text
-}
-
-/// A Kubernetes error in one line.
-fn short(error: &kube::Error) -> String {
-    match error {
-        kube::Error::Api(status) => status.message.clone(),
-        other => other.to_string(),
-    }
 }

@@ -2,12 +2,8 @@
 //! §5.2), the headers each forge expects, one HTTP client with bounded waits, and the
 //! mapping of an answer to the steps' reasons.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::Api;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
@@ -17,6 +13,7 @@ use super::{PROVIDER_AUTH_FAILED, PROVIDER_FAILED, known};
 use crate::steps::config::fields::{Deferred, HttpUrl};
 use crate::steps::config::host::Provider;
 use crate::steps::git::{AppTokens, GitCredentials};
+use crate::steps::http::error_text;
 use crate::steps::runner::{INVALID_CONFIG, StepError};
 
 /// How long one request may take, answer included.
@@ -100,19 +97,10 @@ impl Forge {
     /// The host API token (spec §5.2): a GitHub App installation token when the Secret
     /// holds an App's key, else `token`, else `password`.
     async fn token(&self, namespace: &str, name: &str) -> Result<String, StepError> {
-        let secret = Api::<Secret>::namespaced(self.client.clone(), namespace)
-            .get(name)
+        let data = crate::secrets::read(&self.client, namespace, name)
             .await
-            .map_err(|e| match e {
-                kube::Error::Api(status) if status.code == 404 => {
-                    StepError::config(format!("credentials Secret {name:?} does not exist"))
-                }
-                other => {
-                    StepError::config(format!("cannot read credentials Secret {name:?}: {other}"))
-                }
-            })?;
-        let data = secret.data.unwrap_or_default();
-        if !value(&data, "privateKey").is_empty() {
+            .map_err(StepError::config)?;
+        if crate::secrets::text(&data, "privateKey").is_some() {
             let app = match GitCredentials::from_secret(&data) {
                 Ok(GitCredentials::GitHubApp(app)) => app,
                 Ok(_) => {
@@ -143,26 +131,17 @@ impl Forge {
                 )),
             };
         }
-        for key in ["token", "password"] {
-            let token = value(&data, key);
-            let token = token.trim_end_matches(['\n', '\r']);
-            if !token.is_empty() {
-                return Ok(token.to_string());
-            }
+        if let Some(token) = ["token", "password"]
+            .into_iter()
+            .find_map(|key| crate::secrets::text(&data, key))
+        {
+            return Ok(token);
         }
         Err(StepError::config(format!(
             "credentials Secret {name:?} holds no host API token: expected token, password \
              or a GitHub App key (privateKey)"
         )))
     }
-}
-
-/// The text of `key` in a Secret's data; absent, empty or not UTF-8 reads as empty.
-fn value(data: &BTreeMap<String, ByteString>, key: &str) -> String {
-    data.get(key)
-        .and_then(|ByteString(bytes)| std::str::from_utf8(bytes).ok())
-        .unwrap_or_default()
-        .to_string()
 }
 
 /// Which repository, on which kind of forge, through which API root.
@@ -390,23 +369,6 @@ fn said(body: &Value) -> String {
         );
     }
     super::repo::truncate(&parts.join("; "), SAID_LIMIT)
-}
-
-/// reqwest's error and its causes, without the request's URL.
-fn error_text(error: &reqwest::Error) -> String {
-    let mut text = if error.is_timeout() {
-        "no answer in time".to_string()
-    } else if error.is_connect() {
-        "could not connect".to_string()
-    } else {
-        error.to_string()
-    };
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -16,8 +16,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::Api;
 use tokio::io::AsyncWriteExt as _;
 
 use super::command::{Git, private_dir, shell_quote};
@@ -134,18 +132,10 @@ impl GitCredentials {
         let Some(name) = name else {
             return Ok(Self::Anonymous);
         };
-        let secret = Api::<Secret>::namespaced(client.clone(), namespace)
-            .get(name)
+        let data = crate::secrets::read(client, namespace, name)
             .await
-            .map_err(|e| match e {
-                kube::Error::Api(status) if status.code == 404 => {
-                    StepError::config(format!("credentials Secret {name:?} does not exist"))
-                }
-                other => {
-                    StepError::config(format!("cannot read credentials Secret {name:?}: {other}"))
-                }
-            })?;
-        Self::from_secret(&secret.data.unwrap_or_default())
+            .map_err(StepError::config)?;
+        Self::from_secret(&data)
             .map_err(|why| StepError::config(format!("credentials Secret {name:?}: {why}")))
     }
 }

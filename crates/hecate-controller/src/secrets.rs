@@ -1,0 +1,70 @@
+//! Reading the Secrets that steps, Gates and Beacons name (`credentialsRef`,
+//! `secretRef`): one direct GET each time — no cluster-wide Secret cache — and values
+//! that never reach a message, a log line or a process argument.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
+
+/// A Secret's data, decoded.
+pub type SecretData = BTreeMap<String, ByteString>;
+
+/// Reads Secret `name` in `namespace`; the error says which Secret and why (never what
+/// it holds).
+pub async fn read(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<SecretData, String> {
+    match Api::<Secret>::namespaced(client.clone(), namespace)
+        .get_opt(name)
+        .await
+    {
+        Ok(Some(secret)) => Ok(secret.data.unwrap_or_default()),
+        Ok(None) => Err(format!(
+            "credentials Secret {name} does not exist in namespace {namespace}"
+        )),
+        Err(kube::Error::Api(status)) => Err(format!(
+            "cannot read credentials Secret {name}: {}",
+            status.message
+        )),
+        Err(error) => Err(format!("cannot read credentials Secret {name}: {error}")),
+    }
+}
+
+/// The text of `key`, without the line ending a file-made Secret often has; `None`
+/// when absent or empty. Bytes that are not UTF-8 are replaced.
+pub fn text(data: &SecretData, key: &str) -> Option<String> {
+    data.get(key)
+        .map(|v| {
+            String::from_utf8_lossy(&v.0)
+                .trim_end_matches(['\n', '\r'])
+                .to_string()
+        })
+        .filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_loses_its_line_ending_and_empty_is_absent() {
+        let data: SecretData = [
+            ("token", "t0k\n"),
+            ("crlf", "v\r\n"),
+            ("empty", ""),
+            ("inner", "a\nb"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
+        .collect();
+        assert_eq!(text(&data, "token").as_deref(), Some("t0k"));
+        assert_eq!(text(&data, "crlf").as_deref(), Some("v"));
+        assert_eq!(text(&data, "inner").as_deref(), Some("a\nb"));
+        assert_eq!(text(&data, "empty"), None);
+        assert_eq!(text(&data, "absent"), None);
+    }
+}
