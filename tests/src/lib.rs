@@ -26,8 +26,14 @@
 //!   the crates' tests.
 //! - [`flux`] installs stand-ins for Flux's CRDs, so tests can play Flux without it.
 //! - [`rbac`] installs RBAC as `deploy/` ships it and grants people roles.
+//! - [`chart`] renders the Helm chart (`charts/hecate`) with the real `helm`, and
+//!   makes `deploy/` from it.
 //! - [`registry`] runs a real OCI registry (CNCF Distribution) on loopback, with or
 //!   without authentication, and writes content to it by raw HTTP.
+//! - [`https`] runs a small HTTPS server on loopback with a CA of its own, answering
+//!   with the test's handler and keeping what it was asked.
+//! - [`sshd`] runs a real SSH server (OpenSSH) on loopback as the tests' own user, for
+//!   git over SSH with keys the tests generate.
 //! - [`demo`] loads the demo pipeline (`shop`: dev → staging → production, with
 //!   history) for `cargo xtask demo` and for tests that want a realistic namespace.
 //!
@@ -35,16 +41,19 @@
 //! real round-trips, schema validation, RBAC and identities, and clean-up.
 
 mod binaries;
+pub mod chart;
 mod control_plane;
 pub mod demo;
 mod env;
 pub mod fixtures;
 pub mod flux;
 mod go;
+pub mod https;
 mod identity;
 mod pki;
 pub mod rbac;
 pub mod registry;
+pub mod sshd;
 mod tools;
 pub mod world;
 

@@ -1,7 +1,12 @@
-//! The control plane's keys: a CA, the API server's serving certificate (for
-//! `127.0.0.1` and `localhost`), and the service-account signing key.
+//! Keys and certificates the tests make: the control plane's (a CA, the API server's
+//! serving certificate for `127.0.0.1` and `localhost`, and the service-account signing
+//! key), and a CA with one loopback server certificate for any other TLS server a test
+//! runs ([`Loopback`]).
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
+use rcgen::{
+    BasicConstraints, Certificate, CertificateParams, DnType, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
 
 /// PEM-encoded key material, written to the control plane's directory.
 pub(crate) struct Pki {
@@ -14,11 +19,33 @@ pub(crate) struct Pki {
 
 impl Pki {
     pub(crate) fn generate() -> Result<Self, rcgen::Error> {
+        let serving = Loopback::generate("hecate test control plane CA", "kube-apiserver")?;
+        let service_account = KeyPair::generate()?;
+        Ok(Self {
+            ca_cert: serving.ca_cert.pem(),
+            serving_cert: serving.cert.pem(),
+            serving_key: serving.key.serialize_pem(),
+            service_account_key: service_account.serialize_pem(),
+            service_account_public_key: service_account.public_key_pem(),
+        })
+    }
+}
+
+/// A CA of its own and a certificate it signed for `127.0.0.1` and `localhost`, with
+/// the certificate's key.
+pub(crate) struct Loopback {
+    pub(crate) ca_cert: Certificate,
+    pub(crate) cert: Certificate,
+    pub(crate) key: KeyPair,
+}
+
+impl Loopback {
+    /// A new CA named `ca_name` and a server certificate named `server_name`.
+    pub(crate) fn generate(ca_name: &str, server_name: &str) -> Result<Self, rcgen::Error> {
         let ca_key = KeyPair::generate()?;
         let mut ca = CertificateParams::new(Vec::<String>::new())?;
         ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca.distinguished_name
-            .push(DnType::CommonName, "hecate test control plane CA");
+        ca.distinguished_name.push(DnType::CommonName, ca_name);
         ca.key_usages = vec![
             KeyUsagePurpose::KeyCertSign,
             KeyUsagePurpose::CrlSign,
@@ -26,21 +53,13 @@ impl Pki {
         ];
         let ca_cert = ca.self_signed(&ca_key)?;
 
-        let serving_key = KeyPair::generate()?;
+        let key = KeyPair::generate()?;
         let mut serving =
             CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])?;
         serving
             .distinguished_name
-            .push(DnType::CommonName, "kube-apiserver");
-        let serving_cert = serving.signed_by(&serving_key, &Issuer::from_params(&ca, &ca_key))?;
-
-        let service_account = KeyPair::generate()?;
-        Ok(Self {
-            ca_cert: ca_cert.pem(),
-            serving_cert: serving_cert.pem(),
-            serving_key: serving_key.serialize_pem(),
-            service_account_key: service_account.serialize_pem(),
-            service_account_public_key: service_account.public_key_pem(),
-        })
+            .push(DnType::CommonName, server_name);
+        let cert = serving.signed_by(&key, &Issuer::from_params(&ca, &ca_key))?;
+        Ok(Self { ca_cert, cert, key })
     }
 }

@@ -1,6 +1,6 @@
-//! RBAC as Hecate ships it (`deploy/`), for the tests, the demo and the bench: the user
-//! ClusterRoles, the server's ClusterRole bound to the static `hecate-api` identity,
-//! and people given roles in a namespace.
+//! RBAC as Hecate ships it (`deploy/`, the Helm chart rendered), for the tests, the
+//! demo and the bench: the user ClusterRoles, the server's ClusterRole bound to the
+//! static `hecate-api` identity, and people given roles in a namespace.
 
 use std::time::Duration;
 

@@ -4,8 +4,11 @@
 //! [`USER`] with [`PASSWORD`].
 //!
 //! Besides starting and stopping it, [`Distribution`] writes to it by raw HTTP — blobs,
-//! manifests, one-layer images and multi-arch indexes — so a test sets up exactly the
-//! content it needs without any client under test.
+//! manifests, one-layer images, multi-arch indexes, and many tags of one image at the
+//! cost of one small request each — so a test sets up exactly the content it needs
+//! without any client under test. Its access log (kept in the registry's directory,
+//! across restarts) says what every client asked: [`Distribution::requests`] lists
+//! one client's requests by its `User-Agent`, so a test can count them on the wire.
 //!
 //! ```no_run
 //! # async fn example() {
@@ -36,6 +39,9 @@ pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 
 /// Where Debian installs Distribution.
 const BINARY: &str = "/usr/bin/docker-registry";
+
+/// The access log's file, in the registry's directory.
+const ACCESS_LOG: &str = "access.log";
 
 /// A `docker-registry` process with its own storage, on a loopback port. It is killed
 /// when dropped.
@@ -97,10 +103,17 @@ impl Distribution {
             ));
         }
         std::fs::write(dir.join("config.yml"), config).expect("writing the registry config");
+        // Distribution writes its access log (one line per request, after the handler
+        // and before the response's last bytes) to stdout.
+        let access_log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(ACCESS_LOG))
+            .expect("opening the access log");
         let child = tokio::process::Command::new(binary)
             .arg("serve")
             .arg(dir.join("config.yml"))
-            .stdout(Stdio::null())
+            .stdout(access_log)
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
@@ -127,6 +140,18 @@ impl Distribution {
         if let Some(mut child) = self.child.take() {
             child.kill().await.expect("stopping docker-registry");
         }
+    }
+
+    /// The requests whose `User-Agent` starts with `agent`, oldest first, as
+    /// `<method> <path and query> <status>` (`GET /v2/team/app/tags/list?n=1000 200`):
+    /// what the registry served that client, from its access log.
+    pub fn requests(&self, agent: &str) -> Vec<String> {
+        let log = std::fs::read_to_string(self.dir.path().join(ACCESS_LOG)).unwrap_or_default();
+        log.lines()
+            .filter_map(access)
+            .filter(|(_, user_agent)| user_agent.starts_with(agent))
+            .map(|(request, _)| request)
+            .collect()
     }
 
     /// `127.0.0.1:<port>/<path>`: a repository as a watch or a step names it.
@@ -285,6 +310,36 @@ impl Distribution {
         self.manifest(path, tag, OCI_MANIFEST, &manifest).await
     }
 
+    /// Pushes one small image (seeded by `path`) and tags it with every tag of `tags`:
+    /// its blobs and manifest once, then one manifest `PUT` per tag. The manifest's
+    /// digest.
+    ///
+    /// # Panics
+    ///
+    /// When the registry refuses a write.
+    pub async fn tag_all(&self, path: &str, tags: &[String]) -> String {
+        let Some((first, rest)) = tags.split_first() else {
+            panic!("no tags to push to {path}");
+        };
+        self.image(path, first, path).await;
+        let (manifest, media_type) = self.raw_manifest(path, first).await;
+        let digest = format!("sha256:{}", hex::encode(Sha256::digest(&manifest)));
+        for tag in rest {
+            let response = self
+                .request(
+                    reqwest::Method::PUT,
+                    &self.url(path, &format!("manifests/{tag}")),
+                )
+                .header(reqwest::header::CONTENT_TYPE, &media_type)
+                .body(manifest.clone())
+                .send()
+                .await
+                .expect("the registry answers");
+            assert_eq!(response.status(), 201, "tagging {path}:{tag}");
+        }
+        digest
+    }
+
     /// Pushes a two-platform image under `tag`: the index's digest.
     pub async fn multi_arch(&self, path: &str, tag: &str, seed: &str) -> String {
         let amd64 = self
@@ -302,5 +357,37 @@ impl Distribution {
             ],
         });
         self.manifest(path, tag, OCI_INDEX, &index).await.0
+    }
+}
+
+/// One line of Distribution's access log (the combined log format: `host - user [time]
+/// "METHOD URI PROTOCOL" status size "referer" "user agent"`) as (`METHOD URI status`,
+/// user agent).
+fn access(line: &str) -> Option<(String, String)> {
+    let mut quoted = line.split('"');
+    let _host_and_time = quoted.next()?;
+    let request = quoted.next()?;
+    let status = quoted.next()?.split_whitespace().next()?;
+    let user_agent = line.rsplit('"').nth(1)?;
+    let mut words = request.split_whitespace();
+    let (method, uri) = (words.next()?, words.next()?);
+    Some((format!("{method} {uri} {status}"), user_agent.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn access_log_lines_parse() {
+        let line = r#"127.0.0.1 - - [01/Dec/2026:05:45:38 +0000] "GET /v2/app/tags/list?n=1000 HTTP/1.1" 200 6101 "" "hecate-controller/0.1.0""#;
+        assert_eq!(
+            access(line),
+            Some((
+                "GET /v2/app/tags/list?n=1000 200".to_string(),
+                "hecate-controller/0.1.0".to_string()
+            ))
+        );
+        assert_eq!(access("time=\"…\" level=info msg=x"), None);
     }
 }

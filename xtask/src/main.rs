@@ -5,7 +5,8 @@
 //! | `test` | the README's test command: installs what the tests need when missing, then `cargo test --workspace` (arguments pass through) |
 //! | `demo` | a local control plane with a realistic pipeline, hecate-api and the UI (the README's main job); `--check` for CI |
 //! | `bench` | measures Hecate at scale on the local control plane |
-//! | `crds` | writes the generated CRDs to `deploy/crds/` |
+//! | `crds` | writes the generated CRDs into the chart (`charts/hecate/crds/`) and `deploy/crds/` |
+//! | `manifests` | writes `deploy/` from the Helm chart (`charts/hecate`, default values) |
 //! | `check-layers` | fails when a dependency points the wrong way between our crates |
 //! | `control-plane build` | finds or builds etcd and kube-apiserver |
 //! | `control-plane start` | runs a local control plane in the background, with kubeconfigs in `target/hecate-dev/` |
@@ -18,6 +19,7 @@ mod control_plane;
 mod crds;
 mod demo;
 mod layers;
+mod manifests;
 mod test;
 
 use std::path::PathBuf;
@@ -34,8 +36,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Task {
-    /// Write the generated CRDs to deploy/crds/.
+    /// Write the generated CRDs into the chart (charts/hecate/crds/) and deploy/crds/.
     Crds,
+    /// Write deploy/ from the Helm chart: its default values rendered by helm, split by
+    /// component.
+    Manifests,
     /// Check that crate dependencies follow the layering rules.
     CheckLayers,
     /// Measure Hecate on the local control plane at scale (see docs/BENCHMARKS.md).
@@ -68,6 +73,7 @@ fn main() -> ExitCode {
     let root = workspace_root();
     let result = match cli.command {
         Task::Crds => crds::write(&root),
+        Task::Manifests => manifests::write(&root),
         Task::CheckLayers => check_layers(&root),
         Task::Demo(options) => demo::run(&root, &options),
         Task::Test { args, dry_run } => test::run(&root, &args, dry_run),

@@ -1,7 +1,7 @@
 //! `cargo xtask test`: the README's test command. It makes sure the machine has what
 //! the tests use — Debian packages when missing (headless Chromium and its driver for
 //! the UI, git for the controller's steps and Beacons, `docker-registry` for the image
-//! Beacons' loopback registry), the control plane, `kustomize` and `helm` (the render
+//! Beacons' loopback registry, `openssh-server` for git over SSH), the control plane, `kustomize` and `helm` (the render
 //! steps' programs) built once into the shared cache — then runs `cargo test
 //! --workspace` with any arguments passed through (`cargo xtask test -p hecate-ops`,
 //! `cargo xtask test -- name_filter`).
@@ -13,12 +13,14 @@
 use std::path::Path;
 use std::process::Command;
 
-/// What the tests need from Debian: (command that proves it is there, package).
-const PACKAGES: [(&str, &str); 4] = [
+/// What the tests need from Debian: (command that proves it is there — on `PATH`, or at
+/// an absolute path for a program outside a user's `PATH` —, package).
+const PACKAGES: [(&str, &str); 5] = [
     ("chromium", "chromium"),
     ("chromedriver", "chromium-driver"),
     ("git", "git"),
     ("docker-registry", "docker-registry"),
+    ("/usr/sbin/sshd", "openssh-server"),
 ];
 
 pub(crate) fn run(root: &Path, args: &[String], dry_run: bool) -> anyhow::Result<()> {
@@ -179,6 +181,9 @@ fn names() -> String {
 }
 
 fn on_path(command: &str) -> bool {
+    if command.starts_with('/') {
+        return Path::new(command).is_file();
+    }
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(command).is_file()))
 }
@@ -226,8 +231,15 @@ mod tests {
             "chromium".into(),
             "chromium-driver".into(),
             "git".into(),
-            "docker-registry".into()
+            "docker-registry".into(),
+            "openssh-server".into()
         ]));
+    }
+
+    #[test]
+    fn a_program_outside_path_is_looked_for_where_it_is() {
+        assert!(on_path("/bin/sh"));
+        assert!(!on_path("/nowhere/sshd"));
     }
 
     #[test]
@@ -241,7 +253,12 @@ mod tests {
         assert_eq!(
             plan,
             Plan::Impossible {
-                packages: vec!["chromium", "chromium-driver", "docker-registry"]
+                packages: vec![
+                    "chromium",
+                    "chromium-driver",
+                    "docker-registry",
+                    "openssh-server"
+                ]
             }
         );
         let message = cannot_install(&["chromium", "docker-registry"]);

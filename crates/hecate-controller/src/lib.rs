@@ -11,6 +11,8 @@
 //! - [`health`]: health checkers (`flux`) and the pure evaluation of a Flux object;
 //! - [`verify`]: verification after a crossing (`flagger`);
 //! - [`steps`]: each built-in step's strict configuration, and the Gate-time check;
+//! - [`git`]: the git CLI in a clean environment and the one reading of git credentials
+//!   (spec §5.2), shared by the git steps and Beacons' git watches;
 //! - [`oci`]: the one registry client (and registry credentials) Beacons and the OCI
 //!   steps share;
 //! - the process: [`Args`] and [`run`] (start-up order: logs, the CRD skew check in
@@ -31,6 +33,7 @@ pub mod events;
 pub mod expr;
 pub mod flux_api;
 pub mod gate;
+pub mod git;
 pub mod health;
 pub mod lease;
 pub mod metrics;

@@ -1,10 +1,11 @@
 //! The test environment, tested: a real API server that stores our kinds faithfully,
 //! validates them with our schemas, enforces RBAC for real identities, and never
-//! leaves processes behind.
+//! leaves processes behind; and the Helm chart it installs Hecate as users do.
 
 // In tests a panic is the failure report, so unwrapping is how expectations are stated.
 #![allow(clippy::unwrap_used)]
 
+mod chart;
 mod cleanup;
 mod identities;
 mod kinds;

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use hecate_testenv::world::{self, FluxPlayer, Pipeline, Repository, Stage};
 use hecate_testenv::{Endpoint, apply_manifest};
-use hecate_types::{Bundle, Passage, PassagePhase};
+use hecate_types::{Beacon, Bundle, Passage, PassagePhase, wellknown};
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde::Serialize;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
@@ -36,6 +36,25 @@ pub(crate) struct CrossingResults {
     pub(crate) one_succeeded_ms: f64,
     /// Requests the controller sent for it, by its own count (Beacon, Gate, Passage).
     pub(crate) one_requests: f64,
+    /// Releases carried through the whole loop, one after another.
+    pub(crate) releases: usize,
+    /// A commit pushed and the Beacon asked to look → its Bundle exists (the Beacon's
+    /// share), p50 / p99.
+    pub(crate) loop_beacon_p50_ms: f64,
+    pub(crate) loop_beacon_p99_ms: f64,
+    /// Bundle exists → the Gate's Passage exists (the Gate's share).
+    pub(crate) loop_gate_p50_ms: f64,
+    pub(crate) loop_gate_p99_ms: f64,
+    /// Passage exists → succeeded (the steps' share).
+    pub(crate) loop_steps_p50_ms: f64,
+    pub(crate) loop_steps_p99_ms: f64,
+    /// The whole loop: commit seen → dev crossed.
+    pub(crate) loop_total_p50_ms: f64,
+    pub(crate) loop_total_p99_ms: f64,
+    /// Requests the controller sent per release.
+    pub(crate) loop_requests_per_release: f64,
+    /// Requests the controller sent in 10 s of idling afterwards.
+    pub(crate) loop_idle_requests: f64,
     /// How many crossings ran at once.
     pub(crate) concurrent: usize,
     /// Their Gates applied → every Passage succeeded.
@@ -190,6 +209,32 @@ async fn measure(
     let one = started.elapsed();
     let one_requests = process.requests().await? - before;
 
+    // The whole loop, release after release: a commit, the Beacon asked to look (so
+    // its poll interval is not measured), then Bundle, Passage, crossed.
+    let before = process.requests().await?;
+    let mut shares: [Vec<Duration>; 4] = Default::default();
+    for release in 1..=RELEASES {
+        let version = format!("1.{release}.0");
+        app.commit("main", "VERSION", &format!("{version}\n"), &version)
+            .await?;
+        let sample = release_loop(admin, namespace, &passages, &bundles, release + 1).await?;
+        for (share, value) in shares.iter_mut().zip(sample) {
+            share.push(value);
+        }
+    }
+    let loop_requests = process.requests().await? - before;
+    let before = process.requests().await?;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let loop_idle_requests = process.requests().await? - before;
+    let [beacon, gate, steps, total] = shares.map(|mut samples| {
+        samples.sort();
+        let at = |p: f64| {
+            let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
+            samples.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+        };
+        (at(0.5), at(0.99))
+    });
+
     // Many at once: the Bundle exists, so every Gate opens its Passage on arrival.
     let stages: Vec<Stage<'_>> = environments[1..]
         .iter()
@@ -210,7 +255,14 @@ async fn measure(
             stages.len(),
             process.log.display()
         );
-        let all = passages.list(&ListParams::default()).await?.items;
+        // The solo Gate's crossings are done; count the others.
+        let all: Vec<Passage> = passages
+            .list(&ListParams::default())
+            .await?
+            .items
+            .into_iter()
+            .filter(|p| p.spec.gate != "solo")
+            .collect();
         if let Some(failed) = all
             .iter()
             .find(|p| matches!(p.phase(), PassagePhase::Failed | PassagePhase::Aborted))
@@ -221,7 +273,7 @@ async fn measure(
             .iter()
             .filter(|p| p.phase() == PassagePhase::Succeeded)
             .count();
-        if done == stages.len() + 1 {
+        if done == stages.len() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -236,6 +288,17 @@ async fn measure(
         one_passage_ms: passage_at.map_or(0.0, ms),
         one_succeeded_ms: ms(one),
         one_requests,
+        releases: RELEASES,
+        loop_beacon_p50_ms: beacon.0,
+        loop_beacon_p99_ms: beacon.1,
+        loop_gate_p50_ms: gate.0,
+        loop_gate_p99_ms: gate.1,
+        loop_steps_p50_ms: steps.0,
+        loop_steps_p99_ms: steps.1,
+        loop_total_p50_ms: total.0,
+        loop_total_p99_ms: total.1,
+        loop_requests_per_release: loop_requests / RELEASES as f64,
+        loop_idle_requests,
         concurrent: stages.len(),
         concurrent_all_ms: ms(concurrent),
         concurrent_per_second: stages.len() as f64 / concurrent.as_secs_f64(),
@@ -243,6 +306,54 @@ async fn measure(
         rss_mib,
         peak_rss_mib,
     })
+}
+
+/// Releases carried through the whole loop.
+const RELEASES: usize = 20;
+
+/// Asks Beacon `app` to look now, then times the release to its `n`th Passage of
+/// `solo`: (Beacon, Gate, steps, total).
+async fn release_loop(
+    admin: &kube::Client,
+    namespace: &str,
+    passages: &Api<Passage>,
+    bundles: &Api<Bundle>,
+    n: usize,
+) -> anyhow::Result<[Duration; 4]> {
+    let known = bundles.list(&ListParams::default()).await?.items.len();
+    let poke = serde_json::json!({"metadata": {"annotations": {
+        wellknown::ANNOTATION_RECONCILE_REQUESTED_AT: jiff::Timestamp::now().to_string(),
+    }}});
+    let started = Instant::now();
+    Api::<Beacon>::namespaced(admin.clone(), namespace)
+        .patch("app", &PatchParams::default(), &Patch::Merge(&poke))
+        .await?;
+    let name = format!("solo-{n}");
+    let (mut bundle_at, mut passage_at) = (None, None);
+    loop {
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(60),
+            "release {n} did not cross solo within a minute"
+        );
+        if bundle_at.is_none() && bundles.list(&ListParams::default()).await?.items.len() > known {
+            bundle_at = Some(started.elapsed());
+        }
+        if let Some(passage) = passages.get_opt(&name).await? {
+            passage_at.get_or_insert(started.elapsed());
+            match passage.phase() {
+                PassagePhase::Succeeded => break,
+                PassagePhase::Failed | PassagePhase::Aborted => {
+                    anyhow::bail!("release {n} failed to cross: {:?}", passage.status)
+                }
+                _ => {}
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let total = started.elapsed();
+    let bundle_at = bundle_at.unwrap_or(total);
+    let passage_at = passage_at.unwrap_or(total).max(bundle_at);
+    Ok([bundle_at, passage_at - bundle_at, total - passage_at, total])
 }
 
 /// A loopback receiver answering every request `200 ok`: the `http` step's end. Its

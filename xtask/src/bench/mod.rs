@@ -9,6 +9,7 @@
 //! the results section of `docs/BENCHMARKS.md`.
 
 mod apiserver;
+mod beacons;
 mod cli;
 mod controller;
 mod crossings;
@@ -142,6 +143,7 @@ pub(crate) struct Results {
     pub(crate) mcp: Vec<Measurement>,
     pub(crate) controller: controller::ControllerResults,
     pub(crate) crossings: crossings::CrossingResults,
+    pub(crate) beacons: beacons::BeaconResults,
 }
 
 /// One thing timed.
@@ -222,6 +224,9 @@ async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Resu
     eprintln!("[bench] crossings end to end…");
     let crossings = crossings::run(root, endpoint, &admin, scale).await?;
 
+    eprintln!("[bench] Beacons polling a registry…");
+    let beacons = beacons::run(root, endpoint, &admin, scale).await?;
+
     Ok(Results {
         environment: report::Environment::describe(root).await,
         scale: scale.name(),
@@ -236,6 +241,7 @@ async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Resu
         mcp,
         controller,
         crossings,
+        beacons,
     })
 }
 

@@ -195,6 +195,11 @@ pub(crate) fn markdown(results: &Results) -> String {
          | what | value |\n|---|---:|\n\
          | one crossing: Beacon and Gate applied → Bundle / Passage / succeeded | {:.0} / {:.0} / {:.0} ms |\n\
          | requests the controller sent for it (Beacon, Gate, Passage) | {:.0} |\n\
+         | {} releases, one after another, the Beacon asked to look: commit → Bundle (Beacon), p50 / p99 | {:.0} / {:.0} ms |\n\
+         | Bundle → Passage (Gate), p50 / p99 | {:.0} / {:.0} ms |\n\
+         | Passage → crossed (steps), p50 / p99 | {:.0} / {:.0} ms |\n\
+         | commit → crossed, p50 / p99 | {:.0} / {:.0} ms |\n\
+         | requests per release / in 10 s idle afterwards | {:.1} / {:.0} |\n\
          | {} crossings at once (one Bundle, {} automatic Gates): all succeeded | {:.0} ms ({:.1} per second) |\n\
          | requests per crossing among them | {:.1} |\n\
          | resident memory at the end / peak | {:.1} / {:.1} MiB |",
@@ -202,6 +207,17 @@ pub(crate) fn markdown(results: &Results) -> String {
         x.one_passage_ms,
         x.one_succeeded_ms,
         x.one_requests,
+        x.releases,
+        x.loop_beacon_p50_ms,
+        x.loop_beacon_p99_ms,
+        x.loop_gate_p50_ms,
+        x.loop_gate_p99_ms,
+        x.loop_steps_p50_ms,
+        x.loop_steps_p99_ms,
+        x.loop_total_p50_ms,
+        x.loop_total_p99_ms,
+        x.loop_requests_per_release,
+        x.loop_idle_requests,
         x.concurrent,
         x.concurrent,
         x.concurrent_all_ms,
@@ -209,6 +225,38 @@ pub(crate) fn markdown(results: &Results) -> String {
         x.concurrent_requests_per_crossing,
         x.rss_mib,
         x.peak_rss_mib
+    );
+    let b = &results.beacons;
+    let _ = writeln!(
+        md,
+        "\n### Beacons polling a registry (the controller as its own process)\n\n\
+         {} Beacons, {} on each of {} repositories of {} tags in one loopback registry \
+         (CNCF Distribution), each polling every {}; requests are what the registry's \
+         access log shows the controller asked.\n\n\
+         | what | value |\n|---|---:|\n\
+         | start to every Beacon polled once: time / registry requests per poll | {:.0} ms / {:.2} |\n\
+         | every Beacon asked to poll, nothing changed: time / registry requests per poll | {:.0} ms / {:.2} |\n\
+         | a new tag in every repository, every Beacon asked: time / registry requests per poll | {:.0} ms / {:.2} |\n\
+         | Beacons that emitted the new tag's Bundle in that cycle | {} of {} |\n\
+         | registry requests per minute while idle (over {:.0} s) | {:.0} |\n\
+         | resident memory at the end / peak | {:.1} / {:.1} MiB |",
+        b.beacons,
+        b.beacons / b.repositories.max(1),
+        b.repositories,
+        b.tags_per_repository,
+        b.interval,
+        b.first_cycle_ms,
+        b.first_requests_per_poll,
+        b.unchanged_cycle_ms,
+        b.unchanged_requests_per_poll,
+        b.new_tag_cycle_ms,
+        b.new_tag_requests_per_poll,
+        b.new_tag_emitted,
+        b.beacons,
+        b.idle_window_s,
+        b.idle_requests_per_minute,
+        b.rss_mib,
+        b.peak_rss_mib
     );
     let _ = writeln!(
         md,

@@ -29,3 +29,23 @@ async fn the_manifests_are_accepted() {
         "a dry run writes nothing"
     );
 }
+
+/// The chart starts the server — with its defaults, and with every option on — with
+/// flags it takes, listening on every interface at the port its Service targets.
+#[test]
+fn the_chart_starts_the_server_with_flags_it_takes() {
+    use clap::Parser as _;
+    use hecate_testenv::{Tool, chart};
+
+    let helm = Tool::Helm.locate_or_build().unwrap();
+    let everything = chart::everything_values();
+    for values in [&[][..], &[everything.as_path()]] {
+        let rendered = chart::template(&helm, "hecate-system", values, &[]).unwrap();
+        let args = chart::container_args(&rendered, "hecate-api").unwrap();
+        let parsed = hecate_api::Args::try_parse_from(
+            std::iter::once("hecate-api".to_string()).chain(args.iter().cloned()),
+        )
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        assert_eq!(parsed.addr, "0.0.0.0:8080".parse().unwrap(), "{args:?}");
+    }
+}

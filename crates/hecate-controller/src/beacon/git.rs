@@ -1,13 +1,16 @@
 //! The `git` source (spec controller.md §1.3): a branch's head, or the newest tag a
 //! selection picks, read from the remote's ref list without cloning (`git ls-remote`).
 //!
-//! Git runs as a child process with a clean environment — no system or user
-//! configuration, `HOME` in an empty directory of its own, no terminal prompts — so
-//! nothing on the host changes what a Beacon resolves, and a remote that wants a
-//! password fails at once instead of waiting for one. Credentials reach git through
-//! `GIT_CONFIG_*` environment variables (an `Authorization` header), never through
-//! its arguments, which any process on the host can read. A remote that does not
-//! answer is given up after a timeout; the child is killed with it.
+//! Git runs as the git steps run it ([`crate::git`]): a child process with a clean
+//! environment — no system or user configuration, `HOME` in a private directory, no
+//! terminal prompts, no ssh-agent — so nothing on the host changes what a Beacon
+//! resolves, and a remote that wants a password fails at once instead of waiting for
+//! one. Credentials (§1.5: the git steps' §5.2 Secrets — a GitHub App, an SSH key, an
+//! HTTPS password) are handed over the same way too, never through git's arguments.
+//! A Beacon has no work directory, so each resolution gets a private temporary
+//! directory (mode 0700) for git's `HOME` and the key files, removed when it ends. A
+//! remote that does not answer is given up after a timeout; the child is killed with
+//! it.
 //!
 //! An annotated tag resolves to its commit (the peeled `^{}` entry), not to the tag
 //! object: a checkout never produces a tag object's SHA, so nothing downstream would
@@ -15,22 +18,18 @@
 //!
 //! With `paths`/`ignorePaths`, the answer is the newest commit (along first parents,
 //! within [`HISTORY_LIMIT`]) that changed a watched file, read from a shallow bare
-//! clone in a scratch directory that is removed afterwards.
+//! clone in the same temporary directory.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsStr;
-use std::path::PathBuf;
-use std::process::Stdio;
-use std::sync::Arc;
+use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
 
-use base64::Engine as _;
 use hecate_types::{Artifact, CommitArtifact, GitWatch};
-use tokio::process::Command;
 
-use super::credentials::GitAuth;
 use super::select::Selection;
 use super::source::ResolveError;
+use crate::git::{AppTokens, GitCredentials, GitFailure, Scratch, apply};
 
 /// How long `git ls-remote` (or the history read of a path filter) may take before the
 /// remote counts as unreachable.
@@ -39,56 +38,32 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// How many commits a path filter looks back along first parents.
 pub const HISTORY_LIMIT: usize = 200;
 
-/// Environment variables passed through to git: where to find programs, the proxies
-/// and CA bundles an operator configured for the controller. Nothing else.
-const PASSED_THROUGH: &[&str] = &[
-    "PATH",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "ALL_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
-    "all_proxy",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "GIT_SSL_CAINFO",
-];
-
-/// Runs `git ls-remote` for Beacons.
-#[derive(Clone)]
+/// Resolves Beacons' git watches.
+#[derive(Clone, Debug)]
 pub struct Git {
-    program: PathBuf,
     timeout: Duration,
-    /// An empty directory git sees as `HOME`, alive as long as any clone of this.
-    home: Arc<tempfile::TempDir>,
-    passed: Vec<(String, std::ffi::OsString)>,
+}
+
+/// One resolution's git: a private temporary directory (git's `HOME`, the credential
+/// files, the path filters' clone), removed when this is dropped.
+struct Session {
+    dir: tempfile::TempDir,
+    git: crate::git::Git,
 }
 
 impl Git {
     /// Git from `PATH`, giving up on a remote after `timeout`.
-    pub fn new(timeout: Duration) -> std::io::Result<Self> {
-        let home = tempfile::Builder::new()
-            .prefix("hecate-git-home-")
-            .tempdir()?;
-        let passed = PASSED_THROUGH
-            .iter()
-            .filter_map(|key| std::env::var_os(key).map(|value| (key.to_string(), value)))
-            .collect();
-        Ok(Self {
-            program: PathBuf::from("git"),
-            timeout,
-            home: Arc::new(home),
-            passed,
-        })
+    pub fn new(timeout: Duration) -> Self {
+        Self { timeout }
     }
 
-    /// Resolves `watch` to the commit it points at now.
+    /// Resolves `watch` to the commit it points at now, authenticating with
+    /// `credentials` (GitHub App tokens from `apps`).
     pub async fn resolve(
         &self,
         watch: &GitWatch,
-        auth: &GitAuth,
+        credentials: &GitCredentials,
+        apps: &AppTokens,
     ) -> Result<Artifact, ResolveError> {
         let repo = watch.repo.as_str();
         match (watch.branch.is_empty(), &watch.tags) {
@@ -109,6 +84,7 @@ impl Git {
                 "{repo:?} is not a repository URL"
             )));
         }
+        let session = self.session(repo, credentials, apps).await?;
         let mut commit = CommitArtifact {
             repo: repo.to_string(),
             ..CommitArtifact::default()
@@ -116,14 +92,14 @@ impl Git {
         match &watch.tags {
             None => {
                 let wanted = format!("refs/heads/{}", watch.branch);
-                let refs = self.ls_remote(repo, auth, &["--heads"], &[&wanted]).await?;
+                let refs = session.ls_remote(repo, &["--heads"], &[&wanted]).await?;
                 commit.sha = branch_head(&refs, &watch.branch).ok_or_else(|| {
                     ResolveError::failed(format!("{repo} has no branch {:?}", watch.branch))
                 })?;
                 commit.branch = watch.branch.clone();
             }
             Some(tags) => {
-                let refs = self.ls_remote(repo, auth, &["--tags"], &[]).await?;
+                let refs = session.ls_remote(repo, &["--tags"], &[]).await?;
                 let commits = tag_commits(&refs);
                 if commits.is_empty() {
                     return Err(ResolveError::failed(format!("{repo} has no tags")));
@@ -140,8 +116,8 @@ impl Git {
             } else {
                 &commit.tag
             };
-            let (sha, subject) = self
-                .newest_touching(watch, auth, reference, &commit.sha)
+            let (sha, subject) = session
+                .newest_touching(watch, reference, &commit.sha)
                 .await?;
             commit.sha = sha;
             commit.message = subject;
@@ -152,6 +128,35 @@ impl Git {
         })
     }
 
+    /// A private directory and git in it, given `credentials` for `repo`.
+    async fn session(
+        &self,
+        repo: &str,
+        credentials: &GitCredentials,
+        apps: &AppTokens,
+    ) -> Result<Session, ResolveError> {
+        let dir = tempfile::Builder::new()
+            .prefix("hecate-beacon-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir()
+            .map_err(|e| ResolveError::failed(format!("no private directory for git: {e}")))?;
+        let failed = |e: crate::git::Error| {
+            ResolveError::failed(format!("credentials for {repo}: {}", e.message))
+        };
+        let mut git = crate::git::Git::new(dir.path())
+            .await
+            .map_err(failed)?
+            .with_timeout(self.timeout);
+        // Inside the temporary directory: removed with it.
+        let scratch = Scratch::new(&git, "beacon").await.map_err(failed)?;
+        apply(credentials, repo, &mut git, &scratch, apps)
+            .await
+            .map_err(failed)?;
+        Ok(Session { dir, git })
+    }
+}
+
+impl Session {
     /// The newest commit, walking first parents back from `head` (at most
     /// [`HISTORY_LIMIT`]), that changed a file under `paths` and not under
     /// `ignorePaths`; and its subject. Walking back keeps the answer still while
@@ -160,16 +165,11 @@ impl Git {
     async fn newest_touching(
         &self,
         watch: &GitWatch,
-        auth: &GitAuth,
         reference: &str,
         head: &str,
     ) -> Result<(String, String), ResolveError> {
         let repo = watch.repo.as_str();
-        let scratch = tempfile::Builder::new()
-            .prefix("hecate-beacon-")
-            .tempdir()
-            .map_err(|e| ResolveError::failed(format!("no scratch directory: {e}")))?;
-        let clone = scratch.path().join("history.git");
+        let clone = self.dir.path().join("history.git");
         let depth = HISTORY_LIMIT.to_string();
         let mut args: Vec<&OsStr> = [
             "clone",
@@ -185,14 +185,17 @@ impl Git {
         .map(|arg| OsStr::new(*arg))
         .collect();
         args.extend([OsStr::new("--"), OsStr::new(repo), clone.as_os_str()]);
-        self.run(repo, auth, &args)
+        let history = |failure: GitFailure| {
+            ResolveError::failed(format!("reading the history of {repo}: {}", said(&failure)))
+        };
+        self.git
+            .run(self.dir.path(), &args)
             .await
-            .map_err(|e| ResolveError::failed(format!("reading the history of {repo}: {e}")))?;
+            .map_err(history)?;
         let limit = format!("-{HISTORY_LIMIT}");
-        let git_dir = clone.as_os_str();
         let log = [
             OsStr::new("--git-dir"),
-            git_dir,
+            clone.as_os_str(),
             OsStr::new("-c"),
             OsStr::new("core.quotePath=false"),
             OsStr::new("log"),
@@ -204,10 +207,7 @@ impl Git {
             OsStr::new(head),
             OsStr::new("--"),
         ];
-        let output = self
-            .run(repo, &GitAuth::Anonymous, &log)
-            .await
-            .map_err(|e| ResolveError::failed(format!("reading the history of {repo}: {e}")))?;
+        let output = self.git.run(self.dir.path(), &log).await.map_err(history)?;
         // A shallow clone's oldest commits look parentless; what they changed is
         // unknowable, so the walk stops there rather than count their whole tree.
         let boundary: HashSet<String> = std::fs::read_to_string(clone.join("shallow"))
@@ -236,7 +236,6 @@ impl Git {
     async fn ls_remote(
         &self,
         repo: &str,
-        auth: &GitAuth,
         flags: &[&str],
         patterns: &[&str],
     ) -> Result<Vec<(String, String)>, ResolveError> {
@@ -245,61 +244,13 @@ impl Git {
         args.push(OsStr::new(repo));
         args.extend(patterns.iter().map(OsStr::new));
         let output = self
-            .run(repo, auth, &args)
+            .git
+            .run(self.dir.path(), &args)
             .await
-            .map_err(|e| ResolveError::failed(format!("listing the refs of {repo}: {e}")))?;
+            .map_err(|failure| {
+                ResolveError::failed(format!("listing the refs of {repo}: {}", said(&failure)))
+            })?;
         Ok(parse_ls_remote(&output))
-    }
-
-    /// Runs git with `args` in the clean environment, authenticating to `repo`'s
-    /// origin with `auth`; its standard output, or why it failed.
-    async fn run(&self, repo: &str, auth: &GitAuth, args: &[&OsStr]) -> Result<String, String> {
-        let mut command = Command::new(&self.program);
-        command
-            .env_clear()
-            .envs(self.passed.iter().map(|(k, v)| (k, v)))
-            .env("HOME", self.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
-            .env("LC_ALL", "C")
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        if let GitAuth::Basic { username, password } = auth {
-            let Some(origin) = http_origin(repo) else {
-                return Err("a username and password only work with an http(s) URL".into());
-            };
-            let token =
-                base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
-            // Scoped to the remote's origin: a redirect elsewhere does not carry it.
-            command
-                .env("GIT_CONFIG_COUNT", "1")
-                .env("GIT_CONFIG_KEY_0", format!("http.{origin}/.extraHeader"))
-                .env(
-                    "GIT_CONFIG_VALUE_0",
-                    format!("Authorization: Basic {token}"),
-                );
-        }
-        let child = command
-            .spawn()
-            .map_err(|e| format!("cannot run git: {e}"))?;
-        let output = match tokio::time::timeout(self.timeout, child.wait_with_output()).await {
-            Ok(Ok(output)) => output,
-            Ok(Err(e)) => return Err(format!("running git: {e}")),
-            Err(_) => {
-                return Err(format!(
-                    "{repo} did not answer within {} s",
-                    self.timeout.as_secs()
-                ));
-            }
-        };
-        if !output.status.success() {
-            return Err(last_lines(&String::from_utf8_lossy(&output.stderr)));
-        }
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     }
 }
 
@@ -345,31 +296,24 @@ pub fn under(file: &str, paths: &[String]) -> bool {
         })
 }
 
-/// `scheme://host[:port]` of an HTTP(S) URL, without user information; `None` for
-/// other transports.
-fn http_origin(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    let scheme = scheme.to_ascii_lowercase();
-    if scheme != "https" && scheme != "http" {
-        return None;
-    }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    (!host.is_empty()).then(|| format!("{scheme}://{host}"))
-}
-
-/// The meaningful end of git's complaint: its last non-empty lines, at most 500 bytes.
-fn last_lines(stderr: &str) -> String {
-    let lines: Vec<&str> = stderr
-        .lines()
+/// The meaningful end of what git said when it failed (its last two lines, at most 500
+/// bytes, without the advice git appends to every failed connection), already without
+/// secrets: a condition message stays short and keeps the cause (`Permission denied`,
+/// `Host key verification failed`).
+fn said(failure: &GitFailure) -> String {
+    const ADVICE: [&str; 2] = [
+        "Please make sure you have the correct access rights",
+        "and the repository exists.",
+    ];
+    let lines: Vec<&str> = failure
+        .detail
+        .split("; ")
         .map(str::trim)
-        .filter(|l| !l.is_empty())
+        .filter(|l| !l.is_empty() && !ADVICE.contains(l))
         .collect();
     let text = lines[lines.len().saturating_sub(2)..].join("; ");
     if text.is_empty() {
-        return "git failed without saying why".into();
+        return failure.to_string();
     }
     crate::condition::truncate(&text, 500).to_string()
 }
@@ -459,21 +403,6 @@ mod tests {
         assert_eq!(tag_commits(&parse_ls_remote(reversed))["t"], "6");
     }
 
-    #[test]
-    fn credentials_are_scoped_to_the_remotes_origin() {
-        assert_eq!(
-            http_origin("https://bot@git.example.com:8443/acme/app.git").as_deref(),
-            Some("https://git.example.com:8443")
-        );
-        assert_eq!(
-            http_origin("HTTP://127.0.0.1:9/app").as_deref(),
-            Some("http://127.0.0.1:9")
-        );
-        assert_eq!(http_origin("file:///srv/app.git"), None);
-        assert_eq!(http_origin("git@github.com:acme/app.git"), None);
-        assert_eq!(http_origin("https:///nohost"), None);
-    }
-
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()
     }
@@ -519,13 +448,65 @@ mod tests {
         assert_eq!(first_touching(log, &boundary, &web, &[]), None);
     }
 
+    #[tokio::test]
+    async fn a_resolution_keeps_its_keys_in_a_private_directory_removed_afterwards() {
+        let credentials = GitCredentials::Ssh(crate::git::SshKey {
+            identity: "KEY".into(),
+            passphrase: None,
+            known_hosts: Some("example.com ssh-ed25519 AAAA".into()),
+            user: "git".into(),
+        });
+        let session = Git::new(DEFAULT_TIMEOUT)
+            .session(
+                "ssh://example.com/r.git",
+                &credentials,
+                &AppTokens::default(),
+            )
+            .await
+            .expect("a session");
+        let dir = session.dir.path().to_path_buf();
+        let mode = |path: &std::path::Path| {
+            std::fs::metadata(path)
+                .expect("it exists")
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode(&dir), 0o700);
+        let keys = dir.join("credentials/beacon");
+        assert_eq!(mode(&keys.join("identity")), 0o600);
+        assert_eq!(mode(&keys.join("known_hosts")), 0o600);
+        drop(session);
+        assert!(!dir.exists(), "{} is left", dir.display());
+    }
+
     #[test]
     fn git_complaints_are_short() {
+        let failure = |detail: &str| GitFailure {
+            what: "git ls-remote".into(),
+            detail: detail.into(),
+            exit: Some(128),
+        };
         assert_eq!(
-            last_lines("\nremote: nope\nfatal: repository 'x' not found\n\n"),
+            said(&failure(
+                "warning: x; remote: nope; fatal: repository 'x' not found"
+            )),
             "remote: nope; fatal: repository 'x' not found"
         );
-        assert_eq!(last_lines(""), "git failed without saying why");
-        assert!(last_lines(&"e".repeat(2000)).len() <= 500);
+        assert_eq!(
+            said(&failure(
+                "git@host: Permission denied (publickey).; fatal: Could not read from remote \
+                 repository.; ; Please make sure you have the correct access rights; and the \
+                 repository exists."
+            )),
+            "git@host: Permission denied (publickey).; fatal: Could not read from remote \
+             repository."
+        );
+        let silent = GitFailure {
+            detail: String::new(),
+            ..failure("")
+        };
+        assert_eq!(said(&silent), "git ls-remote failed with exit code 128");
+        assert!(said(&failure(&"e".repeat(2000))).len() <= 500);
     }
 }

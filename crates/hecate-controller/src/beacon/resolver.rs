@@ -8,12 +8,12 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use hecate_types::{Artifact, ChartWatch, GitWatch, ImageWatch, LocalSecretRef, WatchSourceRef};
 
-use super::credentials::{self, GitAuth};
+use super::credentials;
 use super::git::{self, Git};
 use super::source::{ResolveError, Source};
 use super::{chart, image, provider};
+use crate::git::{AppTokens, GitCredentials};
 use crate::oci::{Basic, Registry, Repository};
-use crate::steps::git::AppTokens;
 
 /// How long one HTTP request to a registry or chart repository may take.
 pub const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -44,7 +44,7 @@ impl Resolver {
             .map_err(std::io::Error::other)?;
         Ok(Self {
             client,
-            git: Git::new(git::DEFAULT_TIMEOUT)?,
+            git: Git::new(git::DEFAULT_TIMEOUT),
             app_tokens,
             http,
         })
@@ -59,14 +59,11 @@ impl Resolver {
     }
 
     async fn git(&self, namespace: &str, watch: &GitWatch) -> Result<Artifact, ResolveError> {
-        let auth = match &watch.credentials_ref {
-            None => GitAuth::Anonymous,
-            Some(secret) => {
-                let data = self.secret(namespace, secret).await?;
-                credentials::git(&secret.name, &data, &self.app_tokens).await?
-            }
-        };
-        self.git.resolve(watch, &auth).await
+        let secret = watch.credentials_ref.as_ref().map(|s| s.name.as_str());
+        let credentials = GitCredentials::read(&self.client, namespace, secret).await?;
+        self.git
+            .resolve(watch, &credentials, &self.app_tokens)
+            .await
     }
 
     /// Registry credentials for `repo` (as written), if the entry names a Secret.

@@ -17,7 +17,7 @@ pub enum Class {
     /// Nothing matches yet (no tag in range, provider not ready): a state, not a fault.
     NoMatch,
     /// The entry asks for something this controller does not do (`platform`,
-    /// `NewestBuild`, SSH keys).
+    /// `NewestBuild`).
     Unsupported,
     /// Anything else: unreachable, refused, malformed.
     Failed,
@@ -80,6 +80,13 @@ impl std::error::Error for ResolveError {}
 /// Every registry failure fails the watch entry: the message says which kind.
 impl From<crate::oci::Error> for ResolveError {
     fn from(error: crate::oci::Error) -> Self {
+        Self::failed(error.message)
+    }
+}
+
+/// Every git failure (an unusable credentials Secret included) fails the watch entry.
+impl From<crate::git::Error> for ResolveError {
+    fn from(error: crate::git::Error) -> Self {
         Self::failed(error.message)
     }
 }

@@ -11,7 +11,7 @@ use hecate_controller::beacon::git::Git;
 use hecate_controller::beacon::{BeaconReconciler, Outcome, Resolver, controller};
 use hecate_controller::clock::{Clock, ManualClock, SystemClock};
 use hecate_controller::events::Events;
-use hecate_controller::steps::git::AppTokens;
+use hecate_controller::git::AppTokens;
 use hecate_testenv::TestEnv;
 use hecate_types::{
     Artifact, Beacon, BeaconSpec, Bundle, BundleApproval, BundleSpec, BundleStatus, CommitArtifact,
@@ -254,7 +254,7 @@ fn reconciler(env: &TestEnv, git_timeout: Duration, clock: Arc<dyn Clock>) -> Be
         client: env.admin.clone(),
         sources: Arc::new(Resolver {
             client: env.admin.clone(),
-            git: Git::new(git_timeout).unwrap(),
+            git: Git::new(git_timeout),
             app_tokens: AppTokens::default(),
             http: reqwest::Client::new(),
         }),
@@ -745,6 +745,160 @@ async fn git_over_http_with_credentials() {
     assert_eq!(ready.reason, "ResolveFailed");
     assert!(ready.message.contains("absent"), "{}", ready.message);
     serving.abort();
+}
+
+/// A Secret holding `pairs` as text.
+fn text_secret(name: &str, pairs: &[(&str, &str)]) -> k8s_openapi::api::core::v1::Secret {
+    k8s_openapi::api::core::v1::Secret {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        string_data: Some(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        ),
+        ..Default::default()
+    }
+}
+
+/// §5.2 SSH keys for a git watch, against a real sshd: the Secret's key (with its
+/// passphrase, as its user) lists the refs and clones for a path filter; `known_hosts`
+/// is enforced when given and a new host accepted when not (as the git steps do); a
+/// key the server does not know, or a host key that does not match, is a readable
+/// `ResolveFailed` at the Beacon's interval — never the key or passphrase in it.
+#[tokio::test]
+async fn git_over_ssh_with_a_key() {
+    use hecate_testenv::sshd::{KeyPair, Sshd};
+
+    let b = Beacons::new().await;
+    let repo = Repo::new();
+    let head = repo.commit_file("app/values.yaml", "v1", "the app");
+    repo.commit_file("docs/README.md", "docs", "docs only");
+    let key = KeyPair::generate(None);
+    let locked = KeyPair::generate(Some("open sesame"));
+    let stranger = KeyPair::generate(None);
+    let sshd = Sshd::start(&[&key, &locked]).await;
+    let url = sshd.url(&repo.dir.path().join("app.git"));
+    let impostor = format!("{} {}", sshd.host(), stranger.public);
+    let user = sshd.user().to_string();
+    let known_hosts = sshd.known_hosts();
+    let secrets: [(&str, Vec<(&str, &str)>); 5] = [
+        (
+            "key",
+            vec![
+                ("identity", &key.private),
+                ("known_hosts", &known_hosts),
+                ("username", &user),
+            ],
+        ),
+        (
+            "locked",
+            vec![
+                ("identity", &locked.private),
+                ("password", "open sesame"),
+                ("username", &user),
+            ],
+        ),
+        (
+            "stranger",
+            vec![
+                ("identity", &stranger.private),
+                ("known_hosts", &known_hosts),
+                ("username", &user),
+            ],
+        ),
+        (
+            "impostor",
+            vec![
+                ("identity", &key.private),
+                ("known_hosts", &impostor),
+                ("username", &user),
+            ],
+        ),
+        ("wrong-user", vec![("identity", &key.private)]),
+    ];
+    for (name, pairs) in &secrets {
+        b.env.create(text_secret(name, pairs)).await;
+    }
+    let watch = |secret: &str, paths: &[&str]| {
+        let mut watch = branch(&url, "main");
+        if let Some(git) = &mut watch.git {
+            git.credentials_ref = Some(hecate_types::LocalSecretRef {
+                name: secret.into(),
+            });
+            git.paths = paths.iter().map(|p| p.to_string()).collect();
+        }
+        watch
+    };
+
+    // The branch head, with the key and the host verified.
+    b.create("app", spec(vec![watch("key", &[])])).await;
+    let outcome = b.reconcile("app").await;
+    assert_eq!(outcome.requeue_after, Some(Duration::from_secs(3600)));
+    let ready = b.ready("app").await;
+    assert_eq!(
+        (ready.status, ready.reason.as_str()),
+        (ConditionStatus::True, "Discovered"),
+        "{}\n{}",
+        ready.message,
+        sshd.log()
+    );
+    let tip = git(&repo.work(), &["rev-parse", "HEAD"]);
+    let bundles = b.bundles("app").await;
+    assert_eq!(bundles.len(), 1, "{bundles:#?}");
+    assert_eq!(bundles[0].spec.artifacts, [commit(&url, &tip, "main", "")]);
+
+    // A passphrase-protected key, no known_hosts (the host is accepted), and a path
+    // filter: the shallow clone goes over SSH too.
+    b.create("filtered", spec(vec![watch("locked", &["app"])]))
+        .await;
+    b.reconcile("filtered").await;
+    let ready = b.ready("filtered").await;
+    assert_eq!(ready.reason, "Discovered", "{}", ready.message);
+    let status = b.beacon("filtered").await.status.unwrap();
+    let found = status.discovered[0].commit.clone().unwrap();
+    assert_eq!(
+        (found.sha.as_str(), found.message.as_str()),
+        (head.as_str(), "the app")
+    );
+
+    // Refusals: a key the server does not know, a host key that is not the one
+    // known, the default user `git` that the server does not let in.
+    let secret_words: Vec<&str> = [&key.private, &stranger.private]
+        .iter()
+        .flat_map(|k| k.lines().filter(|l| !l.starts_with("-----")))
+        .collect();
+    for (name, words) in [
+        ("stranger", "permission denied"),
+        ("impostor", "host key verification failed"),
+        ("wrong-user", "permission denied"),
+    ] {
+        b.create(name, spec(vec![watch(name, &[])])).await;
+        let outcome = b.reconcile(name).await;
+        assert_eq!(outcome.requeue_after, Some(Duration::from_secs(3600)));
+        let ready = b.ready(name).await;
+        assert_eq!(
+            (ready.status, ready.reason.as_str()),
+            (ConditionStatus::False, "ResolveFailed"),
+            "{name}: {}",
+            ready.message
+        );
+        assert!(
+            ready
+                .message
+                .starts_with("watch[0]: listing the refs of ssh://")
+                && ready.message.to_lowercase().contains(words),
+            "{name}: {}",
+            ready.message
+        );
+        for word in &secret_words {
+            assert!(!ready.message.contains(word), "{name}: {}", ready.message);
+        }
+        assert!(b.bundles(name).await.is_empty());
+    }
 }
 
 /// Two controllers polling the same content at the same moment: one Bundle, one Event.

@@ -36,3 +36,37 @@ async fn the_manifest_is_accepted_and_runs_locked_down() {
         assert!(CONTROLLER_MANIFEST.contains(needle), "{needle}");
     }
 }
+
+/// Every controller the chart starts — with its defaults, and with every option on
+/// (leader election, shards, Fides, extra flags) — is started with flags this binary
+/// takes.
+#[test]
+fn the_chart_starts_the_controller_with_flags_it_takes() {
+    use clap::Parser as _;
+    use hecate_testenv::{Tool, chart};
+
+    let helm = Tool::Helm.locate_or_build().unwrap();
+    let everything = chart::everything_values();
+    for (values, deployments) in [
+        (&[][..], &["hecate-controller"][..]),
+        (
+            &[everything.as_path()],
+            &[
+                "hecate-controller",
+                "hecate-controller-shard1",
+                "hecate-controller-shard2",
+            ],
+        ),
+    ] {
+        let rendered = chart::template(&helm, "hecate-system", values, &[]).unwrap();
+        for name in deployments {
+            let args = chart::container_args(&rendered, name).unwrap();
+            let parsed = hecate_controller::Args::try_parse_from(
+                std::iter::once("hecate-controller".to_string()).chain(args.iter().cloned()),
+            )
+            .unwrap_or_else(|e| panic!("{name} {args:?}: {e}"));
+            assert!(parsed.leader_elect, "{name}: {args:?}");
+            assert_eq!(parsed.work_root, std::path::Path::new("/work"));
+        }
+    }
+}

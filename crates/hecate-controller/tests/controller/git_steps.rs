@@ -1,16 +1,17 @@
 //! The git steps' credentials Secrets, read from a real API server as the controller's
 //! own identity under its deployed ClusterRole: each kind of Secret is read as spec
 //! §5.2 orders it, and `git-clone` fails a crossing cleanly when its Secret is missing
-//! or holds nothing usable. (How git is then given the credentials is tested in the
-//! crate's unit tests, against a real smart-HTTP server.)
+//! or holds nothing usable; `git-clone` and `git-push` over SSH against a real sshd.
+//! (How git is given HTTPS credentials is tested in the crate's unit tests, against a
+//! real smart-HTTP server.)
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hecate_controller::steps::git::credentials::{Basic, SshKey};
-use hecate_controller::steps::git::{GitClone, GitCredentials};
-use hecate_controller::steps::runner::{INVALID_CONFIG, Runner, StepContext};
+use hecate_controller::git::{Basic, GitCredentials, SshKey};
+use hecate_controller::steps::git::GitClone;
+use hecate_controller::steps::runner::{INVALID_CONFIG, Runner, StepContext, StepError};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Bundle, BundleSpec};
 use k8s_openapi::ByteString;
@@ -113,7 +114,7 @@ async fn each_kind_of_secret_is_read_in_precedence_order() {
         ("token-only", "no usable credentials"),
         ("absent", "does not exist"),
     ] {
-        let error = read(Some(name)).await.expect_err(name);
+        let error = StepError::from(read(Some(name)).await.expect_err(name));
         assert_eq!(
             (error.reason.as_str(), error.terminal),
             (INVALID_CONFIG, true)
@@ -216,6 +217,146 @@ async fn git_clone_reads_its_secret_and_fails_cleanly_without_one() {
         assert!(error.message.contains(words), "{}", error.message);
         assert!(!work.join("repo").exists(), "nothing is cloned");
     }
+}
+
+/// §5.2 SSH keys for `git-clone` and `git-push`, against a real sshd: the Secret's key,
+/// as its user, with the host verified against its `known_hosts`; a host key that does
+/// not match is a terminal `GitAuthFailed` that shows no key.
+#[tokio::test]
+async fn git_clone_and_push_over_ssh() {
+    use hecate_controller::steps::git::{GIT_AUTH_FAILED, GitCommit, GitPush};
+    use hecate_testenv::sshd::{KeyPair, Sshd};
+
+    let env = TestEnv::new().await;
+    let key = KeyPair::generate(None);
+    let sshd = Sshd::start(&[&key]).await;
+    let impostor = format!("{} {}", sshd.host(), KeyPair::generate(None).public);
+    for (name, known_hosts) in [("fleet-ssh", sshd.known_hosts()), ("impostor", impostor)] {
+        env.create(secret(
+            name,
+            &[
+                ("identity", &key.private),
+                ("known_hosts", &known_hosts),
+                ("username", sshd.user()),
+            ],
+        ))
+        .await;
+    }
+    let client = as_controller(&env).await;
+
+    let root = tempfile::tempdir().unwrap();
+    let bare = root.path().join("fleet.git");
+    let seed = root.path().join("seed");
+    git(
+        root.path(),
+        &["init", "-q", "--bare", "-b", "main", bare.to_str().unwrap()],
+    );
+    git(
+        root.path(),
+        &[
+            "clone",
+            "-q",
+            bare.to_str().unwrap(),
+            seed.to_str().unwrap(),
+        ],
+    );
+    std::fs::write(seed.join("README.md"), "fleet\n").unwrap();
+    git(&seed, &["add", "-A"]);
+    git(&seed, &["commit", "-q", "-m", "seed"]);
+    git(&seed, &["push", "-q", "origin", "main"]);
+    let url = sshd.url(&bare);
+
+    let bundle = Bundle::new("app-0123456789ab", BundleSpec::default());
+    let outputs = BTreeMap::new();
+    let work = root.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let with_secret = |name: &str, config: Value| {
+        let mut config = config;
+        config["credentialsRef"] = json!({"name": name});
+        config
+    };
+
+    let clone = GitClone::new(client.clone());
+    let cloned = clone
+        .run(&context(
+            &env,
+            &bundle,
+            &outputs,
+            &work,
+            with_secret("fleet-ssh", json!({"repo": url})),
+        ))
+        .await
+        .unwrap_or_else(|e| panic!("{} ({})\n{}", e.message, e.reason, sshd.log()));
+    assert_eq!(cloned.output.unwrap()["reused"], json!(false));
+    std::fs::write(work.join("repo/README.md"), "fleet, promoted\n").unwrap();
+    let committed = GitCommit::new()
+        .run(&context(
+            &env,
+            &bundle,
+            &outputs,
+            &work,
+            json!({"message": "promote"}),
+        ))
+        .await
+        .unwrap();
+    let sha = committed.output.unwrap()["sha"].clone();
+    let push = GitPush::new(client);
+    let pushed = push
+        .run(&context(
+            &env,
+            &bundle,
+            &outputs,
+            &work,
+            with_secret("fleet-ssh", json!({})),
+        ))
+        .await
+        .unwrap_or_else(|e| panic!("{} ({})", e.message, e.reason));
+    assert_eq!(
+        pushed.output.unwrap(),
+        json!({"branch": "main", "sha": sha, "pushed": true})
+    );
+    let remote_main = std::process::Command::new("git")
+        .args(["--git-dir", bare.to_str().unwrap(), "rev-parse", "main"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        json!(String::from_utf8_lossy(&remote_main.stdout).trim()),
+        sha
+    );
+    // No key file is left behind in the work directory.
+    for step in ["git-clone", "git-push"] {
+        let scratch = work.join(".hecate/credentials").join(step);
+        assert!(!scratch.exists(), "{} is left", scratch.display());
+    }
+
+    // A host that is not the one known: refused before any key is offered.
+    let elsewhere = root.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let error = clone
+        .run(&context(
+            &env,
+            &bundle,
+            &outputs,
+            &elsewhere,
+            with_secret("impostor", json!({"repo": url})),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (error.reason.as_str(), error.terminal),
+        (GIT_AUTH_FAILED, true),
+        "{}",
+        error.message
+    );
+    assert!(
+        error.message.contains("Host key verification failed"),
+        "{}",
+        error.message
+    );
+    for line in key.private.lines().filter(|l| !l.starts_with("-----")) {
+        assert!(!error.message.contains(line), "{}", error.message);
+    }
+    assert!(!elsewhere.join("repo").exists(), "nothing is cloned");
 }
 
 /// The context of Passage `dev-1` in the test's namespace.

@@ -9,6 +9,7 @@ mod auth;
 mod binary;
 mod calls;
 mod catalogue;
+mod deploy;
 mod evidence;
 mod harness;
 mod http;

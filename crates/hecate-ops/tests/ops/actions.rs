@@ -1,6 +1,6 @@
 //! Spec §11.9 – §11.12 (AC-093 – AC-107, AC-112 – AC-119) against the API server.
 
-use hecate_ops::{Error, Ops, RefusalCode};
+use hecate_ops::{Error, Kind, Ops, RefusalCode};
 use hecate_testenv::TestEnv;
 use hecate_types::{
     Beacon, BeaconSpec, Bundle, GateOccupant, GateSpec, GateStatus, ImageWatch, Passage,
@@ -218,19 +218,13 @@ async fn missing_objects_are_not_found() {
             .unwrap_err()
             .is_not_found()
     );
-    // AC-103: an unknown Gate, checked before the Bundle.
-    assert!(
-        ops.approve(ns, "ghost", "ghost-gate", "olaf")
-            .await
-            .unwrap_err()
-            .to_string()
-            .contains("ghost-gate")
-    );
-    assert!(
-        ops.approve(ns, "ghost", "staging", "olaf")
-            .await
-            .unwrap_err()
-            .is_not_found()
+    assert_eq!(
+        not_found(
+            ops.approve(ns, "ghost", "staging", "olaf")
+                .await
+                .unwrap_err()
+        ),
+        (Kind::Bundle, ns.clone(), "ghost".to_string())
     );
     assert!(
         ops.abort(ns, "ghost", "olaf")
@@ -240,6 +234,47 @@ async fn missing_objects_are_not_found() {
     );
     // AC-115
     assert!(ops.poll(ns, "ghost").await.unwrap_err().is_not_found());
+}
+
+/// The NotFound's kind, namespace and name.
+fn not_found(error: Error) -> (Kind, String, String) {
+    match error {
+        Error::NotFound {
+            kind,
+            namespace,
+            name,
+        } => (kind, namespace, name),
+        other => panic!("expected NotFound, got {other}"),
+    }
+}
+
+/// AC-103: approving for a Gate that does not exist is NotFound (the typed error,
+/// naming the Gate), whether or not the Bundle exists: the Gate is looked up first.
+/// Nothing is recorded on the Bundle.
+#[tokio::test]
+async fn ac103_approving_on_a_missing_gate_is_not_found() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    bundles_in_order(&env, &["b1"]).await;
+    let ops = Ops::new(env.admin.clone());
+    let gate_missing = (Kind::Gate, ns.clone(), "ghost".to_string());
+    assert_eq!(
+        not_found(ops.approve(ns, "b1", "ghost", "olaf").await.unwrap_err()),
+        gate_missing
+    );
+    assert_eq!(
+        not_found(
+            ops.approve(ns, "nobody", "ghost", "olaf")
+                .await
+                .unwrap_err()
+        ),
+        gate_missing
+    );
+    let b1: Bundle = ops.bundle(ns, "b1").await.unwrap();
+    assert!(
+        b1.status.unwrap_or_default().approved_for.is_empty(),
+        "nothing recorded"
+    );
 }
 
 #[tokio::test]

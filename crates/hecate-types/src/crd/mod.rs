@@ -1,8 +1,8 @@
 //! The CustomResourceDefinitions, generated from the Rust types.
 //!
-//! `cargo xtask crds` writes them to `deploy/crds/`; tests keep the checked-in files
-//! equal to what this module generates, and the generated schemas wire-compatible with
-//! the Go reference's.
+//! `cargo xtask crds` writes them to the Helm chart (`charts/hecate/crds/`) and
+//! `deploy/crds/`; tests keep the checked-in files equal to what this module generates,
+//! and the generated schemas wire-compatible with the Go reference's.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, JSONSchemaProps,

@@ -114,7 +114,7 @@ impl Forge {
                     )));
                 }
             };
-            return match self.tokens.token(&app).await {
+            return match self.tokens.token(&app).await.map_err(StepError::from) {
                 Ok(token) => Ok(token),
                 // A key that cannot sign is a configuration mistake.
                 Err(error) if error.reason == INVALID_CONFIG => Err(StepError::config(format!(

@@ -16,12 +16,12 @@ use std::path::{Path, PathBuf};
 use futures::future::BoxFuture;
 use serde_json::json;
 
-use super::command::{Git, GitFailure, redact_urls};
-use super::credentials::{GitCredentials, Scratch, apply};
-use super::github_app::AppTokens;
 use super::{
-    GIT_FAILED, checkout_dir, current_branch, decode, display, head, is_checkout, origin, short,
+    GIT_FAILED, checkout_dir, cli, current_branch, decode, display, head, is_checkout, origin,
+    short,
 };
+use crate::git::command::redact_urls;
+use crate::git::{AppTokens, Git, GitCredentials, GitFailure, Scratch, apply};
 use crate::steps::config::Config;
 use crate::steps::config::git::GitClone as Settings;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
@@ -51,7 +51,7 @@ impl GitClone {
             _ => None,
         })?;
         let dest = checkout_dir(ctx, settings.checkout())?;
-        let mut git = Git::new(ctx.work_dir).await?;
+        let mut git = cli(ctx.work_dir).await?;
         if reusable(&git, &dest, &settings).await? {
             return finish(&git, &dest, &settings, true).await;
         }
@@ -73,7 +73,7 @@ impl GitClone {
         .await
         {
             Ok(()) => fetch(&git, &dest, &settings).await,
-            Err(error) => Err(error),
+            Err(error) => Err(error.into()),
         };
         scratch.remove().await;
         fetched?;
@@ -415,7 +415,7 @@ mod tests {
         let base = http_git(fx.root.path(), "bot", "p@ss w0rd\\'\"$x").await;
         let repo = format!("{base}/fleet.git");
         let work = fx.work_dir("w");
-        let mut git = Git::new(&work).await.expect("a private area");
+        let mut git = cli(&work).await.expect("a private area");
         let scratch = Scratch::new(&git, "git-clone").await.expect("scratch");
         let good = GitCredentials::from_secret(
             &[
@@ -446,8 +446,8 @@ mod tests {
         );
 
         // A wrong password is refused, terminally, and the message does not hold it.
-        let mut git = Git::new(&work).await.expect("a private area");
-        let wrong = GitCredentials::Https(super::super::credentials::Basic {
+        let mut git = cli(&work).await.expect("a private area");
+        let wrong = GitCredentials::Https(crate::git::Basic {
             username: "bot".into(),
             password: "not-the-password".into(),
         });

@@ -23,8 +23,8 @@ use std::path::{Component, Path};
 use futures::future::BoxFuture;
 use serde_json::json;
 
-use super::command::{Git, GitFailure};
-use super::{WORK_DIR_LOST, checkout_dir, decode, head, is_checkout, short};
+use super::{WORK_DIR_LOST, checkout_dir, cli, decode, head, is_checkout, short};
+use crate::git::{Git, GitFailure};
 use crate::steps::config::Config;
 use crate::steps::config::git::GitCommit as Settings;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
@@ -49,7 +49,7 @@ impl GitCommit {
         if !is_checkout(&dir).await {
             return Err(lost(settings.checkout()));
         }
-        let git = Git::new(ctx.work_dir).await?;
+        let git = cli(ctx.work_dir).await?;
         let parent = head(&git, &dir).await.map_err(GitFailure::local)?;
         stage(&git, &dir, &pathspecs, parent.is_some()).await?;
         let changed = !git

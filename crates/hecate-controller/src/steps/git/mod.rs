@@ -2,23 +2,23 @@
 //! work directory, `git-commit` records the changes other steps made there as one
 //! deterministic commit, `git-push` publishes it.
 //!
-//! They drive the `git` CLI (see [`command`] for the clean environment it runs in)
-//! rather than a library: the CLI pushes over every transport and authenticates with
-//! the same helpers people use, and `libgit2`/`gix` would add a C build or a weaker
-//! push. Each step is re-entrant (spec §3.7): it aims at the end state — the checkout
-//! present, the changes committed, the remote at the commit — and a call that finds
-//! the work done succeeds without repeating it. A commit's content derives only from
-//! the Passage (its start time, identity and message), so a crossing that is run
-//! again from an empty work directory makes the same commit, with the same SHA.
+//! They drive the `git` CLI ([`crate::git`], the clean environment it runs in, shared
+//! with Beacons) rather than a library: the CLI pushes over every transport and
+//! authenticates with the same helpers people use, and `libgit2`/`gix` would add a C
+//! build or a weaker push. Each step is re-entrant (spec §3.7): it aims at the end
+//! state — the checkout present, the changes committed, the remote at the commit — and
+//! a call that finds the work done succeeds without repeating it. A commit's content
+//! derives only from the Passage (its start time, identity and message), so a crossing
+//! that is run again from an empty work directory makes the same commit, with the same
+//! SHA.
 //!
-//! Credentials ([`credentials`]) are read from the Passage's namespace each time a
-//! step needs them; `git-push` does not reuse `git-clone`'s.
+//! Credentials ([`crate::git::credentials`], one reading and one hand-over for every git
+//! user) are read from the Passage's namespace each time a step needs them; `git-push`
+//! does not reuse `git-clone`'s. Their files, and git's `HOME`, live in the work
+//! directory's private area (`.hecate`), removed with it.
 
 mod clone;
-mod command;
 mod commit;
-pub mod credentials;
-pub mod github_app;
 mod push;
 #[cfg(test)]
 mod testing;
@@ -29,16 +29,19 @@ use serde_json::Value;
 
 /// What a child program keeps of the controller's environment; the render steps' programs
 /// keep the same.
-pub(crate) use self::command::INHERITED;
+pub(crate) use crate::git::INHERITED;
+pub use crate::git::{AppTokens, GitCredentials};
 pub use clone::GitClone;
 pub use commit::GitCommit;
-pub use credentials::GitCredentials;
-pub use github_app::AppTokens;
 pub use push::GitPush;
 
-use self::command::{Git, GitFailure, PRIVATE};
 use super::decode;
 use super::runner::{StepContext, StepError};
+use crate::git::{Class, Git, GitFailure, Kind};
+
+/// The work directory's private area: git's `HOME`, keys and askpass helpers, the
+/// half-made clone. Checkouts may not be placed in it.
+pub(crate) const PRIVATE: &str = ".hecate";
 
 /// Reason: the host refused the credentials, or wanted some (terminal).
 pub const GIT_AUTH_FAILED: &str = "GitAuthFailed";
@@ -53,6 +56,31 @@ pub const GIT_FAILED: &str = "GitFailed";
 /// Reason: the step needs a checkout and there is none — the work directory was lost
 /// in a restart mid-crossing (terminal).
 pub const WORK_DIR_LOST: &str = "WorkDirLost";
+
+/// Each git failure as the step reason spec §5.3–5.5 gives it: credentials refused
+/// are terminal (another try would be refused again), an unreachable remote, a refused
+/// update or another remote failure may be forgiven; a bad Secret is `InvalidConfig`
+/// and a failure on local files is a terminal `GitFailed`, since the same files would
+/// fail the same way.
+impl From<crate::git::Error> for StepError {
+    fn from(error: crate::git::Error) -> Self {
+        let message = error.message;
+        match error.kind {
+            Kind::Config => StepError::config(message),
+            Kind::Local => StepError::terminal(GIT_FAILED, message),
+            Kind::Remote(Class::Auth) => StepError::terminal(GIT_AUTH_FAILED, message),
+            Kind::Remote(Class::Unreachable) => StepError::retryable(GIT_UNREACHABLE, message),
+            Kind::Remote(Class::Rejected) => StepError::retryable(GIT_REJECTED, message),
+            Kind::Remote(Class::Other) => StepError::retryable(GIT_FAILED, message),
+        }
+    }
+}
+
+/// The git CLI for a step of the Passage whose work directory is `work_dir`, with its
+/// private area (mode 0700) prepared.
+async fn cli(work_dir: &Path) -> Result<Git, StepError> {
+    Ok(Git::new(&work_dir.join(PRIVATE)).await?)
+}
 
 /// The checkout directory `relative` names. Besides leaving the work directory (spec
 /// §3.7 rule 4), a checkout may not be the work directory itself or sit in the
@@ -135,7 +163,7 @@ pub(crate) async fn checkout_facts(
     if !is_checkout(&dir).await {
         return Err(commit::lost(relative));
     }
-    let git = Git::new(ctx.work_dir).await?;
+    let git = cli(ctx.work_dir).await?;
     Ok(CheckoutFacts {
         origin: origin(&git, &dir).await.map_err(GitFailure::local)?,
         branch: current_branch(&git, &dir)
@@ -160,7 +188,53 @@ mod tests {
     use hecate_ops::rules::steps::BUILT_IN;
 
     use super::*;
-    use crate::steps::runner::Runner;
+    use crate::steps::runner::{INVALID_CONFIG, Runner};
+
+    fn failure(detail: &str) -> GitFailure {
+        GitFailure {
+            what: "git push".into(),
+            detail: detail.into(),
+            exit: Some(128),
+        }
+    }
+
+    #[test]
+    fn reasons_follow_the_class() {
+        let step = |error: crate::git::Error| {
+            let error = StepError::from(error);
+            (error.reason, error.terminal)
+        };
+        let cases = [
+            (
+                failure("Authentication failed").remote(),
+                GIT_AUTH_FAILED,
+                true,
+            ),
+            (
+                failure("Connection refused").remote(),
+                GIT_UNREACHABLE,
+                false,
+            ),
+            (
+                failure("[rejected] (fetch first)").remote(),
+                GIT_REJECTED,
+                false,
+            ),
+            (failure("something odd").remote(), GIT_FAILED, false),
+            (failure("something odd").local(), GIT_FAILED, true),
+            (
+                crate::git::Error::config("no usable credentials"),
+                INVALID_CONFIG,
+                true,
+            ),
+        ];
+        for (error, reason, terminal) in cases {
+            let shown = error.message.clone();
+            assert_eq!(step(error), (reason.to_string(), terminal), "{shown}");
+        }
+        let local = StepError::from(failure("something odd").local());
+        assert_eq!(local.message, "git push failed: something odd");
+    }
 
     #[tokio::test]
     async fn the_runners_carry_their_registered_names() {

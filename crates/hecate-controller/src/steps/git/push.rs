@@ -15,11 +15,11 @@ use std::path::Path;
 use futures::future::BoxFuture;
 use serde_json::json;
 
-use super::command::{Git, GitFailure};
 use super::commit::lost;
-use super::credentials::{GitCredentials, Scratch, apply};
-use super::github_app::AppTokens;
-use super::{GIT_FAILED, checkout_dir, current_branch, decode, head, is_checkout, origin, short};
+use super::{
+    GIT_FAILED, checkout_dir, cli, current_branch, decode, head, is_checkout, origin, short,
+};
+use crate::git::{AppTokens, Git, GitCredentials, GitFailure, Scratch, apply};
 use crate::steps::config::Config;
 use crate::steps::config::git::GitPush as Settings;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
@@ -52,7 +52,7 @@ impl GitPush {
         if !is_checkout(&dir).await {
             return Err(lost(settings.checkout()));
         }
-        let mut git = Git::new(ctx.work_dir).await?;
+        let mut git = cli(ctx.work_dir).await?;
         let sha = head(&git, &dir)
             .await
             .map_err(GitFailure::local)?
@@ -72,7 +72,7 @@ impl GitPush {
         let scratch = Scratch::new(&git, self.name()).await?;
         let pushed = match apply(&credentials, &remote, &mut git, &scratch, &self.tokens).await {
             Ok(()) => send(&git, &dir, &sha, &branch, settings.force).await,
-            Err(error) => Err(error),
+            Err(error) => Err(error.into()),
         };
         scratch.remove().await;
         let output = |pushed: bool| json!({"branch": branch, "sha": sha, "pushed": pushed});

@@ -3,12 +3,15 @@
 //!
 //! One reading of the Secret serves every git user — `git-clone`, `git-push` and the
 //! Beacon's git watch — so [`GitCredentials::from_secret`] is a pure function over the
-//! Secret's data and [`GitCredentials::read`] the thin GET around it.
+//! Secret's data and [`GitCredentials::read`] the thin GET around it; and one hand-over,
+//! [`apply`], gives it to git for all of them.
 //!
 //! Nothing secret reaches git's command line or a message: an HTTPS password is handed
 //! over by a credential helper that prints it from the child's environment, an SSH key
-//! is a 0600 file in the work directory's private area that is removed when the step
-//! ends, and every value is registered with [`Git::hide`] so failures are redacted.
+//! (and its `known_hosts`) is a 0600 file in a [`Scratch`] directory of the caller's
+//! private area that is removed after use, a key's passphrase reaches ssh through an
+//! askpass program reading the environment, and every value is registered with
+//! [`Git::hide`] so failures are redacted.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -18,11 +21,11 @@ use std::path::{Path, PathBuf};
 use k8s_openapi::ByteString;
 use tokio::io::AsyncWriteExt as _;
 
+use super::Error;
 use super::command::{Git, private_dir, shell_quote};
 use super::github_app::AppTokens;
-use crate::steps::runner::StepError;
 
-/// How a git step authenticates to its remote.
+/// How git authenticates to a remote.
 #[derive(Clone, PartialEq, Eq)]
 pub enum GitCredentials {
     /// No `credentialsRef`: whatever the remote allows without credentials.
@@ -123,20 +126,20 @@ impl GitCredentials {
 
     /// The credentials of Secret `name` in `namespace`, read with a direct GET; no
     /// name = [`GitCredentials::Anonymous`]. A Secret that is missing, unreadable or
-    /// holds nothing usable is a terminal `InvalidConfig`.
+    /// holds nothing usable is a [`Kind::Config`](super::Kind::Config) error naming it.
     pub async fn read(
         client: &kube::Client,
         namespace: &str,
         name: Option<&str>,
-    ) -> Result<Self, StepError> {
+    ) -> Result<Self, Error> {
         let Some(name) = name else {
             return Ok(Self::Anonymous);
         };
         let data = crate::secrets::read(client, namespace, name)
             .await
-            .map_err(StepError::config)?;
+            .map_err(Error::config)?;
         Self::from_secret(&data)
-            .map_err(|why| StepError::config(format!("credentials Secret {name:?}: {why}")))
+            .map_err(|why| Error::config(format!("credentials Secret {name:?}: {why}")))
     }
 }
 
@@ -163,26 +166,26 @@ fn line(data: &BTreeMap<String, ByteString>, key: &str) -> Result<Option<String>
     }
 }
 
-/// Where one step keeps its credential files: `<private area>/credentials/<step>`,
-/// removed by [`Scratch::remove`].
-pub(crate) struct Scratch(PathBuf);
+/// Where one user of credentials (a step, a Beacon's resolution) keeps its files:
+/// `<private area>/credentials/<user>`, removed by [`Scratch::remove`].
+pub struct Scratch(PathBuf);
 
 impl Scratch {
-    /// A fresh, empty scratch directory (mode 0700) for `step`.
-    pub(crate) async fn new(git: &Git, step: &str) -> Result<Self, StepError> {
-        let dir = git.private().join("credentials").join(step);
+    /// A fresh, empty scratch directory (mode 0700) for `user`.
+    pub async fn new(git: &Git, user: &str) -> Result<Self, Error> {
+        let dir = git.private().join("credentials").join(user);
         remove_dir(&dir).await;
         private_dir(&dir).await?;
         Ok(Self(dir))
     }
 
     /// The directory.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.0
     }
 
     /// Removes the directory and the keys in it.
-    pub(crate) async fn remove(self) {
+    pub async fn remove(self) {
         remove_dir(&self.0).await;
     }
 }
@@ -207,23 +210,21 @@ const CREDENTIAL_HELPER: &str = "!f() { test \"$1\" = get || exit 0; \
 const ASKPASS: &str = "#!/bin/sh\nprintf '%s\\n' \"$HECATE_SSH_PASSPHRASE\"\n";
 
 /// Gives `git` what it needs to authenticate to `remote` with `credentials`; files go
-/// to `scratch`. GitHub App tokens come from `apps`.
-pub(crate) async fn apply(
+/// to `scratch`. GitHub App tokens come from `apps`. Whatever the credentials, ssh is
+/// configured (without a key unless they hold one), so no host's ssh configuration or
+/// agent takes part.
+pub async fn apply(
     credentials: &GitCredentials,
     remote: &str,
     git: &mut Git,
     scratch: &Scratch,
     apps: &AppTokens,
-) -> Result<(), StepError> {
+) -> Result<(), Error> {
     match credentials {
-        GitCredentials::Anonymous => {
-            ssh_command(git, scratch, None, None).await?;
-            Ok(())
-        }
+        GitCredentials::Anonymous => ssh_command(git, scratch, None, None).await,
         GitCredentials::Https(basic) => {
             https(git, remote, basic);
-            ssh_command(git, scratch, None, None).await?;
-            Ok(())
+            ssh_command(git, scratch, None, None).await
         }
         GitCredentials::GitHubApp(app) => {
             git.hide(&app.private_key);
@@ -236,7 +237,7 @@ pub(crate) async fn apply(
                     password: token,
                 },
             );
-            Ok(())
+            ssh_command(git, scratch, None, None).await
         }
         GitCredentials::Ssh(key) => ssh_command(git, scratch, Some(key), None).await,
     }
@@ -278,7 +279,7 @@ async fn ssh_command(
     scratch: &Scratch,
     key: Option<&SshKey>,
     extra: Option<&str>,
-) -> Result<(), StepError> {
+) -> Result<(), Error> {
     let dir = scratch.path();
     let mut options: Vec<String> = vec![
         "IdentityAgent=none".into(),
@@ -344,13 +345,8 @@ async fn ssh_command(
 }
 
 /// Writes `contents` to a new file at `path` with `mode`, replacing any old one.
-async fn write_private(path: &Path, contents: &[u8], mode: u32) -> Result<(), StepError> {
-    let failed = |e: std::io::Error| {
-        StepError::terminal(
-            super::GIT_FAILED,
-            format!("cannot write {}: {e}", path.display()),
-        )
-    };
+async fn write_private(path: &Path, contents: &[u8], mode: u32) -> Result<(), Error> {
+    let failed = |e: std::io::Error| Error::local(format!("cannot write {}: {e}", path.display()));
     if let Err(e) = tokio::fs::remove_file(path).await
         && e.kind() != std::io::ErrorKind::NotFound
     {
@@ -532,6 +528,7 @@ mod tests {
         assert_eq!(origin_of("git@github.com:o/r.git"), None);
         assert_eq!(origin_of("ssh://git@github.com/o/r.git"), None);
         assert_eq!(origin_of("file:///srv/r.git"), None);
+        assert_eq!(origin_of("https:///nohost"), None);
     }
 
     /// What `ssh` makes of the command we hand git, read back with `ssh -G` (which

@@ -1,6 +1,7 @@
-//! GitHub App installation tokens (spec §5.2): a git step whose Secret holds an App's
-//! private key authenticates with a token minted for the installation, used as the
-//! HTTPS password of `x-access-token`.
+//! GitHub App installation tokens (spec §5.2): a git user (a step, a Beacon) whose
+//! Secret holds an App's private key authenticates with a token minted for the
+//! installation, used as the HTTPS password of `x-access-token`; the forge steps use
+//! the same token for the host's API.
 //!
 //! Minting is a request signed with a JSON Web Token (RS256, issued a minute in the
 //! past to allow for clock skew, valid five minutes). The JWT is three base64url
@@ -20,9 +21,8 @@ use ring::signature::{RSA_PKCS1_SHA256, RsaKeyPair};
 use serde_json::{Value, json};
 
 use super::credentials::GitHubApp;
-use super::{GIT_AUTH_FAILED, GIT_FAILED, GIT_UNREACHABLE};
+use super::{Class, Error};
 use crate::clock::{Clock, SystemClock};
-use crate::steps::runner::StepError;
 
 /// How far in the past a JWT says it was issued (GitHub's advice against clock skew).
 const ISSUED_BEFORE: SignedDuration = SignedDuration::from_secs(60);
@@ -80,10 +80,10 @@ impl AppTokens {
     /// minutes left, else a new one.
     ///
     /// Failures: a key that cannot sign or an installation ID that is not a number is
-    /// a terminal `InvalidConfig`; GitHub refusing the App (401, 403, 404) a terminal
-    /// `GitAuthFailed`; GitHub out of reach a retryable `GitUnreachable`; any other
-    /// answer a retryable `GitFailed`.
-    pub async fn token(&self, app: &GitHubApp) -> Result<String, StepError> {
+    /// a [`Config`](super::Kind::Config) error; GitHub refusing the App (401, 403, 404)
+    /// [`Class::Auth`]; GitHub out of reach [`Class::Unreachable`]; any other answer
+    /// [`Class::Other`].
+    pub async fn token(&self, app: &GitHubApp) -> Result<String, Error> {
         let key = CacheKey {
             base_url: app.base_url.clone(),
             issuer: app.issuer.clone(),
@@ -105,16 +105,16 @@ impl AppTokens {
         self.cache.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    async fn mint(&self, app: &GitHubApp, now: Timestamp) -> Result<Minted, StepError> {
+    async fn mint(&self, app: &GitHubApp, now: Timestamp) -> Result<Minted, Error> {
         if app.installation_id.is_empty()
             || !app.installation_id.bytes().all(|b| b.is_ascii_digit())
         {
-            return Err(StepError::config(format!(
+            return Err(Error::config(format!(
                 "installationID {:?} is not a number",
                 app.installation_id
             )));
         }
-        let jwt = jwt(app, now).map_err(StepError::config)?;
+        let jwt = jwt(app, now).map_err(Error::config)?;
         let url = format!(
             "{}/app/installations/{}/access_tokens",
             app.base_url, app.installation_id
@@ -128,8 +128,8 @@ impl AppTokens {
             .send()
             .await
             .map_err(|e| {
-                StepError::retryable(
-                    GIT_UNREACHABLE,
+                Error::remote(
+                    Class::Unreachable,
                     format!("cannot reach {} for a GitHub App token: {e}", app.base_url),
                 )
             })?;
@@ -147,8 +147,8 @@ impl AppTokens {
             );
             let message = message.trim_end().to_string();
             return Err(match status.as_u16() {
-                401 | 403 | 404 => StepError::terminal(GIT_AUTH_FAILED, message),
-                _ => StepError::retryable(GIT_FAILED, message),
+                401 | 403 | 404 => Error::remote(Class::Auth, message),
+                _ => Error::remote(Class::Other, message),
             });
         }
         let token = answer.get("token").and_then(Value::as_str);
@@ -161,8 +161,8 @@ impl AppTokens {
                 token: token.to_string(),
                 expires_at,
             }),
-            _ => Err(StepError::retryable(
-                GIT_FAILED,
+            _ => Err(Error::remote(
+                Class::Other,
                 format!(
                     "{} answered a token request without token and expires_at",
                     app.base_url
@@ -236,6 +236,7 @@ mod tests {
 
     use super::*;
     use crate::clock::ManualClock;
+    use crate::git::Kind;
 
     /// A fresh 2048-bit RSA key in PEM, made by `openssl`: PKCS#1 (`-traditional`, what
     /// GitHub hands out) or PKCS#8.
@@ -372,13 +373,12 @@ mod tests {
 
     #[tokio::test]
     async fn git_authenticates_with_the_installation_token() {
-        use crate::steps::git::command::Git;
-        use crate::steps::git::credentials::{GitCredentials, Scratch, apply};
-        use crate::steps::git::testing::{Fixture, http_git};
+        use crate::git::testing::{bare_repo, http_git};
+        use crate::git::{Git, GitCredentials, Scratch, apply};
 
-        let fx = Fixture::new();
-        fx.remote("fleet").await;
-        let base = http_git(fx.root.path(), "x-access-token", "ghs_7").await;
+        let root = tempfile::tempdir().expect("a temporary directory");
+        bare_repo(root.path(), "fleet").await;
+        let base = http_git(root.path(), "x-access-token", "ghs_7").await;
         let repo = format!("{base}/fleet.git");
         let pem = rsa_key(true).await;
         let api = github(Github {
@@ -392,7 +392,7 @@ mod tests {
             expires_at: Timestamp::now() + SignedDuration::from_hours(1),
         })
         .await;
-        let work = fx.work_dir("w");
+        let work = root.path().join("w");
         let mut git = Git::new(&work).await.expect("a private area");
         let scratch = Scratch::new(&git, "git-clone").await.expect("scratch");
         let credentials = GitCredentials::GitHubApp(app(pem.clone(), api));
@@ -430,10 +430,7 @@ mod tests {
             .token(&app(pem.clone(), url.clone()))
             .await
             .expect_err("refused");
-        assert_eq!(
-            (refused.reason.as_str(), refused.terminal),
-            (GIT_AUTH_FAILED, true)
-        );
+        assert_eq!(refused.kind, Kind::Remote(Class::Auth));
         assert!(refused.message.contains("401") && refused.message.contains("Bad credentials"));
 
         let bad_key = tokens
@@ -443,10 +440,7 @@ mod tests {
             ))
             .await
             .expect_err("no key");
-        assert_eq!(
-            (bad_key.reason.as_str(), bad_key.terminal),
-            ("InvalidConfig", true)
-        );
+        assert_eq!(bad_key.kind, Kind::Config);
         assert!(
             bad_key.message.contains("privateKey"),
             "{}",
@@ -456,15 +450,13 @@ mod tests {
         let mut odd = app(pem.clone(), url);
         odd.installation_id = "7/../../x".into();
         let odd = tokens.token(&odd).await.expect_err("not a number");
+        assert_eq!(odd.kind, Kind::Config);
         assert!(odd.message.contains("installationID"), "{}", odd.message);
 
         let nowhere = tokens
             .token(&app(pem, "http://127.0.0.1:1".into()))
             .await
             .expect_err("unreachable");
-        assert_eq!(
-            (nowhere.reason.as_str(), nowhere.terminal),
-            (GIT_UNREACHABLE, false)
-        );
+        assert_eq!(nowhere.kind, Kind::Remote(Class::Unreachable));
     }
 }

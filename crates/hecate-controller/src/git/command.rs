@@ -1,32 +1,30 @@
-//! Running the `git` CLI for a step: a clean environment, failures that say what
-//! happened without leaking a secret, and the classification of a failure into the
-//! reason codes of spec §5.3–5.5.
+//! Running the `git` CLI: a clean environment, failures that say what happened without
+//! leaking a secret, and their classification (spec §5.3: credentials refused,
+//! unreachable, update rejected).
 //!
 //! Every invocation starts from nothing the host configured: no system or global git
-//! configuration (`GIT_CONFIG_NOSYSTEM`, `HOME` in the work directory's private area),
-//! no prompts, no hooks, no ssh-agent, English messages (the classification reads
-//! them). What a step needs — credentials, `advice` switches — is handed to git as
+//! configuration (`GIT_CONFIG_NOSYSTEM`, `HOME` in the caller's private area), no
+//! prompts, no hooks, no ssh-agent, English messages (the classification reads them).
+//! What a caller needs — credentials, `advice` switches — is handed to git as
 //! configuration in the environment (`GIT_CONFIG_COUNT`), never on the command line,
-//! where it would show in `ps` and in error text.
+//! where it would show in `ps` and in error text. With a time limit, a remote that does
+//! not answer is given up on and the child killed.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::Duration;
 
 use tokio::io::AsyncWriteExt as _;
 use tokio::process::Command;
 
-use super::{GIT_AUTH_FAILED, GIT_FAILED, GIT_REJECTED, GIT_UNREACHABLE};
-use crate::steps::runner::StepError;
-
-/// The work directory's private area: git's `HOME`, keys and askpass helpers, the
-/// half-made clone. Checkouts may not be placed in it.
-pub(crate) const PRIVATE: &str = ".hecate";
+use super::Error;
 
 /// Variables a git child keeps from the controller's own environment: where programs
-/// are (`ssh`, git's helpers) and the proxies and CA bundle the pod was given. Nothing
-/// that configures git or ssh is among them.
-pub(crate) const INHERITED: &[&str] = &[
+/// are (`ssh`, git's helpers) and the proxies and CA bundles the pod was given. Nothing
+/// else that configures git or ssh is among them. (The render steps' programs keep the
+/// same.)
+pub const INHERITED: &[&str] = &[
     "PATH",
     "http_proxy",
     "https_proxy",
@@ -38,6 +36,7 @@ pub(crate) const INHERITED: &[&str] = &[
     "ALL_PROXY",
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
+    "GIT_SSL_CAINFO",
 ];
 
 /// Configuration every invocation carries: no hooks (a cloned repository brings
@@ -57,10 +56,11 @@ const BASE_CONFIG: &[(&str, &str)] = &[
 /// How many bytes of git's output a failure message keeps.
 const DETAIL_LIMIT: usize = 1500;
 
-/// The git CLI as one step runs it: a private `HOME`, and the credentials the step's
-/// Secret gave (see `credentials`).
-pub(crate) struct Git {
-    /// The private area (`<work dir>/.hecate`).
+/// The git CLI as one user runs it: a private `HOME`, and the credentials its Secret
+/// gave (see [`super::credentials`]).
+pub struct Git {
+    /// The private area: `HOME`, credential files, anything that must not land in a
+    /// checkout.
     private: PathBuf,
     /// `HOME` and `XDG_CONFIG_HOME`: empty, so no global configuration applies.
     home: PathBuf,
@@ -70,40 +70,50 @@ pub(crate) struct Git {
     config: Vec<(String, String)>,
     /// Values that must never appear in a message.
     secrets: Vec<String>,
+    /// How long one invocation may take; `None`: as long as it takes.
+    timeout: Option<Duration>,
 }
 
 impl Git {
-    /// Prepares the private area of `work_dir` (mode 0700) and a `HOME` in it.
-    pub(crate) async fn new(work_dir: &Path) -> Result<Self, StepError> {
-        let private = work_dir.join(PRIVATE);
+    /// Prepares the private area `private` (mode 0700) and a `HOME` in it.
+    pub async fn new(private: &Path) -> Result<Self, Error> {
         let home = private.join("home");
         private_dir(&home).await?;
         Ok(Self {
-            private,
+            private: private.to_path_buf(),
             home,
             env: Vec::new(),
             config: Vec::new(),
             secrets: Vec::new(),
+            timeout: None,
         })
     }
 
+    /// Gives every invocation at most `limit`: then the child is killed and the run
+    /// fails as unreachable.
+    #[must_use]
+    pub fn with_timeout(mut self, limit: Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+
     /// The private area, for files that must not land in a checkout.
-    pub(crate) fn private(&self) -> &Path {
+    pub fn private(&self) -> &Path {
         &self.private
     }
 
     /// Sets `key` in every child's environment.
-    pub(crate) fn set_env(&mut self, key: &str, value: impl Into<OsString>) {
+    pub fn set_env(&mut self, key: &str, value: impl Into<OsString>) {
         self.env.push((key.to_string(), value.into()));
     }
 
     /// Adds `key = value` to every child's configuration.
-    pub(crate) fn set_config(&mut self, key: impl Into<String>, value: impl Into<String>) {
+    pub fn set_config(&mut self, key: impl Into<String>, value: impl Into<String>) {
         self.config.push((key.into(), value.into()));
     }
 
     /// Keeps `value` out of every message from now on.
-    pub(crate) fn hide(&mut self, value: &str) {
+    pub fn hide(&mut self, value: &str) {
         if !value.is_empty() {
             self.secrets.push(value.to_string());
         }
@@ -120,7 +130,7 @@ impl Git {
     }
 
     /// `text` without the hidden values and without passwords written into URLs.
-    pub(crate) fn redact(&self, text: &str) -> String {
+    pub fn redact(&self, text: &str) -> String {
         redact(text, &self.secrets)
     }
 
@@ -170,17 +180,13 @@ impl Git {
     }
 
     /// Runs `git <args>` in `dir` and returns what it printed on stdout.
-    pub(crate) async fn run<S: AsRef<OsStr>>(
-        &self,
-        dir: &Path,
-        args: &[S],
-    ) -> Result<String, GitFailure> {
+    pub async fn run<S: AsRef<OsStr>>(&self, dir: &Path, args: &[S]) -> Result<String, GitFailure> {
         self.run_with(dir, args, &[], None).await
     }
 
     /// [`Git::run`] with extra environment and, when `input` is given, that text on
     /// stdin.
-    pub(crate) async fn run_with<S: AsRef<OsStr>>(
+    pub async fn run_with<S: AsRef<OsStr>>(
         &self,
         dir: &Path,
         args: &[S],
@@ -207,10 +213,22 @@ impl Git {
                 .map_err(|e| GitFailure::cannot_run(&what, &e))?;
             drop(stdin);
         }
-        let output = child
-            .wait_with_output()
-            .await
-            .map_err(|e| GitFailure::cannot_run(&what, &e))?;
+        let waited = child.wait_with_output();
+        let output = match self.timeout {
+            None => waited.await,
+            // Dropping the child on the timeout kills it.
+            Some(limit) => match tokio::time::timeout(limit, waited).await {
+                Ok(output) => output,
+                Err(_) => {
+                    return Err(GitFailure {
+                        what,
+                        detail: format!("the remote did not answer within {} s", limit.as_secs()),
+                        exit: None,
+                    });
+                }
+            },
+        }
+        .map_err(|e| GitFailure::cannot_run(&what, &e))?;
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         if output.status.success() {
             return Ok(stdout);
@@ -225,7 +243,7 @@ impl Git {
 
     /// Runs `git <args>` in `dir` and reports only whether it exited 0: for the
     /// questions git answers with its exit code (`diff --quiet`, `config --get`).
-    pub(crate) async fn succeeds<S: AsRef<OsStr>>(
+    pub async fn succeeds<S: AsRef<OsStr>>(
         &self,
         dir: &Path,
         args: &[S],
@@ -239,12 +257,13 @@ impl Git {
 }
 
 /// Creates `dir` and its parents; `dir` itself gets mode 0700.
-pub(crate) async fn private_dir(dir: &Path) -> Result<(), StepError> {
+pub(crate) async fn private_dir(dir: &Path) -> Result<(), Error> {
     let mut builder = tokio::fs::DirBuilder::new();
     builder.recursive(true).mode(0o700);
-    builder.create(dir).await.map_err(|e| {
-        StepError::terminal(GIT_FAILED, format!("cannot prepare {}: {e}", dir.display()))
-    })
+    builder
+        .create(dir)
+        .await
+        .map_err(|e| Error::local(format!("cannot prepare {}: {e}", dir.display())))
 }
 
 /// The command as a message names it: `git` and its subcommand.
@@ -282,18 +301,18 @@ fn detail(stderr: &str, stdout: &str) -> String {
 
 /// A git invocation that failed, its message already redacted.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct GitFailure {
+pub struct GitFailure {
     /// `git clone`, `git push`, …
-    pub(crate) what: String,
+    pub what: String,
     /// What git said.
-    pub(crate) detail: String,
-    /// The exit code; `None` when git could not be run or was killed.
-    pub(crate) exit: Option<i32>,
+    pub detail: String,
+    /// The exit code; `None` when git could not be run, was killed or timed out.
+    pub exit: Option<i32>,
 }
 
 /// What kind of failure a remote operation met (spec §5.3's classification).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Class {
+pub enum Class {
     /// The host refused the credentials (or wanted some).
     Auth,
     /// The host, or the repository on it, could not be reached.
@@ -315,7 +334,7 @@ impl GitFailure {
 
     /// Sorts the failure by git's words, the first match winning: credentials, then
     /// reachability, then a refused update.
-    pub(crate) fn class(&self) -> Class {
+    pub fn class(&self) -> Class {
         const AUTH: &[&str] = &[
             "authentication failed",
             "authentication required",
@@ -352,6 +371,7 @@ impl GitFailure {
             "unable to access",
             "dial tcp",
             "the remote end hung up",
+            "did not answer within",
         ];
         const REJECTED: &[&str] = &["non-fast-forward", "[rejected]", "rejected", "fetch first"];
         let text = self.detail.to_lowercase();
@@ -369,22 +389,15 @@ impl GitFailure {
         }
     }
 
-    /// The step error for a failed talk with the remote: credentials refused are
-    /// terminal (another try would be refused again); the rest may be forgiven.
-    pub(crate) fn remote(self) -> StepError {
-        let message = self.to_string();
-        match self.class() {
-            Class::Auth => StepError::terminal(GIT_AUTH_FAILED, message),
-            Class::Unreachable => StepError::retryable(GIT_UNREACHABLE, message),
-            Class::Rejected => StepError::retryable(GIT_REJECTED, message),
-            Class::Other => StepError::retryable(GIT_FAILED, message),
-        }
+    /// The error of a failed talk with the remote, in its [`Class`].
+    pub fn remote(self) -> Error {
+        Error::remote(self.class(), self.to_string())
     }
 
-    /// The step error for a failure on the local checkout: terminal, since the same
-    /// checkout would fail the same way.
-    pub(crate) fn local(self) -> StepError {
-        StepError::terminal(GIT_FAILED, self.to_string())
+    /// The error of a failure on local files (a checkout): whatever git said, the
+    /// same files would fail the same way.
+    pub fn local(self) -> Error {
+        Error::local(self.to_string())
     }
 }
 
@@ -509,27 +522,53 @@ mod tests {
     }
 
     #[test]
-    fn reasons_follow_the_class() {
-        let auth = failure("Authentication failed").remote();
+    fn errors_carry_the_class() {
+        use super::super::Kind;
+        let kinds = [
+            ("Authentication failed", Class::Auth),
+            ("Connection refused", Class::Unreachable),
+            ("the remote did not answer within 60 s", Class::Unreachable),
+            ("[rejected] (fetch first)", Class::Rejected),
+            ("something odd", Class::Other),
+        ];
+        for (detail, class) in kinds {
+            assert_eq!(
+                failure(detail).remote().kind,
+                Kind::Remote(class),
+                "{detail}"
+            );
+        }
+        let local = failure("Authentication failed").local();
         assert_eq!(
-            (auth.reason.as_str(), auth.terminal),
-            (GIT_AUTH_FAILED, true)
+            local,
+            Error::local("git push failed: Authentication failed")
         );
-        let gone = failure("Connection refused").remote();
+    }
+
+    #[tokio::test]
+    async fn a_run_over_its_time_limit_is_killed_and_unreachable() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut git = Git::new(dir.path())
+            .await
+            .expect("a private area")
+            .with_timeout(Duration::from_secs(1));
+        // An ssh "transport" that never answers.
+        git.set_env("GIT_SSH_COMMAND", "sleep 5 #");
+        let started = std::time::Instant::now();
+        let failure = git
+            .run(dir.path(), &["ls-remote", "ssh://example.invalid/r.git"])
+            .await
+            .expect_err("no answer");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
         assert_eq!(
-            (gone.reason.as_str(), gone.terminal),
-            (GIT_UNREACHABLE, false)
+            failure.to_string(),
+            "git ls-remote failed: the remote did not answer within 1 s"
         );
-        let moved = failure("[rejected] (fetch first)").remote();
-        assert_eq!(
-            (moved.reason.as_str(), moved.terminal),
-            (GIT_REJECTED, false)
-        );
-        let other = failure("something odd").remote();
-        assert_eq!((other.reason.as_str(), other.terminal), (GIT_FAILED, false));
-        let local = failure("something odd").local();
-        assert_eq!((local.reason.as_str(), local.terminal), (GIT_FAILED, true));
-        assert_eq!(local.message, "git push failed: something odd");
+        assert_eq!(failure.class(), Class::Unreachable);
     }
 
     #[test]

@@ -1,0 +1,104 @@
+{{/*
+The chart's name, for labels.
+*/}}
+{{- define "hecate.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The prefix of every resource name: the release name when it contains the chart's name
+(a release named hecate makes hecate-controller, hecate-api), else <release>-hecate.
+*/}}
+{{- define "hecate.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+A component's resource name: (dict "root" $ "name" "controller") → hecate-controller.
+*/}}
+{{- define "hecate.componentName" -}}
+{{- printf "%s-%s" (include "hecate.fullname" .root) .name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Labels of a component's objects: (dict "root" $ "name" "controller-shard1" "component"
+"controller"). `name` tells workloads apart (a shard's Deployment selects only its own
+Pods); `component` groups them (every controller, shard or not).
+*/}}
+{{- define "hecate.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "hecate.selectorLabels" . }}
+app.kubernetes.io/component: {{ .component }}
+app.kubernetes.io/part-of: hecate
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+{{- end }}
+
+{{/*
+The labels a workload selects its Pods by (immutable once installed).
+*/}}
+{{- define "hecate.selectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-%s" (include "hecate.name" .root) .name | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- end }}
+
+{{/*
+A component's image: (dict "root" $ "image" .Values.api.image); the tag defaults to the
+chart's appVersion.
+*/}}
+{{- define "hecate.image" -}}
+{{- printf "%s:%s" .image.repository (default .root.Chart.AppVersion .image.tag) }}
+{{- end }}
+
+{{/*
+What every component's Pod spec shares: (dict "root" $ "values" .Values.api
+"serviceAccount" "hecate-api"), rendered at the Pod spec's indentation.
+*/}}
+{{- define "hecate.podSpec" -}}
+serviceAccountName: {{ .serviceAccount }}
+{{- with .root.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+securityContext:
+  {{- toYaml .root.Values.podSecurityContext | nindent 2 }}
+{{- with .values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/*
+A component's Pod metadata: (dict "root" $ "values" .Values.api "name" "api"
+"component" "api"), rendered at the Pod template's indentation.
+*/}}
+{{- define "hecate.podMetadata" -}}
+labels:
+  {{- include "hecate.labels" . | nindent 2 }}
+  {{- with .values.podLabels }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- with .values.podAnnotations }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
