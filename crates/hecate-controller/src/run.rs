@@ -245,12 +245,13 @@ fn builtin(client: &kube::Client, args: &Args) -> anyhow::Result<Builtin> {
 fn init_logs(format: LogFormat) {
     let filter =
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    // Logs go to stderr, as every Kubernetes controller's do; stdout stays free.
+    let logs = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter);
     match format {
-        LogFormat::Json => tracing_subscriber::fmt()
-            .json()
-            .with_env_filter(filter)
-            .init(),
-        LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
+        LogFormat::Json => logs.json().init(),
+        LogFormat::Text => logs.init(),
     }
 }
 

@@ -14,7 +14,7 @@ use anyhow::Context as _;
 use hecate_ops::Ops;
 use hecate_testenv::world::{self, FluxPlayer, Repository};
 use hecate_testenv::{Endpoint, Identity, apply_manifest};
-use hecate_types::{Beacon, Bundle, Gate, Window};
+use hecate_types::{Beacon, Bundle, Gate, Passage, Window};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, Patch, PatchParams};
 use tokio::process::{Child, Command};
@@ -165,14 +165,47 @@ impl Story {
         .await
     }
 
-    /// Waits until `bundle` is Gate `gate`'s occupant.
+    /// Waits until `bundle` is Gate `gate`'s occupant; if it never is, says what the
+    /// Gate and its crossings say.
     async fn occupies(&self, gate: &str, bundle: &str) -> anyhow::Result<()> {
         let gates: Api<Gate> = Api::namespaced(self.admin.clone(), &self.namespace);
-        until(&format!("{bundle} in {gate}"), || async {
+        let waited = until(&format!("{bundle} in {gate}"), || async {
             let current = gates.get(gate).await.ok()?.status?.current?;
             (current.bundle == bundle).then_some(())
         })
-        .await
+        .await;
+        match waited {
+            Ok(()) => Ok(()),
+            Err(error) => Err(error.context(self.describe(gate).await)),
+        }
+    }
+
+    /// Gate `gate`'s Ready condition and its Passages, one line each.
+    async fn describe(&self, gate: &str) -> String {
+        let gates: Api<Gate> = Api::namespaced(self.admin.clone(), &self.namespace);
+        let passages: Api<Passage> = Api::namespaced(self.admin.clone(), &self.namespace);
+        let mut lines = Vec::new();
+        if let Ok(object) = gates.get(gate).await {
+            for condition in object.status.map(|s| s.conditions).unwrap_or_default() {
+                lines.push(format!(
+                    "Gate {gate} {}={:?} {}: {}",
+                    condition.type_, condition.status, condition.reason, condition.message
+                ));
+            }
+        }
+        if let Ok(list) = passages.list(&Default::default()).await {
+            for passage in list.items.iter().filter(|p| p.spec.gate == gate) {
+                let status = passage.status.clone().unwrap_or_default();
+                lines.push(format!(
+                    "Passage {} of {}: {:?} {}",
+                    passage.metadata.name.as_deref().unwrap_or_default(),
+                    passage.spec.bundle,
+                    passage.phase(),
+                    status.message
+                ));
+            }
+        }
+        lines.join("\n")
     }
 
     /// Waits until `bundle` has cleared `gate`.
