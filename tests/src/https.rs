@@ -218,7 +218,10 @@ fn encode(reply: &Reply, head_only: bool) -> Vec<u8> {
         404 => "Not Found",
         _ => "Status",
     };
-    let mut out = format!("HTTP/1.1 {} {reason}\r\nconnection: close\r\n", reply.status);
+    let mut out = format!(
+        "HTTP/1.1 {} {reason}\r\nconnection: close\r\n",
+        reply.status
+    );
     if reply.status != 304 {
         out.push_str(&format!("content-length: {}\r\n", reply.body.len()));
     }
@@ -252,16 +255,22 @@ mod tests {
 
     #[tokio::test]
     async fn requests_are_read_up_to_their_head() {
-        let raw = b"GET /stable/index.yaml HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: \"a\"\r\n\r\n";
+        let raw =
+            b"GET /stable/index.yaml HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: \"a\"\r\n\r\n";
         let request = read_request(&mut raw.as_slice()).await;
         assert_eq!(
-            request.as_ref().map(|r| (r.method.as_str(), r.path.as_str())),
+            request
+                .as_ref()
+                .map(|r| (r.method.as_str(), r.path.as_str())),
             Some(("GET", "/stable/index.yaml"))
         );
         assert_eq!(
             request.as_ref().and_then(|r| r.header("if-none-match")),
             Some("\"a\"")
         );
-        assert_eq!(read_request(&mut b"GET / HTTP/1.1\r\n".as_slice()).await, None);
+        assert_eq!(
+            read_request(&mut b"GET / HTTP/1.1\r\n".as_slice()).await,
+            None
+        );
     }
 }

@@ -16,6 +16,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
                   rules for entering it; a Passage is one attempt to move a Bundle through a Gate. \
                   `hecate status` shows every Gate; `hecate explain <gate>` says why nothing is crossing.",
     after_help = after_help(),
+    help_template = help_template(),
     disable_help_subcommand = true
 )]
 pub(crate) struct Cli {
@@ -205,6 +206,18 @@ pub(crate) enum Command {
         #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
         words: Vec<String>,
     },
+}
+
+/// The first line of help and the man page's NAME. It says `hecate` however the
+/// command was invoked: as a plugin only the usage lines name `kubectl hecate` or
+/// `flux hecate` (surfaces §1.8, "the title line is not rewritten").
+pub(crate) const TITLE: &str = "hecate \u{2014} release promotion on Kubernetes";
+
+/// clap's default help layout under [`TITLE`].
+fn help_template() -> String {
+    format!(
+        "{TITLE}\n\n{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{{all-args}}{{after-help}}"
+    )
 }
 
 fn after_help() -> String {

@@ -1,8 +1,10 @@
 //! Each command: connect, call hecate-ops, print. Nothing here judges anything.
 
+use std::pin::Pin;
 use std::time::Duration;
 
-use futures::StreamExt as _;
+use futures::future::BoxFuture;
+use futures::{FutureExt as _, StreamExt as _};
 use hecate_ops::{Operation, Ops, Promoted, Scope};
 use hecate_types::{Passage, PassagePhase, StepPhase};
 use kube::ResourceExt as _;
@@ -167,14 +169,17 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 .promote(&ns, &gate, &bundle, &actor)
                 .await
                 .map_err(write)?;
+            // Listening from the moment the Passage exists (before it is printed):
+            // Ctrl-C from now on says the crossing goes on, never kills us silently.
+            let interrupted = watch.then(interrupt);
             let promoted = Promoted::from(&passage);
             let written = Written {
                 action: "promote",
                 answer: &promoted,
             };
             output::print(output.format, &written, || render::promoted(&promoted))?;
-            if watch {
-                return watch_crossing(&ops, &ns, &passage, timeout, &style).await;
+            if let Some(interrupted) = interrupted {
+                return watch_crossing(&ops, &ns, &passage, timeout, interrupted, &style).await;
             }
         }
         Command::Approve {
@@ -253,6 +258,7 @@ async fn watch_status(
     style: &Style,
     server: &str,
 ) -> Result<u8, Failure> {
+    let mut interrupted = interrupt();
     // Watching before the first read: a change between the two is not missed.
     let mut changes = Box::pin(
         ops.changes(scope)
@@ -284,7 +290,7 @@ async fn watch_status(
                 Some(Err(e)) => return Err(Failure::could_not_tell(format!("lost the watch: {e}"))),
                 None => return Err(Failure::could_not_tell("the watch ended")),
             },
-            _ = tokio::signal::ctrl_c() => return Ok(exit::OK),
+            () = &mut interrupted => return Ok(exit::OK),
         }
         let settle = tokio::time::sleep(Duration::from_millis(250));
         tokio::pin!(settle);
@@ -299,6 +305,27 @@ async fn watch_status(
     }
 }
 
+/// Ctrl-C, as a future that completes when it is pressed.
+type Interrupt = Pin<Box<futures::future::Fuse<BoxFuture<'static, ()>>>>;
+
+/// Ctrl-C, listened for from this moment on and for as long as the future lives: it
+/// is polled once here, which installs the handler, so an interrupt between now and
+/// the first `select!` is not missed (nor, between two of them, dropped). Never
+/// completes when no handler can be installed.
+fn interrupt() -> Interrupt {
+    let mut interrupted = Box::pin(
+        async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+        .boxed()
+        .fuse(),
+    );
+    let _ = interrupted.as_mut().now_or_never();
+    interrupted
+}
+
 /// Follows a crossing until it lands (0), does not (6), or we stop knowing (2): each
 /// step printed once as it settles, and on a terminal a live line for the step under
 /// way.
@@ -307,6 +334,7 @@ async fn watch_crossing(
     ns: &str,
     passage: &Passage,
     timeout: Option<Duration>,
+    mut interrupted: Interrupt,
     style: &Style,
 ) -> Result<u8, Failure> {
     let name = passage.name_any();
@@ -327,7 +355,7 @@ async fn watch_crossing(
         };
         let update = tokio::select! {
             update = next => update,
-            _ = tokio::signal::ctrl_c() => {
+            () = &mut interrupted => {
                 clear_live(&mut live, style)?;
                 output::write_stdout(&format!("\nstopped watching; {name} is still crossing\n"))?;
                 return Ok(exit::COULD_NOT_TELL);

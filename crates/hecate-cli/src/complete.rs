@@ -209,29 +209,141 @@ async fn list(cluster: &ClusterArgs, names: Names) -> Option<Vec<String>> {
     })
 }
 
-/// The man page, in roff, ASCII only.
+/// The man page, in roff, ASCII only: NAME (the help's title), SYNOPSIS, DESCRIPTION
+/// and OPTIONS from the clap definition, then COMMANDS (each command's synopsis and
+/// what it does), EXAMPLES, EXIT STATUS and SEE ALSO. Command lines name the program
+/// as it was invoked (`flux hecate …` as a plugin).
 pub(crate) fn man_page(invoked_as: &str) -> Result<String, Failure> {
-    let command = Cli::command().bin_name(invoked_as);
-    let mut roff = Vec::new();
-    clap_mangen::Man::new(command)
-        .render(&mut roff)
-        .map_err(|e| Failure::could_not_tell(format!("writing the man page: {e}")))?;
-    let mut text = String::from_utf8(roff)
-        .map_err(|e| Failure::could_not_tell(format!("writing the man page: {e}")))?;
+    let mut command = Cli::command().bin_name(invoked_as);
+    command.build();
+    let version = command.get_version().unwrap_or_default().to_string();
+    let man = clap_mangen::Man::new(command.clone());
+    let failed = |e: std::io::Error| Failure::could_not_tell(format!("writing the man page: {e}"));
+    let mut sections = Vec::new();
+    man.render_synopsis_section(&mut sections).map_err(failed)?;
+    man.render_description_section(&mut sections)
+        .map_err(failed)?;
+    man.render_options_section(&mut sections).map_err(failed)?;
+    let sections = String::from_utf8(sections).map_err(|e| failed(std::io::Error::other(e)))?;
+    // Each section comes with roff's preamble (defining `\*(Aq`): it is given once,
+    // after the title.
+    let (preamble, sections): (Vec<&str>, Vec<&str>) = sections
+        .split_inclusive('\n')
+        .partition(|line| line.starts_with(".ie \\n(.g .ds Aq") || line.starts_with(".el .ds Aq"));
+    let preamble = preamble.get(..2).unwrap_or_default().concat();
+    let sections = sections.concat();
+    let what = crate::cli::TITLE
+        .split_once(" \u{2014} ")
+        .map_or(crate::cli::TITLE, |(_, what)| what);
+    // The date is empty and quoted: roff would otherwise read the source as the date.
+    let mut text = format!(
+        ".TH HECATE 1 \"\" \"hecate {version}\" \"User Commands\"\n{preamble}.SH NAME\nhecate \\- {}\n{sections}",
+        roff_text(what)
+    );
+
+    text.push_str(".SH COMMANDS\n");
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let usage = sub.clone().render_usage().to_string();
+        let usage = usage.strip_prefix("Usage: ").unwrap_or(&usage);
+        let about = sub.get_about().map(ToString::to_string).unwrap_or_default();
+        text.push_str(&format!(
+            ".TP\n\\fB{}\\fR\n{}\n",
+            roff_text(usage.trim()),
+            roff_text(&about)
+        ));
+    }
+
+    text.push_str(".SH EXAMPLES\n");
+    for (i, (what, line)) in EXAMPLES.iter().enumerate() {
+        if i > 0 {
+            text.push_str(".PP\n");
+        }
+        text.push_str(&format!(
+            "{}\n.PP\n.RS 4\n.nf\n{}\n.fi\n.RE\n",
+            roff_text(what),
+            roff_text(&format!("{invoked_as} {line}"))
+        ));
+    }
+
     text.push_str(".SH \"EXIT STATUS\"\n");
     for (code, meaning) in crate::exit::TABLE {
-        text.push_str(&format!(".TP\n.B {code}\n{meaning}\n"));
+        text.push_str(&format!(".TP\n.B {code}\n{}\n", roff_text(meaning)));
     }
     text.push_str(".SH \"SEE ALSO\"\n.BR kubectl (1),\n.BR flux (1)\n");
-    // roff is ASCII: anything else becomes its escape, or a plain stand-in.
-    Ok(text
-        .chars()
+    Ok(ascii(&text))
+}
+
+/// The man page's examples: what it does, and the command after the program's name.
+const EXAMPLES: [(&str, &str); 6] = [
+    (
+        "Every Gate of the namespace at a glance, upstream first:",
+        "status -n shop",
+    ),
+    (
+        "Why nothing is crossing into production, and the command that would fix it:",
+        "explain production -n shop",
+    ),
+    (
+        "Approve a Bundle for production; someone else must then promote it:",
+        "approve app-7f3c2a --gate production -n shop",
+    ),
+    (
+        "Move it and follow the crossing \u{2014} exit 0 when it lands, 6 when it does not:",
+        "promote production --bundle app-7f3c2a --watch --timeout 30m -n shop",
+    ),
+    (
+        "Ask a crossing to stop; its remaining steps are marked aborted:",
+        "abort production-4 -n shop",
+    ),
+    (
+        "Check the evidence chains of a Bundle's crossings in Fides, for a script:",
+        "verify app-7f3c2a -o json --server https://fides.example.com",
+    ),
+];
+
+/// Text as roff shows it literally: backslashes and hyphens escaped, and a line
+/// starting with a control character guarded.
+fn roff_text(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let line = line.replace('\\', "\\e").replace('-', "\\-");
+            if line.starts_with(['.', '\'']) {
+                format!("\\&{line}")
+            } else {
+                line
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// roff is ASCII: anything else becomes its escape, or a plain stand-in.
+fn ascii(text: &str) -> String {
+    text.chars()
         .map(|c| match c {
-            '—' => "\\(em".to_string(),
-            '–' => "\\(en".to_string(),
-            '→' => "\\(->".to_string(),
+            '\u{2014}' => "\\(em".to_string(),
+            '\u{2013}' => "\\(en".to_string(),
+            '\u{2192}' => "\\(->".to_string(),
             c if c.is_ascii() => c.to_string(),
             _ => "?".to_string(),
         })
-        .collect())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    /// The man page's examples are commands `hecate` accepts, as printed.
+    #[test]
+    fn the_examples_parse() {
+        for (_, line) in EXAMPLES {
+            let words = std::iter::once("hecate").chain(line.split_whitespace());
+            if let Err(e) = Cli::try_parse_from(words) {
+                panic!("{line}: {e}");
+            }
+        }
+    }
 }

@@ -14,7 +14,8 @@
 //! - [`git`]: the git CLI in a clean environment and the one reading of git credentials
 //!   (spec §5.2), shared by the git steps and Beacons' git watches;
 //! - [`oci`]: the one registry client (and registry credentials) Beacons and the OCI
-//!   steps share;
+//!   steps share, and what Beacons remember of registries between polls;
+//! - [`tls`]: which servers registries and chart repositories are trusted as;
 //! - the process: [`Args`] and [`run`] (start-up order: logs, the CRD skew check in
 //!   [`crd_check`], Flux discovery warnings in [`flux_api`], tracing from `OTEL_*` in
 //!   [`telemetry`], metrics and probes, leader election in [`lease`], the controllers
@@ -47,6 +48,7 @@ pub mod secrets;
 mod serve;
 pub mod steps;
 pub mod telemetry;
+pub mod tls;
 pub mod verify;
 
 pub use args::{Args, BindAddress, LogFormat};

@@ -15,8 +15,9 @@
 //! - [`schema`]: the arguments (unknown fields refused) and answers as types; answers
 //!   reuse hecate-ops' model, and every `structuredContent` is an object.
 //! - [`server`]: [`HecateMcp`], the rmcp `ServerHandler`: decode, authorise, call ops,
-//!   format ([`render`] writes the text). Not-found, refusals and missing permissions
-//!   are tool results a model can read; malformed calls are JSON-RPC errors.
+//!   format ([`render`] writes the text). Bad arguments, not-found, refusals and
+//!   missing permissions are tool results a model can read; a call of a tool not
+//!   offered is a JSON-RPC error.
 //! - [`http`]: streamable HTTP, stateless, with the Origin → Host → method →
 //!   authentication guards in that order. With `--auth kubernetes` callers are
 //!   reviewed by hecate-access (TokenReview, then a SubjectAccessReview per tool call

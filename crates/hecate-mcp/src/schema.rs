@@ -166,9 +166,10 @@ pub struct AuditTrail {
     pub entries: Vec<AuditEntry>,
 }
 
-/// A tool result a model should read and act on rather than retry blindly: what was
-/// not there, what the rules refused, what the caller may not do, or what could not
-/// be reached. Sent as `structuredContent` `{"error": …}` with `isError: true`.
+/// A tool result a model should read and act on rather than retry blindly: arguments
+/// to correct, what was not there, what the rules refused, what the caller may not do,
+/// or what could not be reached. Sent as `structuredContent` `{"error": …}` with
+/// `isError: true`.
 #[derive(Serialize, JsonSchema, Debug, Clone, PartialEq)]
 pub struct Problem {
     /// Which kind of answer this is.
@@ -206,6 +207,10 @@ impl Problem {
 /// The class of a [`Problem`].
 #[derive(Serialize, Deserialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProblemClass {
+    /// The arguments do not fit the tool's input schema (a field missing, unknown or
+    /// of the wrong type), or a name is not one Kubernetes accepts. Nothing was asked
+    /// of the cluster; correct the arguments and call again.
+    InvalidArguments,
     /// The named object does not exist.
     NotFound,
     /// A rule said no; nothing was written. Asking again gets the same answer until

@@ -4,12 +4,14 @@
 //! here judges a Gate, a Bundle or a Passage.
 //!
 //! Three kinds of "no", kept apart:
-//! - a call that cannot be served as written — an unknown tool (`approve` included),
-//!   arguments that do not match the tool's schema, a malformed name — is a JSON-RPC
-//!   error (`-32602`);
-//! - an answer a model should read and act on — not found, refused by the rules, not
+//! - a call of a tool this server does not offer (`approve` above all, or a write tool
+//!   on a read-only server) is a JSON-RPC error (`-32602`): there is nothing to call;
+//! - an answer a model should read and act on — arguments that do not fit the tool's
+//!   input schema or are not Kubernetes names, not found, refused by the rules, not
 //!   permitted, Kubernetes or Fides unreachable — is a tool result with `isError: true`,
-//!   a sentence in `content` and [`Problem`] in `structuredContent`;
+//!   a sentence in `content` and [`Problem`] in `structuredContent`. Bad arguments
+//!   are among them because a model only sees tool results: told what was wrong, it
+//!   can correct the call (surfaces §5.3 #102, #126; MCP 2025-11-25, SEP-1303);
 //! - everything else is a result with the answer in both.
 
 use std::borrow::Cow;
@@ -86,9 +88,17 @@ struct Inner {
     reviewer: Option<Reviewer>,
 }
 
-/// A tool call that cannot be served as written: the JSON-RPC error.
-fn invalid(message: impl Into<String>) -> ErrorData {
-    ErrorData::invalid_params(message.into(), None)
+/// Arguments that do not fit the tool, in words: a [`Problem`] the model can correct.
+struct Invalid(String);
+
+impl From<Invalid> for Problem {
+    fn from(invalid: Invalid) -> Self {
+        Problem::new(ProblemClass::InvalidArguments, invalid.0)
+    }
+}
+
+fn invalid(message: impl Into<String>) -> Invalid {
+    Invalid(message.into())
 }
 
 impl HecateMcp {
@@ -152,7 +162,10 @@ impl HecateMcp {
                 }
                 _ => String::new(),
             };
-            return Err(invalid(format!("Unknown tool: {name}.{hint}")));
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}.{hint}"),
+                None,
+            ));
         };
         if self.inner.reviewer.is_some() && caller.is_none() {
             // The HTTP layer authenticates before any call reaches here; a call without
@@ -168,25 +181,35 @@ impl HecateMcp {
             tool,
             caller,
         };
-        match tool {
-            ToolName::ListGates => call.list_gates(decode(tool, arguments)?).await,
-            ToolName::GetGate => call.get_gate(decode(tool, arguments)?).await,
-            ToolName::WhyStuck => call.why_stuck(decode(tool, arguments)?).await,
-            ToolName::ListBundles => call.list_bundles(decode(tool, arguments)?).await,
-            ToolName::ListPassages => call.list_passages(decode(tool, arguments)?).await,
-            ToolName::GetPassage => call.get_passage(decode(tool, arguments)?).await,
-            ToolName::Audit => call.audit(decode(tool, arguments)?).await,
-            ToolName::Evidence => call.evidence(decode(tool, arguments)?).await,
-            ToolName::Overview => call.overview(decode(tool, arguments)?).await,
-            ToolName::Promote => call.promote(decode(tool, arguments)?).await,
-            ToolName::Abort => call.abort(decode(tool, arguments)?).await,
+        // Each tool with its arguments decoded; arguments that do not decode are the
+        // answer instead.
+        macro_rules! with_arguments {
+            ($tool:ident) => {
+                match decode(tool, arguments) {
+                    Ok(arguments) => call.$tool(arguments).await,
+                    Err(invalid) => problem_result(&invalid.into()),
+                }
+            };
         }
+        Ok(match tool {
+            ToolName::ListGates => with_arguments!(list_gates),
+            ToolName::GetGate => with_arguments!(get_gate),
+            ToolName::WhyStuck => with_arguments!(why_stuck),
+            ToolName::ListBundles => with_arguments!(list_bundles),
+            ToolName::ListPassages => with_arguments!(list_passages),
+            ToolName::GetPassage => with_arguments!(get_passage),
+            ToolName::Audit => with_arguments!(audit),
+            ToolName::Evidence => with_arguments!(evidence),
+            ToolName::Overview => with_arguments!(overview),
+            ToolName::Promote => with_arguments!(promote),
+            ToolName::Abort => with_arguments!(abort),
+        })
     }
 }
 
-/// The tool's arguments, or the JSON-RPC error naming what does not match its schema
-/// (an unknown field, a missing one, a wrong type).
-fn decode<T: DeserializeOwned>(tool: ToolName, arguments: Value) -> Result<T, ErrorData> {
+/// The tool's arguments, or the problem naming what does not match its schema (an
+/// unknown field, a missing one, a wrong type).
+fn decode<T: DeserializeOwned>(tool: ToolName, arguments: Value) -> Result<T, Invalid> {
     serde_json::from_value(arguments).map_err(|e| {
         invalid(format!(
             "invalid arguments for {}: {e}; see its inputSchema",
@@ -195,8 +218,8 @@ fn decode<T: DeserializeOwned>(tool: ToolName, arguments: Value) -> Result<T, Er
     })
 }
 
-/// A checked object name, or the JSON-RPC error.
-fn name_argument(key: &str, value: &str) -> Result<String, ErrorData> {
+/// A checked object name, or the problem with it.
+fn name_argument(key: &str, value: &str) -> Result<String, Invalid> {
     if is_dns_subdomain(value) {
         Ok(value.to_string())
     } else if value.is_empty() {
@@ -224,7 +247,7 @@ impl Call<'_> {
     }
 
     /// The namespace a call acts in: its argument, else the server's.
-    fn namespace(&self, given: Option<String>) -> Result<String, ErrorData> {
+    fn namespace(&self, given: Option<String>) -> Result<String, Invalid> {
         match given.filter(|ns| !ns.is_empty()) {
             None => Ok(self.server.inner.settings.namespace.clone()),
             Some(ns) if is_dns_label(&ns) => Ok(ns),
@@ -257,9 +280,9 @@ impl Call<'_> {
         }
     }
 
-    async fn list_gates(&self, args: InNamespace) -> Result<CallToolResult, ErrorData> {
-        let namespace = self.namespace(args.namespace)?;
+    async fn list_gates(&self, args: InNamespace) -> CallToolResult {
         let answer = async {
+            let namespace = self.namespace(args.namespace)?;
             self.authorize(&namespace).await?;
             let overview = self
                 .ops()
@@ -275,25 +298,25 @@ impl Call<'_> {
             Ok(GateList { namespace, gates })
         }
         .await;
-        Ok(result(answer, render::gate_list))
+        result(answer, render::gate_list)
     }
 
-    async fn get_gate(&self, args: GateName) -> Result<CallToolResult, ErrorData> {
-        let namespace = self.namespace(args.namespace)?;
-        let name = name_argument("name", &args.name)?;
+    async fn get_gate(&self, args: GateName) -> CallToolResult {
         let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let name = name_argument("name", &args.name)?;
             self.authorize(&namespace).await?;
             let gate = self.ops().gate(&namespace, &name).await;
             gate.map_err(|e| problem(&e))
         }
         .await;
-        Ok(result(answer, render::json))
+        result(answer, render::json)
     }
 
-    async fn why_stuck(&self, args: GateArgs) -> Result<CallToolResult, ErrorData> {
-        let namespace = self.namespace(args.namespace)?;
-        let gate = name_argument("gate", &args.gate)?;
+    async fn why_stuck(&self, args: GateArgs) -> CallToolResult {
         let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let gate = name_argument("gate", &args.gate)?;
             self.authorize(&namespace).await?;
             self.ops()
                 .explain(&namespace, &gate)
@@ -301,12 +324,12 @@ impl Call<'_> {
                 .map_err(|e| problem(&e))
         }
         .await;
-        Ok(result(answer, render::why_stuck))
+        result(answer, render::why_stuck)
     }
 
-    async fn list_bundles(&self, args: InNamespace) -> Result<CallToolResult, ErrorData> {
-        let namespace = self.namespace(args.namespace)?;
+    async fn list_bundles(&self, args: InNamespace) -> CallToolResult {
         let answer = async {
+            let namespace = self.namespace(args.namespace)?;
             self.authorize(&namespace).await?;
             let bundles = self
                 .ops()
@@ -316,20 +339,20 @@ impl Call<'_> {
             Ok(BundleList { namespace, bundles })
         }
         .await;
-        Ok(result(answer, render::json))
+        result(answer, render::json)
     }
 
-    async fn list_passages(&self, args: PassageFilter) -> Result<CallToolResult, ErrorData> {
-        let namespace = self.namespace(args.namespace)?;
-        let gate = match args.gate.filter(|g| !g.is_empty()) {
-            Some(gate) => Some(name_argument("gate", &gate)?),
-            None => None,
-        };
-        let bundle = match args.bundle.filter(|b| !b.is_empty()) {
-            Some(bundle) => Some(name_argument("bundle", &bundle)?),
-            None => None,
-        };
+    async fn list_passages(&self, args: PassageFilter) -> CallToolResult {
         let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let gate = match args.gate.filter(|g| !g.is_empty()) {
+                Some(gate) => Some(name_argument("gate", &gate)?),
+                None => None,
+            };
+            let bundle = match args.bundle.filter(|b| !b.is_empty()) {
+                Some(bundle) => Some(name_argument("bundle", &bundle)?),
+                None => None,
+            };
             self.authorize(&namespace).await?;
             let passages = self
                 .ops()
@@ -342,24 +365,24 @@ impl Call<'_> {
             })
         }
         .await;
-        Ok(result(answer, render::json))
+        result(answer, render::json)
     }
 
-    async fn get_passage(&self, args: PassageName) -> Result<CallToolResult, ErrorData> {
-        let namespace = self.namespace(args.namespace)?;
-        let name = name_argument("name", &args.name)?;
+    async fn get_passage(&self, args: PassageName) -> CallToolResult {
         let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let name = name_argument("name", &args.name)?;
             self.authorize(&namespace).await?;
             let passage = self.ops().passage(&namespace, &name).await;
             passage.map_err(|e| problem(&e))
         }
         .await;
-        Ok(result(answer, render::json))
+        result(answer, render::json)
     }
 
-    async fn audit(&self, args: InNamespace) -> Result<CallToolResult, ErrorData> {
-        let namespace = self.namespace(args.namespace)?;
+    async fn audit(&self, args: InNamespace) -> CallToolResult {
         let answer = async {
+            let namespace = self.namespace(args.namespace)?;
             self.authorize(&namespace).await?;
             let entries = self
                 .ops()
@@ -369,13 +392,13 @@ impl Call<'_> {
             Ok(AuditTrail { namespace, entries })
         }
         .await;
-        Ok(result(answer, render::json))
+        result(answer, render::json)
     }
 
-    async fn evidence(&self, args: BundleArgs) -> Result<CallToolResult, ErrorData> {
-        let namespace = self.namespace(args.namespace)?;
-        let bundle = name_argument("bundle", &args.bundle)?;
+    async fn evidence(&self, args: BundleArgs) -> CallToolResult {
         let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let bundle = name_argument("bundle", &args.bundle)?;
             self.authorize(&namespace).await?;
             self.ops()
                 .evidence(&namespace, &bundle)
@@ -383,10 +406,10 @@ impl Call<'_> {
                 .map_err(|e| problem(&e))
         }
         .await;
-        Ok(result(answer, render::json))
+        result(answer, render::json)
     }
 
-    async fn overview(&self, _args: NoArguments) -> Result<CallToolResult, ErrorData> {
+    async fn overview(&self, _args: NoArguments) -> CallToolResult {
         let answer = async {
             let scope = match (&self.server.inner.reviewer, self.caller) {
                 (Some(reviewer), Some(caller)) => {
@@ -397,7 +420,7 @@ impl Call<'_> {
             self.ops().overview(&scope).await.map_err(|e| problem(&e))
         }
         .await;
-        Ok(result(answer, render::json))
+        result(answer, render::json)
     }
 
     /// The namespaces holding Hecate objects whose Gates `caller` may list.
@@ -413,11 +436,11 @@ impl Call<'_> {
             .map_err(|e| unavailable(&e))
     }
 
-    async fn promote(&self, args: PromoteArgs) -> Result<CallToolResult, ErrorData> {
-        let namespace = self.namespace(args.namespace)?;
-        let gate = name_argument("gate", &args.gate)?;
-        let bundle = name_argument("bundle", &args.bundle)?;
+    async fn promote(&self, args: PromoteArgs) -> CallToolResult {
         let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let gate = name_argument("gate", &args.gate)?;
+            let bundle = name_argument("bundle", &args.bundle)?;
             self.authorize(&namespace).await?;
             self.ops()
                 .promote(&namespace, &gate, &bundle, &self.actor())
@@ -426,13 +449,13 @@ impl Call<'_> {
                 .map_err(|e| problem(&e))
         }
         .await;
-        Ok(result(answer, render::promoted))
+        result(answer, render::promoted)
     }
 
-    async fn abort(&self, args: AbortArgs) -> Result<CallToolResult, ErrorData> {
-        let namespace = self.namespace(args.namespace)?;
-        let passage = name_argument("passage", &args.passage)?;
+    async fn abort(&self, args: AbortArgs) -> CallToolResult {
         let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let passage = name_argument("passage", &args.passage)?;
             self.authorize(&namespace).await?;
             self.ops()
                 .abort(&namespace, &passage, &self.actor())
@@ -440,7 +463,7 @@ impl Call<'_> {
                 .map_err(|e| problem(&e))
         }
         .await;
-        Ok(result(answer, render::aborted))
+        result(answer, render::aborted)
     }
 }
 
@@ -461,6 +484,9 @@ fn result<T: Serialize>(answer: Answer<T>, text: impl Fn(&T) -> String) -> CallT
 /// it in `content`, the typed [`Problem`] in `structuredContent`.
 pub fn problem_result(problem: &Problem) -> CallToolResult {
     let advice = match problem.class {
+        ProblemClass::InvalidArguments => {
+            "Nothing was asked of the cluster. Correct the arguments (the tool's inputSchema says what it takes) and call again."
+        }
         ProblemClass::NotFound => {
             "Check the name (names are exact) and the namespace; the list_ tools show what exists."
         }

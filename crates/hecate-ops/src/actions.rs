@@ -54,7 +54,7 @@ impl Ops {
         rules::promotion::judge(&gate, &bundle, &passages, actor, self.now()).map_err(refused)?;
 
         let name = rules::promotion::next_passage_name(&gate_name, &passages);
-        let passage = rules::promotion::new_passage(&gate, &bundle, actor, &name);
+        let passage = rules::promotion::new_passage(&gate, &bundle, actor, &name, self.now());
         match self
             .api::<Passage>(namespace)
             .create(&PostParams::default(), &passage)

@@ -20,6 +20,12 @@ pub const ANNOTATION_ABORTED_BY: &str = "hecate.dev/aborted-by";
 /// Annotation on a Passage: when it was aborted (RFC 3339).
 pub const ANNOTATION_ABORTED_AT: &str = "hecate.dev/aborted-at";
 
+/// Annotation on a Bundle or Passage: when its writer created it, to the nanosecond
+/// (RFC 3339). `creationTimestamp` keeps only the second, and a Beacon can emit two
+/// Bundles within one; "newer" reads this first. Objects without it (made by hand or by
+/// the reference) are ordered by `creationTimestamp`.
+pub const ANNOTATION_CREATED_AT: &str = "hecate.dev/created-at";
+
 /// The actor recorded on Passages the controller starts by itself.
 pub const ACTOR_CONTROLLER: &str = "controller";
 

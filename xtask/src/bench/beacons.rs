@@ -1,15 +1,17 @@
 //! Beacons polling a registry, as users run them: `hecate-controller` as its own
 //! process, a real registry on loopback (CNCF Distribution, the test environment's)
 //! with repositories of 500 tags each, ten Beacons on each repository polling every
-//! 30 s. Measured, with the registry's own access log counting what the controller
+//! 20 s. Measured, with the registry's own access log counting what the controller
 //! asked of it:
 //!
 //! - the first poll of every Beacon after the controller starts (nothing remembered);
 //! - every Beacon asked to poll again with nothing changed (`hecate poll`'s annotation,
-//!   written through hecate-ops): the poll cycle's time and its requests per poll;
+//!   written through hecate-ops; a requested poll looks digests up afresh): the poll
+//!   cycle's time and its requests per poll;
 //! - a new tag in every repository, then every Beacon asked again: each must emit a new
 //!   Bundle;
-//! - requests per minute while the Beacons poll on their own, nothing changing;
+//! - the Beacons polling on their own for a while, nothing changing: requests per poll
+//!   (the polls counted by each Beacon's `status.lastPolled`) and per minute;
 //! - the controller's memory.
 //!
 //! Each run uses a new registry and a new namespace, and removes both afterwards.
@@ -37,8 +39,9 @@ const SHARD_LABEL: &str = "hecate.dev/bench-beacons";
 const TAGS: usize = 500;
 /// Beacons watching each repository.
 const BEACONS_PER_REPOSITORY: usize = 10;
-/// Every Beacon's `spec.interval`.
-const INTERVAL: &str = "30s";
+/// Every Beacon's `spec.interval`; the cycles asked for all end within it, so no
+/// Beacon's own poll falls among them.
+const INTERVAL: &str = "20s";
 /// The registry's requests the controller sent carry this `User-Agent`.
 const AGENT: &str = "hecate-controller/";
 
@@ -54,16 +57,19 @@ pub(crate) struct BeaconResults {
     pub(crate) first_cycle_ms: f64,
     pub(crate) first_requests_per_poll: f64,
     /// Every Beacon asked to poll, nothing changed → every Beacon answered.
-    pub(crate) unchanged_cycle_ms: f64,
-    pub(crate) unchanged_requests_per_poll: f64,
+    pub(crate) requested_cycle_ms: f64,
+    pub(crate) requested_requests_per_poll: f64,
     /// A new tag in every repository, every Beacon asked → every Beacon answered.
     pub(crate) new_tag_cycle_ms: f64,
     pub(crate) new_tag_requests_per_poll: f64,
     /// Beacons that emitted a Bundle of the new tag in that cycle.
     pub(crate) new_tag_emitted: usize,
-    /// Registry requests per minute with nothing changing, and over how long.
-    pub(crate) idle_requests_per_minute: f64,
-    pub(crate) idle_window_s: f64,
+    /// The Beacons polling on their own, nothing changing: over how long, how many
+    /// polls, registry requests per poll and per minute.
+    pub(crate) routine_window_s: f64,
+    pub(crate) routine_polls: usize,
+    pub(crate) routine_requests_per_poll: f64,
+    pub(crate) routine_requests_per_minute: f64,
     /// Resident memory at the end, and its peak.
     pub(crate) rss_mib: f64,
     pub(crate) peak_rss_mib: f64,
@@ -77,10 +83,13 @@ impl Scale {
         }
     }
 
+    /// How long the Beacons are watched polling on their own, from the end of a cycle:
+    /// one interval and a half (one round of polls), or two and a half (two), so the
+    /// window ends between rounds and cuts none in two.
     fn beacon_idle_window(self) -> Duration {
         match self {
             Self::Small => Duration::from_secs(30),
-            Self::Large => Duration::from_secs(60),
+            Self::Large => Duration::from_secs(50),
         }
     }
 }
@@ -94,7 +103,9 @@ pub(crate) async fn run(
     let beacons = scale.beacons();
     let repositories = beacons.div_ceil(BEACONS_PER_REPOSITORY);
     let registry = Distribution::start(false).await;
-    let paths: Vec<String> = (0..repositories).map(|r| format!("bench/app-{r}")).collect();
+    let paths: Vec<String> = (0..repositories)
+        .map(|r| format!("bench/app-{r}"))
+        .collect();
     let tags: Vec<String> = (0..TAGS)
         .map(|i| format!("1.{}.{}", i / 50, i % 50))
         .collect();
@@ -207,8 +218,8 @@ async fn measure(
     // Nothing changed: every Beacon asked to look again.
     let ops = Ops::new(admin.clone());
     let before = asked();
-    let unchanged_cycle = poll_all(&ops, &api, namespace, &names).await?;
-    let unchanged_requests = asked() - before;
+    let requested_cycle = poll_all(&ops, &api, namespace, &names).await?;
+    let requested_requests = asked() - before;
 
     // A new tag in every repository: every Beacon must see it.
     for path in paths {
@@ -223,11 +234,11 @@ async fn measure(
         .filter(|(name, bundle)| latest.get(*name) != Some(bundle))
         .count();
 
-    // Idle: the Beacons poll every INTERVAL on their own; nothing changes.
+    // Routine: the Beacons poll every INTERVAL on their own; nothing changes.
     let window = scale.beacon_idle_window();
     let before = asked();
-    tokio::time::sleep(window).await;
-    let idle = asked() - before;
+    let routine_polls = count_polls(&api, window).await?;
+    let routine = asked() - before;
     let (rss_mib, peak_rss_mib) = process.memory();
 
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -239,13 +250,15 @@ async fn measure(
         interval: INTERVAL,
         first_cycle_ms: ms(first_cycle),
         first_requests_per_poll: per_poll(first_requests),
-        unchanged_cycle_ms: ms(unchanged_cycle),
-        unchanged_requests_per_poll: per_poll(unchanged_requests),
+        requested_cycle_ms: ms(requested_cycle),
+        requested_requests_per_poll: per_poll(requested_requests),
         new_tag_cycle_ms: ms(new_tag_cycle),
         new_tag_requests_per_poll: per_poll(new_tag_requests),
         new_tag_emitted,
-        idle_requests_per_minute: idle * 60.0 / window.as_secs_f64(),
-        idle_window_s: window.as_secs_f64(),
+        routine_window_s: window.as_secs_f64(),
+        routine_polls,
+        routine_requests_per_poll: routine / routine_polls.max(1) as f64,
+        routine_requests_per_minute: routine * 60.0 / window.as_secs_f64(),
         rss_mib,
         peak_rss_mib,
     })
@@ -292,6 +305,38 @@ async fn poll_all(
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// How many polls the Beacons of `api` make in `window`: changes of their
+/// `status.lastPolled`, looked at every 250 ms (a Beacon polls at most once a second
+/// here, so none is missed).
+async fn count_polls(api: &Api<Beacon>, window: Duration) -> anyhow::Result<usize> {
+    let polled = || async {
+        anyhow::Ok(
+            api.list(&ListParams::default())
+                .await?
+                .items
+                .into_iter()
+                .map(|b| {
+                    let name = b.name_any();
+                    (name, b.status.and_then(|s| s.last_polled))
+                })
+                .collect::<BTreeMap<_, _>>(),
+        )
+    };
+    let started = Instant::now();
+    let mut last = polled().await?;
+    let mut polls = 0;
+    while started.elapsed() < window {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = polled().await?;
+        polls += now
+            .iter()
+            .filter(|(name, at)| last.get(*name) != Some(*at))
+            .count();
+        last = now;
+    }
+    Ok(polls)
 }
 
 /// Each Beacon's `status.latestBundle`, by name.

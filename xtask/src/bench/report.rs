@@ -235,10 +235,10 @@ pub(crate) fn markdown(results: &Results) -> String {
          access log shows the controller asked.\n\n\
          | what | value |\n|---|---:|\n\
          | start to every Beacon polled once: time / registry requests per poll | {:.0} ms / {:.2} |\n\
-         | every Beacon asked to poll, nothing changed: time / registry requests per poll | {:.0} ms / {:.2} |\n\
+         | every Beacon asked to poll (`hecate poll`: digests looked up afresh), nothing changed: time / registry requests per poll | {:.0} ms / {:.2} |\n\
          | a new tag in every repository, every Beacon asked: time / registry requests per poll | {:.0} ms / {:.2} |\n\
          | Beacons that emitted the new tag's Bundle in that cycle | {} of {} |\n\
-         | registry requests per minute while idle (over {:.0} s) | {:.0} |\n\
+         | polling on their own, nothing changed ({} polls in {:.0} s): registry requests per poll / per minute | {:.2} / {:.0} |\n\
          | resident memory at the end / peak | {:.1} / {:.1} MiB |",
         b.beacons,
         b.beacons / b.repositories.max(1),
@@ -247,14 +247,16 @@ pub(crate) fn markdown(results: &Results) -> String {
         b.interval,
         b.first_cycle_ms,
         b.first_requests_per_poll,
-        b.unchanged_cycle_ms,
-        b.unchanged_requests_per_poll,
+        b.requested_cycle_ms,
+        b.requested_requests_per_poll,
         b.new_tag_cycle_ms,
         b.new_tag_requests_per_poll,
         b.new_tag_emitted,
         b.beacons,
-        b.idle_window_s,
-        b.idle_requests_per_minute,
+        b.routine_polls,
+        b.routine_window_s,
+        b.routine_requests_per_poll,
+        b.routine_requests_per_minute,
         b.rss_mib,
         b.peak_rss_mib
     );

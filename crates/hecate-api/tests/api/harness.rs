@@ -4,7 +4,7 @@
 
 use hecate_api::AppState;
 use hecate_testenv::fixtures::{bundle, gate, gate_spec};
-use hecate_testenv::{Identity, TestEnv};
+use hecate_testenv::{Identity, RequestLog, TestEnv};
 use hecate_types::Gate;
 use serde_json::Value;
 
@@ -41,10 +41,27 @@ impl Server {
         Self::launch(true).await
     }
 
+    /// A server reading directly, whose client records every request it sends to
+    /// the API server (TokenReviews and SubjectAccessReviews included).
+    pub(crate) async fn start_recording() -> (Self, RequestLog) {
+        let env = TestEnv::new().await;
+        hecate_testenv::rbac::grant_deployed_roles(&env).await;
+        let (client, log) = env
+            .endpoint()
+            .recording_client(Identity::HecateApi)
+            .await
+            .unwrap();
+        (Self::serve(env, client, false).await, log)
+    }
+
     async fn launch(cached: bool) -> Self {
         let env = TestEnv::new().await;
         hecate_testenv::rbac::grant_deployed_roles(&env).await;
         let client = env.client(Identity::HecateApi).await;
+        Self::serve(env, client, cached).await
+    }
+
+    async fn serve(env: TestEnv, client: kube::Client, cached: bool) -> Self {
         let state = AppState::new(client, vec![]);
         let state = if cached { state.cached() } else { state };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

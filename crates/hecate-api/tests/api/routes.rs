@@ -363,40 +363,191 @@ async fn operations_endpoints() {
     );
 }
 
+/// The object each route's `{name}` names in [`the_openapi_document_covers_every_route`]'s
+/// namespace, and the body a write needs.
+fn concrete(path: &str, name: &str) -> (String, Option<&'static str>) {
+    let kind = path
+        .split('/')
+        .rev()
+        .skip_while(|segment| *segment != "{name}")
+        .nth(1)
+        .unwrap_or_default();
+    let object = match kind {
+        "gates" => "staging",
+        "bundles" => "b1",
+        "passages" => "p-1",
+        "beacons" => "app",
+        _ => "",
+    };
+    let object = if name.is_empty() { object } else { name };
+    let body = if path.ends_with("/promote") {
+        Some(r#"{"bundle":"b1"}"#)
+    } else if path.ends_with("/approve") {
+        Some(r#"{"gate":"staging"}"#)
+    } else {
+        None
+    };
+    (path.replace("{name}", object), body)
+}
+
+/// The document has every route of the table and nothing else, and each route answers
+/// what it documents: 200 when it works; 401 with no token; for a namespace's routes
+/// 403 (naming the permission its operation needs), 400 for a malformed namespace and
+/// 404 for a missing object; for writes 409 when the rules refuse and 413 for an
+/// oversize body. Every status seen is one the document lists for that route, and a
+/// route failing in any other way (a 500 included) fails the test.
 #[tokio::test]
 async fn the_openapi_document_covers_every_route() {
     let server = Server::start().await;
+    server.pipeline().await;
+    let spec = BeaconSpec {
+        watch: vec![WatchSource {
+            image: Some(ImageWatch {
+                repo: "r".into(),
+                ..ImageWatch::default()
+            }),
+            ..WatchSource::default()
+        }],
+        ..BeaconSpec::default()
+    };
+    server.env.create(Beacon::new("app", spec)).await;
+    let crossing = PassageSpec {
+        gate: "production".into(),
+        bundle: "b1".into(),
+        steps: vec![Step {
+            uses: "flux-wait".into(),
+            ..Step::default()
+        }],
+        ..PassageSpec::default()
+    };
+    server.env.create(Passage::new("p-1", crossing)).await;
+    let ns = server.ns().to_string();
+
     let doc = server.get("/api/openapi.json", None).await.json();
     assert_eq!(doc["openapi"], "3.0.3");
     let paths = doc["paths"].as_object().unwrap();
     // The table the router and the document are built from: the spec's twenty routes.
     let routes = hecate_api::routes::ROUTES;
     assert_eq!(routes.len(), 20);
+    let mut seen = std::collections::BTreeSet::new();
     for route in routes {
         let (method, path) = (route.method.as_str(), route.path);
-        assert!(
-            paths.get(path).and_then(|p| p.get(method)).is_some(),
-            "{method} {path} is documented"
-        );
-        // And served: not a 404 for an authenticated caller (names filled in).
-        let concrete = path.replace("{name}", "x");
-        let token = server.token(Admin);
-        let method = match route.method {
+        let documented: Vec<u16> = paths
+            .get(path)
+            .and_then(|p| p.get(method))
+            .unwrap_or_else(|| panic!("{method} {path} is documented"))["responses"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.parse().unwrap())
+            .collect();
+        let http_method = match route.method {
             hecate_api::routes::Method::Get => reqwest::Method::GET,
             hecate_api::routes::Method::Post => reqwest::Method::POST,
         };
-        if !concrete.ends_with("/watch") {
-            let answer = server
-                .send(method, &concrete, Some(&token), Some("{}"))
-                .await;
+        let ask = |path: &str, token: Option<&str>, body: Option<&str>| {
+            let (server, method) = (&server, http_method.clone());
+            let (path, token, body) = (
+                path.to_string(),
+                token.map(String::from),
+                body.map(String::from),
+            );
+            async move {
+                server
+                    .send(method, &path, token.as_deref(), body.as_deref())
+                    .await
+            }
+        };
+        let mut expect = |answer: Answer, status: u16, case: &str| {
+            assert_eq!(
+                answer.status, status,
+                "{method} {path}, {case}: {}",
+                answer.body
+            );
             assert!(
-                answer.status != 405
-                    && !(answer.status == 404 && answer.body.contains("no such API route")),
-                "{path}: {}",
-                answer.status
+                documented.contains(&status),
+                "{method} {path} answers {status} ({case}) but documents only {documented:?}"
+            );
+            seen.insert(status);
+            answer
+        };
+        let admin = server.token(Admin);
+        let (working, body) = concrete(path, "");
+
+        // Works: 200 (the event stream, which never ends, is only opened).
+        if path.ends_with("/watch") {
+            let response = server
+                .http
+                .get(format!("{}{}", server.base, working.replace("{ns}", &ns)))
+                .bearer_auth(&admin)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 200, "{path}");
+            assert!(documented.contains(&200));
+            assert_eq!(response.headers()["content-type"], "text/event-stream");
+        } else {
+            let answer = expect(ask(&working, Some(&admin), body).await, 200, "working");
+            assert!(
+                answer.headers["content-type"]
+                    .to_str()
+                    .unwrap()
+                    .starts_with("application/json"),
+                "{path}"
             );
         }
+        let Some(operation) = route.guard.operation() else {
+            continue;
+        };
+        expect(ask(&working, None, body).await, 401, "no token");
+        if !path.contains("{ns}") {
+            continue;
+        }
+        let forbidden = expect(
+            ask(&working, Some(&server.token(CiBot)), body).await,
+            403,
+            "no rights",
+        );
+        assert_eq!(
+            forbidden.json()["error"],
+            format!("ci-bot may not {} in {ns}", operation.permission()),
+            "{path}"
+        );
+        let bad_namespace = working.replace("{ns}", "Not_A_Namespace");
+        expect(
+            ask(&bad_namespace, Some(&admin), body).await,
+            400,
+            "malformed namespace",
+        );
+        if path.contains("{name}") {
+            let (missing, body) = concrete(path, "ghost");
+            expect(
+                ask(&missing, Some(&admin), body).await,
+                404,
+                "missing object",
+            );
+        }
+        if operation.writes() {
+            let big = format!(r#"{{"x":"{}"}}"#, "x".repeat(2 << 20));
+            expect(
+                ask(&working, Some(&admin), Some(&big)).await,
+                413,
+                "oversize body",
+            );
+            if path.ends_with("/promote") {
+                expect(
+                    ask(&working, Some(&admin), body).await,
+                    409,
+                    "already crossing",
+                );
+            }
+        }
     }
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        [200, 400, 401, 403, 404, 409, 413],
+        "every documented status but 500 was seen"
+    );
     let documented: usize = paths.values().map(|p| p.as_object().unwrap().len()).sum();
     assert_eq!(
         documented,

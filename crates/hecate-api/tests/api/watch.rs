@@ -110,3 +110,76 @@ async fn the_stream_needs_read_access() {
         403
     );
 }
+
+/// API #82: after `open`, a stream over a namespace where nothing changes says nothing
+/// — not the objects that already exist, not a periodic "changed" — for three of the
+/// reference's ticks (9 s; the `: ping` keep-alive comes only every 20 s). It is still
+/// listening: the next change is reported at once.
+#[tokio::test]
+async fn api82_the_stream_is_silent_while_nothing_changes() {
+    let server = Server::start().await;
+    server.pipeline().await;
+    hecate_testenv::fixtures::passage(
+        &server.env,
+        "staging-1",
+        "staging",
+        "b1",
+        hecate_types::PassagePhase::Succeeded,
+    )
+    .await;
+    let response = server
+        .http
+        .get(format!(
+            "{}/api/v1alpha1/namespaces/{}/watch",
+            server.base,
+            server.ns()
+        ))
+        .bearer_auth(server.token(Alice))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let mut stream = response.bytes_stream();
+    let mut seen = String::new();
+    read_until(
+        &mut stream,
+        &mut seen,
+        "event: open",
+        Duration::from_secs(3),
+    )
+    .await;
+    // The whole `open` frame, up to its blank line.
+    read_until(&mut stream, &mut seen, "\n\n", Duration::from_secs(1)).await;
+    let opened = seen.clone();
+
+    let quiet = tokio::time::timeout(Duration::from_secs(9), stream.next()).await;
+    assert!(
+        quiet.is_err(),
+        "a frame while nothing changed: {:?}",
+        quiet.map(|chunk| chunk.map(|c| String::from_utf8_lossy(&c.unwrap()).into_owned()))
+    );
+
+    let mut gate: Gate = server.env.api().get("staging").await.unwrap();
+    gate.status = Some(GateStatus {
+        health: Some(HealthReport {
+            status: Health::Degraded,
+            issues: vec![],
+            details: None,
+            observed_at: None,
+            since: None,
+        }),
+        ..GateStatus::default()
+    });
+    server.env.write_status(&gate).await;
+    read_until(
+        &mut stream,
+        &mut seen,
+        "event: changed",
+        Duration::from_secs(2),
+    )
+    .await;
+    assert!(
+        seen[opened.len()..].starts_with("event: changed\n"),
+        "the first frame after open is the change: {seen}"
+    );
+}

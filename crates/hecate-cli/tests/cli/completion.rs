@@ -150,19 +150,156 @@ async fn an_unreachable_cluster_offers_nothing() {
     );
 }
 
+/// `hecate` installed under `name` (a plugin is the same binary, renamed).
+fn installed_as(dir: &tempfile::TempDir, name: &str) -> std::path::PathBuf {
+    let path = dir.path().join(name);
+    std::fs::copy(hecate(), &path).unwrap();
+    path
+}
+
+/// CLI #9: the man page is ASCII roff with the sections a man page has, in order; its
+/// COMMANDS give each command's synopsis and what it does, its EXAMPLES whole command
+/// lines (one with an em dash, escaped), its EXIT STATUS every code. As a plugin the
+/// command lines name the plugin; the NAME stays `hecate`.
 #[tokio::test]
-async fn the_man_page_is_ascii_roff() {
-    let run = output(binary(hecate()).arg("man").output().await.unwrap());
-    assert_eq!(run.code, 0);
-    assert!(run.stdout.is_ascii(), "roff must be ASCII");
-    for part in [
-        ".TH hecate 1",
-        ".SH NAME",
-        ".SH SYNOPSIS",
-        ".SH \"EXIT STATUS\"",
-        "promote",
-        "explain",
+async fn cli09_the_man_page_has_its_sections_and_examples() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, invoked) in [
+        ("hecate", "hecate"),
+        ("kubectl-hecate", "kubectl hecate"),
+        ("flux-hecate", "flux hecate"),
     ] {
-        assert!(run.stdout.contains(part), "{part}");
+        let run = output(
+            binary(&installed_as(&dir, name))
+                .arg("man")
+                .output()
+                .await
+                .unwrap(),
+        );
+        assert_eq!(run.code, 0, "{run:?}");
+        let man = run.stdout;
+        assert!(man.is_ascii(), "roff must be ASCII");
+        assert!(!man.contains('\u{2014}'));
+        assert_eq!(
+            man.lines().next(),
+            Some(concat!(
+                ".TH HECATE 1 \"\" \"hecate ",
+                env!("CARGO_PKG_VERSION"),
+                "\" \"User Commands\""
+            ))
+        );
+        let sections: Vec<&str> = man.lines().filter(|l| l.starts_with(".SH ")).collect();
+        assert_eq!(
+            sections,
+            [
+                ".SH NAME",
+                ".SH SYNOPSIS",
+                ".SH DESCRIPTION",
+                ".SH OPTIONS",
+                ".SH COMMANDS",
+                ".SH EXAMPLES",
+                ".SH \"EXIT STATUS\"",
+                ".SH \"SEE ALSO\"",
+            ],
+            "{name}"
+        );
+        let section = |title: &str| {
+            let start = man.find(&format!(".SH {title}\n")).unwrap();
+            let rest = &man[start + 1..];
+            rest[..rest.find("\n.SH ").unwrap_or(rest.len())].to_string()
+        };
+        assert_eq!(
+            section("NAME"),
+            "SH NAME\nhecate \\- release promotion on Kubernetes"
+        );
+
+        let commands = section("COMMANDS");
+        let entries: Vec<&str> = commands.lines().filter(|l| l.starts_with("\\fB")).collect();
+        assert_eq!(
+            entries.len(),
+            16,
+            "every command but the hidden one: {commands}"
+        );
+        for entry in [
+            format!("\\fB{invoked} status [OPTIONS]\\fR"),
+            format!("\\fB{invoked} promote [OPTIONS] \\-\\-bundle <BUNDLE> <GATE>\\fR"),
+            format!("\\fB{invoked} approve [OPTIONS] \\-\\-gate <GATE> <BUNDLE>\\fR"),
+            format!("\\fB{invoked} verify [OPTIONS] [BUNDLE]\\fR"),
+        ] {
+            assert!(entries.contains(&entry.as_str()), "{entry}: {commands}");
+        }
+        assert!(
+            commands.contains(
+                "\nCheck the tamper\\-evident chains of a Bundle's recorded crossings in Fides\n"
+            ),
+            "{commands}"
+        );
+        assert!(!man.contains("__complete"));
+
+        let examples = section("EXAMPLES");
+        for line in [
+            format!("\n{invoked} explain production \\-n shop\n"),
+            format!(
+                "\n{invoked} promote production \\-\\-bundle app\\-7f3c2a \\-\\-watch \\-\\-timeout 30m \\-n shop\n"
+            ),
+            format!(
+                "\n{invoked} verify app\\-7f3c2a \\-o json \\-\\-server https://fides.example.com\n"
+            ),
+        ] {
+            assert!(examples.contains(&line), "{line:?}: {examples}");
+        }
+        assert!(
+            examples.contains("follow the crossing \\(em exit 0 when it lands"),
+            "{examples}"
+        );
+        assert_eq!(examples.matches(".nf\n").count(), 6, "{examples}");
+
+        let exits = section("\"EXIT STATUS\"");
+        let codes: Vec<&str> = exits.lines().filter(|l| l.starts_with(".B ")).collect();
+        assert_eq!(
+            codes,
+            [".B 0", ".B 1", ".B 2", ".B 3", ".B 4", ".B 5", ".B 6"]
+        );
+        assert!(
+            exits.contains("\npromote \\-\\-watch: the crossing failed or was aborted"),
+            "{exits}"
+        );
+    }
+}
+
+/// CLI #11: installed as a kubectl or Flux plugin, help names the plugin in its usage
+/// lines, but its title still starts with `hecate ` (surfaces §1.8).
+#[tokio::test]
+async fn cli11_the_title_is_not_rewritten_in_plugin_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, invoked) in [
+        ("hecate", "hecate"),
+        ("kubectl-hecate", "kubectl hecate"),
+        ("flux-hecate", "flux hecate"),
+    ] {
+        let path = installed_as(&dir, name);
+        for flag in ["--help", "-h"] {
+            let run = output(binary(&path).arg(flag).output().await.unwrap());
+            assert_eq!(run.code, 0, "{run:?}");
+            assert!(
+                run.stdout
+                    .starts_with("hecate \u{2014} release promotion on Kubernetes\n"),
+                "{name} {flag}: {}",
+                run.stdout
+            );
+            assert!(
+                run.stdout
+                    .contains(&format!("\nUsage: {invoked} [OPTIONS] <COMMAND>\n")),
+                "{name} {flag}: {}",
+                run.stdout
+            );
+            if name != "hecate" {
+                assert!(
+                    !run.stdout.contains("Usage: hecate"),
+                    "{name} {flag}: {}",
+                    run.stdout
+                );
+            }
+        }
     }
 }

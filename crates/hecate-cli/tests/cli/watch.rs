@@ -232,10 +232,85 @@ async fn status_watch_redraws_when_something_changes() {
             seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
         }
     }
-    child.kill().await.unwrap();
+    // Ctrl-C ends watching the status, and that is a success.
+    interrupt(&child);
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("status --watch stopped on Ctrl-C")
+        .unwrap();
+    assert_eq!(status.code(), Some(i32::from(exit::OK)), "{status:?}");
     assert_eq!(
         seen.matches("GATE").count(),
         2,
         "drawn once, then once more after the change: {seen}"
     );
+}
+
+/// Sends SIGINT (Ctrl-C) to `child`.
+fn interrupt(child: &tokio::process::Child) {
+    let pid = child.id().expect("still running").to_string();
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -INT {pid}");
+}
+
+/// CLI #27: Ctrl-C while following a crossing stops the watching, not the crossing: it
+/// says so, names the Passage still crossing, and exits 2 (we can no longer tell how
+/// it ends). The Passage is untouched.
+#[tokio::test]
+async fn cli27_ctrl_c_stops_watching_not_the_crossing() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    gate(&env, "staging", gate_spec(&[], false)).await;
+    bundle(&env, "b1").await;
+    let mut child = hecate
+        .command(
+            Identity::Bob,
+            &[
+                "promote",
+                "staging",
+                "--bundle",
+                "b1",
+                "--watch",
+                "--timeout",
+                "60s",
+            ],
+        )
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = String::new();
+    let mut buffer = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !seen.contains("crossing b1 through staging as staging-1\n") {
+        let n = tokio::time::timeout_at(deadline, stdout.read(&mut buffer))
+            .await
+            .expect("the promote line in time")
+            .unwrap();
+        assert!(n > 0, "promote --watch ended early: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
+    }
+    interrupt(&child);
+    let rest = async {
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).await.unwrap();
+        (child.wait().await.unwrap(), rest)
+    };
+    let (status, rest) = tokio::time::timeout(Duration::from_secs(10), rest)
+        .await
+        .expect("promote --watch stopped on Ctrl-C");
+    seen.push_str(&rest);
+    assert_eq!(
+        status.code(),
+        Some(i32::from(exit::COULD_NOT_TELL)),
+        "{status:?}: {seen}"
+    );
+    assert_eq!(
+        seen,
+        "crossing b1 through staging as staging-1\n\nstopped watching; staging-1 is still crossing\n"
+    );
+    let passage = env.api::<Passage>().get("staging-1").await.unwrap();
+    assert!(!passage.spec.abort, "stopping the watch does not abort");
 }

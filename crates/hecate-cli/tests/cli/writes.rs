@@ -272,3 +272,133 @@ async fn as_a_kubectl_plugin() {
         explain.stdout
     );
 }
+
+/// Decodes `-o json` output into its type and back: the round trip gives exactly the
+/// JSON printed (no field lost, none unknown to the type).
+fn decoded<T: serde::de::DeserializeOwned + serde::Serialize>(run: &Run) -> T {
+    assert_eq!(run.code, 0, "{run:?}");
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", run.stdout));
+    let value: T = serde_json::from_value(printed.clone())
+        .unwrap_or_else(|e| panic!("not a {} ({e}): {printed}", std::any::type_name::<T>()));
+    assert_eq!(serde_json::to_value(&value).unwrap(), printed);
+    value
+}
+
+/// What a write prints with `-o json`: `{"action": …}` and ops' answer, flattened.
+fn written<T: serde::de::DeserializeOwned + serde::Serialize>(run: &Run, action: &str) -> T {
+    let mut printed: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", run.stdout));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        printed.as_object_mut().unwrap().remove("action"),
+        Some(serde_json::Value::from(action)),
+        "{}",
+        run.stdout
+    );
+    decoded(&Run {
+        code: 0,
+        stdout: printed.to_string(),
+        stderr: String::new(),
+    })
+}
+
+/// CLI #16: every command's `-o json` decodes back into the type it is made from, and
+/// what a write prints names what a script needs next: the Gate an approval is for, the
+/// Passage a promote opened and an abort stopped, the actor.
+#[tokio::test]
+async fn cli16_every_json_output_decodes_into_its_type() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    let ns = env.namespace.clone();
+    gate(&env, "staging", gate_spec(&[], true)).await;
+    bundle(&env, "b1").await;
+    let spec = BeaconSpec {
+        watch: vec![WatchSource {
+            image: Some(ImageWatch {
+                repo: "ghcr.io/acme/app".into(),
+                ..ImageWatch::default()
+            }),
+            ..WatchSource::default()
+        }],
+        ..BeaconSpec::default()
+    };
+    env.create(Beacon::new("app", spec)).await;
+    let json = |who: Identity, args: &'static [&'static str]| {
+        let hecate = &hecate;
+        async move {
+            let mut args = args.to_vec();
+            args.extend(["-o", "json"]);
+            hecate.run(who, &args).await
+        }
+    };
+
+    let approved: hecate_ops::Approved = written(
+        &json(Identity::Carol, &["approve", "b1", "--gate", "staging"]).await,
+        "approve",
+    );
+    assert_eq!(
+        approved,
+        hecate_ops::Approved {
+            namespace: ns.clone(),
+            bundle: "b1".into(),
+            gate: "staging".into(),
+            approved_by: "carol".into(),
+            recorded: true,
+        }
+    );
+    let promoted: hecate_ops::Promoted = written(
+        &json(Identity::Bob, &["promote", "staging", "--bundle", "b1"]).await,
+        "promote",
+    );
+    assert_eq!(
+        promoted,
+        hecate_ops::Promoted {
+            namespace: ns.clone(),
+            gate: "staging".into(),
+            bundle: "b1".into(),
+            passage: "staging-1".into(),
+            actor: "bob".into(),
+        }
+    );
+    let aborted: hecate_ops::Aborted = written(
+        &json(Identity::Alice, &["abort", "staging-1"]).await,
+        "abort",
+    );
+    assert_eq!(
+        aborted,
+        hecate_ops::Aborted {
+            namespace: ns.clone(),
+            passage: "staging-1".into(),
+            gate: "staging".into(),
+            bundle: "b1".into(),
+            aborted: true,
+            aborted_by: Some("alice".into()),
+        }
+    );
+    let polled: hecate_ops::Polled =
+        written(&json(Identity::Alice, &["poll", "app"]).await, "poll");
+    assert_eq!(
+        (polled.namespace.as_str(), polled.beacon.as_str()),
+        (ns.as_str(), "app")
+    );
+    assert!(!polled.requested_at.is_empty());
+
+    // The reads print the values they are made from.
+    let statuses: Vec<hecate_ops::Explanation> = decoded(&json(Identity::Alice, &["status"]).await);
+    assert_eq!(statuses.len(), 1);
+    let explanation: hecate_ops::Explanation =
+        decoded(&json(Identity::Alice, &["explain", "staging"]).await);
+    assert_eq!(explanation.gate, "staging");
+    let gates: Vec<hecate_types::Gate> = decoded(&json(Identity::Alice, &["gates"]).await);
+    let bundles: Vec<hecate_types::Bundle> = decoded(&json(Identity::Alice, &["bundles"]).await);
+    let passages: Vec<hecate_types::Passage> = decoded(&json(Identity::Alice, &["passages"]).await);
+    let beacons: Vec<hecate_types::Beacon> = decoded(&json(Identity::Alice, &["beacons"]).await);
+    assert_eq!(
+        (gates.len(), bundles.len(), passages.len(), beacons.len()),
+        (1, 1, 1, 1)
+    );
+    let audit: Vec<hecate_ops::AuditEntry> = decoded(&json(Identity::Alice, &["audit"]).await);
+    assert!(audit.len() >= 2, "{audit:?}");
+    let _: hecate_ops::Evidence = decoded(&json(Identity::Alice, &["evidence", "b1"]).await);
+}

@@ -14,9 +14,11 @@ use hecate_types::{Artifact, Beacon, Bundle, BundleSpec, wellknown};
 use kube::ResourceExt as _;
 use kube::api::{Api, ObjectMeta, PostParams};
 
-/// The Bundle a Beacon emits for `artifacts` (in watch order): named by content,
-/// labelled with the Beacon, owned by nobody (deleting the Beacon keeps its Bundles).
-pub fn bundle_for(beacon: &Beacon, artifacts: Vec<Artifact>) -> Bundle {
+/// The Bundle a Beacon emits for `artifacts` (in watch order) at `now`: named by
+/// content, labelled with the Beacon, its creation time kept to the nanosecond (so a
+/// Bundle emitted in the same second as the last is still the newer), owned by nobody
+/// (deleting the Beacon keeps its Bundles).
+pub fn bundle_for(beacon: &Beacon, artifacts: Vec<Artifact>, now: jiff::Timestamp) -> Bundle {
     let name = beacon.name_any();
     let digest = content_digest(&artifacts);
     Bundle {
@@ -27,6 +29,7 @@ pub fn bundle_for(beacon: &Beacon, artifacts: Vec<Artifact>) -> Bundle {
                 wellknown::LABEL_BEACON.to_string(),
                 name.clone(),
             )])),
+            annotations: Some(hecate_ops::rules::eligibility::created_annotation(now)),
             ..ObjectMeta::default()
         },
         spec: BundleSpec {
@@ -83,7 +86,7 @@ mod tests {
             "file:///srv/git/app.git",
             "0123456789abcdef0123456789abcdef01234567",
         )];
-        let bundle = bundle_for(&beacon, artifacts.clone());
+        let bundle = bundle_for(&beacon, artifacts.clone(), jiff::Timestamp::UNIX_EPOCH);
         // The spec's vector for this commit.
         assert!(
             bundle.spec.digest.starts_with("76d5a6eda356e03d"),
@@ -110,8 +113,12 @@ mod tests {
         let beacon = Beacon::new("app", BeaconSpec::default());
         let api = Artifact::image("ghcr.io/acme/api", "1.2.3", "sha256:aaa");
         let web = Artifact::image("ghcr.io/acme/web", "", "sha256:bbb");
-        let one = bundle_for(&beacon, vec![api.clone(), web.clone()]);
-        let other = bundle_for(&beacon, vec![web, api]);
+        let one = bundle_for(
+            &beacon,
+            vec![api.clone(), web.clone()],
+            jiff::Timestamp::UNIX_EPOCH,
+        );
+        let other = bundle_for(&beacon, vec![web, api], jiff::Timestamp::UNIX_EPOCH);
         assert_eq!(one.name_any(), other.name_any());
         assert!(one.spec.digest.starts_with("0151d1d6c4cf9f3b"));
     }

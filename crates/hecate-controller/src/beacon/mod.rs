@@ -30,4 +30,4 @@ pub mod source;
 
 pub use reconcile::{BeaconReconciler, Error, Outcome};
 pub use resolver::Resolver;
-pub use source::{Class, ResolveError, Source};
+pub use source::{Class, Occasion, ResolveError, Source};

@@ -9,6 +9,10 @@
 //!
 //! A source that cannot be reached is a `Ready=False` condition and a poll at the next
 //! interval, not an error: errors (the API server refusing a write) are what back off.
+//!
+//! A reconcile that answers a new request (`requestedAt` not yet echoed) is a requested
+//! poll ([`Occasion::Requested`]): sources look everything up afresh rather than trust
+//! what they remember.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,7 +25,7 @@ use kube::{Resource as _, ResourceExt as _};
 use super::decide::{self, Next};
 use super::emit::{self, Emitted};
 use super::retention;
-use super::source::{ResolveError, Source};
+use super::source::{Occasion, ResolveError, Source};
 use crate::clock::Clock;
 use crate::condition::set_ready;
 use crate::events::{self, Events};
@@ -85,11 +89,17 @@ impl BeaconReconciler {
         let mut status = beacon.status.clone().unwrap_or_default();
         // Acknowledged before anything can stop the reconcile, so that a caller waiting
         // for its token (`hecate poll --wait`) hears back even from a suspended Beacon.
-        status.last_handled_reconcile_at = beacon
+        let requested = beacon
             .annotations()
             .get(wellknown::ANNOTATION_RECONCILE_REQUESTED_AT)
             .cloned()
             .unwrap_or_default();
+        let occasion = if requested.is_empty() || requested == status.last_handled_reconcile_at {
+            Occasion::Routine
+        } else {
+            Occasion::Requested
+        };
+        status.last_handled_reconcile_at = requested;
 
         if let Some(problem) = decide::name_problem(&name) {
             status.observed_generation = generation;
@@ -122,7 +132,7 @@ impl BeaconReconciler {
             });
         }
 
-        let answers = self.resolve_all(&namespace, beacon).await;
+        let answers = self.resolve_all(&namespace, beacon, occasion).await;
         let (discovered, next) = decide::decide(beacon, answers);
         status.discovered = discovered;
         status.last_polled = Some(Time(now));
@@ -149,7 +159,7 @@ impl BeaconReconciler {
                 );
             }
             Next::Emit(artifacts) => {
-                let bundle = emit::bundle_for(beacon, artifacts);
+                let bundle = emit::bundle_for(beacon, artifacts, now);
                 let bundle_name = bundle.name_any();
                 match emit::create(&self.client, &bundle).await {
                     Ok(emitted) => {
@@ -207,10 +217,11 @@ impl BeaconReconciler {
         &self,
         namespace: &str,
         beacon: &Beacon,
+        occasion: Occasion,
     ) -> Vec<Result<hecate_types::Artifact, ResolveError>> {
         join_all(beacon.spec.watch.iter().map(|watch| async move {
             match watch.get() {
-                Some(source) => self.sources.resolve(namespace, source).await,
+                Some(source) => self.sources.resolve(namespace, source, occasion).await,
                 None => Err(ResolveError::failed(
                     "the entry names no source (image, chart, git or provider)",
                 )),

@@ -10,10 +10,10 @@ use hecate_types::{Artifact, ChartWatch, GitWatch, ImageWatch, LocalSecretRef, W
 
 use super::credentials;
 use super::git::{self, Git};
-use super::source::{ResolveError, Source};
+use super::source::{Occasion, ResolveError, Source};
 use super::{chart, image, provider};
 use crate::git::{AppTokens, GitCredentials};
-use crate::oci::{Basic, Registry, Repository};
+use crate::oci::{Basic, Cache, Registry, Repository};
 
 /// How long one HTTP request to a registry or chart repository may take.
 pub const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -31,22 +31,23 @@ pub struct Resolver {
     pub app_tokens: AppTokens,
     /// Talks to registries and chart repositories (its TLS roots are the ones trusted).
     pub http: reqwest::Client,
+    /// What image and OCI chart watches remember of registries between polls.
+    pub registries: Cache,
+    /// What chart watches remember of Helm repositories' indexes between polls.
+    pub indexes: chart::Indexes,
 }
 
 impl Resolver {
-    /// The production resolver: git with [`git::DEFAULT_TIMEOUT`], HTTP with
-    /// [`HTTP_TIMEOUT`] and the platform's web PKI roots.
+    /// The production resolver: git with [`git::DEFAULT_TIMEOUT`], HTTP as
+    /// [`http_client`] makes it, nothing remembered yet.
     pub fn new(client: kube::Client, app_tokens: AppTokens) -> std::io::Result<Self> {
-        let http = reqwest::Client::builder()
-            .timeout(HTTP_TIMEOUT)
-            .user_agent(concat!("hecate-controller/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(std::io::Error::other)?;
         Ok(Self {
             client,
             git: Git::new(git::DEFAULT_TIMEOUT),
             app_tokens,
-            http,
+            http: http_client()?,
+            registries: Cache::default(),
+            indexes: chart::Indexes::default(),
         })
     }
 
@@ -87,10 +88,16 @@ impl Resolver {
         )?)
     }
 
-    async fn image(&self, namespace: &str, watch: &ImageWatch) -> Result<Artifact, ResolveError> {
+    async fn image(
+        &self,
+        namespace: &str,
+        watch: &ImageWatch,
+        occasion: Occasion,
+    ) -> Result<Artifact, ResolveError> {
         if !watch.platform.is_empty() {
             // Refused before any request or Secret read: it would not be honoured.
-            return image::resolve(&Registry::default(), watch, None).await;
+            let nothing = (&Registry::default(), &Cache::default());
+            return image::resolve(nothing, watch, None, occasion).await;
         }
         let auth = self
             .registry_auth(
@@ -100,7 +107,9 @@ impl Resolver {
                 watch.insecure,
             )
             .await?;
-        image::resolve(&Registry::new(self.http.clone()), watch, auth.as_ref()).await
+        let registry = Registry::new(self.http.clone());
+        let registries = (&registry, &self.registries);
+        image::resolve(registries, watch, auth.as_ref(), occasion).await
     }
 
     async fn chart(&self, namespace: &str, watch: &ChartWatch) -> Result<Artifact, ResolveError> {
@@ -116,17 +125,19 @@ impl Resolver {
             }
         };
         let registry = Registry::new(self.http.clone());
-        chart::resolve(&self.http, &registry, watch, auth.as_ref()).await
+        let registries = (&registry, &self.registries);
+        chart::resolve(&self.http, registries, &self.indexes, watch, auth.as_ref()).await
     }
 
     async fn one(
         &self,
         namespace: &str,
         watch: WatchSourceRef<'_>,
+        occasion: Occasion,
     ) -> Result<Artifact, ResolveError> {
         match watch {
             WatchSourceRef::Git(watch) => self.git(namespace, watch).await,
-            WatchSourceRef::Image(watch) => self.image(namespace, watch).await,
+            WatchSourceRef::Image(watch) => self.image(namespace, watch, occasion).await,
             WatchSourceRef::Chart(watch) => self.chart(namespace, watch).await,
             WatchSourceRef::Provider(watch) => {
                 provider::resolve(&self.client, namespace, &watch.name).await
@@ -135,12 +146,26 @@ impl Resolver {
     }
 }
 
+/// The client Beacons reach registries and chart repositories with: [`HTTP_TIMEOUT`]
+/// per request, the controller's `User-Agent`, and the servers [`crate::tls`] trusts.
+pub fn http_client() -> std::io::Result<reqwest::Client> {
+    crate::tls::client_builder()
+        .timeout(HTTP_TIMEOUT)
+        .user_agent(USER_AGENT)
+        .build()
+        .map_err(std::io::Error::other)
+}
+
+/// What the controller calls itself to registries and chart repositories.
+pub const USER_AGENT: &str = concat!("hecate-controller/", env!("CARGO_PKG_VERSION"));
+
 impl Source for Resolver {
     fn resolve<'a>(
         &'a self,
         namespace: &'a str,
         watch: WatchSourceRef<'a>,
+        occasion: Occasion,
     ) -> BoxFuture<'a, Result<Artifact, ResolveError>> {
-        self.one(namespace, watch).boxed()
+        self.one(namespace, watch, occasion).boxed()
     }
 }

@@ -91,13 +91,26 @@ impl From<crate::git::Error> for ResolveError {
     }
 }
 
+/// Why a Beacon polls, which decides what a source may take from what it remembers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Occasion {
+    /// Its interval came round, or its spec changed: a source may answer from what it
+    /// remembers where that stands for the registry's answer (a tag's digest, for a
+    /// while).
+    Routine,
+    /// Someone asked it to look now (`hecate poll`, a new `requestedAt`): everything is
+    /// asked afresh, as if nothing were remembered.
+    Requested,
+}
+
 /// Resolves one watch entry of a Beacon in `namespace` (where its Secrets and
 /// providers live) to one artifact.
 pub trait Source: Send + Sync + 'static {
-    /// The artifact `watch` points at now.
+    /// The artifact `watch` points at now, looked up as `occasion` allows.
     fn resolve<'a>(
         &'a self,
         namespace: &'a str,
         watch: WatchSourceRef<'a>,
+        occasion: Occasion,
     ) -> BoxFuture<'a, Result<Artifact, ResolveError>>;
 }

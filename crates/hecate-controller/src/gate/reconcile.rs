@@ -408,7 +408,13 @@ impl<R: Reads> GateReconciler<R> {
         let api = Api::<Passage>::namespaced(self.client.clone(), &namespace);
         let all: Vec<&Passage> = passages.iter().collect();
         let name = next_passage_name(&gate.name_any(), &all);
-        let passage = new_passage(gate, bundle, wellknown::ACTOR_CONTROLLER, &name);
+        let passage = new_passage(
+            gate,
+            bundle,
+            wellknown::ACTOR_CONTROLLER,
+            &name,
+            self.clock.now(),
+        );
         match api.create(&PostParams::default(), &passage).await {
             Ok(created) => {
                 self.events

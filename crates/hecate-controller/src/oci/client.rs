@@ -7,13 +7,21 @@
 //! are some, anonymously otherwise — the anonymous token flow public registries use);
 //! on a `Basic` challenge, the credentials directly. A [`Session`] keeps its token for
 //! the rest of the conversation and asks again when a later request needs more (a push
-//! after a pull). Repository names default as Docker does: `nginx` is
-//! `docker.io/library/nginx`, served by `registry-1.docker.io`. Registries speak HTTPS
-//! unless the caller says `insecure` or the registry is this machine (loopback).
+//! after a pull). What a session learned about authenticating ([`Authentication`]: the
+//! header that worked, until when, and the challenge) can begin the next one, so that a
+//! caller who remembers it ([`super::cache`]) neither repeats the anonymous `401` nor,
+//! while a token lasts, asks the token service again.
+//!
+//! Repository names default as Docker does: `nginx` is `docker.io/library/nginx`,
+//! served by `registry-1.docker.io`. Registries speak HTTPS unless the caller says
+//! `insecure` or the registry is this machine (loopback); the servers trusted are the
+//! ones [`crate::tls`] says.
 //!
 //! Blobs are streamed: an upload reads its content in [`CHUNK`]-sized pieces (one
 //! request when it fits, chunked `PATCH`es otherwise) and a download is written out as
 //! it arrives, checked against its digest and a size limit.
+
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use reqwest::header::{
@@ -65,8 +73,31 @@ impl Registry {
             repo,
             basic: auth,
             authorization: None,
+            expires: None,
+            challenge: None,
             actions: "pull",
         }
+    }
+}
+
+/// How a repository wanted to be authenticated, as one conversation learned it: the
+/// `Authorization` value it accepted (a Bearer token until it expires, or basic
+/// credentials) and the challenge that asked for it. Never shown: the value is a
+/// secret.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Authentication {
+    authorization: Option<String>,
+    expires: Option<Instant>,
+    challenge: Option<String>,
+}
+
+impl std::fmt::Debug for Authentication {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authentication")
+            .field("authorization", &self.authorization.as_ref().map(|_| "***"))
+            .field("expires", &self.expires)
+            .field("challenge", &self.challenge)
+            .finish()
     }
 }
 
@@ -76,6 +107,10 @@ pub struct Session<'a> {
     repo: &'a Repository,
     basic: Option<&'a Basic>,
     authorization: Option<String>,
+    /// When `authorization` (a token) stops being good; `None`: it does not expire.
+    expires: Option<Instant>,
+    /// The last authentication challenge the registry sent.
+    challenge: Option<String>,
     /// The token scope's actions when a challenge names none.
     actions: &'static str,
 }
@@ -126,6 +161,25 @@ impl Session<'_> {
     pub fn for_push(mut self) -> Self {
         self.actions = "pull,push";
         self
+    }
+
+    /// The same conversation, begun with what an earlier one with the same repository
+    /// and credentials learned.
+    #[must_use]
+    pub fn resume(mut self, learned: Authentication) -> Self {
+        self.authorization = learned.authorization;
+        self.expires = learned.expires;
+        self.challenge = learned.challenge;
+        self
+    }
+
+    /// What this conversation has learned about authenticating, for the next one.
+    pub fn learned(&self) -> Authentication {
+        Authentication {
+            authorization: self.authorization.clone(),
+            expires: self.expires,
+            challenge: self.challenge.clone(),
+        }
     }
 
     /// Every tag of the repository.
@@ -407,6 +461,23 @@ impl Session<'_> {
     /// Sends `call`, answering one authentication challenge: the answer, whatever its
     /// status.
     async fn exchange(&mut self, call: &Call<'_>) -> Result<reqwest::Response, Error> {
+        if self
+            .expires
+            .is_some_and(|expires| expires <= Instant::now())
+        {
+            self.authorization = None;
+            self.expires = None;
+        }
+        if self.authorization.is_none()
+            && let Some(challenge) = self.challenge.clone()
+        {
+            // Asked before: answer now rather than be refused first. Should the answer
+            // fail, the request goes as it is and any challenge is answered as usual.
+            if let Ok((authorization, lifetime)) = self.answer(&challenge).await {
+                self.authorization = Some(authorization);
+                self.expires = lifetime.map(|lifetime| Instant::now() + lifetime);
+            }
+        }
         let mut answered = false;
         loop {
             let mut request = self.http.request(call.method.clone(), call.url);
@@ -439,7 +510,10 @@ impl Session<'_> {
                     .and_then(|v| v.to_str().ok())
                     .unwrap_or_default()
                     .to_string();
-                self.authorization = Some(self.answer(&challenge).await?);
+                let (authorization, lifetime) = self.answer(&challenge).await?;
+                self.authorization = Some(authorization);
+                self.expires = lifetime.map(|lifetime| Instant::now() + lifetime);
+                self.challenge = Some(challenge);
                 continue;
             }
             return Ok(response);
@@ -473,13 +547,14 @@ impl Session<'_> {
         }
     }
 
-    /// The `Authorization` value that answers `challenge`.
-    async fn answer(&self, challenge: &str) -> Result<String, Error> {
+    /// The `Authorization` value that answers `challenge`, and how long it is good for
+    /// (`None`: as long as the credentials are).
+    async fn answer(&self, challenge: &str) -> Result<(String, Option<Duration>), Error> {
         let registry = &self.repo.registry;
         let (scheme, params) = parse_challenge(challenge);
         if scheme.eq_ignore_ascii_case("basic") {
             return match self.basic {
-                Some(basic) => Ok(basic_header(basic)),
+                Some(basic) => Ok((basic_header(basic), None)),
                 None => Err(Error::new(
                     ErrorKind::Denied,
                     format!(
@@ -558,6 +633,9 @@ impl Session<'_> {
             token: String,
             #[serde(default)]
             access_token: String,
+            /// Seconds; the token specification's default is 60.
+            #[serde(default)]
+            expires_in: Option<u64>,
         }
         let body = response.bytes().await.map_err(|e| {
             Error::new(
@@ -571,6 +649,7 @@ impl Session<'_> {
                 format!("a token from {registry} is not valid: {e}"),
             )
         })?;
+        let lifetime = token_lifetime(token.expires_in);
         let token = if token.token.is_empty() {
             token.access_token
         } else {
@@ -582,8 +661,15 @@ impl Session<'_> {
                 format!("{registry} gave an empty token"),
             ));
         }
-        Ok(format!("Bearer {token}"))
+        Ok((format!("Bearer {token}"), Some(lifetime)))
     }
+}
+
+/// How long a token said to last `expires_in` seconds (the token specification's 60
+/// when it does not say) is used: nine tenths of it, so that it is not sent as it
+/// expires.
+fn token_lifetime(expires_in: Option<u64>) -> Duration {
+    Duration::from_secs(expires_in.unwrap_or(60)) * 9 / 10
 }
 
 /// Up to `limit` bytes from `content`; fewer only at its end.
@@ -664,7 +750,8 @@ fn basic_header(basic: &Basic) -> String {
     )
 }
 
-/// A request error in words, with its cause (reqwest's own text is terse).
+/// A request error in words, with its cause (reqwest's own text is terse) and, for a
+/// certificate the controller does not trust, what to do about it.
 fn describe(error: &reqwest::Error) -> String {
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
@@ -672,6 +759,9 @@ fn describe(error: &reqwest::Error) -> String {
         text.push_str(": ");
         text.push_str(&cause.to_string());
         source = cause.source();
+    }
+    if let Some(hint) = crate::tls::untrusted_hint(error) {
+        text.push_str(hint);
     }
     text
 }
@@ -740,6 +830,27 @@ mod tests {
         let (scheme, params) = parse_challenge(r#"Basic realm="Registry Realm""#);
         assert_eq!((scheme.as_str(), params.len()), ("Basic", 1));
         assert_eq!(parse_challenge("").1, []);
+    }
+
+    #[test]
+    fn tokens_are_used_for_nine_tenths_of_their_life() {
+        assert_eq!(token_lifetime(None), Duration::from_secs(54));
+        assert_eq!(token_lifetime(Some(300)), Duration::from_secs(270));
+        assert_eq!(token_lifetime(Some(0)), Duration::ZERO);
+    }
+
+    #[test]
+    fn authentication_is_never_shown() {
+        let learned = Authentication {
+            authorization: Some("Bearer s3cret".into()),
+            expires: None,
+            challenge: Some("Bearer realm=\"x\"".into()),
+        };
+        let shown = format!("{learned:?}");
+        assert!(
+            !shown.contains("s3cret") && shown.contains("***"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -10,15 +10,20 @@
 //!   credentials);
 //! - [`credentials`]: what a `credentialsRef` Secret holds for a registry (spec
 //!   controller.md §1.5): a `.dockerconfigjson` entry for the repository or its host,
-//!   or `username` + `password`.
+//!   or `username` + `password`;
+//! - [`cache`]: what Beacons remember between polls (how to authenticate, the digests
+//!   of tags), so that an unchanged repository costs one request per poll, and polls of
+//!   one repository at the same moment share an answer.
 //!
 //! Failures carry an [`ErrorKind`], so each user decides what they mean: a Beacon
 //! reports them all as `ResolveFailed`, a step tells refused credentials (terminal) from
 //! an unreachable registry (worth another crossing).
 
+pub mod cache;
 pub mod client;
 pub mod credentials;
 
+pub use cache::{Cache, Recheck};
 pub use client::{Registry, Session};
 pub use credentials::Basic;
 

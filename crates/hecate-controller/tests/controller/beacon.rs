@@ -27,6 +27,7 @@ use pretty_assertions::assert_eq;
 use crate::process::{eventually, join_shard};
 
 mod sources;
+mod wire;
 
 // ---------------------------------------------------------------------------------
 // Local git repositories.
@@ -256,7 +257,10 @@ fn reconciler(env: &TestEnv, git_timeout: Duration, clock: Arc<dyn Clock>) -> Be
             client: env.admin.clone(),
             git: Git::new(git_timeout),
             app_tokens: AppTokens::default(),
-            http: reqwest::Client::new(),
+            // The controller's own client: its User-Agent, the servers it trusts.
+            http: hecate_controller::beacon::resolver::http_client().unwrap(),
+            registries: Default::default(),
+            indexes: Default::default(),
         }),
         clock,
         events: Events::new(env.admin.clone(), "beacon-controller"),

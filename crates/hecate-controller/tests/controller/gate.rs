@@ -214,7 +214,13 @@ async fn ac031_blocked_is_capped_and_newest_first() {
     let b1 = h.env.write_status(&b1).await;
     let passage = h
         .env
-        .create(new_passage(&gate, &b1, "olaf@acme.example", "production-1"))
+        .create(new_passage(
+            &gate,
+            &b1,
+            "olaf@acme.example",
+            "production-1",
+            Timestamp::now(),
+        ))
         .await;
     h.finish(&passage, PassagePhase::Failed, "the newest failure")
         .await;

@@ -356,7 +356,9 @@ async fn c14_to_c16_change_gate() {
         failing.segregation_of_duties.unwrap().violations,
         ["committer and approver are the same person"]
     );
+    // 16: held, and the only thing in the way is a person's approval.
     let human = c.change_gate("human").await.unwrap();
+    assert!(human.held());
     assert_eq!(human.blockers(), ["awaiting a human approval"]);
 }
 
@@ -438,6 +440,33 @@ async fn c20_to_c24_record_approval() {
         let body: Value = serde_json::from_slice(&received(&server, 1).await[0].body).unwrap();
         assert_eq!(body["reason"], "approved for Gate staging in acme");
     }
+}
+
+/// 20: a deployer's approval (what `evidence-gate` records for the person who promoted)
+/// is sent to the trail's approvals with that role, on the person's behalf.
+#[tokio::test]
+async fn c20_a_deployer_is_recorded_as_one() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path(format!("/api/v1/trails/{TRAIL}/approvals")))
+        .respond_with(ResponseTemplate::new(201))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let approval = Approval {
+        by: "olaf@acme.example".into(),
+        role: ApprovalRole::Deployer,
+        reason: "crossing production".into(),
+    };
+    client(&server)
+        .record_approval(TRAIL, &approval)
+        .await
+        .unwrap();
+    let body: Value = serde_json::from_slice(&received(&server, 1).await[0].body).unwrap();
+    assert_eq!(
+        body,
+        json!({"role": "deployer", "on_behalf_of": "olaf@acme.example", "reason": "crossing production"})
+    );
 }
 
 #[tokio::test]

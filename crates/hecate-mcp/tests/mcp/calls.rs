@@ -149,16 +149,29 @@ async fn what_is_not_there_is_an_answer_to_read() {
     );
 }
 
+/// MCP #102, #126 (decided: the spec's way, as MCP 2025-11-25 has it): arguments
+/// that do not fit the tool — a field missing, unknown or of the wrong type, a name
+/// Kubernetes would not accept — are a tool result with `isError: true` saying what is
+/// wrong, so the model can correct the call; nothing is asked of the cluster. A tool
+/// the server does not offer is a JSON-RPC error (#103). The server carries on.
 #[tokio::test]
-async fn malformed_calls_are_protocol_errors_and_the_server_carries_on() {
+async fn mcp102_mcp126_bad_arguments_are_results_to_correct() {
     let env = TestEnv::new().await;
     pipeline(&env).await;
     let client = piped(server(&env, Some("ada")).await, Era::Legacy).await;
+    let unknown = call(&client, "teleport", json!({})).await.unwrap_err();
+    assert_eq!(error_code(&unknown), -32602);
+    assert!(unknown.to_string().contains("teleport"), "{unknown}");
+
     let cases = [
-        ("teleport", json!({}), "teleport"),
         ("why_stuck", json!({}), "missing field `gate`"),
         ("why_stuck", json!({"gate": 5}), "invalid type"),
         ("why_stuck", json!({"gate": ""}), "gate is required"),
+        (
+            "why_stuck",
+            json!({"gate": "production", "colour": "red"}),
+            "unknown field `colour`",
+        ),
         (
             "why_stuck",
             json!({"gate": "Prod_1"}),
@@ -169,6 +182,13 @@ async fn malformed_calls_are_protocol_errors_and_the_server_carries_on() {
             json!({"gate": "production", "namespace": "Shop!"}),
             "not a Kubernetes namespace name",
         ),
+        ("overview", json!({"namespace": "x"}), "unknown field"),
+        (
+            "list_passages",
+            json!({"gate": "Not A Gate"}),
+            "not a Kubernetes object name",
+        ),
+        // #126: the write tools validate theirs the same way.
         (
             "promote",
             json!({"gate": "staging"}),
@@ -178,13 +198,28 @@ async fn malformed_calls_are_protocol_errors_and_the_server_carries_on() {
         ("abort", json!({}), "missing field `passage`"),
     ];
     for (tool, arguments, says) in cases {
-        let error = call(&client, tool, arguments.clone()).await.unwrap_err();
-        assert_eq!(error_code(&error), -32602, "{tool} {arguments}");
+        let answer = result(&client, tool, arguments.clone()).await;
+        assert_eq!(answer.is_error, Some(true), "{tool} {arguments}");
+        let said = text(&answer);
+        assert!(said.contains(says), "{tool} {arguments}: {said}");
+        assert!(said.contains("Correct the arguments"), "{said}");
+        let problem = &answer.structured_content.clone().unwrap()["error"];
+        assert_eq!(problem["class"], "InvalidArguments", "{tool} {arguments}");
         assert!(
-            error.to_string().contains(says),
-            "{tool} {arguments}: {error}"
+            problem["message"].as_str().unwrap().contains(says),
+            "{problem}"
         );
     }
+    assert_eq!(
+        env.api::<hecate_types::Passage>()
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1,
+        "no Passage opened beyond the pipeline's dev-1"
+    );
     // Still serving.
     let answer = result(&client, "why_stuck", json!({"gate": "production"})).await;
     assert_ne!(answer.is_error, Some(true));

@@ -183,19 +183,17 @@ async fn input_schemas_refuse_unknown_fields() {
     let env = TestEnv::new().await;
     pipeline(&env).await;
     let client = piped(server(&env, None).await, Era::Legacy).await;
-    let refused = call(
-        &client,
-        "why_stuck",
-        json!({"gate": "production", "colour": "red"}),
-    )
-    .await
-    .unwrap_err();
-    assert_eq!(error_code(&refused), -32602);
-    assert!(refused.to_string().contains("colour"), "{refused}");
-    let refused = call(&client, "overview", json!({"namespace": "x"}))
-        .await
-        .unwrap_err();
-    assert_eq!(error_code(&refused), -32602);
+    for (tool, arguments) in [
+        ("why_stuck", json!({"gate": "production", "colour": "red"})),
+        ("overview", json!({"namespace": "x"})),
+    ] {
+        let refused = result(&client, tool, arguments).await;
+        assert_eq!(refused.is_error, Some(true), "{tool}");
+        assert_eq!(
+            refused.structured_content.unwrap()["error"]["class"],
+            "InvalidArguments"
+        );
+    }
     for tool in tools(&client).await {
         assert_eq!(
             tool.input_schema.get("additionalProperties"),

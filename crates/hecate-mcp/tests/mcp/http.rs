@@ -115,16 +115,6 @@ async fn the_protocol_version_header_is_honoured() {
     assert_eq!(unknown.status, 400, "{}", unknown.body);
     assert!(unknown.body.contains("1999-01-01"), "{}", unknown.body);
 
-    // The header and the body must not contradict each other.
-    let mismatch = post(
-        &base,
-        &modern("tools/list", json!({})),
-        &[("mcp-protocol-version", "2025-06-18")],
-    )
-    .await;
-    assert_eq!(mismatch.status, 400, "{}", mismatch.body);
-    assert!(mismatch.json().get("error").is_some(), "{}", mismatch.body);
-
     // server/discover answers the supported revisions, newest first.
     let discover = post(
         &base,
@@ -144,6 +134,76 @@ async fn the_protocol_version_header_is_honoured() {
             .unwrap()
             .contains("why_stuck"),
         "{result:#}"
+    );
+}
+
+/// MCP #113, decided against the spec: when the `MCP-Protocol-Version` header and
+/// the body's `_meta` revision disagree, the request is refused — HTTP 400, JSON-RPC
+/// −32020 (header mismatch) naming both — rather than served at the body's revision.
+/// The 2026-07-28 revision requires the two to match (SEP-2575), and rmcp enforces it.
+/// A `_meta` revision without the header is refused the same way. Nothing is done:
+/// a refused promote opens no Passage.
+#[tokio::test]
+async fn mcp113_the_header_and_the_body_must_agree() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let base = http(server(&env, Some("ada")).await, loopback_guards()).await;
+    let promote = modern(
+        "tools/call",
+        json!({"name": "promote", "arguments": {"gate": "staging", "bundle": "b2"}}),
+    );
+    for header in [Some("1999-01-01"), Some("2025-06-18"), None] {
+        for (body, method, name) in [
+            (modern("tools/list", json!({})), "tools/list", None),
+            (promote.clone(), "tools/call", Some("promote")),
+        ] {
+            // Everything else in order: only the revision disagrees.
+            let mut headers = vec![("mcp-method", method)];
+            headers.extend(name.map(|n| ("mcp-name", n)));
+            headers.extend(header.map(|h| ("mcp-protocol-version", h)));
+            let answer = post(&base, &body, &headers).await;
+            assert_eq!(answer.status, 400, "{header:?}: {}", answer.body);
+            let error = &answer.json()["error"];
+            assert_eq!(error["code"], -32020, "{header:?}: {}", answer.body);
+            let message = error["message"].as_str().unwrap();
+            match header {
+                Some(header) => assert_eq!(
+                    message,
+                    format!(
+                        "MCP-Protocol-Version header ({header}) does not match request _meta protocolVersion ({MODERN_META})"
+                    )
+                ),
+                None => assert!(
+                    message.contains("requires MCP-Protocol-Version header"),
+                    "{message}"
+                ),
+            }
+        }
+    }
+    let passages = env
+        .api::<hecate_types::Passage>()
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(passages.len(), 1, "only the pipeline's dev-1: {passages:?}");
+    // Agreeing, the same promote is served.
+    let agreed = post(
+        &base,
+        &promote,
+        &[
+            ("mcp-protocol-version", MODERN_META),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "promote"),
+        ],
+    )
+    .await;
+    assert_eq!(agreed.status, 200, "{}", agreed.body);
+    assert_eq!(
+        agreed.json()["result"]["structuredContent"]["passage"],
+        "staging-1",
+        "{}",
+        agreed.body
     );
 }
 

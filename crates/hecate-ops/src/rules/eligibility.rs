@@ -8,8 +8,7 @@
 
 use std::cmp::Ordering;
 
-use hecate_types::{Bundle, Gate};
-use kube::ResourceExt as _;
+use hecate_types::{Bundle, Gate, wellknown};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -162,20 +161,40 @@ pub fn next_auto<'a>(
         return None;
     }
     if let Some(current) = current
-        && newest.creation_timestamp() <= current.creation_timestamp()
+        && created_at(newest) <= created_at(current)
     {
         return None;
     }
     Some(newest)
 }
 
-/// Newest first by creation time; equal times (routine, at one-second resolution) by
-/// name ascending, so the order is the same on every call.
+/// Newest first by creation time ([`created_at`]); equal times by name ascending, so
+/// the order is the same on every call.
 pub fn newest_first<K: kube::Resource>(a: &K, b: &K) -> Ordering {
-    b.meta()
-        .creation_timestamp
-        .cmp(&a.meta().creation_timestamp)
+    created_at(b)
+        .cmp(&created_at(a))
         .then_with(|| a.meta().name.cmp(&b.meta().name))
+}
+
+/// When an object was created, as precisely as known: its writer's
+/// `hecate.dev/created-at` annotation (nanoseconds), else `creationTimestamp` (whole
+/// seconds: two Bundles a Beacon emits within one second would otherwise tie, and the
+/// newer one never cross by itself).
+pub fn created_at<K: kube::Resource>(object: &K) -> Option<jiff::Timestamp> {
+    let meta = object.meta();
+    meta.annotations
+        .as_ref()
+        .and_then(|a| a.get(wellknown::ANNOTATION_CREATED_AT))
+        .and_then(|text| text.parse().ok())
+        .or_else(|| meta.creation_timestamp.as_ref().map(|t| t.0))
+}
+
+/// The annotations that record `at` as an object's creation time.
+pub fn created_annotation(at: jiff::Timestamp) -> std::collections::BTreeMap<String, String> {
+    std::collections::BTreeMap::from([(
+        wellknown::ANNOTATION_CREATED_AT.to_string(),
+        at.to_string(),
+    )])
 }
 
 /// What a Gate with nothing eligible is waiting on, in words: that no admitted Beacon

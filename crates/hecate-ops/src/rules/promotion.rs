@@ -107,7 +107,13 @@ pub fn next_passage_name(gate: &str, passages: &[&Passage]) -> String {
 /// Gate never changes a crossing under way), the actor, and the labels selecting it
 /// by Gate and Bundle. No owner reference: deleting a Gate must not delete the record
 /// of what crossed it.
-pub fn new_passage(gate: &Gate, bundle: &Bundle, actor: &str, name: &str) -> Passage {
+pub fn new_passage(
+    gate: &Gate,
+    bundle: &Bundle,
+    actor: &str,
+    name: &str,
+    now: jiff::Timestamp,
+) -> Passage {
     let labels = BTreeMap::from([
         (wellknown::LABEL_GATE.to_string(), gate.name_any()),
         (wellknown::LABEL_BUNDLE.to_string(), bundle.name_any()),
@@ -117,6 +123,7 @@ pub fn new_passage(gate: &Gate, bundle: &Bundle, actor: &str, name: &str) -> Pas
             name: Some(name.into()),
             namespace: gate.namespace(),
             labels: Some(labels),
+            annotations: Some(super::eligibility::created_annotation(now)),
             ..ObjectMeta::default()
         },
         spec: PassageSpec {

@@ -573,3 +573,67 @@ async fn audit_reads_history_passages_approvals_and_aborts() {
         "oldest last"
     );
 }
+
+/// AC-157 end to end: a person may roll back and retry. staging holds b2; b1 is older
+/// and a crossing of it failed here before (`status.blocked`), so an automatic Gate
+/// would never cross it again — but a person may: promote opens a Passage for b1,
+/// stored in the API server with the Gate's steps and the person as its actor.
+#[tokio::test]
+async fn ac157_a_person_may_roll_back_to_a_bundle_that_failed_here() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    let mut staging = gate(&env, "staging", gate_spec(&[], false)).await;
+    let created = bundles_in_order(&env, &["b1", "b2"]).await;
+    let mut b1 = created[0].clone();
+    b1.status = Some(hecate_types::BundleStatus {
+        blocked: vec![hecate_types::GateCrossing {
+            gate: "staging".into(),
+            passage: "staging-1".into(),
+            at: now(),
+            actor: String::new(),
+            reason: "flux-wait: the cluster said no".into(),
+        }],
+        ..Default::default()
+    });
+    env.write_status(&b1).await;
+    passage(&env, "staging-1", "staging", "b1", PassagePhase::Failed).await;
+    passage(&env, "staging-2", "staging", "b2", PassagePhase::Succeeded).await;
+    let occupant = GateOccupant {
+        bundle: "b2".into(),
+        digest: String::new(),
+        passage: "staging-2".into(),
+        entered_at: now(),
+        actor: String::new(),
+        verified: None,
+    };
+    staging.status = Some(GateStatus {
+        current: Some(occupant.clone()),
+        history: vec![occupant],
+        ..GateStatus::default()
+    });
+    env.write_status(&staging).await;
+
+    let ops = Ops::new(env.admin.clone());
+    let opened = ops.promote(ns, "staging", "b1", "olaf").await.unwrap();
+    let stored = ops.passage(ns, &opened.name_any()).await.unwrap();
+    assert_eq!(
+        (
+            stored.spec.gate.as_str(),
+            stored.spec.bundle.as_str(),
+            stored.spec.actor.as_str()
+        ),
+        ("staging", "b1", "olaf")
+    );
+    let steps: Vec<&str> = stored.spec.steps.iter().map(|s| s.uses.as_str()).collect();
+    assert_eq!(steps, ["git-push", "flux-wait"]);
+    assert_eq!(
+        passage_count(&env).await,
+        3,
+        "a new Passage, nothing replaced"
+    );
+    assert_eq!(
+        ops.gate(ns, "staging").await.unwrap().current_bundle(),
+        Some("b2"),
+        "b2 holds the Gate until the crossing lands"
+    );
+}

@@ -175,3 +175,118 @@ async fn overview_of_one_namespace_and_of_several() {
             .any(|n| n.namespace == other.namespace)
     );
 }
+
+/// A Gate in `env`'s namespace of `health`, entered `entries` times at `at`.
+async fn gate_with_history(
+    env: &TestEnv,
+    name: &str,
+    health: Health,
+    entries: usize,
+    at: jiff::Timestamp,
+) {
+    let mut created = gate(env, name, gate_spec(&[], false)).await;
+    created.status = Some(GateStatus {
+        health: Some(HealthReport {
+            status: health,
+            issues: vec![],
+            details: None,
+            observed_at: None,
+            since: None,
+        }),
+        history: (0..entries)
+            .map(|i| GateOccupant {
+                bundle: format!("b{i}"),
+                digest: String::new(),
+                passage: format!("{name}-{i}"),
+                entered_at: hecate_types::Time(at),
+                actor: String::new(),
+                verified: None,
+            })
+            .collect(),
+        ..GateStatus::default()
+    });
+    env.write_status(&created).await;
+}
+
+/// AC-136, AC-141, AC-143 through ops and the API server: the Overview of the
+/// namespaces asked for holds nothing of another, however much is there — not its
+/// Gates, not its health or failures in the totals, not its crossings in the activity
+/// — and of no namespace at all it is empty, not null. (Which namespaces a caller may
+/// read is the surface's question: the API's overview route asks it, see hecate-api's
+/// tests.)
+#[tokio::test]
+async fn ac136_ac141_ac143_the_overview_holds_only_the_namespaces_asked_for() {
+    let acme = TestEnv::new().await;
+    let finance = TestEnv::new().await;
+    let t0: jiff::Timestamp = "2026-08-11T12:00:00Z".parse().unwrap();
+    gate_with_history(&acme, "production", Health::Healthy, 1, t0).await;
+    gate_with_history(&finance, "payments", Health::Degraded, 2, t0).await;
+    let mut failed = passage(
+        &finance,
+        "payments-1",
+        "payments",
+        "b9",
+        PassagePhase::Failed,
+    )
+    .await;
+    failed.status.as_mut().unwrap().finished_at = Some(hecate_types::Time(t0));
+    finance.write_status(&failed).await;
+    let ops = Ops::new(acme.admin.clone()).with_clock(move || t0);
+
+    // The data is there to be seen when asked for.
+    let both = ops
+        .overview(&Scope::Namespaces(vec![
+            acme.namespace.clone(),
+            finance.namespace.clone(),
+        ]))
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            both.totals.gates,
+            both.totals.degraded,
+            both.totals.failed,
+            both.activity[13].crossed,
+            both.activity[13].failed
+        ),
+        (2, 1, 1, 3, 1)
+    );
+
+    let only_acme = ops
+        .overview(&Scope::Namespaces(vec![acme.namespace.clone()]))
+        .await
+        .unwrap();
+    let namespaces: Vec<&str> = only_acme
+        .namespaces
+        .iter()
+        .map(|n| n.namespace.as_str())
+        .collect();
+    assert_eq!(namespaces, [acme.namespace.as_str()]);
+    assert_eq!(only_acme.namespaces[0].gates[0].name, "production");
+    assert_eq!(
+        (
+            only_acme.totals.gates,
+            only_acme.totals.healthy,
+            only_acme.totals.degraded,
+            only_acme.totals.failed
+        ),
+        (1, 1, 0, 0),
+        "AC-136"
+    );
+    let today = &only_acme.activity[13];
+    assert_eq!(
+        (today.date.as_str(), today.crossed, today.failed),
+        ("2026-08-11", 1, 0),
+        "AC-143"
+    );
+    let json = serde_json::to_string(&only_acme).unwrap();
+    assert!(!json.contains("payments"), "{json}");
+    assert!(!json.contains(&finance.namespace), "{json}");
+
+    let nothing = ops.overview(&Scope::Namespaces(vec![])).await.unwrap();
+    let json = serde_json::to_value(&nothing).unwrap();
+    assert_eq!(json["namespaces"], serde_json::json!([]), "AC-141");
+    assert_eq!(nothing.totals.gates, 0);
+    assert_eq!(nothing.activity.len(), 14);
+    assert!(nothing.activity.iter().all(|d| d.crossed + d.failed == 0));
+}

@@ -61,9 +61,10 @@ const PULL_TYPES: &str = crate::oci::client::MANIFEST_TYPES;
 
 /// The client the OCI steps talk to registries with: no limit on a whole request (a
 /// large layer takes its time), but a connection must open within 10 s and a stalled
-/// transfer ends after 60 s.
+/// transfer ends after 60 s; the servers trusted are those Beacons trust
+/// ([`crate::tls`]).
 pub fn registry() -> Registry {
-    let http = reqwest::Client::builder()
+    let http = crate::tls::client_builder()
         .connect_timeout(Duration::from_secs(10))
         .read_timeout(Duration::from_secs(60))
         .user_agent(concat!("hecate-controller/", env!("CARGO_PKG_VERSION")))

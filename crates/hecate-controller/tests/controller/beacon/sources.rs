@@ -22,7 +22,7 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 
-fn image(repo: &str, constraint: &str, ignore: &[&str]) -> WatchSource {
+pub(super) fn image(repo: &str, constraint: &str, ignore: &[&str]) -> WatchSource {
     WatchSource {
         image: Some(ImageWatch {
             repo: repo.into(),
@@ -34,7 +34,7 @@ fn image(repo: &str, constraint: &str, ignore: &[&str]) -> WatchSource {
     }
 }
 
-fn with_secret(mut watch: WatchSource, secret: &str) -> WatchSource {
+pub(super) fn with_secret(mut watch: WatchSource, secret: &str) -> WatchSource {
     let reference = Some(LocalSecretRef {
         name: secret.into(),
     });
@@ -46,7 +46,7 @@ fn with_secret(mut watch: WatchSource, secret: &str) -> WatchSource {
     watch
 }
 
-async fn secret(b: &Beacons, name: &str, pairs: &[(&str, &str)]) {
+pub(super) async fn secret(b: &Beacons, name: &str, pairs: &[(&str, &str)]) {
     let secret = Secret {
         metadata: ObjectMeta {
             name: Some(name.into()),
@@ -184,7 +184,7 @@ async fn images_behind_authentication() {
     assert_eq!(image_artifact(&b, "docker").await.unwrap().digest, digest);
 }
 
-fn base64_encode(text: &str) -> String {
+pub(super) fn base64_encode(text: &str) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(text)
 }
@@ -250,7 +250,8 @@ async fn token_gate(
 }
 
 /// The anonymous token flow: a Bearer challenge answered with a token anyone gets,
-/// fetched once per poll (the tag list and the manifest share it).
+/// fetched once (the tag list and the manifest share it) and kept for the next poll
+/// while it lasts.
 #[tokio::test]
 async fn images_behind_an_anonymous_token_service() {
     let b = Beacons::new().await;
@@ -269,7 +270,14 @@ async fn images_behind_an_anonymous_token_service() {
             digest
         }
     );
-    assert_eq!(tokens.load(Ordering::SeqCst), 1, "one token per poll");
+    assert_eq!(tokens.load(Ordering::SeqCst), 1, "one token for the poll");
+    b.reconcile("app").await;
+    assert_eq!(b.ready("app").await.reason, "Discovered");
+    assert_eq!(
+        tokens.load(Ordering::SeqCst),
+        1,
+        "the token is kept while it lasts"
+    );
     serving.abort();
 }
 
@@ -335,7 +343,7 @@ async fn helm_repository(index: &'static str) -> (String, tokio::task::JoinHandl
     (format!("http://{addr}/stable"), serving)
 }
 
-fn chart(repo: &str, name: &str, constraint: &str) -> WatchSource {
+pub(super) fn chart(repo: &str, name: &str, constraint: &str) -> WatchSource {
     WatchSource {
         chart: Some(ChartWatch {
             repo: repo.into(),

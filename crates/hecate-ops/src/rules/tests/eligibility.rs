@@ -303,3 +303,38 @@ fn ac154_the_waiting_summary_names_the_commonest_reason_and_its_share() {
         None
     );
 }
+
+/// Two Bundles emitted within one second (a Beacon polled twice, a CI pushing two
+/// commits): `creationTimestamp` ties, the writer's nanosecond time does not, and the
+/// newer still crosses by itself.
+#[test]
+fn a_bundle_emitted_in_the_same_second_as_the_current_one_is_still_newer() {
+    use hecate_types::wellknown::ANNOTATION_CREATED_AT;
+    let at = |b: hecate_types::Bundle, t: &str| {
+        let mut b = b;
+        b.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(ANNOTATION_CREATED_AT.into(), t.into());
+        b
+    };
+    // Names chosen so that name order (the old tie-break) puts the newer one last.
+    let bundles = [
+        at(b("a-current", 0, &[]), "2026-12-01T06:00:00.100Z"),
+        at(b("z-newer", 0, &[]), "2026-12-01T06:00:00.900Z"),
+    ];
+    let gate = with_current(
+        gate_admitting("dev", vec![admits("podinfo", &[])]),
+        "a-current",
+    );
+    let candidates = evaluate(&gate, &bundles, None);
+    assert_eq!(
+        next_auto("dev", &candidates, Some(&bundles[0])).map(|b| b.name_any()),
+        Some("z-newer".into())
+    );
+    // Without the annotation the two tie, and nothing moves forward (the reference's
+    // behaviour for objects it made).
+    let plain = [b("a-current", 0, &[]), b("z-newer", 0, &[])];
+    let candidates = evaluate(&gate, &plain, None);
+    assert_eq!(next_auto("dev", &candidates, Some(&plain[0])), None);
+}

@@ -140,7 +140,13 @@ fn ac093_the_passage_a_crossing_creates() {
         name: "cluster".into(),
         value: "eu-1".into(),
     }];
-    let p = new_passage(&g, &bundle("b1", 0), "olaf@example.com", "staging-1");
+    let p = new_passage(
+        &g,
+        &bundle("b1", 0),
+        "olaf@example.com",
+        "staging-1",
+        jiff::Timestamp::UNIX_EPOCH,
+    );
     assert_eq!(p.name_any(), "staging-1");
     assert_eq!(p.namespace().as_deref(), Some(NS));
     assert_eq!(

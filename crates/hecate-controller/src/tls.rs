@@ -1,0 +1,64 @@
+//! Which servers the controller's registry and chart-repository clients trust: the web
+//! PKI's roots, compiled in (so a bare image still reaches public registries), and the
+//! platform's — the system's CA certificates, or the files `SSL_CERT_FILE` and the
+//! directories `SSL_CERT_DIR` name when set. That is what the reference trusts (Go's
+//! system pool reads the same two variables) and what git trusts for the controller's
+//! git remotes, so a registry or a Helm repository behind a private CA is trusted the
+//! way a git server behind it is: by adding the CA to the controller's trust store, not
+//! to each Beacon (spec controller.md §1.3 and §1.5 give a chart or image watch no CA
+//! field; docs/DECISIONS.md).
+//!
+//! The platform's certificates are read once per process; ones that cannot be read are
+//! logged and skipped.
+
+use std::sync::OnceLock;
+
+/// What a failure to trust a server's certificate adds to the error's words.
+pub const UNTRUSTED: &str = "; the server's certificate is not signed by a CA this controller \
+     trusts — add the CA to its trust store (SSL_CERT_FILE or SSL_CERT_DIR)";
+
+/// A client builder that trusts the web PKI and the platform's CA certificates.
+pub fn client_builder() -> reqwest::ClientBuilder {
+    platform_roots()
+        .iter()
+        .cloned()
+        .fold(reqwest::Client::builder(), |builder, root| {
+            builder.add_root_certificate(root)
+        })
+}
+
+/// The platform's CA certificates, read on first use.
+fn platform_roots() -> &'static [reqwest::Certificate] {
+    static ROOTS: OnceLock<Vec<reqwest::Certificate>> = OnceLock::new();
+    ROOTS.get_or_init(|| {
+        let found = rustls_native_certs::load_native_certs();
+        for error in &found.errors {
+            tracing::warn!(%error, "reading the platform's CA certificates");
+        }
+        let roots: Vec<reqwest::Certificate> = found
+            .certs
+            .iter()
+            .filter_map(|der| reqwest::Certificate::from_der(der.as_ref()).ok())
+            .collect();
+        tracing::debug!(
+            certificates = roots.len(),
+            "trusting the platform's CA certificates"
+        );
+        roots
+    })
+}
+
+/// [`UNTRUSTED`] when `error` (or a cause of it) is a server certificate this client
+/// refused.
+pub fn untrusted_hint(error: &reqwest::Error) -> Option<&'static str> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = cause {
+        // rustls' certificate errors read "invalid peer certificate: …"; they arrive
+        // wrapped in an io::Error, which shows them as its own words.
+        if error.to_string().contains("invalid peer certificate") {
+            return Some(UNTRUSTED);
+        }
+        cause = error.source();
+    }
+    None
+}
