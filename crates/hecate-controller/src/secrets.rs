@@ -46,21 +46,27 @@ pub fn text(data: &SecretData, key: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
+/// A Secret's data from text pairs, for tests.
+#[cfg(test)]
+pub(crate) fn data_of(pairs: &[(&str, &str)]) -> SecretData {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_value_loses_its_line_ending_and_empty_is_absent() {
-        let data: SecretData = [
+        let data = data_of(&[
             ("token", "t0k\n"),
             ("crlf", "v\r\n"),
             ("empty", ""),
             ("inner", "a\nb"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
-        .collect();
+        ]);
         assert_eq!(text(&data, "token").as_deref(), Some("t0k"));
         assert_eq!(text(&data, "crlf").as_deref(), Some("v"));
         assert_eq!(text(&data, "inner").as_deref(), Some("a\nb"));

@@ -147,10 +147,7 @@ pub(crate) async fn run(
         latencies.push(created.elapsed());
     }
     latencies.sort();
-    let percentile = |p: f64| {
-        let i = ((latencies.len() as f64 - 1.0) * p).round() as usize;
-        latencies.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
-    };
+    let percentile = |p: f64| super::percentile_ms(&latencies, p);
     let (rss_mib, peak_rss_mib) = process.memory();
     drop(process);
     reset_probes(admin, &namespaces).await?;

@@ -228,11 +228,10 @@ async fn measure(
     let loop_idle_requests = process.requests().await? - before;
     let [beacon, gate, steps, total] = shares.map(|mut samples| {
         samples.sort();
-        let at = |p: f64| {
-            let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
-            samples.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
-        };
-        (at(0.5), at(0.99))
+        (
+            super::percentile_ms(&samples, 0.5),
+            super::percentile_ms(&samples, 0.99),
+        )
     });
 
     // Many at once: the Bundle exists, so every Gate opens its Passage on arrival.

@@ -188,11 +188,7 @@ async fn level(
     }
     let elapsed = started.elapsed().as_secs_f64();
     latencies.sort();
-    let percentile = |p: f64| {
-        latencies
-            .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
-            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
-    };
+    let percentile = |p: f64| super::percentile_ms(&latencies, p);
     Level {
         route: route.into(),
         concurrency,

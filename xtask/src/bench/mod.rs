@@ -157,6 +157,13 @@ pub(crate) struct Measurement {
     pub(crate) apiserver_requests: Option<apiserver::Counts>,
 }
 
+/// The `p` quantile (0–1) of `sorted`, in milliseconds: the sample at rank
+/// round((n − 1) · p); 0 when there are none. Every latency the bench reports uses it.
+pub(crate) fn percentile_ms(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
 /// The median, minimum and maximum of `samples`.
 fn summarise(
     name: String,

@@ -42,16 +42,9 @@ pub fn basic(name: &str, data: &SecretData) -> Result<Basic, ResolveError> {
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::ByteString;
-
     use super::*;
 
-    fn data(pairs: &[(&str, &str)]) -> SecretData {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
-            .collect()
-    }
+    use crate::secrets::data_of as data;
 
     #[test]
     fn chart_repository_credentials() {

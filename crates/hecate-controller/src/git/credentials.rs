@@ -395,12 +395,7 @@ mod tests {
 
     use super::*;
 
-    fn data(pairs: &[(&str, &str)]) -> BTreeMap<String, ByteString> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
-            .collect()
-    }
+    use crate::secrets::data_of as data;
 
     #[test]
     fn the_secret_is_read_in_precedence_order() {

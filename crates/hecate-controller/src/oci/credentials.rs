@@ -126,16 +126,9 @@ pub fn registry(
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::ByteString;
-
     use super::*;
 
-    fn data(pairs: &[(&str, &str)]) -> SecretData {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
-            .collect()
-    }
+    use crate::secrets::data_of as data;
 
     #[test]
     fn registry_credentials() {

@@ -16,7 +16,6 @@ use serde_json::json;
 use super::config::Config;
 use super::runner::{Runner, StepContext, StepError, StepResult};
 use crate::health::flux_access::{FluxAccess, describe};
-use crate::health::flux_config::FluxConfig;
 
 /// Reason: an object could not be patched (terminal when forbidden, else retryable).
 pub const FLUX_PATCH_FAILED: &str = "FluxPatchFailed";
@@ -57,9 +56,7 @@ impl Runner for FluxReconcile {
                 Config::FluxReconcile(reconcile) => Some(reconcile),
                 _ => None,
             })?;
-            let check = FluxConfig::decode(Some(&ctx.config))
-                .and_then(|c| c.validate(ctx.namespace, self.refuse_cross_namespace))
-                .map_err(|e| StepError::config(e.to_string()))?;
+            let check = super::flux_wait::targets(ctx, self.refuse_cross_namespace)?;
             // A remote cluster out of reach is worth another crossing: un-coded,
             // retryable (the spec names no reason).
             let cluster = self

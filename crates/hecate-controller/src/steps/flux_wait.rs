@@ -75,9 +75,7 @@ impl Runner for FluxWait {
                 Config::FluxWait(wait) => Some(wait),
                 _ => None,
             })?;
-            let check = FluxConfig::decode(Some(&ctx.config))
-                .and_then(|c| c.validate(ctx.namespace, self.refuse_cross_namespace))
-                .map_err(|e| StepError::config(e.to_string()))?;
+            let check = targets(ctx, self.refuse_cross_namespace)?;
             // Before looking, so that a change right after the look still wakes it.
             self.wait(&check, ctx, true);
             let assessment = self
@@ -112,6 +110,18 @@ impl Runner for FluxWait {
             }
         })
     }
+}
+
+/// The objects a Flux step names, with every default applied and the flux check's
+/// rules (kinds, cross-namespace references) judged: shared by `flux-wait` and
+/// `flux-reconcile`. A problem is `InvalidConfig`.
+pub(crate) fn targets(
+    ctx: &StepContext<'_>,
+    refuse_cross_namespace: bool,
+) -> Result<FluxCheck, StepError> {
+    FluxConfig::decode(Some(&ctx.config))
+        .and_then(|c| c.validate(ctx.namespace, refuse_cross_namespace))
+        .map_err(|e| StepError::config(e.to_string()))
 }
 
 fn objects(n: usize) -> String {
