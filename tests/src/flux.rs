@@ -110,6 +110,60 @@ pub async fn report_applied(
     name: &str,
     revision: &str,
 ) -> anyhow::Result<()> {
+    let ready = serde_json::json!({
+        "type": "Ready",
+        "status": "True",
+        "reason": "ReconciliationSucceeded",
+        "message": format!("Applied revision: {revision}"),
+    });
+    let revisions = serde_json::json!({
+        "lastAppliedRevision": revision,
+        "lastAttemptedRevision": revision,
+    });
+    report(client, kind, namespace, name, revisions, vec![ready]).await
+}
+
+/// Writes a stand-in object's status as Flux's controllers would when `revision` was
+/// attempted but its health checks never passed: `Ready` false and `Stalled` true, both
+/// saying `reason`; the last applied revision stays what it was.
+pub async fn report_failed(
+    client: &kube::Client,
+    kind: StandIn,
+    namespace: &str,
+    name: &str,
+    revision: &str,
+    reason: &str,
+) -> anyhow::Result<()> {
+    let conditions = ["Ready", "Stalled"].map(|type_| {
+        serde_json::json!({
+            "type": type_,
+            "status": if type_ == "Ready" { "False" } else { "True" },
+            "reason": "HealthCheckFailed",
+            "message": reason,
+        })
+    });
+    let revisions = serde_json::json!({ "lastAttemptedRevision": revision });
+    report(
+        client,
+        kind,
+        namespace,
+        name,
+        revisions,
+        conditions.to_vec(),
+    )
+    .await
+}
+
+/// Writes `conditions` (each stamped with the observed generation and now) and the
+/// revision fields in `revisions`.
+async fn report(
+    client: &kube::Client,
+    kind: StandIn,
+    namespace: &str,
+    name: &str,
+    revisions: serde_json::Value,
+    mut conditions: Vec<serde_json::Value>,
+) -> anyhow::Result<()> {
     use kube::api::{Api, DynamicObject, Patch, PatchParams};
     let api: Api<DynamicObject> =
         Api::namespaced_with(client.clone(), namespace, &kind.api_resource());
@@ -118,20 +172,18 @@ pub async fn report_applied(
     let now = k8s_openapi::jiff::Timestamp::now()
         .strftime("%Y-%m-%dT%H:%M:%SZ")
         .to_string();
-    let status = serde_json::json!({
-        "status": {
-            "observedGeneration": generation,
-            "lastAppliedRevision": revision,
-            "conditions": [{
-                "type": "Ready",
-                "status": "True",
-                "reason": "ReconciliationSucceeded",
-                "message": format!("Applied revision: {revision}"),
-                "observedGeneration": generation,
-                "lastTransitionTime": now,
-            }],
-        }
+    for condition in &mut conditions {
+        condition["observedGeneration"] = generation.into();
+        condition["lastTransitionTime"] = now.clone().into();
+    }
+    let mut status = serde_json::json!({
+        "observedGeneration": generation,
+        "conditions": conditions,
     });
+    if let (Some(status), Some(revisions)) = (status.as_object_mut(), revisions.as_object()) {
+        status.extend(revisions.clone());
+    }
+    let status = serde_json::json!({ "status": status });
     api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
         .await?;
     Ok(())

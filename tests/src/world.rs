@@ -152,6 +152,8 @@ impl Repository {
 /// `env/<environment>` of a fleet repository. Stops when dropped.
 pub struct FluxPlayer {
     paused: Arc<Mutex<HashSet<String>>>,
+    /// Environments whose next apply fails, with the reason Flux gives.
+    failing: Arc<Mutex<HashMap<String, String>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -164,9 +166,11 @@ impl FluxPlayer {
         environments: &[&str],
     ) -> Self {
         let paused: Arc<Mutex<HashSet<String>>> = Arc::default();
+        let failing: Arc<Mutex<HashMap<String, String>>> = Arc::default();
         let environments: Vec<String> = environments.iter().map(|e| e.to_string()).collect();
         let namespace = namespace.to_string();
         let held = paused.clone();
+        let broken = failing.clone();
         let task = tokio::spawn(async move {
             let mut applied = vec![String::new(); environments.len()];
             loop {
@@ -189,17 +193,55 @@ impl FluxPlayer {
                     }
                     let revision = format!("{branch}@sha1:{sha}");
                     let name = format!("app-{environment}");
-                    if flux::report_applied(&client, KUSTOMIZATION, &namespace, &name, &revision)
-                        .await
-                        .is_ok()
-                    {
+                    let failure = broken
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(environment);
+                    let reported = match &failure {
+                        Some(reason) => {
+                            flux::report_failed(
+                                &client,
+                                KUSTOMIZATION,
+                                &namespace,
+                                &name,
+                                &revision,
+                                reason,
+                            )
+                            .await
+                        }
+                        None => {
+                            flux::report_applied(
+                                &client,
+                                KUSTOMIZATION,
+                                &namespace,
+                                &name,
+                                &revision,
+                            )
+                            .await
+                        }
+                    };
+                    if reported.is_ok() {
                         applied[i] = sha;
                     }
                 }
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         });
-        Self { paused, task }
+        Self {
+            paused,
+            failing,
+            task,
+        }
+    }
+
+    /// Makes the next apply in `environment` fail for `reason`, as a health check that
+    /// never passes would: the Kustomization stalls at that revision. The apply after it
+    /// succeeds again.
+    pub fn fail_next(&self, environment: &str, reason: &str) {
+        self.failing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(environment.to_string(), reason.to_string());
     }
 
     /// Stops applying `environment`'s branch (Flux lagging or broken there).

@@ -1,5 +1,5 @@
 //! `cargo xtask demo`: the first five minutes. A local control plane (built on first
-//! use); the `shop` pipeline in namespace `demo`, carried through four releases by
+//! use); the `shop` pipeline in namespace `demo`, carried through five releases by
 //! `hecate-controller` itself ([`pipeline`]: real git repositories, Flux played by the
 //! demo, people acting through hecate-ops); `hecate-api` with the web UI on
 //! `127.0.0.1:8080`; what `hecate status` and `hecate explain production` say, and the
@@ -113,7 +113,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
             &server.base,
             &log,
             owned.is_some(),
-            &pipeline.bundles[2],
+            &pipeline.bundles[3],
             &pipeline::dir(&dev_dir),
         );
         println!("(ready in {:.1} s)", started.elapsed().as_secs_f64());
@@ -244,14 +244,22 @@ async fn check(
                 .is_some_and(|s| s.contains(newest.as_str())),
         "staging should be crossing with {newest}: {staging}"
     );
+    let (held, awaiting) = (&bundles[2], &bundles[3]);
     anyhow::ensure!(
-        production["current"] == bundles[1].as_str()
+        production["current"] == held.as_str()
             && production["waiting"].as_array().is_some_and(|waiting| {
                 waiting
                     .iter()
-                    .any(|w| w["bundle"] == bundles[2].as_str() && w["kind"] == "AwaitingApproval")
+                    .any(|w| w["bundle"] == awaiting.as_str() && w["kind"] == "AwaitingApproval")
             }),
-        "production should hold shop 1.1.0 and have 1.2.0 awaiting approval: {production}"
+        "production should hold shop 1.2.0 and have 1.3.0 awaiting approval: {production}"
+    );
+    // 1.1.0's failure is history once 1.2.0 crossed: nothing to report as a blocker.
+    anyhow::ensure!(
+        production["blockers"]
+            .as_array()
+            .is_none_or(|blockers| blockers.iter().all(|b| b["kind"] != "PassageFailed")),
+        "production holds a newer Bundle than the one that failed; it is not failed: {production}"
     );
 
     let http = reqwest::Client::new();
@@ -281,6 +289,38 @@ async fn check(
         count == 3,
         "alice should see the 3 demo Gates through the API, not {count}: {gates}"
     );
+    // The history holds the controller's own failure: shop 1.1.0 in production.
+    let (release, _) = pipeline::FAILS_IN_PRODUCTION;
+    let failed = pipeline::RELEASES
+        .iter()
+        .position(|r| *r == release)
+        .and_then(|i| bundles.get(i))
+        .context("the failing release emitted no Bundle")?;
+    let passages: serde_json::Value = http
+        .get(format!("{base}/api/v1alpha1/namespaces/{NAMESPACE}/passages"))
+        .bearer_auth(alice)
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await
+        .map(|body| serde_json::from_str(&body))??;
+    let failure = passages.as_array().and_then(|all| {
+        all.iter().find(|p| {
+            p["spec"]["gate"] == "production"
+                && p["spec"]["bundle"] == failed.as_str()
+                && p["status"]["phase"] == "Failed"
+        })
+    });
+    let step = failure
+        .and_then(|p| p["status"]["steps"].as_array())
+        .and_then(|steps| steps.iter().find(|s| s["phase"] == "Failed"))
+        .and_then(|s| s["uses"].as_str());
+    anyhow::ensure!(
+        step == Some(pipeline::FAILED_STEP),
+        "production's crossing of {failed} should have failed at {}, not {step:?}: {failure:?}",
+        pipeline::FAILED_STEP
+    );
     Ok(())
 }
 
@@ -302,7 +342,8 @@ fn print_tour(
     };
     println!("Hecate demo: hecate-controller carried `shop` through namespace `{NAMESPACE}`.");
     println!("  dev (automatic) → staging → production (approval required, frozen at weekends)");
-    println!("  shop 1.3.0 is crossing staging (Flux lags there); 1.2.0 waits for an approval.");
+    println!("  shop 1.4.0 is crossing staging (Flux lags there); 1.3.0 waits for an approval;");
+    println!("  production's crossing of 1.1.0 failed at flux-wait (Flux: health checks failing).");
     println!(
         "  git repositories, work directories, the controller's log: {}",
         world.display()

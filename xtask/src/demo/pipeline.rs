@@ -1,10 +1,11 @@
 //! The demo's pipeline, made by the controller: an application repository `shop`, a
 //! fleet repository with a branch per environment, stand-in Flux Kustomizations played
 //! by [`FluxPlayer`], a Beacon and three Gates — and `hecate-controller` running as its
-//! own process, carrying four releases through dev (by itself), staging (when bob
-//! promotes) and production (once carol approves). It leaves the pipeline mid-story:
-//! the newest release crossing staging while Flux there lags, the one before it
-//! waiting for an approval, production frozen at weekends.
+//! own process, carrying five releases through dev (by itself), staging (when bob
+//! promotes) and production (once carol approves). One production crossing fails at
+//! `flux-wait`, because Flux reports that release's health checks failing there. It
+//! leaves the pipeline mid-story: the newest release crossing staging while Flux there
+//! lags, the one before it waiting for an approval, production frozen at weekends.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -21,7 +22,14 @@ use tokio::process::{Child, Command};
 
 const ENVIRONMENTS: [&str; 3] = ["dev", "staging", "production"];
 /// The releases the story carries, oldest first.
-pub(crate) const RELEASES: [&str; 4] = ["1.0.0", "1.1.0", "1.2.0", "1.3.0"];
+pub(crate) const RELEASES: [&str; 5] = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0"];
+/// The release whose production crossing fails, and why Flux says it did.
+pub(crate) const FAILS_IN_PRODUCTION: (&str, &str) = (
+    "1.1.0",
+    "Deployment demo/shop: 0 of 2 replicas ready (ImagePullBackOff)",
+);
+/// The step that crossing fails at.
+pub(crate) const FAILED_STEP: &str = "flux-wait";
 /// The label that makes the demo namespace the demo controller's shard, so it never
 /// touches other namespaces of a shared control plane (the bench's, your own).
 const SHARD: &str = "hecate.dev/demo";
@@ -118,13 +126,24 @@ pub(crate) async fn run(
             story.cleared("staging", &bundle).await?;
             eprintln!("[demo] bob promoted it through staging");
         }
-        if i < 2 {
+        if i < RELEASES.len() - 2 {
+            let fails = *release == FAILS_IN_PRODUCTION.0;
+            if fails {
+                flux.fail_next("production", FAILS_IN_PRODUCTION.1);
+            }
             story
                 .carol
                 .approve(namespace, &bundle, "production", "carol")
                 .await?;
-            story.cleared("production", &bundle).await?;
-            eprintln!("[demo] carol approved it; production took it by itself");
+            if fails {
+                let passage = story.failed("production", &bundle).await?;
+                eprintln!(
+                    "[demo] carol approved it; production's crossing {passage} failed at {FAILED_STEP}: Flux says its health checks fail"
+                );
+            } else {
+                story.cleared("production", &bundle).await?;
+                eprintln!("[demo] carol approved it; production took it by itself");
+            }
         }
         bundles.push(bundle);
     }
@@ -220,6 +239,30 @@ impl Story {
                 .then_some(())
         })
         .await
+    }
+
+    /// Waits until a crossing of `bundle` through `gate` has failed at
+    /// [`FAILED_STEP`]; answers its name.
+    async fn failed(&self, gate: &str, bundle: &str) -> anyhow::Result<String> {
+        let passages: Api<Passage> = Api::namespaced(self.admin.clone(), &self.namespace);
+        let waited = until(&format!("{bundle}'s crossing of {gate} failing"), || async {
+            let list = passages.list(&Default::default()).await.ok()?;
+            list.items.into_iter().find_map(|passage| {
+                let failed_at = passage.status.as_ref().and_then(|status| {
+                    let step = status.steps.iter().find(|step| step.uses == FAILED_STEP)?;
+                    (passage.phase() == hecate_types::PassagePhase::Failed
+                        && step.phase == hecate_types::StepPhase::Failed)
+                        .then_some(())
+                });
+                (passage.spec.gate == gate && passage.spec.bundle == bundle && failed_at.is_some())
+                    .then(|| passage.metadata.name.clone().unwrap_or_default())
+            })
+        })
+        .await;
+        match waited {
+            Ok(name) => Ok(name),
+            Err(error) => Err(error.context(self.describe(gate).await)),
+        }
     }
 
     /// Production: no crossing starts at weekends.

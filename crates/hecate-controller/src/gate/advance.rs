@@ -6,7 +6,7 @@
 //! this module only puts them in the controller's order and words.
 
 use hecate_ops::model::Remedy;
-use hecate_ops::rules::eligibility::{self, Candidate};
+use hecate_ops::rules::eligibility::{self, AutoNext, Candidate};
 use hecate_ops::rules::window;
 use hecate_types::{Bundle, Gate, Passage};
 use jiff::Timestamp;
@@ -81,33 +81,29 @@ pub fn decide<'a>(
     let current = gate
         .current_bundle()
         .and_then(|current| bundles.iter().find(|b| b.name_any() == current));
-    if let Some(next) = eligibility::next_auto(&name, candidates, current) {
-        return Decision::Open(next);
+    match eligibility::auto_next(&name, candidates, current) {
+        AutoNext::Cross(next) => Decision::Open(next),
+        AutoNext::FailedHere(newest) => {
+            let reason = newest
+                .status
+                .as_ref()
+                .and_then(|s| s.blocked.iter().find(|c| c.gate == name))
+                .map(|failure| failure.reason.as_str())
+                .filter(|reason| !reason.is_empty())
+                .unwrap_or("no reason recorded");
+            Decision::CrossingFailed(format!(
+                "the crossing of {} failed: {reason}; automatic crossings never retry a failure. To try again: {}",
+                newest.name_any(),
+                Remedy::Promote {
+                    gate: name,
+                    bundle: newest.name_any(),
+                }
+                .fix(&namespace)
+            ))
+        }
+        AutoNext::NothingNewer => Decision::Idle("nothing newer than the current Bundle".into()),
+        AutoNext::NoneEligible => Decision::Idle(waiting(candidates)),
     }
-    let Some(newest) = eligible.first() else {
-        return Decision::Idle(waiting(candidates));
-    };
-    if let Some(failure) = newest
-        .status
-        .as_ref()
-        .and_then(|s| s.blocked.iter().find(|c| c.gate == name))
-    {
-        return Decision::CrossingFailed(format!(
-            "the crossing of {} failed: {}; automatic crossings never retry a failure. To try again: {}",
-            newest.name_any(),
-            if failure.reason.is_empty() {
-                "no reason recorded"
-            } else {
-                &failure.reason
-            },
-            Remedy::Promote {
-                gate: name,
-                bundle: newest.name_any(),
-            }
-            .fix(&namespace)
-        ));
-    }
-    Decision::Idle("nothing newer than the current Bundle".into())
 }
 
 /// What a running Passage is doing: held by the change gate (with its risk and

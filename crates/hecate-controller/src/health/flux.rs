@@ -68,7 +68,34 @@ pub fn evaluate(
         );
     }
 
-    if let Some(stalled) = condition(object, "Stalled").filter(|c| c.status == "True") {
+    // A failure reported for another revision than the one waited for belongs to an
+    // earlier attempt: Flux has not tried the expected revision yet. Judging it
+    // `Degraded` would fail every crossing that comes to repair a broken environment.
+    let stalled = condition(object, "Stalled").filter(|c| c.status == "True");
+    let failure = stalled
+        .as_ref()
+        .or(ready.as_ref().filter(|c| c.status == "False"));
+    if let (Some(failure), Some(expected)) = (
+        failure,
+        expected_revision.filter(|expected| !expected.is_empty()),
+    ) && let Some(attempted) = object
+        .pointer("/status/lastAttemptedRevision")
+        .and_then(Value::as_str)
+        .filter(|revision| !revision.is_empty())
+        .map(str::to_string)
+        .or_else(|| applied_revision(object))
+        && !revision_matches(&attempted, expected)
+    {
+        return verdict(
+            Health::Progressing,
+            format!(
+                "waiting for {expected}; the last attempt, at {attempted}, failed: {}",
+                failure.explanation()
+            ),
+        );
+    }
+
+    if let Some(stalled) = stalled {
         return verdict(
             Health::Degraded,
             format!("stalled: {}", stalled.explanation()),

@@ -148,24 +148,54 @@ pub fn eligible<'a>(candidates: &[Candidate<'a>]) -> Vec<&'a Bundle> {
     eligible
 }
 
-/// What an automatic Gate crosses next: the newest eligible Bundle, unless a crossing
-/// of it already failed here (never retried automatically) or it is not strictly
-/// newer than the current occupant (automatic crossings only move forward).
+/// What an automatic Gate does next, or why it does nothing: the one judgement the
+/// controller acts on and Explain describes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AutoNext<'a> {
+    /// Cross this Bundle: the newest eligible, newer than the current occupant.
+    Cross(&'a Bundle),
+    /// The newest eligible Bundle is newer than the current occupant, but a crossing
+    /// of it already failed here: automatic crossings never retry a failure.
+    FailedHere(&'a Bundle),
+    /// No eligible Bundle is newer than the current occupant (automatic crossings
+    /// only move forward; older ones may be rolled back to by hand).
+    NothingNewer,
+    /// No Bundle is eligible.
+    NoneEligible,
+}
+
+/// What an automatic Gate does next ([`AutoNext`]). A failure here matters only for a
+/// Bundle the Gate would otherwise take: an older Bundle that failed once is history,
+/// not a reason to call the Gate failed.
+pub fn auto_next<'a>(
+    gate_name: &str,
+    candidates: &[Candidate<'a>],
+    current: Option<&Bundle>,
+) -> AutoNext<'a> {
+    let Some(newest) = eligible(candidates).first().copied() else {
+        return AutoNext::NoneEligible;
+    };
+    if let Some(current) = current
+        && created_at(newest) <= created_at(current)
+    {
+        return AutoNext::NothingNewer;
+    }
+    if newest.was_blocked_by(gate_name) {
+        return AutoNext::FailedHere(newest);
+    }
+    AutoNext::Cross(newest)
+}
+
+/// The Bundle an automatic Gate crosses next, if any ([`auto_next`]).
 pub fn next_auto<'a>(
     gate_name: &str,
     candidates: &[Candidate<'a>],
     current: Option<&Bundle>,
 ) -> Option<&'a Bundle> {
-    let newest = *eligible(candidates).first()?;
-    if newest.was_blocked_by(gate_name) {
-        return None;
+    match auto_next(gate_name, candidates, current) {
+        AutoNext::Cross(next) => Some(next),
+        _ => None,
     }
-    if let Some(current) = current
-        && created_at(newest) <= created_at(current)
-    {
-        return None;
-    }
-    Some(newest)
 }
 
 /// Newest first by creation time ([`created_at`]); equal times by name ascending, so
@@ -174,6 +204,21 @@ pub fn newest_first<K: kube::Resource>(a: &K, b: &K) -> Ordering {
     created_at(b)
         .cmp(&created_at(a))
         .then_with(|| a.meta().name.cmp(&b.meta().name))
+}
+
+/// Passages newest first by when they started — one not started yet by when it was
+/// created, since it will start after every started one —, then by creation, then by
+/// name. Creation alone misorders Passages made together (restored from a backup,
+/// imported, written by a test) whose starts tell them apart.
+pub fn passages_newest_first(a: &hecate_types::Passage, b: &hecate_types::Passage) -> Ordering {
+    let start = |p: &hecate_types::Passage| {
+        p.status
+            .as_ref()
+            .and_then(|s| s.started_at.as_ref())
+            .map(|t| t.0)
+            .or_else(|| created_at(p))
+    };
+    start(b).cmp(&start(a)).then_with(|| newest_first(a, b))
 }
 
 /// When an object was created, as precisely as known: its writer's

@@ -4,7 +4,7 @@ use hecate_types::{Bundle, Gate, GateSpec};
 use kube::ResourceExt as _;
 use pretty_assertions::assert_eq;
 
-use crate::rules::eligibility::{Code, eligible, evaluate, next_auto};
+use crate::rules::eligibility::{AutoNext, Code, auto_next, eligible, evaluate, next_auto};
 use crate::rules::fixtures::*;
 
 fn gate_admitting(name: &str, admissions: Vec<hecate_types::Admission>) -> Gate {
@@ -242,6 +242,40 @@ fn ac023_auto_does_not_retry_a_failed_crossing() {
     let candidates = evaluate(&gate, &bundles, None);
     assert!(candidates[0].is_eligible(), "a person may still retry it");
     assert_eq!(next_auto("staging", &candidates, None), None);
+}
+
+#[test]
+fn a_failure_older_than_the_current_bundle_is_history_not_a_blocker() {
+    // `failed` failed here, then `fixed` crossed: the Gate holds a newer Bundle, so
+    // the old failure neither stops it nor makes it "failed".
+    let gate = gate_admitting("production", vec![admits("podinfo", &[])]);
+    let bundles = [
+        blocked(b("failed", 0, &[]), "production", "health checks failing"),
+        b("fixed", 10, &[]),
+    ];
+    let gate = with_current(gate, "fixed");
+    let candidates = evaluate(&gate, &bundles, None);
+    assert_eq!(names(&eligible(&candidates)), ["failed"]);
+    assert_eq!(
+        auto_next("production", &candidates, Some(&bundles[1])),
+        AutoNext::NothingNewer
+    );
+    // The same failure newer than the occupant is the Gate's to report.
+    let gate = with_current(
+        gate_admitting("production", vec![admits("podinfo", &[])]),
+        "old",
+    );
+    let bundles = [
+        b("old", 0, &[]),
+        blocked(b("failed", 10, &[]), "production", "health checks failing"),
+    ];
+    let candidates = evaluate(&gate, &bundles, None);
+    assert_eq!(
+        auto_next("production", &candidates, Some(&bundles[0])),
+        AutoNext::FailedHere(&bundles[1])
+    );
+    // Nothing eligible at all.
+    assert_eq!(auto_next("production", &[], None), AutoNext::NoneEligible);
 }
 
 #[test]
