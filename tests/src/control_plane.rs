@@ -174,6 +174,17 @@ impl ControlPlane {
     /// Hecate CRDs Established. Blocks; safe to call from async code, which it does
     /// not run on.
     pub fn start(binaries: &Binaries, dir: &Path, lifetime: Lifetime) -> anyhow::Result<Self> {
+        Self::start_with(binaries, dir, lifetime, &[])
+    }
+
+    /// The same, with `extra` flags for kube-apiserver (an OIDC issuer it trusts, say):
+    /// for the test that needs them, on a control plane of its own.
+    pub fn start_with(
+        binaries: &Binaries,
+        dir: &Path,
+        lifetime: Lifetime,
+        extra: &[String],
+    ) -> anyhow::Result<Self> {
         let started = Instant::now();
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let pki = Pki::generate().context("generating the control plane's keys")?;
@@ -264,7 +275,8 @@ impl ControlPlane {
                 "--enable-priority-and-fairness=false",
                 "--profiling=false",
                 "--v=1",
-            ]);
+            ])
+            .args(extra);
         plane.spawn(
             "kube-apiserver",
             kube_apiserver,

@@ -9,8 +9,6 @@
 //! people's Role ([`grant_people`]) and [`reset`] serve both. Loading is idempotent
 //! (server-side apply).
 
-use std::time::Duration;
-
 use anyhow::Context as _;
 use hecate_types::{
     Admission, Artifact, Beacon, BeaconSpec, BeaconStatus, Bundle, BundleApproval, BundleOrigin,
@@ -244,8 +242,9 @@ fn history() -> Vec<Crossing> {
                 outcome: PassagePhase::Succeeded,
             });
         }
-        if index <= 9 && index % 3 != 1 || index == 9 {
-            let outcome = if index == 9 {
+        // Production skips a few releases; 1.7.0 failed there, and 1.8.0 crossed after.
+        if index <= 8 && (index % 3 != 1 || index == 7) {
+            let outcome = if index == 7 {
                 PassagePhase::Failed
             } else {
                 PassagePhase::Succeeded
@@ -494,26 +493,23 @@ pub async fn load(client: &kube::Client, namespace: &str, now: Timestamp) -> any
 
     let beacon = beacon(now, &releases);
     apply(client, namespace, &beacon).await?;
-    // Bundles are judged newest-first by creation time, which has one-second
-    // resolution: create the recent releases a second apart so their order is their
-    // age. (Older ones are settled everywhere; their order does not matter.)
-    let bundle_api: Api<Bundle> = Api::namespaced(client.clone(), namespace);
-    for (index, bundle) in bundles.iter().enumerate() {
-        let recent = index + 4 >= VERSIONS;
-        if recent && bundle_api.get_opt(&bundle.name_any()).await?.is_none() {
-            tokio::time::sleep(Duration::from_millis(1050)).await;
-        }
+    // Each Bundle says when its Beacon emitted it (`hecate.dev/created-at`, as a
+    // Beacon writes it), ten minutes before it reached dev: Bundles are ordered by
+    // emission, not by when this loader happened to write them.
+    for (index, bundle) in bundles.iter_mut().enumerate() {
+        let emitted = at(now, ((VERSIONS - index) as i64) * 600 + 10);
+        bundle.annotations_mut().insert(
+            wellknown::ANNOTATION_CREATED_AT.into(),
+            emitted.0.to_string(),
+        );
         apply(client, namespace, bundle).await?;
     }
     for gate in &gates {
         apply(client, namespace, gate).await?;
     }
-    // A Gate's latest crossing is its newest Passage by creation time, and these are
-    // all written within a second or two — so which is "latest" would depend on where
-    // a second boundary falls. The failed crossing is written first: it is history in
-    // this story (production stays on 1.8.0 and offers the next release), whatever
-    // the clock does.
-    passages.sort_by_key(|p| p.phase() != PassagePhase::Failed);
+    // Written within a second or two, the Passages tie on creation: ops orders them by
+    // when they started, which is the story's order (1.7.0 failed in production,
+    // 1.8.0 crossed after it).
     for passage in &passages {
         apply(client, namespace, passage).await?;
     }

@@ -39,7 +39,13 @@ impl TestEnv {
     /// when there is no control plane to be had: a test that cannot reach its cluster
     /// must fail, not pass.
     pub async fn new() -> Self {
-        let endpoint = Self::shared_endpoint();
+        Self::on(Self::shared_endpoint()).await
+    }
+
+    /// A new namespace on another control plane than the shared one: for the rare
+    /// test that changes what is cluster-wide (a CRD), which would disturb every
+    /// other test of the binary on the shared one. Panics as [`TestEnv::new`] does.
+    pub async fn on(endpoint: &'static Endpoint) -> Self {
         let admin = endpoint
             .client(Identity::Admin)
             .await

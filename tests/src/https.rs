@@ -3,7 +3,8 @@
 //!
 //! Each connection carries one request, answered by the test's handler and closed; the
 //! server keeps the requests it answered, so a test counts what a client asked on the
-//! wire. Request bodies are not read: the server is for `GET` and `HEAD`.
+//! wire. A request body is read when its `content-length` says it is small (a form
+//! `POST`, as an OAuth token request is).
 //!
 //! ```no_run
 //! # async fn example() {
@@ -40,6 +41,8 @@ pub struct Request {
     pub path: String,
     /// The headers, names in lower case, in the order sent.
     pub headers: Vec<(String, String)>,
+    /// The body, when one of at most 64 KiB was announced.
+    pub body: Vec<u8>,
 }
 
 impl Request {
@@ -193,19 +196,36 @@ async fn read_request<S: tokio::io::AsyncRead + Unpin>(stream: &mut S) -> Option
         }
         head.extend_from_slice(&buffer[..n]);
     }
+    let end = head.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let mut body = head.split_off(end);
     let text = String::from_utf8_lossy(&head);
     let mut lines = text.split("\r\n");
     let mut first = lines.next()?.split_whitespace();
     let (method, path) = (first.next()?.to_string(), first.next()?.to_string());
-    let headers = lines
+    let headers: Vec<(String, String)> = lines
         .take_while(|line| !line.is_empty())
         .filter_map(|line| line.split_once(':'))
         .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
         .collect();
+    let length = headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .and_then(|(_, value)| value.parse::<usize>().ok())
+        .unwrap_or(0)
+        .min(MAX_HEAD);
+    while body.len() < length {
+        let n = stream.read(&mut buffer).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        body.extend_from_slice(&buffer[..n]);
+    }
+    body.truncate(length);
     Some(Request {
         method,
         path,
         headers,
+        body,
     })
 }
 

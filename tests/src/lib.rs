@@ -32,6 +32,8 @@
 //!   without authentication, and writes content to it by raw HTTP.
 //! - [`https`] runs a small HTTPS server on loopback with a CA of its own, answering
 //!   with the test's handler and keeping what it was asked.
+//! - [`oidc`] runs an OpenID Connect provider on that server (discovery, JWKS,
+//!   RS256 ID tokens, a sign-in that needs no person), doing wrong on request.
 //! - [`sshd`] runs a real SSH server (OpenSSH) on loopback as the tests' own user, for
 //!   git over SSH with keys the tests generate.
 //! - [`demo`] loads the demo pipeline (`shop`: dev → staging → production, with
@@ -50,9 +52,11 @@ pub mod flux;
 mod go;
 pub mod https;
 mod identity;
+pub mod oidc;
 mod pki;
 pub mod rbac;
 pub mod registry;
+pub mod schemathesis;
 pub mod sshd;
 mod tools;
 pub mod world;

@@ -48,6 +48,11 @@ enum Task {
         /// How big a namespace to measure.
         #[arg(long, value_enum, default_value = "large")]
         scale: bench::Scale,
+        /// Measure one part only, print it and leave docs/BENCHMARKS.md alone (e.g.
+        /// `--only explain`: seed, then `hecate explain`, `Ops::explain` and
+        /// `why_stuck` over stdio and HTTP, in seconds rather than minutes).
+        #[arg(long, value_enum)]
+        only: Option<bench::Part>,
     },
     /// Start a local control plane with a realistic pipeline, hecate-api and the web UI
     /// to explore (Ctrl-C stops it).
@@ -77,7 +82,7 @@ fn main() -> ExitCode {
         Task::CheckLayers => check_layers(&root),
         Task::Demo(options) => demo::run(&root, &options),
         Task::Test { args, dry_run } => test::run(&root, &args, dry_run),
-        Task::Bench { scale } => bench::run(&root, scale),
+        Task::Bench { scale, only } => bench::run(&root, scale, only),
         Task::ControlPlane { action } => control_plane::run(&root, action),
     };
     match result {

@@ -2,7 +2,9 @@
 //! the tests use — Debian packages when missing (headless Chromium and its driver for
 //! the UI, git for the controller's steps and Beacons, `docker-registry` for the image
 //! Beacons' loopback registry, `openssh-server` for git over SSH), the control plane, `kustomize` and `helm` (the render
-//! steps' programs) built once into the shared cache — then runs `cargo test
+//! steps' programs) built once into the shared cache, schemathesis (which checks the
+//! API against its OpenAPI document) installed once from PyPI into a virtualenv
+//! there — then runs `cargo test
 //! --workspace` with any arguments passed through (`cargo xtask test -p hecate-ops`,
 //! `cargo xtask test -- name_filter`).
 //!
@@ -54,7 +56,8 @@ pub(crate) fn run(root: &Path, args: &[String], dry_run: bool) -> anyhow::Result
         Plan::Impossible { packages } => anyhow::bail!("{}", cannot_install(&packages)),
     }
     if dry_run {
-        return tools(true);
+        tools(true)?;
+        return schemathesis(true);
     }
     eprintln!("[test] the control plane (built once per machine, then cached)…");
     let binaries = hecate_testenv::Binaries::locate_or_build()?;
@@ -63,6 +66,7 @@ pub(crate) fn run(root: &Path, args: &[String], dry_run: bool) -> anyhow::Result
         binaries.kube_apiserver.display()
     );
     tools(false)?;
+    schemathesis(false)?;
 
     // `-p …` selects packages; without one, the whole workspace.
     let selects = args
@@ -100,6 +104,27 @@ fn tools(dry_run: bool) -> anyhow::Result<()> {
                 tool.cached()?.display()
             ),
         }
+    }
+    Ok(())
+}
+
+/// schemathesis, found or installed (once per machine, from PyPI) as the API's test
+/// finds it; with `dry_run`, only says whether it would be installed.
+fn schemathesis(dry_run: bool) -> anyhow::Result<()> {
+    use hecate_testenv::schemathesis;
+    let version = schemathesis::SCHEMATHESIS_VERSION;
+    let found = if dry_run {
+        schemathesis::locate()?
+    } else {
+        eprintln!("[test] schemathesis (installed once per machine, then cached)…");
+        Some(schemathesis::locate_or_install()?)
+    };
+    match found {
+        Some(path) => eprintln!("[test] schemathesis {version}: {}", path.display()),
+        None => eprintln!(
+            "[test] would install schemathesis {version} from PyPI into {}",
+            schemathesis::cached()?.display()
+        ),
     }
     Ok(())
 }

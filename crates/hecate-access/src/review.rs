@@ -8,7 +8,8 @@ use std::time::Duration;
 use hecate_ops::{Operation, Permission};
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
 use k8s_openapi::api::authorization::v1::{
-    ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec, SubjectAccessReview,
+    SubjectAccessReviewSpec,
 };
 use kube::api::{Api, PostParams};
 use sha2::{Digest as _, Sha256};
@@ -61,11 +62,19 @@ pub struct Denied {
 /// `<user> may not <verb> <resource>[/<sub>] in <ns>[: <reason>]`.
 impl fmt::Display for Denied {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} may not {} in {}",
-            self.username, self.permission, self.namespace
-        )?;
+        if self.namespace.is_empty() {
+            write!(
+                f,
+                "{} may not {} cluster-wide",
+                self.username, self.permission
+            )?;
+        } else {
+            write!(
+                f,
+                "{} may not {} in {}",
+                self.username, self.permission, self.namespace
+            )?;
+        }
         if !self.reason.is_empty() {
             write!(f, ": {}", self.reason)?;
         }
@@ -184,6 +193,42 @@ impl Reviewer {
         Ok(decision)
     }
 
+    /// Which of `operations` `caller` may perform in `namespace`, in their order: each
+    /// distinct permission asked once (many operations share one), all at once. This
+    /// is advice for a surface deciding what to offer, so every answer — a write's
+    /// too — is cached as a read's is; the write itself is still asked afresh
+    /// ([`Self::authorize`]) when it is made.
+    pub async fn advise(
+        &self,
+        caller: &Caller,
+        operations: impl IntoIterator<Item = Operation>,
+        namespace: &str,
+    ) -> Result<Vec<(Operation, bool)>, ReviewError> {
+        let operations: Vec<Operation> = operations.into_iter().collect();
+        let mut permissions: Vec<Permission> = Vec::new();
+        for permission in operations.iter().map(|o| o.permission()) {
+            if !permissions.contains(&permission) {
+                permissions.push(permission);
+            }
+        }
+        let asked = permissions.into_iter().map(|permission| async move {
+            let key = (caller.clone(), permission, namespace.to_string());
+            let review = self.review_access(caller, permission, namespace);
+            let (decision, known) = self.reads.get_or_fetch(key, review).await?;
+            self.observe(Review::Access, known);
+            Ok::<_, ReviewError>((permission, decision.allowed))
+        });
+        let answers = futures::future::try_join_all(asked).await?;
+        Ok(operations
+            .into_iter()
+            .map(|operation| {
+                let permission = operation.permission();
+                let allowed = answers.iter().any(|(p, a)| *p == permission && *a);
+                (operation, allowed)
+            })
+            .collect())
+    }
+
     /// `Ok` when `caller` may perform `operation` in `namespace`; the refusal, worded
     /// for every surface alike, when not.
     pub async fn check(
@@ -205,25 +250,50 @@ impl Reviewer {
         })
     }
 
+    /// As [`Reviewer::check`], about one object by name (a SubjectAccessReview with
+    /// its `name`), e.g. `bind` on one ClusterRole. Always asked afresh.
+    pub async fn check_named(
+        &self,
+        caller: &Caller,
+        operation: Operation,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Result<(), Denied>, ReviewError> {
+        self.observe(Review::Access, false);
+        let mut asked = attributes(operation.permission(), namespace);
+        asked.name = Some(name.to_string());
+        let decision = self.review(caller, asked).await?;
+        Ok(if decision.allowed {
+            Ok(())
+        } else {
+            Err(Denied {
+                username: caller.username.clone(),
+                permission: operation.permission(),
+                namespace: namespace.to_string(),
+                reason: decision.reason,
+            })
+        })
+    }
+
     async fn review_access(
         &self,
         caller: &Caller,
         permission: Permission,
         namespace: &str,
     ) -> Result<Decision, ReviewError> {
+        self.review(caller, attributes(permission, namespace)).await
+    }
+
+    async fn review(
+        &self,
+        caller: &Caller,
+        asked: ResourceAttributes,
+    ) -> Result<Decision, ReviewError> {
         let review = SubjectAccessReview {
             spec: SubjectAccessReviewSpec {
                 user: Some(caller.username.clone()),
                 groups: Some(caller.groups.clone()),
-                resource_attributes: Some(ResourceAttributes {
-                    namespace: (!namespace.is_empty()).then(|| namespace.to_string()),
-                    group: Some(permission.group.into()),
-                    resource: Some(permission.resource.into()),
-                    subresource: (!permission.subresource.is_empty())
-                        .then(|| permission.subresource.into()),
-                    verb: Some(permission.verb.into()),
-                    ..ResourceAttributes::default()
-                }),
+                resource_attributes: Some(asked),
                 ..SubjectAccessReviewSpec::default()
             },
             ..SubjectAccessReview::default()
@@ -250,20 +320,89 @@ impl Reviewer {
         caller: &Caller,
         candidates: Vec<String>,
     ) -> Result<Vec<String>, ReviewError> {
-        let checks = candidates.into_iter().map(|namespace| async move {
-            let decision = self
-                .authorize(caller, Operation::Namespaces, &namespace)
-                .await?;
-            Ok::<_, ReviewError>(decision.allowed.then_some(namespace))
-        });
-        let visible = futures::future::try_join_all(checks).await?;
-        Ok(visible.into_iter().flatten().collect())
+        visible(candidates, |namespace| async move {
+            self.authorize(caller, Operation::Namespaces, &namespace)
+                .await
+                .map(|decision| decision.allowed)
+        })
+        .await
+    }
+}
+
+/// Of `candidates`, the namespaces the identity `client` acts as may read — judged as
+/// [`Reviewer::visible_namespaces`] judges a caller's (the overview's permission, all
+/// at once, a refusal dropping the namespace), with SelfSubjectAccessReviews, which
+/// every authenticated identity may create. For a surface acting as its own user (the
+/// MCP server over stdio, with the person's kubeconfig).
+pub async fn visible_to_itself(
+    client: &kube::Client,
+    candidates: Vec<String>,
+) -> Result<Vec<String>, ReviewError> {
+    let permission = Operation::Namespaces.permission();
+    visible(candidates, |namespace| async move {
+        let review = SelfSubjectAccessReview {
+            spec: SelfSubjectAccessReviewSpec {
+                resource_attributes: Some(attributes(permission, &namespace)),
+                ..SelfSubjectAccessReviewSpec::default()
+            },
+            ..SelfSubjectAccessReview::default()
+        };
+        let answer = Api::<SelfSubjectAccessReview>::all(client.clone())
+            .create(&PostParams::default(), &review)
+            .await
+            .map_err(|e| ReviewError {
+                context: "asking the cluster what this identity may do".into(),
+                message: e.to_string(),
+            })?;
+        let status = answer.status.unwrap_or_default();
+        Ok(status.allowed && status.denied != Some(true))
+    })
+    .await
+}
+
+/// The candidates `allowed` says yes to, asked all at once; in their order.
+async fn visible<F, Fut>(candidates: Vec<String>, allowed: F) -> Result<Vec<String>, ReviewError>
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Result<bool, ReviewError>>,
+{
+    let checks = candidates.into_iter().map(|namespace| {
+        let asked = allowed(namespace.clone());
+        async move { Ok::<_, ReviewError>(asked.await?.then_some(namespace)) }
+    });
+    let visible = futures::future::try_join_all(checks).await?;
+    Ok(visible.into_iter().flatten().collect())
+}
+
+/// What a review asks about: `permission` in `namespace` (empty: cluster-wide).
+fn attributes(permission: Permission, namespace: &str) -> ResourceAttributes {
+    ResourceAttributes {
+        namespace: (!namespace.is_empty()).then(|| namespace.to_string()),
+        group: Some(permission.group.into()),
+        resource: Some(permission.resource.into()),
+        subresource: (!permission.subresource.is_empty()).then(|| permission.subresource.into()),
+        verb: Some(permission.verb.into()),
+        ..ResourceAttributes::default()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cluster_wide_refusal_says_so() {
+        let denied = Denied {
+            username: "alice".into(),
+            permission: Operation::Grant.permission(),
+            namespace: String::new(),
+            reason: String::new(),
+        };
+        assert_eq!(
+            denied.to_string(),
+            "alice may not create clusterrolebindings cluster-wide"
+        );
+    }
 
     #[test]
     fn a_refusal_names_who_what_and_where() {

@@ -10,11 +10,32 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+/// Every label value comes from a fixed set, never from the client: the route is the
+/// table's template (or `unmatched`), the method one of [`method_label`]'s, the status
+/// one the server answered. A client choosing labels could grow `/metrics` (and the
+/// server's memory) without bound.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     route: String,
-    method: String,
+    method: &'static str,
     status: u16,
+}
+
+/// The method as a label: the standard methods by name, any other `other`.
+pub(crate) fn method_label(method: &axum::http::Method) -> &'static str {
+    use axum::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        Method::CONNECT => "CONNECT",
+        Method::TRACE => "TRACE",
+        _ => "other",
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -77,10 +98,16 @@ impl Metrics {
         }
     }
 
-    pub(crate) fn request(&self, route: &str, method: &str, status: u16, seconds: f64) {
+    pub(crate) fn request(
+        &self,
+        route: &str,
+        method: &axum::http::Method,
+        status: u16,
+        seconds: f64,
+    ) {
         let labels = RequestLabels {
             route: route.into(),
-            method: method.into(),
+            method: method_label(method),
             status,
         };
         self.requests.get_or_create(&labels).inc();

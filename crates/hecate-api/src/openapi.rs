@@ -6,6 +6,8 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
+use hecate_types::names;
+
 use crate::routes::{Answer, Guard, ROUTES, Route};
 
 /// The error body every failure answers with.
@@ -24,9 +26,25 @@ struct ErrorBody {
 fn operation(generator: &mut SchemaGenerator, route: &Route) -> Value {
     let method = route.method.as_str();
     let mut parameters = Vec::new();
-    for (name, description) in [("ns", "The namespace."), ("name", "The object's name.")] {
+    // Names are checked before anything else (400): declared as the DNS names they are.
+    let names = [
+        (
+            "ns",
+            "The namespace (a DNS-1123 label).",
+            names::DNS_LABEL_PATTERN,
+            names::DNS_LABEL_MAX,
+        ),
+        (
+            "name",
+            "The object's name (a DNS-1123 subdomain).",
+            names::DNS_SUBDOMAIN_PATTERN,
+            names::DNS_SUBDOMAIN_MAX,
+        ),
+    ];
+    for (name, description, pattern, max) in names {
         if route.path.contains(&format!("{{{name}}}")) {
-            parameters.push(json!({"name": name, "in": "path", "required": true, "description": description, "schema": {"type": "string"}}));
+            parameters.push(json!({"name": name, "in": "path", "required": true, "description": description,
+                "schema": {"type": "string", "minLength": 1, "maxLength": max, "pattern": pattern}}));
         }
     }
     for name in route.query {
@@ -38,7 +56,15 @@ fn operation(generator: &mut SchemaGenerator, route: &Route) -> Value {
     let error_response = |description: &str| json!({"description": description, "content": {"application/json": {"schema": error.clone()}}});
     let content = match route.answer {
         Answer::Json(schema) => json!({"application/json": {"schema": schema(generator)}}),
-        Answer::EventStream => json!({"text/event-stream": {"schema": {"type": "string"}}}),
+        // Each event of the stream (`: ping` comments are not events).
+        Answer::EventStream => json!({"text/event-stream": {"schema": {
+            "type": "object",
+            "required": ["event", "data"],
+            "properties": {
+                "event": {"type": "string", "enum": ["open", "changed", "error", "reconnect"]},
+                "data": {"type": "string", "description": "JSON: {namespace} for open and reconnect, {namespace, kind, name} for changed, {error} for error"},
+            },
+        }}}),
     };
     let mut responses = Map::new();
     responses.insert(
@@ -51,6 +77,35 @@ fn operation(generator: &mut SchemaGenerator, route: &Route) -> Value {
             error_response("No bearer token, or one the cluster does not accept"),
         );
         responses.insert("500".into(), error_response("The cluster or Fides failed"));
+    }
+    if route.path == "/readyz" {
+        responses.insert(
+            "503".into(),
+            error_response(
+                "Not ready: the cache is still listing, or the Kubernetes API does not answer",
+            ),
+        );
+    }
+    if matches!(route.answer, Answer::EventStream) {
+        responses.insert(
+            "429".into(),
+            error_response("The caller, or the server, has as many event streams open as it may"),
+        );
+    }
+    if let Guard::Cluster(operation) = route.guard {
+        responses.insert(
+            "403".into(),
+            error_response(&format!(
+                "The caller may not {} cluster-wide (a SubjectAccessReview said no)",
+                operation.permission()
+            )),
+        );
+        if route.method.writes() {
+            responses.insert("400".into(), error_response("A malformed body"));
+        }
+    }
+    if route.guard == Guard::Caller && route.path.contains("{ns}") {
+        responses.insert("400".into(), error_response("A malformed namespace name"));
     }
     if let Guard::Namespaced(operation) = route.guard {
         responses.insert(
@@ -65,16 +120,37 @@ fn operation(generator: &mut SchemaGenerator, route: &Route) -> Value {
             "400".into(),
             error_response("A malformed name, query or body"),
         );
-        if operation.writes() {
-            responses.insert(
-                "409".into(),
-                error_response("Refused by the rules; `code` says which"),
+    }
+    if route.method.writes() {
+        responses.insert(
+            "409".into(),
+            error_response("Refused by the rules; `code` says which"),
+        );
+        responses.insert(
+            "413".into(),
+            error_response("The body is larger than 1 MiB"),
+        );
+        responses.insert(
+            "415".into(),
+            error_response("The body is not sent as application/json"),
+        );
+        responses.insert(
+            "408".into(),
+            error_response("The body did not arrive in time"),
+        );
+        let forbidden = responses
+            .get("403")
+            .and_then(|r| r["description"].as_str())
+            .map_or_else(
+                || "The caller may not do this here".to_string(),
+                str::to_string,
             );
-            responses.insert(
-                "413".into(),
-                error_response("The body is larger than 1 MiB"),
-            );
-        }
+        responses.insert(
+            "403".into(),
+            error_response(&format!(
+                "{forbidden}; or the session cookie signed a write sent from another site"
+            )),
+        );
     }
     let mut entry = json!({
         "summary": route.summary,
@@ -85,8 +161,16 @@ fn operation(generator: &mut SchemaGenerator, route: &Route) -> Value {
     if route.guard != Guard::Open {
         entry["security"] = json!([{"bearer": []}]);
     }
-    if let Some(request) = route.request {
-        entry["requestBody"] = json!({"required": false, "content": {"application/json": {"schema": request(generator)}}});
+    match route.request {
+        Some(request) => {
+            entry["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": request(generator)}}});
+        }
+        // A write with nothing to say still sends JSON (`{}`): a browser sends other
+        // bodies across sites without asking.
+        None if route.method.writes() => {
+            entry["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"type": "object", "additionalProperties": false}}}});
+        }
+        None => {}
     }
     entry
 }

@@ -15,11 +15,12 @@ use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodRouter, get, post};
+use axum::routing::{MethodRouter, get, post, put};
 use axum::{Extension, Json, Router};
 use futures::{Stream, StreamExt as _, stream};
+use hecate_access::quote::{bounded, quote};
 use hecate_ops::{Operation, Scope};
-use hecate_types::names::{is_dns_label, is_dns_subdomain};
+use hecate_types::names::{self, is_dns_label, is_dns_subdomain};
 use schemars::{JsonSchema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,8 @@ use crate::state::AppState;
 
 /// The largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
+/// The most of a decoder's message (which may quote the input) an answer repeats.
+const MESSAGE_CHARS: usize = 160;
 /// How long an event stream lives before it asks the client to reconnect (and be
 /// authorised again).
 const STREAM_LIFETIME: Duration = Duration::from_secs(30 * 60);
@@ -42,6 +45,8 @@ pub enum Method {
     Get,
     /// `POST`.
     Post,
+    /// `PUT`.
+    Put,
 }
 
 impl Method {
@@ -50,7 +55,14 @@ impl Method {
         match self {
             Self::Get => "get",
             Self::Post => "post",
+            Self::Put => "put",
         }
+    }
+
+    /// Whether the method changes something (its body must be JSON, its cookie
+    /// credential same-origin).
+    pub fn writes(self) -> bool {
+        !matches!(self, Self::Get)
     }
 }
 
@@ -64,14 +76,21 @@ pub enum Guard {
     Visible(Operation),
     /// A caller allowed the operation in the path's namespace.
     Namespaced(Operation),
+    /// A caller allowed the operation cluster-wide.
+    Cluster(Operation),
+    /// Any authenticated caller, asking about themselves (what they may do in the
+    /// path's namespace): never refused for want of a permission.
+    Caller,
 }
 
 impl Guard {
     /// The operation the route performs, if it is one.
     pub fn operation(self) -> Option<Operation> {
         match self {
-            Self::Open => None,
-            Self::Visible(operation) | Self::Namespaced(operation) => Some(operation),
+            Self::Open | Self::Caller => None,
+            Self::Visible(operation) | Self::Namespaced(operation) | Self::Cluster(operation) => {
+                Some(operation)
+            }
         }
     }
 }
@@ -167,13 +186,23 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: Method::Get,
+        path: ns!("/rights"),
+        guard: Guard::Caller,
+        summary: "What the caller may do here: every operation with its permission, whether the cluster allows it, and the shipped role that grants it",
+        query: &[],
+        handler: || get(crate::rights::rights),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::Rights>),
+    },
+    Route {
+        method: Method::Get,
         path: ns!("/gates"),
         guard: Guard::Namespaced(Operation::ListGates),
-        summary: "The Gates, by name",
+        summary: "The Gates, by name, each with its stage in the pipeline",
         query: &[],
         handler: || get(gates),
         request: None,
-        answer: Answer::Json(list::<hecate_types::Gate>),
+        answer: Answer::Json(list::<hecate_ops::StagedGate>),
     },
     Route {
         method: Method::Get,
@@ -204,6 +233,46 @@ pub const ROUTES: &[Route] = &[
         handler: || post(promote),
         request: Some(schema::<PromoteRequest>),
         answer: Answer::Json(schema::<hecate_types::Passage>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/gates/{name}/preflight"),
+        guard: Guard::Namespaced(Operation::Preflight),
+        summary: "Would Fides' evidence gate let each eligible Bundle through",
+        query: &[],
+        handler: || get(preflight),
+        request: None,
+        answer: Answer::Json(list::<hecate_ops::Preflight>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/gates/{name}/flux"),
+        guard: Guard::Namespaced(Operation::FluxResources),
+        summary: "The Flux objects the Gate's own watch names, as they stand",
+        query: &[],
+        handler: || get(flux),
+        request: None,
+        answer: Answer::Json(list::<hecate_ops::FluxResource>),
+    },
+    Route {
+        method: Method::Post,
+        path: ns!("/gates/{name}/flux/suspend"),
+        guard: Guard::Namespaced(Operation::SuspendFlux),
+        summary: "Suspend or resume a Flux object the Gate watches (needs patch on Flux's kustomizations)",
+        query: &[],
+        handler: || post(flux_suspend),
+        request: Some(schema::<FluxSuspendRequest>),
+        answer: Answer::Json(schema::<hecate_ops::FluxSuspended>),
+    },
+    Route {
+        method: Method::Post,
+        path: ns!("/gates/{name}/flux/reconcile"),
+        guard: Guard::Namespaced(Operation::ReconcileFlux),
+        summary: "Ask Flux to reconcile an object the Gate watches now (needs patch on Flux's kustomizations)",
+        query: &[],
+        handler: || post(flux_reconcile),
+        request: Some(schema::<FluxObjectRequest>),
+        answer: Answer::Json(schema::<hecate_ops::FluxReconciled>),
     },
     Route {
         method: Method::Get,
@@ -325,6 +394,56 @@ pub const ROUTES: &[Route] = &[
         request: None,
         answer: Answer::EventStream,
     },
+    Route {
+        method: Method::Get,
+        path: "/api/v1alpha1/settings",
+        guard: Guard::Visible(Operation::Settings),
+        summary: "The installation as the caller sees it: who they are, the Fides servers and clusters their Gates use (each probed), telemetry, the home cluster",
+        query: &[],
+        handler: || get(crate::settings::settings),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::settings::Settings>),
+    },
+    Route {
+        method: Method::Get,
+        path: "/api/v1alpha1/rbac/grants",
+        guard: Guard::Cluster(Operation::ListGrants),
+        summary: "Who holds the roles Hecate grants (needs list on clusterrolebindings)",
+        query: &[],
+        handler: || get(crate::settings::grants),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::settings::Grants>),
+    },
+    Route {
+        method: Method::Post,
+        path: "/api/v1alpha1/rbac/grants",
+        guard: Guard::Cluster(Operation::Grant),
+        summary: "Grant a user or group one of Hecate's roles cluster-wide (needs create on clusterrolebindings); granting again answers created: false",
+        query: &[],
+        handler: || post(crate::settings::grant),
+        request: Some(schema::<crate::settings::GrantBody>),
+        answer: Answer::Json(schema::<hecate_ops::settings::Granted>),
+    },
+    Route {
+        method: Method::Post,
+        path: ns!("/clusters"),
+        guard: Guard::Namespaced(Operation::ConnectCluster),
+        summary: "Connect a remote cluster: its kubeconfig kept as a Secret labelled hecate.dev/cluster=true (needs create on secrets); an existing one has its kubeconfig replaced",
+        query: &[],
+        handler: || post(crate::settings::connect_cluster),
+        request: Some(schema::<crate::settings::ClusterBody>),
+        answer: Answer::Json(schema::<hecate_ops::settings::ClusterConnected>),
+    },
+    Route {
+        method: Method::Put,
+        path: ns!("/gates/{name}/evidence"),
+        guard: Guard::Namespaced(Operation::SetGateEvidence),
+        summary: "Set the Gate's evidence settings (needs update on gates); Flux restores a Gate applied from git",
+        query: &[],
+        handler: || put(crate::settings::set_evidence),
+        request: Some(schema::<crate::settings::EvidenceBody>),
+        answer: Answer::Json(schema::<hecate_ops::settings::EvidenceSet>),
+    },
 ];
 
 /// Every route of the server: the table's, the server's own (`/metrics`, the
@@ -354,6 +473,11 @@ pub fn router(state: AppState) -> Router {
                 .patch(api_not_found),
         )
         .merge(crate::ui::router())
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::guard::admit,
+        ))
+        .layer(axum::middleware::from_fn(crate::guard::json_errors))
         .layer(axum::middleware::from_fn_with_state(state.clone(), measure))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
@@ -366,7 +490,7 @@ async fn measure(State(state): State<AppState>, request: Request, next: Next) ->
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
-    let method = request.method().to_string();
+    let method = request.method().clone();
     let started = Instant::now();
     let response = next.run(request).await;
     state.metrics.request(
@@ -402,11 +526,15 @@ async fn readyz(State(state): State<AppState>) -> Response {
     };
     match tokio::time::timeout(Duration::from_secs(5), state.client.request_text(request)).await {
         Ok(Ok(_)) => Json(json!({"status": "ok"})).into_response(),
-        Ok(Err(e)) => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("the Kubernetes API is not ready: {e}"),
-        )
-        .into_response(),
+        // Anyone may ask: the detail (addresses, identities) goes to the log only.
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "readiness: the Kubernetes API did not answer /readyz");
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the Kubernetes API is not ready",
+            )
+            .into_response()
+        }
         Err(_) => ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "the Kubernetes API did not answer within 5s",
@@ -428,8 +556,8 @@ async fn metrics(State(state): State<AppState>) -> Response {
 
 /// The caller and the operation the route table says the route performs.
 pub(crate) struct Asked {
-    caller: Caller,
-    operation: Operation,
+    pub(crate) caller: Caller,
+    pub(crate) operation: Operation,
 }
 
 impl FromRequestParts<AppState> for Asked {
@@ -454,7 +582,8 @@ fn check_name(name: &str) -> Result<(), ApiError> {
         Ok(())
     } else {
         Err(ApiError::bad_request(format!(
-            "{name:?} is not a valid object name"
+            "{} is not a valid object name",
+            quote(name)
         )))
     }
 }
@@ -462,10 +591,26 @@ fn check_name(name: &str) -> Result<(), ApiError> {
 impl Asked {
     /// Checks the names in the path and the caller's access to the operation in the
     /// namespace: 400, 403, or on.
-    async fn admit(&self, state: &AppState, ns: &str, name: Option<&str>) -> Result<(), ApiError> {
+    /// Whether the caller may perform the operation in `ns` (empty: cluster-wide):
+    /// 403, or on.
+    pub(crate) async fn allowed(&self, state: &AppState, ns: &str) -> Result<(), ApiError> {
+        state
+            .reviewer
+            .check(&self.caller, self.operation, ns)
+            .await??;
+        Ok(())
+    }
+
+    pub(crate) async fn admit(
+        &self,
+        state: &AppState,
+        ns: &str,
+        name: Option<&str>,
+    ) -> Result<(), ApiError> {
         if !is_dns_label(ns) {
             return Err(ApiError::bad_request(format!(
-                "{ns:?} is not a valid namespace name"
+                "{} is not a valid namespace name",
+                quote(ns)
             )));
         }
         if let Some(name) = name {
@@ -485,7 +630,10 @@ fn strict_body<T: DeserializeOwned + Default>(body: &Bytes) -> Result<T, ApiErro
         return Ok(T::default());
     }
     serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(format!("the request body is not the expected JSON: {e}"))
+        ApiError::bad_request(format!(
+            "the request body is not the expected JSON: {}",
+            bounded(&e.to_string(), MESSAGE_CHARS)
+        ))
     })
 }
 
@@ -529,7 +677,7 @@ async fn gates(
     Path(ns): Path<String>,
 ) -> Result<Response, ApiError> {
     asked.admit(&state, &ns, None).await?;
-    Ok(Json(state.ops.gates(&ns).await?).into_response())
+    Ok(Json(state.ops.staged_gates(&ns).await?).into_response())
 }
 
 async fn gate(
@@ -591,8 +739,12 @@ async fn passages(
     Path(ns): Path<String>,
     filter: Result<Query<PassageFilter>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let Query(filter) =
-        filter.map_err(|e| ApiError::bad_request(format!("the query is not understood: {e}")))?;
+    let Query(filter) = filter.map_err(|e| {
+        ApiError::bad_request(format!(
+            "the query is not understood: {}",
+            bounded(&e.body_text(), MESSAGE_CHARS)
+        ))
+    })?;
     asked.admit(&state, &ns, None).await?;
     let (gate, bundle) = (
         filter.gate.filter(|g| !g.is_empty()),
@@ -646,9 +798,15 @@ async fn audit(
 /// `POST …/gates/{name}/promote`.
 #[derive(Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+// Required, though missing reads as empty: either way the answer is a 400.
+#[schemars(extend("required" = ["bundle"]))]
 pub(crate) struct PromoteRequest {
     /// The Bundle to move.
     #[serde(default)]
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = names::DNS_SUBDOMAIN_PATTERN)
+    )]
     bundle: String,
 }
 
@@ -677,9 +835,15 @@ async fn promote(
 /// `POST …/bundles/{name}/approve`.
 #[derive(Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+// Required, though missing reads as empty: either way the answer is a 400.
+#[schemars(extend("required" = ["gate"]))]
 pub(crate) struct ApproveRequest {
     /// The Gate the approval is for; an approval is for one Gate only.
     #[serde(default)]
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = names::DNS_SUBDOMAIN_PATTERN)
+    )]
     gate: String,
 }
 
@@ -733,17 +897,22 @@ async fn poll(
     Ok(Json(state.ops.poll(&ns, &name).await?).into_response())
 }
 
-/// `GET …/watch`: server-sent events saying what changed in the namespace, from
-/// Kubernetes watches. `open` first, once the watches are listening (every change
-/// after it is reported), `changed` per change (kind, namespace, name — the
-/// client refetches), `: ping` every 20 s, and `reconnect` after 30 minutes so the
-/// caller is authorised again.
+/// `GET …/watch`: server-sent events saying what changed in the namespace. `open`
+/// first, once the changes are followed (every change after it is reported),
+/// `changed` per change (kind, namespace, name — the client refetches), `: ping`
+/// every 20 s, and `reconnect` after 30 minutes — or as soon as a periodic check finds
+/// the caller may no longer read here — so the caller is authorised again.
+///
+/// The changes come from the server's watch-backed cache: a stream costs the API
+/// server nothing. Streams are capped per caller and in all (429).
 async fn watch(
     State(state): State<AppState>,
     asked: Asked,
+    headers: axum::http::HeaderMap,
     Path(ns): Path<String>,
 ) -> Result<Response, ApiError> {
     asked.admit(&state, &ns, None).await?;
+    let slot = state.streams.admit(&asked.caller.username, &state.limits)?;
     let guard = state.metrics.watch_stream();
     let open = Event::default()
         .event("open")
@@ -758,13 +927,18 @@ async fn watch(
             .data(json!({"namespace": change.namespace, "kind": change.kind.to_string(), "name": change.name}).to_string()),
         Err(e) => Event::default().event("error").data(json!({"error": e.to_string()}).to_string()),
     });
-    let deadline = tokio::time::sleep(STREAM_LIFETIME);
+    let token = crate::auth::credential(&headers)
+        .map(|c| c.token)
+        .unwrap_or_default();
+    let revoked = Box::pin(revoked(state.clone(), token, asked, ns));
+    let deadline = Box::pin(tokio::time::sleep(STREAM_LIFETIME));
+    let end = futures::future::select(deadline, revoked);
     let events: std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> = Box::pin(
         stream::once(async move { open })
-            .chain(changes.take_until(deadline))
+            .chain(changes.take_until(end))
             .chain(stream::once(async move { reconnect }))
             .map(move |event| {
-                let _alive = &guard;
+                let _alive = (&guard, &slot);
                 Ok(event)
             }),
     );
@@ -782,4 +956,141 @@ async fn watch(
     );
     headers.insert("x-accel-buffering", header::HeaderValue::from_static("no"));
     Ok(response)
+}
+
+/// Resolves when a stream's caller may no longer follow `ns`: every
+/// `Limits::reauthorize_every`, the token is reviewed again (a deleted identity, an
+/// expired token) and the operation authorised again (a revoked role). A review that
+/// fails closes the stream too: the client reconnects and is asked afresh.
+async fn revoked(state: AppState, token: String, asked: Asked, ns: String) {
+    loop {
+        tokio::time::sleep(state.limits.reauthorize_every).await;
+        let allowed = match state.reviewer.authenticate(&token).await {
+            Ok(Some(caller)) if caller.username == asked.caller.username => {
+                match state.reviewer.check(&caller, asked.operation, &ns).await {
+                    Ok(decision) => decision.is_ok(),
+                    Err(error) => {
+                        tracing::warn!(%error, "re-authorising an event stream failed");
+                        false
+                    }
+                }
+            }
+            Ok(_) => false,
+            Err(error) => {
+                tracing::warn!(%error, "re-authenticating an event stream failed");
+                false
+            }
+        };
+        if !allowed {
+            tracing::info!(
+                user = %asked.caller.username,
+                namespace = %ns,
+                "closing an event stream: its caller may no longer read there"
+            );
+            return;
+        }
+    }
+}
+
+async fn preflight(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path((ns, name)): Named,
+) -> Result<Response, ApiError> {
+    asked.admit(&state, &ns, Some(&name)).await?;
+    Ok(Json(state.ops.preflight(&ns, &name).await?).into_response())
+}
+
+async fn flux(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path((ns, name)): Named,
+) -> Result<Response, ApiError> {
+    asked.admit(&state, &ns, Some(&name)).await?;
+    Ok(Json(state.ops.flux_resources(&ns, &name).await?).into_response())
+}
+
+/// `POST …/gates/{name}/flux/reconcile`: which Flux object.
+#[derive(Deserialize, Default, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FluxObjectRequest {
+    /// Its kind, e.g. `Kustomization`.
+    #[schemars(length(min = 1, max = 63))]
+    kind: String,
+    /// Its name.
+    #[schemars(length(min = 1, max = 253), regex(pattern = names::DNS_SUBDOMAIN_PATTERN))]
+    name: String,
+}
+
+/// `POST …/gates/{name}/flux/suspend`: which Flux object, and whether to suspend
+/// (`true`) or resume (`false`) it.
+#[derive(Deserialize, Default, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FluxSuspendRequest {
+    /// Its kind, e.g. `Kustomization`.
+    #[schemars(length(min = 1, max = 63))]
+    kind: String,
+    /// Its name.
+    #[schemars(length(min = 1, max = 253), regex(pattern = names::DNS_SUBDOMAIN_PATTERN))]
+    name: String,
+    /// Suspend (`true`) or resume (`false`).
+    suspend: bool,
+}
+
+/// The kind and name a Flux action names: both required, the kind a plain
+/// identifier, the name an object name.
+fn flux_object(kind: &str, name: &str) -> Result<(), ApiError> {
+    if kind.is_empty() || name.is_empty() {
+        return Err(ApiError::bad_request("kind and name are required"));
+    }
+    if kind.len() > 63 || !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(ApiError::bad_request(format!(
+            "{} is not a kind",
+            quote(kind)
+        )));
+    }
+    check_name(name)
+}
+
+async fn flux_suspend(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path((ns, name)): Named,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let request: FluxSuspendRequest = strict_body(&body)?;
+    asked.admit(&state, &ns, Some(&name)).await?;
+    flux_object(&request.kind, &request.name)?;
+    Ok(Json(
+        state
+            .ops
+            .set_flux_suspend(
+                &ns,
+                &name,
+                &request.kind,
+                &request.name,
+                request.suspend,
+                &asked.caller.username,
+            )
+            .await?,
+    )
+    .into_response())
+}
+
+async fn flux_reconcile(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path((ns, name)): Named,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let request: FluxObjectRequest = strict_body(&body)?;
+    asked.admit(&state, &ns, Some(&name)).await?;
+    flux_object(&request.kind, &request.name)?;
+    Ok(Json(
+        state
+            .ops
+            .reconcile_flux(&ns, &name, &request.kind, &request.name)
+            .await?,
+    )
+    .into_response())
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use hecate_access::{Review, Reviewer};
 use hecate_ops::{Cache, Ops};
 
+use crate::limits::{Limits, Streams};
 use crate::metrics::Metrics;
 
 /// The server's shared state: ops over its own client, who reviews callers, and the
@@ -16,6 +17,8 @@ pub struct AppState {
     pub(crate) client: kube::Client,
     pub(crate) reviewer: Reviewer,
     pub(crate) metrics: Arc<Metrics>,
+    pub(crate) limits: Limits,
+    pub(crate) streams: Arc<Streams>,
 }
 
 impl AppState {
@@ -41,7 +44,21 @@ impl AppState {
             client,
             reviewer,
             metrics,
+            limits: Limits::default(),
+            streams: Arc::new(Streams::default()),
         }
+    }
+
+    /// The same state with other limits (timeouts, event streams).
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits the server keeps.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The same state with a default Fides server for Gates that name none.

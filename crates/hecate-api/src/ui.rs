@@ -25,7 +25,7 @@ use sha2::{Digest as _, Sha256};
 use crate::state::AppState;
 
 /// The page routes; each answers the shell.
-pub(crate) const PAGES: [&str; 7] = [
+pub(crate) const PAGES: [&str; 8] = [
     "/",
     "/gates/",
     "/bundles/",
@@ -33,6 +33,7 @@ pub(crate) const PAGES: [&str; 7] = [
     "/beacons/",
     "/approvals/",
     "/audit/",
+    "/settings/",
 ];
 
 /// Same origin for everything; nothing inline; no plugins, no `<base>`, no framing.
@@ -79,6 +80,9 @@ const ASSETS: &[Asset] = assets![
     "js/components.js",
     "js/pipeline.js",
     "js/shell.js",
+    "js/rights.js",
+    "js/graph.js",
+    "js/menu.js",
     "js/pages/signin.js",
     "js/pages/overview.js",
     "js/pages/gates.js",
@@ -87,6 +91,7 @@ const ASSETS: &[Asset] = assets![
     "js/pages/beacons.js",
     "js/pages/approvals.js",
     "js/pages/audit.js",
+    "js/pages/settings.js",
 ];
 
 const SHELL: &str = include_str!("../ui/index.html");

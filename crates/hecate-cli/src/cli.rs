@@ -101,6 +101,12 @@ pub(crate) enum Command {
     Explain {
         /// The Gate.
         gate: String,
+        /// After the table, have a language model put the diagnosis into words (an
+        /// OpenAI-compatible endpoint: $HECATE_LLM_URL, $HECATE_LLM_MODEL,
+        /// $HECATE_LLM_API_KEY, else $OPENAI_*). It never changes the answer or the
+        /// exit code.
+        #[arg(long)]
+        ai: bool,
         #[command(flatten)]
         output: OutputArg,
     },
@@ -188,6 +194,22 @@ pub(crate) enum Command {
         #[command(flatten)]
         output: OutputArg,
     },
+    /// Would the evidence gate let each eligible Bundle through? Asked of Fides before
+    /// anyone promotes.
+    Preflight {
+        /// The Gate.
+        gate: String,
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// The Flux objects a Gate depends on, as they stand; or suspend, resume or
+    /// reconcile one of them.
+    #[command(
+        args_conflicts_with_subcommands = true,
+        subcommand_negates_reqs = true,
+        subcommand_value_name = "ACTION"
+    )]
+    Flux(FluxArgs),
     /// Check the tamper-evident chains of a Bundle's recorded crossings in Fides.
     Verify(VerifyArgs),
     /// Print a shell completion script.
@@ -256,6 +278,41 @@ pub(crate) struct VerifyArgs {
     /// Look for crossings in every namespace you may read.
     #[arg(short = 'A', long)]
     pub(crate) all_namespaces: bool,
+    #[command(flatten)]
+    pub(crate) output: OutputArg,
+}
+
+/// `hecate flux`: list a Gate's Flux objects, or act on one.
+#[derive(Args, Debug)]
+pub(crate) struct FluxArgs {
+    /// The Gate whose Flux objects to list.
+    #[arg(required = true)]
+    pub(crate) gate: Option<String>,
+    #[command(flatten)]
+    pub(crate) output: OutputArg,
+    #[command(subcommand)]
+    pub(crate) action: Option<FluxAction>,
+}
+
+/// What to do to one Flux object a Gate's watch names.
+#[derive(Subcommand, Debug)]
+pub(crate) enum FluxAction {
+    /// Stop Flux reconciling it until it is resumed.
+    Suspend(FluxTarget),
+    /// Let Flux reconcile it again.
+    Resume(FluxTarget),
+    /// Ask Flux to reconcile it now.
+    Reconcile(FluxTarget),
+}
+
+/// One Flux object, through the Gate that depends on it.
+#[derive(Args, Debug)]
+pub(crate) struct FluxTarget {
+    /// The Gate whose watch names the object.
+    pub(crate) gate: String,
+    /// The object, as KIND/NAME (e.g. Kustomization/podinfo).
+    #[arg(value_name = "KIND/NAME")]
+    pub(crate) object: String,
     #[command(flatten)]
     pub(crate) output: OutputArg,
 }

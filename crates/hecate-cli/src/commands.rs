@@ -9,7 +9,7 @@ use hecate_ops::{Operation, Ops, Promoted, Scope};
 use hecate_types::{Passage, PassagePhase, StepPhase};
 use kube::ResourceExt as _;
 
-use crate::cli::{Cli, Command, Format};
+use crate::cli::{Cli, Command, FluxAction, FluxArgs, Format};
 use crate::context::Context;
 use crate::exit;
 use crate::failure::{Failure, Mode};
@@ -33,6 +33,13 @@ fn operation(command: &Command) -> Option<Operation> {
         Command::Beacons { .. } => Operation::ListBeacons,
         Command::Audit { .. } => Operation::Audit,
         Command::Evidence { .. } => Operation::Evidence,
+        Command::Preflight { .. } => Operation::Preflight,
+        Command::Flux(FluxArgs { action: None, .. }) => Operation::FluxResources,
+        Command::Flux(FluxArgs {
+            action: Some(FluxAction::Reconcile(_)),
+            ..
+        }) => Operation::ReconcileFlux,
+        Command::Flux(_) => Operation::SuspendFlux,
         Command::Verify(_) => Operation::Verify,
         Command::Promote { .. } => Operation::Promote,
         Command::Approve { .. } => Operation::Approve,
@@ -113,14 +120,17 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 render::status(&explanations, all_namespaces, &ns, &style)
             })?;
         }
-        Command::Explain { gate, output } => {
+        Command::Explain { gate, output, ai } => {
             let explanation = ops.explain(&ns, &gate).await.map_err(read)?;
             output::print(output.format, &explanation, || {
                 render::explain(&explanation, &style)
             })?;
+            if ai {
+                explain_ai(output.format, &explanation).await;
+            }
         }
         Command::Gates { output } => {
-            let gates = ops.gates(&ns).await.map_err(read)?;
+            let gates = ops.staged_gates(&ns).await.map_err(read)?;
             output::print(output.format, &gates, || {
                 render::gates(&gates, &ns, ops.now(), &style)
             })?;
@@ -230,6 +240,27 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 render::evidence(&evidence, &style)
             })?;
         }
+        Command::Preflight { gate, output } => {
+            let verdicts = ops.preflight(&ns, &gate).await.map_err(read)?;
+            output::print(output.format, &verdicts, || {
+                render::preflight(&verdicts, &gate, &style)
+            })?;
+        }
+        Command::Flux(FluxArgs {
+            gate,
+            output,
+            action: None,
+        }) => {
+            let gate = gate.unwrap_or_default();
+            let resources = ops.flux_resources(&ns, &gate).await.map_err(read)?;
+            output::print(output.format, &resources, || {
+                render::flux(&resources, &gate, &style)
+            })?;
+        }
+        Command::Flux(FluxArgs {
+            action: Some(action),
+            ..
+        }) => return flux_action(&ops, &cx, &ns, action, write).await,
         Command::Completion { .. }
         | Command::Man
         | Command::Version
@@ -237,6 +268,22 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
         | Command::Verify(_) => {}
     }
     Ok(exit::OK)
+}
+
+/// `explain --ai`: the model's phrasing after the table (table mode only). It never
+/// changes the exit code: whatever goes wrong is a note on stderr.
+async fn explain_ai(format: Format, explanation: &hecate_ops::Explanation) {
+    let (out, err) = if format == Format::Table {
+        let config = crate::ai::Config::from_env(|name| std::env::var(name).ok());
+        crate::ai::phrase(&config, explanation).await
+    } else {
+        (
+            String::new(),
+            "\n--ai phrases the table only; with -o the explanation is printed alone\n".to_string(),
+        )
+    };
+    let _ = output::write_stdout(&out);
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), err.as_bytes());
 }
 
 fn parse_timeout(text: &str) -> Result<Duration, Failure> {
@@ -568,4 +615,56 @@ async fn verify(
         ChainState::CouldNotCheck => exit::COULD_NOT_TELL,
         ChainState::Broken => exit::CHAIN_BROKEN,
     })
+}
+
+/// `hecate flux suspend|resume|reconcile <gate> <kind>/<name>`.
+async fn flux_action(
+    ops: &Ops,
+    cx: &Context,
+    ns: &str,
+    action: FluxAction,
+    write: impl Fn(hecate_ops::Error) -> Failure,
+) -> Result<u8, Failure> {
+    let (suspend, target) = match action {
+        FluxAction::Suspend(target) => (Some(true), target),
+        FluxAction::Resume(target) => (Some(false), target),
+        FluxAction::Reconcile(target) => (None, target),
+    };
+    let Some((kind, name)) = target
+        .object
+        .split_once('/')
+        .filter(|(kind, name)| !kind.is_empty() && !name.is_empty() && !name.contains('/'))
+    else {
+        return Err(Failure::usage(format!(
+            "{} is not KIND/NAME (e.g. Kustomization/podinfo)",
+            target.object
+        )));
+    };
+    let format = target.output.format;
+    match suspend {
+        Some(suspend) => {
+            let actor = cx.whoami().await?;
+            let answer = ops
+                .set_flux_suspend(ns, &target.gate, kind, name, suspend, &actor)
+                .await
+                .map_err(write)?;
+            let written = Written {
+                action: if suspend { "suspend" } else { "resume" },
+                answer: &answer,
+            };
+            output::print(format, &written, || render::flux_suspended(&answer))?;
+        }
+        None => {
+            let answer = ops
+                .reconcile_flux(ns, &target.gate, kind, name)
+                .await
+                .map_err(write)?;
+            let written = Written {
+                action: "reconcile",
+                answer: &answer,
+            };
+            output::print(format, &written, || render::flux_reconciled(&answer))?;
+        }
+    }
+    Ok(exit::OK)
 }

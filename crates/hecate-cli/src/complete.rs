@@ -114,7 +114,7 @@ async fn complete(cluster: &ClusterArgs, prior: &[String], current: &str) -> Vec
         }
         _ => match command.get_name() {
             "completion" => return filter(["bash", "zsh", "fish"], current),
-            "explain" | "promote" => Some(Names::Gates),
+            "explain" | "promote" | "preflight" | "flux" => Some(Names::Gates),
             "approve" => Some(Names::Bundles),
             "abort" => Some(Names::RunningPassages),
             "poll" => Some(Names::Beacons),
@@ -246,11 +246,32 @@ pub(crate) fn man_page(invoked_as: &str) -> Result<String, Failure> {
         let usage = sub.clone().render_usage().to_string();
         let usage = usage.strip_prefix("Usage: ").unwrap_or(&usage);
         let about = sub.get_about().map(ToString::to_string).unwrap_or_default();
+        // A command with actions of its own (`flux`) has one usage line per form:
+        // its own entry keeps the first, and each action gets an entry.
+        let first = usage.lines().next().unwrap_or_default();
         text.push_str(&format!(
             ".TP\n\\fB{}\\fR\n{}\n",
-            roff_text(usage.trim()),
+            roff_text(first.trim()),
             roff_text(&about)
         ));
+        let prefix = first.split(" [").next().unwrap_or(first).trim();
+        for action in sub.get_subcommands().filter(|s| !s.is_hide_set()) {
+            let usage = action.clone().render_usage().to_string();
+            let usage = usage.strip_prefix("Usage: ").unwrap_or(&usage).trim();
+            let usage = match usage.strip_prefix(action.get_name()) {
+                Some(rest) => format!("{prefix} {}{rest}", action.get_name()),
+                None => usage.to_string(),
+            };
+            let about = action
+                .get_about()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            text.push_str(&format!(
+                ".TP\n\\fB{}\\fR\n{}\n",
+                roff_text(&usage),
+                roff_text(&about)
+            ));
+        }
     }
 
     text.push_str(".SH EXAMPLES\n");

@@ -7,10 +7,12 @@
 //! Installed as `kubectl-hecate` or `flux-hecate` it works as a plugin of either
 //! (`invocation`).
 
+mod ai;
 mod cli;
 mod commands;
 mod complete;
 mod context;
+mod dialect;
 pub mod exit;
 mod failure;
 mod invocation;
@@ -31,8 +33,18 @@ pub fn main() -> ExitCode {
     let argv0 = std::env::args().next().unwrap_or_else(|| "hecate".into());
     let invocation = Invocation::from_argv0(&argv0);
     let command = Cli::command().bin_name(invocation.name);
+    // The reference's spellings (`-namespace`, `hecate help`, …) read as ours.
+    let argv = match dialect::Dialect::of(&command)
+        .rewrite(std::env::args_os().collect(), invocation.name)
+    {
+        Ok(argv) => argv,
+        Err(failure) => {
+            let _ = writeln!(std::io::stderr(), "hecate: {}", failure.message);
+            return exit::code(failure.code);
+        }
+    };
     let cli = match command
-        .try_get_matches()
+        .try_get_matches_from(argv)
         .and_then(|m| Cli::from_arg_matches(&m))
     {
         Ok(cli) => cli,

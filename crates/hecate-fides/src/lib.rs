@@ -17,6 +17,8 @@ pub mod chain;
 mod client;
 mod error;
 pub mod model;
+mod probe;
 
 pub use client::{Client, Config, DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, bare_digest};
 pub use error::Error;
+pub use probe::{Probe, probe};

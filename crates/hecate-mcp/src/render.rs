@@ -43,6 +43,40 @@ pub fn why_stuck(explanation: &Explanation) -> String {
             waiting.bundle, waiting.reason
         ));
     }
+    // What ops adds to the reference's answer: the last failure of an eligible
+    // Bundle here, the crossing's times, the windows in words.
+    for failed in &explanation.failed_before {
+        text.push_str(&format!(
+            "\nfailed here before: {} ({}: {})",
+            failed.bundle, failed.passage, failed.reason
+        ));
+    }
+    if let Some(crossing) = &explanation.crossing {
+        let when = |t: &Option<hecate_types::Time>| {
+            t.as_ref()
+                .map(|t| t.0.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+                .unwrap_or_else(|| "unknown".into())
+        };
+        text.push_str(&format!("\ncrossing: {}", crossing.passage));
+        match &crossing.started_at {
+            Some(_) => text.push_str(&format!(", started {}", when(&crossing.started_at))),
+            None => text.push_str(&format!(
+                ", created {}, not started",
+                when(&crossing.created_at)
+            )),
+        }
+        if let Some(step) = &crossing.step {
+            text.push_str(&format!(
+                "\nstep: {} since {}, attempt {}",
+                step.uses,
+                when(&step.started_at),
+                step.attempts.max(1)
+            ));
+        }
+    }
+    for window in &explanation.windows {
+        text.push_str(&format!("\nwindow: {}", window.text));
+    }
     text
 }
 
@@ -77,6 +111,86 @@ pub fn aborted(aborted: &Aborted) -> String {
 /// Any other answer: the structured value as 2-space indented JSON.
 pub fn json<T: Serialize>(value: &T) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+/// `preflight`: one line per eligible Bundle.
+pub fn preflight(list: &crate::schema::PreflightList) -> String {
+    if list.bundles.is_empty() {
+        return format!(
+            "nothing to check: {} has no eligible Bundles, or does not gate on evidence",
+            list.gate
+        );
+    }
+    list.bundles
+        .iter()
+        .map(|v| {
+            if !v.unknown.is_empty() {
+                format!("{}: evidence unknown — {}", v.bundle, v.unknown)
+            } else if v.compliant {
+                format!("{}: evidence ready", v.bundle)
+            } else {
+                format!(
+                    "{}: would be refused — needs {} (for {})",
+                    v.bundle,
+                    v.missing.join(", "),
+                    v.policies.join(", ")
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `flux_resources`: one line per Flux object.
+pub fn flux_resources(list: &crate::schema::FluxResourceList) -> String {
+    if list.resources.is_empty() {
+        return format!("Gate {} watches no Flux objects in its cluster", list.gate);
+    }
+    list.resources
+        .iter()
+        .map(|r| {
+            let health = if r.missing {
+                "missing"
+            } else {
+                r.health.as_str()
+            };
+            let mut line = format!("{}/{}: {health}", r.kind, r.name);
+            if r.suspended {
+                line.push_str(", suspended");
+            }
+            if !r.revision.is_empty() {
+                line.push_str(&format!(" at {}", r.revision));
+            }
+            if !r.detail.is_empty() {
+                line.push_str(&format!(" — {}", r.detail));
+            }
+            line
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `suspend_flux` and `resume_flux`.
+pub fn flux_suspended(answer: &hecate_ops::FluxSuspended) -> String {
+    if answer.suspended {
+        format!(
+            "suspended {}/{}: Flux leaves it alone until it is resumed",
+            answer.kind, answer.name
+        )
+    } else {
+        format!(
+            "resumed {}/{}: Flux reconciles it again",
+            answer.kind, answer.name
+        )
+    }
+}
+
+/// `reconcile_flux`.
+pub fn flux_reconciled(answer: &hecate_ops::FluxReconciled) -> String {
+    format!(
+        "asked Flux to reconcile {}/{} now (requestedAt {}); its lastHandled shows the same value once done",
+        answer.kind, answer.name, answer.requested_at
+    )
 }
 
 #[cfg(test)]
@@ -116,6 +230,9 @@ mod tests {
             }],
             health: Some(Health::Degraded),
             evidence: None,
+            crossing: None,
+            failed_before: vec![],
+            windows: vec![],
         };
         insta::assert_snapshot!(why_stuck(&explanation), @r"
         production is Blocked: b3 is waiting for an approval
@@ -125,6 +242,59 @@ mod tests {
 
         eligible: b2, b1
         waiting: b3 — awaiting approval
+        ");
+    }
+
+    #[test]
+    fn why_stuck_says_what_failed_before_the_crossing_and_the_windows() {
+        use hecate_ops::model::{CrossingNow, FailedBefore, Outcome, StepNow, WindowWords};
+        let at = |t: &str| Some(hecate_types::Time(t.parse().unwrap()));
+        let explanation = Explanation {
+            gate: "production".into(),
+            namespace: "shop".into(),
+            state: State::Crossing,
+            summary: "crossing b2".into(),
+            blockers: vec![],
+            current: None,
+            eligible: vec!["b1".into()],
+            waiting: vec![],
+            health: None,
+            evidence: None,
+            crossing: Some(CrossingNow {
+                passage: "production-2".into(),
+                bundle: "b2".into(),
+                created_at: at("2026-12-01T07:00:00Z"),
+                started_at: at("2026-12-01T07:00:02Z"),
+                stalled: false,
+                step: Some(StepNow {
+                    uses: "git-commit".into(),
+                    alias: String::new(),
+                    started_at: at("2026-12-01T07:01:00Z"),
+                    attempts: 3,
+                }),
+            }),
+            failed_before: vec![FailedBefore {
+                bundle: "b1".into(),
+                passage: "production-1".into(),
+                outcome: Outcome::Failed,
+                at: None,
+                reason: "failed at flux-wait".into(),
+            }],
+            windows: vec![WindowWords {
+                text: "no crossings Sat 00:00 – Mon 00:00 UTC; next in force Sat 00:00".into(),
+                deny: true,
+                open: false,
+                next: None,
+            }],
+        };
+        insta::assert_snapshot!(why_stuck(&explanation), @r"
+        production is Crossing: crossing b2
+
+        eligible: b1
+        failed here before: b1 (production-1: failed at flux-wait)
+        crossing: production-2, started 2026-12-01T07:00:02Z
+        step: git-commit since 2026-12-01T07:01:00Z, attempt 3
+        window: no crossings Sat 00:00 – Mon 00:00 UTC; next in force Sat 00:00
         ");
     }
 

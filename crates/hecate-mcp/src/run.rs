@@ -9,7 +9,7 @@ use rmcp::ServiceExt as _;
 use rmcp::service::ServerInitializeError;
 
 use crate::args::{Args, FlagError, Http, Plan, Transport, Writes};
-use crate::http::{Guards, router};
+use crate::http::{Guards, Timeouts, router, serve};
 use crate::server::{HecateMcp, Settings};
 use hecate_access::{Connection, Reviewer};
 
@@ -58,7 +58,7 @@ pub async fn run(args: Args) -> Result<(), RunError> {
         writes: plan.writes.clone(),
     };
     match &plan.transport {
-        Transport::Stdio => serve_stdio(ops, settings).await,
+        Transport::Stdio => serve_stdio(client, ops, settings).await,
         Transport::Http(http) => serve_http(client, ops, settings, http, &plan).await,
     }
 }
@@ -83,14 +83,15 @@ fn mode(writes: &Writes) -> String {
     }
 }
 
-async fn serve_stdio(ops: Ops, settings: Settings) -> Result<(), RunError> {
+async fn serve_stdio(client: kube::Client, ops: Ops, settings: Settings) -> Result<(), RunError> {
     eprintln!(
         "hecate-mcp {} serving {} over stdio ({})",
         env!("CARGO_PKG_VERSION"),
         settings.namespace,
         mode(&settings.writes)
     );
-    let server = HecateMcp::new(ops, settings, None);
+    // The kubeconfig's identity is the caller: what it may read bounds the overview.
+    let server = HecateMcp::new(ops, settings, None).acting_as(client);
     let running = match server.serve(rmcp::transport::stdio_pipes()).await {
         Ok(running) => running,
         // The client went away before saying anything: nothing to serve, nothing wrong.
@@ -154,7 +155,10 @@ async fn serve_http(
     );
     // Over stdio a session is short, so it reads directly; over HTTP, from a cache.
     let (ops, _) = cached(ops, client.clone());
-    let server = HecateMcp::new(ops, settings, reviewer.clone());
+    let server = match &reviewer {
+        Some(_) => HecateMcp::new(ops, settings, reviewer.clone()),
+        None => HecateMcp::new(ops, settings, None).acting_as(client.clone()),
+    };
     let app = router(
         server,
         Guards {
@@ -164,19 +168,14 @@ async fn serve_http(
         },
     );
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
-            })
-            .await
-    });
+    let serving = tokio::spawn(serve(listener, app, Timeouts::default(), async {
+        let _ = stopped.await;
+    }));
     shutdown_signal().await;
     tracing::info!("shutting down: finishing the requests in flight");
     let _ = stop.send(());
     match tokio::time::timeout(DRAIN, serving).await {
-        Ok(Ok(Ok(()))) => Ok(()),
-        Ok(Ok(Err(e))) => Err(RunError::Serve(format!("serving HTTP: {e}"))),
+        Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(RunError::Serve(format!("serving HTTP: {e}"))),
         Err(_) => {
             tracing::warn!("requests still in flight after {DRAIN:?}; stopping anyway");

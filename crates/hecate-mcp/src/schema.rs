@@ -325,3 +325,46 @@ mod tests {
         assert_eq!(mixed, before);
     }
 }
+
+/// Arguments of `suspend_flux`, `resume_flux` and `reconcile_flux`.
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct FluxObjectArgs {
+    /// The Gate whose watch names the Flux object, e.g. `production`.
+    #[schemars(length(min = 1, max = 253))]
+    pub gate: String,
+    /// The Flux object's kind, e.g. `Kustomization` or `HelmRelease` (flux_resources
+    /// shows them).
+    #[schemars(length(min = 1, max = 63))]
+    pub kind: String,
+    /// The Flux object's name.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    /// Kubernetes namespace of the Gate; defaults to the server's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub namespace: Option<String>,
+}
+
+/// The answer of `preflight`.
+#[derive(Serialize, Deserialize, JsonSchema, Debug)]
+pub struct PreflightList {
+    /// The namespace.
+    pub namespace: String,
+    /// The Gate asked about.
+    pub gate: String,
+    /// One verdict per eligible Bundle; empty when the Gate does not gate on evidence
+    /// or nothing is eligible.
+    pub bundles: Vec<hecate_ops::Preflight>,
+}
+
+/// The answer of `flux_resources`.
+#[derive(Serialize, Deserialize, JsonSchema, Debug)]
+pub struct FluxResourceList {
+    /// The namespace.
+    pub namespace: String,
+    /// The Gate asked about.
+    pub gate: String,
+    /// The Flux objects its own watch names, by kind then name.
+    pub resources: Vec<hecate_ops::FluxResource>,
+}

@@ -31,6 +31,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use hecate_access::quote::{bounded, quote};
 use hecate_access::{Caller, Denied, ReviewError, Reviewer};
 use hecate_types::names::{is_dns_label, is_dns_subdomain};
 
@@ -86,7 +87,13 @@ struct Inner {
     settings: Settings,
     /// Present with `--auth kubernetes`: every call is authorised as its caller.
     reviewer: Option<Reviewer>,
+    /// Without `--auth`: the client of the identity the server acts as (the
+    /// kubeconfig's), which is then its own caller — asked what it may read.
+    itself: Option<kube::Client>,
 }
+
+/// How long a message quoting a decoder or a service may be, in characters.
+const MESSAGE_CHARS: usize = 300;
 
 /// Arguments that do not fit the tool, in words: a [`Problem`] the model can correct.
 struct Invalid(String);
@@ -111,6 +118,23 @@ impl HecateMcp {
                 ops,
                 settings,
                 reviewer,
+                itself: None,
+            }),
+        }
+    }
+
+    /// The same server, knowing that without `--auth` it acts as the identity of
+    /// `client`: what that identity may read bounds what `overview` lists, as a
+    /// caller's access bounds it with `--auth` (the binary always says).
+    #[must_use]
+    pub fn acting_as(self, client: kube::Client) -> Self {
+        let inner = &self.inner;
+        Self {
+            inner: Arc::new(Inner {
+                ops: inner.ops.clone(),
+                settings: inner.settings.clone(),
+                reviewer: inner.reviewer.clone(),
+                itself: Some(client),
             }),
         }
     }
@@ -163,7 +187,7 @@ impl HecateMcp {
                 _ => String::new(),
             };
             return Err(ErrorData::invalid_params(
-                format!("Unknown tool: {name}.{hint}"),
+                format!("Unknown tool: {}.{hint}", shown_tool_name(name)),
                 None,
             ));
         };
@@ -203,17 +227,35 @@ impl HecateMcp {
             ToolName::Overview => with_arguments!(overview),
             ToolName::Promote => with_arguments!(promote),
             ToolName::Abort => with_arguments!(abort),
+            ToolName::Preflight => with_arguments!(preflight),
+            ToolName::FluxResources => with_arguments!(flux_resources),
+            ToolName::SuspendFlux => with_arguments!(suspend_flux),
+            ToolName::ResumeFlux => with_arguments!(resume_flux),
+            ToolName::ReconcileFlux => with_arguments!(reconcile_flux),
         })
     }
+}
+
+/// A tool name a client sent, as a refusal names it: as sent when it could be a tool's
+/// name (at most 128 of `[A-Za-z0-9_.-]`), else quoted to a short prefix.
+fn shown_tool_name(name: &str) -> String {
+    let plain = name.len() <= 128
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if plain { name.to_string() } else { quote(name) }
 }
 
 /// The tool's arguments, or the problem naming what does not match its schema (an
 /// unknown field, a missing one, a wrong type).
 fn decode<T: DeserializeOwned>(tool: ToolName, arguments: Value) -> Result<T, Invalid> {
     serde_json::from_value(arguments).map_err(|e| {
+        // The decoder's sentence may quote the input (a field's name, a value): whole,
+        // it could be a megabyte.
         invalid(format!(
-            "invalid arguments for {}: {e}; see its inputSchema",
-            tool.as_str()
+            "invalid arguments for {}: {}; see its inputSchema",
+            tool.as_str(),
+            bounded(&e.to_string(), MESSAGE_CHARS)
         ))
     })
 }
@@ -226,7 +268,8 @@ fn name_argument(key: &str, value: &str) -> Result<String, Invalid> {
         Err(invalid(format!("{key} is required")))
     } else {
         Err(invalid(format!(
-            "{key} {value:?} is not a Kubernetes object name (lower-case letters, digits, '-' and '.')"
+            "{key} {} is not a Kubernetes object name (lower-case letters, digits, '-' and '.')",
+            quote(value)
         )))
     }
 }
@@ -252,7 +295,8 @@ impl Call<'_> {
             None => Ok(self.server.inner.settings.namespace.clone()),
             Some(ns) if is_dns_label(&ns) => Ok(ns),
             Some(ns) => Err(invalid(format!(
-                "namespace {ns:?} is not a Kubernetes namespace name"
+                "namespace {} is not a Kubernetes namespace name",
+                quote(&ns)
             ))),
         }
     }
@@ -266,7 +310,7 @@ impl Call<'_> {
         reviewer
             .check(caller, self.tool.operation(), namespace)
             .await
-            .map_err(|e| unavailable(&e))?
+            .map_err(|e| self.unavailable(&e))?
             .map_err(|denied| forbidden(&denied))
     }
 
@@ -288,7 +332,7 @@ impl Call<'_> {
                 .ops()
                 .overview(&Scope::Namespaces(vec![namespace.clone()]))
                 .await
-                .map_err(|e| problem(&e))?;
+                .map_err(|e| self.problem(&e))?;
             let gates = overview
                 .namespaces
                 .into_iter()
@@ -307,7 +351,7 @@ impl Call<'_> {
             let name = name_argument("name", &args.name)?;
             self.authorize(&namespace).await?;
             let gate = self.ops().gate(&namespace, &name).await;
-            gate.map_err(|e| problem(&e))
+            gate.map_err(|e| self.problem(&e))
         }
         .await;
         result(answer, render::json)
@@ -321,7 +365,7 @@ impl Call<'_> {
             self.ops()
                 .explain(&namespace, &gate)
                 .await
-                .map_err(|e| problem(&e))
+                .map_err(|e| self.problem(&e))
         }
         .await;
         result(answer, render::why_stuck)
@@ -335,7 +379,7 @@ impl Call<'_> {
                 .ops()
                 .bundles(&namespace)
                 .await
-                .map_err(|e| problem(&e))?;
+                .map_err(|e| self.problem(&e))?;
             Ok(BundleList { namespace, bundles })
         }
         .await;
@@ -358,7 +402,7 @@ impl Call<'_> {
                 .ops()
                 .passages(&namespace, gate.as_deref(), bundle.as_deref())
                 .await
-                .map_err(|e| problem(&e))?;
+                .map_err(|e| self.problem(&e))?;
             Ok(PassageList {
                 namespace,
                 passages,
@@ -374,7 +418,7 @@ impl Call<'_> {
             let name = name_argument("name", &args.name)?;
             self.authorize(&namespace).await?;
             let passage = self.ops().passage(&namespace, &name).await;
-            passage.map_err(|e| problem(&e))
+            passage.map_err(|e| self.problem(&e))
         }
         .await;
         result(answer, render::json)
@@ -388,7 +432,7 @@ impl Call<'_> {
                 .ops()
                 .audit(&namespace)
                 .await
-                .map_err(|e| problem(&e))?;
+                .map_err(|e| self.problem(&e))?;
             Ok(AuditTrail { namespace, entries })
         }
         .await;
@@ -403,7 +447,7 @@ impl Call<'_> {
             self.ops()
                 .evidence(&namespace, &bundle)
                 .await
-                .map_err(|e| problem(&e))
+                .map_err(|e| self.problem(&e))
         }
         .await;
         result(answer, render::json)
@@ -411,29 +455,37 @@ impl Call<'_> {
 
     async fn overview(&self, _args: NoArguments) -> CallToolResult {
         let answer = async {
-            let scope = match (&self.server.inner.reviewer, self.caller) {
-                (Some(reviewer), Some(caller)) => {
-                    Scope::Namespaces(self.visible_namespaces(reviewer, caller).await?)
-                }
-                _ => Scope::All,
-            };
-            self.ops().overview(&scope).await.map_err(|e| problem(&e))
+            let visible = self.visible_namespaces().await?;
+            self.ops()
+                .overview(&Scope::Namespaces(visible))
+                .await
+                .map_err(|e| self.problem(&e))
         }
         .await;
         result(answer, render::json)
     }
 
-    /// The namespaces holding Hecate objects whose Gates `caller` may list.
-    async fn visible_namespaces(
-        &self,
-        reviewer: &Reviewer,
-        caller: &Caller,
-    ) -> Answer<Vec<String>> {
-        let candidates = self.ops().namespaces().await.map_err(|e| problem(&e))?;
-        reviewer
-            .visible_namespaces(caller, candidates)
-            .await
-            .map_err(|e| unavailable(&e))
+    /// The namespaces holding Hecate objects whose Gates the caller may list — with
+    /// `--auth`, the authenticated caller; without, the identity the server acts as —
+    /// judged by hecate-access as the HTTP API judges them. The candidates are what
+    /// the server's identity can list cluster-wide; an identity limited to namespaces
+    /// cannot, and its one candidate is the server's namespace.
+    async fn visible_namespaces(&self) -> Answer<Vec<String>> {
+        let candidates = match self.ops().namespaces().await {
+            Ok(candidates) => candidates,
+            Err(e) if is_forbidden(&e) => vec![self.server.inner.settings.namespace.clone()],
+            Err(e) => return Err(self.problem(&e)),
+        };
+        let inner = &self.server.inner;
+        let visible = match (&inner.reviewer, self.caller, &inner.itself) {
+            (Some(reviewer), Some(caller), _) => {
+                reviewer.visible_namespaces(caller, candidates).await
+            }
+            (None, _, Some(client)) => hecate_access::visible_to_itself(client, candidates).await,
+            // A server built without saying who it acts as: what it could list.
+            _ => Ok(candidates),
+        };
+        visible.map_err(|e| self.unavailable(&e))
     }
 
     async fn promote(&self, args: PromoteArgs) -> CallToolResult {
@@ -446,7 +498,7 @@ impl Call<'_> {
                 .promote(&namespace, &gate, &bundle, &self.actor())
                 .await
                 .map(|passage| Promoted::from(&passage))
-                .map_err(|e| problem(&e))
+                .map_err(|e| self.problem(&e))
         }
         .await;
         result(answer, render::promoted)
@@ -460,7 +512,7 @@ impl Call<'_> {
             self.ops()
                 .abort(&namespace, &passage, &self.actor())
                 .await
-                .map_err(|e| problem(&e))
+                .map_err(|e| self.problem(&e))
         }
         .await;
         result(answer, render::aborted)
@@ -508,7 +560,85 @@ pub fn problem_result(problem: &Problem) -> CallToolResult {
     result
 }
 
-/// What an ops failure means to a model.
+impl Call<'_> {
+    /// What an ops failure means to a model, in a sentence of ours: a failure of the
+    /// Kubernetes API (or of Fides) is logged whole and answered with what was being
+    /// done, never with the client library's dump of the answer.
+    fn problem(&self, error: &OpsError) -> Problem {
+        let tool = self.tool.as_str();
+        match error {
+            OpsError::Kubernetes { context, source } => {
+                tracing::warn!(tool, error = %error, "a tool call failed at the Kubernetes API");
+                match source {
+                    kube::Error::Api(status) if status.code == 403 => {
+                        // Acting as itself (stdio), the identity is the person's own and
+                        // the API server's sentence names the permission they lack.
+                        // Acting for callers, it would name the server's identity.
+                        let message = if self.server.inner.reviewer.is_some() {
+                            format!(
+                                "{context}: this server's own Kubernetes credentials may not do that; its operator must grant its role"
+                            )
+                        } else {
+                            format!(
+                                "{context}: the Kubernetes API server refused: {}",
+                                bounded(&status.message, MESSAGE_CHARS)
+                            )
+                        };
+                        Problem::new(ProblemClass::Forbidden, message)
+                    }
+                    kube::Error::Api(status) => Problem::new(
+                        ProblemClass::Unavailable,
+                        format!(
+                            "{context}: the Kubernetes API server answered {} {}",
+                            status.code,
+                            bounded(&status.reason, 40)
+                        ),
+                    ),
+                    _ => Problem::new(
+                        ProblemClass::Unavailable,
+                        format!("{context}: the Kubernetes API server could not be reached"),
+                    ),
+                }
+            }
+            OpsError::Watch { context, .. } => {
+                tracing::warn!(tool, error = %error, "a tool call lost a watch");
+                Problem::new(
+                    ProblemClass::Unavailable,
+                    format!("{context}: the watch on the Kubernetes API server was lost"),
+                )
+            }
+            OpsError::Fides { .. } => {
+                tracing::warn!(tool, error = %error, "a tool call failed at Fides");
+                Problem::new(
+                    ProblemClass::Unavailable,
+                    bounded(&error.to_string(), MESSAGE_CHARS),
+                )
+            }
+            _ => problem(error),
+        }
+    }
+
+    /// The cluster could not be asked about the caller: logged whole, answered in a
+    /// fixed sentence (the review's error names the server's identity and its RBAC).
+    fn unavailable(&self, error: &ReviewError) -> Problem {
+        tracing::warn!(tool = self.tool.as_str(), error = %error, "an access review failed");
+        Problem::new(
+            ProblemClass::Unavailable,
+            "could not ask the Kubernetes API server what the caller may do; nothing was done"
+                .into(),
+        )
+    }
+}
+
+/// Whether `error` is the Kubernetes API server's 403.
+fn is_forbidden(error: &OpsError) -> bool {
+    matches!(
+        error,
+        OpsError::Kubernetes { source: kube::Error::Api(status), .. } if status.code == 403
+    )
+}
+
+/// What an ops answer that is not a failure means to a model: not found, refused.
 fn problem(error: &OpsError) -> Problem {
     let mut problem = Problem::new(ProblemClass::Unavailable, error.to_string());
     match error {
@@ -529,12 +659,6 @@ fn problem(error: &OpsError) -> Problem {
             problem.code = Some(*code);
             problem.action = Some(action.to_string());
         }
-        // The server's own credentials (or, over stdio, the kubeconfig's) lack a
-        // permission; the API server's message names it.
-        OpsError::Kubernetes {
-            source: kube::Error::Api(status),
-            ..
-        } if status.code == 403 => problem.class = ProblemClass::Forbidden,
         _ => {}
     }
     problem
@@ -550,11 +674,6 @@ fn forbidden(denied: &Denied) -> Problem {
         }),
         ..Problem::new(ProblemClass::Forbidden, denied.to_string())
     }
-}
-
-/// The cluster could not be asked about the caller.
-fn unavailable(error: &ReviewError) -> Problem {
-    Problem::new(ProblemClass::Unavailable, error.to_string())
 }
 
 /// The caller the HTTP layer authenticated, from the request's HTTP parts.
@@ -603,4 +722,104 @@ impl ServerHandler for HecateMcp {
             .await
             .map(CallToolResponse::from)
     }
+}
+
+/// The Gate-level reads and the Flux writes of issue 19: preflight, the Flux objects a
+/// Gate depends on, and suspending, resuming or reconciling one of them.
+impl Call<'_> {
+    async fn preflight(&self, args: GateArgs) -> CallToolResult {
+        let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let gate = name_argument("gate", &args.gate)?;
+            self.authorize(&namespace).await?;
+            let bundles = self
+                .ops()
+                .preflight(&namespace, &gate)
+                .await
+                .map_err(|e| self.problem(&e))?;
+            Ok(crate::schema::PreflightList {
+                namespace,
+                gate,
+                bundles,
+            })
+        }
+        .await;
+        result(answer, render::preflight)
+    }
+
+    async fn flux_resources(&self, args: GateArgs) -> CallToolResult {
+        let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let gate = name_argument("gate", &args.gate)?;
+            self.authorize(&namespace).await?;
+            let resources = self
+                .ops()
+                .flux_resources(&namespace, &gate)
+                .await
+                .map_err(|e| self.problem(&e))?;
+            Ok(crate::schema::FluxResourceList {
+                namespace,
+                gate,
+                resources,
+            })
+        }
+        .await;
+        result(answer, render::flux_resources)
+    }
+
+    async fn suspend_flux(&self, args: crate::schema::FluxObjectArgs) -> CallToolResult {
+        self.set_flux_suspend(args, true).await
+    }
+
+    async fn resume_flux(&self, args: crate::schema::FluxObjectArgs) -> CallToolResult {
+        self.set_flux_suspend(args, false).await
+    }
+
+    async fn set_flux_suspend(
+        &self,
+        args: crate::schema::FluxObjectArgs,
+        suspend: bool,
+    ) -> CallToolResult {
+        let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let gate = name_argument("gate", &args.gate)?;
+            let (kind, name) = flux_object(&args.kind, &args.name)?;
+            self.authorize(&namespace).await?;
+            self.ops()
+                .set_flux_suspend(&namespace, &gate, &kind, &name, suspend, &self.actor())
+                .await
+                .map_err(|e| self.problem(&e))
+        }
+        .await;
+        result(answer, render::flux_suspended)
+    }
+
+    async fn reconcile_flux(&self, args: crate::schema::FluxObjectArgs) -> CallToolResult {
+        let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let gate = name_argument("gate", &args.gate)?;
+            let (kind, name) = flux_object(&args.kind, &args.name)?;
+            self.authorize(&namespace).await?;
+            self.ops()
+                .reconcile_flux(&namespace, &gate, &kind, &name)
+                .await
+                .map_err(|e| self.problem(&e))
+        }
+        .await;
+        result(answer, render::flux_reconciled)
+    }
+}
+
+/// A Flux object's kind (a plain identifier) and name (an object name), checked.
+fn flux_object(kind: &str, name: &str) -> Result<(String, String), Invalid> {
+    if kind.is_empty() {
+        return Err(invalid("kind is required".to_string()));
+    }
+    if kind.len() > 63 || !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(invalid(format!(
+            "kind {} is not a Kubernetes kind (letters and digits, e.g. Kustomization)",
+            quote(kind)
+        )));
+    }
+    Ok((kind.to_string(), name_argument("name", name)?))
 }

@@ -7,7 +7,9 @@
 
 use std::sync::Arc;
 
-use hecate_ops::{Aborted, Evidence, Explanation, Operation, Overview, Promoted};
+use hecate_ops::{
+    Aborted, Evidence, Explanation, FluxReconciled, FluxSuspended, Operation, Overview, Promoted,
+};
 use hecate_types::{Gate, Passage};
 use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
@@ -15,8 +17,9 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::schema::{
-    AbortArgs, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName, InNamespace,
-    NoArguments, PassageFilter, PassageList, PassageName, PromoteArgs, consts_as_enums,
+    AbortArgs, AuditTrail, BundleArgs, BundleList, FluxObjectArgs, FluxResourceList, GateArgs,
+    GateList, GateName, InNamespace, NoArguments, PassageFilter, PassageList, PassageName,
+    PreflightList, PromoteArgs, consts_as_enums,
 };
 
 /// Why there is no `approve` tool. Approval is the second pair of eyes; an agent that
@@ -52,11 +55,21 @@ pub enum ToolName {
     Promote,
     /// `abort`
     Abort,
+    /// `preflight`
+    Preflight,
+    /// `flux_resources`
+    FluxResources,
+    /// `suspend_flux`
+    SuspendFlux,
+    /// `resume_flux`
+    ResumeFlux,
+    /// `reconcile_flux`
+    ReconcileFlux,
 }
 
 impl ToolName {
     /// The tools that only read; always offered.
-    pub const READ: [Self; 9] = [
+    pub const READ: [Self; 11] = [
         Self::ListGates,
         Self::GetGate,
         Self::WhyStuck,
@@ -66,10 +79,19 @@ impl ToolName {
         Self::Audit,
         Self::Evidence,
         Self::Overview,
+        Self::Preflight,
+        Self::FluxResources,
     ];
 
-    /// The tools that write; offered only with `--allow-writes`. Exactly two.
-    pub const WRITE: [Self; 2] = [Self::Promote, Self::Abort];
+    /// The tools that write; offered only with `--allow-writes`: crossings (promote,
+    /// abort) and the Flux objects a Gate depends on (suspend, resume, reconcile).
+    pub const WRITE: [Self; 5] = [
+        Self::Promote,
+        Self::Abort,
+        Self::SuspendFlux,
+        Self::ResumeFlux,
+        Self::ReconcileFlux,
+    ];
 
     /// The tool's name on the wire.
     pub fn as_str(self) -> &'static str {
@@ -85,6 +107,11 @@ impl ToolName {
             Self::Overview => "overview",
             Self::Promote => "promote",
             Self::Abort => "abort",
+            Self::Preflight => "preflight",
+            Self::FluxResources => "flux_resources",
+            Self::SuspendFlux => "suspend_flux",
+            Self::ResumeFlux => "resume_flux",
+            Self::ReconcileFlux => "reconcile_flux",
         }
     }
 
@@ -111,6 +138,10 @@ impl ToolName {
             Self::Overview => Operation::Overview,
             Self::Promote => Operation::Promote,
             Self::Abort => Operation::Abort,
+            Self::Preflight => Operation::Preflight,
+            Self::FluxResources => Operation::FluxResources,
+            Self::SuspendFlux | Self::ResumeFlux => Operation::SuspendFlux,
+            Self::ReconcileFlux => Operation::ReconcileFlux,
         }
     }
 
@@ -132,6 +163,11 @@ impl ToolName {
             Self::Overview => "Overview of every namespace",
             Self::Promote => "Promote a Bundle",
             Self::Abort => "Abort a crossing",
+            Self::Preflight => "Would evidence let it cross?",
+            Self::FluxResources => "Flux objects a Gate depends on",
+            Self::SuspendFlux => "Suspend a Flux object",
+            Self::ResumeFlux => "Resume a Flux object",
+            Self::ReconcileFlux => "Reconcile a Flux object now",
         }
     }
 
@@ -202,6 +238,36 @@ impl ToolName {
                  Passage is kept as the record; work already done (a pushed commit, say) is not \
                  undone. Refused for a Passage that has already finished."
             }
+            Self::Preflight => {
+                "Before promoting through a Gate that checks evidence in Fides: for each Bundle \
+                 the Gate lists as eligible, whether Fides' policy check for the Gate's \
+                 environment would let it through (`compliant`), and if not which attestation \
+                 types are `missing` for which `policies`. When it cannot be told, `unknown` \
+                 says why and `compliant` is false. Empty when the Gate does not gate on \
+                 evidence or nothing is eligible."
+            }
+            Self::FluxResources => {
+                "The Flux objects (Kustomizations, HelmReleases, sources) a Gate's own health \
+                 watch names in its cluster, each with its health, applied revision, whether \
+                 it is suspended, the last reconcile request Flux handled, and `missing` when \
+                 it is not in the cluster. For \"is Flux the reason this environment is \
+                 unhealthy?\"."
+            }
+            Self::SuspendFlux => {
+                "Suspend a Flux object a Gate depends on (one flux_resources lists): Flux stops \
+                 reconciling it until it is resumed. Only objects the Gate's own watch names \
+                 can be operated; anything else is refused. Needs patch on Flux's objects."
+            }
+            Self::ResumeFlux => {
+                "Resume a suspended Flux object a Gate depends on (one flux_resources lists), \
+                 so Flux reconciles it again. Refused for objects the Gate does not watch."
+            }
+            Self::ReconcileFlux => {
+                "Ask Flux to reconcile a Flux object a Gate depends on now, instead of at its \
+                 next interval. Answers the `requestedAt` stamp; flux_resources shows the same \
+                 value as `lastHandled` once Flux has done it. Refused for objects the Gate \
+                 does not watch."
+            }
         }
     }
 
@@ -235,6 +301,10 @@ impl ToolName {
             Self::Overview => pair::<NoArguments, Overview>(),
             Self::Promote => pair::<PromoteArgs, Promoted>(),
             Self::Abort => pair::<AbortArgs, Aborted>(),
+            Self::Preflight => pair::<GateArgs, PreflightList>(),
+            Self::FluxResources => pair::<GateArgs, FluxResourceList>(),
+            Self::SuspendFlux | Self::ResumeFlux => pair::<FluxObjectArgs, FluxSuspended>(),
+            Self::ReconcileFlux => pair::<FluxObjectArgs, FluxReconciled>(),
         }
     }
 
@@ -249,6 +319,15 @@ impl ToolName {
                 .read_only(false)
                 .destructive(true)
                 .idempotent(true),
+            Self::SuspendFlux | Self::ResumeFlux => annotations
+                .read_only(false)
+                .destructive(false)
+                .idempotent(true),
+            // Each call writes a new request stamp, and Flux reconciles again.
+            Self::ReconcileFlux => annotations
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false),
             _ => annotations.read_only(true),
         }
     }
@@ -293,16 +372,22 @@ mod tests {
     }
 
     #[test]
-    fn exactly_two_tools_write() {
-        assert_eq!(ToolName::WRITE.len(), 2);
+    fn only_crossings_and_flux_objects_are_written() {
+        assert_eq!(ToolName::WRITE.len(), 5);
         assert!(ToolName::WRITE.iter().all(|t| t.writes()));
         assert!(ToolName::READ.iter().all(|t| !t.writes()));
         assert_eq!(
             ToolName::WRITE.map(|t| t.operation().permission().to_string()),
-            ["create passages", "update passages"]
+            [
+                "create passages",
+                "update passages",
+                "patch kustomizations",
+                "patch kustomizations",
+                "patch kustomizations"
+            ]
         );
-        assert_eq!(offered(false).len(), 9);
-        assert_eq!(offered(true).len(), 11);
+        assert_eq!(offered(false).len(), 11);
+        assert_eq!(offered(true).len(), 16);
     }
 
     #[test]

@@ -25,8 +25,18 @@ use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
 
+use crate::error::Kind;
 use crate::model::Explanation;
 use crate::rules::{self, NamespaceSnapshot};
+use crate::watch::Change;
+
+/// How many changes a follower of [`Cache::subscribe`] may fall behind before it is
+/// told it lost some (and should read again).
+const FOLLOWERS_BACKLOG: usize = 4096;
+
+/// What the cache tells its followers: a change, or `None` when a kind was listed
+/// again (after a lost watch) and anything may have changed.
+pub(crate) type Followed = Option<Change>;
 
 /// The stores, and which namespaces changed since their snapshot was built.
 #[derive(Clone)]
@@ -54,6 +64,9 @@ struct Inner {
     /// Per (namespace, Gate), the last explanation, its namespace's version and until
     /// when the clock leaves it standing.
     explanations: Mutex<HashMap<(String, String), Explained>>,
+    /// Every change, told to whoever follows (the API's event streams): the stores'
+    /// one set of watches serves them all.
+    followers: tokio::sync::broadcast::Sender<Followed>,
 }
 
 /// A remembered explanation: it stands for `version` from `from` until `until`.
@@ -105,12 +118,18 @@ impl Cache {
             changes: Mutex::new(HashMap::new()),
             snapshots: Mutex::new(HashMap::new()),
             explanations: Mutex::new(HashMap::new()),
+            followers: tokio::sync::broadcast::channel(FOLLOWERS_BACKLOG).0,
         });
         let driver = futures::future::join4(
-            follow::<Gate>(client.clone(), gates_writer, inner.clone()),
-            follow::<Bundle>(client.clone(), bundles_writer, inner.clone()),
-            follow::<Passage>(client.clone(), passages_writer, inner.clone()),
-            follow::<Beacon>(client, beacons_writer, inner.clone()),
+            follow::<Gate>(Kind::Gate, client.clone(), gates_writer, inner.clone()),
+            follow::<Bundle>(Kind::Bundle, client.clone(), bundles_writer, inner.clone()),
+            follow::<Passage>(
+                Kind::Passage,
+                client.clone(),
+                passages_writer,
+                inner.clone(),
+            ),
+            follow::<Beacon>(Kind::Beacon, client, beacons_writer, inner.clone()),
         )
         .map(drop);
         (Self { inner }, driver)
@@ -131,6 +150,14 @@ impl Cache {
     /// the API server directly.
     pub fn is_ready(&self) -> bool {
         self.inner.listed.load(Ordering::Acquire) == KINDS
+    }
+
+    /// Every change from now on, as the stores see it (after they have applied it), at
+    /// no cost to the API server however many follow. `None` says a kind was listed
+    /// again and anything may have changed; a follower that falls behind by more
+    /// than a few thousand changes is told so by the receiver (`Lagged`).
+    pub(crate) fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Followed> {
+        self.inner.followers.subscribe()
     }
 
     /// The snapshot of `namespace` as the stores hold it now.
@@ -190,7 +217,7 @@ impl Cache {
         let snapshot = self.snapshot(namespace);
         let found = snapshot.gate(gate)?;
         let explanation = Arc::new(rules::explain::explain(&snapshot, found, now));
-        let until = rules::explain::unchanged_until(found, now);
+        let until = rules::explain::unchanged_until(&snapshot, found, now);
         inner
             .explanations
             .lock()
@@ -264,8 +291,12 @@ fn list_like_informers() -> watcher::Config {
 const KINDS: usize = 4;
 
 /// Keeps one kind's store current, forever, backing off on errors.
-async fn follow<K>(client: kube::Client, writer: reflector::store::Writer<K>, inner: Arc<Inner>)
-where
+async fn follow<K>(
+    kind: Kind,
+    client: kube::Client,
+    writer: reflector::store::Writer<K>,
+    inner: Arc<Inner>,
+) where
     K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
         + Clone
         + Debug
@@ -282,11 +313,20 @@ where
         .for_each(|event| {
             match event {
                 Ok(Event::Apply(object) | Event::Delete(object)) => {
-                    inner.changed(object.meta().namespace.as_deref().unwrap_or_default())
+                    let namespace = object.meta().namespace.clone().unwrap_or_default();
+                    inner.changed(&namespace);
+                    // No followers is not an error.
+                    let _ = inner.followers.send(Some(Change {
+                        kind,
+                        namespace,
+                        name: object.name_any(),
+                    }));
                 }
                 Ok(Event::InitDone) => {
                     inner.epoch.fetch_add(1, Ordering::AcqRel);
-                    if !std::mem::replace(&mut listed, true) {
+                    if std::mem::replace(&mut listed, true) {
+                        let _ = inner.followers.send(None);
+                    } else {
                         inner.listed.fetch_add(1, Ordering::AcqRel);
                     }
                 }

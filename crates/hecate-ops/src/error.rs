@@ -40,6 +40,10 @@ pub enum Action {
     Abort,
     /// Asking a Beacon to look now.
     Poll,
+    /// Suspending or resuming a Flux object a Gate depends on.
+    Suspend,
+    /// Asking Flux to reconcile an object a Gate depends on now.
+    Reconcile,
 }
 
 impl fmt::Display for Action {
@@ -49,6 +53,8 @@ impl fmt::Display for Action {
             Self::Approve => "approve",
             Self::Abort => "abort",
             Self::Poll => "poll",
+            Self::Suspend => "suspend",
+            Self::Reconcile => "reconcile",
         })
     }
 }

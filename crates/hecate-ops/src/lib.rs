@@ -32,10 +32,14 @@ mod actions;
 mod cache;
 mod error;
 mod evidence;
+mod flux;
 pub mod model;
 pub mod operation;
 mod ops;
+mod preflight;
+pub mod rights;
 pub mod rules;
+pub mod settings;
 mod watch;
 
 pub use cache::Cache;
@@ -46,9 +50,11 @@ pub use evidence::dial_fides;
 pub use hecate_fides::{Client as FidesClient, Config as FidesConfig};
 pub use model::{
     Aborted, Approved, AuditEntry, AuditKind, Blocker, BlockerKind, ChainState, Evidence,
-    Explanation, Overview, Polled, Promoted, Remedy, State, VerifyReport, Waiting,
+    Explanation, FluxReconciled, FluxResource, FluxSuspended, Overview, Polled, Preflight,
+    Promoted, Remedy, StagedGate, State, VerifyReport, Waiting,
 };
 pub use operation::{Operation, Permission};
 pub use ops::{Clock, Ops, Scope};
+pub use rights::{Right, Rights};
 pub use rules::refusal::RefusalCode;
 pub use watch::Change;

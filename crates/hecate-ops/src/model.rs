@@ -69,6 +69,9 @@ pub enum BlockerKind {
     PassageFailed,
     /// The crossing in progress is waiting on a step.
     StepWaiting,
+    /// A crossing was asked for long ago and has not started: the controller that
+    /// runs crossings is probably not running (not the reference's).
+    NotStarted,
     /// The crossing in progress is held by the Fides change gate.
     ChangeHeld,
     /// What the Gate watches is degraded or unknown.
@@ -80,7 +83,7 @@ pub enum BlockerKind {
 
 impl BlockerKind {
     /// Every kind.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::Suspended,
         Self::InvalidSteps,
         Self::NoPassage,
@@ -90,6 +93,7 @@ impl BlockerKind {
         Self::WindowClosed,
         Self::PassageFailed,
         Self::StepWaiting,
+        Self::NotStarted,
         Self::ChangeHeld,
         Self::Unhealthy,
         Self::Manual,
@@ -107,6 +111,7 @@ impl BlockerKind {
             Self::WindowClosed => "WindowClosed",
             Self::PassageFailed => "PassageFailed",
             Self::StepWaiting => "StepWaiting",
+            Self::NotStarted => "NotStarted",
             Self::ChangeHeld => "ChangeHeld",
             Self::Unhealthy => "Unhealthy",
             Self::Manual => "AwaitingRequest",
@@ -212,6 +217,8 @@ pub enum Remedy {
     CheckBeacons,
     /// Settle what the Fides change gate asks for; the crossing continues by itself.
     ResolveInFides,
+    /// Check that hecate-controller, which starts and runs crossings, is running.
+    CheckController,
 }
 
 impl Remedy {
@@ -244,6 +251,7 @@ impl Remedy {
                 "check that the Beacon is discovering artifacts: kubectl -n {namespace} get beacons"
             ),
             Self::ResolveInFides => "resolve what the change gate asks for in Fides; the crossing reads the verdict again and continues by itself".into(),
+            Self::CheckController => "check that hecate-controller is running: kubectl get pods -A -l app.kubernetes.io/name=hecate-controller".into(),
         }
     }
 }
@@ -293,6 +301,136 @@ pub struct Explanation {
     /// The change gate's verdict on the crossing in progress, carried whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<EvidenceRef>,
+    /// The crossing in progress, with the times a surface needs to say how long it has
+    /// waited (not the reference's: additive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crossing: Option<CrossingNow>,
+    /// Eligible Bundles whose last crossing of this Gate failed, newest first: crossing
+    /// them again may fail the same way (not the reference's: additive).
+    #[serde(
+        default,
+        rename = "failedBefore",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub failed_before: Vec<FailedBefore>,
+    /// The Gate's promotion windows, each in words, in `spec.windows` order (not the
+    /// reference's: additive).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<WindowWords>,
+}
+
+/// How a crossing ended, or that it has not: one vocabulary for the audit trail,
+/// Passages and Bundles. `crossed` and `running` are the audit's words, `failed` and
+/// `aborted` the Passage phases'; the audit's `refused` is a `failed` or an `aborted`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The Bundle entered the Gate.
+    Crossed,
+    /// A step failed; the Bundle did not enter.
+    Failed,
+    /// Someone stopped it; the Bundle did not enter.
+    Aborted,
+    /// Not over yet (pending or running).
+    Running,
+}
+
+impl Outcome {
+    /// The outcome of a Passage in `phase` (none: not started, so running).
+    pub fn of(phase: Option<hecate_types::PassagePhase>) -> Self {
+        use hecate_types::PassagePhase;
+        match phase {
+            Some(PassagePhase::Succeeded) => Self::Crossed,
+            Some(PassagePhase::Failed) => Self::Failed,
+            Some(PassagePhase::Aborted) => Self::Aborted,
+            Some(PassagePhase::Pending | PassagePhase::Running) | None => Self::Running,
+        }
+    }
+
+    /// The outcome as it is written on the wire, and said.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Crossed => "crossed",
+            Self::Failed => "failed",
+            Self::Aborted => "aborted",
+            Self::Running => "running",
+        }
+    }
+}
+
+/// The crossing in progress: which Passage, since when, and the step it is on.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CrossingNow {
+    /// The Passage.
+    pub passage: String,
+    /// The Bundle it moves.
+    pub bundle: String,
+    /// When the Passage was created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<Time>,
+    /// When the controller started it; absent while it has not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
+    /// Created longer ago than the controller takes to start a crossing, and not
+    /// started: the controller is probably not running.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stalled: bool,
+    /// The step running now, if one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<StepNow>,
+}
+
+/// A step of a crossing in progress.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepNow {
+    /// The step (`uses`).
+    pub uses: String,
+    /// Its alias (`as`), if it has one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub alias: String,
+    /// When it was first invoked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
+    /// How many times it has been invoked (a waiting step counts each look).
+    pub attempts: i32,
+}
+
+/// An eligible Bundle whose last crossing of this Gate did not land.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FailedBefore {
+    /// The Bundle.
+    pub bundle: String,
+    /// The Passage of that crossing.
+    pub passage: String,
+    /// How it ended ([`Outcome::Failed`]).
+    pub outcome: Outcome,
+    /// When it ended, if recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<Time>,
+    /// Why, in the words of what failed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
+/// A promotion window in words, and where it stands now.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowWords {
+    /// The window and where it stands, e.g. `no crossings Sat 00:00 – Mon 00:00
+    /// (Europe/London); in force now; lifts Mon 00:00`.
+    pub text: String,
+    /// A freeze (no crossings while it is open) rather than an allow window.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deny: bool,
+    /// Whether it is open (a freeze: in force) now.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub open: bool,
+    /// When it next opens or closes, for a surface to say how far off that is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<Time>,
 }
 
 /// Every visible Gate at a glance: what `hecate status` and the UI's front page show.
@@ -313,6 +451,9 @@ pub struct NamespaceOverview {
     pub namespace: String,
     /// Its Gates, upstream first (by stage, then by name).
     pub gates: Vec<GateSummary>,
+    /// Its share of the overview's totals (so a total can open the list it counts).
+    #[serde(default)]
+    pub totals: Totals,
 }
 
 /// Where a Gate stands in its namespace's pipeline, derived from `admits[].after`.
@@ -333,6 +474,18 @@ pub struct Stage {
     /// placeholder: one after every Gate that could be ordered.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cycle: bool,
+}
+
+/// A Gate as the plain lists give it (`hecate gates`, `GET …/gates`): the object
+/// itself, with its [`Stage`] beside `spec` and `status` — an additive key, so a
+/// client that reads the Gate reads it as before. The lists stay by name.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct StagedGate {
+    /// The Gate, as the API server has it.
+    #[serde(flatten)]
+    pub gate: hecate_types::Gate,
+    /// Where it stands in its namespace's pipeline.
+    pub stage: Stage,
 }
 
 /// One Gate at a glance.
@@ -449,6 +602,10 @@ pub struct AuditEntry {
     /// The compliance record: Fides trail, verdict, blockers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<EvidenceRef>,
+    /// For a crossing, how it ended in the words Passages and Bundles use too: a
+    /// `refused` entry is `failed` or `aborted` (not the reference's: additive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
 }
 
 /// Everything Fides holds about one Bundle's artifact: why it was allowed, and who
@@ -613,5 +770,88 @@ pub struct Polled {
     pub beacon: String,
     /// The token written to `reconcile.fluxcd.io/requestedAt`; the Beacon echoes it in
     /// `status.lastHandledReconcileAt` once it has looked.
+    pub requested_at: String,
+}
+
+/// Would the evidence gate let a Bundle through: the answer of `preflight`, one per
+/// eligible Bundle, asked of Fides before anyone promotes.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct Preflight {
+    /// The eligible Bundle.
+    pub bundle: String,
+    /// Whether every applicable policy is met. False whenever the answer is not known.
+    pub compliant: bool,
+    /// The attestation types applicable policies miss, sorted, each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    /// The applicable policies that miss something, sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policies: Vec<String>,
+    /// Why the verdict is not known (then `compliant` is false); absent when it is.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub unknown: String,
+}
+
+/// A Flux object a Gate depends on, as its status stands: the answer of
+/// `flux_resources`, one per object the Gate's own watch names.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FluxResource {
+    /// Its kind, e.g. `Kustomization`.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Whether `spec.suspend` is set: Flux leaves it alone until it is resumed.
+    pub suspended: bool,
+    /// What its status says (a suspended object is `Unknown`).
+    pub health: Health,
+    /// Why it is not `Healthy`, or why it could not be judged.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+    /// The revision it reports as applied.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub revision: String,
+    /// The last reconcile request Flux handled (`status.lastHandledReconcileAt`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub last_handled: String,
+    /// Whether the object is absent from the cluster (not the same as unhealthy).
+    pub missing: bool,
+}
+
+/// What suspending or resuming a Flux object did: the answer of `flux suspend` and
+/// `flux resume`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FluxSuspended {
+    /// Where.
+    pub namespace: String,
+    /// The Gate that depends on it.
+    pub gate: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// Whether it is suspended now.
+    pub suspended: bool,
+    /// Who asked.
+    pub by: String,
+}
+
+/// What a reconcile request wrote: the answer of `flux reconcile`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FluxReconciled {
+    /// Where.
+    pub namespace: String,
+    /// The Gate that depends on it.
+    pub gate: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// The value written to `reconcile.fluxcd.io/requestedAt` (RFC 3339, UTC); Flux
+    /// echoes it in `status.lastHandledReconcileAt` once it has reconciled.
     pub requested_at: String,
 }

@@ -20,8 +20,10 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-/// Something a caller asks Hecate to do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Something a caller asks Hecate to do. Serialised by its name in camelCase
+/// (`promote`, `suspendFlux`), a stable key (`GET …/rights` answers with it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Operation {
     /// Which namespaces hold Hecate objects the caller may read.
     Namespaces,
@@ -61,6 +63,48 @@ pub enum Operation {
     Abort,
     /// Asking a Beacon to look now.
     Poll,
+    /// Whether Fides' evidence gate would let each eligible Bundle through.
+    Preflight,
+    /// The Flux objects a Gate depends on, as they stand.
+    FluxResources,
+    /// Suspending or resuming a Flux object a Gate depends on.
+    SuspendFlux,
+    /// Asking Flux to reconcile an object a Gate depends on now.
+    ReconcileFlux,
+    /// The settings page: the Fides servers and clusters a namespace's Gates use
+    /// (asked per namespace, like the overview).
+    Settings,
+    /// Who holds the roles Hecate grants (cluster-wide).
+    ListGrants,
+    /// Granting a person or group one of Hecate's roles (cluster-wide).
+    Grant,
+    /// Binding one named ClusterRole: the API server's own escalation check, asked
+    /// of a grant's caller, since the server does the binding.
+    BindRole,
+    /// Storing a remote cluster's kubeconfig as a Secret.
+    ConnectCluster,
+    /// Changing a Gate's evidence settings.
+    SetGateEvidence,
+}
+
+/// A plain string enum of the names (OpenAPI 3.0, which the API's document is, has no
+/// `const`: a `oneOf` of documented constants would match every string).
+impl JsonSchema for Operation {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Operation".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<serde_json::Value> = Self::ALL
+            .iter()
+            .filter_map(|o| serde_json::to_value(o).ok())
+            .collect();
+        schemars::json_schema!({
+            "description": "An operation of the catalogue, by name (`promote`, `suspendFlux`, …).",
+            "type": "string",
+            "enum": names,
+        })
+    }
 }
 
 /// A Kubernetes permission: a verb on a resource (and perhaps a subresource) of an
@@ -69,12 +113,14 @@ pub enum Operation {
 pub struct Permission {
     /// The verb, e.g. `create`.
     pub verb: &'static str,
-    /// The API group, `hecate.dev`.
+    /// The API group: `hecate.dev`, or Flux's for operating Flux objects.
     pub group: &'static str,
     /// The resource (plural), e.g. `passages`.
     pub resource: &'static str,
     /// The subresource, e.g. `status`; absent when none.
     #[serde(skip_serializing_if = "is_empty")]
+    // Optional in the schema too: absent is how "none" is sent.
+    #[schemars(default)]
     pub subresource: &'static str,
 }
 
@@ -83,6 +129,25 @@ fn is_empty(text: &&str) -> bool {
 }
 
 impl Permission {
+    /// `patch` on Flux Kustomizations: what operating any Flux object a Gate depends
+    /// on needs, whatever its kind (surfaces spec §2.6, `operateFlux`).
+    const FLUX_PATCH: Self = Self {
+        verb: "patch",
+        group: "kustomize.toolkit.fluxcd.io",
+        resource: "kustomizations",
+        subresource: "",
+    };
+
+    /// `verb` on ClusterRoleBindings: listing and granting Hecate's roles.
+    const fn rbac(verb: &'static str) -> Self {
+        Self {
+            verb,
+            group: "rbac.authorization.k8s.io",
+            resource: "clusterrolebindings",
+            subresource: "",
+        }
+    }
+
     const fn hecate(verb: &'static str, resource: &'static str) -> Self {
         Self {
             verb,
@@ -111,7 +176,7 @@ impl fmt::Display for Permission {
 
 impl Operation {
     /// Every operation, reads first.
-    pub const ALL: [Self; 19] = [
+    pub const ALL: [Self; 29] = [
         Self::Namespaces,
         Self::Overview,
         Self::ListGates,
@@ -127,19 +192,34 @@ impl Operation {
         Self::GetBeacon,
         Self::Audit,
         Self::Watch,
+        Self::Preflight,
+        Self::FluxResources,
+        Self::Settings,
+        Self::ListGrants,
         Self::Promote,
         Self::Approve,
         Self::Abort,
         Self::Poll,
+        Self::SuspendFlux,
+        Self::ReconcileFlux,
+        Self::Grant,
+        Self::BindRole,
+        Self::ConnectCluster,
+        Self::SetGateEvidence,
     ];
 
     /// The permission a caller needs for it, in the namespace it acts on.
     pub const fn permission(self) -> Permission {
         match self {
-            Self::Namespaces | Self::Overview | Self::ListGates | Self::Audit | Self::Watch => {
-                Permission::hecate("list", "gates")
+            Self::Namespaces
+            | Self::Overview
+            | Self::ListGates
+            | Self::Audit
+            | Self::Watch
+            | Self::Settings => Permission::hecate("list", "gates"),
+            Self::GetGate | Self::Explain | Self::Preflight | Self::FluxResources => {
+                Permission::hecate("get", "gates")
             }
-            Self::GetGate | Self::Explain => Permission::hecate("get", "gates"),
             Self::ListBundles => Permission::hecate("list", "bundles"),
             Self::GetBundle | Self::Evidence | Self::Verify => Permission::hecate("get", "bundles"),
             Self::ListPassages => Permission::hecate("list", "passages"),
@@ -153,6 +233,22 @@ impl Operation {
             },
             Self::Abort => Permission::hecate("update", "passages"),
             Self::Poll => Permission::hecate("update", "beacons"),
+            Self::SuspendFlux | Self::ReconcileFlux => Permission::FLUX_PATCH,
+            Self::ListGrants => Permission::rbac("list"),
+            Self::Grant => Permission::rbac("create"),
+            Self::BindRole => Permission {
+                verb: "bind",
+                group: "rbac.authorization.k8s.io",
+                resource: "clusterroles",
+                subresource: "",
+            },
+            Self::ConnectCluster => Permission {
+                verb: "create",
+                group: "",
+                resource: "secrets",
+                subresource: "",
+            },
+            Self::SetGateEvidence => Permission::hecate("update", "gates"),
         }
     }
 
@@ -160,8 +256,41 @@ impl Operation {
     pub const fn writes(self) -> bool {
         matches!(
             self,
-            Self::Promote | Self::Approve | Self::Abort | Self::Poll
+            Self::Promote
+                | Self::Approve
+                | Self::Abort
+                | Self::Poll
+                | Self::SuspendFlux
+                | Self::ReconcileFlux
+                | Self::Grant
+                | Self::BindRole
+                | Self::ConnectCluster
+                | Self::SetGateEvidence
         )
+    }
+
+    /// The role the Helm chart ships (`templates/user-roles.yaml`) that grants it, for
+    /// telling a refused person what to ask for; `None` where no shipped role does
+    /// (the settings writes: a cluster administrator's).
+    pub const fn role(self) -> Option<&'static str> {
+        match self {
+            Self::Promote | Self::Abort => Some("hecate-promoter"),
+            Self::Approve => Some("hecate-approver"),
+            Self::Poll => Some("hecate-poker"),
+            Self::SuspendFlux | Self::ReconcileFlux => Some("hecate-flux-operator"),
+            Self::ListGrants
+            | Self::Grant
+            | Self::BindRole
+            | Self::ConnectCluster
+            | Self::SetGateEvidence => None,
+            _ => Some("hecate-viewer"),
+        }
+    }
+
+    /// Whether it is asked cluster-wide (its namespace is empty) rather than in a
+    /// namespace.
+    pub const fn cluster_wide(self) -> bool {
+        matches!(self, Self::ListGrants | Self::Grant | Self::BindRole)
     }
 }
 
@@ -170,8 +299,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_operation_has_a_hecate_permission() {
-        for operation in Operation::ALL {
+    fn every_operation_but_flux_writes_has_a_hecate_permission() {
+        let flux = [Operation::SuspendFlux, Operation::ReconcileFlux];
+        let settings = [
+            Operation::ListGrants,
+            Operation::Grant,
+            Operation::BindRole,
+            Operation::ConnectCluster,
+        ];
+        for operation in Operation::ALL
+            .into_iter()
+            .filter(|o| !flux.contains(o) && !settings.contains(o))
+        {
             let permission = operation.permission();
             assert_eq!(permission.group, "hecate.dev", "{operation:?}");
             assert!(
@@ -200,8 +339,27 @@ mod tests {
                 (Operation::Approve, "update bundles/status".to_string()),
                 (Operation::Abort, "update passages".to_string()),
                 (Operation::Poll, "update beacons".to_string()),
+                (Operation::SuspendFlux, "patch kustomizations".to_string()),
+                (Operation::ReconcileFlux, "patch kustomizations".to_string()),
+                (Operation::Grant, "create clusterrolebindings".to_string()),
+                (Operation::BindRole, "bind clusterroles".to_string()),
+                (Operation::ConnectCluster, "create secrets".to_string()),
+                (Operation::SetGateEvidence, "update gates".to_string()),
             ]
         );
+        // The settings writes ask the spec's groups (surfaces §2.6): RBAC's, and the
+        // core group (empty) for Secrets.
+        assert_eq!(
+            Operation::Grant.permission().group,
+            "rbac.authorization.k8s.io"
+        );
+        assert_eq!(Operation::ConnectCluster.permission().group, "");
+        assert!(Operation::Grant.cluster_wide() && Operation::ListGrants.cluster_wide());
+        assert!(!Operation::ConnectCluster.cluster_wide());
+        // Operating Flux is asked in Flux's own group, never as a Hecate permission.
+        for flux in [Operation::SuspendFlux, Operation::ReconcileFlux] {
+            assert_eq!(flux.permission().group, "kustomize.toolkit.fluxcd.io");
+        }
     }
 
     #[test]
@@ -229,6 +387,40 @@ mod tests {
             "list bundles"
         );
         assert_eq!(Operation::Evidence.permission().to_string(), "get bundles");
+        assert_eq!(Operation::Preflight.permission().to_string(), "get gates");
+        assert_eq!(
+            Operation::FluxResources.permission().to_string(),
+            "get gates"
+        );
+    }
+
+    #[test]
+    fn every_operation_names_the_shipped_role_that_grants_it() {
+        // Reads: the viewer role; each write its own role, as the chart grants them.
+        for operation in Operation::ALL.into_iter().filter(|o| !o.writes()) {
+            let expected = (!operation.cluster_wide()).then_some("hecate-viewer");
+            assert_eq!(operation.role(), expected, "{operation:?}");
+        }
+        assert_eq!(Operation::Promote.role(), Some("hecate-promoter"));
+        assert_eq!(Operation::Abort.role(), Some("hecate-promoter"));
+        assert_eq!(Operation::Approve.role(), Some("hecate-approver"));
+        assert_eq!(Operation::Poll.role(), Some("hecate-poker"));
+        assert_eq!(Operation::SuspendFlux.role(), Some("hecate-flux-operator"));
+        assert_eq!(Operation::Grant.role(), None);
+        assert_eq!(
+            serde_json::to_value(Operation::SuspendFlux).ok(),
+            Some(serde_json::json!("suspendFlux"))
+        );
+        let schema = serde_json::to_value(schemars::schema_for!(Operation)).ok();
+        let names = schema
+            .as_ref()
+            .and_then(|s| s["enum"].as_array())
+            .map(Vec::len);
+        assert_eq!(
+            names,
+            Some(Operation::ALL.len()),
+            "a plain enum: {schema:?}"
+        );
     }
 
     #[test]

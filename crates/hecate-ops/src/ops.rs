@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 
 use crate::cache::Cache;
 use crate::error::{Error, Kind, Result};
-use crate::model::{Explanation, Overview};
+use crate::model::{Explanation, Overview, StagedGate};
 use crate::rules::eligibility::newest_first;
 use crate::rules::{self, NamespaceSnapshot};
 
@@ -43,10 +43,17 @@ pub struct Ops {
     clock: Clock,
     fides_server: String,
     cache: Option<Cache>,
-    /// Set once the API server has refused a field selector on Passages: the
-    /// cluster's Passage CRD lacks the `selectableFields` ours declares (the
-    /// reference's does), so Passages are listed whole from then on.
-    passage_selectors_refused: Arc<AtomicBool>,
+    /// Which kinds' field selectors the API server has refused: the cluster's CRD
+    /// lacks the `selectableFields` ours declares (the reference's do), so that kind
+    /// is listed whole from then on.
+    selectors_refused: Arc<SelectorsRefused>,
+}
+
+/// Set once the API server has refused a field selector on the kind.
+#[derive(Default)]
+struct SelectorsRefused {
+    passages: AtomicBool,
+    bundles: AtomicBool,
 }
 
 fn not_found(kind: Kind, namespace: &str, name: &str) -> Error {
@@ -67,7 +74,7 @@ impl Ops {
             clock: Arc::new(Timestamp::now),
             fides_server: String::new(),
             cache: None,
-            passage_selectors_refused: Arc::new(AtomicBool::new(false)),
+            selectors_refused: Arc::default(),
         }
     }
 
@@ -102,7 +109,7 @@ impl Ops {
     }
 
     /// The cache to read from: none, or one that has not listed everything yet.
-    fn cache(&self) -> Option<&Cache> {
+    pub(crate) fn cache(&self) -> Option<&Cache> {
         self.cache.as_ref().filter(|cache| cache.is_ready())
     }
 
@@ -162,49 +169,109 @@ impl Ops {
         Ok(list.items.into_iter().map(without_managed_fields).collect())
     }
 
+    /// The objects of `kind` in `namespace` whose `fields` have the values given, in
+    /// one LIST: selected by the API server where the CRD declares those fields
+    /// selectable, else every object of the namespace — a cluster running the
+    /// reference's CRDs answers the selector with 400, which `refused` remembers.
+    /// Either way only the objects `keep` accepts are returned: a selector is a
+    /// request, the rule is ours, and the answer is the same on both paths.
+    async fn list_selected<K>(
+        &self,
+        kind: Kind,
+        namespace: &str,
+        fields: &[(&str, &str)],
+        refused: &AtomicBool,
+        keep: impl Fn(&K) -> bool,
+    ) -> Result<Vec<K>>
+    where
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + Debug
+            + DeserializeOwned,
+    {
+        if !fields.is_empty() && !refused.load(Ordering::Relaxed) {
+            let selector: Vec<String> = fields
+                .iter()
+                .map(|(field, value)| format!("{field}={value}"))
+                .collect();
+            let params = ListParams::default().fields(&selector.join(","));
+            match self.api::<K>(namespace).list(&params).await {
+                Ok(list) => {
+                    return Ok(list
+                        .items
+                        .into_iter()
+                        .filter(|object| keep(object))
+                        .map(without_managed_fields)
+                        .collect());
+                }
+                // "field label not supported": the CRD has no selectableFields.
+                Err(kube::Error::Api(status)) if status.code == 400 => {
+                    refused.store(true, Ordering::Relaxed);
+                }
+                Err(source) => {
+                    return Err(Error::Kubernetes {
+                        context: format!("listing {kind}s"),
+                        source,
+                    });
+                }
+            }
+        }
+        let mut objects: Vec<K> = self.list(kind, Some(namespace)).await?;
+        objects.retain(|object| keep(object));
+        Ok(objects)
+    }
+
     /// The Passages of `namespace` whose `spec.gate` / `spec.bundle` are the ones
-    /// given, in one LIST: with a field selector where the CRD allows one (the API
-    /// server then sends only those), else every Passage, filtered here — a cluster
-    /// running the reference's CRD answers the same, only slower.
+    /// given, in one LIST ([`Ops::list_selected`]: the API server sends only those
+    /// where the CRD allows it).
     pub(crate) async fn passages_matching(
         &self,
         namespace: &str,
         gate: Option<&str>,
         bundle: Option<&str>,
     ) -> Result<Vec<Passage>> {
-        let keep = |p: &Passage| crosses(p, gate, bundle);
-        let selector: Vec<String> = [("spec.gate", gate), ("spec.bundle", bundle)]
+        let fields: Vec<(&str, &str)> = [("spec.gate", gate), ("spec.bundle", bundle)]
             .into_iter()
-            .filter_map(|(field, value)| Some(format!("{field}={}", value?)))
+            .filter_map(|(field, value)| Some((field, value?)))
             .collect();
-        if !selector.is_empty() && !self.passage_selectors_refused.load(Ordering::Relaxed) {
-            let params = ListParams::default().fields(&selector.join(","));
-            match self.api::<Passage>(namespace).list(&params).await {
-                Ok(list) => {
-                    // Kept as a guard: a selector is a request, the rule is ours.
-                    return Ok(list
-                        .items
-                        .into_iter()
-                        .filter(keep)
-                        .map(without_managed_fields)
-                        .collect());
-                }
-                // "field label not supported": the CRD has no selectableFields.
-                Err(kube::Error::Api(status)) if status.code == 400 => {
-                    self.passage_selectors_refused
-                        .store(true, Ordering::Relaxed);
-                }
-                Err(source) => {
-                    return Err(Error::Kubernetes {
-                        context: "listing Passages".into(),
-                        source,
-                    });
-                }
+        self.list_selected(
+            Kind::Passage,
+            namespace,
+            &fields,
+            &self.selectors_refused.passages,
+            |p: &Passage| crosses(p, gate, bundle),
+        )
+        .await
+    }
+
+    /// The Bundles of `namespace` that `gate` admits — those from the Beacons its
+    /// admissions name ([`rules::eligibility::admitted_beacons`]), the only ones
+    /// eligibility (and so Explain) judges. One admitted Beacon: one LIST the API
+    /// server narrows by `spec.beacon` where the CRD allows it; several: one LIST of
+    /// the namespace's Bundles, filtered here (a field selector cannot say "one of");
+    /// none: no request at all. A Beacon name no object could have (it would not be a
+    /// valid selector either) is listed the second way.
+    pub(crate) async fn bundles_admitted_by(
+        &self,
+        namespace: &str,
+        gate: &Gate,
+    ) -> Result<Vec<Bundle>> {
+        let beacons = rules::eligibility::admitted_beacons(gate);
+        let fields: Vec<(&str, &str)> = match beacons.iter().collect::<Vec<_>>()[..] {
+            [] => return Ok(Vec::new()),
+            [beacon] if hecate_types::names::is_dns_subdomain(beacon) => {
+                vec![("spec.beacon", *beacon)]
             }
-        }
-        let mut passages: Vec<Passage> = self.list(Kind::Passage, Some(namespace)).await?;
-        passages.retain(keep);
-        Ok(passages)
+            _ => Vec::new(),
+        };
+        self.list_selected(
+            Kind::Bundle,
+            namespace,
+            &fields,
+            &self.selectors_refused.bundles,
+            |b: &Bundle| beacons.contains(b.spec.beacon.as_str()),
+        )
+        .await
     }
 
     /// The snapshot of `namespace`: from the cache, or three LISTs.
@@ -231,6 +298,21 @@ impl Ops {
         let mut gates: Vec<Gate> = self.list(Kind::Gate, Some(namespace)).await?;
         gates.sort_by_key(|g| g.name_any());
         Ok(gates)
+    }
+
+    /// The Gates in `namespace`, by name as [`Ops::gates`], each with its stage in
+    /// the namespace's pipeline ([`rules::pipeline::stages`]): the plain list every
+    /// surface shows. One request, or none from the cache.
+    pub async fn staged_gates(&self, namespace: &str) -> Result<Vec<StagedGate>> {
+        let gates = self.gates(namespace).await?;
+        let mut stages = rules::pipeline::stages(&gates);
+        Ok(gates
+            .into_iter()
+            .map(|gate| {
+                let stage = stages.remove(&gate.name_any()).unwrap_or_default();
+                StagedGate { gate, stage }
+            })
+            .collect())
     }
 
     /// One Gate.
@@ -287,7 +369,7 @@ impl Ops {
                 .collect());
         }
         let mut passages = self.passages_matching(namespace, gate, bundle).await?;
-        passages.sort_by(newest_first);
+        passages.sort_by(crate::rules::eligibility::passages_newest_first);
         Ok(passages)
     }
 
@@ -364,8 +446,8 @@ impl Ops {
         Ok(namespaces.into_iter().collect())
     }
 
-    /// Why the Gate is where it is. Three requests — the Gate, the namespace's Bundles,
-    /// the Gate's Passages — or none, from the cache.
+    /// Why the Gate is where it is. Three requests — the Gate and its Passages, then
+    /// the Bundles it admits (which only the Gate names) — or none, from the cache.
     pub async fn explain(&self, namespace: &str, gate: &str) -> Result<Explanation> {
         if let Some(cache) = self.cache() {
             let explanation = cache
@@ -373,9 +455,15 @@ impl Ops {
                 .ok_or_else(|| not_found(Kind::Gate, namespace, gate))?;
             return Ok(Explanation::clone(&explanation));
         }
-        let (gate, bundles, passages) = futures::try_join!(
-            self.get::<Gate>(Kind::Gate, namespace, gate),
-            self.list::<Bundle>(Kind::Bundle, Some(namespace)),
+        // The Bundles (the largest answer) are asked for as soon as the Gate is
+        // here, not once its Passages have come too.
+        let gate_and_bundles = async {
+            let gate = self.get::<Gate>(Kind::Gate, namespace, gate).await?;
+            let bundles = self.bundles_admitted_by(namespace, &gate).await?;
+            Ok::<_, Error>((gate, bundles))
+        };
+        let ((gate, bundles), passages) = futures::try_join!(
+            gate_and_bundles,
             self.passages_matching(namespace, Some(gate), None),
         )?;
         let snapshot = NamespaceSnapshot::new(namespace, vec![gate.clone()], bundles, passages);

@@ -33,6 +33,9 @@ impl Ops {
     /// show after awaiting this, not before. Objects that already exist are not
     /// reported. The stream ends at the first error (a lost watch), which the caller
     /// reports rather than silently retries.
+    ///
+    /// With a [`Cache`](crate::Cache) that has listed, the changes are the cache's:
+    /// no watch of their own, however many streams follow (a server's event streams).
     pub async fn changes(
         &self,
         scope: &Scope,
@@ -41,6 +44,9 @@ impl Ops {
             Scope::All => None,
             Scope::Namespaces(list) => Some(list.clone()),
         };
+        if let Some(cache) = self.cache() {
+            return Ok(followed(cache.subscribe(), visible).boxed());
+        }
         let namespace = match scope {
             Scope::Namespaces(list) if list.len() == 1 => Some(list[0].clone()),
             _ => None,
@@ -63,6 +69,7 @@ impl Ops {
         ])
         .await?;
         Ok(stream::select_all(streams)
+            .boxed()
             .filter(move |change| {
                 let keep = match (change, &visible) {
                     (Ok(change), Some(visible)) => visible.contains(&change.namespace),
@@ -77,7 +84,8 @@ impl Ops {
                 }
                 *failed = item.is_err();
                 futures::future::ready(Some(item))
-            }))
+            })
+            .boxed())
     }
 
     /// A kind's changes; `Ok(None)` marks the end of each listing.
@@ -211,4 +219,44 @@ async fn listed(
     Ok(changes
         .filter_map(|item| futures::future::ready(item.transpose()))
         .boxed())
+}
+
+/// A cache's changes in `visible` (all when `None`), ending after an error: a re-list
+/// or a follower that fell behind may have missed changes, so the follower reads again.
+fn followed(
+    receiver: tokio::sync::broadcast::Receiver<crate::cache::Followed>,
+    visible: Option<Vec<String>>,
+) -> impl Stream<Item = Result<Change>> + Send + 'static {
+    use tokio::sync::broadcast::error::RecvError;
+    stream::unfold(Some(receiver), move |receiver| {
+        let visible = visible.clone();
+        async move {
+            let mut receiver = receiver?;
+            loop {
+                let lost = |message: String| Error::Watch {
+                    context: "following the cache".into(),
+                    message,
+                };
+                match receiver.recv().await {
+                    Ok(Some(change)) => {
+                        if visible
+                            .as_ref()
+                            .is_none_or(|visible| visible.contains(&change.namespace))
+                        {
+                            return Some((Ok(change), Some(receiver)));
+                        }
+                    }
+                    Ok(None) => {
+                        let error = lost("a watch was listed again; changes may be missing".into());
+                        return Some((Err(error), None));
+                    }
+                    Err(RecvError::Lagged(missed)) => {
+                        let error = lost(format!("{missed} changes went by unread"));
+                        return Some((Err(error), None));
+                    }
+                    Err(RecvError::Closed) => return None,
+                }
+            }
+        }
+    })
 }

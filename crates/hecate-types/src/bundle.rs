@@ -22,6 +22,9 @@ use crate::Time;
     doc = "A Bundle is one release candidate: a fixed set of artifact versions, named by their \
            content. It moves through Gates; its status records which Gates it has cleared, \
            where it was stopped, and who approved it where.",
+    // Beyond the reference's CRD (additive): Explain lists only the Bundles of the
+    // Beacon its Gate admits, selected by the API server (DECISIONS 42).
+    selectable = ".spec.beacon",
     printcolumn(name = "Beacon", type_ = "string", json_path = ".spec.beacon"),
     printcolumn(name = "Digest", type_ = "string", json_path = ".spec.digest"),
     printcolumn(

@@ -13,6 +13,16 @@ pub fn is_dns_subdomain(name: &str) -> bool {
     !name.is_empty() && name.len() <= 253 && name.split('.').all(is_label)
 }
 
+/// [`is_dns_label`] as a JSON Schema / OpenAPI `pattern` (with `maxLength` 63).
+pub const DNS_LABEL_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+/// [`is_dns_subdomain`] as a JSON Schema / OpenAPI `pattern` (with `maxLength` 253).
+pub const DNS_SUBDOMAIN_PATTERN: &str =
+    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+/// The longest namespace name.
+pub const DNS_LABEL_MAX: usize = 63;
+/// The longest object name.
+pub const DNS_SUBDOMAIN_MAX: usize = 253;
+
 fn is_label(label: &str) -> bool {
     !label.is_empty()
         && label

@@ -2,7 +2,8 @@
 //! §10.3): a Beacon watching a git repository, three Gates whose steps clone, edit,
 //! commit and push a fleet repository, wait for a stand-in Flux Kustomization the test
 //! drives as Flux would, and call a loopback receiver — with `hecate-controller`
-//! running as its own process and people acting through `hecate`.
+//! running as its own process and people acting through `hecate`. And one Gate asked
+//! about through every surface's binary (`surfaces`): the same typed fixes from each.
 //!
 //! The binaries are the workspace's own (`cargo test --workspace` builds them before
 //! any test runs); a test run for this crate alone says how to build them.
@@ -12,3 +13,4 @@
 
 mod fleet;
 mod scenario;
+mod surfaces;

@@ -118,6 +118,7 @@ async fn the_defaults_are_accepted_by_the_api_server() {
             "ClusterRole/hecate-api",
             "ClusterRole/hecate-approver",
             "ClusterRole/hecate-controller",
+            "ClusterRole/hecate-flux-operator",
             "ClusterRole/hecate-poker",
             "ClusterRole/hecate-promoter",
             "ClusterRole/hecate-viewer",

@@ -90,7 +90,7 @@ pub(crate) async fn run(
 
 /// `RUNS` runs after a warm-up (which also fills kubectl's discovery cache, as any
 /// user's is); the API server's count is taken around the last run.
-async fn command(
+pub(crate) async fn command(
     admin: &kube::Client,
     kubeconfig: &Path,
     program: &Path,

@@ -59,28 +59,7 @@ pub(crate) async fn run(
     routes: &[String],
 ) -> anyhow::Result<ApiResults> {
     let admin = admin.clone();
-    hecate_testenv::rbac::install_deployed_roles(&admin).await?;
-    let params = PatchParams::apply("hecate-bench").force();
-    let viewer = RoleBinding {
-        metadata: ObjectMeta {
-            name: Some("alice-viewer".into()),
-            ..ObjectMeta::default()
-        },
-        role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".into(),
-            kind: "ClusterRole".into(),
-            name: "hecate-viewer".into(),
-        },
-        subjects: Some(vec![Subject {
-            api_group: Some("rbac.authorization.k8s.io".into()),
-            kind: "User".into(),
-            name: "alice".into(),
-            ..Subject::default()
-        }]),
-    };
-    Api::<RoleBinding>::namespaced(admin.clone(), namespace)
-        .patch("alice-viewer", &params, &Patch::Apply(&viewer))
-        .await?;
+    grant_viewer(&admin, namespace).await?;
 
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
@@ -147,6 +126,34 @@ pub(crate) async fn run(
             / (load_seconds / TOKEN_CACHE_PERIOD.as_secs_f64()),
         peak_rss_mib,
     })
+}
+
+/// Installs the roles `deploy/` ships and binds alice to `hecate-viewer` in
+/// `namespace` (idempotent: server-side apply).
+pub(crate) async fn grant_viewer(admin: &kube::Client, namespace: &str) -> anyhow::Result<()> {
+    hecate_testenv::rbac::install_deployed_roles(admin).await?;
+    let params = PatchParams::apply("hecate-bench").force();
+    let viewer = RoleBinding {
+        metadata: ObjectMeta {
+            name: Some("alice-viewer".into()),
+            ..ObjectMeta::default()
+        },
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "ClusterRole".into(),
+            name: "hecate-viewer".into(),
+        },
+        subjects: Some(vec![Subject {
+            api_group: Some("rbac.authorization.k8s.io".into()),
+            kind: "User".into(),
+            name: "alice".into(),
+            ..Subject::default()
+        }]),
+    };
+    Api::<RoleBinding>::namespaced(admin.clone(), namespace)
+        .patch("alice-viewer", &params, &Patch::Apply(&viewer))
+        .await?;
+    Ok(())
 }
 
 async fn level(

@@ -1,5 +1,7 @@
-//! `hecate-mcp` over stdio, as an agent's client runs it: one process, newline-delimited
-//! JSON-RPC on its stdin and stdout; the latency of `why_stuck` per call.
+//! `hecate-mcp` as an agent's client runs it: over stdio (one process, newline-delimited
+//! JSON-RPC on its stdin and stdout, reading the cluster directly) and over streamable
+//! HTTP (`--listen`, each caller's bearer token reviewed, reads from the watch-backed
+//! cache); the latency of `why_stuck` per call on each.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -9,6 +11,8 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use hecate_testenv::{Endpoint, Identity};
 
 use super::{Measurement, apiserver, summarise};
 
@@ -142,4 +146,123 @@ impl Session {
             return Ok(message["result"].clone());
         }
     }
+}
+
+/// The stateless protocol revision: each POST carries its revision in `_meta` (and the
+/// header), so a tool call needs no handshake.
+const MODERN: &str = "2026-07-28";
+
+/// Starts `hecate-mcp --listen` as the `hecate-api` identity of `endpoint` (the
+/// deployed roles; the caller's own access is what each call is authorised on) with
+/// `--auth kubernetes`, and times `why_stuck` on `gate` as alice (granted the viewer
+/// role in `namespace` by [`super::load::grant_viewer`]): one POST per call, as an
+/// agent's HTTP client sends it.
+pub(crate) async fn http(
+    root: &Path,
+    endpoint: &Endpoint,
+    admin: &kube::Client,
+    namespace: &str,
+    gate: &str,
+) -> anyhow::Result<Measurement> {
+    super::load::grant_viewer(admin, namespace).await?;
+    let binary = super::binary(root, "hecate-mcp");
+    let mut child = Command::new(&binary)
+        .args(["--context", "hecate-api", "--namespace", namespace])
+        .args(["--listen", "127.0.0.1:0", "--auth", "kubernetes"])
+        .env("KUBECONFIG", endpoint.dir.join("kubeconfig"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting {}", binary.display()))?;
+    let stderr = child.stderr.take().context("hecate-mcp's stderr")?;
+    let mut lines = BufReader::new(stderr).lines();
+    let banner = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .context("hecate-mcp said nothing within 30 s")??
+        .context("hecate-mcp exited before serving")?;
+    let address = banner
+        .split("over http on ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .with_context(|| format!("no address in hecate-mcp's banner: {banner}"))?;
+    let url = format!("http://{address}/mcp");
+    // Drained so the server never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+
+    let http = reqwest::Client::new();
+    let token = endpoint.tokens[&Identity::Alice].clone();
+    let mut id = 0_u64;
+    let mut call = || {
+        id += 1;
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "why_stuck",
+            "arguments": {"gate": gate},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "hecate-bench", "version": env!("CARGO_PKG_VERSION")},
+            },
+        }});
+        http.post(&url)
+            .bearer_auth(&token)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", MODERN)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "why_stuck")
+            .body(body.to_string())
+            .send()
+    };
+    // Warm up until the RoleBinding has taken effect (the answer is an explanation of
+    // the Gate) and the cache has listed: until then the server reads the API server,
+    // so a call that costs it no request is the sign.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let before = apiserver::counts(admin).await?;
+        let body = call().await?.bytes().await?;
+        let answer: Value = serde_json::from_slice(&body).unwrap_or_default();
+        let result = &answer["result"];
+        let explained = result["isError"] != true && result["structuredContent"]["gate"] == gate;
+        if explained {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if before.until(apiserver::counts(admin).await?).hecate == 0.0 {
+                break;
+            }
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "why_stuck over HTTP did not answer from the cache within 60 s: {answer}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let mut samples = Vec::with_capacity(CALLS);
+    let mut requests = apiserver::Counts::default();
+    for i in 0..CALLS {
+        let before = if i == CALLS - 1 {
+            Some(apiserver::counts(admin).await?)
+        } else {
+            None
+        };
+        let sent = Instant::now();
+        let response = call().await?;
+        anyhow::ensure!(
+            response.status().is_success(),
+            "why_stuck over HTTP answered {}",
+            response.status()
+        );
+        let _ = response.bytes().await?;
+        samples.push(sent.elapsed());
+        if let Some(before) = before {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            requests = before.until(apiserver::counts(admin).await?);
+        }
+    }
+    let _ = child.kill().await;
+    Ok(summarise(
+        format!("hecate-mcp --listen: POST tools/call why_stuck {gate} (as alice)"),
+        samples,
+        Some(requests),
+    ))
 }

@@ -41,6 +41,22 @@ pub(crate) enum Scale {
     Large,
 }
 
+/// A part of the bench measured on its own (`--only`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Part {
+    /// One Gate explained: `hecate explain`, `Ops::explain` (direct and cached) and
+    /// hecate-mcp's `why_stuck` over stdio and over HTTP.
+    Explain,
+}
+
+impl Part {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Explain => "explain",
+        }
+    }
+}
+
 impl Scale {
     fn bundles(self) -> usize {
         match self {
@@ -77,7 +93,7 @@ fn binary(root: &Path, name: &str) -> std::path::PathBuf {
     root.join("target").join(PROFILE).join(name)
 }
 
-pub(crate) fn run(root: &Path, scale: Scale) -> anyhow::Result<()> {
+pub(crate) fn run(root: &Path, scale: Scale, only: Option<Part>) -> anyhow::Result<()> {
     // Numbers from a debug build measure the debug build: the published (large) run
     // measures an optimised one. A small run checks that the harness works, so it
     // uses whatever build it finds itself in (in CI, the debug one the tests built).
@@ -86,27 +102,47 @@ pub(crate) fn run(root: &Path, scale: Scale) -> anyhow::Result<()> {
         let status = crate::cargo()
             .args(["run", "--quiet", "--release", "--package", "xtask", "--"])
             .args(["bench", "--scale", scale.name()])
+            .args(only.iter().flat_map(|part| ["--only", part.name()]))
             .current_dir(root)
             .status()?;
         anyhow::ensure!(status.success(), "the optimised bench failed ({status})");
         return Ok(());
     }
     let endpoint = crate::control_plane::start(&crate::control_plane::dev_dir(root))?;
-    eprintln!("[bench] building hecate, hecate-api, hecate-mcp and hecate-controller ({PROFILE})…");
+    let packages: &[&str] = match only {
+        None => &[
+            "hecate-api",
+            "hecate-cli",
+            "hecate-mcp",
+            "hecate-controller",
+        ],
+        Some(Part::Explain) => &["hecate-cli", "hecate-mcp"],
+    };
+    eprintln!("[bench] building {} ({PROFILE})…", packages.join(", "));
     let mut build = crate::cargo();
     build.args(["build", "--quiet"]);
     if PROFILE == "release" {
         build.arg("--release");
     }
     let status = build
-        .args(["--package", "hecate-api", "--package", "hecate-cli"])
-        .args(["--package", "hecate-mcp", "--package", "hecate-controller"])
+        .args(packages.iter().flat_map(|p| ["--package", p]))
         .current_dir(root)
         .status()?;
     anyhow::ensure!(status.success(), "building the binaries failed");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    if only == Some(Part::Explain) {
+        let measurements = runtime.block_on(measure_explain(root, &endpoint, scale))?;
+        let mut markdown = format!(
+            "`--only explain`, {} scale, {PROFILE} build, namespace `{}`\n\n",
+            scale.name(),
+            scale.namespace()
+        );
+        report::table(&mut markdown, &measurements);
+        println!("\n{markdown}");
+        return Ok(());
+    }
     let results = runtime.block_on(measure(root, &endpoint, scale))?;
 
     let dir = root.join("target/bench");
@@ -215,8 +251,8 @@ async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Resu
     ];
     let api = load::run(root, endpoint, &admin, &namespace, &routes).await?;
 
-    eprintln!("[bench] hecate-mcp over stdio…");
-    let mcp = mcp::run(
+    eprintln!("[bench] hecate-mcp over stdio and HTTP…");
+    let mut mcp = mcp::run(
         root,
         &endpoint.dir.join("kubeconfig"),
         &admin,
@@ -224,6 +260,7 @@ async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Resu
         GATE,
     )
     .await?;
+    mcp.push(mcp::http(root, endpoint, &admin, &namespace, GATE).await?);
 
     eprintln!("[bench] hecate-controller over a fleet…");
     let controller = controller::run(root, endpoint, &admin, scale).await?;
@@ -250,6 +287,39 @@ async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Resu
         crossings,
         beacons,
     })
+}
+
+/// `--only explain`: the seed, then one Gate explained every way a person or an agent
+/// asks — the command, ops in process (direct and cached), hecate-mcp over stdio and
+/// over HTTP.
+async fn measure_explain(
+    root: &Path,
+    endpoint: &Endpoint,
+    scale: Scale,
+) -> anyhow::Result<Vec<Measurement>> {
+    let admin = endpoint.client(Identity::Admin).await?;
+    let namespace = scale.namespace();
+    seed::seed(&admin, &namespace, scale).await?;
+    let kubeconfig = endpoint.dir.join("kubeconfig");
+    let hecate = binary(root, "hecate");
+    let args = ["explain", GATE, "-n", &namespace, "-o", "json"];
+    let mut measurements = vec![cli::command(&admin, &kubeconfig, &hecate, &args).await?];
+    let direct = Ops::new(admin.clone());
+    let (cache, driver) = Cache::start(admin.clone());
+    let driver = tokio::spawn(driver);
+    cache.ready().await;
+    let cached = Ops::new(admin.clone()).with_cache(cache);
+    measurements.push(time("Ops::explain", &admin, || direct.explain(&namespace, GATE)).await?);
+    measurements.push(
+        time("Ops::explain, cached", &admin, || {
+            cached.explain(&namespace, GATE)
+        })
+        .await?,
+    );
+    driver.abort();
+    measurements.extend(mcp::run(root, &kubeconfig, &admin, &namespace, GATE).await?);
+    measurements.push(mcp::http(root, endpoint, &admin, &namespace, GATE).await?);
+    Ok(measurements)
 }
 
 /// `RUNS` runs of an in-process call after a warm-up; the API server's count is

@@ -156,7 +156,7 @@ pub(crate) fn markdown(results: &Results) -> String {
     );
     let _ = writeln!(
         md,
-        "### hecate-mcp over stdio ({} calls after a warm-up)\n",
+        "### hecate-mcp over stdio and over HTTP ({} calls each after a warm-up)\n",
         super::mcp::CALLS
     );
     table(&mut md, &results.mcp);
@@ -268,7 +268,7 @@ pub(crate) fn markdown(results: &Results) -> String {
     md
 }
 
-fn table(md: &mut String, measurements: &[Measurement]) {
+pub(crate) fn table(md: &mut String, measurements: &[Measurement]) {
     let _ = writeln!(
         md,
         "| what | median | min–max | API server requests |\n|---|---:|---:|---|"

@@ -29,6 +29,11 @@ pub(crate) async fn seed(
     namespace: &str,
     scale: Scale,
 ) -> anyhow::Result<()> {
+    // The CRDs as this build generates them (a control plane started before a change
+    // to them still has the old ones; applying is idempotent).
+    hecate_testenv::install_crds(client)
+        .await
+        .context("installing the CRDs")?;
     let bundles: Api<Bundle> = Api::namespaced(client.clone(), namespace);
     let passages: Api<Passage> = Api::namespaced(client.clone(), namespace);
     let params = ListParams::default();

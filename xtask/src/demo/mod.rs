@@ -297,7 +297,9 @@ async fn check(
         .and_then(|i| bundles.get(i))
         .context("the failing release emitted no Bundle")?;
     let passages: serde_json::Value = http
-        .get(format!("{base}/api/v1alpha1/namespaces/{NAMESPACE}/passages"))
+        .get(format!(
+            "{base}/api/v1alpha1/namespaces/{NAMESPACE}/passages"
+        ))
         .bearer_auth(alice)
         .send()
         .await?

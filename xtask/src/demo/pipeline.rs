@@ -245,19 +245,24 @@ impl Story {
     /// [`FAILED_STEP`]; answers its name.
     async fn failed(&self, gate: &str, bundle: &str) -> anyhow::Result<String> {
         let passages: Api<Passage> = Api::namespaced(self.admin.clone(), &self.namespace);
-        let waited = until(&format!("{bundle}'s crossing of {gate} failing"), || async {
-            let list = passages.list(&Default::default()).await.ok()?;
-            list.items.into_iter().find_map(|passage| {
-                let failed_at = passage.status.as_ref().and_then(|status| {
-                    let step = status.steps.iter().find(|step| step.uses == FAILED_STEP)?;
-                    (passage.phase() == hecate_types::PassagePhase::Failed
-                        && step.phase == hecate_types::StepPhase::Failed)
-                        .then_some(())
-                });
-                (passage.spec.gate == gate && passage.spec.bundle == bundle && failed_at.is_some())
+        let waited = until(
+            &format!("{bundle}'s crossing of {gate} failing"),
+            || async {
+                let list = passages.list(&Default::default()).await.ok()?;
+                list.items.into_iter().find_map(|passage| {
+                    let failed_at = passage.status.as_ref().and_then(|status| {
+                        let step = status.steps.iter().find(|step| step.uses == FAILED_STEP)?;
+                        (passage.phase() == hecate_types::PassagePhase::Failed
+                            && step.phase == hecate_types::StepPhase::Failed)
+                            .then_some(())
+                    });
+                    (passage.spec.gate == gate
+                        && passage.spec.bundle == bundle
+                        && failed_at.is_some())
                     .then(|| passage.metadata.name.clone().unwrap_or_default())
-            })
-        })
+                })
+            },
+        )
         .await;
         match waited {
             Ok(name) => Ok(name),

@@ -14,7 +14,7 @@ use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };
 use k8s_openapi::api::core::v1::ServiceAccount;
-use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
 use kube::ResourceExt as _;
 use kube::api::{Api, ObjectMeta, PostParams};
 use pretty_assertions::assert_eq;
@@ -471,38 +471,38 @@ async fn api83_the_stream_asks_what_the_catalogue_says() {
         server.base,
         server.ns()
     );
-    let open = |who: Identity| {
+    // A caller of this test's own, so that no other test sees it gain rights (ci-bot
+    // must stay a caller with none: the UI tests show it reading nothing).
+    let (user, token) = new_caller(&server.env, "stream-reader").await;
+    let open = || {
         let request = server
             .http
             .get(&path)
-            .bearer_auth(server.token(who))
+            .bearer_auth(&token)
             .timeout(std::time::Duration::from_secs(2));
         async move { request.send().await.unwrap() }
     };
 
     // Other rights on Gates are not the question asked.
-    server.env.grant(CiBot, &["get", "watch"], &["gates"]).await;
-    hecate_testenv::rbac::await_access(&server.env, CiBot, "watch", "gates", "").await;
+    allow(&server.env, "stream-reader", &["get", "watch"]).await;
+    await_allowed(&server.env, &user, "watch", &server.env.namespace).await;
     log.clear();
-    let refused = open(CiBot).await;
+    let refused = open().await;
     assert_eq!(refused.status(), 403);
     let body: serde_json::Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
     assert_eq!(
         body["error"],
-        format!("ci-bot may not {permission} in {}", server.ns())
+        format!("{user} may not {permission} in {}", server.ns())
     );
     assert_eq!(reviews(&log), (1, 1), "{:?}", log.requests());
 
     // … exactly the catalogue's permission is.
-    server
-        .env
-        .grant(CiBot, &[permission.verb], &[permission.resource])
-        .await;
-    hecate_testenv::rbac::await_access(&server.env, CiBot, "list", "gates", "").await;
+    allow(&server.env, "stream-reader", &[permission.verb]).await;
+    await_listing(&server.env, &user, &server.env.namespace).await;
     // Reads' answers are cached for 5 s (docs/DECISIONS.md 23): wait out the refusal.
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(8);
     loop {
-        let answer = open(CiBot).await;
+        let answer = open().await;
         if answer.status() == 200 {
             assert_eq!(answer.headers()["content-type"], "text/event-stream");
             break;
@@ -514,6 +514,43 @@ async fn api83_the_stream_asks_what_the_catalogue_says() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
+}
+
+/// Lets ServiceAccount `account` of `env`'s namespace use `verbs` on Gates there,
+/// through a Role and RoleBinding named after them.
+async fn allow(env: &hecate_testenv::TestEnv, account: &str, verbs: &[&str]) {
+    let name = format!("{account}-{}", verbs.join("-"));
+    env.create(Role {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            ..ObjectMeta::default()
+        },
+        rules: Some(vec![PolicyRule {
+            api_groups: Some(vec!["hecate.dev".into()]),
+            resources: Some(vec!["gates".into()]),
+            verbs: verbs.iter().map(|v| v.to_string()).collect(),
+            ..PolicyRule::default()
+        }]),
+    })
+    .await;
+    env.create(RoleBinding {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            ..ObjectMeta::default()
+        },
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "Role".into(),
+            name,
+        },
+        subjects: Some(vec![Subject {
+            kind: "ServiceAccount".into(),
+            name: account.into(),
+            namespace: Some(env.namespace.clone()),
+            ..Subject::default()
+        }]),
+    })
+    .await;
 }
 
 /// A caller only this test knows: a new ServiceAccount in `env`'s namespace, and a
@@ -548,6 +585,11 @@ async fn new_caller(env: &hecate_testenv::TestEnv, name: &str) -> (String, Strin
 
 /// Waits until the cluster lets `user` list Gates in `namespace`.
 async fn await_listing(env: &hecate_testenv::TestEnv, user: &str, namespace: &str) {
+    await_allowed(env, user, "list", namespace).await;
+}
+
+/// Waits until the cluster lets `user` `verb` Gates in `namespace`.
+async fn await_allowed(env: &hecate_testenv::TestEnv, user: &str, verb: &str, namespace: &str) {
     let review = SubjectAccessReview {
         spec: SubjectAccessReviewSpec {
             user: Some(user.into()),
@@ -555,7 +597,7 @@ async fn await_listing(env: &hecate_testenv::TestEnv, user: &str, namespace: &st
                 namespace: Some(namespace.into()),
                 group: Some("hecate.dev".into()),
                 resource: Some("gates".into()),
-                verb: Some("list".into()),
+                verb: Some(verb.into()),
                 ..ResourceAttributes::default()
             }),
             ..SubjectAccessReviewSpec::default()
@@ -573,7 +615,7 @@ async fn await_listing(env: &hecate_testenv::TestEnv, user: &str, namespace: &st
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "{user} never got list gates"
+            "{user} never got {verb} gates"
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }

@@ -21,7 +21,9 @@ async fn the_manifests_are_accepted() {
             .unwrap_or_else(|e| panic!("{file}: {e:#}"))
             .len();
     }
-    assert_eq!(applied, 4 + 6, "every object of both files");
+    // Five user roles (viewer, promoter, approver, poker, flux-operator) and the
+    // server's six objects.
+    assert_eq!(applied, 5 + 6, "every object of both files");
     let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
         kube::Api::namespaced(env.admin.clone(), "hecate-system");
     assert!(

@@ -51,23 +51,62 @@ impl Server {
             .recording_client(Identity::HecateApi)
             .await
             .unwrap();
-        (Self::serve(env, client, false).await, log)
+        (
+            Self::serve(env, client, false, hecate_api::Limits::default()).await,
+            log,
+        )
+    }
+
+    /// A server acting as `who` (the deployed roles granted as usual), reading from
+    /// its cache when `cached`, keeping `limits`; its client records every request it
+    /// sends to the API server.
+    pub(crate) async fn start_with(
+        who: Identity,
+        cached: bool,
+        limits: hecate_api::Limits,
+    ) -> (Self, RequestLog) {
+        let env = TestEnv::new().await;
+        hecate_testenv::rbac::grant_deployed_roles(&env).await;
+        let (client, log) = env.endpoint().recording_client(who).await.unwrap();
+        (Self::serve(env, client, cached, limits).await, log)
+    }
+
+    /// Waits until `/readyz` says ready (a cached server has listed everything).
+    pub(crate) async fn ready(&self) {
+        for _ in 0..100 {
+            if self.get("/readyz", None).await.status == 200 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("the server never became ready");
     }
 
     async fn launch(cached: bool) -> Self {
         let env = TestEnv::new().await;
         hecate_testenv::rbac::grant_deployed_roles(&env).await;
         let client = env.client(Identity::HecateApi).await;
-        Self::serve(env, client, cached).await
+        Self::serve(env, client, cached, hecate_api::Limits::default()).await
     }
 
-    async fn serve(env: TestEnv, client: kube::Client, cached: bool) -> Self {
-        let state = AppState::new(client, vec![]);
+    async fn serve(
+        env: TestEnv,
+        client: kube::Client,
+        cached: bool,
+        limits: hecate_api::Limits,
+    ) -> Self {
+        let state = AppState::new(client, vec![]).with_limits(limits);
         let state = if cached { state.cached() } else { state };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let app = hecate_api::router(state.clone());
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        // As the binary serves: its timeouts are the server's, not the router's.
+        tokio::spawn(hecate_api::serve(
+            listener,
+            app,
+            limits,
+            std::future::pending(),
+        ));
         Self {
             base,
             state,
@@ -92,6 +131,7 @@ impl Server {
         body: Option<&str>,
     ) -> Answer {
         let path = path.replace("{ns}", self.ns());
+        let reads = method == reqwest::Method::GET;
         let mut request = self.http.request(method, format!("{}{path}", self.base));
         if let Some(token) = token {
             request = request.bearer_auth(token);
@@ -100,6 +140,9 @@ impl Server {
             request = request
                 .header("content-type", "application/json")
                 .body(body.to_string());
+        } else if !reads {
+            // A write with nothing to say still says it in JSON, as the UI does.
+            request = request.header("content-type", "application/json");
         }
         let response = request.send().await.unwrap();
         let status = response.status().as_u16();

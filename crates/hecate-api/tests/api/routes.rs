@@ -61,6 +61,8 @@ async fn reads_return_the_api_types_in_order() {
             .starts_with("application/json")
     );
     assert_eq!(names(&gates.json()), ["staging"]);
+    // Beside the Gate, additively, its stage in the pipeline (ops').
+    assert_eq!(gates.json()[0]["stage"], serde_json::json!({"index": 0}));
     assert_eq!(
         gates.json()[0]["spec"]["admits"][0]["from"]["beacon"],
         "app"
@@ -121,11 +123,14 @@ async fn reads_return_the_api_types_in_order() {
         .get(&format!("{ns}/gates/staging/explain"), Some(Alice))
         .await
         .json();
+    // Crossing b1; what else could cross stays listed (ops' choice, beyond the
+    // reference), and the Passage just asked for is about to start.
     assert_eq!(
         (explain["state"].as_str(), explain["eligible"][0].as_str()),
-        (Some("Crossing"), None)
+        (Some("Crossing"), Some("b2"))
     );
-    assert_eq!(explain["summary"], "crossing b1");
+    assert_eq!(explain["summary"], "crossing b1: p-1 is about to start");
+    assert_eq!(explain["crossing"]["passage"], "p-1");
     let audit = server.get(&format!("{ns}/audit"), Some(Alice)).await;
     assert_eq!(audit.json().as_array().unwrap().len(), 2);
     let evidence = server
@@ -384,6 +389,18 @@ fn concrete(path: &str, name: &str) -> (String, Option<&'static str>) {
         Some(r#"{"bundle":"b1"}"#)
     } else if path.ends_with("/approve") {
         Some(r#"{"gate":"staging"}"#)
+    } else if path.ends_with("/flux/suspend") {
+        Some(r#"{"kind":"Kustomization","name":"podinfo","suspend":true}"#)
+    } else if path.ends_with("/flux/reconcile") {
+        Some(r#"{"kind":"Kustomization","name":"podinfo"}"#)
+    } else if path.ends_with("/rbac/grants") {
+        Some(r#"{"subject":"coverage","kind":"User","role":"hecate-viewer"}"#)
+    } else if path.ends_with("/clusters") {
+        Some(r#"{"name":"remote","kubeconfig":"apiVersion: v1"}"#)
+    } else if path.ends_with("/evidence") && name != "ghost" && !path.contains("/bundles/") {
+        Some(r#"{"serverURL":"","fidesEnvironment":"0b9e4a52-1c3d-4e5f-8a9b-0c1d2e3f4a5b"}"#)
+    } else if path.ends_with("/evidence") && !path.contains("/bundles/") {
+        Some(r#"{"fidesEnvironment":"0b9e4a52-1c3d-4e5f-8a9b-0c1d2e3f4a5b"}"#)
     } else {
         None
     };
@@ -399,6 +416,8 @@ fn concrete(path: &str, name: &str) -> (String, Option<&'static str>) {
 #[tokio::test]
 async fn the_openapi_document_covers_every_route() {
     let server = Server::start().await;
+    // The settings writes work only with the RBAC `api.settings.writable` gives.
+    crate::settings::writable(&server.env).await;
     server.pipeline().await;
     let spec = BeaconSpec {
         watch: vec![WatchSource {
@@ -421,14 +440,24 @@ async fn the_openapi_document_covers_every_route() {
         ..PassageSpec::default()
     };
     server.env.create(Passage::new("p-1", crossing)).await;
+    // Staging depends on Kustomization podinfo, so the Flux routes have one to operate.
+    crate::flux::kustomization(&server, "podinfo", json!({})).await;
+    crate::flux::watch(
+        &server,
+        "staging",
+        json!([{"kind": "Kustomization", "name": "podinfo"}]),
+    )
+    .await;
     let ns = server.ns().to_string();
 
     let doc = server.get("/api/openapi.json", None).await.json();
     assert_eq!(doc["openapi"], "3.0.3");
     let paths = doc["paths"].as_object().unwrap();
-    // The table the router and the document are built from: the spec's twenty routes.
+    // The table the router and the document are built from: the spec's twenty routes
+    // and the four of preflight and Flux.
     let routes = hecate_api::routes::ROUTES;
-    assert_eq!(routes.len(), 20);
+    // and the five of the settings page, and the caller's rights.
+    assert_eq!(routes.len(), 30);
     let mut seen = std::collections::BTreeSet::new();
     for route in routes {
         let (method, path) = (route.method.as_str(), route.path);
@@ -444,6 +473,7 @@ async fn the_openapi_document_covers_every_route() {
         let http_method = match route.method {
             hecate_api::routes::Method::Get => reqwest::Method::GET,
             hecate_api::routes::Method::Post => reqwest::Method::POST,
+            hecate_api::routes::Method::Put => reqwest::Method::PUT,
         };
         let ask = |path: &str, token: Option<&str>, body: Option<&str>| {
             let (server, method) = (&server, http_method.clone());

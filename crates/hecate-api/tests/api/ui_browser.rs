@@ -69,6 +69,11 @@ fn free_port() -> u16 {
 impl Browser {
     /// A fresh headless Chromium, 1280×900, pointed at `base` (nothing loaded yet).
     pub(crate) async fn start(base: &str) -> Self {
+        Self::start_with(base, &[]).await
+    }
+
+    /// The same, with more Chromium flags (e.g. trusting a test server's own CA).
+    pub(crate) async fn start_with(base: &str, extra: &[&str]) -> Self {
         let chromium = program("CHROME", &["chromium", "chromium-browser", "google-chrome"])
             .unwrap_or_else(|| missing("Chromium"));
         let chromedriver =
@@ -89,7 +94,7 @@ impl Browser {
                 .unwrap_or_else(|e| panic!("starting {}: {e}", chromedriver.display()));
             let mut browser_driver = DriverGuard(Some(driver));
             let url = format!("http://127.0.0.1:{port}");
-            match session(&url, &chromium).await {
+            match session(&url, &chromium, extra).await {
                 Ok(client) => {
                     return Self {
                         client,
@@ -295,8 +300,8 @@ impl Drop for DriverGuard {
 }
 
 /// A WebDriver session on chromedriver at `url`, waiting for it to listen.
-async fn session(url: &str, chromium: &Path) -> Result<Client, String> {
-    let capabilities = json!({
+async fn session(url: &str, chromium: &Path, extra: &[&str]) -> Result<Client, String> {
+    let mut capabilities = json!({
         "browserName": "chrome",
         "goog:chromeOptions": {
             "binary": chromium,
@@ -312,6 +317,9 @@ async fn session(url: &str, chromium: &Path) -> Result<Client, String> {
             ],
         },
     });
+    if let Some(args) = capabilities["goog:chromeOptions"]["args"].as_array_mut() {
+        args.extend(extra.iter().map(|a| json!(a)));
+    }
     let Value::Object(capabilities) = capabilities else {
         unreachable!()
     };

@@ -169,7 +169,7 @@ async fn signs_in_and_shows_every_page() {
             .unwrap()
             .contains(&ns)
     );
-    browser.until_text(".pipeline.graph", "shop").await;
+    browser.until_text(".graph-scroll", "shop").await;
     browser.screenshot("gates", 1280).await;
 
     // Production (its window removed): Ready, waiting for someone to ask; the Bundles
@@ -223,9 +223,9 @@ async fn signs_in_and_shows_every_page() {
     drawn(&browser, "Passages").await;
     browser.screenshot("passages", 1280).await;
     browser
-        .open(&at(&server, "/passages/?name=production-1-9-0"))
+        .open(&at(&server, "/passages/?name=production-1-7-0"))
         .await;
-    drawn(&browser, "production-1-9-0").await;
+    drawn(&browser, "production-1-7-0").await;
     browser.until_text("tr.refused", "flux-wait").await;
     browser.until_text("tr.refused", "FluxDegraded").await;
     assert_eq!(
@@ -265,7 +265,7 @@ async fn signs_in_and_shows_every_page() {
     // Audit: newest first, refusals marked; the kind filter keeps only refusals.
     browser.open(&at(&server, "/audit/")).await;
     drawn(&browser, "Audit").await;
-    browser.until_text("tr.refused", "production-1-9-0").await;
+    browser.until_text("tr.refused", "production-1-7-0").await;
     browser.screenshot("audit", 1280).await;
     browser
         .js(

@@ -17,6 +17,8 @@ const FORBIDDEN = {
   abort:
     "Aborting a crossing is a separate permission from starting one (patching Passages). Ask someone who may abort.",
   poll: "Asking a Beacon to look is its own permission (patching Beacons, the hecate-poker role).",
+  flux:
+    "Operating Flux is a separate permission from reading and promoting (patch on Flux's kustomizations, the hecate-flux-operator role). Ask someone who holds it.",
 };
 
 /** Asks in the dialog; resolves true when confirmed. */
@@ -144,5 +146,33 @@ export function poll(ns, beacon) {
     null,
     () => post(nsPath(ns, "beacons", beacon, "poll"), {}),
     () => [h("strong", null, "Asked: "), `Beacon ${beacon} will check its sources.`],
+  );
+}
+
+/** Suspends (`suspend`) or resumes Flux object `kind/name`, which Gate `gate` watches. */
+export function fluxSuspend(ns, gate, kind, name, suspend) {
+  const object = `${kind}/${name}`;
+  return perform(
+    "flux",
+    {
+      title: suspend ? `Suspend ${object}` : `Resume ${object}`,
+      text: suspend ? `Suspend ${object} as you: Flux stops applying it until it is resumed.` : `Resume ${object} as you: Flux applies it again.`,
+      detail: suspend
+        ? `While it is suspended, changes that reach ${gate} through it are not applied, and ${gate}'s health cannot be judged from it.`
+        : `Flux reconciles it at its next interval; use Reconcile now to have it look at once.`,
+      ok: suspend ? "Suspend" : "Resume",
+    },
+    () => post(nsPath(ns, "gates", gate, "flux", "suspend"), { kind, name, suspend }),
+    (answer) => [h("strong", null, answer.suspended ? "Suspended: " : "Resumed: "), `${object} (by ${answer.by}).`],
+  );
+}
+
+/** Asks Flux to reconcile `kind/name` now (no confirmation: it applies what is there already). */
+export function fluxReconcile(ns, gate, kind, name) {
+  return perform(
+    "flux",
+    null,
+    () => post(nsPath(ns, "gates", gate, "flux", "reconcile"), { kind, name }),
+    (answer) => [h("strong", null, "Asked: "), `Flux will reconcile ${kind}/${name} now (requested at ${answer.requestedAt}).`],
   );
 }

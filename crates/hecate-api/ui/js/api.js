@@ -40,7 +40,7 @@ async function request(method, path, { body, signal, token } = {}) {
   const headers = { Accept: "application/json" };
   const bearer = token ?? session.token();
   if (bearer) headers.Authorization = `Bearer ${bearer}`;
-  const init = { method, headers, signal, credentials: "omit", cache: "no-store" };
+  const init = { method, headers, signal, credentials: token === undefined ? session.credentials() : "omit", cache: "no-store" };
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -71,6 +71,7 @@ async function request(method, path, { body, signal, token } = {}) {
 
 export const get = (path, options) => request("GET", path, options);
 export const post = (path, body, options) => request("POST", path, { ...options, body });
+export const put = (path, body, options) => request("PUT", path, { ...options, body });
 
 /** `GET /healthz`: needs no token. */
 export async function version() {

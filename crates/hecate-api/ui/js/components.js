@@ -61,6 +61,14 @@ export function alias(name, bundles) {
   return (b && b.spec && b.spec.alias) || "";
 }
 
+/** When a Bundle was emitted: the nanosecond time its Beacon records
+ *  (`hecate.dev/created-at`), else its creation time — the time ops orders Bundles by
+ *  (eligibility::created_at), so the column agrees with the order. */
+export function emittedAt(b) {
+  const annotations = (b && b.metadata && b.metadata.annotations) || {};
+  return annotations["hecate.dev/created-at"] || (b && b.metadata && b.metadata.creationTimestamp);
+}
+
 /** "shop-abc123 (v1.10.0)": how an action names a Bundle, exactly. */
 export function bundleText(name, bundles) {
   const a = alias(name, bundles);
@@ -111,7 +119,8 @@ export function table(caption, columns, rows, attrs = {}) {
         null,
         rows.map((row) => {
           const cells = Array.isArray(row) ? row : row.cells;
-          return h("tr", Array.isArray(row) ? null : row.attrs, cells.map((c, i) => (i === 0 ? h("th", { scope: "row" }, c) : h("td", null, c))));
+          // `data-label`: on a phone a row stacks, each cell under its column's name.
+          return h("tr", Array.isArray(row) ? null : row.attrs, cells.map((c, i) => (i === 0 ? h("th", { scope: "row", "data-label": columns[i] }, c) : h("td", { "data-label": columns[i] }, c))));
         }),
       ),
     ),

@@ -5,8 +5,10 @@
 import { ApiError, Unauthenticated, whenUnauthenticated } from "./api.js";
 import { h, replace } from "./dom.js";
 import * as live from "./live.js";
+import * as menu from "./menu.js";
 import * as notice from "./notice.js";
 import * as router from "./router.js";
+import * as rights from "./rights.js";
 import * as session from "./session.js";
 import * as shell from "./shell.js";
 import * as signin from "./pages/signin.js";
@@ -17,6 +19,7 @@ import * as passages from "./pages/passages.js";
 import * as beacons from "./pages/beacons.js";
 import * as approvals from "./pages/approvals.js";
 import * as audit from "./pages/audit.js";
+import * as settings from "./pages/settings.js";
 
 const PAGES = {
   "/": overview,
@@ -26,6 +29,7 @@ const PAGES = {
   "/beacons/": beacons,
   "/approvals/": approvals,
   "/audit/": audit,
+  "/settings/": settings,
 };
 
 const main = () => document.getElementById("main");
@@ -102,6 +106,10 @@ async function draw(current, { first, moved }) {
     node = problem(error, () => draw(current, { first: false, moved: false }));
   }
   if (current.controller.signal.aborted || seq !== current.seq || page !== current) return;
+  // What the caller may not do is disabled before the page is compared or shown.
+  const may = await current.rights;
+  if (current.controller.signal.aborted || seq !== current.seq || page !== current) return;
+  if (node instanceof Element) rights.enforce(node, may);
   el.removeAttribute("aria-busy");
   const changed = swap(node, { focusHeading: first && moved });
   if (!first && changed && current.lastEvent) live.announce(current.lastEvent);
@@ -115,7 +123,7 @@ async function show({ moved = false } = {}) {
   const el = main();
   // A draw the abort cut short never clears its busy mark: this is a new page.
   el.removeAttribute("aria-busy");
-  if (!session.token()) {
+  if (!session.signedIn()) {
     live.stop();
     shell.nav(route.ns);
     shell.session({ signedIn: false });
@@ -136,14 +144,14 @@ async function show({ moved = false } = {}) {
     // The URL is the source of truth for the namespace; without one, land on the
     // first namespace the caller may read, and say so in the URL.
     const list = await shell.namespaces();
-    if (!session.token()) return;
+    if (!session.signedIn()) return;
     const params = Object.fromEntries(router.current().params);
     router.navigate(router.href(route.path, { ...params, namespace: list[0] || "default" }), { replace: true });
     return;
   }
   const controller = new AbortController();
   const memo = new Map();
-  const current = { module, controller, seq: 0, lastEvent: null };
+  const current = { module, controller, seq: 0, lastEvent: null, rights: rights.load(route.ns, { fresh: true }), who: null };
   current.ctx = {
     ns: route.ns,
     name: route.name,
@@ -181,26 +189,35 @@ async function show({ moved = false } = {}) {
   };
   page = current;
   shell.nav(route.ns);
-  shell.session({ signedIn: true, ns: route.ns, onSignOut: signOut });
+  const header = () => shell.session({ signedIn: true, ns: route.ns, onSignOut: signOut, who: current.who });
+  header();
   if (moved && el.dataset.path !== route.path) replace(el, h("p", { class: "loading" }, "Loading…"));
   el.dataset.path = route.path;
   if (module.live !== "self") current.ctx.follow([route.ns]);
-  shell.namespaces().then(() => {
-    if (page === current) shell.session({ signedIn: true, ns: route.ns, onSignOut: signOut });
+  Promise.all([current.rights, shell.namespaces()]).then(([may, visible]) => {
+    if (page !== current) return;
+    current.who = rights.badge(may, visible);
+    header();
   });
   await draw(current, { first: true, moved });
 }
 
-function signOut() {
+async function signOut() {
+  const sso = session.sso();
   session.forget();
+  rights.forget();
   live.stop();
+  // Signed in through the identity provider: the server clears its session cookie
+  // (before the sign-in page asks whether the cookie still signs this browser in).
+  if (sso) await fetch("/auth/logout", { method: "POST", credentials: "same-origin" }).catch(() => {});
   notice.show("ok", "Signed out. This tab has forgotten the token.");
   show({ moved: true });
 }
 
 function expired() {
-  if (!session.token()) return;
+  if (!session.signedIn()) return;
   session.forget();
+  rights.forget();
   live.stop();
   notice.show("error", h("strong", null, "Your session has expired."), " The cluster no longer accepts the token: sign in again.");
   show({ moved: true });
@@ -220,6 +237,7 @@ window.addEventListener("pageshow", (event) => {
 
 whenUnauthenticated(expired);
 live.whenUnauthenticated(expired);
+menu.start();
 router.start(show);
 shell.footer();
 show();

@@ -3,7 +3,7 @@
 // same-origin clicks over (history.pushState) so the event stream stays open, and
 // anything it does not know is a normal navigation (the server answers the 404 page).
 
-export const PAGES = ["/", "/gates/", "/bundles/", "/passages/", "/beacons/", "/approvals/", "/audit/"];
+export const PAGES = ["/", "/gates/", "/bundles/", "/passages/", "/beacons/", "/approvals/", "/audit/", "/settings/"];
 
 let onRoute = () => {};
 
@@ -51,8 +51,9 @@ export function start(handler) {
     if (event.defaultPrevented || event.button !== 0) return;
     if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
     const link = event.target instanceof Element ? event.target.closest("a[href]") : null;
-    if (!link || link.target || link.hasAttribute("download")) return;
-    const url = new URL(link.href, location.href);
+    // Attributes, not properties: an SVG link's `href` and `target` are not strings.
+    if (!link || link.getAttribute("target") || link.hasAttribute("download")) return;
+    const url = new URL(link.getAttribute("href"), location.href);
     if (url.origin !== location.origin || !PAGES.includes(url.pathname)) return;
     event.preventDefault();
     navigate(url.href);

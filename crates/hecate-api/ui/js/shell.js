@@ -31,8 +31,8 @@ export function nav(ns) {
   if (brand) brand.setAttribute("href", href("/", { namespace: ns }));
 }
 
-/** The header's right side: the picker (not on the overview, which spans them all) and sign out. */
-export function session({ signedIn, ns, onSignOut }) {
+/** The header's right side: who is signed in and what they may do (`who`), the picker (not on the overview, which spans them all) and sign out. */
+export function session({ signedIn, ns, onSignOut, who }) {
   const el = document.getElementById("session");
   if (!signedIn) {
     replace(el);
@@ -56,7 +56,7 @@ export function session({ signedIn, ns, onSignOut }) {
             options.map((n) => h("option", { value: n, selected: n === ns }, n)),
           ),
         );
-  replace(el, picker, h("button", { type: "button", id: "sign-out", onclick: onSignOut }, "Sign out"));
+  replace(el, who || null, picker, h("button", { type: "button", id: "sign-out", onclick: onSignOut }, "Sign out"));
 }
 
 /** The footer's `hecate <version>`, from /healthz (which needs no sign-in). */

@@ -61,9 +61,10 @@ export function follow(url, token, { onEvent, onState }) {
       let again = false;
       try {
         const response = await fetch(url, {
-          headers: { Authorization: `Bearer ${token}`, Accept: "text/event-stream" },
+          // No token: signed in through the identity provider, the cookie carries it.
+          headers: token ? { Authorization: `Bearer ${token}`, Accept: "text/event-stream" } : { Accept: "text/event-stream" },
           signal: attempt.signal,
-          credentials: "omit",
+          credentials: token ? "omit" : "same-origin",
           cache: "no-store",
         });
         if (response.status === 401) {

@@ -2,11 +2,11 @@
 //! is snapshot-tested exactly.
 
 use hecate_ops::{
-    Aborted, Approved, AuditEntry, AuditKind, ChainState, Evidence, Explanation, Polled, Promoted,
-    State, VerifyReport,
+    Aborted, Approved, AuditEntry, AuditKind, ChainState, Evidence, Explanation, FluxReconciled,
+    FluxResource, FluxSuspended, Polled, Preflight, Promoted, StagedGate, State, VerifyReport,
 };
 use hecate_types::{
-    ArtifactRef, Beacon, Bundle, ConditionStatus, Gate, Health, Passage, PassagePhase, Time,
+    ArtifactRef, Beacon, Bundle, ConditionStatus, Health, Passage, PassagePhase, Time,
     WatchSourceRef,
 };
 use jiff::Timestamp;
@@ -139,6 +139,11 @@ fn more(total: usize) -> String {
 
 /// `hecate explain`.
 pub(crate) fn explain(x: &Explanation, style: &Style) -> String {
+    explain_at(x, style, Timestamp::now())
+}
+
+/// [`explain`] at `now`: ages and "in 1 day 3 h" are counted from it.
+pub(crate) fn explain_at(x: &Explanation, style: &Style, now: Timestamp) -> String {
     let mut out = format!(
         "{} is {}\n{}\n",
         style.paint(Colour::Bold, &x.gate),
@@ -177,18 +182,71 @@ pub(crate) fn explain(x: &Explanation, style: &Style) -> String {
             )
         ));
     }
+    if let Some(crossing) = &x.crossing {
+        let mut line = format!("  crossing: {}", crossing.passage);
+        match &crossing.started_at {
+            Some(started) => line.push_str(&format!(", started {} ago", age(Some(started), now))),
+            None => line.push_str(&format!(
+                ", created {} ago, not started",
+                age(crossing.created_at.as_ref(), now)
+            )),
+        }
+        facts.push(line);
+        if let Some(step) = &crossing.step {
+            let name = if step.alias.is_empty() {
+                &step.uses
+            } else {
+                &step.alias
+            };
+            let mut line = format!("  step:     {name}");
+            if step.started_at.is_some() {
+                line.push_str(&format!(", running {}", age(step.started_at.as_ref(), now)));
+            }
+            line.push_str(&format!(", attempt {}", step.attempts.max(1)));
+            facts.push(line);
+        }
+    }
     if !x.eligible.is_empty() {
-        let shown: Vec<&str> = x
+        // A Bundle whose last crossing of this Gate failed is marked before anyone
+        // crosses it again.
+        let shown: Vec<String> = x
             .eligible
             .iter()
             .take(LIST_LIMIT)
-            .map(String::as_str)
+            .map(|b| {
+                if x.failed_before.iter().any(|f| &f.bundle == b) {
+                    format!("{b} (failed here before)")
+                } else {
+                    b.clone()
+                }
+            })
             .collect();
         facts.push(format!(
             "  eligible: {}{}",
             shown.join(", "),
             more(x.eligible.len())
         ));
+    }
+    for failed in x.failed_before.iter().take(LIST_LIMIT) {
+        let when = failed
+            .at
+            .as_ref()
+            .map(|t| format!(" {} ago", age(Some(t), now)))
+            .unwrap_or_default();
+        facts.push(format!(
+            "  failed:   {} in {}{when}: {}",
+            failed.bundle, failed.passage, failed.reason
+        ));
+    }
+    for window in &x.windows {
+        let mut line = format!("  window:   {}", window.text);
+        if let Some(next) = window.next.as_ref().filter(|t| t.0 > now) {
+            line.push_str(&format!(
+                " (in {})",
+                hecate_ops::rules::window::length(next.0.duration_since(now))
+            ));
+        }
+        facts.push(line);
     }
     for waiting in x.waiting.iter().take(LIST_LIMIT) {
         facts.push(format!(
@@ -227,13 +285,26 @@ fn empty(what: &str, namespace: &str) -> String {
     format!("no {what} in {namespace}\n")
 }
 
-/// `hecate gates`.
-pub(crate) fn gates(gates: &[Gate], namespace: &str, now: Timestamp, style: &Style) -> String {
+/// `hecate gates`: by name, each with its stage in the pipeline (ops'; `cycle` when
+/// its `after`s go round, so the number orders nothing).
+pub(crate) fn gates(
+    gates: &[StagedGate],
+    namespace: &str,
+    now: Timestamp,
+    style: &Style,
+) -> String {
     if gates.is_empty() {
         return empty("Gates", namespace);
     }
-    let mut table = Table::new(&["NAME", "ADMITS", "AUTO", "CURRENT", "HEALTH", "AGE"]);
-    for gate in gates {
+    let mut table = Table::new(&[
+        "NAME", "STAGE", "ADMITS", "AUTO", "CURRENT", "HEALTH", "AGE",
+    ]);
+    for StagedGate { gate, stage } in gates {
+        let stage = if stage.cycle {
+            format!("{} (cycle)", stage.index)
+        } else {
+            stage.index.to_string()
+        };
         let admits: Vec<String> = gate
             .spec
             .admits
@@ -264,6 +335,7 @@ pub(crate) fn gates(gates: &[Gate], namespace: &str, now: Timestamp, style: &Sty
         }
         table.row(vec![
             Cell::plain(gate.name_any()),
+            Cell::plain(stage),
             Cell::plain(admits.join(", ")),
             Cell::plain(flags),
             Cell::plain(or_dash(gate.current_bundle())),
@@ -414,7 +486,11 @@ pub(crate) fn audit(entries: &[AuditEntry], namespace: &str, style: &Style) -> S
     for entry in entries {
         let (what, colour) = match entry.kind {
             AuditKind::Crossed => ("crossed", Some(Colour::Green)),
-            AuditKind::Refused => ("refused", Some(Colour::Red)),
+            // How it ended, in the words Passages use (ops' `outcome`).
+            AuditKind::Refused => (
+                entry.outcome.map_or("refused", |o| o.as_str()),
+                Some(Colour::Red),
+            ),
             AuditKind::Running => ("running", Some(Colour::Cyan)),
             AuditKind::Approved => ("approved", None),
             AuditKind::Aborted => ("aborted", Some(Colour::Yellow)),
@@ -442,6 +518,94 @@ pub(crate) fn audit(entries: &[AuditEntry], namespace: &str, style: &Style) -> S
         ]);
     }
     table.render(style)
+}
+
+/// `hecate preflight`: one row per eligible Bundle — ready, would be refused (and
+/// what it misses, for which policies), or unknown (and why).
+pub(crate) fn preflight(verdicts: &[Preflight], gate: &str, style: &Style) -> String {
+    if verdicts.is_empty() {
+        return format!(
+            "nothing to check: {gate} has no eligible Bundles, or does not gate on evidence\n"
+        );
+    }
+    let mut table = Table::new(&["BUNDLE", "EVIDENCE", "DETAIL"]);
+    for verdict in verdicts {
+        let (word, colour, detail) = if !verdict.unknown.is_empty() {
+            ("unknown", Colour::Yellow, verdict.unknown.clone())
+        } else if verdict.compliant {
+            ("ready", Colour::Green, String::new())
+        } else {
+            let needs = if verdict.missing.is_empty() {
+                "Fides says it is not compliant".to_string()
+            } else {
+                format!("needs {}", verdict.missing.join(", "))
+            };
+            let policies = if verdict.policies.is_empty() {
+                String::new()
+            } else {
+                format!(" \u{2014} for {}", verdict.policies.join(", "))
+            };
+            (
+                "would be refused",
+                Colour::Red,
+                format!("{needs}{policies}"),
+            )
+        };
+        table.row(vec![
+            Cell::plain(verdict.bundle.clone()),
+            Cell::styled(word, style, Some(colour)),
+            Cell::plain(detail),
+        ]);
+    }
+    table.render(style)
+}
+
+/// `hecate flux <gate>`: the Flux objects the Gate depends on.
+pub(crate) fn flux(resources: &[FluxResource], gate: &str, style: &Style) -> String {
+    if resources.is_empty() {
+        return format!("Gate {gate} watches no Flux objects in its cluster\n");
+    }
+    let mut table = Table::new(&["OBJECT", "HEALTH", "SUSPENDED", "REVISION", "DETAIL"]);
+    for resource in resources {
+        let (health, colour) = if resource.missing {
+            ("Missing".to_string(), Some(Colour::Yellow))
+        } else {
+            (
+                resource.health.as_str().to_string(),
+                health_colour(resource.health),
+            )
+        };
+        table.row(vec![
+            Cell::plain(format!("{}/{}", resource.kind, resource.name)),
+            Cell::styled(health, style, colour),
+            Cell::styled(
+                if resource.suspended { "yes" } else { "no" },
+                style,
+                resource.suspended.then_some(Colour::Yellow),
+            ),
+            Cell::plain(or_dash(Some(&resource.revision))),
+            Cell::plain(resource.detail.clone()),
+        ]);
+    }
+    table.render(style)
+}
+
+/// `hecate flux suspend|resume`'s line.
+pub(crate) fn flux_suspended(answer: &FluxSuspended) -> String {
+    let done = if answer.suspended {
+        "suspended: Flux leaves it alone until it is resumed"
+    } else {
+        "resumed: Flux reconciles it again"
+    };
+    format!("{}/{} {done}\n", answer.kind, answer.name)
+}
+
+/// `hecate flux reconcile`'s line.
+pub(crate) fn flux_reconciled(answer: &FluxReconciled) -> String {
+    format!(
+        "asked Flux to reconcile {}/{} now (requestedAt {})\n",
+        answer.kind, answer.name, answer.requested_at
+    )
 }
 
 #[cfg(test)]

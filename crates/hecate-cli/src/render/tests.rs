@@ -52,6 +52,9 @@ fn gate_status(
         waiting: vec![],
         health,
         evidence: None,
+        crossing: None,
+        failed_before: vec![],
+        windows: vec![],
     }
 }
 
@@ -124,6 +127,9 @@ fn explanation() -> Explanation {
         }],
         health: Some(Health::Healthy),
         evidence: None,
+        crossing: None,
+        failed_before: vec![],
+        windows: vec![],
     }
 }
 
@@ -231,7 +237,21 @@ fn list_tables() {
         status: None,
     };
     dev.spec.auto = true;
-    insta::assert_snapshot!("gates", gates(&[dev, gate], "acme", now(), &Style::plain()));
+    let staged = [
+        StagedGate {
+            gate: dev,
+            stage: hecate_ops::model::Stage::default(),
+        },
+        StagedGate {
+            gate,
+            stage: hecate_ops::model::Stage {
+                index: 2,
+                after: vec!["staging".into()],
+                ..hecate_ops::model::Stage::default()
+            },
+        },
+    ];
+    insta::assert_snapshot!("gates", gates(&staged, "acme", now(), &Style::plain()));
 
     let bundle = Bundle {
         metadata: meta("app-0151d1d6c4cf", 5),
@@ -332,6 +352,7 @@ fn audit_table() {
         detail: detail.into(),
         verified: None,
         evidence: None,
+        outcome: None,
     };
     let mut crossed = entry(10, AuditKind::Crossed, "bob", "");
     crossed.evidence = Some(EvidenceRef {
@@ -526,4 +547,170 @@ fn evidence_text() {
         ..evidence
     };
     insta::assert_snapshot!("evidence-none", super::evidence(&none, &Style::plain()));
+}
+
+#[test]
+fn explain_text_says_how_long_and_what_failed_before() {
+    use hecate_ops::model::{CrossingNow, FailedBefore, Outcome, StepNow, WindowWords};
+    let mut crossing = explanation();
+    crossing.state = State::Crossing;
+    crossing.summary = "crossing app-2, waiting on git-commit: pushing".into();
+    crossing.blockers = vec![];
+    crossing.crossing = Some(CrossingNow {
+        passage: "production-4".into(),
+        bundle: "app-2".into(),
+        created_at: ago(21),
+        started_at: ago(20),
+        stalled: false,
+        step: Some(StepNow {
+            uses: "git-commit".into(),
+            alias: String::new(),
+            started_at: ago(15),
+            attempts: 3,
+        }),
+    });
+    crossing.failed_before = vec![FailedBefore {
+        bundle: "app-1".into(),
+        passage: "production-3".into(),
+        outcome: Outcome::Failed,
+        at: ago(120),
+        reason: "failed at git-push [GitAuthFailed]: the host rejected our credentials".into(),
+    }];
+    crossing.windows = vec![WindowWords {
+        text: "no crossings Sat 00:00 – Mon 00:00 Europe/London; next in force Sat 00:00".into(),
+        deny: true,
+        open: false,
+        next: ago(-(60 * 27 + 30)),
+    }];
+    insta::assert_snapshot!(
+        "explain-crossing",
+        explain_at(&crossing, &Style::plain(), now())
+    );
+
+    let mut stalled = explanation();
+    stalled.state = State::Crossing;
+    stalled.crossing = Some(CrossingNow {
+        passage: "production-4".into(),
+        bundle: "app-2".into(),
+        created_at: ago(3),
+        started_at: None,
+        stalled: true,
+        step: None,
+    });
+    assert!(
+        explain_at(&stalled, &Style::plain(), now())
+            .contains("  crossing: production-4, created 3m ago, not started\n")
+    );
+}
+
+#[test]
+fn preflight_says_ready_refused_or_unknown() {
+    let verdict =
+        |bundle: &str, compliant, missing: &[&str], policies: &[&str], unknown: &str| Preflight {
+            bundle: bundle.into(),
+            compliant,
+            missing: missing.iter().map(|s| s.to_string()).collect(),
+            policies: policies.iter().map(|s| s.to_string()).collect(),
+            unknown: unknown.into(),
+        };
+    let verdicts = [
+        verdict("app-3", true, &[], &[], ""),
+        verdict(
+            "app-2",
+            false,
+            &["sbom", "servicenow-change"],
+            &["change-control", "sox"],
+            "",
+        ),
+        verdict(
+            "app-1",
+            false,
+            &[],
+            &[],
+            "no Fides trail for this artifact yet",
+        ),
+    ];
+    insta::assert_snapshot!(
+        "preflight",
+        preflight(&verdicts, "production", &Style::plain())
+    );
+    assert_eq!(
+        preflight(&[], "production", &Style::plain()),
+        "nothing to check: production has no eligible Bundles, or does not gate on evidence\n"
+    );
+}
+
+#[test]
+fn flux_lists_health_suspension_and_revision() {
+    let resource =
+        |name: &str, health, suspended, missing, revision: &str, detail: &str| FluxResource {
+            kind: "Kustomization".into(),
+            name: name.into(),
+            namespace: "acme".into(),
+            suspended,
+            health,
+            detail: detail.into(),
+            revision: revision.into(),
+            last_handled: String::new(),
+            missing,
+        };
+    let resources = [
+        resource("apps", Health::Healthy, false, false, "main@sha1:abc", ""),
+        resource(
+            "infra",
+            Health::Unknown,
+            true,
+            false,
+            "main@sha1:abc",
+            "suspended: Flux will not reconcile it until it is resumed",
+        ),
+        resource(
+            "later",
+            Health::Unknown,
+            false,
+            true,
+            "",
+            "not in the cluster",
+        ),
+    ];
+    insta::assert_snapshot!("flux", flux(&resources, "production", &Style::plain()));
+    assert_eq!(
+        flux(&[], "production", &Style::plain()),
+        "Gate production watches no Flux objects in its cluster\n"
+    );
+    let suspended = FluxSuspended {
+        namespace: "acme".into(),
+        gate: "production".into(),
+        kind: "Kustomization".into(),
+        name: "apps".into(),
+        suspended: false,
+        by: "ada".into(),
+    };
+    assert_eq!(
+        flux_suspended(&suspended),
+        "Kustomization/apps resumed: Flux reconciles it again\n"
+    );
+}
+
+#[test]
+fn audit_says_how_a_refused_crossing_ended() {
+    let entry = AuditEntry {
+        at: ago(5).unwrap(),
+        kind: AuditKind::Refused,
+        gate: "production".into(),
+        bundle: "app-1".into(),
+        digest: String::new(),
+        actor: "bob".into(),
+        passage: "production-3".into(),
+        detail: "health check failed".into(),
+        verified: None,
+        evidence: None,
+        outcome: Some(hecate_ops::model::Outcome::Failed),
+    };
+    let text = audit(&[entry], "acme", &Style::plain());
+    let row = text.lines().nth(1).unwrap();
+    assert!(
+        row.contains(" failed ") && !row.contains("refused"),
+        "{text}"
+    );
 }

@@ -217,10 +217,13 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
         let entries: Vec<&str> = commands.lines().filter(|l| l.starts_with("\\fB")).collect();
         assert_eq!(
             entries.len(),
-            16,
-            "every command but the hidden one: {commands}"
+            21,
+            "every command but the hidden one, and each of flux's actions: {commands}"
         );
         for entry in [
+            format!("\\fB{invoked} preflight [OPTIONS] <GATE>\\fR"),
+            format!("\\fB{invoked} flux [OPTIONS] <GATE>\\fR"),
+            format!("\\fB{invoked} flux suspend [OPTIONS] <GATE> <KIND/NAME>\\fR"),
             format!("\\fB{invoked} status [OPTIONS]\\fR"),
             format!("\\fB{invoked} promote [OPTIONS] \\-\\-bundle <BUNDLE> <GATE>\\fR"),
             format!("\\fB{invoked} approve [OPTIONS] \\-\\-gate <GATE> <BUNDLE>\\fR"),

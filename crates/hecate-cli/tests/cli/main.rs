@@ -4,8 +4,11 @@
 // In tests a panic is the failure report, so unwrapping is how expectations are stated.
 #![allow(clippy::unwrap_used)]
 
+mod ai;
 mod completion;
+mod dialect;
 mod fides;
+mod flux;
 mod harness;
 mod reads;
 mod watch;

@@ -93,6 +93,29 @@ async fn status_explain_and_lists() {
             "{command}"
         );
     }
+    // The plain list stays by name and carries each Gate's stage (ops').
+    let gates = hecate.run(Identity::Alice, &["gates", "-o", "json"]).await;
+    let gates: Vec<serde_json::Value> = serde_json::from_str(&gates.stdout).unwrap();
+    let staged: Vec<(&str, u64)> = gates
+        .iter()
+        .map(|g| {
+            let name = g["metadata"]["name"].as_str().unwrap_or_default();
+            (name, g["stage"]["index"].as_u64().unwrap_or(99))
+        })
+        .collect();
+    assert_eq!(staged, [("dev", 0), ("production", 1)]);
+    assert_eq!(gates[1]["stage"]["after"], serde_json::json!(["dev"]));
+    let table = hecate.run(Identity::Alice, &["gates"]).await;
+    assert!(
+        table.stdout.starts_with("NAME")
+            && table
+                .stdout
+                .lines()
+                .next()
+                .is_some_and(|l| l.contains("STAGE")),
+        "{}",
+        table.stdout
+    );
     let filtered = hecate
         .run(
             Identity::Alice,

@@ -390,7 +390,9 @@ async fn cli16_every_json_output_decodes_into_its_type() {
     let explanation: hecate_ops::Explanation =
         decoded(&json(Identity::Alice, &["explain", "staging"]).await);
     assert_eq!(explanation.gate, "staging");
-    let gates: Vec<hecate_types::Gate> = decoded(&json(Identity::Alice, &["gates"]).await);
+    // The Gate with its stage beside it (DECISION 83).
+    let gates: Vec<hecate_ops::StagedGate> = decoded(&json(Identity::Alice, &["gates"]).await);
+    assert_eq!(gates[0].stage.index, 0, "{gates:?}");
     let bundles: Vec<hecate_types::Bundle> = decoded(&json(Identity::Alice, &["bundles"]).await);
     let passages: Vec<hecate_types::Passage> = decoded(&json(Identity::Alice, &["passages"]).await);
     let beacons: Vec<hecate_types::Beacon> = decoded(&json(Identity::Alice, &["beacons"]).await);

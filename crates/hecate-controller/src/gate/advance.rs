@@ -101,7 +101,12 @@ pub fn decide<'a>(
                 .fix(&namespace)
             ))
         }
-        AutoNext::NothingNewer => Decision::Idle("nothing newer than the current Bundle".into()),
+        AutoNext::NothingNewer { held_back: None } => {
+            Decision::Idle("nothing newer than the current Bundle".into())
+        }
+        AutoNext::NothingNewer {
+            held_back: Some(why),
+        } => Decision::Idle(format!("nothing newer can cross yet: {why}")),
         AutoNext::NoneEligible => Decision::Idle(waiting(candidates)),
     }
 }

@@ -195,17 +195,8 @@ impl ResourceRef {
     }
 }
 
-/// The API version Flux serves a kind at, for the kinds Flux defines.
-pub fn default_api_version(kind: &str) -> Option<&'static str> {
-    match kind {
-        "Kustomization" => Some("kustomize.toolkit.fluxcd.io/v1"),
-        "HelmRelease" => Some("helm.toolkit.fluxcd.io/v2"),
-        "GitRepository" | "OCIRepository" | "HelmChart" | "HelmRepository" | "Bucket" => {
-            Some("source.toolkit.fluxcd.io/v1")
-        }
-        _ => None,
-    }
-}
+/// The API version Flux serves a kind at, for the kinds Flux defines (ops' rule).
+pub use hecate_ops::rules::flux::default_api_version;
 
 impl Target {
     /// `<Kind>/<namespace>/<name>`: how results name the object.

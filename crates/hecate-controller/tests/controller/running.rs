@@ -36,13 +36,17 @@ async fn an_auto_gate_crosses_by_itself_and_records_it() {
         ..PassageStatus::default()
     });
     h.env.write_status(&finished).await;
+    // Recorded twice: on the Bundle first, then as the Gate's occupant.
     eventually(Duration::from_secs(10), "b1 cleared dev", || async {
         let bundle: Bundle = h.env.api::<Bundle>().get("b1").await.unwrap();
         bundle.has_cleared("dev").then_some(())
     })
     .await;
-    let gate: Gate = h.gate("dev").await;
-    assert_eq!(gate.current_bundle(), Some("b1"));
+    eventually(Duration::from_secs(10), "b1 in dev", || async {
+        let gate: Gate = h.gate("dev").await;
+        (gate.current_bundle() == Some("b1")).then_some(())
+    })
+    .await;
     assert_eq!(h.passages().await.len(), 1, "and it does not cross again");
 
     let metrics = controller.scrape().await;

@@ -19,7 +19,16 @@ async fn the_tool_list_with_its_schemas() {
     let read_only = piped(server(&env, None).await, Era::Legacy).await;
     let mut expected: Vec<_> = tools
         .into_iter()
-        .filter(|t| t.name != "promote" && t.name != "abort")
+        .filter(|t| {
+            ![
+                "promote",
+                "abort",
+                "suspend_flux",
+                "resume_flux",
+                "reconcile_flux",
+            ]
+            .contains(&t.name.as_ref())
+        })
         .collect();
     expected.sort_by(|a, b| a.name.cmp(&b.name));
     assert_eq!(super::harness::tools(&read_only).await, expected);
@@ -36,12 +45,14 @@ async fn write_tools_exist_only_with_allow_writes() {
         [
             "audit",
             "evidence",
+            "flux_resources",
             "get_gate",
             "get_passage",
             "list_bundles",
             "list_gates",
             "list_passages",
             "overview",
+            "preflight",
             "why_stuck"
         ]
     );
@@ -66,7 +77,10 @@ async fn write_tools_exist_only_with_allow_writes() {
     let names = tool_names(&writing).await;
     assert!(names.contains(&"promote".to_string()));
     assert!(names.contains(&"abort".to_string()));
-    assert_eq!(names.len(), 11);
+    for flux in ["suspend_flux", "resume_flux", "reconcile_flux"] {
+        assert!(names.contains(&flux.to_string()), "{flux}");
+    }
+    assert_eq!(names.len(), 16);
 }
 
 #[tokio::test]
@@ -118,6 +132,8 @@ async fn every_answer_matches_its_output_schema() {
         ("audit", json!({})),
         ("evidence", json!({"bundle": "b1"})),
         ("overview", json!({})),
+        ("preflight", json!({"gate": "production"})),
+        ("flux_resources", json!({"gate": "production"})),
         ("promote", json!({"gate": "staging", "bundle": "b2"})),
     ];
     for (tool, arguments) in calls {

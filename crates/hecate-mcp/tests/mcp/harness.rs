@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use hecate_access::Reviewer;
 use hecate_mcp::args::Writes;
-use hecate_mcp::http::{Guards, router};
+use hecate_mcp::http::{Guards, Timeouts, router, serve};
 use hecate_mcp::{HecateMcp, Settings};
 use hecate_ops::Ops;
 pub(crate) use hecate_testenv::fixtures::*;
@@ -80,12 +80,18 @@ pub(crate) async fn piped(server: HecateMcp, era: Era) -> Client {
         .unwrap_or_else(|e| panic!("connecting over the pipe ({era:?}): {e}"))
 }
 
-/// `server` behind the HTTP guards on a free loopback port; its base URL.
+/// `server` behind the HTTP guards on a free loopback port, served as the binary
+/// serves it (with its time limits); its base URL.
 pub(crate) async fn http(server: HecateMcp, guards: Guards) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let app = router(server, guards);
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    tokio::spawn(serve(
+        listener,
+        app,
+        Timeouts::default(),
+        std::future::pending(),
+    ));
     base
 }
 

@@ -11,5 +11,7 @@ mod calls;
 mod catalogue;
 mod deploy;
 mod evidence;
+mod flux;
+mod hardening;
 mod harness;
 mod http;

@@ -11,7 +11,7 @@ use hecate_types::{PassagePhase, StepPhase, Time, wellknown};
 use kube::ResourceExt as _;
 
 use super::snapshot::NamespaceSnapshot;
-use crate::model::{AuditEntry, AuditKind};
+use crate::model::{AuditEntry, AuditKind, Outcome};
 
 /// The namespace's audit trail, newest first; entries at the same instant keep the
 /// order history, Passages, approvals, aborts.
@@ -38,6 +38,7 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
                 evidence: by_name
                     .get(occupant.passage.as_str())
                     .and_then(|p| p.status.as_ref()?.evidence.clone()),
+                outcome: Some(Outcome::Crossed),
             });
             if !occupant.passage.is_empty() {
                 recorded.insert(occupant.passage.as_str());
@@ -80,6 +81,7 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
             detail,
             verified: None,
             evidence: status.and_then(|s| s.evidence.clone()),
+            outcome: Some(Outcome::of(Some(passage.phase()))),
         });
     }
 
@@ -96,6 +98,7 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
                 detail: String::new(),
                 verified: None,
                 evidence: None,
+                outcome: None,
             });
         }
     }
@@ -121,6 +124,7 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
             detail: String::new(),
             verified: None,
             evidence: None,
+            outcome: None,
         });
     }
 

@@ -65,6 +65,17 @@ impl Candidate<'_> {
     }
 }
 
+/// The Beacons whose Bundles `gate` admits, by name. [`evaluate`] judges no other
+/// Bundle (nor, through it, does Explain), so a reader may fetch only Bundles whose
+/// `spec.beacon` is one of these and get the same answer.
+pub fn admitted_beacons(gate: &Gate) -> std::collections::BTreeSet<&str> {
+    gate.spec
+        .admits
+        .iter()
+        .map(|admission| admission.from.beacon.as_str())
+        .collect()
+}
+
 /// Judges every Bundle the Gate admits, in input order. Bundles from Beacons the Gate
 /// does not admit are left out altogether (they are not "ineligible").
 ///
@@ -150,7 +161,7 @@ pub fn eligible<'a>(candidates: &[Candidate<'a>]) -> Vec<&'a Bundle> {
 
 /// What an automatic Gate does next, or why it does nothing: the one judgement the
 /// controller acts on and Explain describes.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AutoNext<'a> {
     /// Cross this Bundle: the newest eligible, newer than the current occupant.
     Cross(&'a Bundle),
@@ -159,7 +170,10 @@ pub enum AutoNext<'a> {
     FailedHere(&'a Bundle),
     /// No eligible Bundle is newer than the current occupant (automatic crossings
     /// only move forward; older ones may be rolled back to by hand).
-    NothingNewer,
+    NothingNewer {
+        /// What keeps the newer Bundles out, when there are any.
+        held_back: Option<String>,
+    },
     /// No Bundle is eligible.
     NoneEligible,
 }
@@ -178,7 +192,14 @@ pub fn auto_next<'a>(
     if let Some(current) = current
         && created_at(newest) <= created_at(current)
     {
-        return AutoNext::NothingNewer;
+        let newer: Vec<Candidate<'a>> = candidates
+            .iter()
+            .filter(|c| created_at(c.bundle) > created_at(current))
+            .cloned()
+            .collect();
+        return AutoNext::NothingNewer {
+            held_back: held_back(&newer),
+        };
     }
     if newest.was_blocked_by(gate_name) {
         return AutoNext::FailedHere(newest);
@@ -240,6 +261,35 @@ pub fn created_annotation(at: jiff::Timestamp) -> std::collections::BTreeMap<Str
         wellknown::ANNOTATION_CREATED_AT.to_string(),
         at.to_string(),
     )])
+}
+
+/// Every reason that holds `candidates` back, commonest first, each with how many it
+/// holds when there is more than one Bundle (`awaiting approval (1), has not cleared
+/// staging (2)`); `None` for no candidates.
+fn held_back(candidates: &[Candidate<'_>]) -> Option<String> {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for reason in candidates
+        .iter()
+        .filter_map(|c| c.blocked.as_ref().map(|why| why.reason.as_str()))
+    {
+        match counts.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((reason, 1)),
+        }
+    }
+    // Stable: equally common reasons keep the order they were met in.
+    counts.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
+    match counts.as_slice() {
+        [] => None,
+        [(reason, _)] if candidates.len() == 1 => Some(reason.to_string()),
+        _ => Some(
+            counts
+                .iter()
+                .map(|(reason, n)| format!("{reason} ({n})"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+    }
 }
 
 /// What a Gate with nothing eligible is waiting on, in words: that no admitted Beacon

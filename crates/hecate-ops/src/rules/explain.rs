@@ -5,25 +5,67 @@
 //! candidates — eligibility and windows come from their own modules, never restated
 //! here. Each blocker's fix is a typed [`Remedy`], put in words by the model.
 
+use std::collections::HashMap;
+
 use hecate_types::{Bundle, Gate, Health, Passage, PassagePhase, StepPhase, Time};
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
 
-use super::eligibility::{self, Candidate, Code};
+use super::eligibility::{self, AutoNext, Candidate, Code};
 use super::gate::{self, Obstacle};
 use super::snapshot::NamespaceSnapshot;
 use super::window;
-use crate::model::{Blocker, BlockerKind, Explanation, Remedy, State, Waiting};
+use crate::model::{
+    Blocker, BlockerKind, CrossingNow, Explanation, FailedBefore, Outcome, Remedy, State, StepNow,
+    Waiting,
+};
+
+/// How long a Passage may wait to be started before Explain says so. The controller
+/// starts a Passage as soon as it is created (it wakes on the create, and a waiting
+/// step frees its worker at once), so two minutes without a start means no controller
+/// is acting on this namespace — not running, not leading, or sharded elsewhere.
+pub const STALL_AFTER: SignedDuration = SignedDuration::from_secs(120);
 
 /// Until when [`explain`] at `now` gives the same answer over the same objects: time
-/// enters an explanation only through the Gate's windows, so it holds until they next
-/// open or close (`None`: no window changes — none, or none within the horizon
-/// [`window::judge`] looks over).
-pub fn unchanged_until(gate: &Gate, now: Timestamp) -> Option<Timestamp> {
-    if gate.spec.windows.is_empty() {
+/// enters an explanation through the Gate's windows (each described as it stands, so
+/// until the next one opens or closes) and through a crossing that has not started (it
+/// is said to be stalled [`STALL_AFTER`] its creation). `None`: nothing changes with
+/// time — or not within the horizon [`window::judge`] looks over.
+pub fn unchanged_until(
+    snapshot: &NamespaceSnapshot,
+    gate: &Gate,
+    now: Timestamp,
+) -> Option<Timestamp> {
+    // Each window's words change at its next edge, and once when that edge comes
+    // near enough to be named by its weekday alone.
+    let windows = window::describe(&gate.spec.windows, now)
+        .into_iter()
+        .filter_map(|w| w.next.map(|t| t.0))
+        .flat_map(|next| {
+            let near = next
+                .checked_sub(window::WEEKDAY_ONLY)
+                .ok()
+                .filter(|near| *near > now);
+            std::iter::once(next).chain(near)
+        });
+    let stall = snapshot
+        .passages_of(&gate.name_any())
+        .find(|p| !p.is_terminal())
+        .and_then(|p| stalls_at(p).filter(|at| *at > now));
+    windows.chain(stall).min()
+}
+
+/// When a Passage that has not started counts as stalled (`None`: it has started, or
+/// its creation time is unknown).
+fn stalls_at(passage: &Passage) -> Option<Timestamp> {
+    let started = passage
+        .status
+        .as_ref()
+        .is_some_and(|s| s.started_at.is_some());
+    if started || passage.phase() != PassagePhase::Pending {
         return None;
     }
-    window::judge(&gate.spec.windows, now).next_change
+    eligibility::created_at(passage).and_then(|c| c.checked_add(STALL_AFTER).ok())
 }
 
 /// Explains `gate` (one of `snapshot`'s Gates) at `now`.
@@ -42,6 +84,9 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
         waiting: Vec::new(),
         health: status.and_then(|s| s.health.as_ref()).map(|h| h.status),
         evidence: None,
+        crossing: None,
+        failed_before: Vec::new(),
+        windows: window::describe(&gate.spec.windows, now),
     };
 
     if let Some(obstacle) = gate::obstacle(gate) {
@@ -51,7 +96,7 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
                 "the Gate is suspended: no crossing will start until it is resumed",
                 Blocker::new(
                     BlockerKind::Suspended,
-                    "spec.suspend is true",
+                    "the Gate is suspended",
                     Some(Remedy::Resume { gate: name }),
                     &namespace,
                 ),
@@ -69,7 +114,7 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
                 "the Gate has no steps, so a crossing would have nothing to run",
                 Blocker::new(
                     BlockerKind::NoPassage,
-                    "spec.passage.steps is empty",
+                    "the Gate lists no steps",
                     Some(Remedy::AddSteps { gate: name }),
                     &namespace,
                 ),
@@ -81,13 +126,14 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
     }
 
     let passages: Vec<&Passage> = snapshot.passages_of(&name).collect();
-    if let Some(active) = passages.iter().find(|p| !p.is_terminal()) {
-        crossing(&mut x, active);
-        return x;
-    }
-
+    let active = passages.iter().find(|p| !p.is_terminal()).copied();
     let candidates = eligibility::evaluate(gate, snapshot.bundles(), None);
     for candidate in &candidates {
+        // What is crossing now is neither eligible nor waiting: it is on its way.
+        if active.is_some_and(|p| candidate.bundle.metadata.name.as_deref() == Some(&p.spec.bundle))
+        {
+            continue;
+        }
         match &candidate.blocked {
             None => x.eligible.push(candidate.bundle.name_any()),
             Some(why) if why.code == Code::AlreadyCurrent => {} // the occupant is the goal, not a problem
@@ -117,6 +163,13 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
             }
         }
     }
+    x.failed_before = failed_before(&x.eligible, &passages);
+    // A crossing in progress: what the Bundles could do comes after it, so they are
+    // listed, but nothing else is judged until it ends.
+    if let Some(active) = active {
+        crossing(&mut x, active, now);
+        return x;
+    }
     x.blockers
         .extend(last_failure(&namespace, passages.first().copied()));
     x.blockers.extend(health_blocker(gate));
@@ -132,12 +185,106 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
     x
 }
 
-/// A crossing in progress: held by the change gate, waiting on a step, or just running.
-fn crossing(x: &mut Explanation, passage: &Passage) {
+/// Eligible Bundles whose latest Passage through this Gate failed (`passages` newest
+/// first), in `eligible`'s order.
+fn failed_before(eligible: &[String], passages: &[&Passage]) -> Vec<FailedBefore> {
+    let mut latest: HashMap<&str, &Passage> = HashMap::new();
+    for passage in passages {
+        latest
+            .entry(passage.spec.bundle.as_str())
+            .or_insert(passage);
+    }
+    eligible
+        .iter()
+        .filter_map(|bundle| {
+            let passage = latest.get(bundle.as_str())?;
+            let outcome = Outcome::of(passage.status.as_ref().and_then(|s| s.phase));
+            (outcome == Outcome::Failed).then(|| {
+                let status = passage.status.as_ref();
+                FailedBefore {
+                    bundle: bundle.clone(),
+                    passage: passage.name_any(),
+                    outcome,
+                    at: status.and_then(|s| s.finished_at.clone()),
+                    reason: failure_words(passage),
+                }
+            })
+        })
+        .collect()
+}
+
+/// Why a failed Passage failed, in words: its failed step (with the step's reason code
+/// and message), else its own message.
+fn failure_words(passage: &Passage) -> String {
+    let status = passage.status.as_ref();
+    let failed_step =
+        status.and_then(|s| s.steps.iter().find(|step| step.phase == StepPhase::Failed));
+    match failed_step {
+        Some(step) => {
+            let mut words = format!("failed at {}", step.uses);
+            if !step.reason.is_empty() {
+                words.push_str(&format!(" [{}]", step.reason));
+            }
+            if !step.message.is_empty() {
+                words.push_str(&format!(": {}", step.message));
+            }
+            words
+        }
+        None => format!(
+            "failed: {}",
+            status
+                .map(|s| s.message.as_str())
+                .filter(|m| !m.is_empty())
+                .unwrap_or("no reason recorded")
+        ),
+    }
+}
+
+/// A crossing in progress: held by the change gate, waiting on a step, not started
+/// long after it was asked for, or just running.
+fn crossing(x: &mut Explanation, passage: &Passage, now: Timestamp) {
     let bundle = &passage.spec.bundle;
+    let name = passage.name_any();
     x.state = State::Crossing;
     x.summary = format!("crossing {bundle}");
     let status = passage.status.as_ref();
+    let stalled = stalls_at(passage).is_some_and(|at| at <= now);
+    let step_now = status
+        .and_then(|s| s.steps.iter().find(|step| step.phase == StepPhase::Running))
+        .map(|step| StepNow {
+            uses: step.uses.clone(),
+            alias: step.alias.clone(),
+            started_at: step.started_at.clone(),
+            attempts: step.attempts,
+        });
+    x.crossing = Some(CrossingNow {
+        passage: name.clone(),
+        bundle: bundle.clone(),
+        created_at: eligibility::created_at(passage).map(Time),
+        started_at: status.and_then(|s| s.started_at.clone()),
+        stalled,
+        step: step_now,
+    });
+    if stalled {
+        let created = eligibility::created_at(passage)
+            .map(|c| c.strftime("%Y-%m-%d %H:%M:%S UTC").to_string())
+            .unwrap_or_default();
+        x.summary = format!("crossing {bundle}, but {name} has not started");
+        x.blockers.push(Blocker::new(
+            BlockerKind::NotStarted,
+            format!(
+                "{name} was created at {created} and has not started within {}: is hecate-controller running?",
+                window::length(STALL_AFTER)
+            ),
+            Some(Remedy::CheckController),
+            &x.namespace,
+        ));
+        return;
+    }
+    if stalls_at(passage).is_some() {
+        x.summary = format!("crossing {bundle}: {name} is about to start");
+        return;
+    }
     x.evidence = status.and_then(|s| s.evidence.clone());
     if let Some(evidence) = x
         .evidence
@@ -249,7 +396,6 @@ fn plural(n: usize, noun: &str) -> String {
 /// will not happen.
 fn auto(x: &mut Explanation, candidates: &[Candidate<'_>], count: &str) {
     let name = x.gate.clone();
-    let namespace = x.namespace.clone();
     let current = candidates
         .iter()
         .find(|c| {
@@ -258,49 +404,59 @@ fn auto(x: &mut Explanation, candidates: &[Candidate<'_>], count: &str) {
                 .is_some_and(|why| why.code == Code::AlreadyCurrent)
         })
         .map(|c| c.bundle);
-    if let Some(next) = eligibility::next_auto(&name, candidates, current) {
-        x.state = State::Ready;
-        x.summary = format!(
-            "{count} eligible; the Gate crosses automatically and will take {} next",
-            next.name_any()
-        );
-        return;
-    }
-    let Some(newest) = eligibility::eligible(candidates).first().copied() else {
-        return;
-    };
-    let newest_name = newest.name_any();
-    if newest.was_blocked_by(&name) {
-        let reason = newest
-            .status
-            .iter()
-            .flat_map(|s| &s.blocked)
-            .find(|b| b.gate == name && !b.reason.is_empty())
-            .map_or("no reason recorded", |b| b.reason.as_str());
-        x.state = State::Blocked;
-        x.summary =
-            format!("{newest_name} did not cross here before, and is not retried automatically");
-        if !x
-            .blockers
-            .iter()
-            .any(|b| b.kind == BlockerKind::PassageFailed)
-        {
-            x.blockers.push(Blocker::new(
-                BlockerKind::PassageFailed,
-                format!("{newest_name} did not cross here before and is not retried automatically: {reason}"),
-                Some(Remedy::Promote {
-                    gate: name,
-                    bundle: newest_name,
-                }),
-                &namespace,
-            ));
+    match eligibility::auto_next(&name, candidates, current) {
+        AutoNext::Cross(next) => {
+            x.state = State::Ready;
+            x.summary = format!(
+                "{count} eligible; the Gate crosses automatically and will take {} next",
+                next.name_any()
+            );
         }
-    } else {
-        x.state = State::Idle;
-        x.summary = format!(
-            "nothing newer than the current Bundle; {} could be rolled back to by hand",
-            plural(x.eligible.len(), "older Bundle")
-        );
+        AutoNext::FailedHere(newest) => failed_here(x, newest),
+        AutoNext::NothingNewer { held_back } => {
+            x.state = State::Idle;
+            let newer = held_back.map_or_else(
+                || "nothing newer than the current Bundle".to_string(),
+                |why| format!("nothing newer can cross yet: {why}"),
+            );
+            x.summary = format!(
+                "{newer}; {} could be rolled back to by hand",
+                plural(x.eligible.len(), "older Bundle")
+            );
+        }
+        AutoNext::NoneEligible => {}
+    }
+}
+
+/// The newest eligible Bundle already failed here: the Gate waits for someone.
+fn failed_here(x: &mut Explanation, newest: &Bundle) {
+    let (name, namespace) = (x.gate.clone(), x.namespace.clone());
+    let newest_name = newest.name_any();
+    let reason = newest
+        .status
+        .iter()
+        .flat_map(|s| &s.blocked)
+        .find(|b| b.gate == name && !b.reason.is_empty())
+        .map_or("no reason recorded", |b| b.reason.as_str());
+    x.state = State::Blocked;
+    x.summary =
+        format!("{newest_name} did not cross here before, and is not retried automatically");
+    if !x
+        .blockers
+        .iter()
+        .any(|b| b.kind == BlockerKind::PassageFailed)
+    {
+        x.blockers.push(Blocker::new(
+            BlockerKind::PassageFailed,
+            format!(
+                "{newest_name} did not cross here before and is not retried automatically: {reason}"
+            ),
+            Some(Remedy::Promote {
+                gate: name,
+                bundle: newest_name,
+            }),
+            &namespace,
+        ));
     }
 }
 
@@ -313,7 +469,7 @@ fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Ti
         let count = plural(x.eligible.len(), "Bundle");
         let windows = window::judge(&gate.spec.windows, now);
         if !windows.allowed {
-            let detail = windows.reason_with_until();
+            let detail = windows.reason_in_words();
             x.state = State::Blocked;
             x.summary = format!("{count} could cross, but {detail}");
             x.blockers.push(Blocker {
@@ -336,9 +492,18 @@ fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Ti
                 .map(|a| a.actor.clone());
             let detail = match approver {
                 Some(approver) => format!(
-                    "spec.auto is false: someone other than {approver}, who approved {newest}, must request the crossing"
+                    "this Gate crosses only when asked: someone other than {approver}, who approved {newest}, must ask"
                 ),
-                None => "spec.auto is false, so someone must request the crossing".into(),
+                None => "this Gate crosses only when asked, and nobody has asked yet".into(),
+            };
+            // The one offered first should not fail the same way unannounced.
+            let detail = match x.failed_before.iter().find(|f| &f.bundle == newest) {
+                Some(failed) => format!(
+                    "{detail} ({newest} {} here before, in {})",
+                    failed.outcome.as_str(),
+                    failed.passage
+                ),
+                None => detail,
             };
             x.blockers.push(Blocker::new(
                 BlockerKind::Manual,

@@ -63,6 +63,7 @@ pub fn overview_with<'a>(
     let mut totals = Totals::default();
     let mut namespaces = Vec::new();
     for snapshot in snapshots {
+        let mut mine = Totals::default();
         let mut running: HashMap<&str, String> = HashMap::new();
         // Oldest first, so that of several active Passages of a Gate the newest is
         // the one named.
@@ -70,10 +71,10 @@ pub fn overview_with<'a>(
             match passage.phase() {
                 PassagePhase::Pending | PassagePhase::Running => {
                     running.insert(passage.spec.gate.as_str(), passage.name_any());
-                    totals.running += 1;
+                    mine.running += 1;
                 }
                 PassagePhase::Failed => {
-                    totals.failed += 1;
+                    mine.failed += 1;
                     if let Some(finished) =
                         passage.status.as_ref().and_then(|s| s.finished_at.as_ref())
                     {
@@ -105,14 +106,14 @@ pub fn overview_with<'a>(
                 running: running.get(gate.name_any().as_str()).cloned(),
                 suspended: gate.spec.suspend,
             };
-            totals.gates += 1;
-            totals.eligible += summary.eligible;
-            totals.suspended += usize::from(summary.suspended);
+            mine.gates += 1;
+            mine.eligible += summary.eligible;
+            mine.suspended += usize::from(summary.suspended);
             match health {
-                Health::Healthy => totals.healthy += 1,
-                Health::Progressing => totals.progressing += 1,
-                Health::Degraded => totals.degraded += 1,
-                Health::Unknown | Health::NotApplicable => totals.unknown += 1,
+                Health::Healthy => mine.healthy += 1,
+                Health::Progressing => mine.progressing += 1,
+                Health::Degraded => mine.degraded += 1,
+                Health::Unknown | Health::NotApplicable => mine.unknown += 1,
             }
             gates.push(summary);
         }
@@ -120,12 +121,29 @@ pub fn overview_with<'a>(
             namespaces.push(NamespaceOverview {
                 namespace: snapshot.namespace().to_string(),
                 gates,
+                totals: mine.clone(),
             });
         }
+        totals.add(&mine);
     }
     Overview {
         namespaces,
         totals,
         activity,
+    }
+}
+
+impl Totals {
+    /// Adds one namespace's counts.
+    fn add(&mut self, other: &Self) {
+        self.gates += other.gates;
+        self.healthy += other.healthy;
+        self.progressing += other.progressing;
+        self.degraded += other.degraded;
+        self.unknown += other.unknown;
+        self.suspended += other.suspended;
+        self.eligible += other.eligible;
+        self.running += other.running;
+        self.failed += other.failed;
     }
 }

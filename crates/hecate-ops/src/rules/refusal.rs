@@ -42,6 +42,9 @@ pub enum RefusalCode {
     NoFidesTrail,
     /// Fides stored the approval as something its change gate will not count.
     ApprovalNotCounted,
+    /// The Flux object is not one the Gate's own watch names (in its cluster and
+    /// namespace): Hecate operates only what a Gate depends on.
+    NotWatched,
 }
 
 impl RefusalCode {
@@ -63,6 +66,7 @@ impl RefusalCode {
             Self::NoImageDigest => "NoImageDigest",
             Self::NoFidesTrail => "NoFidesTrail",
             Self::ApprovalNotCounted => "ApprovalNotCounted",
+            Self::NotWatched => "NotWatched",
         }
     }
 }

@@ -10,10 +10,11 @@ use std::sync::Arc;
 use hecate_types::{Bundle, Gate, Passage};
 use kube::ResourceExt as _;
 
-use super::eligibility::newest_first;
+use super::eligibility::{newest_first, passages_newest_first};
 
-/// One namespace's objects. Gates are sorted by name, Bundles and Passages newest
-/// first (ties by name); every rule may rely on that.
+/// One namespace's objects. Gates are sorted by name, Bundles newest first by
+/// creation ([`newest_first`]) and Passages by start ([`passages_newest_first`]); every
+/// rule may rely on that.
 #[derive(Clone, Debug, Default)]
 pub struct NamespaceSnapshot {
     namespace: String,
@@ -49,7 +50,7 @@ impl NamespaceSnapshot {
     ) -> Self {
         gates.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         bundles.sort_by(|a, b| newest_first(a.as_ref(), b.as_ref()));
-        passages.sort_by(|a, b| newest_first(a.as_ref(), b.as_ref()));
+        passages.sort_by(|a, b| passages_newest_first(a.as_ref(), b.as_ref()));
         let mut passages_by_gate: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, passage) in passages.iter().enumerate() {
             passages_by_gate

@@ -16,6 +16,8 @@ use hecate_types::Window;
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
 
+use crate::model::WindowWords;
+
 /// How far ahead to look for the next change. Further than a year is "not soon".
 const HORIZON: SignedDuration = SignedDuration::from_hours(24 * 400);
 /// How many window edges to step over looking for a change of the overall answer.
@@ -40,6 +42,23 @@ impl WindowJudgement {
         match self.next_change {
             Some(t) if !self.allowed => {
                 format!("{} until {}", self.reason, t.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            }
+            _ => self.reason.clone(),
+        }
+    }
+}
+
+impl WindowJudgement {
+    /// The reason with when it lifts as a person reads it, e.g. `outside every
+    /// promotion window until Wed 12 Aug 06:00 UTC`. Empty when allowed.
+    pub fn reason_in_words(&self) -> String {
+        match self.next_change {
+            Some(t) if !self.allowed => {
+                format!(
+                    "{} until {}",
+                    self.reason,
+                    t.strftime("%a %-d %b %Y %H:%M UTC")
+                )
             }
             _ => self.reason.clone(),
         }
@@ -132,6 +151,10 @@ enum Schedule {
 
 struct ParsedWindow {
     text: String,
+    /// The cron expression without a zone prefix.
+    expression: String,
+    /// The zone's name as written (empty: UTC).
+    zone_name: String,
     schedule: Schedule,
     duration: SignedDuration,
     zone: TimeZone,
@@ -147,12 +170,14 @@ impl ParsedWindow {
             return Err("duration must be positive".into());
         }
         let mut zone = zone(&window.time_zone)?;
+        let mut zone_name = window.time_zone.clone();
         let mut expression = window.schedule.trim();
         // A `CRON_TZ=<zone> ` (or `TZ=<zone> `) prefix names the schedule's own zone.
         for prefix in ["CRON_TZ=", "TZ="] {
             if let Some(rest) = expression.strip_prefix(prefix) {
                 let (name, rest) = rest.split_once(' ').unwrap_or((rest, ""));
                 zone = self::zone(name)?;
+                zone_name = name.to_string();
                 expression = rest.trim();
             }
         }
@@ -160,6 +185,8 @@ impl ParsedWindow {
             .map_err(|cause| format!("invalid schedule {:?}: {cause}", window.schedule))?;
         Ok(Self {
             text: window.schedule.clone(),
+            expression: expression.to_string(),
+            zone_name,
             schedule,
             duration,
             zone,
@@ -263,4 +290,199 @@ fn schedule(expression: &str) -> Result<Schedule, String> {
         .parse(expression)
         .map(|cron| Schedule::Cron(Box::new(cron)))
         .map_err(|cause| cause.to_string())
+}
+
+/// Each of `windows` in words at `now`, in order: when it applies, in its own zone, and
+/// where it stands (`in force now; lifts Mon 00:00`). `next` is when it next opens or
+/// closes, so an explanation holding these words holds until the earliest `next`.
+pub fn describe(windows: &[Window], now: Timestamp) -> Vec<WindowWords> {
+    windows
+        .iter()
+        .enumerate()
+        .map(|(i, window)| match ParsedWindow::parse(window) {
+            Ok(parsed) => parsed.words(now),
+            Err(problem) => WindowWords {
+                text: format!(
+                    "window {} does not parse ({problem}), so it refuses every crossing",
+                    i + 1
+                ),
+                deny: true,
+                open: true,
+                next: None,
+            },
+        })
+        .collect()
+}
+
+impl ParsedWindow {
+    fn words(&self, now: Timestamp) -> WindowWords {
+        let open = self.is_open(now);
+        let next = self.next_edge(now);
+        let zone = match (self.zone_name.as_str(), self.zone.iana_name()) {
+            ("" | "UTC", _) => "UTC".to_string(),
+            ("Local", Some(name)) => name.to_string(),
+            ("Local", None) => "local time".to_string(),
+            (name, _) => name.to_string(),
+        };
+        let verb = if self.deny {
+            "no crossings"
+        } else {
+            "crossings allowed"
+        };
+        let when = match &self.schedule {
+            Schedule::Every(_) => "at any time".to_string(),
+            Schedule::Cron(_) => span(&self.expression, self.duration, &zone),
+        };
+        let at = |t: Timestamp| moment(t, now, &self.zone);
+        let standing = match (&self.schedule, self.deny, open, next) {
+            (Schedule::Every(_), _, true, _) => "always".to_string(),
+            (Schedule::Every(_), _, false, _) => "never, as written".to_string(),
+            (_, true, true, Some(t)) => format!("in force now; lifts {}", at(t)),
+            (_, true, true, None) => "in force now".to_string(),
+            (_, true, false, Some(t)) => format!("next in force {}", at(t)),
+            (_, false, true, Some(t)) => format!("open now; closes {}", at(t)),
+            (_, false, true, None) => "open now".to_string(),
+            (_, false, false, Some(t)) => format!("closed now; opens {}", at(t)),
+            (_, _, false, None) => "not again within a year".to_string(),
+        };
+        WindowWords {
+            text: format!("{verb} {when}; {standing}"),
+            deny: self.deny,
+            open,
+            next: next.map(hecate_types::Time),
+        }
+    }
+}
+
+/// How near an instant must be to be named by its weekday alone ([`moment`]).
+pub const WEEKDAY_ONLY: SignedDuration = SignedDuration::from_hours(24 * 6);
+
+/// An instant as a person reads it in the window's zone: `Mon 00:00` within the coming
+/// six days, `Mon 4 Jan 00:00` beyond them.
+fn moment(t: Timestamp, now: Timestamp, zone: &TimeZone) -> String {
+    let zoned = t.to_zoned(zone.clone());
+    if t.duration_since(now) <= WEEKDAY_ONLY {
+        zoned.strftime("%a %H:%M").to_string()
+    } else {
+        zoned.strftime("%a %-d %b %H:%M").to_string()
+    }
+}
+
+const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+
+/// When a cron window applies, in words and in `zone`: `Sat 00:00 – Mon 00:00 UTC`,
+/// `daily 22:00 – 06:00 UTC`, `Mon–Fri 09:00 – 17:00 UTC`; anything else as its
+/// expression and duration.
+fn span(expression: &str, duration: SignedDuration, zone: &str) -> String {
+    let expanded = match expression.to_ascii_lowercase().as_str() {
+        "@daily" | "@midnight" => "0 0 * * *".to_string(),
+        "@weekly" => "0 0 * * 0".to_string(),
+        _ => expression.to_string(),
+    };
+    let fields: Vec<&str> = expanded.split_whitespace().collect();
+    let minutes = duration.as_secs() / 60;
+    let fallback = || format!("from each `{expression}` {zone} for {}", length(duration));
+    let [minute, hour, "*", "*", dow] = fields[..] else {
+        return fallback();
+    };
+    let (Ok(minute), Ok(hour)) = (minute.parse::<i64>(), hour.parse::<i64>()) else {
+        return fallback();
+    };
+    if minute > 59 || hour > 23 || minutes <= 0 {
+        return fallback();
+    }
+    let start = hour * 60 + minute;
+    let end = start + minutes;
+    let clock = |m: i64| format!("{:02}:{:02}", (m % 1440) / 60, m % 60);
+    if dow == "*" {
+        return if minutes < 24 * 60 {
+            format!("daily {} – {} {zone}", clock(start), clock(end))
+        } else {
+            format!(
+                "daily from {} {zone} for {}",
+                clock(start),
+                length(duration)
+            )
+        };
+    }
+    if let Some(day) = weekday(dow) {
+        if minutes < 7 * 24 * 60 {
+            let end_day = (day + end / 1440) % 7;
+            return format!(
+                "{} {} – {} {} {zone}",
+                DAYS[day as usize],
+                clock(start),
+                DAYS[end_day as usize],
+                clock(end)
+            );
+        }
+        return format!(
+            "{} from {} {zone} for {}",
+            DAYS[day as usize],
+            clock(start),
+            length(duration)
+        );
+    }
+    let Some(days) = weekdays(dow) else {
+        return fallback();
+    };
+    if minutes < 24 * 60 {
+        format!("{days} {} – {} {zone}", clock(start), clock(end))
+    } else {
+        format!(
+            "{days} from {} {zone} for {}",
+            clock(start),
+            length(duration)
+        )
+    }
+}
+
+/// One weekday, as a number 0–6 or a name.
+fn weekday(field: &str) -> Option<i64> {
+    if let Ok(n) = field.parse::<i64>() {
+        return (0..7).contains(&n).then_some(n);
+    }
+    DAYS.iter()
+        .position(|d| d.eq_ignore_ascii_case(field))
+        .and_then(|i| i64::try_from(i).ok())
+}
+
+/// Weekday lists and ranges (`1-5`, `MON,WED`) in words (`Mon–Fri`, `Mon, Wed`).
+fn weekdays(field: &str) -> Option<String> {
+    let parts: Option<Vec<String>> = field
+        .split(',')
+        .map(|part| match part.split_once('-') {
+            Some((a, b)) => Some(format!(
+                "{}–{}",
+                DAYS[usize::try_from(weekday(a)?).ok()?],
+                DAYS[usize::try_from(weekday(b)?).ok()?]
+            )),
+            None => Some(DAYS[usize::try_from(weekday(part)?).ok()?].to_string()),
+        })
+        .collect();
+    parts.map(|p| p.join(", "))
+}
+
+/// A duration in words: `48 h`, `90 min`, `2 days`, `1 day 3 h`.
+pub fn length(duration: SignedDuration) -> String {
+    let minutes = duration.as_secs().max(0) / 60;
+    let (days, hours, mins) = (minutes / 1440, (minutes % 1440) / 60, minutes % 60);
+    let mut parts = Vec::new();
+    if days > 0 {
+        parts.push(if days == 1 {
+            "1 day".to_string()
+        } else {
+            format!("{days} days")
+        });
+    }
+    if hours > 0 {
+        parts.push(format!("{hours} h"));
+    }
+    if mins > 0 {
+        parts.push(format!("{mins} min"));
+    }
+    if parts.is_empty() {
+        return format!("{} s", duration.as_secs().max(0));
+    }
+    parts.join(" ")
 }

@@ -71,6 +71,16 @@ async fn cached_reads_answer_as_the_direct_path_does() {
     bundle_status(&env, bundles[0].clone(), &["dev"], &[("staging", "alice")]).await;
     passage(&env, "dev-b1", "dev", "b1", PassagePhase::Succeeded).await;
     passage(&env, "dev-b2", "dev", "b2", PassagePhase::Failed).await;
+    // A Bundle no Gate admits: the direct Explain does not read it (it lists only
+    // the admitted Beacon's), the cached one judges it and leaves it out.
+    env.create(hecate_types::Bundle::new(
+        "w1",
+        hecate_types::BundleSpec {
+            beacon: "web".into(),
+            ..bundle_spec()
+        },
+    ))
+    .await;
 
     // One instant for both paths, so that nothing differs but where objects come from.
     let now = jiff::Timestamp::now();

@@ -40,7 +40,10 @@ async fn explain_and_overview_cost_three_requests_at_any_size() {
     assert_eq!(
         requests,
         [
-            format!("GET /apis/hecate.dev/v1alpha1/namespaces/{ns}/bundles?"),
+            // Only the Bundles of the Beacon the Gate admits (DECISIONS 42).
+            format!(
+                "GET /apis/hecate.dev/v1alpha1/namespaces/{ns}/bundles?&fieldSelector=spec.beacon%3Dapp"
+            ),
             format!("GET /apis/hecate.dev/v1alpha1/namespaces/{ns}/gates/staging"),
             // Only the Gate's Passages: the API server selects them (DECISIONS 42).
             format!(

@@ -6,9 +6,12 @@
 
 mod actions;
 mod cache;
+mod compat;
 mod concurrency;
 mod cost;
 mod evidence;
 mod fixtures;
+mod flux;
 mod judgements;
+mod preflight;
 mod reads;

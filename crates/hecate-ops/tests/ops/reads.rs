@@ -162,3 +162,78 @@ async fn namespaces_are_those_holding_gates_or_beacons() {
     sorted.dedup();
     assert_eq!(namespaces, sorted, "sorted, without duplicates");
 }
+
+/// Passages made together (restored, imported, written at once) tie on creation; their
+/// starts tell them apart, so the newest run leads — not `…-2-0` before `…-10-0` by name.
+#[tokio::test]
+async fn passages_are_newest_first_by_start() {
+    let env = TestEnv::new().await;
+    let ops = Ops::new(env.admin.clone());
+    gate(&env, "production", gate_spec(&[], false)).await;
+    bundle(&env, "b1").await;
+    let start = jiff::Timestamp::now();
+    for (name, minutes_ago) in [
+        ("production-1-10-0", 5),
+        ("production-1-2-0", 50),
+        ("production-1-9-0", 20),
+    ] {
+        let mut p = passage(&env, name, "production", "b1", PassagePhase::Succeeded).await;
+        p.status.as_mut().unwrap().started_at = Some(hecate_types::Time(
+            start - jiff::SignedDuration::from_mins(minutes_ago),
+        ));
+        env.write_status(&p).await;
+    }
+    assert_eq!(
+        names(
+            &ops.passages(&env.namespace, Some("production"), None)
+                .await
+                .unwrap()
+        ),
+        ["production-1-10-0", "production-1-9-0", "production-1-2-0"]
+    );
+}
+
+/// A crossing nobody starts is named, and what else could cross stays listed.
+#[tokio::test]
+async fn explain_names_a_crossing_that_never_starts() {
+    let env = TestEnv::new().await;
+    let ops = Ops::new(env.admin.clone());
+    gate(&env, "production", gate_spec(&[], false)).await;
+    bundles_in_order(&env, &["b1", "b2"]).await;
+    let mut stuck = hecate_types::Passage::new(
+        "production-1",
+        hecate_types::PassageSpec {
+            gate: "production".into(),
+            bundle: "b1".into(),
+            steps: vec![hecate_types::Step {
+                uses: "flux-wait".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+    );
+    // Asked for three minutes ago (as `hecate promote` records it), never started.
+    stuck.metadata.annotations = Some(hecate_ops::rules::eligibility::created_annotation(
+        jiff::Timestamp::now() - jiff::SignedDuration::from_mins(3),
+    ));
+    env.create(stuck).await;
+
+    let x = ops.explain(&env.namespace, "production").await.unwrap();
+    assert_eq!(x.state, hecate_ops::State::Crossing);
+    assert_eq!(x.summary, "crossing b1, but production-1 has not started");
+    let kinds: Vec<&str> = x.blockers.iter().map(|b| b.kind.as_str()).collect();
+    assert_eq!(kinds, ["NotStarted"]);
+    assert!(
+        x.blockers[0]
+            .detail
+            .ends_with("is hecate-controller running?"),
+        "{}",
+        x.blockers[0].detail
+    );
+    assert!(x.crossing.as_ref().is_some_and(|c| c.stalled));
+    assert_eq!(
+        x.eligible,
+        ["b2"],
+        "the rest stays listed during a crossing"
+    );
+}

@@ -9,6 +9,8 @@ import { href, navigate } from "../router.js";
 
 const KINDS = ["crossed", "refused", "running", "approved", "aborted"];
 const MARKS = { crossed: "✓", refused: "✗", running: "◐", approved: "✔", aborted: "■" };
+// The filter keeps the stable codes; what a person reads is the crossings' vocabulary.
+const LABELS = { refused: "failed or aborted" };
 
 export async function render(ctx) {
   const { ns, params } = ctx;
@@ -20,11 +22,8 @@ export async function render(ctx) {
     get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => []),
   ]);
   const index = c.index(bundles);
-  const sorted = entries
-    .map((e, i) => [e, i])
-    .sort(([a, i], [b, j]) => Date.parse(b.at) - Date.parse(a.at) || i - j)
-    .map(([e]) => e);
-  const shown = sorted.filter((e) => (!gate || e.gate === gate) && (!kind || e.kind === kind));
+  // Newest first, as ops orders the trail.
+  const shown = entries.filter((e) => (!gate || e.gate === gate) && (!kind || e.kind === kind));
   const gates = [...new Set(entries.map((e) => e.gate))].sort();
   const filter = (key) => (event) => {
     const next = Object.fromEntries(params);
@@ -41,7 +40,7 @@ export async function render(ctx) {
       h("label", { for: "audit-gate" }, "Gate"),
       h("select", { id: "audit-gate", onchange: filter("gate") }, h("option", { value: "" }, "every Gate"), gates.map((g) => h("option", { value: g, selected: g === gate }, g))),
       h("label", { for: "audit-kind" }, "Kind"),
-      h("select", { id: "audit-kind", onchange: filter("kind") }, h("option", { value: "" }, "every kind"), KINDS.map((k) => h("option", { value: k, selected: k === kind }, k))),
+      h("select", { id: "audit-kind", onchange: filter("kind") }, h("option", { value: "" }, "every kind"), KINDS.map((k) => h("option", { value: k, selected: k === kind }, LABELS[k] || k))),
     ),
     h("p", { class: "small muted", role: "status" }, `${shown.length} of ${entries.length} entries`),
     shown.length
@@ -52,7 +51,9 @@ export async function render(ctx) {
             attrs: { class: ["entry", `kind-${e.kind}`, e.kind === "refused" && "refused"].filter(Boolean).join(" "), "data-kind": e.kind },
             cells: [
               time(e.at, "local"),
-              h("span", { class: ["mark", `mark-${e.kind}`] }, h("span", { "aria-hidden": "true" }, MARKS[e.kind] || ""), " ", e.kind),
+              // A crossing's outcome in the words Passages and Bundles use (a refusal
+              // is "failed" or "aborted"); the kind stays the filter's code.
+              h("span", { class: ["mark", `mark-${e.kind}`], "data-outcome": e.outcome || "" }, h("span", { "aria-hidden": "true" }, MARKS[e.kind] || ""), " ", e.kind === "refused" && e.outcome ? e.outcome : e.kind),
               [e.bundle ? c.bundle(e.bundle, ns, index) : "", " → ", c.link("/gates/", { name: e.gate, namespace: ns }, e.gate), e.passage ? [" · ", c.link("/passages/", { name: e.passage, namespace: ns }, e.passage)] : null],
               !e.actor ? "automatically" : e.actor === "controller" ? "automatically (controller)" : `by ${e.actor}`,
               e.verified === true ? "verified" : e.verified === false ? "not verified" : "",

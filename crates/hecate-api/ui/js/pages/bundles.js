@@ -3,7 +3,7 @@
 // and the evidence Fides holds — where "unavailable" is said as such and a Fides that
 // did not answer is never shown as a clean record.
 
-import { ApiError, get, nsPath } from "../api.js";
+import { API, ApiError, get, nsPath } from "../api.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
 import { count, local, time } from "../format.js";
@@ -19,7 +19,13 @@ function lastCleared(b) {
 
 async function list(ctx) {
   ctx.title("Bundles");
-  const bundles = await get(nsPath(ctx.ns, "bundles"), { signal: ctx.signal });
+  const [bundles, overview] = await Promise.all([
+    get(nsPath(ctx.ns, "bundles"), { signal: ctx.signal }),
+    // Which Gate holds which Bundle now is ops' answer (each Gate's `current`).
+    get(`${API}/overview`, { signal: ctx.signal }).catch(() => ({ namespaces: [] })),
+  ]);
+  const summaries = (overview.namespaces.find((n) => n.namespace === ctx.ns) || { gates: [] }).gates;
+  const holding = (b) => summaries.filter((g) => g.current === b).map((g) => g.name);
   return h(
     "div",
     { class: "page" },
@@ -27,20 +33,22 @@ async function list(ctx) {
     bundles.length
       ? c.table(
           `Bundles in ${ctx.ns}, newest first`,
-          ["Bundle", "Beacon", "Where", "Artifacts", "Approvals", "Blocked", "Emitted"],
+          ["Bundle", "Beacon", "Where", "Artifacts", "Approvals", "Failed", "Emitted"],
           bundles.map((b) => {
             const st = b.status || {};
+            const now = holding(b.metadata.name);
             const gate = lastCleared(b);
             return {
               attrs: { "data-bundle": b.metadata.name },
               cells: [
                 c.bundle(b.metadata.name, ctx.ns, c.index([b])),
                 b.spec.beacon,
-                gate ? `in ${gate}` : h("span", { class: "muted" }, "not yet crossed"),
+                // "in" only while a Gate holds it; otherwise where it last crossed.
+                now.length ? `in ${now.join(", ")}` : gate ? h("span", { class: "muted" }, `crossed ${gate}, since replaced`) : h("span", { class: "muted" }, "not yet crossed"),
                 String((b.spec.artifacts || []).length),
                 (st.approvedFor || []).length ? `approved for ${st.approvedFor.map((a) => a.gate).join(", ")}` : "",
-                (st.blocked || []).map((x) => h("div", { class: "error-text small" }, `blocked at ${x.gate}: ${x.reason}`)),
-                time(b.metadata.creationTimestamp),
+                (st.blocked || []).map((x) => h("div", { class: "error-text small" }, `failed at ${x.gate}: ${x.reason}`)),
+                time(c.emittedAt(b)),
               ],
             };
           }),
@@ -134,9 +142,9 @@ async function detail(ctx) {
   const approvals = st.approvedFor || [];
   const cleared = st.cleared || [];
   const timeline = [
-    { at: b.metadata.creationTimestamp, what: "emitted", gate: "", actor: b.spec.beacon ? `Beacon ${b.spec.beacon}` : "", reason: "", passage: "" },
+    { at: c.emittedAt(b), what: "emitted", gate: "", actor: b.spec.beacon ? `Beacon ${b.spec.beacon}` : "", reason: "", passage: "" },
     ...cleared.map((x) => ({ ...x, what: "cleared" })),
-    ...(st.blocked || []).map((x) => ({ ...x, what: "blocked" })),
+    ...(st.blocked || []).map((x) => ({ ...x, what: "failed" })),
   ].sort((x, y) => Date.parse(x.at) - Date.parse(y.at));
   return h(
     "div",
@@ -145,7 +153,7 @@ async function detail(ctx) {
     c.facts([
       ["Beacon", c.link("/beacons/", { name: b.spec.beacon, namespace: ns }, b.spec.beacon)],
       ["Content digest", h("code", { class: "digest" }, b.spec.digest || "none")],
-      ["Emitted", [time(b.metadata.creationTimestamp), ` (${local(b.metadata.creationTimestamp)})`]],
+      ["Emitted", [time(c.emittedAt(b)), ` (${local(c.emittedAt(b))})`]],
     ]),
     c.section(
       "Approvals",
@@ -181,7 +189,7 @@ async function detail(ctx) {
         `What happened to ${name}, oldest first`,
         ["When", "What", "Gate", "Who", "Passage", "Why"],
         timeline.map((x) => ({
-          attrs: { class: x.what === "blocked" ? "refused" : "" },
+          attrs: { class: x.what === "failed" ? "refused" : "" },
           cells: [time(x.at, "local"), x.what, x.gate, x.actor, x.passage ? c.link("/passages/", { name: x.passage, namespace: ns }, x.passage) : "", x.reason],
         })),
       ),

@@ -7,57 +7,15 @@ import { API, get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
-import { count, time } from "../format.js";
-import { byStage, needsApproval, sources, upstream } from "../pipeline.js";
+import { count, duration, local, time } from "../format.js";
+import { pipelineGraph } from "../graph.js";
+import { needsApproval, upstream } from "../pipeline.js";
 
 export async function render(ctx) {
   return ctx.name ? detail(ctx) : list(ctx);
 }
 
 // ---- the list ----------------------------------------------------------------------
-
-function node(ns, gate, bundles) {
-  const st = gate.status || {};
-  const health = (st.health && st.health.status) || "Unknown";
-  const waiting = (st.eligible || []).length;
-  return h(
-    "div",
-    { class: ["node", `edge-${health}`] },
-    h("strong", null, c.link("/gates/", { name: gate.metadata.name, namespace: ns }, gate.metadata.name)),
-    " ",
-    c.health(health),
-    h("div", { class: "small" }, st.current ? c.bundle(st.current.bundle, ns, bundles) : h("span", { class: "muted" }, "nothing yet")),
-    waiting ? h("div", { class: "small" }, `${waiting} waiting`) : null,
-    needsApproval(gate) ? h("div", { class: "small" }, c.pill("needs approval", "warn")) : null,
-  );
-}
-
-function graph(ns, gates, summaries, bundles) {
-  const beacons = [...new Set(gates.flatMap(sources))].sort();
-  const byName = new Map(gates.map((g) => [g.metadata.name, g]));
-  // Without the Overview (no access, or a failure) the Gates still show, unordered.
-  const columns = summaries.length ? byStage(summaries) : [gates.map((g) => ({ name: g.metadata.name, stage: {} }))];
-  return h(
-    "ol",
-    { class: "pipeline graph", "aria-label": `Pipeline of ${ns}, derived from the Gates' admissions` },
-    beacons.length
-      ? h(
-          "li",
-          { class: "stage" },
-          h("span", { class: "stage-label" }, "Beacons"),
-          beacons.map((b) => h("div", { class: "node beacon" }, c.link("/beacons/", { name: b, namespace: ns }, b), h("div", { class: "small muted" }, "Beacon"))),
-        )
-      : null,
-    columns.map((stage, i) =>
-      h(
-        "li",
-        { class: "stage" },
-        h("span", { class: "stage-label" }, i === 0 ? "First" : `After ${[...new Set(stage.flatMap((s) => s.stage.after || []))].join(", ")}`),
-        stage.filter((s) => byName.has(s.name)).map((s) => node(ns, byName.get(s.name), bundles)),
-      ),
-    ),
-  );
-}
 
 function gateCard(ns, gate, bundles) {
   const st = gate.status || {};
@@ -92,6 +50,19 @@ function gateCard(ns, gate, bundles) {
   );
 }
 
+// The Overview's totals that open a list of Gates, and what the list is then called.
+const SHOW = { degraded: "degraded", suspended: "suspended", crossing: "crossing now", waiting: "with Bundles waiting to cross" };
+
+/** Whether Gate `g` (its Overview summary `x`, when known) is counted by total `show`. */
+function shows(show, g, x) {
+  const st = g.status || {};
+  if (show === "degraded") return ((x && x.health) || (st.health && st.health.status)) === "Degraded";
+  if (show === "suspended") return Boolean(g.spec && g.spec.suspend);
+  if (show === "crossing") return Boolean((x && x.running) || st.activePassage);
+  if (show === "waiting") return x ? x.eligible > 0 : (st.eligible || []).length > 0;
+  return true;
+}
+
 async function list(ctx) {
   ctx.title("Gates");
   const [gates, bundles, overview] = await Promise.all([
@@ -102,14 +73,23 @@ async function list(ctx) {
   ]);
   const index = c.index(bundles);
   const summaries = (overview.namespaces.find((n) => n.namespace === ctx.ns) || { gates: [] }).gates;
+  // `?show=` (the Overview's totals link here): only the Gates that total counts.
+  const show = ctx.params.get("show") || "";
+  const summary = new Map(summaries.map((x) => [x.name, x]));
+  const shown = gates.filter((g) => shows(show, g, summary.get(g.metadata.name)));
   return h(
     "div",
     { class: "page" },
     c.title("Gates", h("span", { class: "muted small" }, ` in ${ctx.ns}`)),
     gates.length
       ? [
-          c.section("Pipeline", null, graph(ctx.ns, gates, summaries, index)),
-          c.section("Every Gate", null, h("div", { class: "cards" }, gates.map((g) => gateCard(ctx.ns, g, index)))),
+          c.section("Pipeline", null, pipelineGraph(ctx.ns, gates, summaries, (b) => c.alias(b, index) || b)),
+          c.section(
+            SHOW[show] ? `Gates ${SHOW[show]}` : "Every Gate",
+            null,
+            SHOW[show] ? h("p", null, c.link("/gates/", { namespace: ctx.ns }, "Show every Gate")) : null,
+            shown.length ? h("div", { class: "cards" }, shown.map((g) => gateCard(ctx.ns, g, index))) : c.empty(`No Gate in ${ctx.ns} is ${SHOW[show]} now.`),
+          ),
         ]
       : c.empty(`No Gates in ${ctx.ns}, or none you may read.`),
   );
@@ -121,11 +101,93 @@ function button(label, attrs, onclick) {
   return h("button", { type: "button", ...attrs, onclick }, label);
 }
 
-function promoteButton(ctx, gate, bundle, index, steps) {
+function promoteButton(ctx, gate, bundle, index, steps, refusedBecause) {
   const label = c.bundleText(bundle, index);
-  return button(`Cross ${gate}`, { class: "primary", "aria-label": `Cross ${gate} with ${label}`, "data-action": "promote", "data-bundle": bundle }, async () => {
+  const attrs = { class: "primary", "aria-label": `Cross ${gate} with ${label}`, "data-action": "promote", "data-bundle": bundle };
+  // Evidence would refuse it: the crossing's evidence gate would only fail.
+  if (refusedBecause) Object.assign(attrs, { disabled: true, title: refusedBecause });
+  return button(`Cross ${gate}`, attrs, async () => {
     if (await actions.promote(ctx.ns, gate, bundle, label, steps)) ctx.refresh();
   });
+}
+
+// ---- evidence before crossing (preflight) ------------------------------------------
+
+/** Why evidence would refuse a Bundle, or "" when it would not (or cannot tell). */
+function refusal(p) {
+  if (!p || p.compliant || p.unknown) return "";
+  const needs = (p.missing || []).length ? `needs ${p.missing.join(", ")}` : "Fides says it is not compliant";
+  return (p.policies || []).length ? `${needs} — for ${p.policies.join(", ")}` : needs;
+}
+
+/** The preflight verdict beside an eligible Bundle. */
+function preflightVerdict(p) {
+  if (!p) return h("span", { class: "muted" }, "not checked");
+  if (p.unknown) return h("span", { class: "preflight", "data-preflight": "unknown" }, c.pill("evidence unknown", "warn"), " ", h("span", { class: "small server-text" }, p.unknown));
+  if (p.compliant) return h("span", { class: "preflight", "data-preflight": "ready" }, c.pill("evidence ready", "ok"));
+  return h("span", { class: "preflight", "data-preflight": "refused" }, c.pill("would be refused", "bad"), " ", h("span", { class: "small server-text" }, refusal(p)));
+}
+
+// ---- the Flux objects the Gate depends on ------------------------------------------
+
+/** Reconcile requests made from this page: `ns/kind/name` → the stamp Flux will echo. */
+const ASKED = new Map();
+
+function fluxCard(ctx, gate, r) {
+  const object = `${r.kind}/${r.name}`;
+  const key = `${r.namespace}/${object}`;
+  const asked = ASKED.get(key);
+  // Only what sits in the Gate's namespace can be operated from here.
+  const operable = !r.missing && r.namespace === ctx.ns;
+  const suspend = button(r.suspended ? "Resume" : "Suspend", { "data-action": r.suspended ? "resume" : "suspend", "aria-label": `${r.suspended ? "Resume" : "Suspend"} ${object}` }, async () => {
+    if (await actions.fluxSuspend(ctx.ns, gate, r.kind, r.name, !r.suspended)) ctx.refresh();
+  });
+  const reconcileAttrs = { "data-action": "reconcile", "aria-label": `Reconcile ${object} now` };
+  if (r.suspended) Object.assign(reconcileAttrs, { disabled: true, title: "Resume it first: Flux does not reconcile a suspended object" });
+  const reconcile = button("Reconcile now", reconcileAttrs, async () => {
+    const answer = await actions.fluxReconcile(ctx.ns, gate, r.kind, r.name);
+    if (answer) {
+      ASKED.set(key, answer.requestedAt);
+      ctx.refresh();
+    }
+  });
+  return h(
+    "article",
+    { class: ["gate-card", "flux-card", `edge-${r.missing ? "Unknown" : r.health}`], "data-flux": object },
+    h("header", null, h("h3", null, object), r.missing ? h("span", { class: "muted", "data-missing": "true" }, "not in the cluster") : c.health(r.health)),
+    r.namespace !== ctx.ns ? h("p", { class: "small muted" }, `in namespace ${r.namespace}`) : null,
+    r.missing
+      ? null
+      : h(
+          "p",
+          { class: "pills" },
+          r.suspended ? c.pill("suspended", "warn") : null,
+          r.revision ? h("code", { class: "small revision" }, r.revision) : h("span", { class: "muted small" }, "no revision yet"),
+        ),
+    r.detail && !r.missing ? h("p", { class: "small issues server-text" }, r.detail) : null,
+    r.lastHandled ? h("p", { class: "small muted" }, "last handled ", time(r.lastHandled)) : null,
+    asked ? h("p", { class: "small", "data-reconcile": r.lastHandled === asked ? "done" : "asked" }, r.lastHandled === asked ? "Reconciled." : "Asked…") : null,
+    operable ? h("div", { class: "buttons" }, suspend, reconcile) : null,
+  );
+}
+
+/** The Flux panel: hidden when the Gate watches no Flux objects. */
+function fluxPanel(ctx, gate, resources) {
+  if (!resources || !resources.length) return null;
+  const suspended = resources.filter((r) => r.suspended);
+  return c.section(
+    "Flux",
+    { class: "flux" },
+    suspended.length
+      ? h(
+          "p",
+          { class: "banner warn", role: "status", "data-flux-suspended": "true" },
+          h("strong", null, "Suspended: "),
+          `${suspended.map((r) => `${r.kind}/${r.name}`).join(", ")} — Flux applies nothing there until resumed, so crossings into ${gate} do not land.`,
+        )
+      : null,
+    h("div", { class: "cards" }, resources.map((r) => fluxCard(ctx, gate, r))),
+  );
 }
 
 function approveButton(ctx, gate, bundle, index) {
@@ -142,16 +204,20 @@ function abortButton(ctx, passage, label) {
 }
 
 /** The button for a typed remedy the server offers, when it is something done here. */
-function remedyButton(ctx, action, index, steps) {
+function remedyButton(ctx, action, index, steps, verdicts) {
   if (!action) return null;
   if (action.type === "approve") return approveButton(ctx, action.gate, action.bundle, index);
-  if (action.type === "promote") return promoteButton(ctx, action.gate, action.bundle, index, steps);
+  if (action.type === "promote") {
+    const refused = action.gate === ctx.name && verdicts ? refusal(verdicts.get(action.bundle)) : "";
+    return promoteButton(ctx, action.gate, action.bundle, index, steps, refused);
+  }
   return null;
 }
 
-function blockers(ctx, explanation, gate, index, steps) {
+function blockers(ctx, explanation, gate, index, steps, verdicts) {
   const list = explanation.blockers || [];
-  if (!list.length) return c.empty("Nothing stands in the way.");
+  // A crossing under way is never "nothing in the way": it is what happens next.
+  if (!list.length) return c.empty(explanation.state === "Crossing" ? "Only the crossing under way: wait for it, or abort it." : "Nothing stands in the way.");
   const active = gate.status && gate.status.activePassage;
   return [
     h(
@@ -160,7 +226,7 @@ function blockers(ctx, explanation, gate, index, steps) {
       list.map((b) => {
         // A button only where the server's remedy is an action taken here; the
         // cluster still decides whether the caller may.
-        const button = remedyButton(ctx, b.action, index, steps);
+        const button = remedyButton(ctx, b.action, index, steps, verdicts);
         return h(
           "li",
           { class: "blocker", "data-kind": b.kind },
@@ -215,22 +281,70 @@ function passageRow(ns, p, index) {
   );
 }
 
+/** The mark on an eligible Bundle whose last crossing of this Gate failed. */
+function failedBefore(ns, f) {
+  if (!f) return null;
+  return h(
+    "span",
+    { class: "failed-before", "data-failed-before": f.passage },
+    " ",
+    c.pill(`${f.outcome} here before`, "bad"),
+    " ",
+    h("span", { class: "small server-text" }, f.reason),
+    f.at ? [" (", c.link("/passages/", { name: f.passage, namespace: ns }, f.passage), ", ", time(f.at), ")"] : [" (", c.link("/passages/", { name: f.passage, namespace: ns }, f.passage), ")"],
+  );
+}
+
+/** The crossing under way: since when, and the step it is on (ops' times; words here). */
+function crossingNow(ns, x) {
+  const step = x.step;
+  return h(
+    "span",
+    { class: ["crossing-now", x.stalled && "stalled"], "data-stalled": x.stalled ? "true" : "false" },
+    c.link("/passages/", { name: x.passage, namespace: ns }, x.passage),
+    x.startedAt ? [" · started ", time(x.startedAt)] : [" · created ", time(x.createdAt), ", not started"],
+    x.stalled ? [" ", c.pill("not started", "bad")] : null,
+    step ? [" · step ", h("code", null, step.alias || step.uses), step.startedAt ? [" running for ", duration(step.startedAt), " (since ", time(step.startedAt), ")"] : null, `, attempt ${Math.max(step.attempts || 0, 1)}`] : null,
+  );
+}
+
+/** The Gate's windows as ops words them, with how far off the next change is. */
+function windowWords(explanation, windows) {
+  const words = explanation.windows || [];
+  if (!words.length) return windows.map((w) => `${w.deny ? "deny" : "allow"} ${w.schedule} for ${w.duration}${w.timeZone ? ` (${w.timeZone})` : ""}`).join("; ");
+  return h(
+    "ul",
+    { class: "windows" },
+    // "in 1d 3h": how far off the next change is, to the hour (the exact time on hover).
+    words.map((w) => h("li", { "data-open": w.open ? "true" : "false" }, w.text, w.next ? [" (", h("time", { datetime: w.next, title: local(w.next) }, `in ${duration(new Date().toISOString(), w.next)}`), ")"] : null)),
+  );
+}
+
 async function detail(ctx) {
   const { ns, name } = ctx;
   ctx.title(`Gate ${name}`);
-  const [explanation, gate, bundles, passages] = await Promise.all([
+  const [explanation, gate, bundles, passages, flux] = await Promise.all([
     get(nsPath(ns, "gates", name, "explain"), { signal: ctx.signal }),
     get(nsPath(ns, "gates", name), { signal: ctx.signal }),
     get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => []),
     get(`${nsPath(ns, "passages")}?gate=${encodeURIComponent(name)}`, { signal: ctx.signal }).catch(() => []),
+    get(nsPath(ns, "gates", name, "flux"), { signal: ctx.signal }).catch(() => []),
   ]);
+  // Fides is asked again only when the eligible list changes, not on every update.
+  const preflight = ctx.once(`preflight:${(explanation.eligible || []).join(",")}`, () =>
+    get(nsPath(ns, "gates", name, "preflight"), { signal: ctx.signal }).catch(() => []),
+  );
+  const verdicts = new Map((preflight.done && preflight.value ? preflight.value : []).map((p) => [p.bundle, p]));
   const index = c.index(bundles);
   const steps = ((gate.spec.passage && gate.spec.passage.steps) || []).length;
   const history = (gate.status && gate.status.history) || [];
   const windows = gate.spec.windows || [];
   const eligible = explanation.eligible || [];
   const waiting = explanation.waiting || [];
-  const emitted = (b) => (index.get(b) ? time(index.get(b).metadata.creationTimestamp) : "");
+  const emitted = (b) => (index.get(b) ? time(c.emittedAt(index.get(b))) : "");
+  // Ops says which eligible Bundles failed here last time: marked before anyone crosses.
+  const failed = new Map((explanation.failedBefore || []).map((f) => [f.bundle, f]));
+  const eligibleBundle = (b) => [c.bundle(b, ns, index), failedBefore(ns, failed.get(b))];
   return h(
     "div",
     { class: "page" },
@@ -242,32 +356,44 @@ async function detail(ctx) {
       ["Crosses", gate.spec.auto ? "automatically, when a newer Bundle is eligible" : "when someone asks (promote)"],
       ["Admits", ((gate.spec.admits || []).map((a) => `${a.from.beacon}${(a.after || []).length ? ` after ${a.after.join(", ")}` : ""}${a.requireApproval ? " (approval required)" : ""}`).join("; ")) || "nothing"],
       ["Steps", steps ? count(steps, "step") : "none"],
-      windows.length ? ["Windows", windows.map((w) => `${w.deny ? "deny" : "allow"} ${w.schedule} for ${w.duration}${w.timeZone ? ` (${w.timeZone})` : ""}`).join("; ")] : null,
+      windows.length ? ["Windows", windowWords(explanation, windows)] : null,
+      explanation.crossing ? ["Crossing", crossingNow(ns, explanation.crossing)] : null,
       gate.spec.suspend ? ["Suspended", "yes: nothing crosses until it is resumed"] : null,
     ]),
     verdict(explanation.evidence),
-    c.section("In the way", null, blockers(ctx, explanation, gate, index, steps)),
+    c.section("In the way", null, blockers(ctx, explanation, gate, index, steps, verdicts)),
+    fluxPanel(ctx, name, flux),
     // Blocked with eligible Bundles: something Gate-wide (a window, a suspension) is
     // in the way, so a button would only earn a refusal.
-    explanation.state === "Blocked" && eligible.length
+    // Crossing: the rest waits for it, so nothing is offered until it ends.
+    (explanation.state === "Blocked" || explanation.state === "Crossing") && eligible.length
       ? c.section(
-          "Could cross once the way is clear",
+          explanation.state === "Crossing" ? "Could cross after this crossing" : "Could cross once the way is clear",
           null,
           c.table(
             `Bundles that could cross ${name} once nothing is in the way, newest first`,
             ["Bundle", "Emitted"],
-            eligible.map((b) => ({ cells: [c.bundle(b, ns, index), emitted(b)], attrs: { "data-bundle": b } })),
+            eligible.map((b) => ({ cells: [eligibleBundle(b), emitted(b)], attrs: { "data-bundle": b } })),
           ),
         )
       : c.section(
           "Could cross now",
           null,
           eligible.length
-            ? c.table(
-                `Bundles that could cross ${name} now, newest first`,
-                ["Bundle", "Emitted", "Action"],
-                eligible.map((b) => ({ cells: [c.bundle(b, ns, index), emitted(b), promoteButton(ctx, name, b, index, steps)], attrs: { "data-bundle": b } })),
-              )
+            ? verdicts.size
+              ? c.table(
+                  `Bundles that could cross ${name} now, newest first, with what Fides' evidence gate would say`,
+                  ["Bundle", "Emitted", "Evidence", "Action"],
+                  eligible.map((b) => ({
+                    cells: [eligibleBundle(b), emitted(b), preflightVerdict(verdicts.get(b)), promoteButton(ctx, name, b, index, steps, refusal(verdicts.get(b)))],
+                    attrs: { "data-bundle": b },
+                  })),
+                )
+              : c.table(
+                  `Bundles that could cross ${name} now, newest first`,
+                  ["Bundle", "Emitted", "Action"],
+                  eligible.map((b) => ({ cells: [eligibleBundle(b), emitted(b), promoteButton(ctx, name, b, index, steps)], attrs: { "data-bundle": b } })),
+                )
             : c.empty("No Bundle can cross now."),
         ),
     c.section(

@@ -7,11 +7,33 @@ import * as c from "../components.js";
 import { h, s } from "../dom.js";
 import { count } from "../format.js";
 import { byStage } from "../pipeline.js";
+import { href } from "../router.js";
 
 // The overview spans namespaces: it follows their streams itself.
 export const live = "self";
 
-function headline(totals) {
+// What list each total opens: the Gates or Passages it counts, in a namespace.
+const OPENS = {
+  gates: ["/gates/", {}],
+  degraded: ["/gates/", { show: "degraded" }],
+  failed: ["/passages/", { phase: "Failed" }],
+  suspended: ["/gates/", { show: "suspended" }],
+  running: ["/passages/", { phase: "running" }],
+  eligible: ["/gates/", { show: "waiting" }],
+};
+
+/** A total's number and words, as a link to the list it counts (one per namespace when several hold some). */
+function total(key, n, label, namespaces) {
+  const [path, params] = OPENS[key];
+  const where = namespaces.filter((x) => x.totals && x.totals[key] > 0);
+  const words = [h("strong", null, String(n)), " ", label];
+  if (where.length === 1) return h("a", { href: href(path, { ...params, namespace: where[0].namespace }) }, words);
+  // Every namespace has Gates, and each heading below links to them already.
+  if (where.length === 0 || key === "gates") return words;
+  return [words, ": ", where.map((x, i) => [i ? ", " : "", h("a", { href: href(path, { ...params, namespace: x.namespace }) }, `${x.totals[key]} in ${x.namespace}`)])];
+}
+
+function headline(totals, namespaces) {
   const cards = [["gates", totals.gates, "Gates", ""]];
   for (const [key, n, label, kind] of [
     ["degraded", totals.degraded, "degraded", "bad"],
@@ -30,7 +52,7 @@ function headline(totals) {
       "ul",
       { class: "totals", "aria-label": "Totals" },
       cards.map(([key, n, label, kind]) =>
-        h("li", { class: ["total", kind && `total-${kind}`], "data-total": key }, h("strong", null, String(n)), " ", label),
+        h("li", { class: ["total", kind && `total-${kind}`], "data-total": key }, total(key, n, label, namespaces)),
       ),
     ),
     calm ? h("p", { class: "calm" }, "Nothing needs attention: no Gate is degraded or suspended, and no crossing has failed.") : null,
@@ -47,7 +69,7 @@ function activity(days) {
   const label = `Crossings per day over the last 14 days: ${count(crossed, "crossing")} and ${count(failed, "failure")} in all.`;
   const chart = s(
     "svg",
-    { class: "chart", viewBox: `0 0 ${days.length * width} ${height + 20}`, role: "img", "aria-label": label, preserveAspectRatio: "none" },
+    { class: "chart", viewBox: `0 0 ${days.length * width} ${height}`, role: "img", "aria-label": label, preserveAspectRatio: "none" },
     days.map((d, i) => {
       const x = i * width + 4;
       const hc = (d.crossed / max) * height;
@@ -58,7 +80,6 @@ function activity(days) {
         s("title", null, `${d.date}: ${d.crossed} crossed, ${d.failed} failed`),
         s("rect", { class: "bar-crossed", x, y: height - hc - hf, width: width - 8, height: hc }),
         s("rect", { class: "bar-failed", x, y: height - hf, width: width - 8, height: hf }),
-        s("text", { x: x + (width - 8) / 2, y: height + 14, "text-anchor": "middle", class: "chart-label" }, d.date.slice(8)),
       );
     }),
   );
@@ -67,6 +88,8 @@ function activity(days) {
     null,
     h("p", { class: "legend" }, h("span", { class: "key key-crossed", "aria-hidden": "true" }), " crossed ", h("span", { class: "key key-failed", "aria-hidden": "true" }), " failed — ", label),
     chart,
+    // The days under their bars, as text the chart's stretching cannot distort.
+    h("ol", { class: "chart-days", "aria-hidden": "true" }, days.map((d) => h("li", null, d.date.slice(8)))),
     h(
       "details",
       null,
@@ -141,7 +164,15 @@ export async function render(ctx) {
     "div",
     { class: "page" },
     c.title("Overview"),
-    headline(overview.totals),
+    // Nothing readable is not "nothing needs attention": say which it is.
+    overview.namespaces.length
+      ? headline(overview.totals, overview.namespaces)
+      : h(
+          "p",
+          { class: "unreadable", "data-readable": "none" },
+          h("strong", null, "You can read no namespace."),
+          " The cluster decides what each person may see: ask for a Role (for example hecate-viewer) in the namespaces you work in.",
+        ),
     c.section(
       "Pipelines",
       null,

@@ -5,7 +5,7 @@ import { get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
-import { duration, time } from "../format.js";
+import { duration, local, time } from "../format.js";
 
 export async function render(ctx) {
   return ctx.name ? detail(ctx) : list(ctx);
@@ -19,19 +19,27 @@ function done(p) {
   return `${steps.filter((s) => ["Succeeded", "Skipped"].includes(s.phase)).length}/${total} steps`;
 }
 
+// `?phase=` (the Overview's totals link here): `Failed`, or `running` for the
+// crossings under way (Pending or Running) — what each total counts.
+const PHASES = { Failed: ["Failed"], running: ["Pending", "Running"] };
+const PHASE_WORDS = { Failed: "that failed", running: "under way" };
+
 async function list(ctx) {
   const gate = ctx.params.get("gate") || "";
+  const only = PHASES[ctx.params.get("phase") || ""] ? ctx.params.get("phase") : "";
   ctx.title(gate ? `Passages of ${gate}` : "Passages");
   const query = gate ? `?gate=${encodeURIComponent(gate)}` : "";
-  const [passages, bundles] = await Promise.all([
+  const [all, bundles] = await Promise.all([
     get(nsPath(ctx.ns, "passages") + query, { signal: ctx.signal }),
     get(nsPath(ctx.ns, "bundles"), { signal: ctx.signal }).catch(() => []),
   ]);
   const index = c.index(bundles);
+  const passages = only ? all.filter((p) => PHASES[only].includes((p.status && p.status.phase) || "Pending")) : all;
   return h(
     "div",
     { class: "page" },
     c.title(gate ? `Passages of ${gate}` : "Passages", h("span", { class: "muted small" }, ` in ${ctx.ns}`)),
+    only ? h("p", { "data-filter": only }, `Only the Passages ${PHASE_WORDS[only]} · `, c.link("/passages/", { namespace: ctx.ns, gate }, "show every Passage")) : null,
     gate ? h("p", null, c.link("/passages/", { namespace: ctx.ns }, "Show the Passages of every Gate")) : null,
     passages.length
       ? c.table(
@@ -54,7 +62,21 @@ async function list(ctx) {
             };
           }),
         )
-      : c.empty(gate ? `No Passage has tried to cross ${gate}.` : `No Passages in ${ctx.ns}.`),
+      : c.empty(only ? `No Passages ${PHASE_WORDS[only]} in ${ctx.ns}.` : gate ? `No Passage has tried to cross ${gate}.` : `No Passages in ${ctx.ns}.`),
+  );
+}
+
+/** A step's outputs: each key with its value (JSON where it is not text); none, said. */
+function outputs(output) {
+  if (output === undefined || output === null) return h("span", { class: "muted" }, "none");
+  const text = (v) => (typeof v === "string" ? v : JSON.stringify(v));
+  if (typeof output !== "object" || Array.isArray(output)) return h("code", { "data-field": "outputs" }, text(output));
+  const keys = Object.keys(output).sort();
+  if (!keys.length) return h("span", { class: "muted" }, "none");
+  return h(
+    "dl",
+    { class: "outputs", "data-field": "outputs" },
+    keys.map((k) => h("div", null, h("dt", null, k), h("dd", null, h("code", null, text(output[k]))))),
   );
 }
 
@@ -113,15 +135,17 @@ async function detail(ctx) {
       null,
       c.table(
         `Steps of ${name}`,
-        ["#", "Step", "Phase", "Took", "Attempts", "Reason", "Message"],
+        ["#", "Step", "Phase", "Started", "Took", "Attempts", "Outputs", "Reason", "Message"],
         steps.map((s, i) => ({
-          attrs: { class: s.phase === "Failed" ? "refused" : "" },
+          attrs: { class: s.phase === "Failed" ? "refused" : "", "data-step": s.as || s.uses },
           cells: [
             String(i + 1),
             [s.as || s.uses, s.as ? h("span", { class: "muted small" }, ` (${s.uses})`) : null],
             c.phase(s.phase),
-            s.startedAt ? duration(s.startedAt, s.finishedAt) : "",
-            s.attempts > 1 ? `${s.attempts} attempts` : "",
+            s.startedAt ? h("span", { "data-field": "started" }, time(s.startedAt), h("span", { class: "muted small" }, ` · ${local(s.startedAt)}`)) : h("span", { class: "muted" }, "not started"),
+            s.startedAt ? h("span", { "data-field": "took" }, duration(s.startedAt, s.finishedAt), s.finishedAt ? "" : " so far") : "",
+            h("span", { "data-field": "attempts" }, s.attempts ? `${s.attempts} ${s.attempts === 1 ? "attempt" : "attempts"}` : "none yet"),
+            outputs(s.output),
             s.reason ? h("code", null, s.reason) : "",
             s.message || "",
           ],

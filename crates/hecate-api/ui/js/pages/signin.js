@@ -1,10 +1,53 @@
 // Sign in with a bearer token the Kubernetes API server accepts. The token is checked
-// with one read before it is kept (in this tab's sessionStorage only).
+// with one read before it is kept (in this tab's sessionStorage only). When the server
+// signs browsers in through an OpenID Connect provider (`/auth/config` answers), the
+// page offers "Sign in with SSO" instead: the provider's ID token comes back as the
+// server's HttpOnly session cookie, and one read with that cookie tells whether this
+// browser is signed in already (back from the provider, or in another tab).
 
 import { API, ApiError, get } from "../api.js";
 import { h } from "../dom.js";
 import * as notice from "../notice.js";
 import * as session from "../session.js";
+
+/** The SSO panel, when the server has a provider; the token form otherwise. */
+async function sso(page, form, onSignedIn) {
+  let config;
+  try {
+    const answer = await fetch("/auth/config", { credentials: "omit", cache: "no-store", headers: { Accept: "application/json" } });
+    if (!answer.ok) return;
+    config = await answer.json();
+  } catch {
+    return; // no provider: the token form stays
+  }
+  if (!config || typeof config.login !== "string") return;
+  try {
+    const signedIn = await fetch(`${API}/namespaces`, { credentials: "same-origin", cache: "no-store", headers: { Accept: "application/json" } });
+    if (signedIn.ok) {
+      session.useSso();
+      notice.clear();
+      onSignedIn();
+      return;
+    }
+  } catch {
+    // Not answered: offer the sign-in anyway.
+  }
+  // A full navigation: the server answers with a redirect to the provider.
+  const button = h("button", { type: "button", id: "sign-in-sso", class: "primary", onclick: () => location.assign(config.login) }, "Sign in with SSO");
+  form.replaceWith(
+    h(
+      "div",
+      { class: "sign-in" },
+      h(
+        "p",
+        { class: "muted" },
+        "Sign in with your organisation's identity provider. Hecate then acts as you: the cluster decides what you may see and do, and every action is recorded as you.",
+      ),
+      h("div", { class: "buttons" }, button),
+    ),
+  );
+  if (page.isConnected) button.focus();
+}
 
 export function render({ onSignedIn }) {
   const error = h("p", { id: "sign-in-error", class: "error-text", role: "alert" });
@@ -63,5 +106,7 @@ export function render({ onSignedIn }) {
     h("div", { class: "buttons" }, button),
     error,
   );
-  return h("div", { class: "page narrow" }, h("h1", { tabindex: "-1" }, "Sign in to Hecate"), form);
+  const page = h("div", { class: "page narrow" }, h("h1", { tabindex: "-1" }, "Sign in to Hecate"), form);
+  sso(page, form, onSignedIn);
+  return page;
 }

@@ -162,4 +162,23 @@ fn newest_first_with_every_kind() {
     assert_eq!(entries[4].bundle, "b2");
     let json = serde_json::to_value(&entries[4]).unwrap();
     assert_eq!(json["kind"], "approved");
+    // One vocabulary: a crossing's entry says how it ended as Passages and Bundles do.
+    let outcomes: Vec<Option<&str>> = entries
+        .iter()
+        .map(|e| e.outcome.map(|o| o.as_str()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            Some("running"),
+            Some("aborted"),
+            None,
+            Some("crossed"),
+            None
+        ]
+    );
+    assert_eq!(
+        serde_json::to_value(&entries[1]).unwrap()["outcome"],
+        "aborted"
+    );
 }

@@ -4,7 +4,9 @@ use hecate_types::{Bundle, Gate, GateSpec};
 use kube::ResourceExt as _;
 use pretty_assertions::assert_eq;
 
-use crate::rules::eligibility::{AutoNext, Code, auto_next, eligible, evaluate, next_auto};
+use crate::rules::eligibility::{
+    AutoNext, Code, admitted_beacons, auto_next, eligible, evaluate, next_auto,
+};
 use crate::rules::fixtures::*;
 
 fn gate_admitting(name: &str, admissions: Vec<hecate_types::Admission>) -> Gate {
@@ -154,6 +156,36 @@ fn ac015_bundles_from_other_beacons_are_ignored() {
 }
 
 #[test]
+fn only_the_admitted_beacons_bundles_are_judged() {
+    // What Ops reads for Explain: the Bundles of these Beacons only. Judging them
+    // alone gives the verdicts judging every Bundle gives.
+    let gate = gate_admitting(
+        "production",
+        vec![admits("podinfo", &[]), admits("web", &["staging"])],
+    );
+    assert_eq!(
+        admitted_beacons(&gate).into_iter().collect::<Vec<_>>(),
+        ["podinfo", "web"]
+    );
+    let every = [
+        b("ours", 0, &[]),
+        bundle_of("web-1", "web", g0(), 1),
+        bundle_of("theirs", "some-other-service", g0(), 2),
+    ];
+    let admitted: Vec<Bundle> = every
+        .iter()
+        .filter(|b| admitted_beacons(&gate).contains(b.spec.beacon.as_str()))
+        .cloned()
+        .collect();
+    assert_eq!(admitted.len(), 2);
+    assert_eq!(
+        verdicts(&gate, &admitted, None),
+        verdicts(&gate, &every, None)
+    );
+    assert!(admitted_beacons(&gate_admitting("dev", vec![])).is_empty());
+}
+
+#[test]
 fn the_first_matching_admission_decides() {
     let mut strict = admits("podinfo", &["staging"]);
     strict.require_approval = true;
@@ -258,7 +290,45 @@ fn a_failure_older_than_the_current_bundle_is_history_not_a_blocker() {
     assert_eq!(names(&eligible(&candidates)), ["failed"]);
     assert_eq!(
         auto_next("production", &candidates, Some(&bundles[1])),
-        AutoNext::NothingNewer
+        AutoNext::NothingNewer { held_back: None }
+    );
+    // A newer Bundle that is not eligible yet says why.
+    let mut approval = admits("podinfo", &[]);
+    approval.require_approval = true;
+    let gate = with_current(gate_admitting("production", vec![approval]), "fixed");
+    let bundles = [b("fixed", 0, &[]), b("newest", 10, &[])];
+    let candidates = evaluate(&gate, &bundles, None);
+    assert_eq!(
+        auto_next("production", &candidates, Some(&bundles[0])),
+        AutoNext::NoneEligible
+    );
+    let bundles = [
+        approved(b("older", 0, &[]), "production", "carol"),
+        b("fixed", 5, &[]),
+        b("newest", 10, &[]),
+    ];
+    let candidates = evaluate(&gate, &bundles, None);
+    assert_eq!(
+        auto_next("production", &candidates, Some(&bundles[1])),
+        AutoNext::NothingNewer {
+            held_back: Some("awaiting approval".into())
+        }
+    );
+    // Two newer Bundles held back for different reasons: both said, with counts.
+    let mut gate = gate;
+    gate.spec.admits[0].after = vec!["staging".into()];
+    let bundles = [
+        approved(b("older", 0, &["staging"]), "production", "carol"),
+        b("fixed", 5, &["staging"]),
+        b("unapproved", 10, &["staging"]),
+        b("untested", 20, &[]),
+    ];
+    let candidates = evaluate(&gate, &bundles, None);
+    assert_eq!(
+        auto_next("production", &candidates, Some(&bundles[1])),
+        AutoNext::NothingNewer {
+            held_back: Some("awaiting approval (1), has not cleared staging (1)".into())
+        }
     );
     // The same failure newer than the occupant is the Gate's to report.
     let gate = with_current(

@@ -232,8 +232,11 @@ fn ac085_a_closed_window() {
         x.blockers[0].until.as_ref().map(|t| t.0),
         Some(at("2026-08-12T06:00:00Z"))
     );
+    // In words, not as a raw timestamp.
     assert!(
-        x.blockers[0].detail.contains("2026-08-12T06:00:00Z"),
+        x.blockers[0]
+            .detail
+            .ends_with("until Wed 12 Aug 2026 06:00 UTC"),
         "{}",
         x.blockers[0].detail
     );
@@ -353,8 +356,158 @@ fn ac159_an_active_passage_with_no_running_step() {
     let p = passage("staging", "b1", None, 0);
     let x = explain_at(gate("staging"), vec![bundle("b1", 0)], vec![p]);
     assert_eq!(x.state, State::Crossing);
-    assert_eq!(x.summary, "crossing b1");
+    // Created just now: nothing is wrong yet, and it says what happens next.
+    assert_eq!(x.summary, "crossing b1: staging-b1 is about to start");
     assert!(x.blockers.is_empty());
+    let crossing = x.crossing.expect("the crossing is described");
+    assert!(!crossing.stalled);
+    assert_eq!(crossing.started_at, None);
+}
+
+#[test]
+fn a_crossing_that_never_starts_is_named() {
+    let p = passage("staging", "b1", None, -3);
+    let g = gate("staging");
+    let x = explain_at(g.clone(), vec![bundle("b1", 0)], vec![p.clone()]);
+    assert_eq!(x.state, State::Crossing);
+    assert_eq!(x.summary, "crossing b1, but staging-b1 has not started");
+    assert_eq!(kinds(&x), [BlockerKind::NotStarted]);
+    assert_eq!(
+        x.blockers[0].detail,
+        "staging-b1 was created at 2026-08-11 11:57:00 UTC and has not started within 2 min: \
+         is hecate-controller running?"
+    );
+    assert!(x.crossing.as_ref().is_some_and(|c| c.stalled));
+    // Just inside the threshold it is not stalled yet, and the explanation says until
+    // when it holds: the instant it would be.
+    let fresh = passage("staging", "b1", None, -1);
+    let snapshot = NamespaceSnapshot::new(NS, vec![g.clone()], vec![bundle("b1", 0)], vec![fresh]);
+    let x = explain(&snapshot, &g, t0());
+    assert!(x.blockers.is_empty(), "{x:?}");
+    assert_eq!(
+        crate::rules::explain::unchanged_until(&snapshot, &g, t0()),
+        Some(at("2026-08-11T12:01:00Z"))
+    );
+    // Once started, age never stalls it.
+    let mut running = passage("staging", "b1", Some(Running), -30);
+    running.status.as_mut().unwrap().started_at = Some(minutes(t0(), -29));
+    let x = explain_at(g, vec![bundle("b1", 0)], vec![running]);
+    assert!(x.blockers.is_empty());
+}
+
+#[test]
+fn a_running_step_carries_its_age_and_attempts() {
+    let mut p = waiting_b1();
+    let step = &mut p.status.as_mut().unwrap().steps[1];
+    step.started_at = Some(minutes(t0(), -15));
+    step.attempts = 7;
+    let x = explain_at(gate("staging"), vec![bundle("b1", 0)], vec![p]);
+    let step = x.crossing.and_then(|c| c.step).expect("a running step");
+    assert_eq!(
+        (
+            step.uses.as_str(),
+            step.started_at.map(|t| t.0),
+            step.attempts
+        ),
+        ("evidence-gate", Some(at("2026-08-11T11:45:00Z")), 7)
+    );
+}
+
+#[test]
+fn bundles_stay_listed_during_a_crossing() {
+    let g = needing_approval(gate("staging"));
+    let bundles = vec![
+        approved(bundle("b3", 3), "staging", "carol"),
+        bundle("b2", 2),
+        approved(bundle("b1", 1), "staging", "carol"),
+    ];
+    let p = passage("staging", "b1", Some(Running), 1);
+    let x = explain_at(g, bundles, vec![p]);
+    assert_eq!(x.state, State::Crossing);
+    assert_eq!(x.eligible, ["b3"], "the Bundle crossing is not listed");
+    let waiting: Vec<&str> = x.waiting.iter().map(|w| w.bundle.as_str()).collect();
+    assert_eq!(waiting, ["b2"]);
+    assert!(x.blockers.is_empty(), "nothing but the crossing is judged");
+}
+
+#[test]
+fn eligible_bundles_that_failed_here_before_say_so() {
+    // b1 failed here and is eligible again; b2 never crossed; b0 failed, then crossed.
+    let mut b0_crossed = passage("staging", "b0", Some(Succeeded), 2);
+    b0_crossed.metadata.name = Some("staging-b0-2".into());
+    let b0_failed = with_message(passage("staging", "b0", Some(Failed), 1), "boom");
+    let bundles = vec![bundle("b2", 2), bundle("b1", 0), bundle("b0", -1)];
+    let x = explain_at(
+        gate("staging"),
+        bundles,
+        vec![failed_b1(), b0_crossed, b0_failed],
+    );
+    assert_eq!(x.eligible, ["b2", "b1", "b0"]);
+    let failed: Vec<(&str, &str, &str)> = x
+        .failed_before
+        .iter()
+        .map(|f| (f.bundle.as_str(), f.passage.as_str(), f.reason.as_str()))
+        .collect();
+    assert_eq!(
+        failed,
+        [(
+            "b1",
+            "staging-b1",
+            "failed at git-push [GitAuthFailed]: the host rejected our credentials"
+        )]
+    );
+    assert_eq!(x.failed_before[0].outcome.as_str(), "failed");
+}
+
+#[test]
+fn windows_are_described_in_words() {
+    let g = windowed(
+        gate("production"),
+        vec![
+            Window {
+                deny: true,
+                time_zone: "Europe/London".into(),
+                ..window("0 0 * * 6", "48h")
+            },
+            window("0 9 * * 1-5", "8h"),
+            window("0 22 * * *", "8h"),
+            window("0 0 1 * *", "36h"),
+        ],
+    );
+    let x = explain_at(g, vec![], vec![]);
+    let texts: Vec<&str> = x.windows.iter().map(|w| w.text.as_str()).collect();
+    // The clock is Tuesday 2026-08-11 12:00 UTC (13:00 in London).
+    assert_eq!(
+        texts,
+        [
+            "no crossings Sat 00:00 – Mon 00:00 Europe/London; next in force Sat 00:00",
+            "crossings allowed Mon–Fri 09:00 – 17:00 UTC; open now; closes Tue 17:00",
+            "crossings allowed daily 22:00 – 06:00 UTC; closed now; opens Tue 22:00",
+            "crossings allowed from each `0 0 1 * *` UTC for 1 day 12 h; closed now; opens Tue 1 Sep 00:00",
+        ]
+    );
+    assert_eq!(
+        x.windows[0].next.as_ref().map(|t| t.0),
+        Some(at("2026-08-14T23:00:00Z")),
+        "Saturday midnight in London is 23:00 UTC in summer"
+    );
+    assert!(x.windows[1].open && !x.windows[1].deny);
+}
+
+#[test]
+fn window_words_hold_until_they_would_read_differently() {
+    // Next opening Tue 1 Sep 00:00: named by date until six days before, then by
+    // weekday — so the explanation holds until 26 Aug 00:00, not until 1 Sep.
+    let g = windowed(gate("production"), vec![window("0 0 1 * *", "36h")]);
+    let snapshot = NamespaceSnapshot::new(NS, vec![g.clone()], vec![], vec![]);
+    let until = crate::rules::explain::unchanged_until(&snapshot, &g, t0());
+    assert_eq!(until, Some(at("2026-08-26T00:00:00Z")));
+    let later = explain(&snapshot, &g, at("2026-08-26T00:00:00Z"));
+    assert!(
+        later.windows[0].text.ends_with("opens Tue 00:00"),
+        "{}",
+        later.windows[0].text
+    );
 }
 
 #[test]
@@ -484,6 +637,14 @@ fn every_state_and_blocker_kind() {
             ),
         ),
         ("AwaitingRequest", explain_at(gate("staging"), b1(), vec![])),
+        (
+            "NotStarted",
+            explain_at(
+                gate("staging"),
+                b1(),
+                vec![passage("staging", "b1", None, -3)],
+            ),
+        ),
         (
             "Ready-automatic",
             explain_at(auto(gate("dev")), b1(), vec![]),

@@ -86,6 +86,13 @@ fn ac137_health_counted_across_namespaces() {
             ..Totals::default()
         }
     );
+    // Each namespace carries its share, so a total can open the list it counts.
+    let shares: Vec<(usize, usize, usize)> = o
+        .namespaces
+        .iter()
+        .map(|n| (n.totals.gates, n.totals.degraded, n.totals.progressing))
+        .collect();
+    assert_eq!(shares, [(2, 1, 0), (1, 0, 1)]);
 }
 
 #[test]

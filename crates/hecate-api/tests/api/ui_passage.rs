@@ -1,0 +1,195 @@
+//! A Passage's page (issue 20, finding 7): each step's start, duration, attempts and
+//! outputs; and on a phone (390×844) the menu folded into one button and wide tables
+//! as stacked rows, nothing scrolling sideways. As alice, a viewer.
+
+use hecate_testenv::Identity::*;
+use hecate_types::Passage;
+use kube::api::{Patch, PatchParams};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::harness::*;
+use crate::ui_browser::*;
+use crate::ui_rights::{at, demo_as_deployed, drawn};
+
+/// The text of step `step`'s `field` cell on a Passage's page.
+async fn cell(browser: &Browser, step: &str, field: &str) -> String {
+    browser
+        .js(
+            "const el = document.querySelector(`tr[data-step='${arguments[0]}'] [data-field=${arguments[1]}]`); return el ? el.textContent : null;",
+            vec![json!(step), json!(field)],
+        )
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_passage_shows_each_steps_start_duration_attempts_and_outputs() {
+    let server = Server::start().await;
+    demo_as_deployed(&server).await;
+    // What the controller records of a crossing: the commit step's outputs, and a
+    // flux-wait that asked three times.
+    let passages = server.env.api::<Passage>();
+    let failed = passages.get("production-1-7-0").await.unwrap();
+    let mut steps = serde_json::to_value(&failed.status.as_ref().unwrap().steps).unwrap();
+    for step in steps.as_array_mut().unwrap() {
+        match step["as"].as_str().or(step["uses"].as_str()) {
+            Some("commit") => {
+                step["output"] = json!({"commit": "9f2c1e7", "branch": "main", "changed": true});
+            }
+            Some("flux-wait") => step["attempts"] = json!(3),
+            _ => {}
+        }
+    }
+    passages
+        .patch_status(
+            "production-1-7-0",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"steps": steps}})),
+        )
+        .await
+        .unwrap();
+    let browser = Browser::start(&server.base).await;
+    browser
+        .open(&at(&server, "/passages/?name=production-1-7-0"))
+        .await;
+    browser.sign_in(&server.token(Alice)).await;
+    drawn(&browser, "production-1-7-0").await;
+    browser
+        .until_text("tr[data-step=commit] [data-field=outputs]", "9f2c1e7")
+        .await;
+    let outputs = browser
+        .js(
+            "return [...document.querySelectorAll('tr[data-step=commit] .outputs div')].map(d => [d.querySelector('dt').textContent, d.querySelector('dd').textContent]);",
+            vec![],
+        )
+        .await;
+    assert_eq!(
+        outputs,
+        json!([
+            ["branch", "main"],
+            ["changed", "true"],
+            ["commit", "9f2c1e7"]
+        ])
+    );
+    assert_eq!(cell(&browser, "flux-wait", "attempts").await, "3 attempts");
+    assert_eq!(cell(&browser, "commit", "attempts").await, "1 attempt");
+    // Started: how long ago, and the local date and time; a finished step's duration.
+    let started = browser
+        .js(
+            "const t = document.querySelector('tr[data-step=commit] [data-field=started] time'); return t && [t.getAttribute('datetime'), t.textContent];",
+            vec![],
+        )
+        .await;
+    let when = failed.status.as_ref().unwrap().steps[0]
+        .started_at
+        .as_ref()
+        .unwrap()
+        .0
+        .to_string();
+    assert_eq!(
+        started[0].as_str().map(|t| t
+            .trim_end_matches('Z')
+            .split('.')
+            .next()
+            .unwrap_or_default()
+            .to_string()),
+        Some(
+            when.trim_end_matches('Z')
+                .split('.')
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        )
+    );
+    assert!(started[1].as_str().unwrap().contains("ago"), "{started}");
+    let took = cell(&browser, "commit", "took").await;
+    assert!(!took.is_empty() && !took.contains("so far"), "{took:?}");
+    let axe_passage = crate::ui_axe::check(&browser, "a failed Passage").await;
+    browser.screenshot("passage-steps", 1280).await;
+
+    // A crossing under way: the running step's time so far, the steps not started said
+    // so; alice may not abort (the promoter's role may).
+    browser
+        .open(&at(&server, "/passages/?name=staging-1-11-0"))
+        .await;
+    drawn(&browser, "staging-1-11-0").await;
+    browser
+        .until(
+            "a running step's time so far",
+            "[...document.querySelectorAll('[data-field=took]')].some(c => c.textContent.endsWith('so far'))",
+        )
+        .await;
+    browser.until_text("main tbody", "not started").await;
+    let abort = browser
+        .until(
+            "the abort button, disabled for alice",
+            "(() => { const b = document.querySelector('button[data-action=abort]'); return b && b.disabled ? b.dataset.needsRole : null; })()",
+        )
+        .await;
+    assert_eq!(abort, "hecate-promoter");
+
+    // A phone: the menu is one button until opened; the Passage list's rows are
+    // stacked, each value under its column's name; nothing scrolls sideways.
+    let (width, height) = crate::ui_axe::PHONE;
+    browser.client.set_window_size(width, height).await.unwrap();
+    browser.open(&at(&server, "/passages/")).await;
+    drawn(&browser, "Passages").await;
+    let folded = browser
+        .js(
+            "const b = document.querySelector('#menu-toggle'); const nav = document.querySelector('#nav'); \
+             return [getComputedStyle(b).display !== 'none', b.getAttribute('aria-expanded'), nav.offsetParent === null, document.querySelector('header.top').getBoundingClientRect().height < 140];",
+            vec![],
+        )
+        .await;
+    assert_eq!(
+        folded,
+        json!([true, "false", true, true]),
+        "one button, list hidden"
+    );
+    let stacked = browser
+        .js(
+            "const row = document.querySelector('main tbody tr'); const cell = row.querySelector('td'); \
+             return [getComputedStyle(row).display, getComputedStyle(cell, '::before').content, document.documentElement.scrollWidth <= window.innerWidth];",
+            vec![],
+        )
+        .await;
+    assert_eq!(stacked, json!(["block", "\"Crossing\"", true]));
+    browser.screenshot("passages-phone", width).await;
+    browser.client.set_window_size(width, height).await.unwrap();
+    browser.click("#menu-toggle").await;
+    let open = browser
+        .js(
+            "return [document.querySelector('#menu-toggle').getAttribute('aria-expanded'), document.querySelector('#nav').offsetParent !== null];",
+            vec![],
+        )
+        .await;
+    assert_eq!(open, json!(["true", true]));
+    browser.screenshot("menu-open-phone", width).await;
+    browser.client.set_window_size(width, height).await.unwrap();
+    browser.click("#nav a[href^='/gates/']").await;
+    drawn(&browser, "Gates").await;
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelector('#menu-toggle').getAttribute('aria-expanded');",
+                vec![]
+            )
+            .await,
+        "false",
+        "choosing a page folds the menu again"
+    );
+    browser.client.set_window_size(1280, 900).await.unwrap();
+    browser.open(&at(&server, "/passages/")).await;
+    drawn(&browser, "Passages").await;
+    let axe_list = crate::ui_axe::check(&browser, "the Passage list").await;
+    browser
+        .open(&at(&server, "/passages/?name=production-1-7-0"))
+        .await;
+    drawn(&browser, "production-1-7-0").await;
+    browser.screenshot("passage-steps-phone", width).await;
+    assert_eq!([axe_passage, axe_list], [[0, 0], [0, 0]]);
+    browser.close().await;
+}

@@ -1,0 +1,396 @@
+//! The Flux objects a Gate depends on (ops spec §10.3): which ones its own `watch`
+//! names, what each one's status says, and whether an operation may touch one.
+//!
+//! Only `spec.watch` entries with `uses: flux` and a `with` count; a `with` that does
+//! not decode, or that names a remote cluster (`clusterRef`), is skipped — Hecate
+//! operates only what it can reach in the Gate's own cluster. Pure: the shell
+//! ([`crate::Ops::flux_resources`], [`crate::Ops::set_flux_suspend`],
+//! [`crate::Ops::reconcile_flux`]) reads and patches.
+
+use std::collections::BTreeMap;
+
+use hecate_types::{Gate, Health};
+use jiff::{SignedDuration, Timestamp};
+use kube::ResourceExt as _;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::model::FluxResource;
+use crate::rules::flux;
+use crate::rules::refusal::{Refusal, RefusalCode};
+
+/// The `uses` of a Gate's Flux health check.
+pub const USES: &str = "flux";
+
+/// How long a failing object may stay failing before it counts as `Degraded`, when the
+/// Gate's check does not say (the controller's default too).
+pub const DEFAULT_FAIL_AFTER: SignedDuration = SignedDuration::from_mins(10);
+
+/// One Flux object a Gate's own watch names, with its defaults applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Watched {
+    /// The kind, e.g. `Kustomization`.
+    pub kind: String,
+    /// `group/version`, or why it is not known (an unknown kind without `apiVersion`).
+    pub api_version: Result<String, String>,
+    /// The namespace: the resource's own, else the Gate's.
+    pub namespace: String,
+    /// The name.
+    pub name: String,
+    /// The revision the check waits for, if any.
+    pub expected_revision: Option<String>,
+    /// How long the check lets it fail before it is `Degraded`.
+    pub fail_after: SignedDuration,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Config {
+    #[serde(default)]
+    resources: Vec<Reference>,
+    #[serde(default)]
+    expected_revision: Option<String>,
+    #[serde(default)]
+    fail_after: Option<String>,
+    #[serde(default)]
+    cluster_ref: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Reference {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: String,
+}
+
+/// The Flux objects `gate`'s own watch names in its cluster: each once (by kind,
+/// namespace and name), sorted by kind then name.
+pub fn watched(gate: &Gate) -> Vec<Watched> {
+    let gate_namespace = gate.namespace().unwrap_or_default();
+    let mut found: BTreeMap<(String, String, String), Watched> = BTreeMap::new();
+    let configs = gate
+        .spec
+        .watch
+        .iter()
+        .filter(|check| check.uses == USES)
+        .filter_map(|check| check.with.as_ref())
+        .filter_map(|with| Config::deserialize(with).ok())
+        .filter(|config| config.cluster_ref.as_ref().is_none_or(Value::is_null));
+    for config in configs {
+        let expected_revision = config
+            .expected_revision
+            .as_deref()
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .map(str::to_string);
+        let fail_after = config
+            .fail_after
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .and_then(|t| hecate_types::duration::parse(t).ok())
+            .unwrap_or(DEFAULT_FAIL_AFTER);
+        for reference in config.resources {
+            let (kind, name) = (reference.kind.trim(), reference.name.trim());
+            if kind.is_empty() || name.is_empty() {
+                continue;
+            }
+            let namespace = match reference.namespace.trim() {
+                "" => gate_namespace.clone(),
+                given => given.to_string(),
+            };
+            let api_version = match reference.api_version.trim() {
+                "" => flux::default_api_version(kind)
+                    .map(str::to_string)
+                    .ok_or_else(|| {
+                        format!(
+                            "no default apiVersion for kind {kind:?}; set apiVersion explicitly"
+                        )
+                    }),
+                given => Ok(given.to_string()),
+            };
+            let key = (kind.to_string(), name.to_string(), namespace.clone());
+            found.entry(key).or_insert_with(|| Watched {
+                kind: kind.to_string(),
+                api_version,
+                namespace,
+                name: name.to_string(),
+                expected_revision: expected_revision.clone(),
+                fail_after,
+            });
+        }
+    }
+    found.into_values().collect()
+}
+
+/// What an attempt to read one watched object found.
+#[derive(Clone, Debug)]
+pub enum Read {
+    /// The object, as JSON.
+    Found(Value),
+    /// The API server has no such object.
+    Missing,
+    /// It could not be read: why.
+    Failed(String),
+}
+
+/// How `watched` stands, from what reading it found, judged by the shared Flux
+/// evaluator ([`flux::evaluate`]; a suspended object is `Unknown`).
+pub fn describe(watched: &Watched, read: Read, now: Timestamp) -> FluxResource {
+    let mut resource = FluxResource {
+        kind: watched.kind.clone(),
+        name: watched.name.clone(),
+        namespace: watched.namespace.clone(),
+        suspended: false,
+        health: Health::Unknown,
+        detail: String::new(),
+        revision: String::new(),
+        last_handled: String::new(),
+        missing: false,
+    };
+    if let Err(problem) = &watched.api_version {
+        resource.detail.clone_from(problem);
+        return resource;
+    }
+    let object = match read {
+        Read::Found(object) => object,
+        Read::Missing => {
+            resource.missing = true;
+            resource.detail = "not in the cluster".into();
+            return resource;
+        }
+        Read::Failed(problem) => {
+            resource.detail = problem;
+            return resource;
+        }
+    };
+    resource.suspended = object.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true);
+    resource.last_handled = object
+        .pointer("/status/lastHandledReconcileAt")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let evaluation = flux::evaluate(
+        Some(&object),
+        watched.expected_revision.as_deref(),
+        watched.fail_after,
+        now,
+    );
+    resource.health = evaluation.health;
+    resource.revision = evaluation.revision.unwrap_or_default();
+    resource.detail = evaluation.issues.join(" · ");
+    resource
+}
+
+/// The watched object an operation on `gate` may touch: one its own watch names with
+/// exactly this kind and name, in the Gate's own namespace. Anything else is refused —
+/// Hecate operates what the Gate depends on, not whatever Flux runs.
+pub fn target(gate: &Gate, kind: &str, name: &str) -> Result<Watched, Refusal> {
+    let namespace = gate.namespace().unwrap_or_default();
+    watched(gate)
+        .into_iter()
+        .find(|w| w.kind == kind && w.name == name && w.namespace == namespace)
+        .ok_or_else(|| {
+            Refusal::new(
+                RefusalCode::NotWatched,
+                format!(
+                    "{kind} {name:?} is not watched by Gate {} — this only operates on what the Gate depends on",
+                    gate.name_any()
+                ),
+            )
+        })
+}
+
+/// The value a reconcile request writes to `reconcile.fluxcd.io/requestedAt`: `now` in
+/// UTC, RFC 3339 with as many fractional digits as it has (trailing zeros trimmed,
+/// none for a whole second) — Go's `RFC3339Nano`, which Flux echoes back in
+/// `status.lastHandledReconcileAt`.
+pub fn reconcile_stamp(now: Timestamp) -> String {
+    now.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use hecate_types::{GateSpec, HealthCheck};
+    use serde_json::json;
+
+    use super::*;
+
+    fn gate(watch: Vec<Value>) -> Gate {
+        let mut gate = Gate::new(
+            "production",
+            GateSpec {
+                watch: watch
+                    .into_iter()
+                    .map(|with| HealthCheck {
+                        uses: USES.into(),
+                        with: Some(with),
+                    })
+                    .collect(),
+                ..GateSpec::default()
+            },
+        );
+        gate.metadata.namespace = Some("acme".into());
+        gate
+    }
+
+    fn keys(watched: &[Watched]) -> Vec<String> {
+        watched
+            .iter()
+            .map(|w| format!("{}/{}/{}", w.kind, w.namespace, w.name))
+            .collect()
+    }
+
+    fn now() -> Timestamp {
+        "2026-08-11T12:00:00Z".parse().expect("a time")
+    }
+
+    #[test]
+    fn only_local_flux_checks_count_each_object_once_sorted_by_kind_then_name() {
+        let mut g = gate(vec![
+            json!({"resources": [
+                {"kind": "Kustomization", "name": "web"},
+                {"kind": "HelmRelease", "name": "db", "namespace": "data"},
+                {"kind": "Kustomization", "name": "api"},
+            ]}),
+            json!({"resources": [{"kind": "Kustomization", "name": "api"}]}),
+            json!({"resources": [{"kind": "Kustomization", "name": "far"}], "clusterRef": {"name": "elsewhere"}}),
+            json!({"resources": "Kustomization/broken"}),
+            json!({"resources": [{"kind": "", "name": "nameless-kind"}, {"kind": "Kustomization"}]}),
+        ]);
+        g.spec.watch.push(HealthCheck {
+            uses: "http".into(),
+            with: Some(json!({"resources": [{"kind": "Kustomization", "name": "not-flux"}]})),
+        });
+        g.spec.watch.push(HealthCheck {
+            uses: USES.into(),
+            with: None,
+        });
+        let watched = watched(&g);
+        assert_eq!(
+            keys(&watched),
+            [
+                "HelmRelease/data/db",
+                "Kustomization/acme/api",
+                "Kustomization/acme/web"
+            ]
+        );
+        assert_eq!(
+            watched[0].api_version.as_deref(),
+            Ok("helm.toolkit.fluxcd.io/v2")
+        );
+        assert_eq!(
+            watched[1].api_version.as_deref(),
+            Ok("kustomize.toolkit.fluxcd.io/v1")
+        );
+    }
+
+    #[test]
+    fn an_unknown_kind_needs_an_api_version_and_an_explicit_one_wins() {
+        let g = gate(vec![json!({"resources": [
+            {"kind": "Widget", "name": "w"},
+            {"kind": "HelmRelease", "name": "h", "apiVersion": "helm.toolkit.fluxcd.io/v2beta2"},
+        ]})]);
+        let watched = watched(&g);
+        assert_eq!(
+            watched[0].api_version.as_deref(),
+            Ok("helm.toolkit.fluxcd.io/v2beta2")
+        );
+        assert_eq!(
+            watched[1].api_version.as_deref(),
+            Err(
+                &"no default apiVersion for kind \"Widget\"; set apiVersion explicitly".to_string()
+            )
+        );
+        let resource = describe(&watched[1], Read::Missing, now());
+        assert_eq!(resource.health, Health::Unknown);
+        assert!(!resource.missing, "unresolvable is not absent");
+        assert!(resource.detail.contains("set apiVersion explicitly"));
+    }
+
+    fn kustomization(suspend: bool) -> Value {
+        json!({
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+            "kind": "Kustomization",
+            "metadata": {"name": "podinfo", "generation": 1},
+            "spec": {"suspend": suspend},
+            "status": {
+                "observedGeneration": 1,
+                "lastAppliedRevision": "main@sha1:abc",
+                "lastHandledReconcileAt": "2026-08-11T11:59:00Z",
+                "conditions": [{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded",
+                                "observedGeneration": 1, "lastTransitionTime": "2026-08-11T11:00:00Z"}],
+            },
+        })
+    }
+
+    #[test]
+    fn a_resource_is_described_by_the_shared_evaluator() {
+        let g = gate(vec![
+            json!({"resources": [{"kind": "Kustomization", "name": "podinfo"}]}),
+        ]);
+        let watched = &watched(&g)[0];
+        let healthy = describe(watched, Read::Found(kustomization(false)), now());
+        assert_eq!(
+            serde_json::to_value(&healthy).expect("json"),
+            json!({"kind": "Kustomization", "name": "podinfo", "namespace": "acme",
+                   "suspended": false, "health": "Healthy", "revision": "main@sha1:abc",
+                   "lastHandled": "2026-08-11T11:59:00Z", "missing": false})
+        );
+        let suspended = describe(watched, Read::Found(kustomization(true)), now());
+        assert!(suspended.suspended);
+        assert_eq!(suspended.health, Health::Unknown);
+        assert!(
+            suspended.detail.contains("suspended"),
+            "{}",
+            suspended.detail
+        );
+
+        let missing = describe(watched, Read::Missing, now());
+        assert!(missing.missing);
+        assert_eq!(missing.detail, "not in the cluster");
+        let failed = describe(watched, Read::Failed("forbidden".into()), now());
+        assert!(!failed.missing);
+        assert_eq!(failed.detail, "forbidden");
+    }
+
+    #[test]
+    fn only_what_the_gate_watches_in_its_namespace_may_be_operated() {
+        let g = gate(vec![
+            json!({"resources": [
+                {"kind": "Kustomization", "name": "podinfo"},
+                {"kind": "Kustomization", "name": "shared", "namespace": "flux-system"},
+            ]}),
+            json!({"resources": [{"kind": "HelmRelease", "name": "far"}], "clusterRef": {"name": "elsewhere"}}),
+        ]);
+        assert!(target(&g, "Kustomization", "podinfo").is_ok());
+        for (kind, name) in [
+            ("Kustomization", "someone-elses"),
+            ("HelmRelease", "podinfo"),
+            ("Kustomization", "shared"),
+            ("HelmRelease", "far"),
+        ] {
+            let refusal = target(&g, kind, name).expect_err("refused");
+            assert_eq!(refusal.code, RefusalCode::NotWatched);
+            assert_eq!(
+                refusal.reason,
+                format!(
+                    "{kind} \"{name}\" is not watched by Gate production — this only operates on what the Gate depends on"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn the_reconcile_stamp_is_rfc3339_nano_in_utc() {
+        assert_eq!(reconcile_stamp(now()), "2026-08-11T12:00:00Z");
+        let fractional: Timestamp = "2026-08-11T12:00:00.123400Z".parse().expect("a time");
+        assert_eq!(reconcile_stamp(fractional), "2026-08-11T12:00:00.1234Z");
+    }
+}
