@@ -47,6 +47,7 @@ pub mod chart;
 mod control_plane;
 pub mod demo;
 mod env;
+pub mod fides;
 pub mod fixtures;
 pub mod flux;
 mod go;

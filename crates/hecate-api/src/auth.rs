@@ -42,19 +42,10 @@ pub(crate) fn credential(headers: &HeaderMap) -> Option<Credential> {
             from_cookie: false,
         });
     }
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == SESSION_COOKIE)
-        .map(|(_, value)| value.trim().to_string())
-        .filter(|t| !t.is_empty())
-        .map(|token| Credential {
-            token,
-            from_cookie: true,
-        })
+    crate::oidc::cookie(headers, SESSION_COOKIE).map(|token| Credential {
+        token,
+        from_cookie: true,
+    })
 }
 
 impl FromRequestParts<AppState> for Caller {

@@ -362,7 +362,7 @@ async fn login(State(oidc): State<Arc<Oidc>>) -> Response {
 }
 
 /// The value of cookie `name`, if sent and not empty.
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+pub(crate) fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()

@@ -21,4 +21,4 @@ mod probe;
 
 pub use client::{Client, Config, DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, bare_digest};
 pub use error::Error;
-pub use probe::{Probe, probe};
+pub use probe::{Probe, error_chain, probe};

@@ -66,7 +66,7 @@ pub async fn probe(server: &str, timeout: Duration) -> Probe {
 
 /// An error and its causes, `a: b: c` (reqwest's own text alone says only "error
 /// sending request").
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

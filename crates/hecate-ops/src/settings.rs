@@ -390,21 +390,6 @@ async fn probe_kubeconfig(kubeconfig: &[u8]) -> ClusterProbe {
     match client.apiserver_version().await {
         Ok(_) => ClusterProbe::Answered,
         Err(kube::Error::Api(status)) => ClusterProbe::Refused(status.code, status.message),
-        Err(error) => ClusterProbe::Failed(error_chain(&error)),
+        Err(error) => ClusterProbe::Failed(hecate_fides::error_chain(&error)),
     }
-}
-
-/// An error and its causes, `a: b: c`.
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }

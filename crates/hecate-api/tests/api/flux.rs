@@ -3,21 +3,16 @@
 //! Fides. Surfaces spec §2.2 and §5 cases API #47–55; ops AC-128 and AC-145–151 seen
 //! through HTTP.
 
-use std::collections::BTreeMap;
-
 use hecate_testenv::Identity::{self, *};
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
-use hecate_types::{
-    Artifact, Bundle, BundleSpec, EvidenceConfig, Gate, GateStatus, HealthCheck, LocalSecretRef,
-};
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
+use hecate_types::{Artifact, Bundle, BundleSpec, Gate, HealthCheck};
 use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef};
 use kube::api::{Api, DynamicObject, ObjectMeta, Patch, PatchParams};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path, query_param};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::MockServer;
+
+use hecate_testenv::fides::{evidence_gate, knows_artifact, policy_check};
 
 use crate::harness::*;
 
@@ -361,37 +356,10 @@ async fn api55_flux_needs_a_kind_and_a_name() {
 /// Fides once per Bundle; a reader of Gates may ask.
 #[tokio::test]
 async fn route28_preflight_answers_a_verdict_per_eligible_bundle() {
-    const ENV: &str = "7f3a1c2e-0000-4000-8000-000000009b04";
-    const TRAIL: &str = "91b2ffff-0000-4000-8000-00000000abcd";
     let server = Server::start().await;
     let fides = MockServer::start().await;
     let env = &server.env;
-    let mut spec = hecate_testenv::fixtures::gate_spec(&[], false);
-    spec.evidence = Some(EvidenceConfig {
-        fides_environment: ENV.into(),
-        server_url: fides.uri(),
-        credentials_ref: Some(LocalSecretRef {
-            name: "fides".into(),
-        }),
-    });
-    let mut gate = hecate_testenv::fixtures::gate(env, "production", spec).await;
-    gate.status = Some(GateStatus {
-        eligible: vec!["b1".into(), "b2".into()],
-        ..GateStatus::default()
-    });
-    env.write_status(&gate).await;
-    env.create(Secret {
-        metadata: ObjectMeta {
-            name: Some("fides".into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([(
-            "token".to_string(),
-            ByteString(b"t0ken".to_vec()),
-        )])),
-        ..Secret::default()
-    })
-    .await;
+    evidence_gate(env, "production", &fides.uri(), &["b1", "b2"]).await;
     for (name, digest) in [("b1", "sha256:abcdef0123456789"), ("b2", "")] {
         env.create(Bundle::new(
             name,
@@ -403,27 +371,15 @@ async fn route28_preflight_answers_a_verdict_per_eligible_bundle() {
         ))
         .await;
     }
-    Mock::given(method("GET"))
-        .and(path("/api/v1/search/artifacts"))
-        .and(query_param("sha", "abcdef0123456789"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(json!([{"sha256": "abcdef0123456789", "trail_id": TRAIL}])),
-        )
-        .expect(1)
-        .mount(&fides)
-        .await;
-    Mock::given(method("GET"))
-        .and(path(format!("/api/v1/environments/{ENV}/policy-check")))
-        .and(query_param("trail", TRAIL))
-        .respond_with(ResponseTemplate::new(200).set_body_json(
-            json!({"compliant": false, "results": [
-                {"policy": "sox", "applies": true, "missing": ["servicenow-change", "sbom"]},
-            ]}),
-        ))
-        .expect(1)
-        .mount(&fides)
-        .await;
+    knows_artifact(&fides, "abcdef0123456789", 1).await;
+    policy_check(
+        &fides,
+        json!({"compliant": false, "results": [
+            {"policy": "sox", "applies": true, "missing": ["servicenow-change", "sbom"]},
+        ]}),
+        1,
+    )
+    .await;
     let answer = server
         .get(
             "/api/v1alpha1/namespaces/{ns}/gates/production/preflight",

@@ -3,21 +3,16 @@
 //! Fides' evidence gate would say (wiremock), in every format, with the documented
 //! exit codes. Ops AC-128, AC-129, AC-145–151 as a person meets them.
 
-use std::collections::BTreeMap;
-
 use hecate_cli::exit;
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
 use hecate_testenv::{Identity, TestEnv};
-use hecate_types::{
-    Artifact, Bundle, BundleSpec, EvidenceConfig, Gate, GateStatus, HealthCheck, LocalSecretRef,
-};
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, DynamicObject, ObjectMeta};
+use hecate_types::{Artifact, Bundle, BundleSpec, HealthCheck};
+use kube::api::{Api, DynamicObject};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path, query_param};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::MockServer;
+
+use hecate_testenv::fides::{evidence_gate, knows_artifact, policy_check};
 
 use crate::harness::*;
 
@@ -229,37 +224,10 @@ async fn flux_lists_suspends_resumes_and_reconciles_what_the_gate_watches() {
 
 #[tokio::test]
 async fn preflight_says_what_evidence_would_do() {
-    const ENV: &str = "7f3a1c2e-0000-4000-8000-000000009b04";
-    const TRAIL: &str = "91b2ffff-0000-4000-8000-00000000abcd";
     let env = TestEnv::new().await;
     let hecate = Hecate::new(&env).await;
     let fides = MockServer::start().await;
-    let mut spec = gate_spec(&[], false);
-    spec.evidence = Some(EvidenceConfig {
-        fides_environment: ENV.into(),
-        server_url: fides.uri(),
-        credentials_ref: Some(LocalSecretRef {
-            name: "fides".into(),
-        }),
-    });
-    let mut production: Gate = gate(&env, "production", spec).await;
-    production.status = Some(GateStatus {
-        eligible: vec!["b1".into(), "b2".into()],
-        ..GateStatus::default()
-    });
-    env.write_status(&production).await;
-    env.create(Secret {
-        metadata: ObjectMeta {
-            name: Some("fides".into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([(
-            "token".to_string(),
-            ByteString(b"t0ken".to_vec()),
-        )])),
-        ..Secret::default()
-    })
-    .await;
+    evidence_gate(&env, "production", &fides.uri(), &["b1", "b2"]).await;
     bundle(&env, "b1").await;
     env.create(Bundle::new(
         "b2",
@@ -274,28 +242,16 @@ async fn preflight_says_what_evidence_would_do() {
     ))
     .await;
     // Asked twice (table, then JSON): each mock expects exactly that.
-    Mock::given(method("GET"))
-        .and(path("/api/v1/search/artifacts"))
-        .and(query_param("sha", "abcdef0123456789"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(json!([{"sha256": "abcdef0123456789", "trail_id": TRAIL}])),
-        )
-        .expect(2)
-        .mount(&fides)
-        .await;
-    Mock::given(method("GET"))
-        .and(path(format!("/api/v1/environments/{ENV}/policy-check")))
-        .and(query_param("trail", TRAIL))
-        .respond_with(ResponseTemplate::new(200).set_body_json(
-            json!({"compliant": false, "results": [
-                {"policy": "change-control", "applies": true, "missing": ["servicenow-change"]},
-                {"policy": "sox", "applies": true, "missing": ["servicenow-change", "sbom"]},
-            ]}),
-        ))
-        .expect(2)
-        .mount(&fides)
-        .await;
+    knows_artifact(&fides, "abcdef0123456789", 2).await;
+    policy_check(
+        &fides,
+        json!({"compliant": false, "results": [
+            {"policy": "change-control", "applies": true, "missing": ["servicenow-change"]},
+            {"policy": "sox", "applies": true, "missing": ["servicenow-change", "sbom"]},
+        ]}),
+        2,
+    )
+    .await;
     let table = hecate
         .run(Identity::Admin, &["preflight", "production"])
         .await;

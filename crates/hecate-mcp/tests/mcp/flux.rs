@@ -3,23 +3,17 @@
 //! schemas, stand-in Flux CRDs on the real API server, wiremock as Fides. Ops AC-128,
 //! AC-133, AC-145, AC-148–150 as an agent meets them.
 
-use std::collections::BTreeMap;
-
 use hecate_testenv::TestEnv;
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
-use hecate_types::{EvidenceConfig, Gate, GateStatus, HealthCheck, LocalSecretRef};
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, DynamicObject, ObjectMeta};
+use hecate_types::HealthCheck;
+use kube::api::{Api, DynamicObject};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path, query_param};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::MockServer;
+
+use hecate_testenv::fides::{evidence_gate, knows_artifact, policy_check};
 
 use crate::harness::*;
-
-const ENV: &str = "7f3a1c2e-0000-4000-8000-000000009b04";
-const TRAIL: &str = "91b2ffff-0000-4000-8000-00000000abcd";
 
 fn schema_of(tools: &[rmcp::model::Tool], name: &str) -> Value {
     let tool = tools.iter().find(|t| t.name == name).unwrap();
@@ -152,52 +146,10 @@ async fn flux_objects_are_read_and_operated_only_with_writes() {
 async fn preflight_answers_a_typed_verdict_per_eligible_bundle() {
     let env = TestEnv::new().await;
     let fides = MockServer::start().await;
-    let mut spec = gate_spec(&[], false);
-    spec.evidence = Some(EvidenceConfig {
-        fides_environment: ENV.into(),
-        server_url: fides.uri(),
-        credentials_ref: Some(LocalSecretRef {
-            name: "fides".into(),
-        }),
-    });
-    let mut production: Gate = gate(&env, "production", spec).await;
-    production.status = Some(GateStatus {
-        eligible: vec!["b1".into(), "b2".into()],
-        ..GateStatus::default()
-    });
-    env.write_status(&production).await;
-    env.create(Secret {
-        metadata: ObjectMeta {
-            name: Some("fides".into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([(
-            "token".to_string(),
-            ByteString(b"t0ken".to_vec()),
-        )])),
-        ..Secret::default()
-    })
-    .await;
+    evidence_gate(&env, "production", &fides.uri(), &["b1", "b2"]).await;
     bundle(&env, "b1").await;
-    Mock::given(method("GET"))
-        .and(path("/api/v1/search/artifacts"))
-        .and(query_param("sha", "abcdef0123456789"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(json!([{"sha256": "abcdef0123456789", "trail_id": TRAIL}])),
-        )
-        .expect(1)
-        .mount(&fides)
-        .await;
-    Mock::given(method("GET"))
-        .and(path(format!("/api/v1/environments/{ENV}/policy-check")))
-        .and(query_param("trail", TRAIL))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_json(json!({"compliant": true, "results": []})),
-        )
-        .expect(1)
-        .mount(&fides)
-        .await;
+    knows_artifact(&fides, "abcdef0123456789", 1).await;
+    policy_check(&fides, json!({"compliant": true, "results": []}), 1).await;
     let client = piped(server(&env, None).await, Era::Modern).await;
     let answer = result(&client, "preflight", json!({"gate": "production"})).await;
     let value = structured(&answer);
