@@ -136,5 +136,15 @@ impl Error {
     }
 }
 
+/// A Kubernetes failure in words for people: the API server's own sentence and code
+/// (`secrets "x" not found (404)`), never the client library's dump of its status;
+/// otherwise the error and its causes.
+pub(crate) fn in_words(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
+        other => hecate_fides::error_chain(other),
+    }
+}
+
 /// Shorthand for results of operations.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -30,12 +30,10 @@ impl Ops {
                         Ok(Some(object)) => serde_json::to_value(object)
                             .map_or_else(|e| Read::Failed(e.to_string()), Read::Found),
                         Ok(None) => Read::Missing,
-                        // The API server's sentence, not the client's dump of it.
-                        Err(kube::Error::Api(status)) => Read::Failed(format!(
-                            "could not read it: {} ({})",
-                            status.message, status.code
+                        Err(e) => Read::Failed(format!(
+                            "could not read it: {}",
+                            crate::error::in_words(&e)
                         )),
-                        Err(e) => Read::Failed(format!("could not read it: {e}")),
                     },
                     None => Read::Failed(String::new()),
                 };

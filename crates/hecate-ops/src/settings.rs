@@ -156,7 +156,9 @@ impl Ops {
                     .await
                 {
                     Ok(secret) => secret,
-                    Err(error) => return ClusterProbe::SecretUnreadable(error.to_string()),
+                    Err(error) => {
+                        return ClusterProbe::SecretUnreadable(crate::error::in_words(&error));
+                    }
                 }
             }
         };

@@ -315,6 +315,13 @@ async fn settings_probe_what_the_callers_gates_use() {
         "the cluster's own reason: {forbidden}"
     );
     assert!(detail("ghost").contains("could not be read"));
+    // The API server's sentence, not the client library's dump of its status.
+    assert!(
+        detail("ghost").contains(r#"secrets "ghost" not found (404)"#)
+            && !detail("ghost").contains("Status {"),
+        "{}",
+        detail("ghost")
+    );
     assert!(detail("empty").contains("`value`"));
     assert!(detail("garbled").contains("unusable"));
     assert_eq!(cluster("empty")["gates"], json!([]), "used by no Gate");
