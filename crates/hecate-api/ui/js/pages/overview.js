@@ -34,10 +34,10 @@ function total(key, n, label, namespaces) {
 }
 
 function headline(totals, namespaces) {
-  const cards = [["gates", totals.gates, "Gates", ""]];
+  const cards = [["gates", totals.gates, totals.gates === 1 ? "Gate" : "Gates", ""]];
   for (const [key, n, label, kind] of [
     ["degraded", totals.degraded, "degraded", "bad"],
-    ["failed", totals.failed, "failed crossings", "bad"],
+    ["failed", totals.failed, totals.failed === 1 ? "failed crossing" : "failed crossings", "bad"],
     ["suspended", totals.suspended, "suspended", "warn"],
     ["running", totals.running, "crossing now", "info"],
     ["eligible", totals.eligible, "waiting to cross", "info"],
