@@ -37,4 +37,4 @@ mod serve;
 pub use bearer::bearer_token;
 pub use connect::{ConnectError, Connected, Connection, connect};
 pub use review::{Caller, Decision, Denied, Review, ReviewError, Reviewer, visible_to_itself};
-pub use serve::serve;
+pub use serve::{serve, shutdown_signal};

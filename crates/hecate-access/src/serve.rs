@@ -63,3 +63,20 @@ pub async fn serve(
     drop(listener);
     graceful.shutdown().await;
 }
+
+/// Resolves on SIGTERM (how Kubernetes stops a Pod) or Ctrl-C, whichever comes first;
+/// where SIGTERM cannot be listened for, on Ctrl-C alone.
+pub async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {},
+        () = terminate => {},
+    }
+}

@@ -171,17 +171,6 @@ pub async fn serve(
 }
 
 async fn shutdown() {
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {},
-        () = terminate => {},
-    }
+    hecate_access::shutdown_signal().await;
     tracing::info!("shutting down: finishing the requests in flight");
 }

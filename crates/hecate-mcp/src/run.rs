@@ -103,7 +103,7 @@ async fn serve_stdio(client: kube::Client, ops: Ops, settings: Settings) -> Resu
         quit = running.waiting() => {
             quit.map_err(|e| RunError::Serve(format!("serving over stdio: {e}")))?;
         }
-        () = shutdown_signal() => cancel.cancel(),
+        () = hecate_access::shutdown_signal() => cancel.cancel(),
     }
     Ok(())
 }
@@ -171,7 +171,7 @@ async fn serve_http(
     let serving = tokio::spawn(serve(listener, app, Timeouts::default(), async {
         let _ = stopped.await;
     }));
-    shutdown_signal().await;
+    hecate_access::shutdown_signal().await;
     tracing::info!("shutting down: finishing the requests in flight");
     let _ = stop.send(());
     match tokio::time::timeout(DRAIN, serving).await {
@@ -181,21 +181,5 @@ async fn serve_http(
             tracing::warn!("requests still in flight after {DRAIN:?}; stopping anyway");
             Ok(())
         }
-    }
-}
-
-/// SIGTERM or Ctrl-C.
-async fn shutdown_signal() {
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {},
-        () = terminate => {},
     }
 }
