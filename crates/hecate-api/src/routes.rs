@@ -1043,7 +1043,7 @@ fn flux_object(kind: &str, name: &str) -> Result<(), ApiError> {
     if kind.is_empty() || name.is_empty() {
         return Err(ApiError::bad_request("kind and name are required"));
     }
-    if kind.len() > 63 || !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
+    if !hecate_ops::rules::flux_watch::is_kind(kind) {
         return Err(ApiError::bad_request(format!(
             "{} is not a kind",
             quote(kind)

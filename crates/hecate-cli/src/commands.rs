@@ -630,11 +630,9 @@ async fn flux_action(
         FluxAction::Resume(target) => (Some(false), target),
         FluxAction::Reconcile(target) => (None, target),
     };
-    let Some((kind, name)) = target
-        .object
-        .split_once('/')
-        .filter(|(kind, name)| !kind.is_empty() && !name.is_empty() && !name.contains('/'))
-    else {
+    let Some((kind, name)) = target.object.split_once('/').filter(|(kind, name)| {
+        hecate_ops::rules::flux_watch::is_kind(kind) && !name.is_empty() && !name.contains('/')
+    }) else {
         return Err(Failure::usage(format!(
             "{} is not KIND/NAME (e.g. Kustomization/podinfo)",
             target.object

@@ -815,7 +815,7 @@ fn flux_object(kind: &str, name: &str) -> Result<(String, String), Invalid> {
     if kind.is_empty() {
         return Err(invalid("kind is required".to_string()));
     }
-    if kind.len() > 63 || !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
+    if !hecate_ops::rules::flux_watch::is_kind(kind) {
         return Err(invalid(format!(
             "kind {} is not a Kubernetes kind (letters and digits, e.g. Kustomization)",
             quote(kind)

@@ -250,13 +250,21 @@ impl Ops {
     /// server narrows by `spec.beacon` where the CRD allows it; several: one LIST of
     /// the namespace's Bundles, filtered here (a field selector cannot say "one of");
     /// none: no request at all. A Beacon name no object could have (it would not be a
-    /// valid selector either) is listed the second way.
+    /// valid selector either) is listed the second way. With a cache, no request.
     pub(crate) async fn bundles_admitted_by(
         &self,
         namespace: &str,
         gate: &Gate,
     ) -> Result<Vec<Bundle>> {
         let beacons = rules::eligibility::admitted_beacons(gate);
+        if let Some(cache) = self.cache() {
+            return Ok(cache
+                .snapshot(namespace)
+                .bundles()
+                .filter(|b| beacons.contains(b.spec.beacon.as_str()))
+                .cloned()
+                .collect());
+        }
         let fields: Vec<(&str, &str)> = match beacons.iter().collect::<Vec<_>>()[..] {
             [] => return Ok(Vec::new()),
             [beacon] if hecate_types::names::is_dns_subdomain(beacon) => {

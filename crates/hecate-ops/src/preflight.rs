@@ -15,7 +15,7 @@ impl Ops {
     /// environment let it through? `[]` for a Gate that does not gate on evidence
     /// (no `evidence` or no `fidesEnvironment`) or has nothing eligible — Fides is not
     /// asked then. Never fails for Fides' sake: what could not be found out is each
-    /// verdict's `unknown`. Requests: the Gate and the Bundles (one LIST), then per
+    /// verdict's `unknown`. Requests: the Gate and its admitted Beacons' Bundles (one LIST), then per
     /// Bundle a trail lookup and a policy check in Fides, all at once.
     pub async fn preflight(&self, namespace: &str, gate: &str) -> Result<Vec<Preflight>> {
         let gate = self.gate(namespace, gate).await?;
@@ -49,8 +49,13 @@ impl Ops {
                     .collect());
             }
         };
-        // One LIST for every Bundle; a Bundle it lacks (or a failed LIST) is unknown.
-        let bundles: Vec<Bundle> = self.bundles(namespace).await.unwrap_or_default();
+        // Eligible Bundles come from the Beacons the Gate admits: one (narrowed) LIST
+        // of those, as Explain reads them; a Bundle it lacks (or a failed LIST) is
+        // unknown.
+        let bundles: Vec<Bundle> = self
+            .bundles_admitted_by(namespace, &gate)
+            .await
+            .unwrap_or_default();
         let verdicts = eligible.iter().map(|name| {
             let bundle = bundles.iter().find(|b| b.name_any() == *name);
             let (fides, environment) = (&fides, environment.as_str());

@@ -3,15 +3,9 @@
 //! written as Flux would) and wiremock as Fides. Surfaces spec §4.3 (Gate detail);
 //! the routes behind it are API #47–53 and route 28.
 
-use std::collections::BTreeMap;
-
 use hecate_testenv::Identity::*;
-use hecate_types::{
-    Artifact, Bundle, BundleSpec, EvidenceConfig, Gate, GateStatus, LocalSecretRef,
-};
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, DynamicObject, ObjectMeta, Patch, PatchParams};
+use hecate_types::{Artifact, Bundle, BundleSpec, Gate};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -19,7 +13,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 use crate::harness::*;
 use crate::ui_browser::*;
 
-const ENV: &str = "7f3a1c2e-0000-4000-8000-000000009b04";
+use hecate_testenv::fides::ENVIRONMENT as ENV;
 
 /// Gate `production` bound to the fake Fides, eligible `ready-1` (compliant) and
 /// `held-1` (missing an SBOM for SOX), watching Kustomization `podinfo` (applied,
@@ -27,37 +21,13 @@ const ENV: &str = "7f3a1c2e-0000-4000-8000-000000009b04";
 async fn setup(server: &Server, fides: &MockServer) {
     let env = &server.env;
     crate::flux::kustomization(server, "podinfo", json!({})).await;
-    let mut spec = hecate_testenv::fixtures::gate_spec(&[], false);
-    spec.evidence = Some(EvidenceConfig {
-        fides_environment: ENV.into(),
-        server_url: fides.uri(),
-        credentials_ref: Some(LocalSecretRef {
-            name: "fides".into(),
-        }),
-    });
-    let mut gate = hecate_testenv::fixtures::gate(env, "production", spec).await;
-    gate.status = Some(GateStatus {
-        eligible: vec!["ready-1".into(), "held-1".into()],
-        ..GateStatus::default()
-    });
-    env.write_status(&gate).await;
+    hecate_testenv::fides::evidence_gate(env, "production", &fides.uri(), &["ready-1", "held-1"])
+        .await;
     crate::flux::watch(
         server,
         "production",
         json!([{"kind": "Kustomization", "name": "podinfo"}, {"kind": "Kustomization", "name": "not-created-yet"}]),
     )
-    .await;
-    env.create(Secret {
-        metadata: ObjectMeta {
-            name: Some("fides".into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([(
-            "token".to_string(),
-            ByteString(b"t0ken".to_vec()),
-        )])),
-        ..Secret::default()
-    })
     .await;
     for (bundle, sha, trail, check) in [
         (

@@ -188,6 +188,13 @@ pub fn describe(watched: &Watched, read: Read, now: Timestamp) -> FluxResource {
     resource
 }
 
+/// Whether `kind` can be a Kubernetes kind at all: a plain identifier of letters and
+/// digits, 1 to 63 long (e.g. `Kustomization`). Every surface asks before it operates,
+/// so a malformed kind is bad input rather than an object the Gate does not watch.
+pub fn is_kind(kind: &str) -> bool {
+    (1..=63).contains(&kind.len()) && kind.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
 /// The watched object an operation on `gate` may touch: one its own watch names with
 /// exactly this kind and name, in the Gate's own namespace. Anything else is refused —
 /// Hecate operates what the Gate depends on, not whatever Flux runs.
@@ -221,6 +228,24 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_kind_is_a_plain_identifier() {
+        for kind in ["Kustomization", "HelmRelease", "OCIRepository", "K8s1"] {
+            assert!(is_kind(kind), "{kind}");
+        }
+        let long = "K".repeat(64);
+        for kind in [
+            "",
+            "Kustomization/podinfo",
+            "helm-release",
+            "Kind ",
+            "Ünicode",
+            &long,
+        ] {
+            assert!(!is_kind(kind), "{kind:?}");
+        }
+    }
 
     fn gate(watch: Vec<Value>) -> Gate {
         let mut gate = Gate::new(

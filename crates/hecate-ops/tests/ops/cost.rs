@@ -75,3 +75,47 @@ async fn explain_and_overview_cost_three_requests_at_any_size() {
     ops.namespaces().await.unwrap();
     assert_eq!(log.requests().len(), 2, "{:?}", log.requests());
 }
+
+/// Preflight reads the Gate and one LIST of its admitted Beacon's Bundles (narrowed
+/// by the API server, as Explain's), never one request per eligible Bundle.
+#[tokio::test]
+async fn preflight_costs_the_gate_and_one_narrowed_list() {
+    use hecate_testenv::fides::{evidence_gate, knows_artifact, policy_check};
+    let env = TestEnv::new().await;
+    let fides = wiremock::MockServer::start().await;
+    let eligible: Vec<String> = (0..5).map(|i| format!("b{i}")).collect();
+    let names: Vec<&str> = eligible.iter().map(String::as_str).collect();
+    evidence_gate(&env, "production", &fides.uri(), &names).await;
+    for name in &names {
+        env.create(Bundle::new(name, bundle_spec())).await;
+    }
+    // Some other Beacon's Bundle, which the Gate does not admit.
+    let mut other = bundle_spec();
+    other.beacon = "other".into();
+    env.create(Bundle::new("elsewhere", other)).await;
+    // Fides is asked twice per eligible Bundle, whatever the cluster costs.
+    knows_artifact(&fides, "abcdef0123456789", 5).await;
+    policy_check(&fides, serde_json::json!({"compliant": true}), 5).await;
+    let (client, log) = env
+        .endpoint()
+        .recording_client(Identity::Admin)
+        .await
+        .unwrap();
+    let ns = &env.namespace;
+    let verdicts = Ops::new(client).preflight(ns, "production").await.unwrap();
+    assert_eq!(verdicts.len(), 5);
+    assert!(verdicts.iter().all(|v| v.compliant), "{verdicts:?}");
+    let mut requests = log.requests();
+    requests.sort();
+    assert_eq!(
+        requests,
+        [
+            // The Fides token.
+            format!("GET /api/v1/namespaces/{ns}/secrets/fides"),
+            format!(
+                "GET /apis/hecate.dev/v1alpha1/namespaces/{ns}/bundles?&fieldSelector=spec.beacon%3Dapp"
+            ),
+            format!("GET /apis/hecate.dev/v1alpha1/namespaces/{ns}/gates/production"),
+        ]
+    );
+}

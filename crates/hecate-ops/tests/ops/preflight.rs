@@ -2,58 +2,37 @@
 //! server, wiremock as Fides, every mock with the number of calls it expects. Spec ops
 //! §10.2, acceptance cases AC-128–135.
 
-use std::collections::BTreeMap;
-
 use hecate_ops::Ops;
 use hecate_testenv::TestEnv;
-use hecate_types::{
-    Artifact, Bundle, BundleSpec, EvidenceConfig, Gate, GateStatus, LocalSecretRef,
-};
-use k8s_openapi::ByteString;
+use hecate_types::{Artifact, Bundle, BundleSpec, Gate, GateStatus};
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::ObjectMeta;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+use hecate_testenv::fides::{ENVIRONMENT as ENV, TRAIL, evidence_gate};
+
 use crate::fixtures::*;
 
-const ENV: &str = "7f3a1c2e-0000-4000-8000-000000009b04";
-const TRAIL: &str = "91b2ffff-0000-4000-8000-00000000abcd";
 const DIGEST: &str = "sha256:abcdef0123456789";
 
 /// `testGate(production)` + `withEvidence(fides)` + `status.eligible = [b1]`, the
 /// Secret, and `b1` pinning the digest (or not).
 async fn setup(env: &TestEnv, fides: Option<&MockServer>, digest: bool) {
-    let mut spec = gate_spec(&[], false);
-    if let Some(fides) = fides {
-        spec.evidence = Some(EvidenceConfig {
-            fides_environment: ENV.into(),
-            server_url: fides.uri(),
-            credentials_ref: Some(LocalSecretRef {
-                name: "fides".into(),
-            }),
-        });
+    match fides {
+        Some(fides) => {
+            evidence_gate(env, "production", &fides.uri(), &["b1"]).await;
+        }
+        None => {
+            let mut gate: Gate = gate(env, "production", gate_spec(&[], false)).await;
+            gate.status = Some(GateStatus {
+                eligible: vec!["b1".into()],
+                ..GateStatus::default()
+            });
+            env.write_status(&gate).await;
+        }
     }
-    let mut gate: Gate = gate(env, "production", spec).await;
-    gate.status = Some(GateStatus {
-        eligible: vec!["b1".into()],
-        ..GateStatus::default()
-    });
-    env.write_status(&gate).await;
-    env.create(Secret {
-        metadata: ObjectMeta {
-            name: Some("fides".into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([(
-            "token".to_string(),
-            ByteString(b"t0ken".to_vec()),
-        )])),
-        ..Secret::default()
-    })
-    .await;
     let artifacts = if digest {
         vec![Artifact::image("ghcr.io/acme/app", "1.0.0", DIGEST)]
     } else {
