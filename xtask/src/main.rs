@@ -53,6 +53,10 @@ enum Task {
         /// `why_stuck` over stdio and HTTP, in seconds rather than minutes).
         #[arg(long, value_enum)]
         only: Option<bench::Part>,
+        /// How many crossings run at once in "crossings end to end" (default: 5 at
+        /// `small` scale, 50 at `large`).
+        #[arg(long)]
+        crossings: Option<usize>,
     },
     /// Start a local control plane with a realistic pipeline, hecate-api and the web UI
     /// to explore (Ctrl-C stops it).
@@ -82,7 +86,11 @@ fn main() -> ExitCode {
         Task::CheckLayers => check_layers(&root),
         Task::Demo(options) => demo::run(&root, &options),
         Task::Test { args, dry_run } => test::run(&root, &args, dry_run),
-        Task::Bench { scale, only } => bench::run(&root, scale, only),
+        Task::Bench {
+            scale,
+            only,
+            crossings,
+        } => bench::run(&root, scale, only, crossings),
         Task::ControlPlane { action } => control_plane::run(&root, action),
     };
     match result {

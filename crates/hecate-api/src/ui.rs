@@ -82,6 +82,7 @@ const ASSETS: &[Asset] = assets![
     "js/shell.js",
     "js/rights.js",
     "js/graph.js",
+    "js/timeline.js",
     "js/menu.js",
     "js/pages/signin.js",
     "js/pages/overview.js",

@@ -294,8 +294,14 @@ fn parse_timeout(text: &str) -> Result<Duration, Failure> {
         .map_err(|_| Failure::usage(format!("--timeout must be positive, not {text}")))
 }
 
+/// How long after the instant ops names as the next change by time `status --watch`
+/// redraws: the clock that judged and the timer are not the same clock.
+const TIME_MARGIN: Duration = Duration::from_millis(100);
+
 /// Redraws the status whenever a Gate, Bundle, Passage or Beacon changes (from a watch;
-/// bursts of changes are drawn once). Ctrl-C ends it; a lost watch exits 2.
+/// bursts of changes are drawn once), and when time alone changes what is said (ops
+/// says when: a window opening or closing, a crossing not started after 2 minutes).
+/// Ctrl-C ends it; a lost watch exits 2.
 async fn watch_status(
     ops: &Ops,
     scope: &Scope,
@@ -313,30 +319,45 @@ async fn watch_status(
             .map_err(|e| Failure::from_ops(server, Mode::Read, e))?,
     );
     loop {
-        let explanations = ops
-            .explanations(scope)
+        let hecate_ops::TimedExplanations {
+            explanations,
+            at,
+            unchanged_until,
+        } = ops
+            .explanations_until(scope)
             .await
             .map_err(|e| Failure::from_ops(server, Mode::Read, e))?;
+        // Time changes what is said too (a window opening, a crossing not started):
+        // redraw then as well, a little after, so the rule has flipped.
+        let by_time = unchanged_until.map(|until| {
+            let wait = Duration::try_from(until.duration_since(at)).unwrap_or_default();
+            tokio::time::Instant::now() + wait + TIME_MARGIN
+        });
         if format == Format::Table && style.width.is_some() {
             output::write_stdout("\x1b[H\x1b[2J")?;
         }
         output::print(format, &explanations, || {
-            let stamp = style.paint(
-                Colour::Dim,
-                &format!("as of {}", ops.now().strftime("%H:%M:%S")),
-            );
+            let stamp = style.paint(Colour::Dim, &format!("as of {}", at.strftime("%H:%M:%S")));
             format!(
                 "{}{stamp}\n",
                 render::status(&explanations, all_namespaces, namespace, style)
             )
         })?;
-        // Wait for a change, then let a burst settle before drawing again.
+        // Wait for a change or for time to change the answer, then let a burst of
+        // changes settle before drawing again.
+        let timer = async {
+            match by_time {
+                Some(deadline) => tokio::time::sleep_until(deadline).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             change = changes.next() => match change {
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(Failure::could_not_tell(format!("lost the watch: {e}"))),
                 None => return Err(Failure::could_not_tell("the watch ended")),
             },
+            () = timer => continue,
             () = &mut interrupted => return Ok(exit::OK),
         }
         let settle = tokio::time::sleep(Duration::from_millis(250));

@@ -44,11 +44,16 @@ struct HealthLabels {
     status: String,
 }
 
-/// `method` (HTTP), `watch` (`true` for watch streams).
+/// `method` (HTTP), `watch` (`true` for watch streams), `verb` (the API server's:
+/// `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`)
+/// and `resource` (its plural, with the subresource: `gates/status`; `discovery` for
+/// the API's own description). Bounded: the kinds a cluster serves, never a name.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     method: String,
     watch: bool,
+    verb: String,
+    resource: String,
 }
 
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
@@ -142,16 +147,19 @@ impl Metrics {
         }
     }
 
-    /// Counts one request to the API server.
+    /// Counts one request to the API server, by verb and resource.
     pub fn count_request<B>(&self, request: &http::Request<B>) {
         let watch = request
             .uri()
             .query()
             .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
+        let (verb, resource) = verb_and_resource(request.method(), request.uri().path(), watch);
         self.requests
             .get_or_create(&RequestLabels {
                 method: request.method().as_str().into(),
                 watch,
+                verb: verb.into(),
+                resource,
             })
             .inc();
     }
@@ -253,9 +261,104 @@ impl Metrics {
     }
 }
 
+/// The API server's verb for a request and the resource it names (`plural` or
+/// `plural/subresource`; `discovery` when it names none), from its method and path:
+/// `/api/v1[/namespaces/<ns>]/<plural>[/<name>[/<sub>]]`, or the same under
+/// `/apis/<group>/<version>`.
+fn verb_and_resource(method: &http::Method, path: &str, watch: bool) -> (&'static str, String) {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let rest = match segments.as_slice() {
+        ["api", _version, rest @ ..] | ["apis", _, _version, rest @ ..] => rest,
+        _ => &[],
+    };
+    let rest = match rest {
+        // `/api/v1/namespaces/<ns>/...`, but not `/api/v1/namespaces[/<ns>]` itself.
+        ["namespaces", _, resource, more @ ..] => {
+            let mut named = vec![*resource];
+            named.extend_from_slice(more);
+            named
+        }
+        _ => rest.to_vec(),
+    };
+    let (resource, named) = match rest.as_slice() {
+        [] => ("discovery".to_string(), false),
+        [plural] => ((*plural).to_string(), false),
+        [plural, _name] => ((*plural).to_string(), true),
+        [plural, _name, sub, ..] => (format!("{plural}/{sub}"), true),
+    };
+    let verb = match (method.as_str(), named) {
+        _ if watch => "watch",
+        ("GET", true) => "get",
+        ("GET", false) => "list",
+        ("POST", _) => "create",
+        ("PUT", _) => "update",
+        ("PATCH", _) => "patch",
+        ("DELETE", true) => "delete",
+        ("DELETE", false) => "deletecollection",
+        _ => "other",
+    };
+    (verb, resource)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requests_are_counted_by_verb_and_resource() {
+        let metrics = Metrics::new();
+        let send = |method: &str, uri: &str| {
+            let request = http::Request::builder()
+                .method(method)
+                .uri(uri)
+                .body(())
+                .unwrap();
+            metrics.count_request(&request);
+        };
+        send("GET", "/apis/hecate.dev/v1alpha1/namespaces/shop/bundles?");
+        send(
+            "GET",
+            "/apis/hecate.dev/v1alpha1/namespaces/shop/bundles/b-1",
+        );
+        send(
+            "PUT",
+            "/apis/hecate.dev/v1alpha1/namespaces/shop/gates/dev/status",
+        );
+        send(
+            "PUT",
+            "/apis/hecate.dev/v1alpha1/namespaces/shop/gates/dev/status",
+        );
+        send(
+            "GET",
+            "/apis/hecate.dev/v1alpha1/passages?watch=true&resourceVersion=1",
+        );
+        send("POST", "/api/v1/namespaces/shop/events");
+        send(
+            "PATCH",
+            "/apis/events.k8s.io/v1/namespaces/shop/events/dev.1",
+        );
+        send("GET", "/api/v1/namespaces/shop");
+        send(
+            "DELETE",
+            "/apis/hecate.dev/v1alpha1/namespaces/shop/passages/dev-1",
+        );
+        send("GET", "/apis/hecate.dev/v1alpha1");
+        let text = metrics.encode();
+        for line in [
+            r#"{method="GET",watch="false",verb="list",resource="bundles"} 1"#,
+            r#"{method="GET",watch="false",verb="get",resource="bundles"} 1"#,
+            r#"{method="PUT",watch="false",verb="update",resource="gates/status"} 2"#,
+            r#"{method="GET",watch="true",verb="watch",resource="passages"} 1"#,
+            r#"{method="POST",watch="false",verb="create",resource="events"} 1"#,
+            r#"{method="PATCH",watch="false",verb="patch",resource="events"} 1"#,
+            r#"{method="GET",watch="false",verb="get",resource="namespaces"} 1"#,
+            r#"{method="DELETE",watch="false",verb="delete",resource="passages"} 1"#,
+            r#"{method="GET",watch="false",verb="list",resource="discovery"} 1"#,
+        ] {
+            let line = format!("hecate_controller_kube_requests_total{line}");
+            assert!(text.contains(&line), "{line}\nnot in\n{text}");
+        }
+    }
 
     /// The `le` bounds of `metric`'s buckets, as written.
     fn bounds(text: &str, metric: &str) -> Vec<String> {

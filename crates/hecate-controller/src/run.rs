@@ -12,7 +12,7 @@ use crate::args::{Args, BindAddress, LogFormat};
 use crate::beacon::{self, BeaconReconciler, Resolver};
 use crate::clock::SystemClock;
 use crate::events::Events;
-use crate::gate::{self, GateReconciler};
+use crate::gate::{self, GateReconciler, Written};
 use crate::lease::{Elector, Timings};
 use crate::metrics::Metrics;
 use crate::passage::{self, PassageReconciler};
@@ -91,6 +91,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         verifiers,
         events: Events::new(gate_client, "gate-controller"),
         metrics: gate_metrics,
+        written: Written::default(),
     });
     // Standby replicas are ready too: readiness says the process works, not that it
     // leads (as controller-runtime has it).

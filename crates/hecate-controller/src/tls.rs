@@ -1,6 +1,8 @@
-//! Which servers the controller's registry and chart-repository clients trust: the web
-//! PKI's roots, compiled in (so a bare image still reaches public registries), and the
-//! platform's — the system's CA certificates, or the files `SSL_CERT_FILE` and the
+//! Which servers the controller's HTTP clients trust — every one of them: registries
+//! and chart repositories (Beacons, `oci-push`/`oci-pull`), the `http` step, the forge
+//! steps and GitHub App tokens, Fides (`evidence-gate`, attestation on finish) and
+//! OTLP over HTTP. The web PKI's roots, compiled in (so a bare image still reaches
+//! public registries), and the platform's — the system's CA certificates, or the files `SSL_CERT_FILE` and the
 //! directories `SSL_CERT_DIR` name when set. That is what the reference trusts (Go's
 //! system pool reads the same two variables) and what git trusts for the controller's
 //! git remotes, so a registry or a Helm repository behind a private CA is trusted the
@@ -17,6 +19,13 @@ use std::sync::OnceLock;
 pub const UNTRUSTED: &str = "; the server's certificate is not signed by a CA this controller \
      trusts — add the CA to its trust store (SSL_CERT_FILE or SSL_CERT_DIR)";
 
+/// A client with reqwest's defaults that trusts the web PKI and the platform's CA
+/// certificates.
+pub fn client() -> reqwest::Client {
+    // Building fails only when the TLS backend cannot start, where no client works.
+    client_builder().build().unwrap_or_default()
+}
+
 /// A client builder that trusts the web PKI and the platform's CA certificates.
 pub fn client_builder() -> reqwest::ClientBuilder {
     platform_roots()
@@ -27,8 +36,9 @@ pub fn client_builder() -> reqwest::ClientBuilder {
         })
 }
 
-/// The platform's CA certificates, read on first use.
-fn platform_roots() -> &'static [reqwest::Certificate] {
+/// The platform's CA certificates, read on first use (for a client this crate does
+/// not build, such as Fides').
+pub fn platform_roots() -> &'static [reqwest::Certificate] {
     static ROOTS: OnceLock<Vec<reqwest::Certificate>> = OnceLock::new();
     ROOTS.get_or_init(|| {
         let found = rustls_native_certs::load_native_certs();

@@ -56,6 +56,12 @@ impl Client {
     /// A client for `config`, or [`Error::Misconfigured`] naming what is missing: a
     /// URL (http or https), a token.
     pub fn new(config: &Config) -> Result<Self, Error> {
+        Self::trusting(config, &[])
+    }
+
+    /// [`Client::new`], trusting the CA certificates `roots` besides the web PKI's (a
+    /// Fides behind a private CA: the controller hands over the platform's).
+    pub fn trusting(config: &Config, roots: &[reqwest::Certificate]) -> Result<Self, Error> {
         let base_url = config.base_url.trim();
         if base_url.is_empty() {
             return Err(Error::Misconfigured("no server URL".into()));
@@ -73,7 +79,12 @@ impl Client {
         // Exactly one trailing slash, so relative paths resolve under any prefix.
         let base = Url::parse(&format!("{}/", base_url.trim_end_matches('/')))
             .map_err(|e| Error::Misconfigured(format!("server URL {base_url:?}: {e}")))?;
-        let http = reqwest::Client::builder()
+        let http = roots
+            .iter()
+            .cloned()
+            .fold(reqwest::Client::builder(), |builder, root| {
+                builder.add_root_certificate(root)
+            })
             .timeout(config.timeout.unwrap_or(DEFAULT_TIMEOUT))
             // reqwest drops the Authorization header when a redirect leaves the host.
             .redirect(reqwest::redirect::Policy::limited(10))

@@ -22,3 +22,5 @@ mod probe;
 pub use client::{Client, Config, DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, bare_digest};
 pub use error::Error;
 pub use probe::{Probe, error_chain, probe};
+/// A CA certificate a [`Client`] may trust besides the web PKI's ([`Client::trusting`]).
+pub use reqwest::Certificate;

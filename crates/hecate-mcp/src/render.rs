@@ -67,10 +67,10 @@ pub fn why_stuck(explanation: &Explanation) -> String {
         }
         if let Some(step) = &crossing.step {
             text.push_str(&format!(
-                "\nstep: {} since {}, attempt {}",
+                "\nstep: {} since {}, {}",
                 step.uses,
                 when(&step.started_at),
-                step.attempts.max(1)
+                step.invocations()
             ));
         }
     }
@@ -222,6 +222,7 @@ mod tests {
             ],
             current: Some("b1".into()),
             eligible: vec!["b2".into(), "b1".into()],
+            ahead: 2,
             waiting: vec![Waiting {
                 bundle: "b3".into(),
                 reason: "awaiting approval".into(),
@@ -247,7 +248,9 @@ mod tests {
 
     #[test]
     fn why_stuck_says_what_failed_before_the_crossing_and_the_windows() {
-        use hecate_ops::model::{CrossingNow, FailedBefore, Outcome, StepNow, WindowWords};
+        use hecate_ops::model::{
+            CrossingNow, FailedBefore, Outcome, StepActivity, StepNow, WindowWords,
+        };
         let at = |t: &str| Some(hecate_types::Time(t.parse().unwrap()));
         let explanation = Explanation {
             gate: "production".into(),
@@ -257,6 +260,7 @@ mod tests {
             blockers: vec![],
             current: None,
             eligible: vec!["b1".into()],
+            ahead: 1,
             waiting: vec![],
             health: None,
             evidence: None,
@@ -271,6 +275,7 @@ mod tests {
                     alias: String::new(),
                     started_at: at("2026-12-01T07:01:00Z"),
                     attempts: 3,
+                    activity: StepActivity::Retrying,
                 }),
             }),
             failed_before: vec![FailedBefore {
@@ -315,6 +320,7 @@ mod tests {
             issues: vec![],
             current: None,
             eligible: 0,
+            ahead: 0,
             running: None,
             suspended: false,
         };

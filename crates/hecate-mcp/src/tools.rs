@@ -222,9 +222,10 @@ impl ToolName {
             }
             Self::Overview => {
                 "Every namespace the caller may read that holds Gates, each Gate at a glance \
-                 (state, summary, blockers, health, current Bundle), totals, and two weeks of \
-                 daily crossings and failures. For a question about the whole estate; for one \
-                 namespace, list_gates is enough."
+                 (state, summary, blockers, health, current Bundle), each namespace's recent \
+                 Bundles with the Gates each has cleared, failed or is crossing (timeline), \
+                 totals, and two weeks of daily crossings and failures. For a question about \
+                 the whole estate; for one namespace, list_gates is enough."
             }
             Self::Promote => {
                 "Open a Passage that moves a Bundle through a Gate. The same rules as every \

@@ -31,6 +31,17 @@ pub async fn dial_fides(
     gate: &Gate,
     default_server: &str,
 ) -> Result<hecate_fides::Client> {
+    dial_fides_trusting(client, gate, default_server, &[]).await
+}
+
+/// [`dial_fides`], the client trusting the CA certificates `roots` besides the web
+/// PKI's: the controller hands over the platform's, as its other clients trust them.
+pub async fn dial_fides_trusting(
+    client: &kube::Client,
+    gate: &Gate,
+    default_server: &str,
+    roots: &[hecate_fides::Certificate],
+) -> Result<hecate_fides::Client> {
     let fail = |message: String| Error::Fides {
         context: "reaching Fides".into(),
         message,
@@ -69,11 +80,14 @@ pub async fn dial_fides(
         .map(|t| String::from_utf8_lossy(&t.0).into_owned())
         .filter(|t| !t.is_empty())
         .ok_or_else(|| fail(format!("the Secret {} has no token", credentials.name)))?;
-    hecate_fides::Client::new(&hecate_fides::Config {
-        base_url: server.into(),
-        token,
-        timeout: None,
-    })
+    hecate_fides::Client::trusting(
+        &hecate_fides::Config {
+            base_url: server.into(),
+            token,
+            timeout: None,
+        },
+        roots,
+    )
     .map_err(|e| fail(e.to_string()))
 }
 

@@ -44,7 +44,7 @@ mod watch;
 
 pub use cache::Cache;
 pub use error::{Action, Error, Kind, Result};
-pub use evidence::dial_fides;
+pub use evidence::{dial_fides, dial_fides_trusting};
 /// The Fides client a caller builds for [`Ops::verify_bundle`] and [`Ops::verify_trail`]
 /// (only what the surfaces need of hecate-fides, not the whole crate).
 pub use hecate_fides::{Client as FidesClient, Config as FidesConfig};
@@ -54,7 +54,7 @@ pub use model::{
     Promoted, Remedy, StagedGate, State, VerifyReport, Waiting,
 };
 pub use operation::{Operation, Permission};
-pub use ops::{Clock, Ops, Scope};
+pub use ops::{Clock, Ops, Scope, TimedExplanations};
 pub use rights::{Right, Rights};
 pub use rules::refusal::RefusalCode;
 pub use watch::Change;

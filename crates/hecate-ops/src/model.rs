@@ -292,6 +292,12 @@ pub struct Explanation {
     /// Bundles that could cross now, newest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub eligible: Vec<String>,
+    /// How many of `eligible` — its first ones, as it is newest first — are ahead of
+    /// the current Bundle (newer than it, or all of them when the Gate holds none):
+    /// the Bundles waiting to cross. The rest are older, to be rolled back to by hand
+    /// (not the reference's: additive).
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub ahead: usize,
     /// Bundles that cannot, newest first, each with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waiting: Vec<Waiting>,
@@ -395,6 +401,36 @@ pub struct StepNow {
     pub started_at: Option<Time>,
     /// How many times it has been invoked (a waiting step counts each look).
     pub attempts: i32,
+    /// Whether those invocations are looks at something it waits for or tries again
+    /// after a failure: what `attempts` counts (not the reference's: additive).
+    #[serde(default)]
+    pub activity: StepActivity,
+}
+
+/// What a running step's repeated invocations are.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StepActivity {
+    /// It waits for something outside (a Flux sync, a merge, a change gate's hold) and
+    /// looks again: each invocation is a look, none a failure.
+    #[default]
+    Waiting,
+    /// Its last invocation failed in a way that may pass, and it will be tried again:
+    /// each invocation is an attempt.
+    Retrying,
+}
+
+impl StepNow {
+    /// How many invocations so far, in words: `looked 14 times` for a wait, `attempt
+    /// 3` for retries — the one place the count becomes text.
+    pub fn invocations(&self) -> String {
+        let n = self.attempts.max(1);
+        match self.activity {
+            StepActivity::Waiting if n == 1 => "looked once".into(),
+            StepActivity::Waiting => format!("looked {n} times"),
+            StepActivity::Retrying => format!("attempt {n}"),
+        }
+    }
 }
 
 /// An eligible Bundle whose last crossing of this Gate did not land.
@@ -454,6 +490,61 @@ pub struct NamespaceOverview {
     /// Its share of the overview's totals (so a total can open the list it counts).
     #[serde(default)]
     pub totals: Totals,
+    /// Its recent Bundles, newest first, and how far each has come: the ten newest,
+    /// and any older one a Gate runs now.
+    #[serde(default)]
+    pub timeline: Vec<BundleTrack>,
+}
+
+/// A Bundle and how far it has come through its namespace's pipeline: one row of the
+/// timeline.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleTrack {
+    /// The Bundle.
+    pub bundle: String,
+    /// Its alias (`spec.alias`), if it has one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub alias: String,
+    /// The Beacon that emitted it.
+    pub beacon: String,
+    /// When it was emitted: the time Bundles are ordered by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emitted_at: Option<Time>,
+    /// The Gates on its way — those admitting its Beacon, and any other it has a
+    /// record at —, upstream first, each with where it stands there.
+    pub gates: Vec<TrackStop>,
+    /// The Gates that hold it now (it is their current Bundle), upstream first.
+    #[serde(default)]
+    pub holding: Vec<String>,
+    /// Its crossings that failed (Passages of it in phase `Failed`, as the
+    /// overview's `failed` total counts them).
+    pub failed: usize,
+}
+
+/// Where a Bundle stands at one Gate of its way.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TrackStop {
+    /// The Gate.
+    pub gate: String,
+    /// How its latest crossing of the Gate went: `crossed` (it cleared the Gate),
+    /// `failed`, `aborted`, or `running`; absent while it has not tried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// The Gate holds it now.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub holding: bool,
+    /// When that happened: it cleared the Gate, the crossing failed, or (running)
+    /// the crossing started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<Time>,
+    /// The Passage of that crossing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub passage: String,
+    /// Why it failed, in the words of what failed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
 }
 
 /// Where a Gate stands in its namespace's pipeline, derived from `admits[].after`.
@@ -511,8 +602,12 @@ pub struct GateSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current: Option<String>,
     /// How many Bundles could cross now (Explain's `eligible`, so it agrees with the
-    /// summary).
+    /// summary), rollback candidates included.
     pub eligible: usize,
+    /// How many of them are waiting to cross: ahead of the current Bundle (Explain's
+    /// `ahead`), not older ones to roll back to.
+    #[serde(default)]
+    pub ahead: usize,
     /// The Passage crossing now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub running: Option<String>,
@@ -537,6 +632,9 @@ pub struct Totals {
     pub suspended: usize,
     /// Eligible Bundles, summed over Gates.
     pub eligible: usize,
+    /// Bundles waiting to cross (each Gate's `ahead`), summed over Gates.
+    #[serde(default)]
+    pub ahead: usize,
     /// Passages pending or running.
     pub running: usize,
     /// Passages that failed.
@@ -673,6 +771,10 @@ pub struct VerifyReport {
     /// When the chain was anchored (RFC 3339), if it ever was.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub anchored_at: String,
+}
+
+fn is_zero_usize(n: &usize) -> bool {
+    *n == 0
 }
 
 fn is_zero(n: &i64) -> bool {

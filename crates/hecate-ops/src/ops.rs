@@ -31,6 +31,19 @@ pub enum Scope {
     Namespaces(Vec<String>),
 }
 
+/// Explanations judged at one instant, and how long time alone leaves them standing
+/// ([`Ops::explanations_until`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimedExplanations {
+    /// As [`Ops::explanations`] answers.
+    pub explanations: Vec<Explanation>,
+    /// The instant they were judged at (the [`Ops`] clock).
+    pub at: Timestamp,
+    /// The earliest instant after `at` at which one of them would read differently
+    /// with no object changed; `None`: none changes with time.
+    pub unchanged_until: Option<Timestamp>,
+}
+
 /// Answers questions about, and performs actions on, the Hecate objects in a cluster.
 ///
 /// Each call fetches what it needs in a bounded number of requests — at most one LIST
@@ -494,15 +507,30 @@ impl Ops {
     /// Every Gate in `scope` explained: namespaces by name, each one's Gates upstream
     /// first — what `hecate status -o json` prints. Requests as [`Ops::overview`].
     pub async fn explanations(&self, scope: &Scope) -> Result<Vec<Explanation>> {
+        Ok(self.explanations_until(scope).await?.explanations)
+    }
+
+    /// [`Ops::explanations`], and until when they hold if no object changes: the
+    /// earliest instant time alone changes one of them (a window opens or closes, a
+    /// crossing that has not started is named `NotStarted`; see
+    /// [`rules::explain::unchanged_until`]). What a live view redraws at.
+    pub async fn explanations_until(&self, scope: &Scope) -> Result<TimedExplanations> {
         let snapshots = self.snapshots(scope).await?;
         let now = self.now();
         let mut explanations = Vec::new();
+        let mut unchanged_until: Option<Timestamp> = None;
         for snapshot in &snapshots {
             for (gate, _) in rules::pipeline::upstream_first(snapshot.gates()) {
                 explanations.push(Explanation::clone(&self.explained(snapshot, gate, now)));
+                let until = rules::explain::unchanged_until(snapshot, gate, now);
+                unchanged_until = unchanged_until.into_iter().chain(until).min();
             }
         }
-        Ok(explanations)
+        Ok(TimedExplanations {
+            explanations,
+            at: now,
+            unchanged_until,
+        })
     }
 
     /// `gate`'s explanation at `now`: the cache's remembered one, else judged here.

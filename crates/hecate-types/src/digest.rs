@@ -74,6 +74,27 @@ mod tests {
                 "0151d1d6c4cf9f3bcb8d521b296204b93f90a06444b8e0a5d670fab9acf42e3e",
             ),
             (
+                vec![Artifact::commit(
+                    "file:///srv/git/app.git",
+                    "0123456789abcdef0123456789abcdef01234567",
+                )],
+                "76d5a6eda356e03de475c6d9f3a015b2f717036130c812c3b167df140d24115b",
+            ),
+            (
+                vec![
+                    Artifact::chart("oci://ghcr.io/acme/charts/api", "", "6.3.5"),
+                    Artifact::image("ghcr.io/acme/api", "1.2.3", ""),
+                ],
+                "f3fdf3264935c1b5a9c771dc5e492fe023c161124aabc978b7d4ab947be83db4",
+            ),
+            (
+                vec![
+                    Artifact::image("ghcr.io/acme/api", "1.2.3", ""),
+                    Artifact::chart("oci://ghcr.io/acme/charts/api", "", "6.3.5"),
+                ],
+                "f3fdf3264935c1b5a9c771dc5e492fe023c161124aabc978b7d4ab947be83db4",
+            ),
+            (
                 vec![Artifact::image("acme/thing", "1.0.0", "")],
                 "6eaf4a0722c5ae5a5fe8cdc986c8f219e95f2594ff91f5a3054a540df6662224",
             ),

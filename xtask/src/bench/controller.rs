@@ -7,6 +7,7 @@
 //! latency probes (an automatic Gate `auto` and a Bundle of Beacon `fresh` in each
 //! namespace) are removed and made again on every run.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -393,7 +394,16 @@ impl Process {
 
     /// The requests it has sent the API server so far, by its own count.
     pub(crate) async fn requests(&self) -> anyhow::Result<f64> {
-        let text = reqwest::get(format!("http://{}/metrics", self.metrics))
+        Ok(requests_sent(&self.scrape().await?))
+    }
+
+    /// The requests it has sent so far by verb and resource (`update gates/status`).
+    pub(crate) async fn requests_by_kind(&self) -> anyhow::Result<Breakdown> {
+        Ok(Breakdown::of(&self.scrape().await?))
+    }
+
+    async fn scrape(&self) -> anyhow::Result<String> {
+        Ok(reqwest::get(format!("http://{}/metrics", self.metrics))
             .await
             .with_context(|| {
                 format!(
@@ -402,8 +412,7 @@ impl Process {
                 )
             })?
             .text()
-            .await?;
-        Ok(requests_sent(&text))
+            .await?)
     }
 
     /// Waits until it serves its metrics.
@@ -441,6 +450,51 @@ fn requests_sent(metrics: &str) -> f64 {
         .filter(|l| l.starts_with("hecate_controller_kube_requests_total{"))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
+}
+
+/// Requests by verb and resource (`update gates/status`), from the controller's
+/// `hecate_controller_kube_requests_total{verb,resource}` series.
+#[derive(Clone, Debug, Default, Serialize)]
+pub(crate) struct Breakdown(pub(crate) BTreeMap<String, f64>);
+
+impl Breakdown {
+    fn of(metrics: &str) -> Self {
+        let mut counts = BTreeMap::new();
+        for line in metrics
+            .lines()
+            .filter(|l| l.starts_with("hecate_controller_kube_requests_total{"))
+        {
+            let label = |name: &str| line.split(&format!("{name}=\"")).nth(1)?.split('"').next();
+            let (Some(verb), Some(resource)) = (label("verb"), label("resource")) else {
+                continue;
+            };
+            let Some(value) = line.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()) else {
+                continue;
+            };
+            *counts.entry(format!("{verb} {resource}")).or_default() += value;
+        }
+        Self(counts)
+    }
+
+    /// What was sent after `before`, divided by `per` (leaving out what did not grow).
+    pub(crate) fn since(&self, before: &Self, per: f64) -> Self {
+        Self(
+            self.0
+                .iter()
+                .map(|(key, now)| (key.clone(), (now - before.0.get(key).unwrap_or(&0.0)) / per))
+                .filter(|(_, n)| *n > 0.0)
+                .collect(),
+        )
+    }
+
+    /// One line per verb and resource, most first.
+    pub(crate) fn lines(&self) -> String {
+        let mut rows: Vec<(&String, &f64)> = self.0.iter().collect();
+        rows.sort_by(|a, b| b.1.total_cmp(a.1).then(a.0.cmp(b.0)));
+        rows.iter()
+            .map(|(key, n)| format!("  {n:>8.1}  {key}\n"))
+            .collect()
+    }
 }
 
 /// (VmRSS, VmHWM) of `pid`, in MiB.

@@ -20,7 +20,7 @@ use serde::Serialize;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use super::Scale;
-use super::controller::Process;
+use super::controller::{Breakdown, Process};
 
 /// The label that makes a run's namespace the benched controller's shard.
 const SHARD_LABEL: &str = "hecate.dev/bench-crossings";
@@ -36,6 +36,8 @@ pub(crate) struct CrossingResults {
     pub(crate) one_succeeded_ms: f64,
     /// Requests the controller sent for it, by its own count (Beacon, Gate, Passage).
     pub(crate) one_requests: f64,
+    /// Those by verb and resource.
+    pub(crate) one_breakdown: Breakdown,
     /// Releases carried through the whole loop, one after another.
     pub(crate) releases: usize,
     /// A commit pushed and the Beacon asked to look → its Bundle exists (the Beacon's
@@ -63,6 +65,8 @@ pub(crate) struct CrossingResults {
     pub(crate) concurrent_per_second: f64,
     /// Requests the controller sent per crossing among them.
     pub(crate) concurrent_requests_per_crossing: f64,
+    /// Those by verb and resource, per crossing.
+    pub(crate) concurrent_breakdown: Breakdown,
     /// Resident memory at the end, and its peak.
     pub(crate) rss_mib: f64,
     pub(crate) peak_rss_mib: f64,
@@ -77,18 +81,20 @@ impl Scale {
     }
 }
 
+/// Runs the crossings with the scale's number at once, or `concurrent` if given.
 pub(crate) async fn run(
     root: &Path,
     endpoint: &Endpoint,
     admin: &kube::Client,
     scale: Scale,
+    concurrent: Option<usize>,
 ) -> anyhow::Result<CrossingResults> {
     let namespace = format!(
         "bench-crossings-{}-{}",
         scale.name(),
         jiff::Timestamp::now().as_second()
     );
-    let many = scale.concurrent_crossings();
+    let many = concurrent.unwrap_or_else(|| scale.concurrent_crossings());
     let gates: Vec<String> = std::iter::once("solo".to_string())
         .chain((0..many).map(|i| format!("g{i}")))
         .collect();
@@ -174,7 +180,7 @@ async fn measure(
 
     // One crossing alone: the Beacon finds the commit, the Gate opens a Passage, the
     // steps run.
-    let before = process.requests().await?;
+    let before = process.requests_by_kind().await?;
     let started = Instant::now();
     let solo = [Stage {
         name: "solo",
@@ -207,7 +213,8 @@ async fn measure(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let one = started.elapsed();
-    let one_requests = process.requests().await? - before;
+    let one_breakdown = process.requests_by_kind().await?.since(&before, 1.0);
+    let one_requests = one_breakdown.0.values().sum();
 
     // The whole loop, release after release: a commit, the Beacon asked to look (so
     // its poll interval is not measured), then Bundle, Passage, crossed.
@@ -244,7 +251,7 @@ async fn measure(
             approval: false,
         })
         .collect();
-    let before = process.requests().await?;
+    let before = process.requests_by_kind().await?;
     let started = Instant::now();
     apply_manifest(admin, &pipeline(&stages).manifest(), false).await?;
     loop {
@@ -278,7 +285,11 @@ async fn measure(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let concurrent = started.elapsed();
-    let concurrent_requests = process.requests().await? - before;
+    let concurrent_breakdown = process
+        .requests_by_kind()
+        .await?
+        .since(&before, stages.len() as f64);
+    let concurrent_requests_per_crossing = concurrent_breakdown.0.values().sum();
     let (rss_mib, peak_rss_mib) = process.memory();
 
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -287,6 +298,7 @@ async fn measure(
         one_passage_ms: passage_at.map_or(0.0, ms),
         one_succeeded_ms: ms(one),
         one_requests,
+        one_breakdown,
         releases: RELEASES,
         loop_beacon_p50_ms: beacon.0,
         loop_beacon_p99_ms: beacon.1,
@@ -301,7 +313,8 @@ async fn measure(
         concurrent: stages.len(),
         concurrent_all_ms: ms(concurrent),
         concurrent_per_second: stages.len() as f64 / concurrent.as_secs_f64(),
-        concurrent_requests_per_crossing: concurrent_requests / stages.len() as f64,
+        concurrent_requests_per_crossing,
+        concurrent_breakdown,
         rss_mib,
         peak_rss_mib,
     })

@@ -47,12 +47,16 @@ pub(crate) enum Part {
     /// One Gate explained: `hecate explain`, `Ops::explain` (direct and cached) and
     /// hecate-mcp's `why_stuck` over stdio and over HTTP.
     Explain,
+    /// Crossings end to end (no seed): one crossing, releases one after another, many
+    /// at once; with the controller's requests by verb and resource.
+    Crossings,
 }
 
 impl Part {
     fn name(self) -> &'static str {
         match self {
             Self::Explain => "explain",
+            Self::Crossings => "crossings",
         }
     }
 }
@@ -93,7 +97,12 @@ fn binary(root: &Path, name: &str) -> std::path::PathBuf {
     root.join("target").join(PROFILE).join(name)
 }
 
-pub(crate) fn run(root: &Path, scale: Scale, only: Option<Part>) -> anyhow::Result<()> {
+pub(crate) fn run(
+    root: &Path,
+    scale: Scale,
+    only: Option<Part>,
+    crossings: Option<usize>,
+) -> anyhow::Result<()> {
     // Numbers from a debug build measure the debug build: the published (large) run
     // measures an optimised one. A small run checks that the harness works, so it
     // uses whatever build it finds itself in (in CI, the debug one the tests built).
@@ -103,6 +112,11 @@ pub(crate) fn run(root: &Path, scale: Scale, only: Option<Part>) -> anyhow::Resu
             .args(["run", "--quiet", "--release", "--package", "xtask", "--"])
             .args(["bench", "--scale", scale.name()])
             .args(only.iter().flat_map(|part| ["--only", part.name()]))
+            .args(
+                crossings
+                    .iter()
+                    .flat_map(|n| ["--crossings".into(), n.to_string()]),
+            )
             .current_dir(root)
             .status()?;
         anyhow::ensure!(status.success(), "the optimised bench failed ({status})");
@@ -117,6 +131,7 @@ pub(crate) fn run(root: &Path, scale: Scale, only: Option<Part>) -> anyhow::Resu
             "hecate-controller",
         ],
         Some(Part::Explain) => &["hecate-cli", "hecate-mcp"],
+        Some(Part::Crossings) => &["hecate-controller"],
     };
     eprintln!("[bench] building {} ({PROFILE})…", packages.join(", "));
     let mut build = crate::cargo();
@@ -143,7 +158,29 @@ pub(crate) fn run(root: &Path, scale: Scale, only: Option<Part>) -> anyhow::Resu
         println!("\n{markdown}");
         return Ok(());
     }
-    let results = runtime.block_on(measure(root, &endpoint, scale))?;
+    if only == Some(Part::Crossings) {
+        let results = runtime.block_on(async {
+            let admin = endpoint.client(Identity::Admin).await?;
+            crossings::run(root, &endpoint, &admin, scale, crossings).await
+        })?;
+        println!(
+            "\n`--only crossings`, {PROFILE} build\n\n{}",
+            report::crossings(&results)
+        );
+        println!(
+            "one crossing: {:.0} requests\n{}",
+            results.one_requests,
+            results.one_breakdown.lines()
+        );
+        println!(
+            "{} at once: {:.1} requests per crossing\n{}",
+            results.concurrent,
+            results.concurrent_requests_per_crossing,
+            results.concurrent_breakdown.lines()
+        );
+        return Ok(());
+    }
+    let results = runtime.block_on(measure(root, &endpoint, scale, crossings))?;
 
     let dir = root.join("target/bench");
     std::fs::create_dir_all(&dir)?;
@@ -217,7 +254,12 @@ fn summarise(
     }
 }
 
-async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Result<Results> {
+async fn measure(
+    root: &Path,
+    endpoint: &Endpoint,
+    scale: Scale,
+    concurrent: Option<usize>,
+) -> anyhow::Result<Results> {
     let admin = endpoint.client(Identity::Admin).await?;
     let namespace = scale.namespace();
     seed::seed(&admin, &namespace, scale).await?;
@@ -266,7 +308,7 @@ async fn measure(root: &Path, endpoint: &Endpoint, scale: Scale) -> anyhow::Resu
     let controller = controller::run(root, endpoint, &admin, scale).await?;
 
     eprintln!("[bench] crossings end to end…");
-    let crossings = crossings::run(root, endpoint, &admin, scale).await?;
+    let crossings = crossings::run(root, endpoint, &admin, scale, concurrent).await?;
 
     eprintln!("[bench] Beacons polling a registry…");
     let beacons = beacons::run(root, endpoint, &admin, scale).await?;

@@ -185,47 +185,7 @@ pub(crate) fn markdown(results: &Results) -> String {
         c.rss_mib,
         c.peak_rss_mib
     );
-    let x = &results.crossings;
-    let _ = writeln!(
-        md,
-        "\n### Crossings end to end (the controller as its own process)\n\n\
-         Gates of the §10.1 shape: clone a local fleet repository, edit `values.yaml`, \
-         commit, push, wait for the stand-in Kustomization (Flux played every 200 ms), \
-         call a loopback receiver.\n\n\
-         | what | value |\n|---|---:|\n\
-         | one crossing: Beacon and Gate applied → Bundle / Passage / succeeded | {:.0} / {:.0} / {:.0} ms |\n\
-         | requests the controller sent for it (Beacon, Gate, Passage) | {:.0} |\n\
-         | {} releases, one after another, the Beacon asked to look: commit → Bundle (Beacon), p50 / p99 | {:.0} / {:.0} ms |\n\
-         | Bundle → Passage (Gate), p50 / p99 | {:.0} / {:.0} ms |\n\
-         | Passage → crossed (steps), p50 / p99 | {:.0} / {:.0} ms |\n\
-         | commit → crossed, p50 / p99 | {:.0} / {:.0} ms |\n\
-         | requests per release / in 10 s idle afterwards | {:.1} / {:.0} |\n\
-         | {} crossings at once (one Bundle, {} automatic Gates): all succeeded | {:.0} ms ({:.1} per second) |\n\
-         | requests per crossing among them | {:.1} |\n\
-         | resident memory at the end / peak | {:.1} / {:.1} MiB |",
-        x.one_bundle_ms,
-        x.one_passage_ms,
-        x.one_succeeded_ms,
-        x.one_requests,
-        x.releases,
-        x.loop_beacon_p50_ms,
-        x.loop_beacon_p99_ms,
-        x.loop_gate_p50_ms,
-        x.loop_gate_p99_ms,
-        x.loop_steps_p50_ms,
-        x.loop_steps_p99_ms,
-        x.loop_total_p50_ms,
-        x.loop_total_p99_ms,
-        x.loop_requests_per_release,
-        x.loop_idle_requests,
-        x.concurrent,
-        x.concurrent,
-        x.concurrent_all_ms,
-        x.concurrent_per_second,
-        x.concurrent_requests_per_crossing,
-        x.rss_mib,
-        x.peak_rss_mib
-    );
+    let _ = writeln!(md, "\n{}", crossings(&results.crossings));
     let b = &results.beacons;
     let _ = writeln!(
         md,
@@ -264,6 +224,53 @@ pub(crate) fn markdown(results: &Results) -> String {
         md,
         "\nReproduce: `cargo xtask bench --scale {}`.",
         results.scale
+    );
+    md
+}
+
+/// The "Crossings end to end" section.
+pub(crate) fn crossings(crossings: &super::crossings::CrossingResults) -> String {
+    let x = crossings;
+    let mut md = String::new();
+    let _ = write!(
+        md,
+        "### Crossings end to end (the controller as its own process)\n\n\
+         Gates of the §10.1 shape: clone a local fleet repository, edit `values.yaml`, \
+         commit, push, wait for the stand-in Kustomization (Flux played every 200 ms), \
+         call a loopback receiver.\n\n\
+         | what | value |\n|---|---:|\n\
+         | one crossing: Beacon and Gate applied → Bundle / Passage / succeeded | {:.0} / {:.0} / {:.0} ms |\n\
+         | requests the controller sent for it (Beacon, Gate, Passage) | {:.0} |\n\
+         | {} releases, one after another, the Beacon asked to look: commit → Bundle (Beacon), p50 / p99 | {:.0} / {:.0} ms |\n\
+         | Bundle → Passage (Gate), p50 / p99 | {:.0} / {:.0} ms |\n\
+         | Passage → crossed (steps), p50 / p99 | {:.0} / {:.0} ms |\n\
+         | commit → crossed, p50 / p99 | {:.0} / {:.0} ms |\n\
+         | requests per release / in 10 s idle afterwards | {:.1} / {:.0} |\n\
+         | {} crossings at once (one Bundle, {} automatic Gates): all succeeded | {:.0} ms ({:.1} per second) |\n\
+         | requests per crossing among them | {:.1} |\n\
+         | resident memory at the end / peak | {:.1} / {:.1} MiB |",
+        x.one_bundle_ms,
+        x.one_passage_ms,
+        x.one_succeeded_ms,
+        x.one_requests,
+        x.releases,
+        x.loop_beacon_p50_ms,
+        x.loop_beacon_p99_ms,
+        x.loop_gate_p50_ms,
+        x.loop_gate_p99_ms,
+        x.loop_steps_p50_ms,
+        x.loop_steps_p99_ms,
+        x.loop_total_p50_ms,
+        x.loop_total_p99_ms,
+        x.loop_requests_per_release,
+        x.loop_idle_requests,
+        x.concurrent,
+        x.concurrent,
+        x.concurrent_all_ms,
+        x.concurrent_per_second,
+        x.concurrent_requests_per_crossing,
+        x.rss_mib,
+        x.peak_rss_mib
     );
     md
 }

@@ -839,7 +839,7 @@ async fn api66_to_api69_api72_api74_the_overview_route_counts_across_namespaces(
         seen["totals"],
         json!({
             "gates": 4, "healthy": 1, "progressing": 1, "degraded": 1, "unknown": 1,
-            "suspended": 1, "eligible": 0, "running": 1, "failed": 1,
+            "suspended": 1, "eligible": 0, "ahead": 0, "running": 1, "failed": 1,
         }),
         "#66 – #69"
     );

@@ -26,4 +26,5 @@ mod ui_pages;
 mod ui_passage;
 mod ui_rights;
 mod ui_settings;
+mod ui_timeline;
 mod watch;

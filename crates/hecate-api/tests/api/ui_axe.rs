@@ -72,8 +72,9 @@ pub(crate) async fn check(browser: &Browser, page: &str) -> [usize; 2] {
 }
 
 /// Every page of the demo pipeline, as alice (a viewer) and as bob (a promoter, who
-/// sees the write buttons enabled): zero violations at desktop and phone size. (The
-/// Settings page is checked by its own tests.)
+/// sees the write buttons enabled): zero violations at desktop and phone size — the
+/// Overview with its graph and timeline drawn. (The Settings page is checked by its
+/// own tests.)
 #[tokio::test]
 async fn every_page_has_no_axe_violations_at_either_size() {
     use hecate_testenv::Identity::{Alice, Bob};
@@ -116,6 +117,15 @@ async fn every_page_has_no_axe_violations_at_either_size() {
         for (path, heading) in &pages {
             browser.open(&at(&server, path)).await;
             drawn(&browser, heading).await;
+            if *path == "/" {
+                // The Overview's timeline of recent Bundles is checked drawn.
+                browser
+                    .until(
+                        "the timeline",
+                        "document.querySelector('li.track li.stop a')",
+                    )
+                    .await;
+            }
             // The header's rights are drawn once answered: wait for them too.
             browser
                 .until("the header's rights", "document.querySelector('#whoami')")

@@ -152,3 +152,62 @@ async fn a_bundle_that_failed_here_before_is_marked() {
         .await;
     browser.close().await;
 }
+
+#[tokio::test]
+async fn a_waiting_step_says_how_often_it_looked_not_which_attempt() {
+    let server = Server::start().await;
+    let env = &server.env;
+    hecate_testenv::fixtures::gate(
+        env,
+        "production",
+        hecate_testenv::fixtures::gate_spec(&[], false),
+    )
+    .await;
+    hecate_testenv::fixtures::bundles_in_order(env, &["b1"]).await;
+    env.create(Passage::new(
+        "production-1",
+        PassageSpec {
+            gate: "production".into(),
+            bundle: "b1".into(),
+            actor: "bob".into(),
+            steps: vec![Step {
+                uses: "flux-wait".into(),
+                ..Step::default()
+            }],
+            ..PassageSpec::default()
+        },
+    ))
+    .await;
+    // What the controller records of two and a half minutes of normal waiting: each
+    // look is counted in `attempts`, and nothing failed (no reason).
+    let started = (jiff::Timestamp::now() - jiff::SignedDuration::from_secs(150)).to_string();
+    env.api::<Passage>()
+        .patch_status(
+            "production-1",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(serde_json::json!({"status": {
+                "phase": "Running",
+                "startedAt": started,
+                "steps": [{
+                    "uses": "flux-wait",
+                    "phase": "Running",
+                    "message": "Kustomization shop-production is reconciling",
+                    "startedAt": started,
+                    "attempts": 14,
+                }],
+            }})),
+        )
+        .await
+        .unwrap();
+
+    let browser = Browser::start(&server.base).await;
+    browser.open(&gate_page(&server)).await;
+    browser.sign_in(&server.token(Admin)).await;
+    let crossing = browser.until_text(".crossing-now", "looked 14 times").await;
+    assert!(crossing.contains("flux-wait"), "{crossing}");
+    assert!(
+        !crossing.contains("attempt"),
+        "a wait is not a string of failed attempts: {crossing}"
+    );
+    browser.close().await;
+}

@@ -4,6 +4,7 @@
 //! the overview's totals open the lists they count. As alice, a viewer.
 
 use hecate_testenv::Identity::*;
+use kube::ResourceExt as _;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -183,18 +184,64 @@ async fn the_pipeline_is_a_graph_of_links_and_totals_open_their_lists() {
             "[...document.querySelectorAll('main tbody tr')].map(r => r.dataset.passage).join() === 'staging-1-11-0'",
         )
         .await;
+    // "waiting to cross" counts only Bundles newer than a Gate's current one: in the
+    // fixed pipeline every eligible Bundle is an older one (a rollback candidate), so
+    // nothing waits until carol approves 1.10.0 for production.
+    let ahead = |overview: &Value| -> Vec<(String, u64, u64)> {
+        overview["namespaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["namespace"] == ns.as_str())
+            .unwrap()["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                let n = |key: &str| g[key].as_u64().unwrap_or(0);
+                (
+                    g["name"].as_str().unwrap().to_string(),
+                    n("eligible"),
+                    n("ahead"),
+                )
+            })
+            .collect()
+    };
+    let before = ahead(&overview);
+    assert!(
+        before.iter().all(|(_, _, ahead)| *ahead == 0),
+        "rollback candidates are not waiting: {before:?}"
+    );
+    assert!(
+        before.iter().any(|(_, eligible, _)| *eligible > 0),
+        "{before:?}"
+    );
+    let bundle = hecate_testenv::demo::awaiting_approval().name_any();
+    let approved = server
+        .post(
+            &format!("/api/v1alpha1/namespaces/{ns}/bundles/{bundle}/approve"),
+            Some(Carol),
+            Some(r#"{"gate":"production"}"#),
+        )
+        .await;
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    let after = ahead(
+        &server
+            .get("/api/v1alpha1/overview", Some(Alice))
+            .await
+            .json(),
+    );
     browser.open(&at(&server, "/gates/?show=waiting")).await;
     drawn(&browser, "Gates").await;
     browser
         .until_text("main", "Gates with Bundles waiting to cross")
         .await;
-    let waiting: Vec<&str> = summaries
-        .as_array()
-        .unwrap()
+    let waiting: Vec<&str> = after
         .iter()
-        .filter(|g| g["eligible"].as_u64().unwrap_or(0) > 0)
-        .map(|g| g["name"].as_str().unwrap())
+        .filter(|(_, _, ahead)| *ahead > 0)
+        .map(|(name, _, _)| name.as_str())
         .collect();
+    assert_eq!(waiting, ["production"], "{after:?}");
     let cards = browser
         .js(
             "return [...document.querySelectorAll('main .gate-card')].map(c => c.dataset.gate).sort();",

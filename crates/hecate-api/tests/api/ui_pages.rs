@@ -129,26 +129,34 @@ async fn signs_in_and_shows_every_page() {
             ("production".to_string(), "Ready".to_string()),
         ]
     );
+    // The graph (graph.js, as on the Gates page): a node per Gate, left to right in
+    // pipeline order, its state and health in words.
+    browser
+        .until(
+            "the graph's three Gates",
+            &format!("document.querySelectorAll(\"section[aria-labelledby='ns-{ns}'] .graph-svg a[data-gate]\").length === 3"),
+        )
+        .await;
     let shown = browser
         .js(
-            "return [...document.querySelectorAll(`section[aria-labelledby='ns-${arguments[0]}'] .stage`)].map(stage => \
-               [...stage.querySelectorAll('.gate-card')].map(card => [card.dataset.gate, card.querySelector('[data-state]').dataset.state, card.querySelector('[data-health]').textContent]));",
+            "return [...document.querySelectorAll(`section[aria-labelledby='ns-${arguments[0]}'] .graph-svg a[data-gate]`)].map(a => \
+               [a.dataset.gate, a.dataset.state, a.dataset.health, a.getAttribute('aria-label').includes(`${a.dataset.state}, ${a.dataset.health}`)]);",
             vec![json!(ns)],
         )
         .await;
     assert_eq!(
         shown,
         json!([
-            [["dev", "Idle", "Healthy"]],
-            [["staging", "Crossing", "Progressing"]],
-            [["production", "Ready", "Healthy"]],
+            ["dev", "Idle", "Healthy", true],
+            ["staging", "Crossing", "Progressing", true],
+            ["production", "Ready", "Healthy", true],
         ]),
-        "one stage per Gate, in pipeline order, state and health in words"
+        "one node per Gate, in pipeline order, state and health in words"
     );
     // Scoped to this test's namespace: alice may read other tests' namespaces too.
     browser
         .until_text(
-            &format!("section[aria-labelledby='ns-{ns}'] .gate-card[data-gate=staging]"),
+            &format!("section[aria-labelledby='ns-{ns}'] .graph-svg a[data-gate=staging]"),
             "crossing: staging-1-11-0",
         )
         .await;

@@ -74,8 +74,9 @@ async fn a_passage_shows_each_steps_start_duration_attempts_and_outputs() {
             ["commit", "9f2c1e7"]
         ])
     );
-    assert_eq!(cell(&browser, "flux-wait", "attempts").await, "3 attempts");
-    assert_eq!(cell(&browser, "commit", "attempts").await, "1 attempt");
+    // A wait's looks are calls, not failed attempts.
+    assert_eq!(cell(&browser, "flux-wait", "attempts").await, "3 calls");
+    assert_eq!(cell(&browser, "commit", "attempts").await, "1 call");
     // Started: how long ago, and the local date and time; a finished step's duration.
     let started = browser
         .js(

@@ -113,8 +113,8 @@ async fn the_stream_needs_read_access() {
 
 /// API #82: after `open`, a stream over a namespace where nothing changes says nothing
 /// — not the objects that already exist, not a periodic "changed" — for three of the
-/// reference's ticks (9 s; the `: ping` keep-alive comes only every 20 s). It is still
-/// listening: the next change is reported at once.
+/// reference's ticks (9 s), and then only the `: ping` keep-alive (every 20 s). It is
+/// still listening: the next change is reported at once.
 #[tokio::test]
 async fn api82_the_stream_is_silent_while_nothing_changes() {
     let server = Server::start().await;
@@ -150,6 +150,7 @@ async fn api82_the_stream_is_silent_while_nothing_changes() {
     .await;
     // The whole `open` frame, up to its blank line.
     read_until(&mut stream, &mut seen, "\n\n", Duration::from_secs(1)).await;
+    let opened_at = tokio::time::Instant::now();
     let opened = seen.clone();
 
     let quiet = tokio::time::timeout(Duration::from_secs(9), stream.next()).await;
@@ -158,6 +159,26 @@ async fn api82_the_stream_is_silent_while_nothing_changes() {
         "a frame while nothing changed: {:?}",
         quiet.map(|chunk| chunk.map(|c| String::from_utf8_lossy(&c.unwrap()).into_owned()))
     );
+    // Still nothing but the keep-alive: one `: ping` comment 20 s after `open`, and
+    // no event.
+    read_until(
+        &mut stream,
+        &mut seen,
+        ": ping\n\n",
+        Duration::from_secs(23).saturating_sub(opened_at.elapsed()),
+    )
+    .await;
+    assert_eq!(
+        &seen[opened.len()..],
+        ": ping\n\n",
+        "only the keep-alive while nothing changed"
+    );
+    assert!(
+        opened_at.elapsed() >= Duration::from_secs(19),
+        "the keep-alive comes every 20 s: {:?}",
+        opened_at.elapsed()
+    );
+    let opened = seen.clone();
 
     let mut gate: Gate = server.env.api().get("staging").await.unwrap();
     gate.status = Some(GateStatus {

@@ -6,6 +6,7 @@
 
 import { ApiError, Unauthenticated, nsPath, post } from "./api.js";
 import { h } from "./dom.js";
+import { local } from "./format.js";
 import * as notice from "./notice.js";
 
 /** Why a 403 is not a bug: one sentence per action. */
@@ -173,6 +174,6 @@ export function fluxReconcile(ns, gate, kind, name) {
     "flux",
     null,
     () => post(nsPath(ns, "gates", gate, "flux", "reconcile"), { kind, name }),
-    (answer) => [h("strong", null, "Asked: "), `Flux will reconcile ${kind}/${name} now (requested at ${answer.requestedAt}).`],
+    (answer) => [h("strong", null, "Asked: "), `Flux will reconcile ${kind}/${name} now (requested at ${local(answer.requestedAt)}).`],
   );
 }

@@ -1,9 +1,17 @@
-// Words for times, durations and counts.
+// Words for times, durations and counts. Every absolute time is the viewer's own,
+// with its zone's abbreviation ("1 Dec 2026, 10:30 CET"); every relative one ("4
+// minutes ago", "took 3m so far") is a <time data-tick> that one interval re-words
+// while any is on the page — no refetch, and no timer once none is left.
 
 import { h } from "./dom.js";
 
 const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
-const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+// dateStyle/timeStyle cannot be combined with timeZoneName: the parts, spelled out.
+const absolute = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
+const clockTime = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" });
+
+/** How often ticking times are re-worded. */
+export const TICK_MS = 15000;
 
 /** "4 minutes ago", "in 2 days". */
 export function ago(when, now = Date.now()) {
@@ -17,17 +25,44 @@ export function ago(when, now = Date.now()) {
   return relative.format(Math.round(seconds / 86400), "day");
 }
 
-/** The local date and time. */
+/** The date and time in the viewer's zone, with the zone: "1 Dec 2026, 10:30 CET". */
 export function local(when) {
   const t = Date.parse(when);
   return Number.isNaN(t) ? "" : absolute.format(t);
 }
 
-/** A `<time>` saying how long ago, with the exact local time on hover. */
+/** The time of day in the viewer's zone, with the zone: "10:30:12 CET". */
+export function clock(when = Date.now()) {
+  return clockTime.format(when);
+}
+
+/**
+ * A `<time>`: "ago" says how long ago and ticks, "local" the date and time; the
+ * exact local time is on hover either way.
+ */
 export function time(when, style = "ago") {
   if (!when) return h("span", { class: "muted" }, "never");
-  const text = style === "local" ? local(when) : ago(when);
-  return h("time", { datetime: when, title: local(when) }, text);
+  if (style === "local") return h("time", { datetime: when, title: local(when) }, local(when));
+  return h("time", { datetime: when, title: local(when), "data-tick": "ago" }, ago(when));
+}
+
+/**
+ * How long from `from` until `to`: a fixed "3m 12s" when it is over, else a
+ * `<time>` that keeps counting ("took 3m so far" grows).
+ */
+export function since(from, to) {
+  if (to) return h("span", { title: `${local(from)} – ${local(to)}` }, duration(from, to));
+  return h("time", { datetime: from, title: `since ${local(from)}`, "data-tick": "since" }, duration(from));
+}
+
+/** "in 1d 3h" until `when`, counting down. */
+export function until(when) {
+  return h("time", { datetime: when, title: local(when), "data-tick": "until" }, untilWords(when));
+}
+
+function untilWords(when, now = Date.now()) {
+  const left = duration(new Date(now).toISOString(), when);
+  return left ? `in ${left}` : "now";
 }
 
 /** "3m 12s" between two times (or until now). */
@@ -49,11 +84,51 @@ export function duration(from, to) {
 
 /** "1 Bundle", "3 Bundles". */
 export function count(n, one, many = one + "s") {
-  return `${n} ${n === 1 ? one : many}`;
+  return `${n} ${plural(n, one, many)}`;
+}
+
+/** The word for `n` of them, without the number: "Gate", "Gates". */
+export function plural(n, one, many = one + "s") {
+  return n === 1 ? one : many;
 }
 
 /** The first `n` characters of a digest, without its algorithm. */
 export function short(digest, n = 12) {
   const d = String(digest || "").replace(/^sha256:/, "");
   return d.length > n ? d.slice(0, n) : d;
+}
+
+// ---- ticking ------------------------------------------------------------------------
+
+const WORDS = { ago: (when, now) => ago(when, now), since: (when, now) => duration(when, new Date(now).toISOString()), until: untilWords };
+let ticker = null;
+
+/** Re-words every ticking time on the page; stops the interval when none is left. */
+export function tick(now = Date.now()) {
+  const times = document.querySelectorAll("time[data-tick]");
+  for (const el of times) {
+    const words = WORDS[el.dataset.tick];
+    const text = words ? words(el.getAttribute("datetime"), now) : "";
+    if (text && el.textContent !== text) el.textContent = text;
+  }
+  if (!times.length) stopTicking();
+}
+
+/**
+ * Starts the interval if a ticking time is on the page, stops it if none is: the
+ * shell calls it each time it puts a page in place.
+ */
+export function syncTicking() {
+  if (document.querySelector("time[data-tick]")) {
+    if (!ticker) ticker = setInterval(() => tick(), TICK_MS);
+    document.documentElement.dataset.ticking = "on";
+  } else {
+    stopTicking();
+  }
+}
+
+function stopTicking() {
+  clearInterval(ticker);
+  ticker = null;
+  delete document.documentElement.dataset.ticking;
 }

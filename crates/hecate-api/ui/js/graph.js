@@ -7,6 +7,7 @@
 // size and the box around it scrolls — by touch, wheel, keyboard or dragging.
 
 import { h, s } from "./dom.js";
+import { count } from "./format.js";
 import { href } from "./router.js";
 
 const W = 196; // node width
@@ -67,7 +68,8 @@ function gateNode(ns, node) {
       "aria-label": spoken(node),
       transform: `translate(${node.x} ${node.y})`,
     },
-    s("title", null, spoken(node)),
+    // On hover, also where it is in one line (the Overview's summary, when known).
+    s("title", null, node.summary ? `${spoken(node)}. ${node.summary}` : spoken(node)),
     s("rect", { width: W, height: H, rx: 8 }),
     s("rect", { class: "graph-edge-mark", width: 5, height: H, rx: 2 }),
     s("text", { x: 14, y: 22, class: "graph-name" }, clip(node.name, 22)),
@@ -147,8 +149,9 @@ export function pipelineGraph(ns, gates, summaries, label) {
         current,
         currentLabel: current ? label(current) : "",
         running: sum.running || st.activePassage || "",
-        waiting: sum.eligible ?? (st.eligible || []).length,
+        waiting: sum.ahead ?? (st.eligible || []).length,
         suspended: Boolean(gate.spec && gate.spec.suspend),
+        summary: sum.summary || "",
       }),
     );
   }
@@ -177,7 +180,7 @@ export function pipelineGraph(ns, gates, summaries, label) {
       height,
       viewBox: `0 0 ${width} ${height}`,
       role: "group",
-      "aria-label": `Pipeline of ${ns}: ${columns.length} columns, upstream on the left; each Gate links to its page`,
+      "aria-label": `Pipeline of ${ns}: ${count(columns.length, "column")}, upstream on the left; each Gate links to its page`,
     },
     s("defs", null, s("marker", { id: `graph-arrow-${ns}`, viewBox: "0 0 8 8", refX: 7, refY: 4, markerWidth: 8, markerHeight: 8, orient: "auto-start-reverse" }, s("path", { d: "M 0 0 L 8 4 L 0 8 z", class: "graph-arrowhead" }))),
     s("g", { class: "graph-lines", "aria-hidden": "true" }, paths),

@@ -5,6 +5,7 @@
 
 import { nsPath } from "./api.js";
 import { replace } from "./dom.js";
+import { clock } from "./format.js";
 import * as sse from "./sse.js";
 import * as session from "./session.js";
 
@@ -105,5 +106,5 @@ export function announce(event) {
   const el = document.getElementById("live");
   if (!el || poller) return;
   const what = event && event.kind && event.name ? ` after ${event.kind} ${event.name} changed` : "";
-  replace(el, `Live: updated at ${new Date().toLocaleTimeString()}${what}`);
+  replace(el, `Live: updated at ${clock()}${what}`);
 }

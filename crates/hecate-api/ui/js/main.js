@@ -4,6 +4,7 @@
 
 import { ApiError, Unauthenticated, whenUnauthenticated } from "./api.js";
 import { h, replace } from "./dom.js";
+import { syncTicking } from "./format.js";
 import * as live from "./live.js";
 import * as menu from "./menu.js";
 import * as notice from "./notice.js";
@@ -112,6 +113,8 @@ async function draw(current, { first, moved }) {
   if (node instanceof Element) rights.enforce(node, may);
   el.removeAttribute("aria-busy");
   const changed = swap(node, { focusHeading: first && moved });
+  // Relative times tick while the page shows some, and only then.
+  syncTicking();
   if (!first && changed && current.lastEvent) live.announce(current.lastEvent);
 }
 
@@ -129,6 +132,7 @@ async function show({ moved = false } = {}) {
     shell.session({ signedIn: false });
     document.title = "Sign in · Hecate";
     replace(el, signin.render({ onSignedIn: () => show({ moved: true }) }));
+    syncTicking();
     const field = el.querySelector("input");
     if (field && booted) field.focus();
     booted = true;
@@ -191,7 +195,10 @@ async function show({ moved = false } = {}) {
   shell.nav(route.ns);
   const header = () => shell.session({ signedIn: true, ns: route.ns, onSignOut: signOut, who: current.who });
   header();
-  if (moved && el.dataset.path !== route.path) replace(el, h("p", { class: "loading" }, "Loading…"));
+  if (moved && el.dataset.path !== route.path) {
+    replace(el, h("p", { class: "loading" }, "Loading…"));
+    syncTicking();
+  }
   el.dataset.path = route.path;
   if (module.live !== "self") current.ctx.follow([route.ns]);
   Promise.all([current.rights, shell.namespaces()]).then(([may, visible]) => {

@@ -1,5 +1,5 @@
-// The pipeline is derived, never configured — by the server: each Gate summary of the
-// Overview carries its stage (upstream first, from `admits[].after`). Here are only
+// The pipeline is derived, never configured — by the server: each Gate carries its
+// stage (upstream first, from `admits[].after`), and graph.js draws it. Here are only
 // helpers that read a Gate's spec for display.
 
 /** Gates' upstream names (within the namespace). */
@@ -23,19 +23,4 @@ export function sources(gate) {
 /** Whether any admission of the Gate needs an approval. */
 export function needsApproval(gate) {
   return ((gate.spec && gate.spec.admits) || []).some((a) => a.requireApproval);
-}
-
-/**
- * Gate summaries (from the Overview, already upstream first) grouped into their
- * stages, in order. The server decides each Gate's stage; this only groups.
- */
-export function byStage(summaries) {
-  const result = [];
-  for (const summary of summaries) {
-    const last = result[result.length - 1];
-    const index = (summary.stage && summary.stage.index) || 0;
-    if (last && last.index === index) last.gates.push(summary);
-    else result.push({ index, gates: [summary] });
-  }
-  return result.map((stage) => stage.gates);
 }

@@ -202,7 +202,8 @@ pub(crate) fn explain_at(x: &Explanation, style: &Style, now: Timestamp) -> Stri
             if step.started_at.is_some() {
                 line.push_str(&format!(", running {}", age(step.started_at.as_ref(), now)));
             }
-            line.push_str(&format!(", attempt {}", step.attempts.max(1)));
+            // Ops says whether the count is looks at a wait or retries of a failure.
+            line.push_str(&format!(", {}", step.invocations()));
             facts.push(line);
         }
     }

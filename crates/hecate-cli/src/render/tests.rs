@@ -49,6 +49,7 @@ fn gate_status(
         blockers: vec![],
         current: current.map(Into::into),
         eligible: vec![],
+        ahead: 0,
         waiting: vec![],
         health,
         evidence: None,
@@ -119,6 +120,7 @@ fn explanation() -> Explanation {
         ],
         current: Some("app-0".into()),
         eligible: vec!["app-1".into()],
+        ahead: 1,
         waiting: vec![Waiting {
             bundle: "app-2".into(),
             reason: "has not cleared staging".into(),
@@ -551,7 +553,9 @@ fn evidence_text() {
 
 #[test]
 fn explain_text_says_how_long_and_what_failed_before() {
-    use hecate_ops::model::{CrossingNow, FailedBefore, Outcome, StepNow, WindowWords};
+    use hecate_ops::model::{
+        CrossingNow, FailedBefore, Outcome, StepActivity, StepNow, WindowWords,
+    };
     let mut crossing = explanation();
     crossing.state = State::Crossing;
     crossing.summary = "crossing app-2, waiting on git-commit: pushing".into();
@@ -567,6 +571,7 @@ fn explain_text_says_how_long_and_what_failed_before() {
             alias: String::new(),
             started_at: ago(15),
             attempts: 3,
+            activity: StepActivity::Retrying,
         }),
     });
     crossing.failed_before = vec![FailedBefore {
@@ -712,5 +717,42 @@ fn audit_says_how_a_refused_crossing_ended() {
     assert!(
         row.contains(" failed ") && !row.contains("refused"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_waiting_step_counts_looks_and_a_retrying_one_attempts() {
+    use hecate_ops::model::{CrossingNow, StepActivity, StepNow};
+    let step = |attempts, activity| {
+        let mut x = explanation();
+        x.state = State::Crossing;
+        x.crossing = Some(CrossingNow {
+            passage: "production-4".into(),
+            bundle: "app-2".into(),
+            created_at: ago(3),
+            started_at: ago(3),
+            stalled: false,
+            step: Some(StepNow {
+                uses: "flux-wait".into(),
+                alias: String::new(),
+                started_at: ago(2),
+                attempts,
+                activity,
+            }),
+        });
+        explain_at(&x, &Style::plain(), now())
+    };
+    let waiting = step(14, StepActivity::Waiting);
+    assert!(
+        waiting.contains("step:     flux-wait, running 2m, looked 14 times"),
+        "{waiting}"
+    );
+    assert!(!waiting.contains("attempt"), "{waiting}");
+    let first = step(1, StepActivity::Waiting);
+    assert!(first.contains(", looked once"), "{first}");
+    let retrying = step(3, StepActivity::Retrying);
+    assert!(
+        retrying.contains("step:     flux-wait, running 2m, attempt 3"),
+        "{retrying}"
     );
 }

@@ -108,6 +108,13 @@ async fn verify_exits_with_the_worst_finding() {
         assert!(structured.stdout.contains("production"));
     }
     let json = verify(&hecate, &fides, &["b1", "-o", "json"]).await;
+    // CLI #16: ops' reports, decoded back into their type (the exit, 3, is above).
+    let typed: Vec<hecate_ops::VerifyReport> = decoded(&Run {
+        code: 0,
+        stdout: json.stdout.clone(),
+        stderr: String::new(),
+    });
+    assert_eq!(typed.len(), 3);
     let reports: Vec<Value> = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(reports[1]["gate"], "production");
     assert_eq!(

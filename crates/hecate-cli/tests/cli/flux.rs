@@ -95,6 +95,9 @@ async fn flux_lists_suspends_resumes_and_reconciles_what_the_gate_watches() {
     let listed = hecate
         .run(Identity::Admin, &["flux", "production", "-o", "json"])
         .await;
+    // CLI #16: the JSON is ops' value, decoded back into its type.
+    let resources: Vec<hecate_ops::FluxResource> = decoded(&listed);
+    assert_eq!(resources.len(), 2);
     let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
     assert_eq!(listed[1]["health"], "Healthy");
     assert_eq!(listed[0]["missing"], true);
@@ -133,6 +136,8 @@ async fn flux_lists_suspends_resumes_and_reconciles_what_the_gate_watches() {
             ],
         )
         .await;
+    let answer: hecate_ops::FluxSuspended = written(&resume, "resume");
+    assert!(!answer.suspended);
     let resumed: Value = serde_json::from_str(&resume.stdout).unwrap();
     assert_eq!(
         (
@@ -159,6 +164,7 @@ async fn flux_lists_suspends_resumes_and_reconciles_what_the_gate_watches() {
         )
         .await;
     assert_eq!(reconcile.code, 0, "{reconcile:?}");
+    let _: hecate_ops::FluxReconciled = written(&reconcile, "reconcile");
     let stamp = serde_json::from_str::<Value>(&reconcile.stdout).unwrap()["requestedAt"]
         .as_str()
         .unwrap()
@@ -275,6 +281,8 @@ async fn preflight_says_what_evidence_would_do() {
     let json = hecate
         .run(Identity::Admin, &["preflight", "production", "-o", "json"])
         .await;
+    let verdicts: Vec<hecate_ops::Preflight> = decoded(&json);
+    assert_eq!(verdicts.len(), 2);
     assert_eq!(
         serde_json::from_str::<Value>(&json.stdout).unwrap(),
         json!([

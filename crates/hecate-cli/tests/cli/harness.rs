@@ -84,3 +84,36 @@ pub(crate) fn output(out: std::process::Output) -> Run {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// Decodes `-o json` output into its type and back: the round trip gives exactly the
+/// JSON printed (no field lost, none unknown to the type).
+pub(crate) fn decoded<T: serde::de::DeserializeOwned + serde::Serialize>(run: &Run) -> T {
+    assert_eq!(run.code, 0, "{run:?}");
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", run.stdout));
+    let value: T = serde_json::from_value(printed.clone())
+        .unwrap_or_else(|e| panic!("not a {} ({e}): {printed}", std::any::type_name::<T>()));
+    assert_eq!(serde_json::to_value(&value).unwrap(), printed);
+    value
+}
+
+/// What a write prints with `-o json`: `{"action": …}` and ops' answer, flattened.
+pub(crate) fn written<T: serde::de::DeserializeOwned + serde::Serialize>(
+    run: &Run,
+    action: &str,
+) -> T {
+    let mut printed: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", run.stdout));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        printed.as_object_mut().unwrap().remove("action"),
+        Some(serde_json::Value::from(action)),
+        "{}",
+        run.stdout
+    );
+    decoded(&Run {
+        code: 0,
+        stdout: printed.to_string(),
+        stderr: String::new(),
+    })
+}

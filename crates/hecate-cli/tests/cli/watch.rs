@@ -314,3 +314,78 @@ async fn cli27_ctrl_c_stops_watching_not_the_crossing() {
     let passage = env.api::<Passage>().get("staging-1").await.unwrap();
     assert!(!passage.spec.abort, "stopping the watch does not abort");
 }
+
+/// Issue #20: `status --watch` redraws when time alone changes the status, with no
+/// change in the cluster: a Passage still `Pending` is "about to start" until two
+/// minutes after its creation, then it has not started (`NotStarted`). ops says when
+/// that is; the Passage here was created (by its `hecate.dev/created-at`) a little
+/// under two minutes ago, so the redraw comes within seconds — and nothing in the
+/// cluster changes meanwhile.
+#[tokio::test]
+async fn status_watch_redraws_when_a_crossing_passes_its_start_threshold() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    gate(&env, "staging", gate_spec(&[], false)).await;
+    bundle(&env, "b1").await;
+    let created = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(110);
+    let mut pending = Passage::new(
+        "staging-1",
+        hecate_types::PassageSpec {
+            gate: "staging".into(),
+            bundle: "b1".into(),
+            steps: vec![hecate_types::Step {
+                uses: "flux-wait".into(),
+                ..hecate_types::Step::default()
+            }],
+            ..hecate_types::PassageSpec::default()
+        },
+    );
+    pending.metadata.annotations = Some(
+        [(
+            hecate_types::wellknown::ANNOTATION_CREATED_AT.to_string(),
+            created.to_string(),
+        )]
+        .into(),
+    );
+    env.create(pending).await;
+
+    let mut child = hecate
+        .command(Identity::Alice, &["status", "--watch"])
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = String::new();
+    let mut buffer = [0u8; 4096];
+    // The stall comes 120 s after creation: about 10 s from now.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(25);
+    for needle in ["staging-1 is about to start", "staging-1 has not started"] {
+        while !seen.contains(needle) {
+            let n = tokio::time::timeout_at(deadline, stdout.read(&mut buffer))
+                .await
+                .unwrap_or_else(|_| panic!("no {needle:?} in time: {seen}"))
+                .unwrap();
+            assert!(n > 0, "status --watch ended early: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
+        }
+    }
+    let redrawn_after = jiff::Timestamp::now().duration_since(created);
+    interrupt(&child);
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("status --watch stopped on Ctrl-C")
+        .unwrap();
+    assert_eq!(status.code(), Some(i32::from(exit::OK)), "{status:?}");
+    assert_eq!(
+        seen.matches("GATE").count(),
+        2,
+        "drawn once, then once more when the threshold passed: {seen}"
+    );
+    assert!(
+        redrawn_after >= hecate_ops::rules::explain::STALL_AFTER,
+        "not before the threshold: {redrawn_after:?}"
+    );
+    let first = &seen[..seen.rfind("GATE").unwrap()];
+    assert!(!first.contains("has not started"), "{seen}");
+    let passage = env.api::<Passage>().get("staging-1").await.unwrap();
+    assert_eq!(passage.status, None, "nothing in the cluster changed");
+}

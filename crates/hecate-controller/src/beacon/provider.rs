@@ -36,8 +36,10 @@ pub async fn resolve(
             )));
         }
         Err(error) => {
+            // The API server's sentence, not the client's dump of its Status.
             return Err(ResolveError::failed(format!(
-                "reading {KIND} {name}: {error}"
+                "reading {KIND} {name}: {}",
+                crate::health::flux_access::describe(&error)
             )));
         }
     };

@@ -191,7 +191,10 @@ impl BeaconReconciler {
                             &mut status.conditions,
                             false,
                             wellknown::beacon_reason::EMIT_FAILED,
-                            &format!("could not create Bundle {bundle_name}: {source}"),
+                            &format!(
+                                "could not create Bundle {bundle_name}: {}",
+                                crate::health::flux_access::describe(&source)
+                            ),
                             generation,
                             now,
                         );

@@ -3,9 +3,12 @@
 //!
 //! - a Gate wakes on a spec change or a reconcile request, never on its own status
 //!   write ([`crate::predicate::spec_or_request`]);
-//! - every change of a Passage wakes its Gate (a finished crossing is noticed at once);
-//! - every change of a Bundle wakes the Gates that admit its Beacon (a new Bundle or an
-//!   approval is acted on at once, not at the next minute's tick: quirk Q12);
+//! - a change of a Passage that the Gate's copy shows wakes its Gate (a finished
+//!   crossing is noticed at once; a step's progress wakes nobody);
+//! - a change of a Bundle wakes the Gates it concerns (a new Bundle or an approval is
+//!   acted on at once, not at the next minute's tick: quirk Q12; a crossing recorded
+//!   wakes the Gate that recorded it and those downstream, not every Gate of the
+//!   Beacon — see [`super::wakes`]);
 //! - otherwise a Gate is looked at every [`super::RESYNC`].
 //!
 //! Passages and Bundles are read from the same watches that wake Gates, so a reconcile
@@ -23,7 +26,8 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 
-use super::reads::{self, Stores};
+use super::reads::Stores;
+use super::wakes::{self, BundleWakes, PassageWakes};
 use super::{Error, GateReconciler};
 use crate::backoff::{self, Failures};
 use crate::predicate;
@@ -42,36 +46,50 @@ pub async fn run(
 ) {
     let config = watcher::Config::default();
     let (gates_reader, gates_writer) = reflector::store::<Gate>();
+    let (passages_reader, passages_writer) = reflector::store::<Passage>();
+    let (bundles_reader, bundles_writer) = reflector::store::<Bundle>();
+    let reconciler = build(Stores::new(passages_reader, bundles_reader));
+    // kube-runtime reconciles what exists; what the reconciler keeps per Gate (its
+    // health series, its last write) is dropped here when a Gate goes.
+    let forget = reconciler.forgetter();
     let gates = watcher(Api::<Gate>::all(client.clone()), config.clone())
         .default_backoff()
         .reflect(gates_writer)
+        .inspect(move |event| {
+            if let Ok(watcher::Event::Delete(gate)) = event {
+                forget.gate(gate);
+            }
+        })
         .applied_objects()
         .predicate_filter(predicate::spec_or_request, Default::default());
-    let (passages_reader, passages_writer) = reflector::store::<Passage>();
-    let passages = watcher(Api::<Passage>::all(client.clone()), config.clone())
-        .default_backoff()
-        .modify(slim_passage)
-        .reflect(passages_writer)
-        .touched_objects();
-    let (bundles_reader, bundles_writer) = reflector::store::<Bundle>();
-    let bundles = watcher(Api::<Bundle>::all(client.clone()), config)
-        .default_backoff()
-        .modify(|bundle: &mut Bundle| bundle.metadata.managed_fields = None)
-        .reflect(bundles_writer)
-        .touched_objects();
+    let mut passage_wakes = PassageWakes::default();
+    let passages = wakes::stream(
+        watcher(Api::<Passage>::all(client.clone()), config.clone())
+            .default_backoff()
+            .modify(slim_passage)
+            .reflect(passages_writer),
+        move |event| passage_wakes.on(event),
+    );
+    let mut bundle_wakes = BundleWakes::new(gates_reader.clone());
+    let bundles = wakes::stream(
+        watcher(Api::<Bundle>::all(client.clone()), config)
+            .default_backoff()
+            .modify(|bundle: &mut Bundle| bundle.metadata.managed_fields = None)
+            .reflect(bundles_writer),
+        move |event| bundle_wakes.on(event),
+    );
 
     let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
 
     let context = Arc::new(Context {
         scope,
-        reconciler: build(Stores::new(passages_reader, bundles_reader)),
+        reconciler,
         failures: Failures::default(),
     });
-    let admitting = gates_reader.clone();
     let in_namespace = gates_reader.clone();
     let mut controller = Controller::for_stream(gates, gates_reader)
-        .watches_stream(passages, |passage| reads::gate_of(&passage))
-        .watches_stream(bundles, move |bundle| gates_admitting(&admitting, &bundle));
+        .reconcile_on(passages)
+        .reconcile_on(bundles);
     if let Some(namespaces) = namespaces {
         // A namespace joining the shard: look at its Gates now.
         controller = controller.watches_stream(namespaces, move |namespace| {
@@ -92,13 +110,20 @@ pub async fn run(
 
 /// What a Gate reads of a Passage, and no more: every Passage of the cluster is held
 /// in memory, and its steps (spec and records) are most of its size. Field managers
-/// go too.
+/// go too, and what only says how far a running crossing got (its current step, its
+/// message): a change the Gate does not keep wakes it for nothing.
 fn slim_passage(passage: &mut Passage) {
     passage.metadata.managed_fields = None;
     passage.spec.steps.clear();
     passage.spec.vars.clear();
+    let terminal = passage.is_terminal();
     if let Some(status) = passage.status.as_mut() {
         status.steps.clear();
+        status.current_step = 0;
+        if !terminal {
+            // A finished crossing's message is the reason a failure is recorded with.
+            status.message.clear();
+        }
     }
 }
 
@@ -146,18 +171,6 @@ fn error_policy(gate: Arc<Gate>, error: &Error, context: Arc<Context>) -> Action
         "Gate reconcile failed"
     );
     Action::requeue(wait)
-}
-
-/// The Gates in the Bundle's namespace that admit its Beacon.
-fn gates_admitting(gates: &Store<Gate>, bundle: &Bundle) -> Vec<ObjectRef<Gate>> {
-    let namespace = bundle.namespace();
-    gates
-        .state()
-        .iter()
-        .filter(|gate| gate.namespace() == namespace)
-        .filter(|gate| gate.admission_for(&bundle.spec.beacon).is_some())
-        .map(|gate| ObjectRef::from(gate.as_ref()))
-        .collect()
 }
 
 /// The Gates in `namespace`.

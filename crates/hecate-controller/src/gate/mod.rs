@@ -7,6 +7,7 @@
 //! - [`retention`]: which old Passages go;
 //! - [`reads`]: where a reconcile reads Passages and Bundles;
 //! - [`reconcile`]: one reconcile, the I/O around the decisions;
+//! - [`wakes`]: which Gates a change of a Passage or a Bundle wakes;
 //! - [`controller`]: what wakes a Gate, on kube-runtime.
 
 pub mod advance;
@@ -15,5 +16,6 @@ pub mod reads;
 pub mod reconcile;
 pub mod record;
 pub mod retention;
+pub mod wakes;
 
-pub use reconcile::{Error, GateReconciler, Outcome, RESYNC};
+pub use reconcile::{Error, GateReconciler, Outcome, RESYNC, Written};

@@ -35,6 +35,11 @@ use crate::{health, steps, verify};
 /// finished crossings wake it at once; the tick catches health and windows.
 pub const RESYNC: Duration = Duration::from_secs(60);
 
+/// How old `status.health.observedAt` may grow before a reconcile that changed nothing
+/// else writes the status anyway: the minute's tick always refreshes it, a burst of
+/// wakes in between does not write the same status again and again.
+pub const OBSERVED_AT_FRESH: Duration = Duration::from_secs(30);
+
 /// What a Gate reconcile can fail with; the controller retries with backoff.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -72,11 +77,81 @@ pub struct GateReconciler<R> {
     pub events: Events,
     /// The metrics.
     pub metrics: Arc<Metrics>,
+    /// The resourceVersion of each Gate's last status write by this reconciler.
+    pub written: Written,
+}
+
+/// The resourceVersion each Gate's status was last written at, by Gate (namespace,
+/// name). A reconcile may skip writing a status that changed nothing only when the
+/// Gate it read is no older than that write: a copy the view has not brought up to
+/// date yet could match what was decided and still differ from what is stored.
+#[derive(Clone, Default)]
+pub struct Written(Arc<std::sync::Mutex<std::collections::HashMap<(String, String), String>>>);
+
+impl Written {
+    fn key(gate: &Gate) -> (String, String) {
+        (gate.namespace().unwrap_or_default(), gate.name_any())
+    }
+
+    fn forget(&self, gate: &Gate) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&Self::key(gate));
+    }
+
+    /// Whether `gate`, as read, is at least as new as the last write of its status
+    /// (or there was none).
+    fn is_current(&self, gate: &Gate) -> bool {
+        let written = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        written
+            .get(&Self::key(gate))
+            .is_none_or(|version| gate.metadata.resource_version.as_ref() == Some(version))
+    }
+
+    fn record(&self, gate: &Gate, version: Option<String>) {
+        let mut written = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match version {
+            Some(version) => written.insert(Self::key(gate), version),
+            None => written.remove(&Self::key(gate)),
+        };
+    }
+}
+
+/// Forgets what a [`GateReconciler`] keeps of a Gate once the Gate is deleted: its
+/// health series and its last status write.
+pub struct Forgetter {
+    metrics: Arc<Metrics>,
+    written: Written,
+}
+
+impl Forgetter {
+    /// Forgets `gate`, which was deleted.
+    pub fn gate(&self, gate: &Gate) {
+        self.metrics
+            .forget_gate(&gate.namespace().unwrap_or_default(), &gate.name_any());
+        self.written.forget(gate);
+    }
 }
 
 impl<R: Reads> GateReconciler<R> {
+    /// What forgets a deleted Gate's per-Gate state; the controller calls it when its
+    /// watch sees the Gate go.
+    pub fn forgetter(&self) -> Forgetter {
+        Forgetter {
+            metrics: self.metrics.clone(),
+            written: self.written.clone(),
+        }
+    }
+
     /// Reconciles the Gate `name` in `namespace`, reading it first. A Gate that no
-    /// longer exists is not an error: its metrics are forgotten.
+    /// longer exists is not an error: what is kept of it is forgotten.
     pub async fn reconcile_named(&self, namespace: &str, name: &str) -> Result<Outcome, Error> {
         match Api::<Gate>::namespaced(self.client.clone(), namespace)
             .get_opt(name)
@@ -85,6 +160,11 @@ impl<R: Reads> GateReconciler<R> {
             Some(gate) => self.reconcile(&gate).await,
             None => {
                 self.metrics.forget_gate(namespace, name);
+                self.written
+                    .0
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .remove(&(namespace.to_string(), name.to_string()));
                 Ok(Outcome {
                     requeue_after: None,
                 })
@@ -117,7 +197,7 @@ impl<R: Reads> GateReconciler<R> {
                     generation,
                     now,
                 );
-                self.write_status(gate, status).await?;
+                self.write_status(gate, status, now).await?;
                 return Ok(Outcome {
                     requeue_after: None,
                 });
@@ -136,7 +216,7 @@ impl<R: Reads> GateReconciler<R> {
                 self.events
                     .publish(&gate.object_ref(&()), events::INVALID_STEPS, &message)
                     .await;
-                self.write_status(gate, status).await?;
+                self.write_status(gate, status, now).await?;
                 return Ok(Outcome {
                     requeue_after: None,
                 });
@@ -231,7 +311,7 @@ impl<R: Reads> GateReconciler<R> {
 
         judged.status = Some(status.clone());
         retention::collect(&self.client, &judged, &passages).await;
-        self.write_status(gate, status).await?;
+        self.write_status(gate, status, now).await?;
         Ok(Outcome {
             requeue_after: Some(requeue_after),
         })
@@ -441,15 +521,48 @@ impl<R: Reads> GateReconciler<R> {
         }
     }
 
-    /// Writes the Gate's status whole, with the resourceVersion it was read at.
-    async fn write_status(&self, gate: &Gate, status: GateStatus) -> Result<(), Error> {
+    /// Writes the Gate's status whole, with the resourceVersion it was read at —
+    /// unless it is what is stored already, but for a recent `health.observedAt`.
+    async fn write_status(
+        &self,
+        gate: &Gate,
+        status: GateStatus,
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        if gate
+            .status
+            .as_ref()
+            .is_some_and(|stored| unchanged(stored, &status, now))
+            && self.written.is_current(gate)
+        {
+            return Ok(());
+        }
         let mut object = gate.clone();
         object.status = Some(status);
-        Api::<Gate>::namespaced(self.client.clone(), &gate.namespace().unwrap_or_default())
-            .replace_status(&gate.name_any(), &PostParams::default(), &object)
-            .await?;
+        let written =
+            Api::<Gate>::namespaced(self.client.clone(), &gate.namespace().unwrap_or_default())
+                .replace_status(&gate.name_any(), &PostParams::default(), &object)
+                .await?;
+        self.written.record(gate, written.metadata.resource_version);
         Ok(())
     }
+}
+
+/// Whether writing `status` over `stored` would change nothing but a
+/// `health.observedAt` younger than [`OBSERVED_AT_FRESH`].
+pub fn unchanged(stored: &GateStatus, status: &GateStatus, now: Timestamp) -> bool {
+    let observed = |s: &GateStatus| s.health.as_ref().and_then(|h| h.observed_at.clone());
+    let fresh = observed(stored).is_some_and(|at| {
+        until(at.0, now).is_some_and(|age| age < OBSERVED_AT_FRESH) || at.0 >= now
+    });
+    if !fresh {
+        return false;
+    }
+    let mut status = status.clone();
+    if let Some(health) = status.health.as_mut() {
+        health.observed_at = observed(stored);
+    }
+    &status == stored
 }
 
 /// The newest Passage (by creation, ties by name) that `keep` accepts.
@@ -507,4 +620,54 @@ async fn update_bundle(
         kube::core::Status::failure("the Bundle kept changing under the write", "Conflict")
             .with_code(409),
     ))))
+}
+
+#[cfg(test)]
+mod tests {
+    use hecate_types::{GateOccupant, HealthReport};
+    use jiff::SignedDuration;
+
+    use super::*;
+
+    fn at(minute: i64, second: i64) -> Timestamp {
+        let g0: Timestamp = "2026-08-10T12:00:00Z".parse().expect("a time");
+        g0 + SignedDuration::from_mins(minute) + SignedDuration::from_secs(second)
+    }
+
+    fn status(observed: Timestamp) -> GateStatus {
+        GateStatus {
+            active_passage: "dev-1".into(),
+            health: Some(HealthReport {
+                status: Health::Healthy,
+                issues: Vec::new(),
+                details: None,
+                observed_at: Some(Time(observed)),
+                since: Some(Time(at(0, 0))),
+            }),
+            ..GateStatus::default()
+        }
+    }
+
+    #[test]
+    fn a_status_that_changed_nothing_but_a_recent_observation_is_not_written_again() {
+        let stored = status(at(1, 0));
+        assert!(unchanged(&stored, &status(at(1, 10)), at(1, 10)));
+        assert!(
+            !unchanged(&stored, &status(at(1, 30)), at(1, 30)),
+            "an observation {OBSERVED_AT_FRESH:?} old is refreshed"
+        );
+        let mut moved = status(at(1, 10));
+        moved.current = Some(GateOccupant {
+            bundle: "app-1".into(),
+            digest: String::new(),
+            passage: "dev-1".into(),
+            entered_at: Time(at(1, 10)),
+            actor: String::new(),
+            verified: None,
+        });
+        assert!(!unchanged(&stored, &moved, at(1, 10)), "anything else");
+        let mut unobserved = stored.clone();
+        unobserved.health = None;
+        assert!(!unchanged(&unobserved, &status(at(1, 10)), at(1, 10)));
+    }
 }

@@ -382,6 +382,11 @@ impl GitFailure {
             // Before reachability: a refused push also says the remote "hung up" at
             // times, and the refusal is the news.
             Class::Rejected
+        } else if text.contains("remote branch") {
+            // `clone --branch` of a branch the remote lacks ("Remote branch x not found
+            // in upstream origin"): the remote answered, so this is no network problem
+            // (the reference: `GitFailed`).
+            Class::Other
         } else if has(UNREACHABLE) {
             Class::Unreachable
         } else {
@@ -515,6 +520,10 @@ mod tests {
                 Class::Rejected,
             ),
             ("fatal: bad object HEAD", Class::Other),
+            (
+                "warning: Could not find remote branch env/x to clone.; fatal: Remote branch env/x not found in upstream origin",
+                Class::Other,
+            ),
         ];
         for (detail, class) in cases {
             assert_eq!(failure(detail).class(), class, "{detail}");

@@ -64,7 +64,7 @@ impl Default for AppTokens {
 impl AppTokens {
     /// An empty cache that reads the time from `clock`.
     pub fn new(clock: Arc<dyn Clock>) -> Self {
-        let http = reqwest::Client::builder()
+        let http = crate::tls::client_builder()
             .timeout(REQUEST_TIMEOUT)
             .user_agent(concat!("hecate-controller/", env!("CARGO_PKG_VERSION")))
             .build()

@@ -48,6 +48,13 @@ const MAX_PAGES: usize = 100;
 /// The largest manifest read (Distribution's own limit is 4 MiB).
 pub const MAX_MANIFEST: usize = 4 * 1024 * 1024;
 
+/// The largest page of a tag list read (a registry that ignores `?n=` sends every tag
+/// at once: 16 MiB is some 200,000 tags).
+pub const MAX_TAG_PAGE: usize = 16 * 1024 * 1024;
+
+/// The largest answer of a token service read (a token is a few KiB).
+pub const MAX_TOKEN: usize = 1024 * 1024;
+
 /// The most bytes of a blob sent in one request.
 pub const CHUNK: usize = 8 * 1024 * 1024;
 
@@ -195,12 +202,9 @@ impl Session<'_> {
         for _ in 0..MAX_PAGES {
             let response = self.send(Call::new(Method::GET, &url)).await?;
             let next = next_page(response.headers(), &url);
-            let body = response.bytes().await.map_err(|e| {
-                Error::new(
-                    ErrorKind::Unreachable,
-                    format!("reading the tags of {}: {e}", repo.path),
-                )
-            })?;
+            let body = read_capped(response, MAX_TAG_PAGE)
+                .await
+                .map_err(|e| e.into_error(&format!("the tag list of {}", repo.path)))?;
             let list: TagList = serde_json::from_slice(&body).map_err(|e| {
                 Error::new(
                     ErrorKind::Failed,
@@ -233,12 +237,9 @@ impl Session<'_> {
         if let Some(digest) = content_digest(response.headers()) {
             return Ok(digest);
         }
-        let body = response.bytes().await.map_err(|e| {
-            Error::new(
-                ErrorKind::Unreachable,
-                format!("reading manifest {tag} of {}: {e}", repo.path),
-            )
-        })?;
+        let body = read_capped(response, MAX_MANIFEST)
+            .await
+            .map_err(|e| e.into_error(&format!("manifest {tag} of {}", repo.path)))?;
         Ok(super::sha256_digest(&body))
     }
 
@@ -250,7 +251,7 @@ impl Session<'_> {
         accept: &'static str,
     ) -> Result<Manifest, Error> {
         let url = self.repo.url(&format!("manifests/{reference}"));
-        let mut response = self
+        let response = self
             .send(Call::new(Method::GET, &url).accept(accept))
             .await?;
         let media_type = response
@@ -258,20 +259,14 @@ impl Session<'_> {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(|v| v.split(';').next().unwrap_or(v).trim().to_string());
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| self.broken(&url, &e))? {
-            if body.len() + chunk.len() > MAX_MANIFEST {
-                return Err(Error::new(
-                    ErrorKind::Failed,
-                    format!(
-                        "manifest {reference} of {} is larger than {} MiB",
-                        self.repo.path,
-                        MAX_MANIFEST / 1024 / 1024
-                    ),
-                ));
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = read_capped(response, MAX_MANIFEST)
+            .await
+            .map_err(|e| match e {
+                Capped::Broken(e) => self.broken(&url, &e),
+                too_large => {
+                    too_large.into_error(&format!("manifest {reference} of {}", self.repo.path))
+                }
+            })?;
         if super::check_digest(reference).is_ok() {
             let mut hasher = Hasher::for_digest(reference);
             hasher.update(&body);
@@ -371,6 +366,15 @@ impl Session<'_> {
     ) -> Result<u64, Error> {
         let url = self.repo.url(&format!("blobs/{digest}"));
         let mut response = self.send(Call::new(Method::GET, &url)).await?;
+        if let Some(length) = response.content_length().filter(|length| *length > limit) {
+            return Err(Error::new(
+                ErrorKind::Failed,
+                format!(
+                    "{} would send {length} bytes for blob {digest}, which should have {limit}",
+                    self.repo.registry
+                ),
+            ));
+        }
         let mut hasher = Hasher::for_digest(digest);
         let mut size = 0u64;
         while let Some(chunk) = response.chunk().await.map_err(|e| self.broken(&url, &e))? {
@@ -637,12 +641,9 @@ impl Session<'_> {
             #[serde(default)]
             expires_in: Option<u64>,
         }
-        let body = response.bytes().await.map_err(|e| {
-            Error::new(
-                ErrorKind::Unreachable,
-                format!("reading a token from {registry}: {e}"),
-            )
-        })?;
+        let body = read_capped(response, MAX_TOKEN)
+            .await
+            .map_err(|e| e.into_error(&format!("the token from {registry}")))?;
         let token: Token = serde_json::from_slice(&body).map_err(|e| {
             Error::new(
                 ErrorKind::Failed,
@@ -670,6 +671,63 @@ impl Session<'_> {
 /// expires.
 fn token_lifetime(expires_in: Option<u64>) -> Duration {
     Duration::from_secs(expires_in.unwrap_or(60)) * 9 / 10
+}
+
+/// Why a body was not read whole.
+enum Capped {
+    /// It is larger than the limit (said so by its length, or found so on the way).
+    TooLarge(usize),
+    /// It broke off.
+    Broken(reqwest::Error),
+}
+
+impl Capped {
+    /// The failure to read `what`.
+    fn into_error(self, what: &str) -> Error {
+        match self {
+            Self::TooLarge(limit) => Error::new(
+                ErrorKind::TooLarge,
+                format!(
+                    "{what} is larger than the {} this controller reads",
+                    size(limit)
+                ),
+            ),
+            Self::Broken(e) => Error::new(
+                ErrorKind::Unreachable,
+                format!("reading {what}: {}", describe(&e)),
+            ),
+        }
+    }
+}
+
+/// The body of `response`, refused once it is known to be larger than `limit` bytes —
+/// by its `Content-Length` before a byte is read, else as it arrives — so a registry
+/// cannot make the controller hold more than that.
+async fn read_capped(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, Capped> {
+    let limit_u64 = u64::try_from(limit).unwrap_or(u64::MAX);
+    if response
+        .content_length()
+        .is_some_and(|length| length > limit_u64)
+    {
+        return Err(Capped::TooLarge(limit));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(Capped::Broken)? {
+        if body.len() + chunk.len() > limit {
+            return Err(Capped::TooLarge(limit));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// `bytes` in words: `4 MiB`, `512 KiB`, `100 bytes`.
+pub fn size(bytes: usize) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
+    }
 }
 
 /// Up to `limit` bytes from `content`; fewer only at its end.
@@ -907,6 +965,30 @@ mod tests {
             read_chunk(&mut reader, 4).await.expect("read").len(),
         ];
         assert_eq!(sizes, [4, 4, 2, 0]);
+    }
+
+    #[tokio::test]
+    async fn bodies_are_read_up_to_their_limit() {
+        let response = |body: &'static str| {
+            reqwest::Response::from(http::Response::new(reqwest::Body::from(body)))
+        };
+        assert_eq!(
+            read_capped(response("0123456789"), 10).await.ok(),
+            Some(b"0123456789".to_vec())
+        );
+        let refused = read_capped(response("0123456789"), 9)
+            .await
+            .expect_err("too large")
+            .into_error("the tag list of team/app");
+        assert_eq!(refused.kind, ErrorKind::TooLarge);
+        assert_eq!(
+            refused.message,
+            "the tag list of team/app is larger than the 9 bytes this controller reads"
+        );
+        assert_eq!(size(MAX_MANIFEST), "4 MiB");
+        assert_eq!(size(MAX_TOKEN), "1 MiB");
+        assert_eq!(size(1536), "1536 bytes");
+        assert_eq!(size(2048), "2 KiB");
     }
 
     #[test]

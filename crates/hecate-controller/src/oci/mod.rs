@@ -47,6 +47,9 @@ pub enum ErrorKind {
     Failed,
     /// This machine could not read or write a file the conversation needed.
     Local,
+    /// The registry's answer (a manifest, a tag list, a token, a layer) is larger than
+    /// this controller reads: asking again gets the same answer.
+    TooLarge,
 }
 
 /// A registry failure, in words, with its kind.

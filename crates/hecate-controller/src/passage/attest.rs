@@ -65,7 +65,8 @@ pub async fn attest(
             "the crossing of Gate {gate_name} ended {outcome}, but Fides has no record of it: {why}"
         ))
     };
-    let fides = match hecate_ops::dial_fides(client, &gate, default_server).await {
+    let roots = crate::tls::platform_roots();
+    let fides = match hecate_ops::dial_fides_trusting(client, &gate, default_server, roots).await {
         Ok(fides) => fides,
         Err(error) => return failed(error.to_string()),
     };

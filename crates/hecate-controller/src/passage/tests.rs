@@ -459,3 +459,158 @@ async fn a_verdict_lands_on_the_passage_while_the_step_waits_and_when_it_fails()
     assert_eq!(failed.status.steps[0].reason, "ChangeHeld");
     assert_eq!(failed.status.evidence, Some(verdict("held")));
 }
+
+#[tokio::test]
+async fn a_false_condition_skips_its_step_and_the_crossing_goes_on() {
+    let gated = Scripted::new("gated", vec![]);
+    let after = Scripted::new("after", vec![ok(json!({}))]);
+    let engine = Engine::new(&[gated.clone(), after.clone()]);
+    let mut only_elsewhere = step("gated");
+    only_elsewhere.condition = "gate == 'production'".into();
+    let mut p = passage(vec![only_elsewhere, step("after")]);
+    let status = engine.advance(&mut p).await.status;
+    assert_eq!(status.phase, Some(PassagePhase::Succeeded));
+    assert_eq!(phases(&status), [StepPhase::Skipped, StepPhase::Succeeded]);
+    assert_eq!(
+        status.steps[0].message,
+        r#"condition "gate == 'production'" was false"#
+    );
+    assert_eq!(
+        status.steps[0].attempts, 0,
+        "a skipped step is never called"
+    );
+    assert!(status.steps[0].finished_at.is_some());
+    assert!(gated.calls().is_empty());
+    assert_eq!(after.calls().len(), 1);
+}
+
+#[tokio::test]
+async fn a_condition_that_cannot_be_evaluated_is_a_fatal_bad_expression() {
+    let a = Scripted::new("a", vec![]);
+    let engine = Engine::new(std::slice::from_ref(&a));
+    let cases = [
+        // Reading through null is an error, not false.
+        ("steps.absent.sha == 'x'", "cannot read .sha of null"),
+        // An `if:` must be a boolean.
+        ("vars.fleet", "string"),
+    ];
+    for (condition, words) in cases {
+        let mut broken = step("a");
+        broken.condition = condition.into();
+        let mut p = passage(vec![broken, step("a")]);
+        let status = engine.advance(&mut p).await.status;
+        assert_eq!(status.phase, Some(PassagePhase::Failed), "{condition}");
+        assert_eq!(status.steps[0].reason, engine::BAD_EXPRESSION);
+        assert!(
+            status.steps[0].message.starts_with("condition: ")
+                && status.steps[0].message.contains(words),
+            "{condition}: {}",
+            status.steps[0].message
+        );
+        assert!(status.message.starts_with("steps[0] a: condition: "));
+        assert_eq!(status.steps[1].phase, StepPhase::Skipped);
+    }
+    assert!(a.calls().is_empty(), "neither step was called");
+
+    // continueOnError does not forgive a broken expression, in `if:` or in `with:`.
+    let mut forgiven = step("a");
+    forgiven.condition = "steps.absent.sha".into();
+    forgiven.continue_on_error = true;
+    let mut bad_with = step("a");
+    bad_with.with = Some(json!({"x": "${{ bundle.image('absent').tag }}"}));
+    bad_with.continue_on_error = true;
+    for broken in [forgiven, bad_with] {
+        let mut p = passage(vec![broken, step("a")]);
+        let status = engine.advance(&mut p).await.status;
+        assert_eq!(status.phase, Some(PassagePhase::Failed));
+        assert_eq!(status.steps[0].reason, engine::BAD_EXPRESSION);
+        assert_eq!(status.steps[1].phase, StepPhase::Skipped);
+    }
+    assert!(a.calls().is_empty());
+}
+
+#[tokio::test]
+async fn continue_on_error_forgives_a_step_that_reports_failed() {
+    let says_no = Scripted::new(
+        "says-no",
+        vec![Ok(StepResult {
+            progress: Progress::Failed,
+            message: "the smoke test said no".into(),
+            ..StepResult::default()
+        })],
+    );
+    let after = Scripted::new("after", vec![ok(json!({}))]);
+    let engine = Engine::new(&[says_no, after]);
+    let mut forgiven = step("says-no");
+    forgiven.continue_on_error = true;
+    let mut p = passage(vec![forgiven, step("after")]);
+    let status = engine.advance(&mut p).await.status;
+    assert_eq!(status.phase, Some(PassagePhase::Succeeded));
+    assert_eq!(phases(&status), [StepPhase::Failed, StepPhase::Succeeded]);
+    assert_eq!(status.steps[0].reason, "");
+}
+
+#[tokio::test]
+async fn an_abort_before_the_first_advance_leaves_no_step_records() {
+    let a = Scripted::new("a", vec![]);
+    let engine = Engine::new(std::slice::from_ref(&a));
+    let mut p = passage(vec![step("a"), step("a")]);
+    p.spec.abort = true;
+    let advance = engine.advance(&mut p).await;
+    let status = advance.status;
+    assert_eq!(status.phase, Some(PassagePhase::Aborted));
+    assert_eq!(status.message, "aborted");
+    assert!(status.steps.is_empty(), "{:?}", status.steps);
+    assert_eq!(status.finished_at, Some(Time(t0())));
+    assert_eq!(advance.requeue_after, None);
+    assert!(a.calls().is_empty());
+
+    // Aborted is terminal: lifting the flag afterwards changes nothing.
+    p.spec.abort = false;
+    let status = engine.advance(&mut p).await.status;
+    assert_eq!(status.phase, Some(PassagePhase::Aborted));
+    assert!(a.calls().is_empty());
+}
+
+#[tokio::test]
+async fn an_error_without_a_reason_is_recorded_as_unknown() {
+    let uncoded = Scripted::new(
+        "uncoded",
+        vec![Err(StepError::retryable("", "minting failed"))],
+    );
+    let engine = Engine::new(&[uncoded]);
+    let mut p = passage(vec![step("uncoded")]);
+    let status = engine.advance(&mut p).await.status;
+    assert_eq!(status.phase, Some(PassagePhase::Failed));
+    assert_eq!(status.steps[0].reason, "Unknown");
+}
+
+#[tokio::test]
+async fn a_step_finishing_within_its_timeout_is_not_timed_out() {
+    let a = Scripted::new("a", vec![wait(), ok(json!({}))]);
+    let engine = Engine::new(std::slice::from_ref(&a));
+    let mut limited = step("a");
+    limited.timeout = "10m".into();
+    let mut p = passage(vec![limited]);
+    engine.advance(&mut p).await;
+    engine.clock.advance(SignedDuration::from_mins(9));
+    let status = engine.advance(&mut p).await.status;
+    assert_eq!(status.phase, Some(PassagePhase::Succeeded));
+    assert_eq!(a.calls().len(), 2);
+}
+
+#[test]
+fn a_step_name_can_be_registered_once() {
+    let mut registry = Registry::new();
+    registry
+        .register(Scripted::new("git-clone", vec![]))
+        .expect("the first");
+    let error = registry
+        .register(Scripted::new("git-clone", vec![]))
+        .expect_err("a second under the same name");
+    assert_eq!(
+        error.to_string(),
+        r#"a step named "git-clone" is already registered"#
+    );
+    assert_eq!(registry.names(), ["git-clone"]);
+}

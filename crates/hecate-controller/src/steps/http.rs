@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 
 use super::config::Config;
@@ -30,7 +31,8 @@ impl Http {
     pub fn new(client: kube::Client) -> Self {
         Self {
             client,
-            http: reqwest::Client::new(),
+            // The servers trusted are those every client of the controller trusts.
+            http: crate::tls::client(),
         }
     }
 
@@ -68,26 +70,39 @@ impl Runner for Http {
             let method = reqwest::Method::from_bytes(method.as_bytes())
                 .map_err(|_| StepError::config(format!("{method:?} is not an HTTP method")))?;
             let mut request = self.http.request(method, &url).timeout(timeout);
+            // One map, each name set once: a secret header replaces a plain header of
+            // the same name rather than being sent beside it (spec §5.15).
+            let mut headers = HeaderMap::new();
             for (name, value) in &config.headers {
-                request = request.header(name, value);
+                let value = HeaderValue::from_str(value).map_err(|_| {
+                    StepError::config(format!("headers: {value:?} is not a header value"))
+                })?;
+                headers.insert(header_name(name)?, value);
             }
             if let Some(body) = &config.body {
-                let has_type = config
-                    .headers
-                    .keys()
-                    .any(|k| k.eq_ignore_ascii_case("content-type"));
-                if !has_type {
-                    request = request.header("Content-Type", "application/json");
+                if !headers.contains_key(CONTENT_TYPE) {
+                    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
                 }
                 request = request.body(body.to_string());
             }
             // Secret headers last: they override plain ones of the same name.
             for header in &config.secret_headers {
+                let secret = &header.secret_ref.name;
                 let value = self
-                    .secret_value(ctx.namespace, &header.secret_ref.name, header.key())
+                    .secret_value(ctx.namespace, secret, header.key())
                     .await?;
-                request = request.header(&header.name, format!("{}{value}", header.prefix));
+                let mut value = HeaderValue::from_str(&format!("{}{value}", header.prefix))
+                    .map_err(|_| {
+                        StepError::config(format!(
+                            "secretHeaders: the value for {} (Secret {secret}) cannot be sent \
+                             in a header",
+                            header.name
+                        ))
+                    })?;
+                value.set_sensitive(true);
+                headers.insert(header_name(&header.name)?, value);
             }
+            request = request.headers(headers);
 
             let response = request.send().await.map_err(|e| {
                 StepError::retryable(HTTP_UNREACHABLE, format!("{url}: {}", error_text(&e)))
@@ -142,6 +157,12 @@ impl Runner for Http {
             Ok(StepResult::done(format!("{url} answered {status}"), output))
         })
     }
+}
+
+/// A configured header name, or `InvalidConfig`.
+fn header_name(name: &str) -> Result<HeaderName, StepError> {
+    HeaderName::from_bytes(name.as_bytes())
+        .map_err(|_| StepError::config(format!("{name:?} is not a header name")))
 }
 
 /// A value that must be known by now (expressions are substituted before a step runs).

@@ -346,6 +346,32 @@ mod tests {
         }
     }
 
+    /// Q14: the reference's `examples/podinfo-pipeline.yaml` is no fixture — its
+    /// `from`/`into` on `git-pull-request` and its `evidence-gate` without `gates` are
+    /// refused at Gate time, as the reference's own validation refuses them.
+    #[test]
+    fn the_reference_examples_own_mistakes_are_refused() {
+        let steps: Vec<Step> = serde_yaml_ng::from_str(
+            r#"
+- uses: git-pull-request
+  with: { credentialsRef: { name: gh }, from: hecate/dev, into: main }
+- uses: evidence-gate
+  with: { maxRisk: 40 }
+"#,
+        )
+        .expect("valid YAML");
+        let problems = validate(&steps);
+        assert_eq!(problems.len(), 2, "{problems:#?}");
+        assert!(
+            problems[0].starts_with("steps[0] (git-pull-request): unknown field `from`"),
+            "{problems:?}"
+        );
+        assert!(
+            problems[1].starts_with("steps[1] (evidence-gate): missing field `gates`"),
+            "{problems:?}"
+        );
+    }
+
     #[test]
     fn messages_say_where_the_problem_is() {
         let cases = [

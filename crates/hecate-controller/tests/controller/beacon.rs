@@ -26,6 +26,7 @@ use pretty_assertions::assert_eq;
 
 use crate::process::{eventually, join_shard};
 
+mod matrix;
 mod sources;
 mod wire;
 

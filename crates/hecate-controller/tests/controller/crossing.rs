@@ -1,6 +1,7 @@
 //! Crossings run by the controller process: steps against a stand-in Flux object and a
 //! loopback HTTP receiver; a failing step; an abort during a wait; a restart during a
-//! wait with the work root gone (spec controller.md §3, §10.3 checks 5–7).
+//! wait with the work root gone (spec controller.md §3, §10.3 checks 5–7); and, called
+//! directly, the Passage reconciler on a Passage whose Bundle is missing (§3.2).
 
 use std::time::{Duration, Instant};
 
@@ -297,4 +298,72 @@ async fn a_long_wait_is_woken_by_the_object_not_by_its_timer() {
         5,
         "one more look, no more"
     );
+}
+
+#[tokio::test]
+async fn a_passage_whose_bundle_is_missing_fails_at_once_and_says_so() {
+    use std::sync::Arc;
+
+    use hecate_controller::clock::SystemClock;
+    use hecate_controller::events::Events;
+    use hecate_controller::metrics::Metrics;
+    use hecate_controller::passage::PassageReconciler;
+    use hecate_controller::steps::{Tools, runners};
+    use hecate_types::PassageSpec;
+
+    let h = Harness::new().await;
+    let receiver = MockServer::start().await;
+    h.env
+        .create(Passage::new(
+            "dev-1",
+            PassageSpec {
+                gate: "dev".into(),
+                bundle: "app-0000deadbeef".into(),
+                steps: vec![Step {
+                    uses: "http".into(),
+                    with: Some(json!({"url": format!("{}/hook", receiver.uri())})),
+                    ..Step::default()
+                }],
+                actor: "controller".into(),
+                ..PassageSpec::default()
+            },
+        ))
+        .await;
+    let client = h.env.admin.clone();
+    let reconciler = PassageReconciler {
+        client: client.clone(),
+        clock: Arc::new(SystemClock),
+        steps: runners(&Tools::new(client.clone())).unwrap(),
+        events: Events::new(client, "passage-controller"),
+        metrics: Arc::new(Metrics::new()),
+        work_root: std::env::temp_dir().join("hecate-crossing-missing"),
+        fides_server: None,
+        tracing: hecate_controller::telemetry::Tracing::off(),
+    };
+    let reconcile = || async {
+        reconciler
+            .reconcile_named(&h.env.namespace, "dev-1")
+            .await
+            .unwrap();
+        h.env.api::<Passage>().get("dev-1").await.unwrap()
+    };
+
+    let failed = reconcile().await;
+    let status = failed.status.clone().unwrap();
+    assert_eq!(status.phase, Some(PassagePhase::Failed));
+    assert!(
+        status.message.contains("app-0000deadbeef"),
+        "{}",
+        status.message
+    );
+    assert!(status.finished_at.is_some());
+    assert!(status.steps.is_empty(), "no step ran: {:?}", status.steps);
+    let event = h.event("BundleMissing").await;
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    assert_eq!(event.action.as_deref(), Some("Resolving"));
+
+    // Finished: asked again, nothing changes and nothing is sent.
+    let again = reconcile().await;
+    assert_eq!(again.status, failed.status);
+    assert!(receiver.received_requests().await.unwrap().is_empty());
 }

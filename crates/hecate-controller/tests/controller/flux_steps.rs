@@ -6,14 +6,21 @@ use std::path::Path;
 use std::sync::Arc;
 
 use hecate_controller::health::FluxAccess;
+use hecate_controller::health::FluxChecker;
+use hecate_controller::passage::wake::Wake;
 use hecate_controller::steps::flux_reconcile::{FLUX_PATCH_FAILED, FluxReconcile, REQUESTED_AT};
-use hecate_controller::steps::runner::{INVALID_CONFIG, Runner, StepContext, StepError};
+use hecate_controller::steps::flux_wait::{FLUX_DEGRADED, FluxWait};
+use hecate_controller::steps::runner::{
+    INVALID_CONFIG, Progress, Runner, StepContext, StepError, StepResult,
+};
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
 use hecate_testenv::{Identity, TestEnv};
-use hecate_types::{Bundle, BundleSpec};
+use hecate_types::{Bundle, BundleSpec, HealthCheck};
 use jiff::Timestamp;
 use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::{Value, json};
+
+use crate::process::eventually;
 
 const STARTED: &str = "2026-12-01T04:33:06.5Z";
 
@@ -40,6 +47,18 @@ async fn step_as(env: &TestEnv, who: Identity) -> FluxReconcile {
 }
 
 async fn run(step: &FluxReconcile, env: &TestEnv, config: Value) -> Result<Value, StepError> {
+    run_step(step, env, config, 0)
+        .await
+        .map(|done| done.output.unwrap_or_default())
+}
+
+/// Runs `step` with `config` in the test's namespace, as its `attempt`-th call.
+async fn run_step(
+    step: &dyn Runner,
+    env: &TestEnv,
+    config: Value,
+    attempt: u32,
+) -> Result<StepResult, StepError> {
     let bundle = Bundle::new("b", BundleSpec::default());
     let outputs = BTreeMap::new();
     let ctx = StepContext {
@@ -51,14 +70,12 @@ async fn run(step: &FluxReconcile, env: &TestEnv, config: Value) -> Result<Value
         work_dir: Path::new("/nonexistent"),
         config,
         outputs: &outputs,
-        attempt: 0,
+        attempt,
         failed: false,
         traceparent: "",
         started_at: STARTED.parse::<Timestamp>().unwrap(),
     };
-    step.run(&ctx)
-        .await
-        .map(|done| done.output.unwrap_or_default())
+    step.run(&ctx).await
 }
 
 fn apps(names: &[&str]) -> Value {
@@ -148,6 +165,180 @@ async fn an_unreachable_api_server_is_worth_another_crossing() {
         "{}",
         error.message
     );
+}
+
+/// `flux-wait` as the controller runs it: through the `flux` checker and the controller's
+/// own identity (once its deployed role lets it read Kustomization `app`), woken by a
+/// watch.
+async fn flux_wait(env: &TestEnv) -> FluxWait {
+    let client = env.client(Identity::HecateController).await;
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        &env.namespace,
+        &KUSTOMIZATION.api_resource(),
+    );
+    // RBAC reaches the authorizer a moment after it is written.
+    eventually(
+        std::time::Duration::from_secs(10),
+        "the controller's role",
+        || async { api.get_opt("app").await.ok().flatten() },
+    )
+    .await;
+    let checker = Arc::new(FluxChecker::new(
+        Arc::new(FluxAccess::new(client.clone())),
+        true,
+    ));
+    FluxWait::new(checker, true, Wake::new(client).0)
+}
+
+#[tokio::test]
+async fn flux_wait_waits_until_the_revision_is_applied_then_hands_the_gate_its_check() {
+    let env = TestEnv::new().await;
+    standins::install_flux_standins(&env.admin).await.unwrap();
+    hecate_testenv::rbac::install_controller_role(&env.admin)
+        .await
+        .unwrap();
+    kustomization(&env, "app").await;
+    let step = flux_wait(&env).await;
+    let config = json!({
+        "resources": [{"kind": "Kustomization", "name": "app"}],
+        "expectedRevision": "main@sha1:2222",
+    });
+    let key = format!("Kustomization/{}/app", env.namespace);
+
+    // Not reconciled yet: wait, soon at first, then longer (spec §5.14: Running).
+    let waiting = run_step(&step, &env, config.clone(), 0).await.unwrap();
+    assert_eq!(waiting.progress, Progress::Running);
+    assert_eq!(waiting.retry_after, Some(std::time::Duration::from_secs(1)));
+    assert!(
+        waiting.watch.is_empty(),
+        "nothing is handed over while waiting"
+    );
+    let later = run_step(&step, &env, config.clone(), 5).await.unwrap();
+    assert_eq!(later.retry_after, Some(std::time::Duration::from_secs(15)));
+
+    // Ready, at another revision: still waiting, and the message says why.
+    standins::report_applied(
+        &env.admin,
+        KUSTOMIZATION,
+        &env.namespace,
+        "app",
+        "main@sha1:1111",
+    )
+    .await
+    .unwrap();
+    let elsewhere = run_step(&step, &env, config.clone(), 1).await.unwrap();
+    assert_eq!(
+        elsewhere.progress,
+        Progress::Running,
+        "{}",
+        elsewhere.message
+    );
+    assert_eq!(
+        elsewhere.output.unwrap()["resources"][&key]["revision"],
+        json!("main@sha1:1111")
+    );
+
+    // At the expected revision: done, and the Gate gets this very check to watch.
+    standins::report_applied(
+        &env.admin,
+        KUSTOMIZATION,
+        &env.namespace,
+        "app",
+        "main@sha1:2222",
+    )
+    .await
+    .unwrap();
+    let done = run_step(&step, &env, config.clone(), 2).await.unwrap();
+    assert_eq!(done.progress, Progress::Succeeded, "{}", done.message);
+    assert_eq!(
+        done.output.unwrap(),
+        json!({"resources": {key.as_str(): {"health": "Healthy", "revision": "main@sha1:2222"}}})
+    );
+    assert_eq!(
+        done.watch,
+        [HealthCheck {
+            uses: "flux".into(),
+            with: Some(config),
+        }]
+    );
+}
+
+#[tokio::test]
+async fn flux_wait_fails_on_a_degraded_object_and_refuses_bad_targets() {
+    let env = TestEnv::new().await;
+    standins::install_flux_standins(&env.admin).await.unwrap();
+    hecate_testenv::rbac::install_controller_role(&env.admin)
+        .await
+        .unwrap();
+    kustomization(&env, "app").await;
+    let step = flux_wait(&env).await;
+    let config = json!({
+        "resources": [{"kind": "Kustomization", "name": "app"}],
+        "expectedRevision": "main@sha1:3333",
+    });
+
+    // Flux gave up on the revision waited for: terminal FluxDegraded, with the output.
+    standins::report_failed(
+        &env.admin,
+        KUSTOMIZATION,
+        &env.namespace,
+        "app",
+        "main@sha1:3333",
+        "health check failed after 5m: Deployment/app not ready",
+    )
+    .await
+    .unwrap();
+    let degraded = run_step(&step, &env, config, 0).await.unwrap_err();
+    assert_eq!(
+        (degraded.reason.as_str(), degraded.terminal),
+        (FLUX_DEGRADED, true),
+        "{}",
+        degraded.message
+    );
+    assert!(
+        degraded.message.contains("Deployment/app not ready"),
+        "{}",
+        degraded.message
+    );
+    let key = format!("Kustomization/{}/app", env.namespace);
+    assert_eq!(
+        degraded.output.unwrap()["resources"][&key]["health"],
+        json!("Degraded")
+    );
+
+    // What the flux check refuses is a terminal InvalidConfig: another namespace, a
+    // kind nobody knows without its apiVersion, no objects at all.
+    for (config, words) in [
+        (
+            json!({"resources": [{"kind": "Kustomization", "name": "app", "namespace": "flux-system"}]}),
+            "refused",
+        ),
+        (
+            json!({"resources": [{"kind": "Widget", "name": "app"}]}),
+            "Widget",
+        ),
+        (json!({"resources": []}), "resources"),
+        (
+            json!({"resources": [{"kind": "Kustomization", "name": "app"}], "failAfter": "soon"}),
+            "failAfter",
+        ),
+    ] {
+        let error = run_step(&step, &env, config.clone(), 0).await.unwrap_err();
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (INVALID_CONFIG, true),
+            "{config}: {}",
+            error.message
+        );
+        assert!(error.message.contains(words), "{config}: {}", error.message);
+    }
+
+    // A missing object is waited for (spec §3.5; the step's `timeout:` bounds it).
+    let missing = json!({"resources": [{"kind": "Kustomization", "name": "gone"}]});
+    let waiting = run_step(&step, &env, missing, 0).await.unwrap();
+    assert_eq!(waiting.progress, Progress::Running);
+    assert!(waiting.message.contains("not found"), "{}", waiting.message);
 }
 
 /// What the deployed role must allow for the steps and sources that reach beyond

@@ -11,7 +11,7 @@ use std::time::Duration;
 use hecate_controller::steps::forge::{
     CommitStatus, Forge, GitPullRequest, PROVIDER_AUTH_FAILED, PROVIDER_FAILED, PULL_REQUEST_CLOSED,
 };
-use hecate_controller::steps::git::{AppTokens, WORK_DIR_LOST};
+use hecate_controller::steps::git::{AppTokens, GIT_FAILED, WORK_DIR_LOST};
 use hecate_controller::steps::runner::{
     INVALID_CONFIG, Progress, Runner, StepContext, StepError, StepResult,
 };
@@ -741,6 +741,106 @@ async fn commit_status_on_gitlab_and_a_status_already_set() {
     );
     assert!(!work.join(".hecate").exists(), "no git was run");
     server.verify().await;
+}
+
+#[tokio::test]
+async fn commit_status_refusals_and_checkouts_it_cannot_use_have_their_reasons() {
+    let fx = Fixture::new().await;
+    let (work, sha) = fx.checkout("status-refused", "https://github.com/acme/fleet.git");
+    let step = CommitStatus::new(fx.forge());
+    for (status, want) in [
+        (401, (PROVIDER_AUTH_FAILED, true)),
+        (403, (PROVIDER_AUTH_FAILED, true)),
+        (404, (PROVIDER_FAILED, true)),
+        (502, (PROVIDER_FAILED, false)),
+    ] {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path(format!("/repos/acme/fleet/statuses/{sha}")))
+            .respond_with(answer(status, json!({"message": "no"})))
+            .expect(1)
+            .mount(&server)
+            .await;
+        let config = json!({"credentialsRef": {"name": "forge"}, "baseURL": server.uri()});
+        let error = step.run(&fx.ctx(&work, config)).await.unwrap_err();
+        assert_eq!(reason(&error), want, "{status}: {}", error.message);
+        assert!(!error.message.contains(TOKEN), "{}", error.message);
+        server.verify().await;
+    }
+
+    // What the step cannot read from a checkout, it cannot report on. Nothing is sent.
+    let config = json!({"credentialsRef": {"name": "forge"}, "baseURL": "http://127.0.0.1:1"});
+    // A checkout with no commit yet: nothing to report on.
+    let unborn = fx.work_dir("unborn");
+    git(&unborn, &["init", "-q", "-b", "main", "repo"]);
+    git(
+        &unborn.join("repo"),
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://github.com/acme/fleet.git",
+        ],
+    );
+    let error = step
+        .run(&fx.ctx(&unborn, config.clone()))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&error), (GIT_FAILED, true), "{}", error.message);
+    // A checkout without an origin: say which repository.
+    let (remoteless, _) = fx.checkout("remoteless", "https://github.com/acme/fleet.git");
+    git(&remoteless.join("repo"), &["remote", "remove", "origin"]);
+    let error = step
+        .run(&fx.ctx(&remoteless, config.clone()))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&error), (INVALID_CONFIG, true), "{}", error.message);
+    assert!(error.message.contains("set repo"), "{}", error.message);
+    // A checkout git cannot read (its `.git` points nowhere): both forge steps fail
+    // terminally rather than guess.
+    let broken = fx.work_dir("broken");
+    std::fs::create_dir_all(broken.join("repo")).unwrap();
+    std::fs::write(broken.join("repo/.git"), "gitdir: /nonexistent/hecate\n").unwrap();
+    let pull_request = GitPullRequest::new(fx.forge());
+    for step in [&step as &dyn Runner, &pull_request] {
+        let error = step
+            .run(&fx.ctx(&broken, config.clone()))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            reason(&error),
+            (GIT_FAILED, true),
+            "{}: {}",
+            step.name(),
+            error.message
+        );
+    }
+
+    // Configuration mistakes, caught before any request.
+    for (config, words) in [
+        (json!({}), "credentialsRef"),
+        (
+            json!({"credentialsRef": {"name": "forge"}, "state": "Done"}),
+            "state",
+        ),
+        (
+            json!({"credentialsRef": {"name": "forge"}, "sha": "abc", "repo": "https://example.com/acme/fleet"}),
+            "provider",
+        ),
+        (
+            json!({"credentialsRef": {"name": "absent"}, "sha": "abc", "repo": "https://github.com/acme/fleet"}),
+            "absent",
+        ),
+    ] {
+        let error = step.run(&fx.ctx(&work, config.clone())).await.unwrap_err();
+        assert_eq!(
+            reason(&error),
+            (INVALID_CONFIG, true),
+            "{config}: {}",
+            error.message
+        );
+        assert!(error.message.contains(words), "{config}: {}", error.message);
+    }
 }
 
 #[tokio::test]

@@ -57,6 +57,7 @@ impl Harness {
             verifiers,
             events: Events::new(env.admin.clone(), "gate-controller"),
             metrics: metrics.clone(),
+            written: Default::default(),
         };
         Self {
             env,

@@ -7,6 +7,7 @@
 
 mod beacon;
 mod checkers;
+mod costs;
 mod crossing;
 mod deploy;
 mod evidence_steps;
@@ -16,9 +17,12 @@ mod gate;
 mod git_steps;
 mod harness;
 mod health;
+mod http_step;
 mod leader;
 mod oci_steps;
 mod process;
 mod render;
 mod running;
 mod traces;
+mod trust;
+mod waiting;

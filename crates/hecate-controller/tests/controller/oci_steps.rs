@@ -587,3 +587,153 @@ async fn mistakes_are_terminal_with_their_reasons() {
         assert!(message.contains(words), "{with}: {message}");
     }
 }
+
+/// A gzip tar of raw entries `(name, type, link target, content)`, names and targets
+/// written as they are.
+fn raw_typed_layer(entries: &[(&str, tar::EntryType, &str, &[u8])]) -> Vec<u8> {
+    let gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let mut tar = tar::Builder::new(gzip);
+    for (name, kind, target, content) in entries {
+        let mut header = tar::Header::new_gnu();
+        header.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+        header.as_old_mut().linkname[..target.len()].copy_from_slice(target.as_bytes());
+        header.set_entry_type(*kind);
+        header.set_mode(0o644);
+        header.set_size(content.len() as u64);
+        header.set_cksum();
+        tar.append(&header, *content).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap()
+}
+
+/// Links in an archive are never made, so nothing after them is written through one:
+/// a symbolic link out of `out` followed by a file "inside" it, a link to an absolute
+/// directory, a hard link to a file of the controller's. The files land as plain files
+/// inside `out`, and nothing outside it is touched.
+#[tokio::test]
+async fn pull_never_writes_through_links_in_the_archive() {
+    use tar::EntryType::{Directory, Link, Regular, Symlink};
+    let f = Fixture::new().await;
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "mine\n").unwrap();
+    let victim_name = victim.display().to_string();
+    let outside_name = outside.path().display().to_string();
+    let layer = raw_typed_layer(&[
+        ("./", Directory, "", b""),
+        ("up", Symlink, "../../..", b""),
+        ("up/owned.yaml", Regular, "", b"owned\n"),
+        ("abs", Symlink, &outside_name, b""),
+        ("abs/victim", Regular, "", b"replaced\n"),
+        ("hard", Link, &victim_name, b""),
+        ("ok.yaml", Regular, "", b"ok\n"),
+    ]);
+    raw_artifact(&f.registry, "fleet/links", "dev", &layer).await;
+    let pulled = f
+        .run(
+            &f.pull(),
+            json!({"repo": f.registry.repo("fleet/links"), "tag": "dev", "out": "m/out",
+                   "credentialsRef": {"name": "registry"}}),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{}: {}", e.reason, e.message));
+    assert_eq!(pulled.output.unwrap()["files"], json!(3));
+    let out = f.dir().join("m/out");
+    for dir in ["up", "abs"] {
+        let metadata = std::fs::symlink_metadata(out.join(dir)).unwrap();
+        assert!(metadata.is_dir(), "{dir} is a plain directory, not a link");
+    }
+    assert_eq!(
+        std::fs::read_to_string(out.join("up/owned.yaml")).unwrap(),
+        "owned\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("abs/victim")).unwrap(),
+        "replaced\n"
+    );
+    assert!(!out.join("hard").exists(), "no hard link is made");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine\n");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+    assert!(!f.dir().join("owned.yaml").exists());
+    assert!(!f.dir().parent().unwrap().join("owned.yaml").exists());
+}
+
+/// A manifest that declares a layer larger than `oci-pull` takes is refused before the
+/// layer is asked for: terminal, and `out` is left as it was (nothing emptied, nothing
+/// half-written).
+#[tokio::test]
+async fn pull_refuses_a_layer_larger_than_it_takes_before_downloading_it() {
+    let f = Fixture::new().await;
+    let path = "fleet/huge";
+    let (config, config_size) = f.registry.blob(path, b"{}").await;
+    let (layer, _) = f
+        .registry
+        .blob(path, &raw_layer(&[("a.yaml", b"a: 1\n")]))
+        .await;
+    let manifest = json!({
+        "schemaVersion": 2,
+        "mediaType": OCI_MANIFEST,
+        "config": {"mediaType": oci::FLUX_CONFIG, "digest": config, "size": config_size},
+        "layers": [{"mediaType": oci::FLUX_CONTENT, "digest": layer, "size": oci::MAX_LAYER + 1}],
+    });
+    f.registry
+        .manifest(path, "dev", OCI_MANIFEST, &manifest)
+        .await;
+    write(f.dir(), "out/keep.yaml", "kept\n");
+    let message = assert_failure(
+        f.run(
+            &f.pull(),
+            json!({"repo": f.registry.repo(path), "tag": "dev", "out": "out",
+                   "credentialsRef": {"name": "registry"}}),
+        )
+        .await,
+        oci::REGISTRY_FAILED,
+        true,
+    );
+    assert!(
+        message.contains("more than the 256 MiB oci-pull takes"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.dir().join("out/keep.yaml")).unwrap(),
+        "kept\n"
+    );
+    assert_eq!(std::fs::read_dir(f.dir().join("out")).unwrap().count(), 1);
+    let asked = f.registry.requests("hecate-controller");
+    assert!(
+        !asked.iter().any(|r| r.contains("/blobs/")),
+        "the layer was asked for: {asked:?}"
+    );
+}
+
+/// A registry serving a manifest larger than the controller reads: refused, terminal.
+#[tokio::test]
+async fn pull_refuses_a_manifest_larger_than_it_reads() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let f = Fixture::new().await;
+    let server = MockServer::start().await;
+    let padding = "x".repeat(hecate_controller::oci::client::MAX_MANIFEST);
+    let body = json!({"schemaVersion": 2, "mediaType": OCI_MANIFEST, "padding": padding});
+    Mock::given(method("GET"))
+        .and(path("/v2/fleet/big/manifests/dev"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", OCI_MANIFEST)
+                .set_body_bytes(body.to_string()),
+        )
+        .mount(&server)
+        .await;
+    let repo = format!("{}/fleet/big", server.address());
+    let message = assert_failure(
+        f.run(&f.pull(), json!({"repo": repo, "tag": "dev", "out": "out"}))
+            .await,
+        oci::REGISTRY_FAILED,
+        true,
+    );
+    assert!(
+        message.contains("manifest dev of fleet/big is larger than the 4 MiB"),
+        "{message}"
+    );
+    assert!(!f.dir().join("out").exists());
+}

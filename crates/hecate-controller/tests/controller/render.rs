@@ -628,3 +628,131 @@ async fn an_absent_program_is_a_terminal_error_naming_it_and_its_flag() {
         assert!(error.message.contains(flag), "{}", error.message);
     }
 }
+
+// ----- what a program starts -------------------------------------------------------
+
+/// A stand-in for kustomize or helm: a shell script at `<bin>/<name>` running `body`.
+/// (Programs run with an empty environment, so the script names its files itself.)
+fn fake(bin: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = bin.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// The pid a fake program's child wrote to `file` (waiting up to 10 s for it).
+async fn child_pid(file: &Path) -> i32 {
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(file)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("no pid in {}", file.display());
+}
+
+/// Whether process `pid` still runs (a zombie waiting for a reaper does not).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(state != 'Z' && state != 'X')
+        })
+        .unwrap_or(false)
+}
+
+/// Waits (up to 5 s) for process `pid` to be gone.
+async fn gone(pid: i32) -> bool {
+    for _ in 0..100 {
+        if !running(pid) {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// A script that starts a long-lived child (holding the program's stdout, as a plugin
+/// would), writes the child's pid to `pid_file`, then does `then`.
+fn spawning(pid_file: &Path, then: &str) -> String {
+    format!("sleep 300 &\necho $! > '{}'\n{then}", pid_file.display())
+}
+
+/// A render past its time limit is killed with everything it started: the step fails
+/// terminally at the limit and the program's child does not outlive it.
+#[tokio::test]
+async fn a_render_past_its_time_takes_what_it_started_with_it() {
+    let work = Work::new();
+    fleet(&work);
+    let bin = tempfile::tempdir().unwrap();
+    let pid_file = bin.path().join("child.pid");
+    let program = fake(bin.path(), "kustomize", &spawning(&pid_file, "wait"));
+    let step = RenderKustomize::new(program).with_time_limit(std::time::Duration::from_secs(2));
+    let started = std::time::Instant::now();
+    let message = work.refused(&step, overlay(), RENDER_FAILED).await;
+    assert_eq!(message, "kustomize build did not finish within 2s");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let child = child_pid(&pid_file).await;
+    assert!(gone(child).await, "the program's child {child} outlived it");
+    assert!(!work.path().join("out/dev.yaml").exists());
+}
+
+/// A program that exits but leaves a child behind holding its output: the render ends
+/// when the program does (not at the time limit), and the child is killed.
+#[tokio::test]
+async fn a_render_that_leaves_a_child_behind_ends_with_the_program() {
+    let work = Work::new();
+    chart(&work, None);
+    let bin = tempfile::tempdir().unwrap();
+    let pid_file = bin.path().join("child.pid");
+    let manifest = "printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: x\\n'";
+    let program = fake(bin.path(), "helm", &spawning(&pid_file, manifest));
+    let step = RenderHelm::new(program).with_time_limit(std::time::Duration::from_secs(30));
+    let started = std::time::Instant::now();
+    let done = work
+        .run(&step, chart_config(json!({})))
+        .await
+        .unwrap_or_else(|e| panic!("{}: {}", e.reason, e.message));
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+    assert_eq!(done.output.unwrap()["changed"], json!(true));
+    let child = child_pid(&pid_file).await;
+    assert!(gone(child).await, "the program's child {child} outlived it");
+}
+
+/// A step dropped mid-render (an abort, a shutdown) kills the program and its children.
+#[tokio::test]
+async fn an_abandoned_render_takes_what_it_started_with_it() {
+    let work = Work::new();
+    fleet(&work);
+    let bin = tempfile::tempdir().unwrap();
+    let pid_file = bin.path().join("child.pid");
+    let program = fake(bin.path(), "kustomize", &spawning(&pid_file, "wait"));
+    let step = RenderKustomize::new(program);
+    let abandoned = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        work.run(&step, overlay()),
+    )
+    .await;
+    assert!(abandoned.is_err(), "still running when dropped");
+    let child = child_pid(&pid_file).await;
+    assert!(gone(child).await, "the program's child {child} outlived it");
+}
+
+/// A program that writes without end is cut off at the output limit: a terminal
+/// failure, memory bounded, nothing written.
+#[tokio::test]
+async fn a_render_that_writes_without_end_is_cut_off() {
+    let work = Work::new();
+    fleet(&work);
+    let bin = tempfile::tempdir().unwrap();
+    let program = fake(bin.path(), "kustomize", "exec yes 'a: 1'");
+    let step = RenderKustomize::new(program).with_time_limit(std::time::Duration::from_secs(60));
+    let message = work.refused(&step, overlay(), RENDER_FAILED).await;
+    assert_eq!(message, "kustomize build wrote more than 64 MiB");
+    assert!(!work.path().join("out/dev.yaml").exists());
+}

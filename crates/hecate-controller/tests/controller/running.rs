@@ -56,6 +56,22 @@ async fn an_auto_gate_crosses_by_itself_and_records_it() {
         )),
         "{metrics}"
     );
+
+    // A deleted Gate's health series goes with it (kube-runtime never reconciles what
+    // is gone; the watch's delete is what forgets it).
+    h.env
+        .api::<Gate>()
+        .delete("dev", &Default::default())
+        .await
+        .unwrap();
+    let series = format!(r#"hecate_gate_health{{namespace="{ns}",gate="dev""#);
+    eventually(
+        Duration::from_secs(10),
+        "dev's series forgotten",
+        || async { (!controller.scrape().await.contains(&series)).then_some(()) },
+    )
+    .await;
+
     let status = controller.terminate().await;
     assert!(status.success(), "a SIGTERM is a clean stop: {status:?}");
 }

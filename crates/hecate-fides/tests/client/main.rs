@@ -339,6 +339,14 @@ async fn c14_to_c16_change_gate() {
         .expect(1)
         .mount(&server)
         .await;
+    // 16 exactly as the spec gives it: no segregation_of_duties at all.
+    Mock::given(path("/api/v1/trails/human-bare/change-gate"))
+        .respond_with(ok(
+            json!({"recommendation":"hold","approved":false,"risk_score":20,"risk_level":"medium"}),
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
     let c = client(&server);
     let approved = c.change_gate("approved").await.unwrap();
     assert!(!approved.held());
@@ -360,6 +368,9 @@ async fn c14_to_c16_change_gate() {
     let human = c.change_gate("human").await.unwrap();
     assert!(human.held());
     assert_eq!(human.blockers(), ["awaiting a human approval"]);
+    let bare = c.change_gate("human-bare").await.unwrap();
+    assert!(bare.held());
+    assert_eq!(bare.blockers(), ["awaiting a human approval"]);
 }
 
 #[tokio::test]

@@ -189,12 +189,10 @@ pub fn auto_next<'a>(
     let Some(newest) = eligible(candidates).first().copied() else {
         return AutoNext::NoneEligible;
     };
-    if let Some(current) = current
-        && created_at(newest) <= created_at(current)
-    {
+    if !is_ahead(newest, current) {
         let newer: Vec<Candidate<'a>> = candidates
             .iter()
-            .filter(|c| created_at(c.bundle) > created_at(current))
+            .filter(|c| is_ahead(c.bundle, current))
             .cloned()
             .collect();
         return AutoNext::NothingNewer {
@@ -205,6 +203,14 @@ pub fn auto_next<'a>(
         return AutoNext::FailedHere(newest);
     }
     AutoNext::Cross(newest)
+}
+
+/// Whether `bundle` is ahead of the Gate's `current` occupant: created after it
+/// ([`created_at`]), or the Gate holds nothing. Only a Bundle ahead is one the Gate
+/// moves forward to — automatically ([`auto_next`]) or as what "waiting to cross"
+/// counts; an eligible Bundle that is not ahead is one to roll back to by hand.
+pub fn is_ahead(bundle: &Bundle, current: Option<&Bundle>) -> bool {
+    current.is_none_or(|current| created_at(bundle) > created_at(current))
 }
 
 /// The Bundle an automatic Gate crosses next, if any ([`auto_next`]).

@@ -16,8 +16,8 @@ use super::gate::{self, Obstacle};
 use super::snapshot::NamespaceSnapshot;
 use super::window;
 use crate::model::{
-    Blocker, BlockerKind, CrossingNow, Explanation, FailedBefore, Outcome, Remedy, State, StepNow,
-    Waiting,
+    Blocker, BlockerKind, CrossingNow, Explanation, FailedBefore, Outcome, Remedy, State,
+    StepActivity, StepNow, Waiting,
 };
 
 /// How long a Passage may wait to be started before Explain says so. The controller
@@ -81,6 +81,7 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
         blockers: Vec::new(),
         current: gate.current_bundle().map(str::to_string),
         eligible: Vec::new(),
+        ahead: 0,
         waiting: Vec::new(),
         health: status.and_then(|s| s.health.as_ref()).map(|h| h.status),
         evidence: None,
@@ -128,6 +129,10 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
     let passages: Vec<&Passage> = snapshot.passages_of(&name).collect();
     let active = passages.iter().find(|p| !p.is_terminal()).copied();
     let candidates = eligibility::evaluate(gate, snapshot.bundles(), None);
+    // As the controller finds it: a deleted occupant counts as none.
+    let current = gate
+        .current_bundle()
+        .and_then(|current| snapshot.bundles().find(|b| b.name_any() == current));
     for candidate in &candidates {
         // What is crossing now is neither eligible nor waiting: it is on its way.
         if active.is_some_and(|p| candidate.bundle.metadata.name.as_deref() == Some(&p.spec.bundle))
@@ -135,7 +140,11 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
             continue;
         }
         match &candidate.blocked {
-            None => x.eligible.push(candidate.bundle.name_any()),
+            None => {
+                x.eligible.push(candidate.bundle.name_any());
+                // Only these are waiting to cross; older ones are there to roll back to.
+                x.ahead += usize::from(eligibility::is_ahead(candidate.bundle, current));
+            }
             Some(why) if why.code == Code::AlreadyCurrent => {} // the occupant is the goal, not a problem
             Some(why) => {
                 let bundle = candidate.bundle.name_any();
@@ -173,7 +182,7 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
     x.blockers
         .extend(last_failure(&namespace, passages.first().copied()));
     x.blockers.extend(health_blocker(gate));
-    judge(&mut x, gate, &candidates, now);
+    judge(&mut x, gate, &candidates, current, now);
     if let Some(failure) = x
         .blockers
         .iter()
@@ -256,6 +265,7 @@ fn crossing(x: &mut Explanation, passage: &Passage, now: Timestamp) {
             alias: step.alias.clone(),
             started_at: step.started_at.clone(),
             attempts: step.attempts,
+            activity: activity(step),
         });
     x.crossing = Some(CrossingNow {
         passage: name.clone(),
@@ -321,6 +331,19 @@ fn crossing(x: &mut Explanation, passage: &Passage, now: Timestamp) {
             None,
             &x.namespace,
         ));
+    }
+}
+
+/// What a running step's repeated invocations are, from its record: one that carries
+/// a failure reason is retrying, one without is waiting. Hecate's engine fails a step
+/// on any error (docs/STEPS.md: nothing is retried by the engine), so its running
+/// steps only wait; a running record kept with a reason — another writer of the
+/// shared status — is said to retry.
+fn activity(step: &hecate_types::StepStatus) -> StepActivity {
+    if step.reason.is_empty() {
+        StepActivity::Waiting
+    } else {
+        StepActivity::Retrying
     }
 }
 
@@ -394,16 +417,8 @@ fn plural(n: usize, noun: &str) -> String {
 /// judged by the same rule the controller uses. It only moves forward and never
 /// retries a Bundle that failed here, so "eligible" alone would promise crossings that
 /// will not happen.
-fn auto(x: &mut Explanation, candidates: &[Candidate<'_>], count: &str) {
+fn auto(x: &mut Explanation, candidates: &[Candidate<'_>], current: Option<&Bundle>, count: &str) {
     let name = x.gate.clone();
-    let current = candidates
-        .iter()
-        .find(|c| {
-            c.blocked
-                .as_ref()
-                .is_some_and(|why| why.code == Code::AlreadyCurrent)
-        })
-        .map(|c| c.bundle);
     match eligibility::auto_next(&name, candidates, current) {
         AutoNext::Cross(next) => {
             x.state = State::Ready;
@@ -462,7 +477,13 @@ fn failed_here(x: &mut Explanation, newest: &Bundle) {
 
 /// State and summary from the candidates, windows and auto/manual, with the blockers
 /// that follow from them.
-fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Timestamp) {
+fn judge(
+    x: &mut Explanation,
+    gate: &Gate,
+    candidates: &[Candidate<'_>],
+    current: Option<&Bundle>,
+    now: Timestamp,
+) {
     let name = &x.gate;
     let namespace = &x.namespace;
     if !x.eligible.is_empty() {
@@ -515,7 +536,7 @@ fn judge(x: &mut Explanation, gate: &Gate, candidates: &[Candidate<'_>], now: Ti
                 namespace,
             ));
         } else {
-            auto(x, candidates, &count);
+            auto(x, candidates, current, &count);
         }
         return;
     }

@@ -19,6 +19,7 @@ pub mod refusal;
 pub mod settings;
 pub mod snapshot;
 pub mod steps;
+pub mod timeline;
 pub mod verify;
 pub mod window;
 

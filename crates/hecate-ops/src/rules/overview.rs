@@ -1,4 +1,5 @@
-//! Overview: every visible Gate at a glance, with totals and two weeks of activity.
+//! Overview: every visible Gate at a glance, with totals, two weeks of activity and
+//! each namespace's timeline of recent Bundles.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use kube::ResourceExt as _;
 use super::explain::explain;
 use super::pipeline;
 use super::snapshot::NamespaceSnapshot;
+use super::timeline::timeline;
 use crate::model::{Day, Explanation, GateSummary, NamespaceOverview, Overview, Totals};
 
 /// How many days of activity an Overview carries.
@@ -103,11 +105,13 @@ pub fn overview_with<'a>(
                 issues: report.map(|h| h.issues.clone()).unwrap_or_default(),
                 current: gate.current_bundle().map(str::to_string),
                 eligible: explanation.eligible.len(),
+                ahead: explanation.ahead,
                 running: running.get(gate.name_any().as_str()).cloned(),
                 suspended: gate.spec.suspend,
             };
             mine.gates += 1;
             mine.eligible += summary.eligible;
+            mine.ahead += summary.ahead;
             mine.suspended += usize::from(summary.suspended);
             match health {
                 Health::Healthy => mine.healthy += 1,
@@ -122,6 +126,7 @@ pub fn overview_with<'a>(
                 namespace: snapshot.namespace().to_string(),
                 gates,
                 totals: mine.clone(),
+                timeline: timeline(snapshot),
             });
         }
         totals.add(&mine);
@@ -143,6 +148,7 @@ impl Totals {
         self.unknown += other.unknown;
         self.suspended += other.suspended;
         self.eligible += other.eligible;
+        self.ahead += other.ahead;
         self.running += other.running;
         self.failed += other.failed;
     }

@@ -290,3 +290,120 @@ async fn ac136_ac141_ac143_the_overview_holds_only_the_namespaces_asked_for() {
     assert_eq!(nothing.activity.len(), 14);
     assert!(nothing.activity.iter().all(|d| d.crossed + d.failed == 0));
 }
+
+/// A Passage of `gate` that has not started, created (by its `hecate.dev/created-at`)
+/// at `created`.
+async fn pending_since(env: &TestEnv, name: &str, gate: &str, created: jiff::Timestamp) {
+    let mut passage = hecate_types::Passage::new(
+        name,
+        hecate_types::PassageSpec {
+            gate: gate.into(),
+            bundle: "b1".into(),
+            steps: vec![hecate_types::Step {
+                uses: "flux-wait".into(),
+                ..hecate_types::Step::default()
+            }],
+            ..hecate_types::PassageSpec::default()
+        },
+    );
+    passage.metadata.annotations = Some(
+        [(
+            hecate_types::wellknown::ANNOTATION_CREATED_AT.to_string(),
+            created.to_string(),
+        )]
+        .into(),
+    );
+    env.create(passage).await;
+}
+
+/// Issue #20: ops says until when its explanations hold with no object changed — the
+/// earliest instant a time rule flips, over every Gate asked about: here a crossing
+/// that has not started (named `NotStarted` 2 minutes after its creation) before a
+/// window that closes later. At that instant the explanation has changed, and the next
+/// instant is the window's; with nothing timed, there is none.
+#[tokio::test]
+async fn explanations_say_when_time_alone_changes_them() {
+    let env = TestEnv::new().await;
+    let t0: jiff::Timestamp = "2026-08-11T12:00:00Z".parse().unwrap();
+    let seconds = jiff::SignedDuration::from_secs;
+    gate(&env, "staging", gate_spec(&[], false)).await;
+    let mut windowed = gate_spec(&[], false);
+    // Open from 11:00 for 70 minutes: it closes at t0 + 10 min.
+    windowed.windows = vec![hecate_types::Window {
+        schedule: "0 11 * * *".into(),
+        duration: "70m".into(),
+        time_zone: String::new(),
+        deny: false,
+    }];
+    gate(&env, "production", windowed).await;
+    bundle(&env, "b1").await;
+    pending_since(&env, "staging-1", "staging", t0 - seconds(30)).await;
+    let scope = Scope::Namespaces(vec![env.namespace.clone()]);
+    let summary = |at: &hecate_ops::TimedExplanations, gate: &str| {
+        at.explanations
+            .iter()
+            .find(|x| x.gate == gate)
+            .map(|x| (x.summary.clone(), kinds(&x.blockers)))
+            .unwrap()
+    };
+
+    let before = Ops::new(env.admin.clone())
+        .with_clock(move || t0)
+        .explanations_until(&scope)
+        .await
+        .unwrap();
+    assert_eq!(before.at, t0);
+    assert_eq!(
+        before.unchanged_until,
+        Some(t0 + hecate_ops::rules::explain::STALL_AFTER - seconds(30)),
+        "the stall, 90 s on, comes before the window closes"
+    );
+    assert_eq!(
+        summary(&before, "staging"),
+        (
+            "crossing b1: staging-1 is about to start".to_string(),
+            vec![]
+        )
+    );
+
+    let flip = before.unchanged_until.unwrap();
+    let after = Ops::new(env.admin.clone())
+        .with_clock(move || flip)
+        .explanations_until(&scope)
+        .await
+        .unwrap();
+    assert_eq!(
+        summary(&after, "staging"),
+        (
+            "crossing b1, but staging-1 has not started".to_string(),
+            vec![BlockerKind::NotStarted]
+        )
+    );
+    assert_eq!(
+        after.unchanged_until,
+        Some(t0 + seconds(600)),
+        "next, the window closing"
+    );
+    assert_eq!(
+        after.explanations,
+        Ops::new(env.admin.clone())
+            .with_clock(move || flip)
+            .explanations(&scope)
+            .await
+            .unwrap(),
+        "the same explanations as explanations() gives"
+    );
+
+    // Nothing timed: no instant.
+    let plain = TestEnv::new().await;
+    gate(&plain, "dev", gate_spec(&[], false)).await;
+    let untimed = Ops::new(plain.admin.clone())
+        .with_clock(move || t0)
+        .explanations_until(&Scope::Namespaces(vec![plain.namespace.clone()]))
+        .await
+        .unwrap();
+    assert_eq!(
+        (untimed.explanations.len(), untimed.unchanged_until),
+        (1, None)
+    );
+}

@@ -4,7 +4,7 @@
 import { get, nsPath } from "../api.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
-import { short, time } from "../format.js";
+import { count, short, time } from "../format.js";
 import { href, navigate } from "../router.js";
 
 const KINDS = ["crossed", "refused", "running", "approved", "aborted"];
@@ -42,7 +42,7 @@ export async function render(ctx) {
       h("label", { for: "audit-kind" }, "Kind"),
       h("select", { id: "audit-kind", onchange: filter("kind") }, h("option", { value: "" }, "every kind"), KINDS.map((k) => h("option", { value: k, selected: k === kind }, LABELS[k] || k))),
     ),
-    h("p", { class: "small muted", role: "status" }, `${shown.length} of ${entries.length} entries`),
+    h("p", { class: "small muted", role: "status" }, `${shown.length} of ${count(entries.length, "entry", "entries")}`),
     shown.length
       ? c.table(
           `The audit trail of ${ns}, newest first`,

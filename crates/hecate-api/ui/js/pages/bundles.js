@@ -21,11 +21,14 @@ async function list(ctx) {
   ctx.title("Bundles");
   const [bundles, overview] = await Promise.all([
     get(nsPath(ctx.ns, "bundles"), { signal: ctx.signal }),
-    // Which Gate holds which Bundle now is ops' answer (each Gate's `current`).
+    // Which Gate holds which Bundle now is ops' answer (the Overview's timeline).
     get(`${API}/overview`, { signal: ctx.signal }).catch(() => ({ namespaces: [] })),
   ]);
-  const summaries = (overview.namespaces.find((n) => n.namespace === ctx.ns) || { gates: [] }).gates;
-  const holding = (b) => summaries.filter((g) => g.current === b).map((g) => g.name);
+  // Ops' timeline names the Gates that run each Bundle (every Bundle a Gate runs is
+  // on it).
+  const timeline = (overview.namespaces.find((n) => n.namespace === ctx.ns) || {}).timeline || [];
+  const running = new Map(timeline.map((t) => [t.bundle, t.holding]));
+  const holding = (b) => running.get(b) || [];
   return h(
     "div",
     { class: "page" },

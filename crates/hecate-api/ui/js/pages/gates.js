@@ -7,7 +7,7 @@ import { API, get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
-import { count, duration, local, time } from "../format.js";
+import { count, local, since, time, until } from "../format.js";
 import { pipelineGraph } from "../graph.js";
 import { needsApproval, upstream } from "../pipeline.js";
 
@@ -17,10 +17,13 @@ export async function render(ctx) {
 
 // ---- the list ----------------------------------------------------------------------
 
-function gateCard(ns, gate, bundles) {
+function gateCard(ns, gate, bundles, x) {
   const st = gate.status || {};
   const health = st.health || {};
   const eligible = st.eligible || [];
+  // Waiting: ops' count of those ahead of the current Bundle (the Overview's); the
+  // eligible list below keeps the older ones, to roll back to.
+  const waiting = x ? x.ahead || 0 : eligible.length;
   const beacons = [...new Set(((gate.spec && gate.spec.admits) || []).map((a) => a.from && a.from.beacon).filter(Boolean))];
   const after = upstream(gate);
   return h(
@@ -38,14 +41,14 @@ function gateCard(ns, gate, bundles) {
       { class: "pills" },
       gate.spec.suspend ? c.pill("suspended", "warn") : null,
       st.activePassage ? h("a", { class: "pill pill-info", href: `/passages/?name=${encodeURIComponent(st.activePassage)}&namespace=${encodeURIComponent(ns)}` }, `crossing: ${st.activePassage}`) : null,
-      eligible.length ? c.pill(`${eligible.length} waiting`, "info") : null,
+      waiting ? c.pill(`${waiting} waiting`, "info") : null,
       gate.spec.auto ? c.pill("automatic") : null,
       needsApproval(gate) ? c.pill("needs approval", "warn") : null,
     ),
     h("p", { class: "small" }, `admits ${beacons.join(", ") || "nothing"}${after.length ? ` after ${after.join(", ")}` : ""}`),
     (health.issues || []).length ? h("p", { class: "issues" }, health.issues.join(" · ")) : null,
     eligible.length
-      ? h("p", { class: "small" }, "waiting: ", eligible.slice(0, 3).map((b, i) => [i ? ", " : "", c.bundle(b, ns, bundles)]), eligible.length > 3 ? ` and ${eligible.length - 3} more` : "")
+      ? h("p", { class: "small" }, "eligible: ", eligible.slice(0, 3).map((b, i) => [i ? ", " : "", c.bundle(b, ns, bundles)]), eligible.length > 3 ? ` and ${eligible.length - 3} more` : "")
       : null,
   );
 }
@@ -59,7 +62,7 @@ function shows(show, g, x) {
   if (show === "degraded") return ((x && x.health) || (st.health && st.health.status)) === "Degraded";
   if (show === "suspended") return Boolean(g.spec && g.spec.suspend);
   if (show === "crossing") return Boolean((x && x.running) || st.activePassage);
-  if (show === "waiting") return x ? x.eligible > 0 : (st.eligible || []).length > 0;
+  if (show === "waiting") return x ? x.ahead > 0 : (st.eligible || []).length > 0;
   return true;
 }
 
@@ -88,7 +91,7 @@ async function list(ctx) {
             SHOW[show] ? `Gates ${SHOW[show]}` : "Every Gate",
             null,
             SHOW[show] ? h("p", null, c.link("/gates/", { namespace: ctx.ns }, "Show every Gate")) : null,
-            shown.length ? h("div", { class: "cards" }, shown.map((g) => gateCard(ctx.ns, g, index))) : c.empty(`No Gate in ${ctx.ns} is ${SHOW[show]} now.`),
+            shown.length ? h("div", { class: "cards" }, shown.map((g) => gateCard(ctx.ns, g, index, summary.get(g.metadata.name)))) : c.empty(`No Gate in ${ctx.ns} is ${SHOW[show]} now.`),
           ),
         ]
       : c.empty(`No Gates in ${ctx.ns}, or none you may read.`),
@@ -231,7 +234,7 @@ function blockers(ctx, explanation, gate, index, steps, verdicts) {
           "li",
           { class: "blocker", "data-kind": b.kind },
           h("p", null, h("code", { class: "kind" }, b.kind), " ", h("span", { class: "detail" }, b.detail)),
-          b.until ? h("p", { class: "small" }, "Lifts by itself ", time(b.until), ` (${new Date(b.until).toLocaleString()}).`) : null,
+          b.until ? h("p", { class: "small" }, "Lifts by itself ", time(b.until), ` (${local(b.until)}).`) : null,
           b.fix ? h("p", { class: "fix" }, h("span", { class: "muted" }, "Fix: "), h("code", null, b.fix)) : null,
           button ? h("div", { class: "buttons" }, button) : null,
         );
@@ -295,6 +298,13 @@ function failedBefore(ns, f) {
   );
 }
 
+/** How often the running step was called, as ops says what the calls are: looks at a wait, or tries after a failure. */
+function invocations(step) {
+  const n = Math.max(step.attempts || 0, 1);
+  if (step.activity === "retrying") return `attempt ${n}`;
+  return n === 1 ? "looked once" : `looked ${n} times`;
+}
+
 /** The crossing under way: since when, and the step it is on (ops' times; words here). */
 function crossingNow(ns, x) {
   const step = x.step;
@@ -304,7 +314,7 @@ function crossingNow(ns, x) {
     c.link("/passages/", { name: x.passage, namespace: ns }, x.passage),
     x.startedAt ? [" · started ", time(x.startedAt)] : [" · created ", time(x.createdAt), ", not started"],
     x.stalled ? [" ", c.pill("not started", "bad")] : null,
-    step ? [" · step ", h("code", null, step.alias || step.uses), step.startedAt ? [" running for ", duration(step.startedAt), " (since ", time(step.startedAt), ")"] : null, `, attempt ${Math.max(step.attempts || 0, 1)}`] : null,
+    step ? [" · step ", h("code", null, step.alias || step.uses), step.startedAt ? [" running for ", since(step.startedAt), " (since ", time(step.startedAt), ")"] : null, `, ${invocations(step)}`] : null,
   );
 }
 
@@ -316,7 +326,7 @@ function windowWords(explanation, windows) {
     "ul",
     { class: "windows" },
     // "in 1d 3h": how far off the next change is, to the hour (the exact time on hover).
-    words.map((w) => h("li", { "data-open": w.open ? "true" : "false" }, w.text, w.next ? [" (", h("time", { datetime: w.next, title: local(w.next) }, `in ${duration(new Date().toISOString(), w.next)}`), ")"] : null)),
+    words.map((w) => h("li", { "data-open": w.open ? "true" : "false" }, w.text, w.next ? [" (", until(w.next), ")"] : null)),
   );
 }
 

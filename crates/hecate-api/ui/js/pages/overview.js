@@ -1,13 +1,14 @@
 // `/`: every Gate of every namespace the caller may read, each namespace drawn as its
-// pipeline (stages derived from `admits[].after`), with headline counts and the last
-// 14 days of crossings.
+// pipeline graph (graph.js, stages from ops) with its recent Bundles' timeline
+// (timeline.js), with headline counts and the last 14 days of crossings.
 
 import { API, get, nsPath } from "../api.js";
 import * as c from "../components.js";
 import { h, s } from "../dom.js";
-import { count } from "../format.js";
-import { byStage } from "../pipeline.js";
+import { count, plural } from "../format.js";
+import { pipelineGraph } from "../graph.js";
 import { href } from "../router.js";
+import { timeline as timelineView } from "../timeline.js";
 
 // The overview spans namespaces: it follows their streams itself.
 export const live = "self";
@@ -19,7 +20,7 @@ const OPENS = {
   failed: ["/passages/", { phase: "Failed" }],
   suspended: ["/gates/", { show: "suspended" }],
   running: ["/passages/", { phase: "running" }],
-  eligible: ["/gates/", { show: "waiting" }],
+  ahead: ["/gates/", { show: "waiting" }],
 };
 
 /** A total's number and words, as a link to the list it counts (one per namespace when several hold some). */
@@ -34,13 +35,14 @@ function total(key, n, label, namespaces) {
 }
 
 function headline(totals, namespaces) {
-  const cards = [["gates", totals.gates, totals.gates === 1 ? "Gate" : "Gates", ""]];
+  const cards = [["gates", totals.gates, plural(totals.gates, "Gate"), ""]];
   for (const [key, n, label, kind] of [
     ["degraded", totals.degraded, "degraded", "bad"],
-    ["failed", totals.failed, totals.failed === 1 ? "failed crossing" : "failed crossings", "bad"],
+    ["failed", totals.failed, plural(totals.failed, "failed crossing"), "bad"],
     ["suspended", totals.suspended, "suspended", "warn"],
     ["running", totals.running, "crossing now", "info"],
-    ["eligible", totals.eligible, "waiting to cross", "info"],
+    // Ops' count of Bundles ahead of each Gate's current one: rollback candidates are not waiting.
+    ["ahead", totals.ahead || 0, "waiting to cross", "info"],
   ]) {
     if (n > 0) cards.push([key, n, label, kind]);
   }
@@ -99,48 +101,24 @@ function activity(days) {
   );
 }
 
-function card(ns, summary, bundles) {
-  const after = (summary.stage && summary.stage.after) || [];
-  const waiting = summary.eligible > 0 && !summary.running;
+/** Gates whose health reports issues, in words (the graph says the health; this says why). */
+function issues(summaries) {
+  const troubled = summaries.filter((x) => x.issues && x.issues.length);
+  if (!troubled.length) return null;
   return h(
-    "article",
-    { class: ["gate-card", `edge-${summary.health || "Unknown"}`], "data-gate": summary.name },
-    h(
-      "header",
-      null,
-      h("h4", null, c.link("/gates/", { name: summary.name, namespace: ns }, summary.name)),
-      c.state(summary.state),
-      c.health(summary.health),
-    ),
-    h("p", { class: "current" }, h("span", { class: "muted" }, "Running now: "), c.bundle(summary.current, ns, bundles)),
-    h("p", { class: "summary" }, summary.summary),
-    h(
-      "p",
-      { class: "pills" },
-      summary.suspended ? c.pill("suspended", "warn") : null,
-      summary.running ? h("a", { class: "pill pill-info", href: `/passages/?name=${encodeURIComponent(summary.running)}&namespace=${encodeURIComponent(ns)}` }, `crossing: ${summary.running}`) : null,
-      waiting ? c.pill(`${summary.eligible} waiting`, "info") : null,
-      after.length ? h("span", { class: "muted small" }, `after ${after.join(", ")}`) : null,
-    ),
-    summary.issues && summary.issues.length ? h("p", { class: "issues" }, summary.issues.join(" · ")) : null,
+    "ul",
+    { class: "issues-list" },
+    troubled.map((x) => h("li", { class: "issues", "data-gate": x.name }, h("strong", null, `${x.name}: `), x.issues.join(" · "))),
   );
 }
 
-/** A namespace's Gates as stages, upstream first, as the server ordered them. */
-export function pipeline(ns, summaries, bundles) {
-  const grouped = byStage(summaries);
-  return h(
-    "ol",
-    { class: "pipeline", "aria-label": `Pipeline of ${ns}` },
-    grouped.map((stage, i) =>
-      h(
-        "li",
-        { class: "stage" },
-        h("span", { class: "visually-hidden" }, `Stage ${i + 1} of ${grouped.length}`),
-        stage.map((summary) => card(ns, summary, bundles)),
-      ),
-    ),
-  );
+/**
+ * The Gates `GET …/gates` would answer, from the Overview's summaries alone: their
+ * stages and the Gates they come after (no Beacons, no approval marks) — for a caller
+ * who may read the Overview but not list the namespace's Gates.
+ */
+function fromSummaries(summaries) {
+  return summaries.map((x) => ({ metadata: { name: x.name }, spec: { admits: [{ after: (x.stage && x.stage.after) || [] }], suspend: x.suspended }, stage: x.stage }));
 }
 
 export async function render(ctx) {
@@ -148,16 +126,19 @@ export async function render(ctx) {
   const overview = await get(`${API}/overview`, { signal: ctx.signal });
   const namespaces = overview.namespaces.map((n) => n.namespace);
   ctx.follow(namespaces.length ? namespaces : [ctx.ns]);
-  // The Overview has each Gate's state and stage; aliases need the Bundles. Without
-  // them the page still says everything.
-  const extra = await Promise.all(namespaces.map((ns) => get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => [])));
+  // The graph draws the Gates' own admissions: one list of Gates per namespace.
+  const lists = await Promise.all(namespaces.map((ns) => get(nsPath(ns, "gates"), { signal: ctx.signal }).catch(() => null)));
   const sections = overview.namespaces.map((n, i) => {
-    const bundles = extra[i];
+    const timeline = n.timeline || [];
+    // Aliases: the timeline carries every Bundle a Gate runs now.
+    const aliases = new Map(timeline.map((t) => [t.bundle, t.alias || t.bundle]));
     return h(
       "section",
-      { class: "namespace", "aria-labelledby": `ns-${n.namespace}` },
+      { class: "namespace", "aria-labelledby": `ns-${n.namespace}`, "data-namespace": n.namespace },
       h("h3", { id: `ns-${n.namespace}` }, c.link("/gates/", { namespace: n.namespace }, n.namespace), h("span", { class: "muted small" }, ` · ${count(n.gates.length, "Gate")}`)),
-      pipeline(n.namespace, n.gates, c.index(bundles)),
+      pipelineGraph(n.namespace, lists[i] || fromSummaries(n.gates), n.gates, (b) => aliases.get(b) || b),
+      issues(n.gates),
+      timelineView(n.namespace, timeline),
     );
   });
   return h(

@@ -5,7 +5,7 @@ import { get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
-import { duration, local, time } from "../format.js";
+import { count, local, since, time } from "../format.js";
 
 export async function render(ctx) {
   return ctx.name ? detail(ctx) : list(ctx);
@@ -54,7 +54,7 @@ async function list(ctx) {
                 [c.bundle(p.spec.bundle, ctx.ns, index), " → ", c.link("/gates/", { name: p.spec.gate, namespace: ctx.ns }, p.spec.gate)],
                 c.phase(st.phase),
                 done(p),
-                st.startedAt ? duration(st.startedAt, st.finishedAt) : "",
+                st.startedAt ? since(st.startedAt, st.finishedAt) : "",
                 p.spec.actor || "automatically",
                 st.startedAt ? time(st.startedAt) : h("span", { class: "muted" }, "not started"),
                 st.message ? h("span", { class: st.phase === "Failed" ? "error-text" : "" }, st.message) : "",
@@ -127,7 +127,7 @@ async function detail(ctx) {
       c.link("/gates/", { name: p.spec.gate, namespace: ns }, p.spec.gate),
       " · ",
       p.spec.actor ? `by ${p.spec.actor}` : "automatically",
-      st.startedAt ? ` · took ${duration(st.startedAt, st.finishedAt)}${TERMINAL.includes(phase) ? "" : " so far"}` : " · not started",
+      st.startedAt ? [" · took ", since(st.startedAt, st.finishedAt), TERMINAL.includes(phase) ? "" : " so far"] : " · not started",
     ),
     st.message ? h("p", { class: ["message-line", phase === "Failed" && "error-text"], "data-field": "message" }, st.message) : null,
     c.section(
@@ -135,7 +135,7 @@ async function detail(ctx) {
       null,
       c.table(
         `Steps of ${name}`,
-        ["#", "Step", "Phase", "Started", "Took", "Attempts", "Outputs", "Reason", "Message"],
+        ["#", "Step", "Phase", "Started", "Took", "Calls", "Outputs", "Reason", "Message"],
         steps.map((s, i) => ({
           attrs: { class: s.phase === "Failed" ? "refused" : "", "data-step": s.as || s.uses },
           cells: [
@@ -143,8 +143,10 @@ async function detail(ctx) {
             [s.as || s.uses, s.as ? h("span", { class: "muted small" }, ` (${s.uses})`) : null],
             c.phase(s.phase),
             s.startedAt ? h("span", { "data-field": "started" }, time(s.startedAt), h("span", { class: "muted small" }, ` · ${local(s.startedAt)}`)) : h("span", { class: "muted" }, "not started"),
-            s.startedAt ? h("span", { "data-field": "took" }, duration(s.startedAt, s.finishedAt), s.finishedAt ? "" : " so far") : "",
-            h("span", { "data-field": "attempts" }, s.attempts ? `${s.attempts} ${s.attempts === 1 ? "attempt" : "attempts"}` : "none yet"),
+            s.startedAt ? h("span", { "data-field": "took" }, since(s.startedAt, s.finishedAt), s.finishedAt ? "" : " so far") : "",
+            // `attempts` counts calls (a waiting step's every look), not failures: the
+            // engine never retries a failed step.
+            h("span", { "data-field": "attempts" }, s.attempts ? count(s.attempts, "call") : "none yet"),
             outputs(s.output),
             s.reason ? h("code", null, s.reason) : "",
             s.message || "",

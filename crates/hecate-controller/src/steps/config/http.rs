@@ -68,8 +68,13 @@ impl StepConfig for Http {
                 ));
             }
         }
-        // `successIf` is compiled when the step runs: no expression parser exists yet
-        // to judge it here.
+        // `successIf` is compiled here, so a Gate reports a broken one before a crossing
+        // sends a request it could not judge; one holding `${{ … }}` is only known once
+        // substituted (spec §3.9), and is compiled when the step runs.
+        if !self.success_if.trim().is_empty() && !self.success_if.contains("${{") {
+            crate::expr::compile_success_if(&self.success_if)
+                .map_err(|why| format!("successIf: {why}"))?;
+        }
         Ok(())
     }
 }
@@ -242,5 +247,21 @@ mod tests {
                    "secretHeaders": [{"name": "A", "secretRef": {"name": "s"}, "value": "x"}]}),
             &["unknown field `value`"],
         );
+        refuses(
+            "http",
+            json!({"url": "http://h", "successIf": "status =="}),
+            &["successIf", "invalid expression"],
+        );
+        refuses(
+            "http",
+            json!({"url": "http://h", "successIf": "gate == 'dev'"}),
+            &["successIf", "unknown name \"gate\""],
+        );
+    }
+
+    #[test]
+    fn success_if_is_compiled_unless_it_holds_an_expression() {
+        http(json!({"url": "http://h", "successIf": "status == 200 && json.ok"}));
+        http(json!({"url": "http://h", "successIf": "json.version == '${{ vars.v }}'"}));
     }
 }

@@ -36,7 +36,7 @@ pub struct Forge {
 impl Forge {
     /// Reads Secrets through `client` and mints GitHub App tokens with `tokens`.
     pub fn new(client: kube::Client, tokens: AppTokens) -> Self {
-        let http = reqwest::Client::builder()
+        let http = crate::tls::client_builder()
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT)
             .user_agent(concat!("hecate-controller/", env!("CARGO_PKG_VERSION")))

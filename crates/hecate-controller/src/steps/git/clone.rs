@@ -409,6 +409,40 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_branch_the_remote_lacks_and_a_path_that_cannot_be_made_are_git_failures() {
+        let fx = Fixture::new();
+        let repo = path(&fx.remote("fleet").await);
+        let step = GitClone::new(no_cluster());
+
+        // The remote answered, and said no: another crossing may find the branch.
+        let work = fx.work_dir("w");
+        let error = step
+            .run(&fx.ctx(&work, json!({"repo": repo, "branch": "env/nope"})))
+            .await
+            .expect_err("no such branch");
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (GIT_FAILED, false),
+            "{}",
+            error.message
+        );
+        assert!(error.message.contains("env/nope"), "{}", error.message);
+
+        // The work directory itself is in the way: terminal, it would be again.
+        write(&work.join("taken"), "a file, not a directory\n").await;
+        let error = step
+            .run(&fx.ctx(&work, json!({"repo": repo, "path": "taken/repo"})))
+            .await
+            .expect_err("cannot make the path");
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (GIT_FAILED, true),
+            "{}",
+            error.message
+        );
+    }
+
+    #[tokio::test]
     async fn https_credentials_are_given_by_the_helper_and_never_shown() {
         let fx = Fixture::new();
         fx.remote("fleet").await;

@@ -435,6 +435,32 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_checkout_git_cannot_work_in_is_a_terminal_git_failure() {
+        let fx = Fixture::new();
+        let remote = path(&fx.remote("fleet").await);
+        let work = fx.work_dir("w");
+        output(
+            &GitClone::new(no_cluster())
+                .run(&fx.ctx(&work, json!({"repo": remote})))
+                .await,
+        );
+        write(&work.join("repo/app/values.yaml"), "image: app:2.0.0\n").await;
+        // Another git (a crashed one) holds the index: staging fails, and would again.
+        write(&work.join("repo/.git/index.lock"), "").await;
+        let error = GitCommit::new()
+            .run(&fx.ctx(&work, json!({"message": "promote"})))
+            .await
+            .expect_err("the index is locked");
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (super::super::GIT_FAILED, true),
+            "{}",
+            error.message
+        );
+        assert!(error.message.contains("index.lock"), "{}", error.message);
+    }
+
+    #[tokio::test]
     async fn configuration_mistakes_are_invalid_config() {
         let fx = Fixture::new();
         let work = fx.work_dir("w");

@@ -164,8 +164,10 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::steps::git::testing::{Fixture, git, no_cluster, output, path, write};
-    use crate::steps::git::{GIT_REJECTED, GitClone, GitCommit, WORK_DIR_LOST};
+    use crate::steps::git::testing::{Fixture, git, http_git, no_cluster, output, path, write};
+    use crate::steps::git::{
+        GIT_AUTH_FAILED, GIT_REJECTED, GIT_UNREACHABLE, GitClone, GitCommit, WORK_DIR_LOST,
+    };
     use crate::steps::runner::INVALID_CONFIG;
 
     /// A clone of `remote` in work directory `name` with one commit on top.
@@ -324,5 +326,72 @@ mod tests {
             .expect_err("no branch");
         assert_eq!(error.reason, INVALID_CONFIG);
         assert!(error.message.contains("set branch"), "{}", error.message);
+    }
+
+    #[tokio::test]
+    async fn a_refused_an_unreachable_and_a_remoteless_push_have_their_reasons() {
+        let fx = Fixture::new();
+        let bare = fx.remote("fleet").await;
+        let work = committed(&fx, &path(&bare), "w", json!({})).await;
+        let checkout = work.join("repo");
+        let step = GitPush::new(no_cluster());
+        let push = || async { step.run(&fx.ctx(&work, json!({}))).await };
+
+        // A host that wants credentials the step was not given: terminal.
+        let base = http_git(fx.root.path(), "bot", "secret").await;
+        let guarded = format!("{base}/fleet.git");
+        git(&checkout, &["remote", "set-url", "origin", &guarded]).await;
+        let error = push().await.expect_err("refused");
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (GIT_AUTH_FAILED, true),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            error.output.as_ref().map(|o| o["pushed"].clone()),
+            Some(json!(false))
+        );
+
+        // Nobody there: may be forgiven.
+        let nowhere = "http://127.0.0.1:1/fleet.git";
+        git(&checkout, &["remote", "set-url", "origin", nowhere]).await;
+        let error = push().await.expect_err("unreachable");
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (GIT_UNREACHABLE, false),
+            "{}",
+            error.message
+        );
+
+        // No origin at all: a local failure, terminal.
+        git(&checkout, &["remote", "remove", "origin"]).await;
+        let error = push().await.expect_err("no remote");
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (GIT_FAILED, true),
+            "{}",
+            error.message
+        );
+        assert!(error.message.contains("no origin"), "{}", error.message);
+
+        // A checkout without a commit has nothing to push: terminal too.
+        let empty = fx.work_dir("empty");
+        git(&empty, &["init", "-q", "repo"]).await;
+        let error = step
+            .run(&fx.ctx(&empty, json!({})))
+            .await
+            .expect_err("no commit");
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (GIT_FAILED, true),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            git(&bare, &["rev-parse", "main"]).await.len(),
+            41,
+            "untouched"
+        );
     }
 }

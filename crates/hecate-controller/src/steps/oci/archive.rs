@@ -12,7 +12,10 @@
 //!
 //! Unpacking takes regular files and directories only, refuses an entry that is
 //! absolute or climbs out of the destination, skips the archive's root entry (`.`,
-//! `./`: Flux writes one) and refuses a file over [`MAX_FILE`].
+//! `./`: Flux writes one) and refuses a file over [`MAX_FILE`], an archive that unpacks
+//! to more than [`MAX_UNPACKED`] or holds more than [`MAX_ENTRIES`] entries. Symbolic
+//! and hard links are skipped, never created, so no later entry can be written through
+//! one to a place outside the destination.
 //!
 //! Everything here is blocking file work: the steps run it on `spawn_blocking`.
 
@@ -28,6 +31,27 @@ use sha2::{Digest as _, Sha256};
 
 /// The largest file unpacked.
 pub const MAX_FILE: u64 = 64 * 1024 * 1024;
+
+/// The most bytes unpacked from one archive, all files together (1 GiB): gzip shrinks
+/// repeated bytes a thousandfold, so a small layer could otherwise fill the disk.
+pub const MAX_UNPACKED: u64 = 1024 * 1024 * 1024;
+
+/// The most entries unpacked from one archive (files and directories).
+pub const MAX_ENTRIES: usize = 100_000;
+
+/// What one unpacking may write.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    file: u64,
+    total: u64,
+    entries: usize,
+}
+
+const LIMITS: Limits = Limits {
+    file: MAX_FILE,
+    total: MAX_UNPACKED,
+    entries: MAX_ENTRIES,
+};
 
 /// Mode of every directory written, packed or unpacked.
 const DIR_MODE: u32 = 0o755;
@@ -185,15 +209,27 @@ impl<R: Read> Read for Counted<R> {
 }
 
 /// Unpacks the gzip-compressed tar `archive` into directory `out`, which exists; the
-/// number of regular files written.
+/// number of regular files written. At most [`MAX_FILE`] a file, [`MAX_UNPACKED`] in
+/// all and [`MAX_ENTRIES`] entries.
 pub fn unpack(archive: impl Read, out: &Path) -> Result<usize, String> {
+    unpack_within(archive, out, LIMITS)
+}
+
+fn unpack_within(archive: impl Read, out: &Path, limits: Limits) -> Result<usize, String> {
     let gzip = flate2::read::GzDecoder::new(BufReader::new(archive));
     let mut tar = tar::Archive::new(gzip);
     let mut files = 0;
+    let mut written = 0u64;
     let entries = tar
         .entries()
         .map_err(|e| format!("reading the archive: {e}"))?;
-    for entry in entries {
+    for (seen, entry) in entries.enumerate() {
+        if seen >= limits.entries {
+            return Err(format!(
+                "the archive has more than {} entries",
+                limits.entries
+            ));
+        }
         let mut entry = entry.map_err(|e| format!("reading the archive: {e}"))?;
         let name = entry.path_bytes().into_owned();
         let shown = String::from_utf8_lossy(&name).into_owned();
@@ -217,18 +253,27 @@ pub fn unpack(archive: impl Read, out: &Path) -> Result<usize, String> {
             // Links and special files are not content (oci-push never writes them).
             continue;
         }
-        if size > MAX_FILE {
-            return Err(too_big(&shown));
+        if size > limits.file {
+            return Err(too_big(&shown, limits.file));
+        }
+        let room = limits.total - written;
+        if size > room {
+            return Err(too_much(limits.total));
         }
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("unpacking {shown:?}: {e}"))?;
         }
         let mut file = File::create(&target).map_err(|e| format!("unpacking {shown:?}: {e}"))?;
-        let copied = io::copy(&mut (&mut entry).take(MAX_FILE + 1), &mut file)
+        let cap = limits.file.min(room);
+        let copied = io::copy(&mut (&mut entry).take(cap + 1), &mut file)
             .map_err(|e| format!("unpacking {shown:?}: {e}"))?;
-        if copied > MAX_FILE {
-            return Err(too_big(&shown));
+        if copied > limits.file {
+            return Err(too_big(&shown, limits.file));
         }
+        if copied > room {
+            return Err(too_much(limits.total));
+        }
+        written += copied;
         let mode = if mode & 0o111 != 0 {
             DIR_MODE
         } else {
@@ -241,10 +286,17 @@ pub fn unpack(archive: impl Read, out: &Path) -> Result<usize, String> {
     Ok(files)
 }
 
-fn too_big(name: &str) -> String {
+fn too_big(name: &str, limit: u64) -> String {
     format!(
-        "archive entry {name:?} is larger than {} MiB",
-        MAX_FILE / 1024 / 1024
+        "archive entry {name:?} is larger than {}",
+        crate::oci::client::size(usize::try_from(limit).unwrap_or(usize::MAX))
+    )
+}
+
+fn too_much(limit: u64) -> String {
+    format!(
+        "the archive unpacks to more than {}",
+        crate::oci::client::size(usize::try_from(limit).unwrap_or(usize::MAX))
     )
 }
 
@@ -510,6 +562,40 @@ mod tests {
         let why = unpack(archive.as_slice(), out.path()).expect_err("too big");
         assert!(why.contains("larger than 64 MiB"), "{why}");
         assert!(!out.path().join("big.bin").exists());
+    }
+
+    #[test]
+    fn unpacking_stops_at_the_total_and_the_number_of_entries() {
+        use tar::EntryType::{Directory, Regular};
+        let archive = raw_archive(&[
+            ("a", Regular, 0o644, &[b'a'; 600]),
+            ("b", Regular, 0o644, &[b'b'; 600]),
+        ]);
+        let limits = Limits {
+            file: 1000,
+            total: 1000,
+            entries: 10,
+        };
+        let out = tempfile::tempdir().expect("a temporary directory");
+        let why = unpack_within(archive.as_slice(), out.path(), limits).expect_err("too much");
+        assert_eq!(why, "the archive unpacks to more than 1000 bytes");
+        let fits = Limits {
+            total: 1200,
+            ..limits
+        };
+        let out = tempfile::tempdir().expect("a temporary directory");
+        assert_eq!(unpack_within(archive.as_slice(), out.path(), fits), Ok(2));
+
+        let many: Vec<(String, tar::EntryType)> =
+            (0..11).map(|i| (format!("d{i}/"), Directory)).collect();
+        let many: Vec<(&str, tar::EntryType, u32, &[u8])> = many
+            .iter()
+            .map(|(name, kind)| (name.as_str(), *kind, 0o755, &b""[..]))
+            .collect();
+        let out = tempfile::tempdir().expect("a temporary directory");
+        let why =
+            unpack_within(raw_archive(&many).as_slice(), out.path(), limits).expect_err("too many");
+        assert_eq!(why, "the archive has more than 10 entries");
     }
 
     #[test]

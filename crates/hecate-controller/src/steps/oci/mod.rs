@@ -13,7 +13,12 @@
 //!
 //! Both talk to registries through the controller's one client and credentials reader
 //! ([`crate::oci`]). The archive work runs on `spawn_blocking`, through an unnamed
-//! temporary file, so neither a large directory nor a large layer is held in memory.
+//! temporary file outside the work directory, so neither a large directory nor a large
+//! layer is held in memory. What `oci-pull` takes is bounded: a manifest of at most
+//! [`crate::oci::client::MAX_MANIFEST`], a layer of at most [`MAX_LAYER`] (checked
+//! against the manifest before the download, and the download against the manifest),
+//! and what it unpacks by [`archive::MAX_FILE`], [`archive::MAX_UNPACKED`] and
+//! [`archive::MAX_ENTRIES`].
 
 pub mod archive;
 
@@ -51,6 +56,10 @@ pub const CREATED: &str = "org.opencontainers.image.created";
 pub const SOURCE: &str = "org.opencontainers.image.source";
 /// Annotation: the revision of that source (`revision`).
 pub const REVISION: &str = "org.opencontainers.image.revision";
+
+/// The largest layer `oci-pull` downloads (compressed, as the manifest declares it):
+/// 256 MiB. A larger one is refused before a byte of it is read.
+pub const MAX_LAYER: u64 = 256 * 1024 * 1024;
 
 /// The config blob: Flux's artifacts carry an empty one.
 const EMPTY_CONFIG: &[u8] = b"{}";
@@ -249,6 +258,15 @@ impl Runner for OciPull {
             };
             let layer = last_layer(&manifest.bytes, manifest.media_type.as_deref())
                 .map_err(|why| local(format!("{}@{digest}: {why}", config.repo)))?;
+            if layer.size > MAX_LAYER {
+                return Err(local(format!(
+                    "{}@{digest}: its layer is {} bytes, more than the {} MiB oci-pull \
+                     takes; nothing was downloaded",
+                    config.repo,
+                    layer.size,
+                    MAX_LAYER >> 20
+                )));
+            }
 
             let file = tempfile::tempfile().map_err(|e| local(format!("a temporary file: {e}")))?;
             let mut download = tokio::fs::File::from_std(file);
@@ -319,7 +337,7 @@ fn registry_error(error: oci::Error) -> StepError {
         ErrorKind::Unreachable | ErrorKind::NotFound | ErrorKind::Failed => {
             StepError::retryable(REGISTRY_FAILED, error.message)
         }
-        ErrorKind::Local => local(error.message),
+        ErrorKind::Local | ErrorKind::TooLarge => local(error.message),
     }
 }
 
@@ -588,6 +606,7 @@ mod tests {
             (ErrorKind::NotFound, REGISTRY_FAILED, false),
             (ErrorKind::Failed, REGISTRY_FAILED, false),
             (ErrorKind::Local, REGISTRY_FAILED, true),
+            (ErrorKind::TooLarge, REGISTRY_FAILED, true),
         ];
         for (kind, reason, terminal) in cases {
             let error = registry_error(oci::Error::new(kind, "m"));

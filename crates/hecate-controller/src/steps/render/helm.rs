@@ -25,6 +25,7 @@ use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
 #[derive(Clone, Debug)]
 pub struct RenderHelm {
     program: PathBuf,
+    limit: std::time::Duration,
 }
 
 impl RenderHelm {
@@ -32,7 +33,16 @@ impl RenderHelm {
     pub fn new(program: impl Into<PathBuf>) -> Self {
         Self {
             program: program.into(),
+            limit: super::RUN_LIMIT,
         }
+    }
+
+    /// The same, the program killed (with all it started) after `limit` rather than
+    /// [`super::RUN_LIMIT`].
+    #[must_use]
+    pub fn with_time_limit(mut self, limit: std::time::Duration) -> Self {
+        self.limit = limit;
+        self
     }
 }
 
@@ -90,7 +100,7 @@ impl Runner for RenderHelm {
                     namespace => namespace,
                 };
                 let args = arguments(&config, namespace, &chart, &files);
-                let output = render.run(program, &args).await?;
+                let output = render.run(program, &args, self.limit).await?;
                 if is_empty(&output) {
                     return Err(StepError::terminal(
                         NOTHING_RENDERED,

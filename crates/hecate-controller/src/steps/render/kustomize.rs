@@ -19,6 +19,7 @@ const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml
 #[derive(Clone, Debug)]
 pub struct RenderKustomize {
     program: PathBuf,
+    limit: std::time::Duration,
 }
 
 impl RenderKustomize {
@@ -27,7 +28,16 @@ impl RenderKustomize {
     pub fn new(program: impl Into<PathBuf>) -> Self {
         Self {
             program: program.into(),
+            limit: super::RUN_LIMIT,
         }
+    }
+
+    /// The same, the program killed (with all it started) after `limit` rather than
+    /// [`super::RUN_LIMIT`].
+    #[must_use]
+    pub fn with_time_limit(mut self, limit: std::time::Duration) -> Self {
+        self.limit = limit;
+        self
     }
 }
 
@@ -74,7 +84,11 @@ impl Runner for RenderKustomize {
                     path: &self.program,
                 };
                 let output = render
-                    .run(program, &arguments(dir, config.load_restrictions_none))
+                    .run(
+                        program,
+                        &arguments(dir, config.load_restrictions_none),
+                        self.limit,
+                    )
                     .await?;
                 if is_empty(&output) {
                     return Err(StepError::terminal(

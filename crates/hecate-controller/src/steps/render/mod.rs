@@ -5,8 +5,10 @@
 //!
 //! Both steps share what is here: the program runs with `tokio::process` (never
 //! blocking the runtime), in the work directory, with a time limit ([`RUN_LIMIT`]), a
-//! bounded output, the end of its stderr kept for the message, and killed when the
-//! step is dropped. Its environment is not the controller's: only where programs are
+//! bounded output ([`OUTPUT_LIMIT`]), the end of its stderr kept for the message, in a
+//! process group of its own that is killed whole when it exits, times out, writes too
+//! much or the step is dropped — so no plugin or wrapper's child outlives a render.
+//! Its environment is not the controller's: only where programs are
 //! and the proxies and CA bundle the pod was given (as for git, decision 54), with
 //! `HOME`, the XDG directories, Helm's homes and `TMPDIR` in a scratch area of the
 //! work directory (`.hecate/render`) made afresh for every run, so neither program
@@ -46,8 +48,8 @@ pub const NOTHING_RENDERED: &str = "NothingRendered";
 /// How long one run may take: Argo CD's default for the same programs
 /// (`ARGOCD_EXEC_TIMEOUT`, 90 s). A render that takes longer is broken, not busy.
 pub const RUN_LIMIT: Duration = Duration::from_secs(90);
-/// The most output a render may produce; more is a failure, not a file.
-const OUTPUT_LIMIT: usize = 64 << 20;
+/// The most output a render may produce (64 MiB); more is a failure, not a file.
+pub const OUTPUT_LIMIT: usize = 64 << 20;
 /// How much of a program's stderr is kept (its end: the cause is usually last).
 const STDERR_LIMIT: usize = 16 << 10;
 /// How many characters of what a program said a failure message keeps.
@@ -193,13 +195,9 @@ impl Render {
     }
 
     /// Runs `program` with `args` in the work directory and returns what it wrote on
-    /// stdout; a failure says what it said on stderr, paths stripped.
-    async fn run(&self, program: Program<'_>, args: &[OsString]) -> Result<Vec<u8>, StepError> {
-        self.run_within(program, args, RUN_LIMIT).await
-    }
-
-    /// [`Render::run`], killing the program once `limit` has passed.
-    async fn run_within(
+    /// stdout; a failure says what it said on stderr, paths stripped. The program, and
+    /// whatever it started, is killed once `limit` has passed.
+    async fn run(
         &self,
         program: Program<'_>,
         args: &[OsString],
@@ -221,20 +219,35 @@ impl Render {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            // A group of its own: whatever it starts (plugins, a wrapper's children) is
+            // killed with it.
+            .process_group(0)
             .kill_on_drop(true);
         let mut child = command
             .spawn()
             .map_err(|e| StepError::terminal(RENDER_FAILED, cannot_start(program, &e)))?;
+        // Declared after `child`, so dropped before it: the group is killed while its
+        // leader is not yet reaped, and its id cannot have been taken by another.
+        let mut group = Group::of(child.id());
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let finished = async {
+            let exited = async {
+                let status = child.wait().await?;
+                // The program is done; what it left running is not (and would hold its
+                // pipes open until the time limit).
+                group.kill();
+                Ok(status)
+            };
             tokio::try_join!(
                 read_bounded(stdout, OUTPUT_LIMIT),
                 read_tail(stderr, STDERR_LIMIT),
-                child.wait(),
+                exited,
             )
         };
-        let (stdout, stderr, status) = match tokio::time::timeout(limit, finished).await {
+        let outcome = tokio::time::timeout(limit, finished).await;
+        group.kill();
+        let (stdout, stderr, status) = match outcome {
             Ok(Ok(done)) => done,
             Ok(Err(e)) => {
                 let _ = child.kill().await;
@@ -325,6 +338,36 @@ impl Render {
     /// Removes the scratch area (best effort: the next run starts by removing it).
     async fn finish(self) {
         let _ = tokio::fs::remove_dir_all(&self.scratch).await;
+    }
+}
+
+/// The process group a program runs in (it leads it: `process_group(0)`), killed whole
+/// once — when the program has exited, when its time is up or its output too large, or
+/// when the step is dropped (an abort, a shutdown) — so that nothing it started outlives
+/// the render. A process that left the group (`setsid`) is beyond reach.
+struct Group(Option<nix::unistd::Pid>);
+
+impl Group {
+    /// The group led by the process `id` (none when it has already been reaped).
+    fn of(id: Option<u32>) -> Self {
+        Self(
+            id.and_then(|id| i32::try_from(id).ok())
+                .map(nix::unistd::Pid::from_raw),
+        )
+    }
+
+    /// Sends SIGKILL to every process in the group, once; a group already gone is no
+    /// failure.
+    fn kill(&mut self) {
+        if let Some(group) = self.0.take() {
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
     }
 }
 
@@ -649,7 +692,7 @@ mod tests {
         let started = std::time::Instant::now();
         let args = ["-c", "echo started >&2; exec sleep 30"].map(OsString::from);
         let error = render
-            .run_within(shell, &args, Duration::from_millis(300))
+            .run(shell, &args, Duration::from_millis(300))
             .await
             .expect_err("too slow");
         assert!(started.elapsed() < Duration::from_secs(10));
@@ -661,15 +704,21 @@ mod tests {
 
         let args = ["-c", "echo out; echo \"Error: in $PWD/x\" >&2; exit 3"].map(OsString::from);
         let error = render
-            .run_within(shell, &args, Duration::from_secs(10))
+            .run(shell, &args, Duration::from_secs(10))
             .await
             .expect_err("exit 3");
         assert_eq!(error.message, "sh -c failed: in x");
         let args = ["-c", "exit 4"].map(OsString::from);
-        let error = render.run(shell, &args).await.expect_err("exit 4");
+        let error = render
+            .run(shell, &args, RUN_LIMIT)
+            .await
+            .expect_err("exit 4");
         assert_eq!(error.message, "sh -c failed with exit code 4");
         let args = ["-c", "printf 'a: 1'"].map(OsString::from);
-        assert_eq!(render.run(shell, &args).await.expect("runs"), b"a: 1");
+        assert_eq!(
+            render.run(shell, &args, RUN_LIMIT).await.expect("runs"),
+            b"a: 1"
+        );
         render.finish().await;
         assert!(!work.path().join(SCRATCH).exists());
     }

@@ -414,7 +414,7 @@ async fn charts_from_an_index_and_from_a_registry() {
 // ---------------------------------------------------------------------------------
 // Providers.
 
-const PROVIDER: StandIn = StandIn {
+pub(super) const PROVIDER: StandIn = StandIn {
     group: "fluxcd.controlplane.io",
     version: "v1",
     kind: "ResourceSetInputProvider",

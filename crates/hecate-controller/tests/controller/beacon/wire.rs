@@ -427,7 +427,7 @@ async fn helm_over_https(index: Arc<Mutex<(String, String)>>) -> Https {
 }
 
 /// A Beacon reconciler whose HTTP client also trusts the PEM CA `ca`.
-fn trusting(env: &TestEnv, ca: &str) -> BeaconReconciler {
+pub(super) fn trusting(env: &TestEnv, ca: &str) -> BeaconReconciler {
     let http = hecate_controller::tls::client_builder()
         .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).unwrap())
         .user_agent(USER_AGENT)

@@ -6,7 +6,7 @@ use hecate_types::{
 };
 use pretty_assertions::assert_eq;
 
-use crate::model::{BlockerKind, Explanation, State};
+use crate::model::{BlockerKind, Explanation, State, StepActivity};
 use crate::rules::eligibility::Code;
 use crate::rules::explain::explain;
 use crate::rules::fixtures::*;
@@ -406,11 +406,26 @@ fn a_running_step_carries_its_age_and_attempts() {
     assert_eq!(
         (
             step.uses.as_str(),
-            step.started_at.map(|t| t.0),
+            step.started_at.as_ref().map(|t| t.0),
             step.attempts
         ),
         ("evidence-gate", Some(at("2026-08-11T11:45:00Z")), 7)
     );
+    assert_eq!(step.activity, StepActivity::Waiting, "each call was a look");
+    assert_eq!(step.invocations(), "looked 7 times");
+}
+
+#[test]
+fn a_running_step_with_a_failure_reason_is_retrying() {
+    let mut p = waiting_b1();
+    let step = &mut p.status.as_mut().unwrap().steps[1];
+    step.attempts = 3;
+    step.reason = "HTTPFailed".into();
+    step.message = "503".into();
+    let x = explain_at(gate("staging"), vec![bundle("b1", 0)], vec![p]);
+    let step = x.crossing.and_then(|c| c.step).expect("a running step");
+    assert_eq!(step.activity, StepActivity::Retrying);
+    assert_eq!(step.invocations(), "attempt 3");
 }
 
 #[test]
@@ -688,10 +703,38 @@ fn an_automatic_gate_does_not_promise_a_rollback() {
     let x = explain_at(g, vec![bundle("b1", 0), bundle("b2", 5)], vec![]);
     assert_eq!(x.state, State::Idle);
     assert_eq!(x.eligible, ["b1"]);
+    assert_eq!(x.ahead, 0, "a rollback candidate is not waiting to cross");
     assert_eq!(
         x.summary,
         "nothing newer than the current Bundle; 1 older Bundle could be rolled back to by hand"
     );
+}
+
+#[test]
+fn only_bundles_newer_than_the_current_one_are_ahead() {
+    // The demo's idle dev: it holds b3; b4 and b5 wait to cross, b1 and b2 are there
+    // to roll back to, and stay listed for a person to choose.
+    let bundles = || (1..=5).rev().map(|i| bundle(&format!("b{i}"), i)).collect();
+    for g in [gate("dev"), auto(gate("dev"))] {
+        let x = explain_at(with_current(g, "b3"), bundles(), vec![]);
+        assert_eq!(x.eligible, ["b5", "b4", "b2", "b1"]);
+        assert_eq!(x.ahead, 2);
+    }
+    // Holding the newest: all four are rollback candidates.
+    let x = explain_at(with_current(auto(gate("dev")), "b5"), bundles(), vec![]);
+    assert_eq!((x.eligible.len(), x.ahead), (4, 0));
+    // Holding nothing (or a Bundle since deleted): every eligible Bundle is ahead.
+    let x = explain_at(gate("dev"), bundles(), vec![]);
+    assert_eq!((x.eligible.len(), x.ahead), (5, 5));
+    let x = explain_at(with_current(gate("dev"), "gone"), bundles(), vec![]);
+    assert_eq!((x.eligible.len(), x.ahead), (5, 5));
+    // Emitted at the same moment as the current one is not newer (as for auto_next).
+    let x = explain_at(
+        with_current(gate("dev"), "b3"),
+        vec![bundle("b3", 3), bundle("b3-twin", 3)],
+        vec![],
+    );
+    assert_eq!((x.eligible.len(), x.ahead), (1, 0));
 }
 
 #[test]

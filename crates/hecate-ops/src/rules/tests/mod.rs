@@ -7,4 +7,5 @@ mod overview;
 mod pipeline;
 mod promotion;
 mod steps;
+mod timeline;
 mod window;

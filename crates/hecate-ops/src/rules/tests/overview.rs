@@ -190,3 +190,24 @@ fn each_gate_carries_its_explanation() {
     assert_eq!(staging.state, State::Idle);
     assert!(staging.summary.contains("no Bundle"));
 }
+
+#[test]
+fn waiting_counts_only_bundles_ahead_of_the_current_one() {
+    // dev holds the newest Bundle: the four older ones are rollback candidates, not
+    // waiting. staging holds app-3: app-4 and app-5 wait to cross.
+    let gates = vec![
+        with_current(gate("dev"), "app-5"),
+        with_current(gate("staging"), "app-3"),
+    ];
+    let bundles = (1..=5).map(|i| bundle(&format!("app-{i}"), i)).collect();
+    let snapshot = NamespaceSnapshot::new(NS, gates, bundles, vec![]);
+    let o = overview([&snapshot], t0());
+    let counts: Vec<(&str, usize, usize)> = o.namespaces[0]
+        .gates
+        .iter()
+        .map(|g| (g.name.as_str(), g.eligible, g.ahead))
+        .collect();
+    assert_eq!(counts, [("dev", 4, 0), ("staging", 4, 2)]);
+    assert_eq!((o.totals.eligible, o.totals.ahead), (8, 2));
+    assert_eq!(o.namespaces[0].totals.ahead, 2);
+}

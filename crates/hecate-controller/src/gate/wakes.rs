@@ -1,0 +1,489 @@
+//! Which Gates a change of a Passage or a Bundle wakes: those whose judgement it can
+//! change, and only when it changed something they read.
+//!
+//! - a Passage wakes its Gate when the Gate's copy of it changes (its phase, start,
+//!   finish, evidence, handed checks; not a step's progress, which the Gate does not
+//!   keep), when it goes, or when it comes;
+//! - a Bundle, new, gone, or changed outside its status, wakes every Gate admitting
+//!   its Beacon; a change of its status wakes only the Gates the changed entries name
+//!   (an approval, a failure recorded, a crossing recorded there) and those that
+//!   admit it after one of them (`after`).
+//!
+//! Without the second rule, each of fifty Gates recording its crossing of one Bundle
+//! woke all fifty: 2,500 reconciles for 50 crossings, each a health check and a
+//! status write.
+//!
+//! Each watch keeps a fingerprint per object (a few words) to tell what changed.
+//! Errors of the watch are logged here; the watch backs off and resumes by itself.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash as _, Hasher as _};
+
+use futures::{Stream, StreamExt as _};
+use hecate_types::{Bundle, Gate, Passage};
+use kube::ResourceExt as _;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+
+use super::reads::gate_of;
+
+/// The Gates to reconcile for each event of `events` (a reflected watch), as `on`
+/// decides.
+pub fn stream<K, S, F>(events: S, mut on: F) -> impl Stream<Item = ObjectRef<Gate>> + Send
+where
+    K: Send + 'static,
+    S: Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
+    F: FnMut(watcher::Event<K>) -> Vec<ObjectRef<Gate>> + Send + 'static,
+{
+    events
+        .map(move |event| {
+            let gates = match event {
+                Ok(event) => on(event),
+                Err(error) => {
+                    tracing::debug!(%error, "gate controller: a watch failed; it resumes");
+                    Vec::new()
+                }
+            };
+            futures::stream::iter(gates)
+        })
+        .flatten()
+}
+
+/// Passages: wakes a Passage's Gate when the Gate's copy of it changes.
+#[derive(Default)]
+pub struct PassageWakes {
+    /// Each Passage's fingerprint, and its Gate.
+    seen: HashMap<ObjectRef<Passage>, (u64, ObjectRef<Gate>)>,
+    /// During a relist, what it listed so far: what it did not list went meanwhile.
+    relisted: Option<HashSet<ObjectRef<Passage>>>,
+}
+
+impl PassageWakes {
+    /// The Gates `event` wakes (its Passage as the Gate keeps it: see `slim_passage`).
+    pub fn on(&mut self, event: watcher::Event<Passage>) -> Vec<ObjectRef<Gate>> {
+        match event {
+            watcher::Event::Apply(passage) | watcher::Event::InitApply(passage) => {
+                let key = ObjectRef::from(&passage);
+                if let Some(relisted) = self.relisted.as_mut() {
+                    relisted.insert(key.clone());
+                }
+                let Some(gate) = gate_of(&passage) else {
+                    return Vec::new();
+                };
+                let fingerprint = fingerprint(&passage);
+                match self.seen.insert(key, (fingerprint, gate.clone())) {
+                    Some((before, _)) if before == fingerprint => Vec::new(),
+                    _ => vec![gate],
+                }
+            }
+            watcher::Event::Delete(passage) => {
+                self.seen.remove(&ObjectRef::from(&passage));
+                gate_of(&passage).into_iter().collect()
+            }
+            watcher::Event::Init => {
+                self.relisted = Some(HashSet::new());
+                Vec::new()
+            }
+            watcher::Event::InitDone => {
+                let relisted = self.relisted.take().unwrap_or_default();
+                let mut gates = Vec::new();
+                self.seen.retain(|key, (_, gate)| {
+                    let kept = relisted.contains(key);
+                    if !kept {
+                        gates.push(gate.clone());
+                    }
+                    kept
+                });
+                gates
+            }
+        }
+    }
+}
+
+/// What a Bundle is to the Gates, apart from its status: its name, labels,
+/// annotations, creation, deletion and spec.
+fn bundle_base(bundle: &Bundle) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    let meta = &bundle.metadata;
+    meta.name.hash(&mut hasher);
+    meta.labels.hash(&mut hasher);
+    meta.annotations.hash(&mut hasher);
+    meta.creation_timestamp
+        .as_ref()
+        .map(|t| t.0.as_second())
+        .hash(&mut hasher);
+    meta.deletion_timestamp.is_some().hash(&mut hasher);
+    serde_json::to_vec(&bundle.spec)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A Bundle's status entries, by the Gate they name: each Gate's crossings recorded,
+/// failures recorded and approval, in order.
+fn bundle_entries(bundle: &Bundle) -> BTreeMap<String, u64> {
+    let mut by_gate: BTreeMap<&str, DefaultHasher> = BTreeMap::new();
+    if let Some(status) = &bundle.status {
+        let lists = [("cleared", &status.cleared), ("blocked", &status.blocked)];
+        for (list, entries) in lists {
+            for entry in entries {
+                let hasher = by_gate.entry(entry.gate.as_str()).or_default();
+                list.hash(hasher);
+                serde_json::to_vec(entry).unwrap_or_default().hash(hasher);
+            }
+        }
+        for approval in &status.approved_for {
+            let hasher = by_gate.entry(approval.gate.as_str()).or_default();
+            "approved".hash(hasher);
+            serde_json::to_vec(approval)
+                .unwrap_or_default()
+                .hash(hasher);
+        }
+    }
+    by_gate
+        .into_iter()
+        .map(|(gate, hasher)| (gate.to_string(), hasher.finish()))
+        .collect()
+}
+
+/// A Bundle as last seen.
+struct SeenBundle {
+    beacon: String,
+    base: u64,
+    entries: BTreeMap<String, u64>,
+}
+
+/// What changed in a Bundle.
+enum Change {
+    /// It is new, gone, or changed outside its status: every admitting Gate cares.
+    All,
+    /// The status entries naming these Gates changed.
+    Entries(HashSet<String>),
+}
+
+/// Bundles: wakes the Gates a Bundle's change concerns.
+pub struct BundleWakes {
+    gates: Store<Gate>,
+    seen: HashMap<ObjectRef<Bundle>, SeenBundle>,
+    /// During a relist, what it listed so far: what it did not list went meanwhile.
+    relisted: Option<HashSet<ObjectRef<Bundle>>>,
+}
+
+impl BundleWakes {
+    /// Finds the Gates of a Bundle's namespace in `gates`.
+    pub fn new(gates: Store<Gate>) -> Self {
+        Self {
+            gates,
+            seen: HashMap::new(),
+            relisted: None,
+        }
+    }
+
+    /// The Gates `event` wakes.
+    pub fn on(&mut self, event: watcher::Event<Bundle>) -> Vec<ObjectRef<Gate>> {
+        match event {
+            watcher::Event::Apply(bundle) | watcher::Event::InitApply(bundle) => {
+                let key = ObjectRef::from(&bundle);
+                if let Some(relisted) = self.relisted.as_mut() {
+                    relisted.insert(key.clone());
+                }
+                let now = SeenBundle {
+                    beacon: bundle.spec.beacon.clone(),
+                    base: bundle_base(&bundle),
+                    entries: bundle_entries(&bundle),
+                };
+                let change = match self.seen.get(&key) {
+                    Some(before) if before.base == now.base && before.beacon == now.beacon => {
+                        let mut gates: HashSet<String> = HashSet::new();
+                        for (gate, hash) in &now.entries {
+                            if before.entries.get(gate) != Some(hash) {
+                                gates.insert(gate.clone());
+                            }
+                        }
+                        for gate in before.entries.keys() {
+                            if !now.entries.contains_key(gate) {
+                                gates.insert(gate.clone());
+                            }
+                        }
+                        Change::Entries(gates)
+                    }
+                    _ => Change::All,
+                };
+                let namespace = key.namespace.clone();
+                self.seen.insert(key, now);
+                self.concerned(namespace.as_deref(), &bundle.spec.beacon, &change)
+            }
+            watcher::Event::Delete(bundle) => {
+                self.seen.remove(&ObjectRef::from(&bundle));
+                self.concerned(
+                    bundle.namespace().as_deref(),
+                    &bundle.spec.beacon,
+                    &Change::All,
+                )
+            }
+            watcher::Event::Init => {
+                self.relisted = Some(HashSet::new());
+                Vec::new()
+            }
+            watcher::Event::InitDone => {
+                let relisted = self.relisted.take().unwrap_or_default();
+                let gone: Vec<(ObjectRef<Bundle>, String)> = self
+                    .seen
+                    .iter()
+                    .filter(|(key, _)| !relisted.contains(*key))
+                    .map(|(key, seen)| (key.clone(), seen.beacon.clone()))
+                    .collect();
+                let mut gates = Vec::new();
+                for (key, beacon) in gone {
+                    self.seen.remove(&key);
+                    gates.extend(self.concerned(key.namespace.as_deref(), &beacon, &Change::All));
+                }
+                gates
+            }
+        }
+    }
+
+    /// The Gates of `namespace` admitting `beacon` that `change` concerns.
+    fn concerned(
+        &self,
+        namespace: Option<&str>,
+        beacon: &str,
+        change: &Change,
+    ) -> Vec<ObjectRef<Gate>> {
+        if matches!(change, Change::Entries(gates) if gates.is_empty()) {
+            return Vec::new();
+        }
+        self.gates
+            .state()
+            .iter()
+            .filter(|gate| gate.metadata.namespace.as_deref() == namespace)
+            .filter(|gate| {
+                let Some(admission) = gate.admission_for(beacon) else {
+                    return false;
+                };
+                match change {
+                    Change::All => true,
+                    Change::Entries(gates) => {
+                        gates.contains(&gate.name_any())
+                            || admission.after.iter().any(|g| gates.contains(g))
+                    }
+                }
+            })
+            .map(|gate| ObjectRef::from(gate.as_ref()))
+            .collect()
+    }
+}
+
+/// A Passage's fingerprint as the Gate keeps it, apart from its resourceVersion.
+fn fingerprint(passage: &Passage) -> u64 {
+    let mut copy = passage.clone();
+    copy.metadata.resource_version = None;
+    copy.metadata.managed_fields = None;
+    let mut hasher = DefaultHasher::new();
+    serde_json::to_vec(&copy)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use hecate_types::{
+        Admission, BundleApproval, BundleOrigin, BundleSpec, BundleStatus, GateCrossing, GateSpec,
+        PassagePhase, PassageSpec, PassageStatus, Time, wellknown,
+    };
+    use kube::api::ObjectMeta;
+    use kube::runtime::reflector::store::Writer;
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn gate(name: &str, after: &[&str]) -> Gate {
+        let mut gate = Gate::new(
+            name,
+            GateSpec {
+                admits: vec![Admission {
+                    from: BundleOrigin {
+                        beacon: "app".into(),
+                    },
+                    after: after.iter().map(|s| s.to_string()).collect(),
+                    ..Admission::default()
+                }],
+                ..GateSpec::default()
+            },
+        );
+        gate.metadata.namespace = Some("shop".into());
+        gate
+    }
+
+    /// Gates dev, staging (after dev), prod (after staging), and other (admitting
+    /// another Beacon).
+    fn gates() -> Store<Gate> {
+        let mut writer = Writer::<Gate>::default();
+        let mut other = gate("other", &[]);
+        other.spec.admits[0].from.beacon = "api".into();
+        for gate in [
+            gate("dev", &[]),
+            gate("staging", &["dev"]),
+            gate("prod", &["staging"]),
+            other,
+        ] {
+            writer.apply_watcher_event(&watcher::Event::Apply(gate));
+        }
+        writer.as_reader()
+    }
+
+    fn bundle(version: &str) -> Bundle {
+        let mut bundle = Bundle::new(
+            "app-1",
+            BundleSpec {
+                beacon: "app".into(),
+                digest: "sha256:1".into(),
+                ..BundleSpec::default()
+            },
+        );
+        bundle.metadata.namespace = Some("shop".into());
+        bundle.metadata.resource_version = Some(version.into());
+        bundle
+    }
+
+    fn crossing(gate: &str) -> GateCrossing {
+        GateCrossing {
+            gate: gate.into(),
+            passage: format!("{gate}-1"),
+            at: Time("2026-08-10T12:00:00Z".parse().expect("a time")),
+            actor: "hecate-controller".into(),
+            reason: String::new(),
+        }
+    }
+
+    fn names(mut gates: Vec<ObjectRef<Gate>>) -> Vec<String> {
+        gates.sort_by(|a, b| a.name.cmp(&b.name));
+        gates.into_iter().map(|g| g.name).collect()
+    }
+
+    #[test]
+    fn a_bundle_wakes_only_the_gates_its_change_concerns() {
+        let mut wakes = BundleWakes::new(gates());
+        let new = bundle("1");
+        assert_eq!(
+            names(wakes.on(watcher::Event::Apply(new.clone()))),
+            ["dev", "prod", "staging"],
+            "a new Bundle: every Gate admitting its Beacon"
+        );
+        let mut same = new.clone();
+        same.metadata.resource_version = Some("2".into());
+        assert!(
+            wakes.on(watcher::Event::Apply(same.clone())).is_empty(),
+            "nothing changed but the version"
+        );
+
+        let mut cleared = same.clone();
+        cleared.status = Some(BundleStatus {
+            cleared: vec![crossing("dev")],
+            ..BundleStatus::default()
+        });
+        assert_eq!(
+            names(wakes.on(watcher::Event::Apply(cleared.clone()))),
+            ["dev", "staging"],
+            "dev's crossing recorded: dev, and staging which admits it after dev"
+        );
+
+        let mut approved = cleared.clone();
+        approved
+            .status
+            .as_mut()
+            .expect("a status")
+            .approved_for
+            .push(BundleApproval {
+                gate: "prod".into(),
+                actor: "alice".into(),
+                at: Time("2026-08-10T12:01:00Z".parse().expect("a time")),
+            });
+        assert_eq!(
+            names(wakes.on(watcher::Event::Apply(approved.clone()))),
+            ["prod"],
+            "an approval for prod"
+        );
+
+        let mut blocked = approved.clone();
+        blocked.status.as_mut().expect("a status").blocked = vec![GateCrossing {
+            reason: "boom".into(),
+            ..crossing("staging")
+        }];
+        assert_eq!(
+            names(wakes.on(watcher::Event::Apply(blocked.clone()))),
+            ["prod", "staging"],
+            "a failure at staging"
+        );
+
+        let mut labelled = blocked.clone();
+        labelled.metadata.labels = Some([("team".to_string(), "a".to_string())].into());
+        assert_eq!(
+            names(wakes.on(watcher::Event::Apply(labelled.clone()))),
+            ["dev", "prod", "staging"],
+            "a change outside the status"
+        );
+
+        assert_eq!(
+            names(wakes.on(watcher::Event::Delete(labelled))),
+            ["dev", "prod", "staging"],
+            "a Bundle gone"
+        );
+    }
+
+    #[test]
+    fn a_relisted_bundle_wakes_nobody_unless_it_changed_or_went() {
+        let mut wakes = BundleWakes::new(gates());
+        wakes.on(watcher::Event::Apply(bundle("1")));
+        let mut other = bundle("1");
+        other.metadata.name = Some("app-2".into());
+        wakes.on(watcher::Event::Apply(other));
+        assert!(wakes.on(watcher::Event::Init).is_empty());
+        assert!(wakes.on(watcher::Event::InitApply(bundle("3"))).is_empty());
+        assert_eq!(
+            names(wakes.on(watcher::Event::InitDone)),
+            ["dev", "prod", "staging"],
+            "app-2 went while the watch was away"
+        );
+    }
+
+    fn passage(version: &str) -> Passage {
+        let mut passage = Passage::new(
+            "dev-1",
+            PassageSpec {
+                gate: "dev".into(),
+                bundle: "app-1".into(),
+                ..PassageSpec::default()
+            },
+        );
+        passage.metadata = ObjectMeta {
+            namespace: Some("shop".into()),
+            labels: Some([(wellknown::LABEL_GATE.to_string(), "dev".to_string())].into()),
+            resource_version: Some(version.into()),
+            ..passage.metadata
+        };
+        passage
+    }
+
+    #[test]
+    fn a_passage_wakes_its_gate_when_the_gates_copy_changes() {
+        let mut wakes = PassageWakes::default();
+        assert_eq!(
+            names(wakes.on(watcher::Event::Apply(passage("1")))),
+            ["dev"]
+        );
+        // A step's progress: the Gate's copy has no steps, so only the version moved.
+        assert!(wakes.on(watcher::Event::Apply(passage("2"))).is_empty());
+        let mut finished = passage("3");
+        finished.status = Some(PassageStatus {
+            phase: Some(PassagePhase::Succeeded),
+            ..PassageStatus::default()
+        });
+        assert_eq!(
+            names(wakes.on(watcher::Event::Apply(finished.clone()))),
+            ["dev"]
+        );
+        assert_eq!(names(wakes.on(watcher::Event::Delete(finished))), ["dev"]);
+    }
+}

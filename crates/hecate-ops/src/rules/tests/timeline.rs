@@ -1,0 +1,247 @@
+//! The timeline (issue 20): each recent Bundle, newest first, with where it stands at
+//! every Gate on its way.
+
+use hecate_types::{Bundle, BundleStatus, Gate, GateCrossing, Passage, PassagePhase::*, Time};
+use kube::ResourceExt as _;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::model::{BundleTrack, Outcome};
+use crate::rules::fixtures::*;
+use crate::rules::overview::overview;
+use crate::rules::snapshot::NamespaceSnapshot;
+use crate::rules::timeline::{TIMELINE_BUNDLES, timeline};
+
+fn after(name: &str, beacon: &str, upstream: &[&str]) -> Gate {
+    let mut gate = gate(name);
+    gate.spec.admits = vec![admits(beacon, upstream)];
+    gate
+}
+
+/// dev → staging → production for Beacon `app`; `tools` for Beacon `other`.
+fn pipeline() -> Vec<Gate> {
+    vec![
+        after("production", "app", &["staging"]),
+        after("tools", "other", &[]),
+        after("staging", "app", &["dev"]),
+        after("dev", "app", &[]),
+    ]
+}
+
+/// A record at `gate`, `m` minutes after T0, by Passage `{gate}-{bundle}`.
+fn record(gate: &str, bundle: &str, m: i64, reason: &str) -> GateCrossing {
+    GateCrossing {
+        gate: gate.into(),
+        passage: format!("{gate}-{bundle}"),
+        at: minutes(t0(), m),
+        actor: String::new(),
+        reason: reason.into(),
+    }
+}
+
+fn with_records(
+    mut bundle: Bundle,
+    cleared: &[(&str, i64)],
+    blocked: &[(&str, i64, &str)],
+) -> Bundle {
+    let name = bundle.name_any();
+    let status = bundle.status.get_or_insert_with(BundleStatus::default);
+    status.cleared = cleared
+        .iter()
+        .map(|(g, m)| record(g, &name, *m, ""))
+        .collect();
+    // Newest first, as the controller keeps them.
+    status.blocked = blocked
+        .iter()
+        .rev()
+        .map(|(g, m, why)| record(g, &name, *m, why))
+        .collect();
+    bundle
+}
+
+fn started(mut passage: Passage, m: i64) -> Passage {
+    passage
+        .status
+        .get_or_insert_with(Default::default)
+        .started_at = Some(minutes(t0(), m));
+    passage
+}
+
+fn track<'a>(tracks: &'a [BundleTrack], bundle: &str) -> &'a BundleTrack {
+    tracks.iter().find(|t| t.bundle == bundle).unwrap()
+}
+
+#[test]
+fn each_recent_bundle_has_a_stop_per_gate_on_its_way_upstream_first() {
+    let gates = vec![
+        with_current(pipeline().remove(0), "app-1"),
+        pipeline().remove(1),
+        with_current(pipeline().remove(2), "app-2"),
+        with_current(pipeline().remove(3), "app-3"),
+    ];
+    let mut app3 = with_records(bundle("app-3", 30), &[("dev", 31)], &[]);
+    app3.spec.alias = "v1.3.0".into();
+    let bundles = vec![
+        with_records(
+            bundle("app-1", 10),
+            &[("dev", 11), ("staging", 12), ("production", 13)],
+            &[],
+        ),
+        with_records(
+            bundle("app-2", 20),
+            &[("dev", 21), ("staging", 22)],
+            &[("production", 23, "failed at flux-wait")],
+        ),
+        app3,
+        bundle_of("other-1", "other", t0(), 5),
+    ];
+    let passages = vec![
+        passage("production", "app-2", Some(Failed), 23),
+        started(passage("staging", "app-3", Some(Running), 32), 33),
+    ];
+    let snapshot = NamespaceSnapshot::new(NS, gates, bundles, passages);
+    let tracks = timeline(&snapshot);
+
+    // Newest first by emission, as ops orders Bundles everywhere.
+    let order: Vec<&str> = tracks.iter().map(|t| t.bundle.as_str()).collect();
+    assert_eq!(order, ["app-3", "app-2", "app-1", "other-1"]);
+
+    // The newest: cleared dev (held there), crossing staging now, production ahead.
+    assert_eq!(
+        serde_json::to_value(track(&tracks, "app-3")).unwrap(),
+        json!({
+            "bundle": "app-3",
+            "alias": "v1.3.0",
+            "beacon": "app",
+            "emittedAt": "2026-08-11T12:30:00Z",
+            "gates": [
+                {"gate": "dev", "outcome": "crossed", "holding": true, "at": "2026-08-11T12:31:00Z", "passage": "dev-app-3"},
+                {"gate": "staging", "outcome": "running", "at": "2026-08-11T12:33:00Z", "passage": "staging-app-3"},
+                {"gate": "production"},
+            ],
+            "holding": ["dev"],
+            "failed": 0,
+        })
+    );
+    // A failed crossing is a dot of its own, with why; it counts as a failure.
+    let app2 = track(&tracks, "app-2");
+    let marks: Vec<(&str, Option<Outcome>, bool)> = app2
+        .gates
+        .iter()
+        .map(|s| (s.gate.as_str(), s.outcome, s.holding))
+        .collect();
+    assert_eq!(
+        marks,
+        [
+            ("dev", Some(Outcome::Crossed), false),
+            ("staging", Some(Outcome::Crossed), true),
+            ("production", Some(Outcome::Failed), false),
+        ]
+    );
+    assert_eq!(app2.gates[2].reason, "failed at flux-wait");
+    assert_eq!(
+        (app2.holding.clone(), app2.failed),
+        (vec!["staging".to_string()], 1)
+    );
+    // The oldest of `app` is in production.
+    assert_eq!(track(&tracks, "app-1").holding, ["production"]);
+    // Another Beacon's Bundle is on its own Gates' way only.
+    let other = track(&tracks, "other-1");
+    let stops: Vec<&str> = other.gates.iter().map(|s| s.gate.as_str()).collect();
+    assert_eq!(stops, ["tools"]);
+    assert_eq!(other.gates[0].outcome, None, "not tried yet");
+}
+
+#[test]
+fn older_bundles_leave_the_timeline_unless_a_gate_holds_one() {
+    let gates = vec![with_current(after("production", "app", &[]), "app-00")];
+    let bundles: Vec<Bundle> = (0..TIMELINE_BUNDLES as i64 + 3)
+        .map(|i| bundle(&format!("app-{i:02}"), i))
+        .collect();
+    let tracks = timeline(&NamespaceSnapshot::new(NS, gates, bundles, vec![]));
+    let names: Vec<&str> = tracks.iter().map(|t| t.bundle.as_str()).collect();
+    // The ten newest, then the old one production still runs.
+    assert_eq!(names.len(), TIMELINE_BUNDLES + 1);
+    assert_eq!(names[0], "app-12");
+    assert_eq!(names[TIMELINE_BUNDLES - 1], "app-03");
+    assert_eq!(names[TIMELINE_BUNDLES], "app-00");
+    // Held without a record of clearing: it entered, so it crossed, when it entered.
+    let stop = &tracks[TIMELINE_BUNDLES].gates[0];
+    assert_eq!((stop.outcome, stop.holding), (Some(Outcome::Crossed), true));
+    assert_eq!(stop.at, Some(Time(t0())));
+}
+
+#[test]
+fn the_later_record_wins_and_an_abort_is_said_as_such() {
+    let gates = vec![after("dev", "app", &[]), after("staging", "app", &["dev"])];
+    let bundles = vec![
+        // Cleared dev, then (promoted again) aborted there: the abort is the latest.
+        with_records(
+            bundle("app-2", 20),
+            &[("dev", 21)],
+            &[
+                ("dev", 25, "aborted by carol"),
+                ("staging", 22, "failed at flux-wait"),
+            ],
+        ),
+        // Failed staging, then cleared it: cleared.
+        with_records(
+            bundle("app-1", 10),
+            &[("dev", 11), ("staging", 15)],
+            &[("staging", 12, "failed at flux-wait")],
+        ),
+    ];
+    let passages = vec![
+        passage("dev", "app-2", Some(Aborted), 24),
+        passage("staging", "app-2", Some(Failed), 22),
+        passage("staging", "app-1", Some(Succeeded), 14),
+    ];
+    let tracks = timeline(&NamespaceSnapshot::new(NS, gates, bundles, passages));
+    let outcomes = |b: &str| -> Vec<Option<Outcome>> {
+        track(&tracks, b).gates.iter().map(|s| s.outcome).collect()
+    };
+    assert_eq!(
+        outcomes("app-2"),
+        [Some(Outcome::Aborted), Some(Outcome::Failed)]
+    );
+    assert_eq!(
+        outcomes("app-1"),
+        [Some(Outcome::Crossed), Some(Outcome::Crossed)]
+    );
+    // Aborts are not failures; the Passage that failed is.
+    assert_eq!(track(&tracks, "app-2").failed, 1);
+    assert_eq!(track(&tracks, "app-1").failed, 0);
+}
+
+#[test]
+fn a_gate_that_no_longer_admits_the_beacon_stays_on_the_way_where_it_has_a_record() {
+    let gates = vec![after("dev", "app", &[]), after("legacy", "old", &[])];
+    let bundles = vec![with_records(bundle("app-1", 10), &[("legacy", 11)], &[])];
+    let tracks = timeline(&NamespaceSnapshot::new(NS, gates, bundles, vec![]));
+    let stops: Vec<(&str, Option<Outcome>)> = tracks[0]
+        .gates
+        .iter()
+        .map(|s| (s.gate.as_str(), s.outcome))
+        .collect();
+    assert_eq!(stops, [("dev", None), ("legacy", Some(Outcome::Crossed))]);
+}
+
+#[test]
+fn the_overview_carries_each_namespaces_timeline() {
+    let gates = vec![with_current(after("dev", "app", &[]), "app-1")];
+    let bundles = vec![bundle("app-1", 1), bundle("app-2", 2)];
+    let snapshots = NamespaceSnapshot::by_namespace(gates, bundles, vec![]);
+    let o = overview(&snapshots, t0());
+    let names: Vec<(&str, Vec<String>)> = o.namespaces[0]
+        .timeline
+        .iter()
+        .map(|t| (t.bundle.as_str(), t.holding.clone()))
+        .collect();
+    assert_eq!(
+        names,
+        [("app-2", vec![]), ("app-1", vec!["dev".to_string()])]
+    );
+    // An empty list is `[]` in the JSON, never absent.
+    let json = serde_json::to_value(&o).unwrap();
+    assert_eq!(json["namespaces"][0]["timeline"][0]["holding"], json!([]));
+}
