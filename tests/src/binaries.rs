@@ -103,7 +103,7 @@ fn build(dir: &Path, binaries: &Binaries) -> anyhow::Result<()> {
     let started = Instant::now();
     progress(&format!(
         "building etcd {ETCD_VERSION} and kube-apiserver {KUBERNETES_VERSION} with {go} into {} \
-         (first use only; about 10 minutes on two cores)",
+         (first use only; about 4 minutes on two idle cores)",
         dir.display()
     ));
     let work = dir.join(".build");
