@@ -248,9 +248,7 @@ mod tests {
 
     #[test]
     fn why_stuck_says_what_failed_before_the_crossing_and_the_windows() {
-        use hecate_ops::model::{
-            CrossingNow, FailedBefore, Outcome, StepActivity, StepNow, WindowWords,
-        };
+        use hecate_ops::model::{CrossingNow, FailedBefore, Outcome, StepNow, WindowWords};
         let at = |t: &str| Some(hecate_types::Time(t.parse().unwrap()));
         let explanation = Explanation {
             gate: "production".into(),
@@ -275,7 +273,6 @@ mod tests {
                     alias: String::new(),
                     started_at: at("2026-12-01T07:01:00Z"),
                     attempts: 3,
-                    activity: StepActivity::Retrying,
                 }),
             }),
             failed_before: vec![FailedBefore {
@@ -298,7 +295,7 @@ mod tests {
         eligible: b1
         failed here before: b1 (production-1: failed at flux-wait)
         crossing: production-2, started 2026-12-01T07:00:02Z
-        step: git-commit since 2026-12-01T07:01:00Z, attempt 3
+        step: git-commit since 2026-12-01T07:01:00Z, looked 3 times
         window: no crossings Sat 00:00 – Mon 00:00 UTC; next in force Sat 00:00
         ");
     }

@@ -399,36 +399,18 @@ pub struct StepNow {
     /// When it was first invoked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<Time>,
-    /// How many times it has been invoked (a waiting step counts each look).
+    /// How many times it has been invoked. A running step is always waiting (no engine
+    /// re-invokes a failed step: spec §3.4), so each invocation was a look.
     pub attempts: i32,
-    /// Whether those invocations are looks at something it waits for or tries again
-    /// after a failure: what `attempts` counts (not the reference's: additive).
-    #[serde(default)]
-    pub activity: StepActivity,
-}
-
-/// What a running step's repeated invocations are.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum StepActivity {
-    /// It waits for something outside (a Flux sync, a merge, a change gate's hold) and
-    /// looks again: each invocation is a look, none a failure.
-    #[default]
-    Waiting,
-    /// Its last invocation failed in a way that may pass, and it will be tried again:
-    /// each invocation is an attempt.
-    Retrying,
 }
 
 impl StepNow {
-    /// How many invocations so far, in words: `looked 14 times` for a wait, `attempt
-    /// 3` for retries — the one place the count becomes text.
+    /// How many invocations so far, in words — `looked once`, `looked 14 times`: each
+    /// was a look at what the step waits for, never a retry of a failure.
     pub fn invocations(&self) -> String {
-        let n = self.attempts.max(1);
-        match self.activity {
-            StepActivity::Waiting if n == 1 => "looked once".into(),
-            StepActivity::Waiting => format!("looked {n} times"),
-            StepActivity::Retrying => format!("attempt {n}"),
+        match self.attempts.max(1) {
+            1 => "looked once".into(),
+            n => format!("looked {n} times"),
         }
     }
 }

@@ -553,9 +553,7 @@ fn evidence_text() {
 
 #[test]
 fn explain_text_says_how_long_and_what_failed_before() {
-    use hecate_ops::model::{
-        CrossingNow, FailedBefore, Outcome, StepActivity, StepNow, WindowWords,
-    };
+    use hecate_ops::model::{CrossingNow, FailedBefore, Outcome, StepNow, WindowWords};
     let mut crossing = explanation();
     crossing.state = State::Crossing;
     crossing.summary = "crossing app-2, waiting on git-commit: pushing".into();
@@ -571,7 +569,6 @@ fn explain_text_says_how_long_and_what_failed_before() {
             alias: String::new(),
             started_at: ago(15),
             attempts: 3,
-            activity: StepActivity::Retrying,
         }),
     });
     crossing.failed_before = vec![FailedBefore {
@@ -721,9 +718,9 @@ fn audit_says_how_a_refused_crossing_ended() {
 }
 
 #[test]
-fn a_waiting_step_counts_looks_and_a_retrying_one_attempts() {
-    use hecate_ops::model::{CrossingNow, StepActivity, StepNow};
-    let step = |attempts, activity| {
+fn a_waiting_step_counts_looks_not_attempts() {
+    use hecate_ops::model::{CrossingNow, StepNow};
+    let step = |attempts| {
         let mut x = explanation();
         x.state = State::Crossing;
         x.crossing = Some(CrossingNow {
@@ -737,22 +734,21 @@ fn a_waiting_step_counts_looks_and_a_retrying_one_attempts() {
                 alias: String::new(),
                 started_at: ago(2),
                 attempts,
-                activity,
             }),
         });
         explain_at(&x, &Style::plain(), now())
     };
-    let waiting = step(14, StepActivity::Waiting);
+    let waiting = step(14);
     assert!(
         waiting.contains("step:     flux-wait, running 2m, looked 14 times"),
         "{waiting}"
     );
     assert!(!waiting.contains("attempt"), "{waiting}");
-    let first = step(1, StepActivity::Waiting);
+    let first = step(1);
     assert!(first.contains(", looked once"), "{first}");
-    let retrying = step(3, StepActivity::Retrying);
+    let third = step(3);
     assert!(
-        retrying.contains("step:     flux-wait, running 2m, attempt 3"),
-        "{retrying}"
+        third.contains("step:     flux-wait, running 2m, looked 3 times"),
+        "{third}"
     );
 }

@@ -8,7 +8,8 @@
 //! write fails and is retried rather than overwriting it; Bundle statuses, which people
 //! write too (approvals), are read-modify-written with a retry on conflict.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use hecate_ops::rules::eligibility;
@@ -86,40 +87,33 @@ pub struct GateReconciler<R> {
 /// Gate it read is no older than that write: a copy the view has not brought up to
 /// date yet could match what was decided and still differ from what is stored.
 #[derive(Clone, Default)]
-pub struct Written(Arc<std::sync::Mutex<std::collections::HashMap<(String, String), String>>>);
+pub struct Written(Arc<Mutex<Versions>>);
+
+/// A resourceVersion by Gate (namespace, name).
+type Versions = HashMap<(String, String), String>;
 
 impl Written {
-    fn key(gate: &Gate) -> (String, String) {
-        (gate.namespace().unwrap_or_default(), gate.name_any())
+    fn versions(&self) -> MutexGuard<'_, Versions> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn forget(&self, gate: &Gate) {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&Self::key(gate));
+    fn key(gate: &Gate) -> (String, String) {
+        (gate.namespace().unwrap_or_default(), gate.name_any())
     }
 
     /// Whether `gate`, as read, is at least as new as the last write of its status
     /// (or there was none).
     fn is_current(&self, gate: &Gate) -> bool {
-        let written = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        written
+        self.versions()
             .get(&Self::key(gate))
             .is_none_or(|version| gate.metadata.resource_version.as_ref() == Some(version))
     }
 
     fn record(&self, gate: &Gate, version: Option<String>) {
-        let mut written = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = Self::key(gate);
         match version {
-            Some(version) => written.insert(Self::key(gate), version),
-            None => written.remove(&Self::key(gate)),
+            Some(version) => self.versions().insert(key, version),
+            None => self.versions().remove(&key),
         };
     }
 }
@@ -134,9 +128,15 @@ pub struct Forgetter {
 impl Forgetter {
     /// Forgets `gate`, which was deleted.
     pub fn gate(&self, gate: &Gate) {
-        self.metrics
-            .forget_gate(&gate.namespace().unwrap_or_default(), &gate.name_any());
-        self.written.forget(gate);
+        self.forget(&gate.namespace().unwrap_or_default(), &gate.name_any());
+    }
+
+    /// Forgets the Gate `name` of `namespace`, which no longer exists.
+    pub fn forget(&self, namespace: &str, name: &str) {
+        self.metrics.forget_gate(namespace, name);
+        self.written
+            .versions()
+            .remove(&(namespace.to_string(), name.to_string()));
     }
 }
 
@@ -159,12 +159,7 @@ impl<R: Reads> GateReconciler<R> {
         {
             Some(gate) => self.reconcile(&gate).await,
             None => {
-                self.metrics.forget_gate(namespace, name);
-                self.written
-                    .0
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .remove(&(namespace.to_string(), name.to_string()));
+                self.forgetter().forget(namespace, name);
                 Ok(Outcome {
                     requeue_after: None,
                 })

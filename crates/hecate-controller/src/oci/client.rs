@@ -689,7 +689,7 @@ impl Capped {
                 ErrorKind::TooLarge,
                 format!(
                     "{what} is larger than the {} this controller reads",
-                    size(limit)
+                    size(u64::try_from(limit).unwrap_or(u64::MAX))
                 ),
             ),
             Self::Broken(e) => Error::new(
@@ -722,7 +722,7 @@ async fn read_capped(mut response: reqwest::Response, limit: usize) -> Result<Ve
 }
 
 /// `bytes` in words: `4 MiB`, `512 KiB`, `100 bytes`.
-pub fn size(bytes: usize) -> String {
+pub fn size(bytes: u64) -> String {
     match bytes {
         b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
         b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
@@ -985,8 +985,8 @@ mod tests {
             refused.message,
             "the tag list of team/app is larger than the 9 bytes this controller reads"
         );
-        assert_eq!(size(MAX_MANIFEST), "4 MiB");
-        assert_eq!(size(MAX_TOKEN), "1 MiB");
+        assert_eq!(size(MAX_MANIFEST as u64), "4 MiB");
+        assert_eq!(size(MAX_TOKEN as u64), "1 MiB");
         assert_eq!(size(1536), "1536 bytes");
         assert_eq!(size(2048), "2 KiB");
     }

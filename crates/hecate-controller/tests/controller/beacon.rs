@@ -191,6 +191,19 @@ impl Beacons {
         self.env.api::<Beacon>().get(name).await.unwrap()
     }
 
+    /// The message of Beacon `name`'s Ready condition, which must be `False` with
+    /// `reason`.
+    async fn refused(&self, name: &str, reason: &str) -> String {
+        let ready = self.ready(name).await;
+        assert_eq!(
+            (ready.status, ready.reason.as_str()),
+            (ConditionStatus::False, reason),
+            "{name}: {}",
+            ready.message
+        );
+        ready.message
+    }
+
     async fn ready(&self, name: &str) -> Condition {
         self.beacon(name)
             .await
@@ -511,15 +524,10 @@ async fn failures_are_conditions_not_bundles() {
     b.create("app", spec(watch)).await;
     let outcome = b.reconcile("app").await;
     assert_eq!(outcome.requeue_after, Some(Duration::from_secs(3600)));
-    let ready = b.ready("app").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "NoMatchingArtifact")
-    );
+    let message = b.refused("app", "NoMatchingArtifact").await;
     assert!(
-        ready.message.starts_with("watch[1]: ") && ready.message.ends_with(" (and 1 more)"),
-        "{}",
-        ready.message
+        message.starts_with("watch[1]: ") && message.ends_with(" (and 1 more)"),
+        "{message}"
     );
     let status = b.beacon("app").await.status.unwrap();
     assert_eq!(status.discovered, [commit(&repo.url, &head, "main", "")]);
@@ -574,16 +582,8 @@ async fn a_remote_that_never_answers_is_a_condition() {
         started.elapsed()
     );
     assert_eq!(outcome.requeue_after, Some(Duration::from_secs(3600)));
-    let ready = b.ready("app").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "ResolveFailed")
-    );
-    assert!(
-        ready.message.contains("did not answer"),
-        "{}",
-        ready.message
-    );
+    let message = b.refused("app", "ResolveFailed").await;
+    assert!(message.contains("did not answer"), "{message}");
     hold.abort();
 }
 
@@ -1003,11 +1003,7 @@ async fn suspended_and_manual_beacons_emit_nothing() {
     let status = b.beacon("paused").await.status.unwrap();
     assert_eq!(status.last_handled_reconcile_at, "token-1");
     assert!(status.last_polled.is_none());
-    let ready = b.ready("paused").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "Suspended")
-    );
+    b.refused("paused", "Suspended").await;
 
     let mut manual = spec(vec![branch(&repo.url, "main")]);
     manual.emit = Some(EmitPolicy::Manual);

@@ -16,8 +16,8 @@ use super::gate::{self, Obstacle};
 use super::snapshot::NamespaceSnapshot;
 use super::window;
 use crate::model::{
-    Blocker, BlockerKind, CrossingNow, Explanation, FailedBefore, Outcome, Remedy, State,
-    StepActivity, StepNow, Waiting,
+    Blocker, BlockerKind, CrossingNow, Explanation, FailedBefore, Outcome, Remedy, State, StepNow,
+    Waiting,
 };
 
 /// How long a Passage may wait to be started before Explain says so. The controller
@@ -265,7 +265,6 @@ fn crossing(x: &mut Explanation, passage: &Passage, now: Timestamp) {
             alias: step.alias.clone(),
             started_at: step.started_at.clone(),
             attempts: step.attempts,
-            activity: activity(step),
         });
     x.crossing = Some(CrossingNow {
         passage: name.clone(),
@@ -331,19 +330,6 @@ fn crossing(x: &mut Explanation, passage: &Passage, now: Timestamp) {
             None,
             &x.namespace,
         ));
-    }
-}
-
-/// What a running step's repeated invocations are, from its record: one that carries
-/// a failure reason is retrying, one without is waiting. Hecate's engine fails a step
-/// on any error (docs/STEPS.md: nothing is retried by the engine), so its running
-/// steps only wait; a running record kept with a reason — another writer of the
-/// shared status — is said to retry.
-fn activity(step: &hecate_types::StepStatus) -> StepActivity {
-    if step.reason.is_empty() {
-        StepActivity::Waiting
-    } else {
-        StepActivity::Retrying
     }
 }
 

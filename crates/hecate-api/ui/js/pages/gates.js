@@ -298,10 +298,9 @@ function failedBefore(ns, f) {
   );
 }
 
-/** How often the running step was called, as ops says what the calls are: looks at a wait, or tries after a failure. */
+/** How often the running step was called: a running step waits (no engine re-invokes a failed one), so each call was a look. */
 function invocations(step) {
   const n = Math.max(step.attempts || 0, 1);
-  if (step.activity === "retrying") return `attempt ${n}`;
   return n === 1 ? "looked once" : `looked ${n} times`;
 }
 

@@ -6,7 +6,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::StepConfig;
-use super::fields::{Deferred, GoDuration, HttpUrl, SecretRef, Textual, blank_is_unset, required};
+use super::fields::{
+    Deferred, GoDuration, HttpUrl, SecretRef, Textual, blank_is_unset, is_expression, required,
+};
 
 /// `http`: call an endpoint, e.g. a webhook, a smoke test or a change system.
 #[derive(Deserialize, Clone, Debug, PartialEq)]
@@ -71,7 +73,7 @@ impl StepConfig for Http {
         // `successIf` is compiled here, so a Gate reports a broken one before a crossing
         // sends a request it could not judge; one holding `${{ … }}` is only known once
         // substituted (spec §3.9), and is compiled when the step runs.
-        if !self.success_if.trim().is_empty() && !self.success_if.contains("${{") {
+        if !self.success_if.trim().is_empty() && !is_expression(&self.success_if) {
             crate::expr::compile_success_if(&self.success_if)
                 .map_err(|why| format!("successIf: {why}"))?;
         }

@@ -289,14 +289,14 @@ fn unpack_within(archive: impl Read, out: &Path, limits: Limits) -> Result<usize
 fn too_big(name: &str, limit: u64) -> String {
     format!(
         "archive entry {name:?} is larger than {}",
-        crate::oci::client::size(usize::try_from(limit).unwrap_or(usize::MAX))
+        crate::oci::client::size(limit)
     )
 }
 
 fn too_much(limit: u64) -> String {
     format!(
         "the archive unpacks to more than {}",
-        crate::oci::client::size(usize::try_from(limit).unwrap_or(usize::MAX))
+        crate::oci::client::size(limit)
     )
 }
 

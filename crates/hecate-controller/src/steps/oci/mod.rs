@@ -260,11 +260,11 @@ impl Runner for OciPull {
                 .map_err(|why| local(format!("{}@{digest}: {why}", config.repo)))?;
             if layer.size > MAX_LAYER {
                 return Err(local(format!(
-                    "{}@{digest}: its layer is {} bytes, more than the {} MiB oci-pull \
-                     takes; nothing was downloaded",
+                    "{}@{digest}: its layer is {} bytes, more than the {} oci-pull takes; \
+                     nothing was downloaded",
                     config.repo,
                     layer.size,
-                    MAX_LAYER >> 20
+                    crate::oci::client::size(MAX_LAYER)
                 )));
             }
 

@@ -89,12 +89,8 @@ async fn oci_charts_new_versions_credentials_outage_two_beacons_and_retention() 
     // Credentials wanted, and refused.
     b.create("anonymous", spec(vec![chart(&oci, "", "")])).await;
     b.reconcile("anonymous").await;
-    let ready = b.ready("anonymous").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "ResolveFailed")
-    );
-    assert!(ready.message.contains("credentials"), "{}", ready.message);
+    let message = b.refused("anonymous", "ResolveFailed").await;
+    assert!(message.contains("credentials"), "{}", message);
     b.create(
         "wrong",
         spec(vec![with_secret(chart(&oci, "", ""), "wrong")]),
@@ -144,15 +140,10 @@ async fn oci_charts_new_versions_credentials_outage_two_beacons_and_retention() 
     registry.stop().await;
     let outcome = b.reconcile("api").await;
     assert_eq!(outcome.requeue_after, Some(Duration::from_secs(3600)));
-    let ready = b.ready("api").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "ResolveFailed")
-    );
+    let message = b.refused("api", "ResolveFailed").await;
     assert!(
-        ready.message.starts_with("watch[0]: ") && ready.message.contains("unreachable"),
-        "{}",
-        ready.message
+        message.starts_with("watch[0]: ") && message.contains("unreachable"),
+        "{message}"
     );
     assert_eq!(b.beacon("api").await.status.unwrap().latest_bundle, latest);
 
@@ -268,15 +259,10 @@ async fn a_helm_repository_over_https_two_beacons_outage_and_retention() {
     served.lock().unwrap().down = true;
     let outcome = reconcile("api").await;
     assert_eq!(outcome.requeue_after, Some(Duration::from_secs(3600)));
-    let ready = b.ready("api").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "ResolveFailed")
-    );
+    let message = b.refused("api", "ResolveFailed").await;
     assert!(
-        ready.message.starts_with("watch[0]: ") && ready.message.contains("503"),
-        "{}",
-        ready.message
+        message.starts_with("watch[0]: ") && message.contains("503"),
+        "{message}"
     );
     assert_eq!(b.beacon("api").await.status.unwrap().latest_bundle, latest);
 
@@ -379,17 +365,11 @@ async fn git_two_beacons_new_tags_and_a_remote_that_comes_back() {
     std::fs::rename(&bare, &moved).unwrap();
     let outcome = b.reconcile("head").await;
     assert_eq!(outcome.requeue_after, Some(Duration::from_secs(3600)));
-    let ready = b.ready("head").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "ResolveFailed")
-    );
+    let message = b.refused("head", "ResolveFailed").await;
     assert!(
-        ready
-            .message
-            .starts_with("watch[0]: listing the refs of file://"),
+        message.starts_with("watch[0]: listing the refs of file://"),
         "{}",
-        ready.message
+        message
     );
     assert_eq!(b.beacon("head").await.status.unwrap().latest_bundle, latest);
 
@@ -547,17 +527,11 @@ async fn providers_new_inputs_two_beacons_refusal_outage_and_retention() {
         .reconcile_named(&b.env.namespace, "forbidden")
         .await
         .unwrap();
-    let ready = b.ready("forbidden").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "ResolveFailed")
-    );
+    let message = b.refused("forbidden", "ResolveFailed").await;
     assert!(
-        ready.message.contains("forbidden")
-            && ready.message.contains("alice")
-            && !ready.message.contains("Status {"),
+        message.contains("forbidden") && message.contains("alice") && !message.contains("Status {"),
         "{}",
-        ready.message
+        message
     );
     assert!(b.bundles("forbidden").await.is_empty());
 
@@ -570,16 +544,8 @@ async fn providers_new_inputs_two_beacons_refusal_outage_and_retention() {
     .await;
     let outcome = b.reconcile("first").await;
     assert_eq!(outcome.requeue_after, Some(Duration::from_secs(3600)));
-    let ready = b.ready("first").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "ResolveFailed")
-    );
-    assert!(
-        ready.message.contains("does not exist"),
-        "{}",
-        ready.message
-    );
+    let message = b.refused("first", "ResolveFailed").await;
+    assert!(message.contains("does not exist"), "{message}");
     assert_eq!(
         b.beacon("first").await.status.unwrap().latest_bundle,
         latest
@@ -718,17 +684,13 @@ async fn a_bundle_the_api_server_refuses_is_emit_failed() {
         matches!(error, hecate_controller::beacon::Error::Emit { .. }),
         "{error}"
     );
-    let ready = b.ready("app").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "EmitFailed")
-    );
+    let message = b.refused("app", "EmitFailed").await;
     assert!(
-        ready.message.starts_with("could not create Bundle app-")
-            && ready.message.contains("exceeded quota")
-            && !ready.message.contains("Status {"),
+        message.starts_with("could not create Bundle app-")
+            && message.contains("exceeded quota")
+            && !message.contains("Status {"),
         "{}",
-        ready.message
+        message
     );
     let status = b.beacon("app").await.status.unwrap();
     assert_eq!(status.discovered, [commit(&repo.url, &head, "main", "")]);
@@ -794,11 +756,7 @@ async fn a_slow_failing_source_is_polled_once_an_interval() {
             .filter(|s| s.last_polled.is_some())
     })
     .await;
-    let ready = b.ready("app").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "ResolveFailed")
-    );
+    b.refused("app", "ResolveFailed").await;
     let version = b.beacon("app").await.resource_version();
     // Five times the time a poll takes to fail: a loop would have polled again.
     tokio::time::sleep(Duration::from_secs(10)).await;

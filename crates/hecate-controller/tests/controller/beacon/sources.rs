@@ -142,12 +142,8 @@ async fn images_behind_authentication() {
     b.create("anonymous", spec(vec![image(&repo, "", &[])]))
         .await;
     b.reconcile("anonymous").await;
-    let ready = b.ready("anonymous").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "ResolveFailed")
-    );
-    assert!(ready.message.contains("credentials"), "{}", ready.message);
+    let message = b.refused("anonymous", "ResolveFailed").await;
+    assert!(message.contains("credentials"), "{}", message);
 
     secret(&b, "wrong", &[("username", "bot"), ("password", "nope")]).await;
     b.create(
@@ -297,12 +293,8 @@ async fn a_registry_that_goes_down_and_comes_back() {
     registry.stop().await;
     let outcome = b.reconcile("app").await;
     assert_eq!(outcome.requeue_after, Some(Duration::from_secs(3600)));
-    let ready = b.ready("app").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "ResolveFailed")
-    );
-    assert!(ready.message.contains("unreachable"), "{}", ready.message);
+    let message = b.refused("app", "ResolveFailed").await;
+    assert!(message.contains("unreachable"), "{}", message);
     assert_eq!(
         b.beacon("app").await.status.unwrap().latest_bundle,
         latest,

@@ -237,12 +237,8 @@ async fn a_followed_tag_costs_one_request_per_poll() {
         asked_since(&registry, before),
         ["HEAD /v2/team/app/manifests/nightly 404"]
     );
-    let ready = b.ready("nightly").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "NoMatchingArtifact")
-    );
-    assert!(ready.message.contains("\"nightly\""), "{}", ready.message);
+    let message = b.refused("nightly", "NoMatchingArtifact").await;
+    assert!(message.contains("\"nightly\""), "{}", message);
 
     // A tag is checked before it goes into a URL.
     b.create("bad", spec(vec![follow("../../stable")])).await;
@@ -466,18 +462,12 @@ async fn a_helm_repository_over_https_with_its_own_ca() {
 
     // The controller as it comes: the web PKI and the platform's CAs, not this one.
     b.reconcile("api").await;
-    let ready = b.ready("api").await;
-    assert_eq!(
-        (ready.status, ready.reason.as_str()),
-        (ConditionStatus::False, "ResolveFailed")
-    );
+    let message = b.refused("api", "ResolveFailed").await;
     assert!(
-        ready
-            .message
-            .contains("not signed by a CA this controller trusts")
-            && ready.message.contains("SSL_CERT_FILE"),
+        message.contains("not signed by a CA this controller trusts")
+            && message.contains("SSL_CERT_FILE"),
         "{}",
-        ready.message
+        message
     );
     assert!(server.served().is_empty(), "nothing was asked");
     assert!(b.bundles("api").await.is_empty());
