@@ -320,6 +320,7 @@ mod tests {
             ahead: 0,
             running: None,
             suspended: false,
+            admits: vec![],
         };
         let list = GateList {
             namespace: "shop".into(),

@@ -595,6 +595,10 @@ pub struct GateSummary {
     pub running: Option<String>,
     /// Whether the Gate is suspended.
     pub suspended: bool,
+    /// What it admits (`spec.admits`): the Beacons and Gates it takes Bundles from and
+    /// which need an approval — what a drawing of the pipeline links it to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub admits: Vec<hecate_types::Admission>,
 }
 
 /// Counts over every visible Gate and Passage.

@@ -108,6 +108,7 @@ pub fn overview_with<'a>(
                 ahead: explanation.ahead,
                 running: running.get(gate.name_any().as_str()).cloned(),
                 suspended: gate.spec.suspend,
+                admits: gate.spec.admits.clone(),
             };
             mine.gates += 1;
             mine.eligible += summary.eligible;

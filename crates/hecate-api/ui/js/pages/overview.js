@@ -2,7 +2,7 @@
 // pipeline graph (graph.js, stages from ops) with its recent Bundles' timeline
 // (timeline.js), with headline counts and the last 14 days of crossings.
 
-import { API, get, nsPath } from "../api.js";
+import { API, get } from "../api.js";
 import * as c from "../components.js";
 import { h, s } from "../dom.js";
 import { count, plural } from "../format.js";
@@ -112,13 +112,9 @@ function issues(summaries) {
   );
 }
 
-/**
- * The Gates `GET …/gates` would answer, from the Overview's summaries alone: their
- * stages and the Gates they come after (no Beacons, no approval marks) — for a caller
- * who may read the Overview but not list the namespace's Gates.
- */
-function fromSummaries(summaries) {
-  return summaries.map((x) => ({ metadata: { name: x.name }, spec: { admits: [{ after: (x.stage && x.stage.after) || [] }], suspend: x.suspended }, stage: x.stage }));
+/** The Gates as graph.js draws them, from the Overview's summaries: each one's stage and admissions (ops'). */
+function asGates(summaries) {
+  return summaries.map((x) => ({ metadata: { name: x.name }, spec: { admits: x.admits || [], suspend: x.suspended }, stage: x.stage }));
 }
 
 export async function render(ctx) {
@@ -126,9 +122,7 @@ export async function render(ctx) {
   const overview = await get(`${API}/overview`, { signal: ctx.signal });
   const namespaces = overview.namespaces.map((n) => n.namespace);
   ctx.follow(namespaces.length ? namespaces : [ctx.ns]);
-  // The graph draws the Gates' own admissions: one list of Gates per namespace.
-  const lists = await Promise.all(namespaces.map((ns) => get(nsPath(ns, "gates"), { signal: ctx.signal }).catch(() => null)));
-  const sections = overview.namespaces.map((n, i) => {
+  const sections = overview.namespaces.map((n) => {
     const timeline = n.timeline || [];
     // Aliases: the timeline carries every Bundle a Gate runs now.
     const aliases = new Map(timeline.map((t) => [t.bundle, t.alias || t.bundle]));
@@ -136,7 +130,7 @@ export async function render(ctx) {
       "section",
       { class: "namespace", "aria-labelledby": `ns-${n.namespace}`, "data-namespace": n.namespace },
       h("h3", { id: `ns-${n.namespace}` }, c.link("/gates/", { namespace: n.namespace }, n.namespace), h("span", { class: "muted small" }, ` · ${count(n.gates.length, "Gate")}`)),
-      pipelineGraph(n.namespace, lists[i] || fromSummaries(n.gates), n.gates, (b) => aliases.get(b) || b),
+      pipelineGraph(n.namespace, asGates(n.gates), n.gates, (b) => aliases.get(b) || b),
       issues(n.gates),
       timelineView(n.namespace, timeline),
     );

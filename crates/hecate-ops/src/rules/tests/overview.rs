@@ -189,6 +189,9 @@ fn each_gate_carries_its_explanation() {
     assert_eq!(staging.name, gate("staging").name_any());
     assert_eq!(staging.state, State::Idle);
     assert!(staging.summary.contains("no Bundle"));
+    // What a drawing of the pipeline links it to, so the Overview alone draws it.
+    assert_eq!(staging.admits, gate("staging").spec.admits);
+    assert!(!staging.admits.is_empty());
 }
 
 #[test]
