@@ -1,4 +1,6 @@
-//! Finding — or, the first time, building — `etcd` and `kube-apiserver`.
+//! Finding — or, the first time, building — `etcd`, `kube-apiserver` and the two
+//! controllers that make a cluster run workloads, `kube-controller-manager` and
+//! `kube-scheduler` (from the same `k8s.io/kubernetes` module, in one build).
 //!
 //! With `KUBEBUILDER_ASSETS` set (the envtest convention, so `setup-envtest` users are
 //! served) the binaries come from there. Otherwise they are built once with the
@@ -28,6 +30,12 @@ pub const KUBERNETES_VERSION: &str = "v1.36.3";
 pub const ETCD_VERSION: &str = "v3.6.16";
 /// What the progress lines of the build are tagged with.
 const PART: &str = "control-plane";
+/// The programs built from `k8s.io/kubernetes`, each `cmd/<name>`.
+const COMPONENTS: [&str; 3] = [
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+];
 
 /// Where the two binaries are.
 #[derive(Clone, Debug)]
@@ -36,6 +44,12 @@ pub struct Binaries {
     pub etcd: PathBuf,
     /// The `kube-apiserver` executable.
     pub kube_apiserver: PathBuf,
+    /// The `kube-controller-manager` executable (Deployments, ReplicaSets, namespaces,
+    /// garbage collection): absent from `KUBEBUILDER_ASSETS`, which envtest fills with
+    /// etcd and kube-apiserver only.
+    pub kube_controller_manager: PathBuf,
+    /// The `kube-scheduler` executable.
+    pub kube_scheduler: PathBuf,
 }
 
 impl Binaries {
@@ -44,7 +58,7 @@ impl Binaries {
     pub fn locate_or_build() -> anyhow::Result<Self> {
         if let Some(assets) = std::env::var_os("KUBEBUILDER_ASSETS") {
             let dir = PathBuf::from(assets);
-            let binaries = Self::in_dir(&dir);
+            let mut binaries = Self::in_dir(&dir);
             for path in [&binaries.etcd, &binaries.kube_apiserver] {
                 if !path.is_file() {
                     bail!(
@@ -54,6 +68,11 @@ impl Binaries {
                     );
                 }
             }
+            // envtest's assets have no controller manager or scheduler: those come from
+            // the cache (built there when a cluster that runs workloads is asked for).
+            let cached = Self::in_dir(&cache_dir()?);
+            binaries.kube_controller_manager = cached.kube_controller_manager;
+            binaries.kube_scheduler = cached.kube_scheduler;
             return Ok(binaries);
         }
         let dir = cache_dir()?;
@@ -71,11 +90,45 @@ impl Binaries {
         Self {
             etcd: dir.join("etcd"),
             kube_apiserver: dir.join("kube-apiserver"),
+            kube_controller_manager: dir.join("kube-controller-manager"),
+            kube_scheduler: dir.join("kube-scheduler"),
         }
     }
 
     fn exist(&self) -> bool {
-        self.etcd.is_file() && self.kube_apiserver.is_file()
+        self.all().iter().all(|path| path.is_file())
+    }
+
+    fn all(&self) -> [&PathBuf; 4] {
+        [
+            &self.etcd,
+            &self.kube_apiserver,
+            &self.kube_controller_manager,
+            &self.kube_scheduler,
+        ]
+    }
+
+    /// Whether the controller manager and scheduler are there, so the control plane
+    /// can run workloads. With the cache's binaries they always are; with
+    /// `KUBEBUILDER_ASSETS` only once a cluster that runs workloads has been built.
+    pub fn runs_workloads(&self) -> bool {
+        self.kube_controller_manager.is_file() && self.kube_scheduler.is_file()
+    }
+
+    /// The same, with the controller manager and scheduler built into the cache first
+    /// when they are missing (only ever the case with `KUBEBUILDER_ASSETS`).
+    pub fn with_workloads(self) -> anyhow::Result<Self> {
+        if self.runs_workloads() {
+            return Ok(self);
+        }
+        let dir = cache_dir()?;
+        let cached = Self::in_dir(&dir);
+        build_once(PART, &dir, &|| cached.exist(), &mut || build(&dir, &cached))?;
+        Ok(Self {
+            kube_controller_manager: cached.kube_controller_manager,
+            kube_scheduler: cached.kube_scheduler,
+            ..self
+        })
     }
 }
 
@@ -102,8 +155,9 @@ fn build(dir: &Path, binaries: &Binaries) -> anyhow::Result<()> {
     )?;
     let started = Instant::now();
     progress(&format!(
-        "building etcd {ETCD_VERSION} and kube-apiserver {KUBERNETES_VERSION} with {go} into {} \
-         (first use only; about 4 minutes on two idle cores)",
+        "building etcd {ETCD_VERSION} and kube-apiserver, kube-controller-manager and \
+         kube-scheduler {KUBERNETES_VERSION} with {go} into {} (first use only; about 6 \
+         minutes on two idle cores)",
         dir.display()
     ));
     let work = dir.join(".build");
@@ -170,9 +224,13 @@ fn build(dir: &Path, binaries: &Binaries) -> anyhow::Result<()> {
     let upstream = std::fs::read_to_string(upstream_mod_path)
         .with_context(|| format!("reading {upstream_mod_path}"))?;
     std::fs::write(apiserver_module.join("go.mod"), wrapper_go_mod(&upstream)?)?;
+    let tools: String = COMPONENTS
+        .iter()
+        .map(|component| format!("import _ \"k8s.io/kubernetes/cmd/{component}\"\n"))
+        .collect();
     std::fs::write(
         apiserver_module.join("tools.go"),
-        "//go:build tools\n\npackage tools\n\nimport _ \"k8s.io/kubernetes/cmd/kube-apiserver\"\n",
+        format!("//go:build tools\n\npackage tools\n\n{tools}"),
     )?;
     go_step(
         PART,
@@ -187,26 +245,35 @@ fn build(dir: &Path, binaries: &Binaries) -> anyhow::Result<()> {
          -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor={minor} \
          -X k8s.io/component-base/version.gitTreeState=clean"
     );
+    // One `go build` of all three: they share most of their packages, so building them
+    // together compiles each package once.
+    let out = work.join("bin");
+    std::fs::create_dir_all(&out)?;
+    let out_dir = format!("{}/", path_str(&out)?);
+    let mut args = vec!["build", "-trimpath", "-ldflags", &ldflags, "-o", &out_dir];
+    let packages: Vec<String> = COMPONENTS
+        .iter()
+        .map(|component| format!("k8s.io/kubernetes/cmd/{component}"))
+        .collect();
+    args.extend(packages.iter().map(String::as_str));
     go_step(
         PART,
-        "compiling kube-apiserver (the long part)",
+        "compiling kube-apiserver, kube-controller-manager and kube-scheduler (the long part)",
         &apiserver_module,
-        &[
-            "build",
-            "-trimpath",
-            "-ldflags",
-            &ldflags,
-            "-o",
-            &path_str(&work.join("kube-apiserver.bin"))?,
-            "k8s.io/kubernetes/cmd/kube-apiserver",
-        ],
+        &args,
         &[],
     )?;
 
-    // Move into place only once both are built, so a half-finished build is never
+    // Move into place only once all are built, so a half-finished build is never
     // mistaken for a finished one.
     std::fs::rename(work.join("etcd.bin"), &binaries.etcd)?;
-    std::fs::rename(work.join("kube-apiserver.bin"), &binaries.kube_apiserver)?;
+    for (component, target) in COMPONENTS.iter().zip([
+        &binaries.kube_apiserver,
+        &binaries.kube_controller_manager,
+        &binaries.kube_scheduler,
+    ]) {
+        std::fs::rename(out.join(component), target)?;
+    }
     let _ = std::fs::remove_dir_all(&work);
     progress(&format!(
         "built the control plane in {:.0?}",

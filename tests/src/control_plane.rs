@@ -53,8 +53,11 @@ pub struct Endpoint {
     pub tokens: BTreeMap<Identity, String>,
     /// The directory holding etcd's data, the keys and the logs.
     pub dir: PathBuf,
-    /// The process ids of etcd and kube-apiserver.
+    /// The process ids of etcd, kube-apiserver and whatever else runs beside them.
     pub pids: Vec<u32>,
+    /// What runs beside etcd and kube-apiserver.
+    #[serde(default)]
+    pub parts: Parts,
 }
 
 impl Endpoint {
@@ -163,9 +166,35 @@ impl RequestLog {
 pub struct ControlPlane {
     endpoint: Endpoint,
     children: Vec<Child>,
-    /// The watchdog's stdin: closing it (explicitly, or by this process ending) makes
-    /// the watchdog stop the control plane.
-    watchdog: Option<ChildStdin>,
+    /// The watchdog: closing its stdin (explicitly, or by this process ending) makes it
+    /// stop the control plane.
+    watchdog: Option<Watchdog>,
+    lifetime: Lifetime,
+}
+
+/// What a control plane runs beside etcd and kube-apiserver.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Parts {
+    /// A cluster that runs workloads without kubelets: kube-controller-manager,
+    /// kube-scheduler, and kwok with one simulated node. A Deployment gets its
+    /// ReplicaSet, its pods scheduled, and its pods reported Running and Ready.
+    pub workloads: bool,
+    /// Flux's own source-controller and kustomize-controller, with Flux's CRDs
+    /// (needs `workloads`: what Flux applies must be able to become healthy).
+    pub flux: bool,
+}
+
+impl Parts {
+    /// etcd and kube-apiserver alone: what most tests need, and the fastest.
+    pub const API_ONLY: Parts = Parts {
+        workloads: false,
+        flux: false,
+    };
+    /// Everything: a cluster that runs workloads, and Flux on it.
+    pub const WITH_FLUX: Parts = Parts {
+        workloads: true,
+        flux: true,
+    };
 }
 
 impl ControlPlane {
@@ -185,6 +214,30 @@ impl ControlPlane {
         lifetime: Lifetime,
         extra: &[String],
     ) -> anyhow::Result<Self> {
+        Self::launch(binaries, dir, lifetime, extra, Parts::API_ONLY)
+    }
+
+    /// A control plane with `parts` beside it (see [`Parts`]); the programs they need
+    /// are built first when they are not in the cache yet.
+    pub fn start_parts(
+        binaries: &Binaries,
+        dir: &Path,
+        lifetime: Lifetime,
+        parts: Parts,
+    ) -> anyhow::Result<Self> {
+        Self::launch(binaries, dir, lifetime, &[], parts)
+    }
+
+    fn launch(
+        binaries: &Binaries,
+        dir: &Path,
+        lifetime: Lifetime,
+        extra: &[String],
+        parts: Parts,
+    ) -> anyhow::Result<Self> {
+        // Everything is built before anything starts: a build takes minutes, and a
+        // control plane should not sit waiting for it.
+        let mut cluster = crate::cluster::Programs::locate_or_build(binaries, parts)?;
         let started = Instant::now();
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let pki = Pki::generate().context("generating the control plane's keys")?;
@@ -206,7 +259,7 @@ impl ControlPlane {
             .collect();
         write_private(&dir.join("tokens.csv"), &token_file)?;
 
-        let mut watchdog = match lifetime {
+        let watchdog = match lifetime {
             Lifetime::ThisProcess => Some(Watchdog::spawn(dir)?),
             Lifetime::Detached => None,
         };
@@ -218,9 +271,11 @@ impl ControlPlane {
                 tokens,
                 dir: dir.to_path_buf(),
                 pids: Vec::new(),
+                parts,
             },
             children: Vec::new(),
-            watchdog: None,
+            watchdog,
+            lifetime,
         };
 
         let etcd_data = dir.join("etcd");
@@ -246,7 +301,7 @@ impl ControlPlane {
         .arg(format!(
             "--initial-cluster=default=http://127.0.0.1:{etcd_peer}"
         ));
-        plane.spawn("etcd", etcd, lifetime, watchdog.as_mut())?;
+        plane.spawn("etcd", etcd)?;
 
         let mut kube_apiserver = Command::new(&binaries.kube_apiserver);
         let file = |name: &str| dir.join(name).display().to_string();
@@ -277,13 +332,7 @@ impl ControlPlane {
                 "--v=1",
             ])
             .args(extra);
-        plane.spawn(
-            "kube-apiserver",
-            kube_apiserver,
-            lifetime,
-            watchdog.as_mut(),
-        )?;
-        plane.watchdog = watchdog.map(|w| w.stdin);
+        plane.spawn("kube-apiserver", kube_apiserver)?;
 
         // Readiness and CRD installation are async (kube); run them on a runtime of
         // their own, on a thread of their own, so callers may be async themselves.
@@ -304,14 +353,19 @@ impl ControlPlane {
             plane.stop();
             return Err(error);
         }
+        if let Err(error) = cluster.start(&mut plane) {
+            plane.stop();
+            return Err(error);
+        }
         if lifetime == Lifetime::Detached {
             let state = serde_json::to_string_pretty(&plane.endpoint)?;
             write_private(&dir.join(STATE_FILE), &state)?;
         }
         progress(&format!(
-            "ready at {} in {:.1?}",
+            "ready at {} in {:.1?}{}",
             plane.endpoint.server,
-            started.elapsed()
+            started.elapsed(),
+            cluster.summary()
         ));
         Ok(plane)
     }
@@ -323,7 +377,8 @@ impl ControlPlane {
 
     /// Stops etcd and kube-apiserver now and waits for them to exit.
     pub fn stop(&mut self) {
-        for child in &mut self.children {
+        // The last started first: Flux and the controllers before the API server.
+        for child in self.children.iter_mut().rev() {
             let _ = child.kill();
             let _ = child.wait();
         }
@@ -369,13 +424,9 @@ impl ControlPlane {
         Ok(!running.is_empty())
     }
 
-    fn spawn(
-        &mut self,
-        name: &str,
-        mut command: Command,
-        lifetime: Lifetime,
-        watchdog: Option<&mut Watchdog>,
-    ) -> anyhow::Result<()> {
+    /// Starts `command` as one of the control plane's processes, logging to
+    /// `<dir>/<name>.log`: stopped with it, and counted among its pids.
+    pub(crate) fn spawn(&mut self, name: &str, mut command: Command) -> anyhow::Result<()> {
         let log_path = self.endpoint.dir.join(format!("{name}.log"));
         let log =
             File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
@@ -383,7 +434,7 @@ impl ControlPlane {
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);
-        if lifetime == Lifetime::Detached {
+        if self.lifetime == Lifetime::Detached {
             // Its own process group: Ctrl-C in the terminal that started it must not
             // end a control plane meant to outlive that command.
             command.process_group(0);
@@ -391,7 +442,7 @@ impl ControlPlane {
         let child = command
             .spawn()
             .with_context(|| format!("starting {name}"))?;
-        if let Some(watchdog) = watchdog {
+        if let Some(watchdog) = self.watchdog.as_mut() {
             watchdog.watch(child.id())?;
         }
         self.endpoint.pids.push(child.id());

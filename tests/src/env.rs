@@ -15,12 +15,15 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::binaries::Binaries;
-use crate::control_plane::{ControlPlane, Endpoint, FIELD_MANAGER, Lifetime};
+use crate::control_plane::{ControlPlane, Endpoint, FIELD_MANAGER, Lifetime, Parts};
 use crate::identity::Identity;
 
 /// The control plane every test of this test binary shares, started on first use and
 /// stopped when the binary exits (see [`Lifetime::ThisProcess`]).
 static SHARED: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
+/// The cluster with workloads and Flux's own controllers that the tests of this test
+/// binary asking for it share (see [`TestEnv::with_flux`]).
+static SHARED_WITH_FLUX: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
 
 /// One test's view of the cluster: the shared control plane, a namespace no other test
 /// uses, and an admin client.
@@ -81,6 +84,30 @@ impl TestEnv {
         match plane {
             Ok(plane) => plane.endpoint(),
             Err(error) => panic!("no test control plane: {error}"),
+        }
+    }
+
+    /// A new namespace on the test binary's shared cluster that runs workloads and
+    /// Flux's own controllers ([`Parts::WITH_FLUX`]), started on first use (and, on
+    /// first use ever, built). Real Flux CRDs are installed there, so stand-ins
+    /// ([`crate::flux`]) never are. Panics as [`TestEnv::new`] does.
+    pub async fn with_flux() -> Self {
+        let plane = SHARED_WITH_FLUX.get_or_init(|| {
+            let dir = std::env::temp_dir().join(format!("hecate-cluster-{}", std::process::id()));
+            Binaries::locate_or_build()
+                .and_then(|binaries| {
+                    ControlPlane::start_parts(
+                        &binaries,
+                        &dir,
+                        Lifetime::ThisProcess,
+                        Parts::WITH_FLUX,
+                    )
+                })
+                .map_err(|e| format!("{e:#}"))
+        });
+        match plane {
+            Ok(plane) => Self::on(plane.endpoint()).await,
+            Err(error) => panic!("no test cluster with Flux: {error}"),
         }
     }
 

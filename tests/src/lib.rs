@@ -34,6 +34,8 @@
 //!   with the test's handler and keeping what it was asked.
 //! - [`oidc`] runs an OpenID Connect provider on that server (discovery, JWKS,
 //!   RS256 ID tokens, a sign-in that needs no person), doing wrong on request.
+//! - [`git_http`] serves a directory of bare git repositories over git's smart HTTP
+//!   protocol on loopback, through the real `git http-backend`, pushes allowed.
 //! - [`sshd`] runs a real SSH server (OpenSSH) on loopback as the tests' own user, for
 //!   git over SSH with keys the tests generate.
 //! - [`demo`] loads the demo pipeline (`shop`: dev → staging → production, with
@@ -44,17 +46,21 @@
 
 mod binaries;
 pub mod chart;
+mod cluster;
 mod control_plane;
 pub mod demo;
 mod env;
 pub mod fides;
 pub mod fixtures;
+pub mod fleet;
 pub mod flux;
+pub mod git_http;
 mod go;
 pub mod https;
 mod identity;
 pub mod oidc;
 mod pki;
+pub mod programs;
 pub mod rbac;
 pub mod registry;
 pub mod schemathesis;
@@ -63,7 +69,8 @@ mod tools;
 pub mod world;
 
 pub use binaries::{Binaries, ETCD_VERSION, KUBERNETES_VERSION, cache_dir};
-pub use control_plane::{ControlPlane, Endpoint, Lifetime, RequestLog, install_crds};
+pub use cluster::NODE;
+pub use control_plane::{ControlPlane, Endpoint, Lifetime, Parts, RequestLog, install_crds};
 pub use env::{TestEnv, apply_manifest};
 pub use identity::Identity;
 pub use tools::{HELM_VERSION, KUSTOMIZE_VERSION, Tool};

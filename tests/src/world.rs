@@ -74,7 +74,7 @@ impl Repository {
         .await?;
         git(&work, &["init", "--quiet", "--initial-branch", first]).await?;
         for (file, text) in files {
-            std::fs::write(work.join(file), text)?;
+            write_file(&work, file, text)?;
         }
         git(&work, &["add", "."]).await?;
         git(
@@ -102,7 +102,20 @@ impl Repository {
         text: &str,
         message: &str,
     ) -> anyhow::Result<String> {
-        std::fs::write(self.work.join(file), text)?;
+        self.commit_files(branch, &[(file, text)], message).await
+    }
+
+    /// Writes `files` (paths relative to the work tree) and commits them to `branch`
+    /// with `message`, in one commit; the new SHA.
+    pub async fn commit_files(
+        &self,
+        branch: &str,
+        files: &[(&str, &str)],
+        message: &str,
+    ) -> anyhow::Result<String> {
+        for (file, text) in files {
+            write_file(&self.work, file, text)?;
+        }
         git(&self.work, &["add", "."]).await?;
         git(&self.work, &["commit", "--quiet", "-m", message]).await?;
         git(
@@ -116,6 +129,28 @@ impl Repository {
         )
         .await?;
         git(&self.work, &["rev-parse", "HEAD"]).await
+    }
+
+    /// Tags the work tree's `HEAD` as `tag` (annotated, as releases are) and pushes the
+    /// tag.
+    pub async fn tag(&self, tag: &str) -> anyhow::Result<()> {
+        git(&self.work, &["tag", "-a", tag, "-m", tag]).await?;
+        git(
+            &self.work,
+            &["push", "--quiet", "origin", &format!("refs/tags/{tag}")],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// The repository's URL on `server`, which serves the directory it is in.
+    pub fn served(&self, server: &crate::git_http::GitHttp) -> String {
+        let name = self
+            .bare
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        server.url(&name)
     }
 
     /// The head of `branch`, as the bare repository has it.
@@ -146,6 +181,15 @@ impl Repository {
     pub async fn show(&self, revision_path: &str) -> anyhow::Result<String> {
         git(&self.bare, &["show", revision_path]).await
     }
+}
+
+/// Writes `text` to `file` under `root`, making its directories.
+fn write_file(root: &Path, file: &str, text: &str) -> anyhow::Result<()> {
+    let path = root.join(file);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Plays Flux for Kustomizations `app-<environment>`, each following branch
@@ -267,7 +311,10 @@ impl Drop for FluxPlayer {
     }
 }
 
-/// Creates the stand-in Kustomizations `app-<environment>` in `namespace`.
+/// Creates the stand-in Kustomizations `app-<environment>` in `namespace`, for a
+/// [`FluxPlayer`] to report on: valid Flux objects (so a cluster running Flux's own
+/// CRDs takes them too), labelled [`flux::STAND_IN_LABEL`] so Flux's controllers,
+/// where they run, leave them to the player.
 pub async fn kustomizations(
     client: &kube::Client,
     namespace: &str,
@@ -280,7 +327,14 @@ pub async fn kustomizations(
     for environment in environments {
         let mut object =
             DynamicObject::new(&format!("app-{environment}"), &KUSTOMIZATION.api_resource());
-        object.data = serde_json::json!({"spec": {"path": format!("./envs/{environment}"), "interval": "1m"}});
+        object.metadata.labels =
+            Some([(flux::STAND_IN_LABEL.to_string(), "true".to_string())].into());
+        object.data = serde_json::json!({"spec": {
+            "path": format!("./envs/{environment}"),
+            "interval": "1m",
+            "prune": false,
+            "sourceRef": {"kind": "GitRepository", "name": "fleet"},
+        }});
         match api.create(&PostParams::default(), &object).await {
             Ok(_) => {}
             Err(kube::Error::Api(status)) if status.code == 409 => {}
@@ -310,6 +364,25 @@ pub struct Pipeline<'a> {
     pub hook: Option<&'a str>,
     /// The Gates, in order.
     pub stages: &'a [Stage<'a>],
+    /// Which Flux applies the fleet.
+    pub flux: Flux,
+}
+
+/// Which Flux a [`Pipeline`] is crossed against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flux {
+    /// The stand-in Kustomizations [`FluxPlayer`] reports on. The Beacon follows the
+    /// application's `main`, and a crossing sets `<beacon>.revision` in `values.yaml`.
+    StandIn,
+    /// Flux's own controllers over the objects [`crate::fleet::flux_objects`] makes.
+    /// The Beacon follows the application's release tags (`v1.2.3`); a crossing also
+    /// renders the application's `deploy/` at the Bundle's tag with kustomize into the
+    /// fleet's `deploy/<beacon>.yaml`, which Flux applies and checks the health of.
+    Real {
+        /// Whether a crossing asks Flux to reconcile now (`flux-reconcile`) after its
+        /// push, or leaves it to Flux's own interval.
+        reconcile: bool,
+    },
 }
 
 /// One Gate of a [`Pipeline`].
@@ -352,6 +425,10 @@ impl Pipeline<'_> {
     /// The Beacon and the Gates, as one multi-document YAML.
     pub fn manifest(&self) -> String {
         let (namespace, beacon, app) = (self.namespace, self.beacon, self.app);
+        let follow = match self.flux {
+            Flux::StandIn => "branch: main",
+            Flux::Real { .. } => "tags: {constraint: \">=0.1.0\"}",
+        };
         let mut yaml = format!(
             r#"apiVersion: hecate.dev/v1alpha1
 kind: Beacon
@@ -361,7 +438,7 @@ metadata:
 spec:
   interval: 1m
   watch:
-    - git: {{repo: "{app}", branch: main}}
+    - git: {{repo: "{app}", {follow}}}
 "#
         );
         for stage in self.stages {
@@ -395,6 +472,27 @@ spec:
                 )
             })
             .unwrap_or_default();
+        // On the real Flux, the application's own manifests at the Bundle's release are
+        // what the environment runs: rendered into the fleet beside the record.
+        let render = match self.flux {
+            Flux::StandIn => String::new(),
+            Flux::Real { .. } => format!(
+                r#"      - uses: git-clone
+        with: {{repo: "{app}", branch: "${{{{ bundle.commit('{app}').tag }}}}", path: app, depth: 1}}
+      - uses: render-kustomize
+        with: {{path: app/deploy, out: repo/deploy/{beacon}.yaml}}
+"#
+            ),
+        };
+        let reconcile = match self.flux {
+            Flux::Real { reconcile: true } => format!(
+                r#"      - uses: flux-reconcile
+        with:
+          resources: [{{kind: GitRepository, name: fleet-{name}}}, {{kind: Kustomization, name: app-{name}}}]
+"#
+            ),
+            _ => String::new(),
+        };
         format!(
             r#"---
 apiVersion: hecate.dev/v1alpha1
@@ -417,7 +515,7 @@ spec:
     steps:
       - uses: git-clone
         with: {{repo: "${{{{ vars.fleet }}}}", branch: env/{name}}}
-      - uses: edit-yaml
+{render}      - uses: edit-yaml
         with:
           path: repo/values.yaml
           edits:
@@ -427,7 +525,7 @@ spec:
         as: commit
         with: {{message: "{name}: {beacon} ${{{{ bundle.name }}}}"}}
       - uses: git-push
-      - uses: flux-wait
+{reconcile}      - uses: flux-wait
         timeout: 30m
         with:
           resources: [{{kind: Kustomization, name: app-{name}}}]

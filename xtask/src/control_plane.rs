@@ -1,15 +1,17 @@
-//! `cargo xtask control-plane build|start|stop|status`: a local control plane for
-//! people and scripts, kept in `target/hecate-dev/`.
+//! `cargo xtask control-plane build|start|stop|status`: a local cluster for people
+//! and scripts, kept in `target/hecate-dev/`: etcd and kube-apiserver, with
+//! kube-controller-manager, kube-scheduler and kwok so workloads run, and Flux's own
+//! source-controller and kustomize-controller.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use clap::Subcommand;
-use hecate_testenv::{Binaries, ControlPlane, Endpoint, Identity, Lifetime};
+use hecate_testenv::{Binaries, ControlPlane, Endpoint, Identity, Lifetime, Parts, programs};
 
 #[derive(Subcommand)]
 pub(crate) enum Action {
-    /// Find or build etcd and kube-apiserver (once per machine), and say where they are.
+    /// Find or build the cluster's programs (once per machine), and say where they are.
     Build,
     /// Start a control plane in the background and write kubeconfigs for each identity.
     Start,
@@ -28,9 +30,29 @@ pub(crate) fn run(root: &Path, action: Action) -> anyhow::Result<()> {
     let dir = dev_dir(root);
     match action {
         Action::Build => {
-            let binaries = Binaries::locate_or_build()?;
-            println!("etcd:           {}", binaries.etcd.display());
-            println!("kube-apiserver: {}", binaries.kube_apiserver.display());
+            let binaries = Binaries::locate_or_build()?.with_workloads()?;
+            println!("etcd:                    {}", binaries.etcd.display());
+            println!(
+                "kube-apiserver:          {}",
+                binaries.kube_apiserver.display()
+            );
+            println!(
+                "kube-controller-manager: {}",
+                binaries.kube_controller_manager.display()
+            );
+            println!(
+                "kube-scheduler:          {}",
+                binaries.kube_scheduler.display()
+            );
+            for program in programs::ALL {
+                let built = program.locate_or_build()?;
+                println!(
+                    "{:<24} {} ({})",
+                    format!("{}:", program.name),
+                    built.binary.display(),
+                    program.version
+                );
+            }
         }
         Action::Start => {
             let endpoint = start(&dir)?;
@@ -64,7 +86,7 @@ pub(crate) fn start(dir: &Path) -> anyhow::Result<Endpoint> {
     // A stale state file from a control plane that died: clear it first.
     ControlPlane::stop_detached(dir)?;
     let binaries = Binaries::locate_or_build()?;
-    let plane = ControlPlane::start(&binaries, dir, Lifetime::Detached)?;
+    let plane = ControlPlane::start_parts(&binaries, dir, Lifetime::Detached, Parts::WITH_FLUX)?;
     let endpoint = plane.endpoint().clone();
     endpoint
         .write_kubeconfigs(dir)
@@ -74,8 +96,14 @@ pub(crate) fn start(dir: &Path) -> anyhow::Result<Endpoint> {
 
 fn print_endpoint(root: &Path, endpoint: &Endpoint) {
     let dir = endpoint.dir.strip_prefix(root).unwrap_or(&endpoint.dir);
+    let parts = if endpoint.parts.flux {
+        "etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, Flux's \
+         source-controller and kustomize-controller"
+    } else {
+        "etcd and kube-apiserver"
+    };
     println!(
-        "control plane: {} (etcd and kube-apiserver, pids {:?})",
+        "control plane: {} ({parts}; pids {:?})",
         endpoint.server, endpoint.pids
     );
     println!(

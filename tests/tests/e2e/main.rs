@@ -12,5 +12,6 @@
 #![allow(clippy::unwrap_used)]
 
 mod fleet;
+mod real_flux;
 mod scenario;
 mod surfaces;

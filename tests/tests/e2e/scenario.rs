@@ -86,6 +86,7 @@ async fn a_release_crosses_dev_staging_and_production() {
         fleet: &fleet_url,
         hook: Some(&hook),
         stages: &world::DEV_STAGING_PRODUCTION,
+        flux: world::Flux::StandIn,
     }
     .manifest();
     apply_manifest(&env.admin, &manifest, false).await.unwrap();

@@ -7,6 +7,7 @@
 
 mod chart;
 mod cleanup;
+mod cluster;
 mod identities;
 mod kinds;
 mod validation;

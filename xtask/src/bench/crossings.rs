@@ -174,6 +174,7 @@ async fn measure(
         fleet: &fleet_url,
         hook: Some(&hook),
         stages,
+        flux: world::Flux::StandIn,
     };
     let passages = Api::<Passage>::namespaced(admin.clone(), namespace);
     let bundles = Api::<Bundle>::namespaced(admin.clone(), namespace);

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context as _;
-use hecate_testenv::{Binaries, ControlPlane, Endpoint, Identity, Lifetime, demo};
+use hecate_testenv::{Binaries, ControlPlane, Endpoint, Identity, Lifetime, Parts, demo};
 
 /// The namespace the demo pipeline lives in.
 const NAMESPACE: &str = "demo";
@@ -52,18 +52,27 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
     }
     // Reuse a control plane started with `cargo xtask control-plane start`; otherwise
     // start one that lives exactly as long as this command.
+    // It must run Flux: one started before Flux came to the control plane is not used.
     let (endpoint, owned) = match ControlPlane::find_detached(&dev_dir) {
-        Some(endpoint) => (endpoint, None),
-        None => {
+        Some(endpoint) if endpoint.parts.flux => (endpoint, None),
+        found => {
+            if found.is_some() {
+                eprintln!(
+                    "[demo] the running control plane has no Flux (`cargo xtask control-plane stop`, \
+                     then start it again, gives it Flux); starting one of the demo's own"
+                );
+            }
             let binaries = Binaries::locate_or_build()?;
-            let plane = ControlPlane::start(
+            let plane = ControlPlane::start_parts(
                 &binaries,
                 &dev_dir.join("demo-plane"),
                 Lifetime::ThisProcess,
+                Parts::WITH_FLUX,
             )?;
             (plane.endpoint().clone(), Some(plane))
         }
     };
+    let kustomize = hecate_testenv::Tool::Kustomize.locate_or_build()?;
     endpoint
         .write_kubeconfigs(&dev_dir)
         .context("writing kubeconfigs")?;
@@ -80,8 +89,14 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         demo::grant_people(&client, NAMESPACE).await?;
         hecate_testenv::rbac::install_deployed_roles(&client).await?;
         eprintln!("[demo] hecate-controller carries shop through dev, staging and production…");
-        let pipeline =
-            pipeline::run(&endpoint, &controller, &pipeline::dir(&dev_dir), NAMESPACE).await?;
+        let pipeline = pipeline::run(
+            &endpoint,
+            &controller,
+            &kustomize,
+            &pipeline::dir(&dev_dir),
+            NAMESPACE,
+        )
+        .await?;
         let log = dev_dir.join("hecate-api.log");
         let server =
             crate::api_server::start(&hecate_api, options.addr, &kubeconfig, Some(&log)).await?;
@@ -344,8 +359,10 @@ fn print_tour(
     };
     println!("Hecate demo: hecate-controller carried `shop` through namespace `{NAMESPACE}`.");
     println!("  dev (automatic) → staging → production (approval required, frozen at weekends)");
-    println!("  shop 1.4.0 is crossing staging (Flux lags there); 1.3.0 waits for an approval;");
-    println!("  production's crossing of 1.1.0 failed at flux-wait (Flux: health checks failing).");
+    println!("  on Flux's own source-controller and kustomize-controller; kwok runs the pods.");
+    println!("  shop 1.4.0 is crossing staging, whose Kustomization is suspended; 1.3.0 waits for");
+    println!("  an approval; production's crossing of 1.1.0 failed at flux-wait: its pods ask for");
+    println!("  2,000 CPUs each, and Flux's health check gave up on them.");
     println!(
         "  git repositories, work directories, the controller's log: {}",
         world.display()
@@ -374,6 +391,10 @@ fn print_tour(
     );
     println!(
         "  hecate --context ci-bot status -n {NAMESPACE}    # refused: ci-bot has no Role here"
+    );
+    println!("  hecate flux staging -n {NAMESPACE}           # staging's Kustomization: suspended");
+    println!(
+        "  hecate --context bob flux resume staging Kustomization/app-staging -n {NAMESPACE}   # 1.4.0 lands"
     );
     println!("  hecate audit -n {NAMESPACE}");
     println!(

@@ -1,11 +1,18 @@
-//! The demo's pipeline, made by the controller: an application repository `shop`, a
-//! fleet repository with a branch per environment, stand-in Flux Kustomizations played
-//! by [`FluxPlayer`], a Beacon and three Gates — and `hecate-controller` running as its
-//! own process, carrying five releases through dev (by itself), staging (when bob
-//! promotes) and production (once carol approves). One production crossing fails at
-//! `flux-wait`, because Flux reports that release's health checks failing there. It
-//! leaves the pipeline mid-story: the newest release crossing staging while Flux there
-//! lags, the one before it waiting for an approval, production frozen at weekends.
+//! The demo's pipeline, made by the controller on Flux's own controllers: an
+//! application repository `shop` (its manifests under `deploy/`, a tag per release)
+//! and a fleet repository with a branch per environment, both served over git's smart
+//! HTTP; per environment a Flux `GitRepository` and `Kustomization` applying the fleet
+//! into `demo-<env>`, where kwok runs the pods; a Beacon and three Gates — and
+//! `hecate-controller` running as its own process, carrying five releases through dev
+//! (by itself), staging (when bob promotes) and production (once carol approves). Each
+//! crossing renders shop's manifests at its release into the fleet, pushes, asks Flux
+//! to reconcile, and waits for Flux to say it applied that commit healthily.
+//!
+//! One production crossing fails at `flux-wait`: release 1.1.0 asks for 2,000 CPUs a
+//! pod, the scheduler cannot place them, and kustomize-controller's health check gives
+//! up on it. It leaves the pipeline mid-story: the newest release crossing staging
+//! while staging's Kustomization is suspended, the one before it waiting for an
+//! approval, production frozen at weekends.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -13,7 +20,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use hecate_ops::Ops;
-use hecate_testenv::world::{self, FluxPlayer, Repository};
+use hecate_testenv::fleet::{self, FluxTimings, Release};
+use hecate_testenv::git_http::GitHttp;
+use hecate_testenv::world::{self, Repository};
 use hecate_testenv::{Endpoint, Identity, apply_manifest};
 use hecate_types::{Beacon, Bundle, Gate, Passage, Window};
 use k8s_openapi::api::core::v1::Namespace;
@@ -23,10 +32,10 @@ use tokio::process::{Child, Command};
 const ENVIRONMENTS: [&str; 3] = ["dev", "staging", "production"];
 /// The releases the story carries, oldest first.
 pub(crate) const RELEASES: [&str; 5] = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0"];
-/// The release whose production crossing fails, and why Flux says it did.
+/// The release whose production crossing fails, and what is wrong with it.
 pub(crate) const FAILS_IN_PRODUCTION: (&str, &str) = (
     "1.1.0",
-    "Deployment demo/shop: 0 of 2 replicas ready (ImagePullBackOff)",
+    "its pods ask for 2,000 CPUs each: the scheduler cannot place them",
 );
 /// The step that crossing fails at.
 pub(crate) const FAILED_STEP: &str = "flux-wait";
@@ -37,7 +46,7 @@ const SHARD: &str = "hecate.dev/demo";
 /// The running pipeline: the controller and Flux keep going until it is dropped.
 pub(crate) struct Pipeline {
     _controller: Child,
-    _flux: FluxPlayer,
+    _git: GitHttp,
     /// The Bundle of each release, in [`RELEASES`] order.
     pub(crate) bundles: Vec<String>,
 }
@@ -47,32 +56,47 @@ pub(crate) struct Pipeline {
 pub(crate) async fn run(
     endpoint: &Endpoint,
     controller: &Path,
+    kustomize: &Path,
     dir: &Path,
     namespace: &str,
 ) -> anyhow::Result<Pipeline> {
     let admin = endpoint.client(Identity::Admin).await?;
     let started = Instant::now();
     std::fs::create_dir_all(dir)?;
-    let shop = Repository::create(dir, "shop", &["main"], &[("VERSION", "1.0.0\n")]).await?;
+    let first = release_of(RELEASES[0]);
+    let shop = Repository::create(
+        dir,
+        "shop",
+        &["main"],
+        &pairs(&fleet::app_files("shop", first)),
+    )
+    .await?;
+    shop.tag(&first.tag()).await?;
     let fleet = Repository::create(
         dir,
         "fleet",
         &["env/dev", "env/staging", "env/production"],
-        &[(
-            "values.yaml",
-            "# shop, as deployed in this environment\nshop:\n  image: ghcr.io/acme/shop\n  revision: none # set by Hecate on each crossing\nreplicas: 2\n",
-        )],
+        &pairs(&fleet::fleet_files("shop")),
     )
     .await?;
+    let git = GitHttp::start(dir).await?;
+    let (shop_url, fleet_url) = (shop.served(&git), fleet.served(&git));
 
     let label = serde_json::json!({"metadata": {"labels": {SHARD: "true"}}});
     Api::<Namespace>::all(admin.clone())
         .patch(namespace, &PatchParams::default(), &Patch::Merge(&label))
         .await
         .context("labelling the demo namespace")?;
-    world::kustomizations(&admin, namespace, &ENVIRONMENTS).await?;
-    let flux = FluxPlayer::start(admin.clone(), namespace, fleet.clone(), &ENVIRONMENTS);
-    apply_manifest(&admin, &manifest(namespace, &shop.url, &fleet.url), false)
+    fleet::flux_objects(
+        &admin,
+        namespace,
+        &fleet_url,
+        &ENVIRONMENTS,
+        FluxTimings::DEFAULT,
+    )
+    .await
+    .context("creating Flux's GitRepositories and Kustomizations")?;
+    apply_manifest(&admin, &manifest(namespace, &shop_url, &fleet_url), false)
         .await
         .context("applying the demo's Beacon and Gates")?;
 
@@ -86,6 +110,7 @@ pub(crate) async fn run(
             "--log-format=text",
             &format!("--watch-label-selector={SHARD}=true"),
             &format!("--work-root={}", dir.join("work").display()),
+            &format!("--kustomize-path={}", kustomize.display()),
         ])
         .env("KUBECONFIG", &kubeconfig)
         .stdout(Stdio::null())
@@ -103,20 +128,15 @@ pub(crate) async fn run(
     let mut bundles = Vec::new();
     for (i, release) in RELEASES.iter().enumerate() {
         if i > 0 {
-            shop.commit(
-                "main",
-                "VERSION",
-                &format!("{release}\n"),
-                &format!("shop {release}"),
-            )
-            .await?;
+            commit_release(&shop, release).await?;
         }
         let bundle = story.emitted(&bundles, release).await?;
         story.occupies("dev", &bundle).await?;
         eprintln!("[demo] shop {release} is {bundle}: crossed dev by itself");
         if i == RELEASES.len() - 1 {
-            // Flux lags in staging: the newest release's crossing waits there.
-            flux.pause("staging");
+            // Someone suspended Flux in staging: the newest release's crossing waits
+            // there until it is resumed.
+            story.suspend("app-staging").await?;
         }
         story
             .bob
@@ -128,9 +148,6 @@ pub(crate) async fn run(
         }
         if i < RELEASES.len() - 2 {
             let fails = *release == FAILS_IN_PRODUCTION.0;
-            if fails {
-                flux.fail_next("production", FAILS_IN_PRODUCTION.1);
-            }
             story
                 .carol
                 .approve(namespace, &bundle, "production", "carol")
@@ -138,7 +155,9 @@ pub(crate) async fn run(
             if fails {
                 let passage = story.failed("production", &bundle).await?;
                 eprintln!(
-                    "[demo] carol approved it; production's crossing {passage} failed at {FAILED_STEP}: Flux says its health checks fail"
+                    "[demo] carol approved it; production's crossing {passage} failed at {FAILED_STEP}: \
+                     {}, and Flux's health check gave up",
+                    FAILS_IN_PRODUCTION.1
                 );
             } else {
                 story.cleared("production", &bundle).await?;
@@ -154,9 +173,39 @@ pub(crate) async fn run(
     );
     Ok(Pipeline {
         _controller: child,
-        _flux: flux,
+        _git: git,
         bundles,
     })
+}
+
+/// What release `version` of shop asks of the cluster.
+fn release_of(version: &str) -> Release<'_> {
+    if version == FAILS_IN_PRODUCTION.0 {
+        Release::unschedulable(version)
+    } else {
+        Release::healthy(version)
+    }
+}
+
+/// Commits shop `version`'s manifests to `main` and tags the commit `v<version>`.
+async fn commit_release(shop: &Repository, version: &str) -> anyhow::Result<String> {
+    let release = release_of(version);
+    let sha = shop
+        .commit_files(
+            "main",
+            &pairs(&fleet::app_files("shop", release)),
+            &format!("shop {version}"),
+        )
+        .await?;
+    shop.tag(&release.tag()).await?;
+    Ok(sha)
+}
+
+fn pairs(files: &[(String, String)]) -> Vec<(&str, &str)> {
+    files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect()
 }
 
 /// Who acts in the story.
@@ -270,6 +319,20 @@ impl Story {
         }
     }
 
+    /// Suspends Kustomization `name`, as `flux suspend kustomization` does.
+    async fn suspend(&self, name: &str) -> anyhow::Result<()> {
+        let gvk =
+            kube::core::GroupVersionKind::gvk("kustomize.toolkit.fluxcd.io", "v1", "Kustomization");
+        let resource = kube::api::ApiResource::from_gvk_with_plural(&gvk, "kustomizations");
+        let api: Api<kube::api::DynamicObject> =
+            Api::namespaced_with(self.admin.clone(), &self.namespace, &resource);
+        let patch = serde_json::json!({"spec": {"suspend": true}});
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .with_context(|| format!("suspending Kustomization {name}"))?;
+        Ok(())
+    }
+
     /// Production: no crossing starts at weekends.
     async fn freeze_weekends(&self) -> anyhow::Result<()> {
         let gates: Api<Gate> = Api::namespaced(self.admin.clone(), &self.namespace);
@@ -315,6 +378,7 @@ fn manifest(namespace: &str, shop: &str, fleet: &str) -> String {
         fleet,
         hook: None,
         stages: &world::DEV_STAGING_PRODUCTION,
+        flux: world::Flux::Real { reconcile: true },
     }
     .manifest()
 }
@@ -333,14 +397,7 @@ pub(crate) async fn release(dev_dir: &Path, namespace: &str) -> anyhow::Result<(
     )?;
     let next = next_minor(current.trim())
         .with_context(|| format!("VERSION holds {current:?}, not a version"))?;
-    let sha = shop
-        .commit(
-            "main",
-            "VERSION",
-            &format!("{next}\n"),
-            &format!("shop {next}"),
-        )
-        .await?;
+    let sha = commit_release(&shop, &next).await?;
     let kubeconfig = kube::config::Kubeconfig::read_from(dev_dir.join("kubeconfig"))
         .context("the demo's kubeconfig")?;
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
@@ -353,7 +410,7 @@ pub(crate) async fn release(dev_dir: &Path, namespace: &str) -> anyhow::Result<(
         .await
         .context("asking Beacon shop to look (is the demo running?)")?;
     println!(
-        "committed shop {next} ({}) and asked Beacon shop to look.",
+        "committed and tagged shop {next} (v{next}, {}) and asked Beacon shop to look.",
         &sha[..sha.len().min(8)]
     );
     println!("watch dev take it by itself:  hecate status -n {namespace} --watch");

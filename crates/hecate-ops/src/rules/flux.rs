@@ -120,6 +120,15 @@ pub fn evaluate(
                 revision,
             },
         },
+        // Flux's health check already waited the object's own `spec.timeout` for what
+        // it applied, and said no. Flux retries later, flipping Ready back to Unknown
+        // while it does, so waiting for `Ready=False` to last `fail_after` would wait
+        // for ever on the real controllers (DECISION 98). The attempt judged here is
+        // the one waited for: an earlier revision's failure returned above.
+        "False" if ready.reason == HEALTH_CHECK_FAILED => verdict(
+            Health::Degraded,
+            format!("Flux's health check failed: {}", ready.explanation()),
+        ),
         "False" => {
             let failing_for = ready.last_transition.map(|since| now.duration_since(since));
             match failing_for.filter(|failing_for| *failing_for > fail_after) {
@@ -144,6 +153,10 @@ pub fn evaluate(
         ),
     }
 }
+
+/// The `Ready` reason Flux's appliers (kustomize-controller, helm-controller) give when
+/// what they applied did not become healthy within the object's timeout.
+pub const HEALTH_CHECK_FAILED: &str = "HealthCheckFailed";
 
 /// The revision an object reports as applied: the first non-empty of
 /// `status.lastAppliedRevision` (Kustomization), `status.lastAttemptedRevision`
@@ -504,6 +517,67 @@ mod tests {
             now(),
         );
         assert_eq!(unqualified.health, Degraded, "{unqualified:?}");
+    }
+
+    /// What kustomize-controller v1.9.6 wrote once its health check gave up on a
+    /// Deployment whose pods could not be scheduled (captured from the real controller
+    /// in the end-to-end test; trimmed to the fields read).
+    fn health_check_failed_as_flux_writes_it() -> Value {
+        json!({
+            "metadata": {"generation": 1},
+            "spec": {"timeout": "30s"},
+            "status": {
+                "observedGeneration": 1,
+                "lastAppliedRevision": "env/dev@sha1:3be3ea08333589a6c8e7bca0add99e77d8b35a60",
+                "lastAttemptedRevision": "env/dev@sha1:0c63e84baf9ef9fdf1d8fc271b76a468da067f11",
+                "conditions": [
+                    {"type": "Ready", "status": "False", "reason": "HealthCheckFailed",
+                     "message": "health check failed after 30.048621516s: timeout waiting for: [Deployment/t-7624-0-dev/app status: 'InProgress']",
+                     "observedGeneration": 1, "lastTransitionTime": "2026-12-01T22:25:18Z"},
+                    {"type": "Healthy", "status": "False", "reason": "HealthCheckFailed",
+                     "message": "health check failed after 30.048621516s: timeout waiting for: [Deployment/t-7624-0-dev/app status: 'InProgress']",
+                     "observedGeneration": 1, "lastTransitionTime": "2026-12-01T22:25:18Z"},
+                ],
+            },
+        })
+    }
+
+    #[test]
+    fn a_failed_health_check_at_the_revision_waited_for_is_degraded_at_once() {
+        let object = health_check_failed_as_flux_writes_it();
+        let just_now = "2026-12-01T22:25:19Z".parse().unwrap();
+        let judged = evaluate(
+            Some(&object),
+            Some("0c63e84baf9ef9fdf1d8fc271b76a468da067f11"),
+            SignedDuration::from_mins(10),
+            just_now,
+        );
+        assert_eq!(judged.health, Health::Degraded, "{judged:?}");
+        assert_eq!(
+            judged.issues,
+            [
+                "Flux's health check failed: HealthCheckFailed: health check failed after 30.048621516s: timeout waiting for: [Deployment/t-7624-0-dev/app status: 'InProgress']"
+            ]
+        );
+        // Without a revision to wait for (a Gate's health), the same.
+        let judged = evaluate(Some(&object), None, SignedDuration::from_mins(10), just_now);
+        assert_eq!(judged.health, Health::Degraded);
+    }
+
+    #[test]
+    fn a_failed_health_check_of_an_earlier_revision_waits_for_the_next() {
+        let object = health_check_failed_as_flux_writes_it();
+        let judged = evaluate(
+            Some(&object),
+            Some("1111111111111111111111111111111111111111"),
+            SignedDuration::from_mins(10),
+            "2026-12-01T22:25:19Z".parse().unwrap(),
+        );
+        assert_eq!(judged.health, Health::Progressing, "{judged:?}");
+        assert!(
+            judged.issues[0].starts_with("waiting for 1111"),
+            "{judged:?}"
+        );
     }
 
     #[test]

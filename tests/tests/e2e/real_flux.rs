@@ -1,0 +1,407 @@
+//! Releases carried through Flux's own controllers (source-controller and
+//! kustomize-controller, on a cluster whose workloads kwok runs), with
+//! `hecate-controller` as its own process: every Flux status here is one Flux wrote.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use hecate_testenv::fleet::{self, FluxTimings, Release};
+use hecate_testenv::git_http::GitHttp;
+use hecate_testenv::world::{self, Repository, Stage};
+use hecate_testenv::{Identity, TestEnv, Tool, apply_manifest, rbac};
+use hecate_types::{Beacon, Bundle, Gate, Health, Passage, PassagePhase};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+
+use crate::fleet::{binary, hecate};
+
+const SHARD: &str = "hecate.dev/e2e-flux";
+
+/// Polls `check` every 100 ms until it answers `Some`, for at most `limit`; on time
+/// out, fails with `what` and whatever `explain` says then.
+async fn eventually<T, F, Fut>(limit: Duration, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// One test's world: the application and fleet repositories served over git's smart
+/// HTTP, Flux's objects for each environment, the pipeline, and the controller.
+struct World {
+    env: TestEnv,
+    root: PathBuf,
+    app: Repository,
+    fleet: Repository,
+    _http: GitHttp,
+    kubeconfigs: PathBuf,
+    _controller: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl World {
+    async fn start(stages: &[Stage<'_>], first: Release<'_>, reconcile: bool) -> Self {
+        let env = TestEnv::with_flux().await;
+        let ns = env.namespace.clone();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let environments: Vec<&str> = stages.iter().map(|s| s.name).collect();
+        let app_files = fleet::app_files("app", first);
+        let app = Repository::create(&root, "app", &["main"], &pairs(&app_files))
+            .await
+            .unwrap();
+        app.tag(&first.tag()).await.unwrap();
+        let fleet_files = fleet::fleet_files("app");
+        let branches = branches(&environments);
+        let branches: Vec<&str> = branches.iter().map(String::as_str).collect();
+        let fleet = Repository::create(&root, "fleet", &branches, &pairs(&fleet_files))
+            .await
+            .unwrap();
+        let http = GitHttp::start(&root).await.unwrap();
+        let (app_url, fleet_url) = (app.served(&http), fleet.served(&http));
+
+        fleet::flux_objects(
+            &env.admin,
+            &ns,
+            &fleet_url,
+            &environments,
+            FluxTimings::DEFAULT,
+        )
+        .await
+        .unwrap();
+        rbac::grant_deployed_roles(&env).await;
+        let kubeconfigs = root.join("kubeconfigs");
+        env.endpoint().write_kubeconfigs(&kubeconfigs).unwrap();
+        let manifest = world::Pipeline {
+            namespace: &ns,
+            beacon: "app",
+            app: &app_url,
+            fleet: &fleet_url,
+            hook: None,
+            stages,
+            flux: world::Flux::Real { reconcile },
+        }
+        .manifest();
+        apply_manifest(&env.admin, &manifest, false).await.unwrap();
+
+        let patch = json!({"metadata": {"labels": {SHARD: ns}}});
+        Api::<Namespace>::all(env.admin.clone())
+            .patch(&ns, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap();
+        rbac::install_controller_role(&env.admin).await.unwrap();
+        std::fs::write(
+            root.join("controller.kubeconfig"),
+            env.endpoint().kubeconfig_yaml(Identity::HecateController),
+        )
+        .unwrap();
+        let kustomize = Tool::Kustomize.locate_or_build().unwrap();
+        let controller = Command::new(binary("hecate-controller"))
+            .args([
+                "--metrics-bind-address=0",
+                "--health-probe-bind-address=0",
+                "--log-format=text",
+                &format!("--watch-label-selector={SHARD}={ns}"),
+                &format!("--work-root={}", root.join("work").display()),
+                &format!("--kustomize-path={}", kustomize.display()),
+            ])
+            .env("KUBECONFIG", root.join("controller.kubeconfig"))
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        Self {
+            env,
+            root,
+            app,
+            fleet,
+            _http: http,
+            kubeconfigs,
+            _controller: controller,
+            _dir: dir,
+        }
+    }
+
+    fn ns(&self) -> &str {
+        &self.env.namespace
+    }
+
+    /// Commits and tags `release`, asks the Beacon to look, and waits for its Bundle.
+    async fn release(&self, release: Release<'_>) -> String {
+        let files = fleet::app_files("app", release);
+        let sha = self
+            .app
+            .commit_files("main", &pairs(&files), &format!("app {}", release.version))
+            .await
+            .unwrap();
+        self.app.tag(&release.tag()).await.unwrap();
+        self.poll_for(&sha).await
+    }
+
+    async fn poll_for(&self, sha: &str) -> String {
+        let beacons: Api<Beacon> = self.env.api();
+        let bundles: Api<Bundle> = self.env.api();
+        let poke = json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": sha}}});
+        beacons
+            .patch("app", &PatchParams::default(), &Patch::Merge(&poke))
+            .await
+            .unwrap();
+        eventually(
+            Duration::from_secs(30),
+            "the Beacon emits the release's Bundle",
+            || async {
+                let latest = beacons.get("app").await.ok()?.status?.latest_bundle;
+                let bundle = bundles.get(&latest).await.ok()?;
+                let commit = bundle.spec.artifacts.first()?.commit.clone()?;
+                (commit.sha == sha).then_some(latest)
+            },
+        )
+        .await
+    }
+
+    /// Waits until `bundle` has cleared `gate`; the Passage that carried it.
+    async fn cleared(&self, gate: &str, bundle: &str) -> Passage {
+        let bundles: Api<Bundle> = self.env.api();
+        let passages: Api<Passage> = self.env.api();
+        eventually(
+            Duration::from_secs(90),
+            &format!("{bundle} clearing {gate}"),
+            || async {
+                bundles
+                    .get(bundle)
+                    .await
+                    .ok()?
+                    .has_cleared(gate)
+                    .then_some(())
+            },
+        )
+        .await;
+        let list = passages.list(&Default::default()).await.unwrap().items;
+        list.into_iter()
+            .find(|p| {
+                p.spec.gate == gate
+                    && p.spec.bundle == bundle
+                    && p.phase() == PassagePhase::Succeeded
+            })
+            .unwrap()
+    }
+
+    /// The Kustomization `app-<environment>` as Flux wrote it.
+    async fn kustomization(&self, environment: &str) -> Value {
+        let api = flux_api(
+            &self.env,
+            "kustomize.toolkit.fluxcd.io",
+            "Kustomization",
+            "kustomizations",
+        );
+        let object = api.get(&format!("app-{environment}")).await.unwrap();
+        serde_json::to_value(object).unwrap()
+    }
+
+    /// The Deployment `app` in `environment`'s namespace.
+    async fn deployment(&self, environment: &str) -> Option<Deployment> {
+        let target = fleet::target_namespace(self.ns(), environment);
+        Api::<Deployment>::namespaced(self.env.admin.clone(), &target)
+            .get_opt("app")
+            .await
+            .unwrap()
+    }
+
+    /// Waits until `environment` runs `version` on every replica.
+    async fn runs(&self, environment: &str, version: &str) {
+        let image = format!("ghcr.io/acme/app:{version}");
+        eventually(
+            Duration::from_secs(30),
+            &format!("{environment} runs {image}"),
+            || async {
+                let deployment = self.deployment(environment).await?;
+                let spec_image = deployment
+                    .spec
+                    .as_ref()?
+                    .template
+                    .spec
+                    .as_ref()?
+                    .containers
+                    .first()?
+                    .image
+                    .clone()?;
+                let status = deployment.status?;
+                (spec_image == image
+                    && status.updated_replicas == Some(2)
+                    && status.available_replicas == Some(2)
+                    && status.replicas == Some(2))
+                .then_some(())
+            },
+        )
+        .await;
+    }
+}
+
+fn pairs(files: &[(String, String)]) -> Vec<(&str, &str)> {
+    files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect()
+}
+
+fn branches(environments: &[&str]) -> Vec<String> {
+    environments.iter().map(|e| format!("env/{e}")).collect()
+}
+
+fn flux_api(env: &TestEnv, group: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
+    let gvk = kube::core::GroupVersionKind::gvk(group, "v1", kind);
+    Api::namespaced_with(
+        env.admin.clone(),
+        &env.namespace,
+        &kube::api::ApiResource::from_gvk_with_plural(&gvk, plural),
+    )
+}
+
+fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
+#[tokio::test]
+async fn a_release_crosses_dev_staging_and_production_on_flux() {
+    let world = World::start(
+        &world::DEV_STAGING_PRODUCTION,
+        Release::healthy("0.1.0"),
+        true,
+    )
+    .await;
+    let ns = world.ns().to_string();
+    let started = Instant::now();
+    let bundle = world.poll_for(&world.app.head("main").await.unwrap()).await;
+
+    // dev crosses by itself: the application's manifests at v0.1.0 rendered into the
+    // fleet, pushed, reconciled by Flux at once, healthy by Flux's own check.
+    let dev = world.cleared("dev", &bundle).await;
+    eprintln!("dev crossed {:?} after the Bundle", started.elapsed());
+    let status = dev.status.as_ref().unwrap();
+    let commit = status
+        .steps
+        .iter()
+        .find(|s| s.uses == "git-commit")
+        .unwrap();
+    let sha = commit.output.as_ref().unwrap()["sha"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(world.fleet.head("env/dev").await.unwrap(), sha);
+    let kustomization = world.kustomization("dev").await;
+    assert_eq!(
+        kustomization["status"]["lastAppliedRevision"],
+        json!(format!("env/dev@sha1:{sha}")),
+        "Flux applied the commit the crossing pushed: {kustomization:#}"
+    );
+    world.runs("dev", "0.1.0").await;
+    let rendered = world.fleet.show("env/dev:deploy/app.yaml").await.unwrap();
+    assert!(
+        rendered.contains("image: ghcr.io/acme/app:0.1.0"),
+        "{rendered}"
+    );
+
+    // The Gate follows the real Kustomization: healthy.
+    let gates: Api<Gate> = world.env.api();
+    eventually(Duration::from_secs(20), "dev is healthy", || async {
+        let status = gates.get("dev").await.ok()?.status?;
+        (status.health?.status == Health::Healthy).then_some(())
+    })
+    .await;
+
+    // staging when bob promotes; production once carol approves.
+    let t = Instant::now();
+    let (code, out) = hecate(
+        &world.kubeconfigs,
+        Identity::Bob,
+        &["promote", "staging", "--bundle", &bundle, "-n", &ns],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}");
+    world.cleared("staging", &bundle).await;
+    world.runs("staging", "0.1.0").await;
+    eprintln!("staging crossed {:?} after bob promoted", t.elapsed());
+    let t = Instant::now();
+    let (code, out) = hecate(
+        &world.kubeconfigs,
+        Identity::Carol,
+        &["approve", &bundle, "--gate", "production", "-n", &ns],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}");
+    let production = world.cleared("production", &bundle).await;
+    world.runs("production", "0.1.0").await;
+    eprintln!("production crossed {:?} after carol approved", t.elapsed());
+    assert_eq!(production.spec.actor, "controller");
+
+    // flux-reconcile's request was honoured by kustomize-controller itself.
+    let kustomization = world.kustomization("production").await;
+    let requested =
+        kustomization["metadata"]["annotations"]["reconcile.fluxcd.io/requestedAt"].clone();
+    assert!(requested.is_string(), "{kustomization:#}");
+    assert_eq!(kustomization["status"]["lastHandledReconcileAt"], requested);
+    let _ = &world.root;
+}
+
+#[tokio::test]
+async fn a_failed_health_check_fails_the_crossing_and_the_next_release_repairs_it() {
+    let only_dev = [world::DEV_STAGING_PRODUCTION[0]];
+    let world = World::start(&only_dev, Release::healthy("0.1.0"), true).await;
+    let first = world.poll_for(&world.app.head("main").await.unwrap()).await;
+    world.cleared("dev", &first).await;
+    world.runs("dev", "0.1.0").await;
+
+    // 0.2.0 asks for 2,000 CPUs a pod: the scheduler cannot place it, the Deployment
+    // never becomes available, and kustomize-controller's health check says so.
+    let broken = world.release(Release::unschedulable("0.2.0")).await;
+    let passages: Api<Passage> = world.env.api();
+    let failed = eventually(
+        Duration::from_secs(120),
+        "the broken release's crossing fails",
+        || async {
+            let list = passages.list(&Default::default()).await.ok()?.items;
+            list.into_iter()
+                .find(|p| p.spec.bundle == broken && p.phase() == PassagePhase::Failed)
+        },
+    )
+    .await;
+    let status = failed.status.clone().unwrap();
+    let step = status.steps.iter().find(|s| s.uses == "flux-wait").unwrap();
+    assert_eq!(step.reason, "FluxDegraded", "{status:#?}");
+    let kustomization = world.kustomization("dev").await;
+    let ready = condition(&kustomization, "Ready").unwrap();
+    assert_eq!(ready["status"], "False", "{kustomization:#}");
+    assert_eq!(ready["reason"], "HealthCheckFailed", "{kustomization:#}");
+    eprintln!(
+        "Flux said: {}; the step said: {}",
+        ready["message"], step.message
+    );
+    // The old pods still serve: the rollout never finished.
+    let deployment = world.deployment("dev").await.unwrap();
+    assert_eq!(deployment.status.unwrap().available_replicas, Some(2));
+
+    // The next release repairs the environment: its crossing succeeds.
+    let fixed = world.release(Release::healthy("0.3.0")).await;
+    world.cleared("dev", &fixed).await;
+    world.runs("dev", "0.3.0").await;
+    let kustomization = world.kustomization("dev").await;
+    assert_eq!(
+        condition(&kustomization, "Ready").unwrap()["status"],
+        "True",
+        "{kustomization:#}"
+    );
+    let _ = Path::new(&world.root);
+}
