@@ -13,8 +13,9 @@
 //!   health checks (`wait: true`), as a Flux user writes them.
 //!
 //! A release fails the way releases do: its manifests ask for what the cluster cannot
-//! give — 2,000 CPUs where 2 were meant, more than kwok's node has — so the scheduler
-//! leaves its pods Pending, the Deployment never becomes available, and
+//! give — 2,000 CPUs a pod where 2 were meant, more than kwok's node (1,000 CPUs) has;
+//! or 200 where 200m were meant, which two replicas fit and production's eight do not —
+//! so the scheduler leaves pods Pending, the Deployment never becomes available, and
 //! kustomize-controller's own health check reports it.
 
 use anyhow::Context as _;
@@ -120,6 +121,9 @@ pub struct FluxTimings<'a> {
     pub interval: &'a str,
     /// How long kustomize-controller waits for what it applied to become healthy.
     pub timeout: &'a str,
+    /// Environments that run more replicas than the application's manifests say,
+    /// by a patch on their Kustomization, as Flux users scale production.
+    pub replicas: &'a [(&'a str, u32)],
 }
 
 impl FluxTimings<'static> {
@@ -128,6 +132,7 @@ impl FluxTimings<'static> {
     pub const DEFAULT: FluxTimings<'static> = FluxTimings {
         interval: "1m",
         timeout: "30s",
+        replicas: &[],
     };
 }
 
@@ -189,6 +194,19 @@ pub async fn flux_objects(
             .await
             .with_context(|| format!("creating GitRepository {source}"))?;
         let name = format!("app-{environment}");
+        let patches: Vec<serde_json::Value> = timings
+            .replicas
+            .iter()
+            .filter(|(scaled, _)| scaled == environment)
+            .map(|(_, replicas)| {
+                serde_json::json!({
+                    "target": {"kind": "Deployment"},
+                    "patch": format!(
+                        "- op: replace\n  path: /spec/replicas\n  value: {replicas}\n"
+                    ),
+                })
+            })
+            .collect();
         let object = serde_json::json!({
             "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
             "kind": "Kustomization",
@@ -202,6 +220,7 @@ pub async fn flux_objects(
                 "wait": true,
                 "targetNamespace": target,
                 "sourceRef": {"kind": "GitRepository", "name": source},
+                "patches": patches,
             },
         });
         kustomizations

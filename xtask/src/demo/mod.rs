@@ -362,7 +362,10 @@ fn print_tour(
     println!("  on Flux's own source-controller and kustomize-controller; kwok runs the pods.");
     println!("  shop 1.4.0 is crossing staging, whose Kustomization is suspended; 1.3.0 waits for");
     println!("  an approval; production's crossing of 1.1.0 failed at flux-wait: its pods ask for");
-    println!("  2,000 CPUs each, and Flux's health check gave up on them.");
+    println!(
+        "  200 CPUs each (200m was meant), production's eight replicas do not fit, and Flux's"
+    );
+    println!("  health check gave up on them.");
     println!(
         "  git repositories, work directories, the controller's log: {}",
         world.display()

@@ -35,8 +35,11 @@ pub(crate) const RELEASES: [&str; 5] = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4
 /// The release whose production crossing fails, and what is wrong with it.
 pub(crate) const FAILS_IN_PRODUCTION: (&str, &str) = (
     "1.1.0",
-    "its pods ask for 2,000 CPUs each: the scheduler cannot place them",
+    "its pods ask for 200 CPUs each where 200m was meant: dev's and staging's two fit \
+     on the cluster, production's eight do not",
 );
+/// How many replicas production runs (the others run the manifests' two).
+const PRODUCTION_REPLICAS: u32 = 8;
 /// The step that crossing fails at.
 pub(crate) const FAILED_STEP: &str = "flux-wait";
 /// The label that makes the demo namespace the demo controller's shard, so it never
@@ -87,15 +90,13 @@ pub(crate) async fn run(
         .patch(namespace, &PatchParams::default(), &Patch::Merge(&label))
         .await
         .context("labelling the demo namespace")?;
-    fleet::flux_objects(
-        &admin,
-        namespace,
-        &fleet_url,
-        &ENVIRONMENTS,
-        FluxTimings::DEFAULT,
-    )
-    .await
-    .context("creating Flux's GitRepositories and Kustomizations")?;
+    let timings = FluxTimings {
+        replicas: &[("production", PRODUCTION_REPLICAS)],
+        ..FluxTimings::DEFAULT
+    };
+    fleet::flux_objects(&admin, namespace, &fleet_url, &ENVIRONMENTS, timings)
+        .await
+        .context("creating Flux's GitRepositories and Kustomizations")?;
     apply_manifest(&admin, &manifest(namespace, &shop_url, &fleet_url), false)
         .await
         .context("applying the demo's Beacon and Gates")?;
@@ -156,7 +157,7 @@ pub(crate) async fn run(
                 let passage = story.failed("production", &bundle).await?;
                 eprintln!(
                     "[demo] carol approved it; production's crossing {passage} failed at {FAILED_STEP}: \
-                     {}, and Flux's health check gave up",
+                     {}, and Flux's health check gave up on them",
                     FAILS_IN_PRODUCTION.1
                 );
             } else {
@@ -181,7 +182,10 @@ pub(crate) async fn run(
 /// What release `version` of shop asks of the cluster.
 fn release_of(version: &str) -> Release<'_> {
     if version == FAILS_IN_PRODUCTION.0 {
-        Release::unschedulable(version)
+        Release {
+            version,
+            cpu: "200",
+        }
     } else {
         Release::healthy(version)
     }
