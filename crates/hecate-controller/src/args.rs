@@ -62,6 +62,11 @@ pub struct Args {
     /// The `helm` program `render-helm` runs (a bare name is looked up on PATH).
     #[arg(long, default_value = "helm", value_name = "PATH")]
     pub helm_path: PathBuf,
+    /// Let `render-kustomize` steps ask for `loadRestrictionsNone`: kustomize then
+    /// reads any file this process can (its kubeconfig, its ServiceAccount token), so
+    /// every Gate author is trusted with them. Off: such a step fails `NotAllowed`.
+    #[arg(long)]
+    pub allow_kustomize_load_restrictions_none: bool,
     /// Start even if the installed CRDs lack fields this controller writes (they would
     /// be dropped silently); a warning is logged on every start.
     #[arg(long)]
@@ -143,6 +148,7 @@ mod tests {
         );
         assert!(args.no_cross_namespace_refs);
         assert!(!args.leader_elect && !args.skip_crd_check);
+        assert!(!args.allow_kustomize_load_restrictions_none);
         assert_eq!(args.leader_election_id, "hecate.hecate.dev");
         assert!(args.work_root.ends_with("hecate-passages"));
     }
@@ -163,6 +169,13 @@ mod tests {
             BindAddress::On("127.0.0.1:9440".parse().expect("an address"))
         );
         assert!(!args.no_cross_namespace_refs && args.leader_elect);
+        // The flag a refused render step names is the flag that allows it.
+        let args = Args::try_parse_from([
+            "hecate-controller",
+            crate::steps::render::ALLOW_LOAD_RESTRICTIONS_NONE,
+        ])
+        .expect("flags parse");
+        assert!(args.allow_kustomize_load_restrictions_none);
         let error = Args::try_parse_from(["hecate-controller", "--metrics-bind-address=nowhere"])
             .expect_err("a bad address is refused");
         assert!(error.to_string().contains(":PORT"), "{error}");

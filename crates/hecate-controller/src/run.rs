@@ -231,6 +231,7 @@ fn builtin(client: &kube::Client, args: &Args) -> anyhow::Result<Builtin> {
         fides_server: args.fides_server.clone(),
         kustomize: args.kustomize_path.clone(),
         helm: args.helm_path.clone(),
+        allow_kustomize_load_restrictions_none: args.allow_kustomize_load_restrictions_none,
         wake,
     };
     let steps = steps::runners(&tools)?;

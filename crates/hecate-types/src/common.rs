@@ -40,6 +40,7 @@ pub struct Step {
     /// A bare boolean expression (e.g. `always`, `failed`); when false the step is
     /// skipped.
     #[serde(rename = "if", default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_EXPRESSION_LENGTH))]
     pub condition: String,
     /// How long the step may take, as a Go duration (`90s`, `5m`).
     #[serde(default, skip_serializing_if = "String::is_empty")]

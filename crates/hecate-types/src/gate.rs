@@ -48,6 +48,7 @@ pub struct GateSpec {
     pub watch: Vec<HealthCheck>,
     /// Checks that must pass after a crossing before the Bundle counts as cleared.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_VERIFICATIONS))]
     pub verify: Vec<Verification>,
     /// Cross eligible Bundles without being asked.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -95,7 +96,7 @@ pub struct BundleOrigin {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct PassageTemplate {
     /// The steps, run in order.
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = crate::limits::MAX_STEPS))]
     pub steps: Vec<Step>,
 }
 

@@ -42,7 +42,7 @@ pub struct PassageSpec {
     /// The Bundle being moved.
     pub bundle: String,
     /// The Gate's steps as they were when this Passage was created.
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = crate::limits::MAX_STEPS))]
     pub steps: Vec<Step>,
     /// The Gate's vars as they were when this Passage was created.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

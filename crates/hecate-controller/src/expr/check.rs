@@ -75,34 +75,11 @@ fn one_line(report: &str) -> String {
         .to_string()
 }
 
-/// Visits `node` and every node under it, parents first.
+/// Visits `node` and every node under it, parents first. The recursion is as deep as
+/// the tree, which the parser keeps within [`super::MAX_DEPTH`].
 fn walk(node: &Node, visit: &mut impl FnMut(&Node)) {
     visit(node);
-    match &node.kind {
-        Kind::Lit(_) | Kind::Name(_) => {}
-        Kind::List(items) => items.iter().for_each(|n| walk(n, visit)),
-        Kind::Member { object, .. } | Kind::Chain(object) => walk(object, visit),
-        Kind::Index { object, index, .. } => {
-            walk(object, visit);
-            walk(index, visit);
-        }
-        Kind::Call { callee, args } => {
-            walk(callee, visit);
-            args.iter().for_each(|n| walk(n, visit));
-        }
-        Kind::Unary { operand, .. } => walk(operand, visit),
-        Kind::Binary { left, right, .. } => {
-            walk(left, visit);
-            walk(right, visit);
-        }
-        Kind::Cond {
-            test,
-            then,
-            otherwise,
-        } => {
-            walk(test, visit);
-            walk(then, visit);
-            walk(otherwise, visit);
-        }
+    for child in node.kind.children() {
+        walk(child, visit);
     }
 }

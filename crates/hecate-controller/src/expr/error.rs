@@ -34,6 +34,18 @@ pub enum ExprError {
         /// What it gave, e.g. `the string "yes"`.
         got: String,
     },
+    /// The text is longer than any expression may be ([`super::MAX_LENGTH`]); it is
+    /// refused before it is read, and only its start is quoted.
+    #[error(
+        "expression {start:?}… is {length} characters long; an expression may be at most {} characters",
+        super::MAX_LENGTH
+    )]
+    TooLong {
+        /// The first characters of the expression, trimmed.
+        start: String,
+        /// How many characters it has.
+        length: usize,
+    },
     /// A problem inside a step's `with:`, and where in it.
     #[error("{path}: {error}")]
     At {

@@ -6,6 +6,9 @@
 //! sub-expression — `bundle.image('absent').tag` must fail, not interpolate an empty
 //! tag. `?.` is the one way to read through a null on purpose. Values are borrowed
 //! from the scope where possible, so reading `steps.x.y` copies only the answer.
+//!
+//! The evaluator recurses on the tree, one level (a few frames) per node: the parser
+//! admits no tree deeper than [`super::MAX_DEPTH`], so its stack is bounded too.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

@@ -37,6 +37,17 @@ pub use error::ExprError;
 use env::Response;
 use parse::Node;
 
+/// The longest expression, in characters: the CRDs' bound on `if:`, held here for every
+/// expression (`with:` and `successIf` have no schema of their own). Longer text is
+/// refused before it is read.
+pub const MAX_LENGTH: usize = hecate_types::limits::MAX_EXPRESSION_LENGTH;
+
+/// How deep an expression may nest: brackets, prefix and infix operators, member
+/// accesses, indexes and calls each go one level deeper. Real conditions nest under ten;
+/// at 64 the parser, the checker and the evaluator — all recursive — stay far inside
+/// a runtime worker's stack (docs/DECISIONS.md 98).
+pub const MAX_DEPTH: usize = 64;
+
 /// `with` with every `${{ … }}` substituted, in values and map keys at any depth.
 ///
 /// A string that is exactly one expression becomes the expression's value, typed
@@ -99,8 +110,15 @@ fn evaluate(source: &str, env: &Env) -> Result<Value, ExprError> {
 }
 
 /// The checked tree of `expr`; `names`, when given, are the only top-level names it
-/// may use.
+/// may use. Text longer than [`MAX_LENGTH`] is refused unread.
 fn tree(expr: &str, names: Option<&[&str]>) -> Result<Node, ExprError> {
+    let length = expr.chars().count();
+    if length > MAX_LENGTH {
+        return Err(ExprError::TooLong {
+            start: expr.chars().take(QUOTED).collect(),
+            length,
+        });
+    }
     parse::parse(expr)
         .and_then(|node| check::check(&node, names).map(|()| node))
         .map_err(|problem| ExprError::Invalid {
@@ -116,6 +134,9 @@ fn bare(source: &str) -> &str {
     let trimmed = source.trim();
     text::whole(trimmed).map_or(trimmed, str::trim)
 }
+
+/// How many characters of an over-long expression a message quotes.
+const QUOTED: usize = 40;
 
 fn failed(expr: &str, problem: String) -> ExprError {
     ExprError::Failed {

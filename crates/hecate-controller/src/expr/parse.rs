@@ -8,9 +8,16 @@
 //! `-(a ?? b)`, as in the reference. Member access, indexing and calls bind tightest.
 //! Every node keeps its byte span, so errors can quote the sub-expression they are
 //! about.
+//!
+//! Nesting is bounded ([`MAX_DEPTH`]) twice over: the parser's own recursion (brackets
+//! and prefix operators recurse before any node exists), and the height of the tree it
+//! builds (an infix or member chain is built in a loop, and the checker and evaluator
+//! recurse on it). A tree this parser returns is never deeper than the limit, so
+//! nothing that walks it can exhaust the stack.
 
 use serde_json::Value;
 
+use super::MAX_DEPTH;
 use super::lex::{Problem, Tok, Token, lex};
 
 /// A node of the tree and the bytes of the source it covers.
@@ -19,6 +26,8 @@ pub(super) struct Node {
     pub(super) kind: Kind,
     pub(super) start: usize,
     pub(super) end: usize,
+    /// How many nodes deep the tree is from here down (a leaf is 1).
+    pub(super) depth: usize,
 }
 
 /// What a node is.
@@ -60,6 +69,26 @@ pub(super) enum Kind {
         then: Box<Node>,
         otherwise: Box<Node>,
     },
+}
+
+impl Kind {
+    /// The nodes directly under this one, left to right.
+    pub(super) fn children(&self) -> Vec<&Node> {
+        match self {
+            Kind::Lit(_) | Kind::Name(_) => Vec::new(),
+            Kind::List(items) => items.iter().collect(),
+            Kind::Member { object, .. } | Kind::Chain(object) => vec![object],
+            Kind::Index { object, index, .. } => vec![object, index],
+            Kind::Call { callee, args } => std::iter::once(&**callee).chain(args).collect(),
+            Kind::Unary { operand, .. } => vec![operand],
+            Kind::Binary { left, right, .. } => vec![left, right],
+            Kind::Cond {
+                test,
+                then,
+                otherwise,
+            } => vec![test, then, otherwise],
+        }
+    }
 }
 
 /// A prefix operator.
@@ -188,6 +217,7 @@ pub(super) fn parse(src: &str) -> Result<Node, Problem> {
         src,
         tokens,
         pos: 0,
+        nesting: 0,
     };
     if parser.at_end() {
         return Err(Problem::new(0, "the expression is empty"));
@@ -210,6 +240,8 @@ struct Parser<'s> {
     src: &'s str,
     tokens: Vec<Token>,
     pos: usize,
+    /// How many [`Parser::expression`] calls are under way: the parser's recursion.
+    nesting: usize,
 }
 
 impl Parser<'_> {
@@ -276,8 +308,35 @@ impl Parser<'_> {
         })
     }
 
-    /// An expression whose infix operators bind at least as tightly as `min`.
+    /// A node of `kind` over `start..end`, refused when it would make the tree deeper
+    /// than [`MAX_DEPTH`].
+    fn node(&self, kind: Kind, start: usize, end: usize) -> Result<Node, Problem> {
+        let depth = 1 + kind.children().iter().map(|c| c.depth).max().unwrap_or(0);
+        if depth > MAX_DEPTH {
+            return Err(too_deep(start));
+        }
+        Ok(Node {
+            kind,
+            start,
+            end,
+            depth,
+        })
+    }
+
+    /// An expression whose infix operators bind at least as tightly as `min`: every
+    /// recursion of the parser passes here, so this is where its depth is bounded.
     fn expression(&mut self, min: u16) -> Result<Node, Problem> {
+        if self.nesting >= MAX_DEPTH {
+            return Err(too_deep(self.current().start));
+        }
+        self.nesting += 1;
+        let parsed = self.climb(min);
+        self.nesting -= 1;
+        parsed
+    }
+
+    /// [`Parser::expression`]'s work: a prefix, then infix operators by precedence.
+    fn climb(&mut self, min: u16) -> Result<Node, Problem> {
         let mut left = self.prefix()?;
         loop {
             // `a not in b`: `not` before a word operator negates it.
@@ -306,7 +365,7 @@ impl Parser<'_> {
             }
             let right = self.expression(power + 1)?;
             let (start, end) = (left.start, right.end);
-            left = span(
+            left = self.node(
                 Kind::Binary {
                     op,
                     left: Box::new(left),
@@ -314,16 +373,16 @@ impl Parser<'_> {
                 },
                 start,
                 end,
-            );
+            )?;
             if negate {
-                left = span(
+                left = self.node(
                     Kind::Unary {
                         op: Unary::Not,
                         operand: Box::new(left),
                     },
                     start,
                     end,
-                );
+                )?;
             }
         }
         if min == 0 {
@@ -350,7 +409,7 @@ impl Parser<'_> {
             self.advance();
             let otherwise = self.expression(0)?;
             let (start, end) = (test.start, otherwise.end);
-            test = span(
+            test = self.node(
                 Kind::Cond {
                     test: Box::new(test),
                     then: Box::new(then),
@@ -358,7 +417,7 @@ impl Parser<'_> {
                 },
                 start,
                 end,
-            );
+            )?;
         }
         Ok(test)
     }
@@ -377,14 +436,14 @@ impl Parser<'_> {
             self.advance();
             let operand = self.expression(power)?;
             let end = operand.end;
-            return Ok(span(
+            return self.node(
                 Kind::Unary {
                     op,
                     operand: Box::new(operand),
                 },
                 token.start,
                 end,
-            ));
+            );
         }
         let primary = self.primary()?;
         self.postfix(primary)
@@ -417,12 +476,12 @@ impl Parser<'_> {
             Tok::Punct("[") => {
                 self.advance();
                 let (items, end) = self.list("]", token.start)?;
-                return Ok(span(Kind::List(items), token.start, end));
+                return self.node(Kind::List(items), token.start, end);
             }
             _ => return Err(self.unexpected()),
         };
         self.advance();
-        Ok(span(kind, token.start, token.end))
+        self.node(kind, token.start, token.end)
     }
 
     /// Comma-separated expressions up to `close` (the opener, at `opened`, is already
@@ -465,7 +524,7 @@ impl Parser<'_> {
                 };
                 let end = self.advance().end;
                 chained |= optional;
-                node = span(
+                node = self.node(
                     Kind::Member {
                         object: Box::new(node),
                         name,
@@ -473,7 +532,7 @@ impl Parser<'_> {
                     },
                     start,
                     end,
-                );
+                )?;
             } else if bracket(&token) || optional {
                 if optional {
                     self.advance();
@@ -482,7 +541,7 @@ impl Parser<'_> {
                 let index = self.expression(0)?;
                 let end = self.close("]", open.start)?.end;
                 chained |= optional;
-                node = span(
+                node = self.node(
                     Kind::Index {
                         object: Box::new(node),
                         index: Box::new(index),
@@ -490,30 +549,34 @@ impl Parser<'_> {
                     },
                     start,
                     end,
-                );
+                )?;
             } else if token.tok == Tok::Punct("(") {
                 self.advance();
                 let (args, end) = self.list(")", token.start)?;
-                node = span(
+                node = self.node(
                     Kind::Call {
                         callee: Box::new(node),
                         args,
                     },
                     start,
                     end,
-                );
+                )?;
             } else {
                 break;
             }
         }
         if chained {
             let (start, end) = (node.start, node.end);
-            node = span(Kind::Chain(Box::new(node)), start, end);
+            node = self.node(Kind::Chain(Box::new(node)), start, end)?;
         }
         Ok(node)
     }
 }
 
-fn span(kind: Kind, start: usize, end: usize) -> Node {
-    Node { kind, start, end }
+/// Nesting past [`MAX_DEPTH`], found at byte `at`.
+fn too_deep(at: usize) -> Problem {
+    Problem::new(
+        at,
+        format!("the expression nests more than {MAX_DEPTH} deep"),
+    )
 }

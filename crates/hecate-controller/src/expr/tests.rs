@@ -884,3 +884,171 @@ fn errors_are_typed() {
     assert_eq!(path, "with.a");
     assert!(matches!(*error, ExprError::Failed { .. }), "{error:?}");
 }
+
+// ----- bounds: no expression a Gate author writes can exhaust the stack -------------
+
+/// `open` `n` times, then `middle`, then `close` `n` times.
+fn nested(open: &str, middle: &str, close: &str, n: usize) -> String {
+    format!("{}{middle}{}", open.repeat(n), close.repeat(n))
+}
+
+/// The problem `compile` reports for `source`, which must be an `Invalid`.
+fn invalid(source: &str) -> String {
+    match compile(source) {
+        Err(ExprError::Invalid { problem, .. }) => problem,
+        other => panic!(
+            "{} bytes: expected an invalid expression, got {other:?}",
+            source.len()
+        ),
+    }
+}
+
+#[test]
+fn nesting_beyond_the_limit_is_an_expression_error() {
+    let too_deep = format!("the expression nests more than {MAX_DEPTH} deep");
+    // Each bracket, prefix operator, infix operator and member access is one level:
+    // the whole expression is the first.
+    let at_limit = [
+        nested("(", "true", ")", MAX_DEPTH - 1),
+        format!("{}true", "!".repeat(MAX_DEPTH - 1)),
+        format!("{}1 == -1", "-".repeat(MAX_DEPTH - 2)),
+        format!("{}1 > 0", "1 + ".repeat(MAX_DEPTH - 2)),
+        nested("[", "true", "]", MAX_DEPTH - 1),
+        format!("steps{}", ".a".repeat(MAX_DEPTH - 1)),
+    ];
+    for source in &at_limit {
+        assert_eq!(compile(source), Ok(()), "{source}");
+    }
+    let beyond = [
+        nested("(", "true", ")", MAX_DEPTH),
+        format!("{}true", "!".repeat(MAX_DEPTH)),
+        format!("{}true", "not ".repeat(MAX_DEPTH)),
+        format!("{}1", "-".repeat(MAX_DEPTH)),
+        format!("{}1", "+".repeat(MAX_DEPTH)),
+        nested("[", "1", "]", MAX_DEPTH),
+        // Chains the parser builds in a loop are as deep as nesting.
+        format!("1{}", " + 1".repeat(MAX_DEPTH)),
+        format!("steps{}", ".a".repeat(MAX_DEPTH)),
+        format!("steps.x{}", "[0]".repeat(MAX_DEPTH)),
+        format!("steps.x{}", "?.a".repeat(MAX_DEPTH)),
+        format!("{}false", "true ? 1 : ".repeat(MAX_DEPTH)),
+        nested("bundle.image(", "'a'", ")", MAX_DEPTH),
+    ];
+    for source in &beyond {
+        let problem = invalid(source);
+        assert_eq!(problem, too_deep, "{source}");
+    }
+}
+
+#[test]
+fn what_crashed_the_controller_is_refused_in_words() {
+    // Issue 30: each of these overflowed the stack.
+    let too_long = format!("at most {MAX_LENGTH} characters");
+    let cases = [
+        nested("(", "1", ")", 50_000),
+        "!".repeat(100_000),
+        format!("{}1", "-".repeat(100_000)),
+        format!("{}true", "not ".repeat(30_000)),
+    ];
+    for source in &cases {
+        let error = compile(source).expect_err("refused");
+        let shown = error.to_string();
+        assert!(shown.contains(&too_long), "{shown}");
+        // The message quotes the start, never the whole of it.
+        assert!(shown.len() < 200, "{} bytes: {shown}", shown.len());
+        assert!(matches!(error, ExprError::TooLong { .. }), "{error:?}");
+        let error = condition(source, &env()).expect_err("refused");
+        assert!(matches!(error, ExprError::TooLong { .. }), "{error:?}");
+        let error = success_if(source, 200, "", None).expect_err("refused");
+        assert!(matches!(error, ExprError::TooLong { .. }), "{error:?}");
+        let error = compile_success_if(source).expect_err("refused");
+        assert!(matches!(error, ExprError::TooLong { .. }), "{error:?}");
+    }
+    // Inside the length limit, the depth limit answers.
+    let deep = nested("(", "1", ")", 2_000);
+    assert!(deep.len() <= MAX_LENGTH);
+    let error = condition(&deep, &env()).expect_err("refused");
+    assert!(error.to_string().contains("nests more than"), "{error}");
+    let error = success_if(&deep, 200, "", None).expect_err("refused");
+    assert!(error.to_string().contains("nests more than"), "{error}");
+}
+
+#[test]
+fn long_expressions_are_refused_and_long_text_is_not() {
+    let fits = format!("'{}' != ''", "a".repeat(MAX_LENGTH - 8));
+    assert_eq!(fits.len(), MAX_LENGTH);
+    assert_eq!(condition(&fits, &env()), Ok(true));
+    let over = format!("'{}' != ''", "a".repeat(MAX_LENGTH - 7));
+    let error = condition(&over, &env()).expect_err("too long");
+    assert_eq!(
+        error,
+        ExprError::TooLong {
+            start: format!("'{}", "a".repeat(39)),
+            length: MAX_LENGTH + 1,
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "expression \"'{}\"… is {} characters long; an expression may be at most {MAX_LENGTH} characters",
+            "a".repeat(39),
+            MAX_LENGTH + 1
+        )
+    );
+    // The limit is on each expression, not on the text around them.
+    let text = format!("{} ${{{{ gate }}}}", "x".repeat(3 * MAX_LENGTH));
+    let got = interpolate(&json!({ "body": text }), &env()).expect("interpolated");
+    assert!(got["body"].as_str().unwrap().ends_with(" production"));
+}
+
+#[test]
+fn deep_expressions_in_with_fail_the_step_with_their_place() {
+    let cases = [
+        json!({"a": {"b": format!("${{{{ {} }}}}", nested("(", "1", ")", 50_000))}}),
+        json!({"a": {"b": format!("x ${{{{ {} }}}}", "!".repeat(100_000))}}),
+        json!({"a": {"b": format!("${{{{ {} }}}}", nested("(", "1", ")", 500))}}),
+        json!({"a": {"b": format!("${{{{ {}1 }}}}", "-".repeat(500))}}),
+    ];
+    for with in cases {
+        let Err(ExprError::At { path, error }) = interpolate(&with, &env()) else {
+            panic!("expected an error with its place");
+        };
+        assert_eq!(path, "with.a.b");
+        assert!(
+            matches!(
+                *error,
+                ExprError::TooLong { .. } | ExprError::Invalid { .. }
+            ),
+            "{error:?}"
+        );
+    }
+}
+
+#[test]
+fn the_deepest_expression_runs_in_a_small_stack() {
+    // What the parser admits, the checker and the evaluator walk: at the limit, all
+    // three fit in a quarter of a runtime worker's 2 MiB, even unoptimised (about
+    // 300 KiB measured in a debug build).
+    let deepest = [
+        nested("(", "!failed", ")", MAX_DEPTH - 2),
+        format!("{}false", "!".repeat(MAX_DEPTH - 1)),
+        format!("{}steps.commit.count != 0", "-".repeat(MAX_DEPTH - 4)),
+        format!("{}1 > 0", "1 + ".repeat(MAX_DEPTH - 2)),
+        format!("{}true", "false || ".repeat(MAX_DEPTH - 1)),
+    ];
+    let worker = std::thread::Builder::new()
+        .stack_size(512 << 10)
+        .spawn(move || {
+            deepest
+                .iter()
+                .map(|source| condition(source, &env()).map_err(|e| e.to_string()))
+                .collect::<Vec<_>>()
+        })
+        .expect("a thread");
+    let verdicts = worker.join().expect("no stack overflow");
+    assert_eq!(
+        verdicts,
+        [Ok(true), Ok(true), Ok(true), Ok(true), Ok(true)],
+        "{verdicts:?}"
+    );
+}

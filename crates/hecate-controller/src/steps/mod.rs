@@ -39,6 +39,9 @@ pub struct Tools {
     pub kustomize: std::path::PathBuf,
     /// `--helm-path`.
     pub helm: std::path::PathBuf,
+    /// `--allow-kustomize-load-restrictions-none`: `render-kustomize` may read outside
+    /// its kustomization when a step asks.
+    pub allow_kustomize_load_restrictions_none: bool,
     /// Wakes a waiting `flux-wait` when its object changes.
     pub wake: crate::passage::wake::Wake,
 }
@@ -58,6 +61,7 @@ impl Tools {
             fides_server: None,
             kustomize: "kustomize".into(),
             helm: "helm".into(),
+            allow_kustomize_load_restrictions_none: false,
         }
     }
 }
@@ -100,7 +104,10 @@ pub fn runners(
     let forge = forge::Forge::new(client.clone(), tools.app_tokens.clone());
     registry.register(Arc::new(forge::GitPullRequest::new(forge.clone())))?;
     registry.register(Arc::new(forge::CommitStatus::new(forge)))?;
-    registry.register(Arc::new(render::RenderKustomize::new(&tools.kustomize)))?;
+    registry.register(Arc::new(
+        render::RenderKustomize::new(&tools.kustomize)
+            .allowing_load_restrictions_none(tools.allow_kustomize_load_restrictions_none),
+    ))?;
     registry.register(Arc::new(render::RenderHelm::new(&tools.helm)))?;
     Ok(registry)
 }

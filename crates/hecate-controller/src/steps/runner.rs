@@ -72,6 +72,34 @@ impl StepContext<'_> {
     }
 }
 
+/// Whether `path` — inside `work_dir` by its text ([`StepContext::in_work_dir`]) — is
+/// inside it also once symbolic links are followed, so a link a checkout brought can
+/// never carry a write (or a read the step hands on) elsewhere. Judged on the deepest
+/// part of `path` that exists, resolved as the system would resolve it; a link that
+/// leads to nothing is not inside, since writing through it would make its target.
+/// Nothing can lead out of a work directory that does not exist yet. Every step that
+/// writes or hands on a path of the checkout asks this (docs/DECISIONS.md 100).
+pub fn stays_inside(work_dir: &Path, path: &Path) -> std::io::Result<bool> {
+    let root = match std::fs::canonicalize(work_dir) {
+        Ok(root) => root,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
+        Err(e) => return Err(e),
+    };
+    let mut existing = path;
+    while std::fs::symlink_metadata(existing).is_err() {
+        match existing.parent() {
+            Some(parent) => existing = parent,
+            None => return Ok(true),
+        }
+    }
+    match std::fs::canonicalize(existing) {
+        Ok(real) => Ok(real.starts_with(&root)),
+        // It is there (a link), and what it names is not.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// How a step's call ended, when it did not fail with an error.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Progress {
@@ -231,5 +259,43 @@ mod tests {
                 "{outside}"
             );
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn paths_stay_inside_once_links_are_followed() {
+        let work = tempfile::tempdir().expect("a temporary directory");
+        let elsewhere = tempfile::tempdir().expect("a temporary directory");
+        let w = work.path();
+        std::fs::create_dir_all(w.join("repo/app")).expect("mkdir");
+        std::fs::write(w.join("repo/file"), "x").expect("write");
+        let link = |target: &Path, name: &str| {
+            std::os::unix::fs::symlink(target, w.join(name)).expect("a link");
+        };
+        link(elsewhere.path(), "repo/away");
+        link(&elsewhere.path().join("gone"), "repo/nowhere");
+        link(&w.join("repo/app"), "repo/near");
+        link(Path::new("../../.."), "repo/app/up");
+        let cases = [
+            ("repo", true),
+            ("repo/app/not/yet", true),
+            ("repo/near/x", true),
+            ("repo/file/x", true),
+            ("not/yet/there", true),
+            ("repo/away", false),
+            ("repo/away/x/y", false),
+            ("repo/nowhere", false),
+            ("repo/nowhere/x", false),
+            ("repo/app/up/x", false),
+            ("repo/away/..", false),
+        ];
+        for (relative, inside) in cases {
+            let got = stays_inside(w, &w.join(relative)).expect("judged");
+            assert_eq!(got, inside, "{relative}");
+        }
+        assert!(
+            stays_inside(&w.join("lost"), &w.join("lost/repo/x")).expect("judged"),
+            "a work directory a restart lost holds no links"
+        );
     }
 }

@@ -38,8 +38,8 @@ async fn the_manifest_is_accepted_and_runs_locked_down() {
 }
 
 /// Every controller the chart starts — with its defaults, and with every option on
-/// (leader election, shards, Fides, extra flags) — is started with flags this binary
-/// takes.
+/// (leader election, shards, Fides, unrestricted renders, extra flags) — is started
+/// with flags this binary takes.
 #[test]
 fn the_chart_starts_the_controller_with_flags_it_takes() {
     use clap::Parser as _;
@@ -47,8 +47,8 @@ fn the_chart_starts_the_controller_with_flags_it_takes() {
 
     let helm = Tool::Helm.locate_or_build().unwrap();
     let everything = chart::everything_values();
-    for (values, deployments) in [
-        (&[][..], &["hecate-controller"][..]),
+    for (values, deployments, unrestricted) in [
+        (&[][..], &["hecate-controller"][..], false),
         (
             &[everything.as_path()],
             &[
@@ -56,6 +56,7 @@ fn the_chart_starts_the_controller_with_flags_it_takes() {
                 "hecate-controller-shard1",
                 "hecate-controller-shard2",
             ],
+            true,
         ),
     ] {
         let rendered = chart::template(&helm, "hecate-system", values, &[]).unwrap();
@@ -67,6 +68,10 @@ fn the_chart_starts_the_controller_with_flags_it_takes() {
             .unwrap_or_else(|e| panic!("{name} {args:?}: {e}"));
             assert!(parsed.leader_elect, "{name}: {args:?}");
             assert_eq!(parsed.work_root, std::path::Path::new("/work"));
+            assert_eq!(
+                parsed.allow_kustomize_load_restrictions_none, unrestricted,
+                "{name}: {args:?}"
+            );
         }
     }
 }

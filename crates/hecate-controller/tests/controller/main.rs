@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod beacon;
+mod bounds;
 mod checkers;
 mod costs;
 mod crossing;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use hecate_controller::steps::render::{
-    FILE_NOT_FOUND, NOTHING_RENDERED, RENDER_FAILED, RenderHelm, RenderKustomize,
+    FILE_NOT_FOUND, NOT_ALLOWED, NOTHING_RENDERED, RENDER_FAILED, RenderHelm, RenderKustomize,
 };
 use hecate_controller::steps::runner::{
     INVALID_CONFIG, Progress, Runner, StepContext, StepError, StepResult,
@@ -200,7 +200,7 @@ async fn kustomize_renders_an_overlay_and_a_rerun_finds_it_done() {
 
 #[tokio::test]
 async fn kustomize_reads_outside_its_directory_only_with_load_restrictions_none() {
-    let step = kustomize().await;
+    let step = kustomize().await.allowing_load_restrictions_none(true);
     let work = Work::new();
     work.write(
         "repo/shared/config.yaml",
@@ -227,6 +227,62 @@ async fn kustomize_reads_outside_its_directory_only_with_load_restrictions_none(
         .unwrap();
     assert_eq!(done.output.unwrap()["resources"], json!(1));
     assert!(work.read("out/dev.yaml").contains("name: shared"));
+}
+
+/// Issue 30: `loadRestrictionsNone` let a Gate author render the controller's own
+/// files (its kubeconfig, its ServiceAccount token) into the checkout, for a later
+/// step to push. It is the operator's to allow, not the Gate author's.
+#[cfg(unix)]
+#[tokio::test]
+async fn load_restrictions_none_is_refused_unless_the_operator_allows_it() {
+    let step = kustomize().await;
+    let work = Work::new();
+    let controller = tempfile::tempdir().unwrap();
+    let kubeconfig = controller.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stolen\ndata: {token: s3cret}\n",
+    )
+    .unwrap();
+    work.write(
+        "repo/envs/dev/kustomization.yaml",
+        &format!("resources:\n- {}\n", kubeconfig.display()),
+    );
+    let config =
+        json!({"path": "repo/envs/dev", "out": "out/dev.yaml", "loadRestrictionsNone": true});
+
+    let message = work.refused(&step, config.clone(), NOT_ALLOWED).await;
+    assert!(
+        message.contains("loadRestrictionsNone")
+            && message.contains("--allow-kustomize-load-restrictions-none"),
+        "{message}"
+    );
+    assert!(!work.path().join("out").exists(), "nothing was rendered");
+
+    // Without it, kustomize's own restriction holds: links out are refused too.
+    std::os::unix::fs::symlink(
+        &kubeconfig,
+        work.path().join("repo/envs/dev/kubeconfig.yaml"),
+    )
+    .unwrap();
+    work.write(
+        "repo/envs/dev/kustomization.yaml",
+        "resources:\n- kubeconfig.yaml\n",
+    );
+    let message = work
+        .refused(
+            &step,
+            json!({"path": "repo/envs/dev", "out": "out/dev.yaml"}),
+            RENDER_FAILED,
+        )
+        .await;
+    assert!(message.contains("is not in or below"), "{message}");
+    assert!(!work.path().join("out").exists(), "nothing was rendered");
+
+    // The operator's flag allows it, for every Gate.
+    let allowed = step.allowing_load_restrictions_none(true);
+    work.run(&allowed, config).await.unwrap();
+    assert!(work.read("out/dev.yaml").contains("s3cret"));
 }
 
 #[tokio::test]

@@ -10,6 +10,32 @@ use super::*;
 /// (`<plural>:<json path>`, why). Keep it empty unless a spec demands otherwise.
 const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[];
 
+/// Bounds the reference lacks and we add (`crate::limits`, docs/DECISIONS.md 98), as
+/// (`<plural>:<json path of the keyword>`, why). Each is tolerated only as a keyword
+/// present in ours alone, and each must be there: any other bound still differs.
+const ADDED_BOUNDS: &[(&str, &str)] = &[
+    (
+        "gates:schema.properties.spec.properties.passage.properties.steps.maxItems",
+        "a step list the controller can always record",
+    ),
+    (
+        "gates:schema.properties.spec.properties.passage.properties.steps.items.properties.if.maxLength",
+        "a condition the controller can always parse",
+    ),
+    (
+        "gates:schema.properties.spec.properties.verify.maxItems",
+        "a verify list the controller can always record",
+    ),
+    (
+        "passages:schema.properties.spec.properties.steps.maxItems",
+        "a Passage holds its Gate's steps",
+    ),
+    (
+        "passages:schema.properties.spec.properties.steps.items.properties.if.maxLength",
+        "a Passage holds its Gate's steps",
+    ),
+];
+
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -98,16 +124,47 @@ fn crds_are_wire_compatible_with_the_reference() {
             );
         }
     }
-    differences.retain(|d| {
-        !DELIBERATE_DIFFERENCES
-            .iter()
-            .any(|(path, _)| d.starts_with(&format!("{path} ")))
-    });
+    for (bound, _) in ADDED_BOUNDS {
+        let added = format!("{bound} only in ours");
+        assert!(
+            differences.contains(&added),
+            "{bound} is listed as added, and is not: remove it from ADDED_BOUNDS"
+        );
+    }
+    differences.retain(|d| !tolerated(d));
     assert!(
         differences.is_empty(),
         "schema differences from the reference:\n{}",
         differences.join("\n")
     );
+}
+
+/// Whether a difference is one made on purpose: a deliberate difference at its path, or
+/// exactly an added bound.
+fn tolerated(difference: &str) -> bool {
+    DELIBERATE_DIFFERENCES
+        .iter()
+        .any(|(path, _)| difference.starts_with(&format!("{path} ")))
+        || ADDED_BOUNDS
+            .iter()
+            .any(|(bound, _)| difference == format!("{bound} only in ours"))
+}
+
+#[test]
+fn only_the_listed_bounds_are_tolerated() {
+    let verify = "gates:schema.properties.spec.properties.verify";
+    assert!(tolerated(&format!("{verify}.maxItems only in ours")));
+    for untold in [
+        // The bound changed, or the reference has one too.
+        format!("{verify}.maxItems ours=100 reference=10"),
+        format!("{verify}.maxItems only in the reference"),
+        // Another keyword at the same place, the same keyword at another.
+        format!("{verify}.minItems only in ours"),
+        "gates:schema.properties.spec.properties.admits.maxItems only in ours".to_string(),
+        format!("{verify}.items.properties.uses.maxLength only in ours"),
+    ] {
+        assert!(!tolerated(&untold), "{untold}");
+    }
 }
 
 #[test]
@@ -225,6 +282,7 @@ fn summarise(path: &str, schema: &Value, required: bool, lines: &mut Vec<String>
         "pattern",
         "minimum",
         "minItems",
+        "maxItems",
         "minLength",
         "maxLength",
         "minProperties",

@@ -36,7 +36,7 @@ pub use commit::GitCommit;
 pub use push::GitPush;
 
 use super::decode;
-use super::runner::{StepContext, StepError};
+use super::runner::{StepContext, StepError, stays_inside};
 use crate::git::{Class, Git, GitFailure, Kind};
 
 /// The work directory's private area: git's `HOME`, keys and askpass helpers, the
@@ -83,8 +83,9 @@ async fn cli(work_dir: &Path) -> Result<Git, StepError> {
 }
 
 /// The checkout directory `relative` names. Besides leaving the work directory (spec
-/// §3.7 rule 4), a checkout may not be the work directory itself or sit in the
-/// private area, where keys are kept.
+/// §3.7 rule 4) — by its text or through a symbolic link an earlier checkout brought —
+/// a checkout may not be the work directory itself or sit in the private area, where
+/// keys are kept.
 fn checkout_dir(ctx: &StepContext<'_>, relative: &str) -> Result<PathBuf, StepError> {
     ctx.in_work_dir(relative)?;
     let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
@@ -104,9 +105,21 @@ fn checkout_dir(ctx: &StepContext<'_>, relative: &str) -> Result<PathBuf, StepEr
         Some(first) if *first == PRIVATE => Err(StepError::config(format!(
             "path {relative:?} is in {PRIVATE}, which the git steps keep for themselves"
         ))),
-        Some(_) => Ok(parts
-            .iter()
-            .fold(ctx.work_dir.to_path_buf(), |p, n| p.join(n))),
+        Some(_) => {
+            let dir = parts
+                .iter()
+                .fold(ctx.work_dir.to_path_buf(), |p, n| p.join(n));
+            match stays_inside(ctx.work_dir, &dir) {
+                Ok(true) => Ok(dir),
+                Ok(false) => Err(StepError::config(format!(
+                    "path {relative:?} leads out of the work directory through a symbolic link"
+                ))),
+                Err(e) => Err(StepError::terminal(
+                    GIT_FAILED,
+                    format!("cannot resolve path {relative:?}: {e}"),
+                )),
+            }
+        }
     }
 }
 
@@ -186,6 +199,7 @@ fn display(path: &Path) -> Value {
 #[cfg(test)]
 mod tests {
     use hecate_ops::rules::steps::BUILT_IN;
+    use serde_json::json;
 
     use super::*;
     use crate::steps::runner::{INVALID_CONFIG, Runner};
@@ -234,6 +248,125 @@ mod tests {
         }
         let local = StepError::from(failure("something odd").local());
         assert_eq!(local.message, "git push failed: something odd");
+    }
+
+    /// Issue 30: a checkout may hold a symbolic link to anywhere. A git step's `path`
+    /// through it would have put a checkout outside the work directory — replacing
+    /// what was there — and had commit and push work on someone else's repository.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn no_git_step_follows_a_link_out_of_the_work_directory() {
+        use testing::{Fixture, git, no_cluster, output, path, write};
+
+        let fx = Fixture::new();
+        let remote = path(&fx.remote("fleet").await);
+        let work = fx.work_dir("w");
+        let outside = tempfile::tempdir().expect("a temporary directory");
+        // Outside: an old checkout of the same remote, and a file of the controller's.
+        git(
+            outside.path(),
+            &["clone", "-q", &remote, &path(&outside.path().join("x"))],
+        )
+        .await;
+        write(&outside.path().join("x/README.md"), "theirs\n").await;
+        write(&outside.path().join("token"), "s3cret\n").await;
+
+        let clone = GitClone::new(no_cluster());
+        output(&clone.run(&fx.ctx(&work, json!({"repo": remote}))).await);
+        // What the checkout brought: a link out, and a dangling one.
+        std::os::unix::fs::symlink(outside.path(), work.join("repo/link")).expect("a link");
+        std::os::unix::fs::symlink(outside.path().join("gone"), work.join("repo/dangling"))
+            .expect("a link");
+        let before = listing(outside.path());
+
+        let refused = |error: StepError, config: &Value| {
+            assert_eq!(
+                (error.reason.as_str(), error.terminal),
+                (INVALID_CONFIG, true),
+                "{config}: {}",
+                error.message
+            );
+            assert!(
+                error.message.contains("symbolic link"),
+                "{config}: {}",
+                error.message
+            );
+            assert!(
+                !error.message.contains(&path(outside.path())),
+                "{config}: {}",
+                error.message
+            );
+        };
+        for checkout in [
+            "repo/link/x",
+            "repo/link/new",
+            "repo/link/a/b",
+            "repo/dangling/x",
+        ] {
+            let config = json!({"repo": remote, "path": checkout});
+            let error = clone
+                .run(&fx.ctx(&work, config.clone()))
+                .await
+                .expect_err("refused");
+            refused(error, &config);
+        }
+        let commit = GitCommit::new();
+        let push = GitPush::new(no_cluster());
+        for checkout in ["repo/link/x", "repo/dangling"] {
+            let config = json!({"path": checkout, "message": "promote"});
+            let error = commit
+                .run(&fx.ctx(&work, config.clone()))
+                .await
+                .expect_err("refused");
+            refused(error, &config);
+            let config = json!({"path": checkout});
+            let error = push
+                .run(&fx.ctx(&work, config.clone()))
+                .await
+                .expect_err("refused");
+            refused(error, &config);
+            let error = checkout_facts(&fx.ctx(&work, Value::Null), checkout)
+                .await
+                .expect_err("refused");
+            refused(error, &json!(checkout));
+        }
+        assert_eq!(listing(outside.path()), before, "nothing changed outside");
+        let kept = tokio::fs::read_to_string(outside.path().join("x/README.md"))
+            .await
+            .expect("still there");
+        assert_eq!(kept, "theirs\n");
+
+        // A link that stays inside the work directory is no escape.
+        std::os::unix::fs::symlink(work.join("repo/app"), work.join("repo/inside"))
+            .expect("a link");
+        let result = clone
+            .run(&fx.ctx(&work, json!({"repo": remote, "path": "repo/inside/nested"})))
+            .await;
+        assert_eq!(output(&result)["reused"], json!(false));
+        assert!(work.join("repo/app/nested/README.md").exists());
+    }
+
+    /// Every path under `dir`, links not followed, with each file's bytes.
+    fn listing(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut found = Vec::new();
+        let mut pending = vec![dir.to_path_buf()];
+        while let Some(next) = pending.pop() {
+            for entry in std::fs::read_dir(&next).expect("a directory") {
+                let entry = entry.expect("an entry");
+                let kind = entry.file_type().expect("a type");
+                if kind.is_dir() {
+                    pending.push(entry.path());
+                }
+                let bytes = if kind.is_file() {
+                    std::fs::read(entry.path()).expect("readable")
+                } else {
+                    Vec::new()
+                };
+                found.push((entry.path(), bytes));
+            }
+        }
+        found.sort();
+        found
     }
 
     #[tokio::test]

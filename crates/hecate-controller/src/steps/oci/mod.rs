@@ -368,22 +368,14 @@ impl From<Here> for StepError {
 }
 
 /// `path` (inside the work directory by its text) is inside it also once symbolic
-/// links are followed — judged on its deepest part that exists: a checkout could
-/// otherwise hand the controller's own files to a registry, or have them replaced.
+/// links are followed ([`stays_inside`](crate::steps::runner::stays_inside)): a
+/// checkout could otherwise hand the controller's own files to a registry, or have
+/// them replaced.
 fn stays_inside(work_dir: &Path, path: &Path, field: &'static str) -> Result<(), Here> {
-    let real =
-        |p: &Path| std::fs::canonicalize(p).map_err(|e| Here::Failed(format!("{field}: {e}")));
-    let mut existing = path;
-    while !existing.exists() {
-        match existing.parent() {
-            Some(parent) => existing = parent,
-            None => break,
-        }
-    }
-    if real(existing)?.starts_with(real(work_dir)?) {
-        Ok(())
-    } else {
-        Err(Here::Escapes(field))
+    match crate::steps::runner::stays_inside(work_dir, path) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Here::Escapes(field)),
+        Err(e) => Err(Here::Failed(format!("{field}: {e}"))),
     }
 }
 

@@ -7,19 +7,28 @@ use std::path::PathBuf;
 use futures::future::BoxFuture;
 use serde_json::json;
 
-use super::{FILE_NOT_FOUND, NOTHING_RENDERED, Program, Render, is_empty, with_newline};
+use super::{
+    FILE_NOT_FOUND, NOT_ALLOWED, NOTHING_RENDERED, Program, Render, is_empty, with_newline,
+};
 use crate::steps::config::Config;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
+
+/// The controller flag that allows `loadRestrictionsNone`.
+pub const ALLOW_LOAD_RESTRICTIONS_NONE: &str = "--allow-kustomize-load-restrictions-none";
 
 /// The names kustomize looks for in a kustomization directory.
 const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// The `render-kustomize` step. Outputs `changed` (whether the file was written),
 /// `file` (the configured `out`) and `resources` (how many objects it holds).
+/// `loadRestrictionsNone` is refused (`NotAllowed`) unless the controller was started
+/// with [`ALLOW_LOAD_RESTRICTIONS_NONE`].
 #[derive(Clone, Debug)]
 pub struct RenderKustomize {
     program: PathBuf,
     limit: std::time::Duration,
+    /// `--allow-kustomize-load-restrictions-none`.
+    load_restrictions_none: bool,
 }
 
 impl RenderKustomize {
@@ -29,7 +38,16 @@ impl RenderKustomize {
         Self {
             program: program.into(),
             limit: super::RUN_LIMIT,
+            load_restrictions_none: false,
         }
+    }
+
+    /// The same, with `loadRestrictionsNone` allowed (`allowed`) or refused — the
+    /// operator's choice, [`ALLOW_LOAD_RESTRICTIONS_NONE`].
+    #[must_use]
+    pub fn allowing_load_restrictions_none(mut self, allowed: bool) -> Self {
+        self.load_restrictions_none = allowed;
+        self
     }
 
     /// The same, the program killed (with all it started) after `limit` rather than
@@ -52,6 +70,20 @@ impl Runner for RenderKustomize {
                 Config::RenderKustomize(render) => Some(render),
                 _ => None,
             })?;
+            // kustomize would read any file the controller may: its kubeconfig, its
+            // ServiceAccount token. Whether a Gate may ask is the operator's call
+            // (docs/DECISIONS.md 99).
+            if config.load_restrictions_none && !self.load_restrictions_none {
+                return Err(StepError::terminal(
+                    NOT_ALLOWED,
+                    format!(
+                        "loadRestrictionsNone would let kustomize read files outside {} \
+                         (anywhere the controller can read), and this controller does not \
+                         allow it; its operator may, with {ALLOW_LOAD_RESTRICTIONS_NONE}",
+                        config.path
+                    ),
+                ));
+            }
             let render = Render::new(ctx).await?;
             let result = async {
                 let dir = render.existing(ctx, "path", &config.path).await?;

@@ -35,7 +35,7 @@ use tokio::io::{AsyncRead, AsyncReadExt as _};
 use tokio::process::Command;
 
 pub use helm::RenderHelm;
-pub use kustomize::RenderKustomize;
+pub use kustomize::{ALLOW_LOAD_RESTRICTIONS_NONE, RenderKustomize};
 
 use super::runner::{StepContext, StepError};
 pub use super::yaml::FILE_NOT_FOUND;
@@ -44,6 +44,9 @@ pub use super::yaml::FILE_NOT_FOUND;
 pub const RENDER_FAILED: &str = "RenderFailed";
 /// Reason: the program rendered nothing (terminal).
 pub const NOTHING_RENDERED: &str = "NothingRendered";
+/// Reason: the step asks for an option that widens what a render may read, and the
+/// controller's operator has not allowed it (terminal; the message names the flag).
+pub const NOT_ALLOWED: &str = "NotAllowed";
 
 /// How long one run may take: Argo CD's default for the same programs
 /// (`ARGOCD_EXEC_TIMEOUT`, 90 s). A render that takes longer is broken, not busy.
@@ -625,6 +628,55 @@ mod tests {
         assert!(!env.contains_key("KUBERNETES_SERVICE_HOST"));
         assert!(!env.contains_key("HELM_NAMESPACE"));
         assert_eq!(env.len(), 13, "{env:?}");
+    }
+
+    #[test]
+    fn of_the_controllers_environment_only_the_network_settings_reach_a_program() {
+        // A controller whose environment holds every variable there is: its cluster,
+        // cloud and forge credentials, Helm's and kubectl's settings, an agent.
+        let scratch = Path::new("/w/uid/.hecate/render");
+        let env = environment(scratch, |key| {
+            Some(OsString::from(format!("controller:{key}")))
+        });
+        for (key, value) in &env {
+            let value = value.to_string_lossy();
+            if value.starts_with("controller:") {
+                assert!(
+                    crate::steps::git::INHERITED.contains(&key.as_str()),
+                    "{key} was handed on"
+                );
+            }
+        }
+        let env: BTreeMap<String, OsString> = env.into_iter().collect();
+        for key in [
+            "KUBECONFIG",
+            "KUBERNETES_SERVICE_HOST",
+            "KUBERNETES_SERVICE_PORT",
+            "HELM_KUBETOKEN",
+            "HELM_KUBEAPISERVER",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_WEB_IDENTITY_TOKEN_FILE",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "AZURE_FEDERATED_TOKEN_FILE",
+            "GITHUB_TOKEN",
+            "SSH_AUTH_SOCK",
+            "GIT_ASKPASS",
+            "FIDES_SERVER_URL",
+            "OTEL_EXPORTER_OTLP_HEADERS",
+        ] {
+            let value = env.get(key).map(|v| v.to_string_lossy().into_owned());
+            assert!(
+                value
+                    .as_ref()
+                    .is_none_or(|v| v.starts_with("/w/uid/.hecate/render/")),
+                "{key}: {value:?}"
+            );
+        }
+        // No cluster: the kubeconfig a program is pointed at is not there.
+        assert_eq!(
+            env["KUBECONFIG"],
+            *"/w/uid/.hecate/render/home/no-kubeconfig"
+        );
     }
 
     #[test]
