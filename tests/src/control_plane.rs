@@ -610,13 +610,15 @@ fn tail(path: &Path, lines: usize) -> String {
 }
 
 /// Whether `pid` is still one of the control plane's processes in `dir` (and not a
-/// stranger that inherited a recycled pid): both name `dir` on their command line.
+/// stranger that inherited a recycled pid): each names `dir` on its command line, or
+/// in its environment (Flux's controllers take their kubeconfig from `KUBECONFIG`).
 fn is_ours(pid: u32, dir: &Path) -> bool {
-    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-        return false;
-    };
     let dir = dir.as_os_str().as_encoded_bytes();
-    !dir.is_empty() && cmdline.windows(dir.len()).any(|w| w == dir)
+    let names_dir = |file: &str| {
+        std::fs::read(format!("/proc/{pid}/{file}"))
+            .is_ok_and(|text| !dir.is_empty() && text.windows(dir.len()).any(|w| w == dir))
+    };
+    names_dir("cmdline") || names_dir("environ")
 }
 
 fn signal(pids: &[u32], signal: &str) {

@@ -364,6 +364,17 @@ impl Process {
         name: &str,
         selector: &str,
     ) -> anyhow::Result<Self> {
+        Self::start_with(root, endpoint, name, selector, &[])
+    }
+
+    /// The same, with `extra` flags.
+    pub(crate) fn start_with(
+        root: &Path,
+        endpoint: &Endpoint,
+        name: &str,
+        selector: &str,
+        extra: &[String],
+    ) -> anyhow::Result<Self> {
         let dir = endpoint.dir.join(name);
         std::fs::create_dir_all(&dir)?;
         let kubeconfig = dir.join("kubeconfig");
@@ -378,6 +389,7 @@ impl Process {
             .arg("--health-probe-bind-address=0")
             .arg(format!("--watch-label-selector={selector}"))
             .arg(format!("--work-root={}", dir.join("work").display()))
+            .args(extra)
             .env("KUBECONFIG", &kubeconfig)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())

@@ -13,6 +13,7 @@ mod beacons;
 mod cli;
 mod controller;
 mod crossings;
+mod flux;
 mod load;
 mod mcp;
 mod report;
@@ -50,6 +51,9 @@ pub(crate) enum Part {
     /// Crossings end to end (no seed): one crossing, releases one after another, many
     /// at once; with the controller's requests by verb and resource.
     Crossings,
+    /// Releases through dev, staging and production on Flux's own controllers, with
+    /// `flux-reconcile` and without: each stage's time, and where it went.
+    Flux,
 }
 
 impl Part {
@@ -57,6 +61,7 @@ impl Part {
         match self {
             Self::Explain => "explain",
             Self::Crossings => "crossings",
+            Self::Flux => "flux",
         }
     }
 }
@@ -131,7 +136,7 @@ pub(crate) fn run(
             "hecate-controller",
         ],
         Some(Part::Explain) => &["hecate-cli", "hecate-mcp"],
-        Some(Part::Crossings) => &["hecate-controller"],
+        Some(Part::Crossings | Part::Flux) => &["hecate-controller"],
     };
     eprintln!("[bench] building {} ({PROFILE})…", packages.join(", "));
     let mut build = crate::cargo();
@@ -180,6 +185,17 @@ pub(crate) fn run(
         );
         return Ok(());
     }
+    if only == Some(Part::Flux) {
+        let results = runtime.block_on(async {
+            let admin = endpoint.client(Identity::Admin).await?;
+            flux::run(root, &endpoint, &admin, scale).await
+        })?;
+        println!(
+            "\n`--only flux`, {PROFILE} build\n\n{}",
+            report::flux(&results)
+        );
+        return Ok(());
+    }
     let results = runtime.block_on(measure(root, &endpoint, scale, crossings))?;
 
     let dir = root.join("target/bench");
@@ -216,6 +232,7 @@ pub(crate) struct Results {
     pub(crate) mcp: Vec<Measurement>,
     pub(crate) controller: controller::ControllerResults,
     pub(crate) crossings: crossings::CrossingResults,
+    pub(crate) flux: flux::FluxResults,
     pub(crate) beacons: beacons::BeaconResults,
 }
 
@@ -310,6 +327,9 @@ async fn measure(
     eprintln!("[bench] crossings end to end…");
     let crossings = crossings::run(root, endpoint, &admin, scale, concurrent).await?;
 
+    eprintln!("[bench] releases through Flux's own controllers…");
+    let flux = flux::run(root, endpoint, &admin, scale).await?;
+
     eprintln!("[bench] Beacons polling a registry…");
     let beacons = beacons::run(root, endpoint, &admin, scale).await?;
 
@@ -327,6 +347,7 @@ async fn measure(
         mcp,
         controller,
         crossings,
+        flux,
         beacons,
     })
 }

@@ -186,6 +186,7 @@ pub(crate) fn markdown(results: &Results) -> String {
         c.peak_rss_mib
     );
     let _ = writeln!(md, "\n{}", crossings(&results.crossings));
+    let _ = writeln!(md, "\n{}", flux(&results.flux));
     let b = &results.beacons;
     let _ = writeln!(
         md,
@@ -272,6 +273,53 @@ pub(crate) fn crossings(crossings: &super::crossings::CrossingResults) -> String
         x.rss_mib,
         x.peak_rss_mib
     );
+    md
+}
+
+pub(crate) fn flux(results: &super::flux::FluxResults) -> String {
+    let mut md = format!(
+        "### Releases through Flux's own controllers\n\n\
+         {} releases, each carried dev (by itself) → staging (promoted) → production \
+         (approved), by `hecate-controller` as its own process: every crossing clones the \
+         fleet and the application at its tag, renders the application's manifests with \
+         kustomize, edits `values.yaml`, commits and pushes over git's smart HTTP, and waits \
+         for kustomize-controller to apply that commit and find the Deployment healthy on \
+         kwok's node. p50 / p99 in ms.\n\n\
+         | stage | Flux asked | trigger → Passage | steps | Flux (`flux-wait`) | the stage |\n\
+         |---|---|---:|---:|---:|---:|\n",
+        results.releases
+    );
+    for (variant, asked) in [
+        (&results.with_reconcile, "`flux-reconcile`".to_string()),
+        (
+            &results.without_reconcile,
+            format!("its interval, {}", results.interval_without_reconcile),
+        ),
+    ] {
+        for (stage, times, trigger) in [
+            ("dev", &variant.dev, "Bundle"),
+            ("staging", &variant.staging, "promote"),
+            ("production", &variant.production, "approve"),
+        ] {
+            let _ = writeln!(
+                md,
+                "| {stage} ({trigger} →) | {asked} | {:.0} / {:.0} | {:.0} / {:.0} | {:.0} / {:.0} | {:.0} / {:.0} |",
+                times.gate_p50_ms,
+                times.gate_p99_ms,
+                times.steps_p50_ms,
+                times.steps_p99_ms,
+                times.flux_p50_ms,
+                times.flux_p99_ms,
+                times.total_p50_ms,
+                times.total_p99_ms
+            );
+        }
+        let _ = writeln!(
+            md,
+            "| (before dev: commit → Bundle, the Beacon) | {asked} | {:.0} / {:.0} | | | |",
+            variant.beacon_p50_ms, variant.beacon_p99_ms
+        );
+    }
     md
 }
 
