@@ -147,7 +147,7 @@ pub async fn report_applied(
 /// check gave up on `revision`: `Ready` and `Healthy` false with reason
 /// `HealthCheckFailed` and `reason` as the message; the revision attempted, the last
 /// applied one left as it was. No `Stalled`: Flux retries a failed health check, and
-/// says so by not stalling (DECISION 98 has what the real controller wrote).
+/// says so by not stalling (DECISION 102 has what the real controller wrote).
 pub async fn report_failed(
     client: &kube::Client,
     kind: StandIn,

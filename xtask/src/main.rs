@@ -57,6 +57,10 @@ enum Task {
         /// `small` scale, 50 at `large`).
         #[arg(long)]
         crossings: Option<usize>,
+        /// How many releases "releases through Flux" carries through each variant
+        /// (default: 2 at `small` scale, 10 at `large`).
+        #[arg(long)]
+        releases: Option<usize>,
     },
     /// Start a local control plane with a realistic pipeline, hecate-api and the web UI
     /// to explore (Ctrl-C stops it).
@@ -90,7 +94,8 @@ fn main() -> ExitCode {
             scale,
             only,
             crossings,
-        } => bench::run(&root, scale, only, crossings),
+            releases,
+        } => bench::run(&root, scale, only, crossings, releases),
         Task::ControlPlane { action } => control_plane::run(&root, action),
     };
     match result {

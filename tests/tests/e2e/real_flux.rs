@@ -405,3 +405,131 @@ async fn a_failed_health_check_fails_the_crossing_and_the_next_release_repairs_i
     );
     let _ = Path::new(&world.root);
 }
+
+#[tokio::test]
+async fn hecate_flux_suspends_resumes_and_reconciles_the_real_kustomization() {
+    let only_dev = [world::DEV_STAGING_PRODUCTION[0]];
+    let world = World::start(&only_dev, Release::healthy("0.1.0"), true).await;
+    let ns = world.ns().to_string();
+    let first = world
+        .poll_for(&world.app.head("main").await.unwrap())
+        .await;
+    world.cleared("dev", &first).await;
+    let gates: Api<Gate> = world.env.api();
+    let health = |wanted: Health| {
+        let gates = gates.clone();
+        async move {
+            // A change of what the Gate watches wakes it (Flux's health check takes 30 s
+            // to give up).
+            eventually(
+                Duration::from_secs(60),
+                &format!("dev's health is {wanted:?}"),
+                || async {
+                    let health = gates.get("dev").await.ok()?.status?.health?;
+                    (health.status == wanted).then_some(health)
+                },
+            )
+            .await
+        }
+    };
+    health(Health::Healthy).await;
+
+    // bob may operate the Gate's Flux objects, as the chart's role allows.
+    let binding = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "bob-flux", "namespace": ns},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "hecate-flux-operator"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}],
+    });
+    let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> = world.env.api();
+    bindings
+        .create(&Default::default(), &serde_json::from_value(binding).unwrap())
+        .await
+        .unwrap();
+    let bob = |args: &'static [&'static str]| {
+        let ns = ns.clone();
+        let kubeconfigs = world.kubeconfigs.clone();
+        async move {
+            let mut all: Vec<&str> = args.to_vec();
+            all.extend(["-n", &ns]);
+            let (code, out) = hecate(&kubeconfigs, Identity::Bob, &all).await;
+            assert_eq!(code, 0, "hecate {args:?}: {out}");
+            out
+        }
+    };
+
+    // Suspended: Flux says nothing new, the Gate says it cannot judge.
+    bob(&["flux", "suspend", "dev", "Kustomization/app-dev"]).await;
+    assert_eq!(world.kustomization("dev").await["spec"]["suspend"], json!(true));
+    let suspended = health(Health::Unknown).await;
+    assert!(
+        suspended.issues.iter().any(|i| i.contains("suspended")),
+        "{suspended:?}"
+    );
+    let listed = bob(&["flux", "dev", "-o", "json"]).await;
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    assert!(listed.to_string().contains("suspended"), "{listed:#}");
+
+    // Resumed: Flux reconciles again, and the Gate is healthy again.
+    bob(&["flux", "resume", "dev", "Kustomization/app-dev"]).await;
+    assert_eq!(world.kustomization("dev").await["spec"]["suspend"], json!(false));
+    health(Health::Healthy).await;
+
+    // Reconcile now: kustomize-controller itself says it handled the request.
+    bob(&["flux", "reconcile", "dev", "Kustomization/app-dev"]).await;
+    let requested = world.kustomization("dev").await["metadata"]["annotations"]
+        ["reconcile.fluxcd.io/requestedAt"]
+        .clone();
+    assert!(requested.is_string());
+    let api = flux_api(
+        &world.env,
+        "kustomize.toolkit.fluxcd.io",
+        "Kustomization",
+        "kustomizations",
+    );
+    eventually(
+        Duration::from_secs(30),
+        "kustomize-controller handles the reconcile request",
+        || async {
+            let object = serde_json::to_value(api.get("app-dev").await.ok()?).ok()?;
+            (object["status"]["lastHandledReconcileAt"] == requested).then_some(())
+        },
+    )
+    .await;
+
+    // A Gate's health follows what Flux reports: a broken apply of the environment's
+    // branch, made outside Hecate, turns it Degraded by Flux's own health check.
+    let broken = fleet::app_files("app", Release::unschedulable("9.9.9"));
+    let deployment = broken
+        .iter()
+        .find(|(file, _)| file == "deploy/deployment.yaml")
+        .map(|(_, text)| text.replace("image: app", "image: ghcr.io/acme/app:9.9.9"))
+        .unwrap();
+    let hand = world.root.join("hand-edit");
+    let bare = world.fleet.bare.display().to_string();
+    let root = world.root.clone();
+    world::git(&root, &["clone", "--quiet", "--branch", "env/dev", &bare, "hand-edit"])
+        .await
+        .unwrap();
+    std::fs::write(hand.join("deploy/app.yaml"), deployment).unwrap();
+    world::git(&hand, &["commit", "--quiet", "-am", "a hand edit"]).await.unwrap();
+    world::git(&hand, &["push", "--quiet", "origin", "HEAD:env/dev"]).await.unwrap();
+    // Flux notices the edit (as at its next interval; the Gate does not watch the
+    // source, so it is not Hecate's to reconcile).
+    let sources = flux_api(
+        &world.env,
+        "source.toolkit.fluxcd.io",
+        "GitRepository",
+        "gitrepositories",
+    );
+    let poke = json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": "hand-edit"}}});
+    sources
+        .patch("fleet-dev", &PatchParams::default(), &Patch::Merge(&poke))
+        .await
+        .unwrap();
+    let degraded = health(Health::Degraded).await;
+    assert!(
+        degraded.issues.iter().any(|i| i.contains("health check failed")),
+        "{degraded:?}"
+    );
+}

@@ -87,12 +87,13 @@ pub(crate) async fn run(
     endpoint: &Endpoint,
     admin: &kube::Client,
     scale: Scale,
+    releases: Option<usize>,
 ) -> anyhow::Result<FluxResults> {
     anyhow::ensure!(
         endpoint.parts.flux,
         "the control plane runs no Flux: stop it (`cargo xtask control-plane stop`) and run the bench again"
     );
-    let releases = scale.flux_releases();
+    let releases = releases.unwrap_or_else(|| scale.flux_releases());
     let with_reconcile = variant(root, endpoint, admin, releases, true).await?;
     let without_reconcile = variant(root, endpoint, admin, releases, false).await?;
     Ok(FluxResults {

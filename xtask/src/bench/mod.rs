@@ -107,6 +107,7 @@ pub(crate) fn run(
     scale: Scale,
     only: Option<Part>,
     crossings: Option<usize>,
+    releases: Option<usize>,
 ) -> anyhow::Result<()> {
     // Numbers from a debug build measure the debug build: the published (large) run
     // measures an optimised one. A small run checks that the harness works, so it
@@ -121,6 +122,11 @@ pub(crate) fn run(
                 crossings
                     .iter()
                     .flat_map(|n| ["--crossings".into(), n.to_string()]),
+            )
+            .args(
+                releases
+                    .iter()
+                    .flat_map(|n| ["--releases".into(), n.to_string()]),
             )
             .current_dir(root)
             .status()?;
@@ -188,7 +194,7 @@ pub(crate) fn run(
     if only == Some(Part::Flux) {
         let results = runtime.block_on(async {
             let admin = endpoint.client(Identity::Admin).await?;
-            flux::run(root, &endpoint, &admin, scale).await
+            flux::run(root, &endpoint, &admin, scale, releases).await
         })?;
         println!(
             "\n`--only flux`, {PROFILE} build\n\n{}",
@@ -196,7 +202,7 @@ pub(crate) fn run(
         );
         return Ok(());
     }
-    let results = runtime.block_on(measure(root, &endpoint, scale, crossings))?;
+    let results = runtime.block_on(measure(root, &endpoint, scale, crossings, releases))?;
 
     let dir = root.join("target/bench");
     std::fs::create_dir_all(&dir)?;
@@ -276,6 +282,7 @@ async fn measure(
     endpoint: &Endpoint,
     scale: Scale,
     concurrent: Option<usize>,
+    releases: Option<usize>,
 ) -> anyhow::Result<Results> {
     let admin = endpoint.client(Identity::Admin).await?;
     let namespace = scale.namespace();
@@ -328,7 +335,7 @@ async fn measure(
     let crossings = crossings::run(root, endpoint, &admin, scale, concurrent).await?;
 
     eprintln!("[bench] releases through Flux's own controllers…");
-    let flux = flux::run(root, endpoint, &admin, scale).await?;
+    let flux = flux::run(root, endpoint, &admin, scale, releases).await?;
 
     eprintln!("[bench] Beacons polling a registry…");
     let beacons = beacons::run(root, endpoint, &admin, scale).await?;

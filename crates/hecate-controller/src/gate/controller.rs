@@ -9,6 +9,9 @@
 //!   acted on at once, not at the next minute's tick: quirk Q12; a crossing recorded
 //!   wakes the Gate that recorded it and those downstream, not every Gate of the
 //!   Beacon — see [`super::wakes`]);
+//! - a change of a Flux object a Gate's own watch names (a Kustomization or HelmRelease
+//!   Flux wrote, someone suspended) wakes that Gate, so its health follows Flux's
+//!   status at once rather than at the next tick ([`flux_wakes`]);
 //! - otherwise a Gate is looked at every [`super::RESYNC`].
 //!
 //! Passages and Bundles are read from the same watches that wake Gates, so a reconcile
@@ -21,7 +24,8 @@ use std::sync::Arc;
 use futures::StreamExt as _;
 use hecate_types::{Bundle, Gate, Passage};
 use kube::ResourceExt as _;
-use kube::api::Api;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::core::GroupVersionKind;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
@@ -95,6 +99,19 @@ pub async fn run(
         controller = controller.watches_stream(namespaces, move |namespace| {
             gates_in(&in_namespace, namespace.metadata.name.as_deref())
         });
+    }
+    for (resource, changes) in flux_wakes(&client).await {
+        let watching = controller.store();
+        let kind = resource.kind;
+        let wakes = changes.flat_map(move |change| {
+            let gates = match change {
+                Ok(object) => gates_watching(&watching, &kind, &object),
+                // The watch backs off and resumes; the tick covers the gap.
+                Err(_) => Vec::new(),
+            };
+            futures::stream::iter(gates)
+        });
+        controller = controller.reconcile_on(wakes);
     }
     controller
         .graceful_shutdown_on(shutdown)
@@ -171,6 +188,56 @@ fn error_policy(gate: Arc<Gate>, error: &Error, context: Arc<Context>) -> Action
         "Gate reconcile failed"
     );
     Action::requeue(wait)
+}
+
+/// The Flux kinds whose objects' changes wake the Gates watching them, each with its
+/// changes: Flux's appliers, the kinds a Gate's health is usually about. A kind the
+/// cluster does not serve is left out (the tick still looks).
+async fn flux_wakes(
+    client: &kube::Client,
+) -> Vec<(
+    ApiResource,
+    impl futures::Stream<Item = Result<DynamicObject, watcher::Error>> + Send + 'static,
+)> {
+    let mut wakes = Vec::new();
+    for kind in ["Kustomization", "HelmRelease"] {
+        let Some(api_version) = hecate_ops::rules::flux::default_api_version(kind) else {
+            continue;
+        };
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        let Ok((resource, _)) = kube::discovery::pinned_kind(client, &gvk).await else {
+            continue;
+        };
+        let changes = watcher(
+            Api::<DynamicObject>::all_with(client.clone(), &resource),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .touched_objects();
+        wakes.push((resource, changes));
+    }
+    wakes
+}
+
+/// The Gates whose own watch names `object` (of `kind`) in their cluster.
+fn gates_watching(gates: &Store<Gate>, kind: &str, object: &DynamicObject) -> Vec<ObjectRef<Gate>> {
+    let (Some(namespace), Some(name)) = (
+        object.metadata.namespace.as_deref(),
+        object.metadata.name.as_deref(),
+    ) else {
+        return Vec::new();
+    };
+    gates
+        .state()
+        .iter()
+        .filter(|gate| {
+            hecate_ops::rules::flux_watch::watched(gate)
+                .iter()
+                .any(|w| w.kind == kind && w.name == name && w.namespace == namespace)
+        })
+        .map(|gate| ObjectRef::from(gate.as_ref()))
+        .collect()
 }
 
 /// The Gates in `namespace`.

@@ -123,7 +123,7 @@ pub fn evaluate(
         // Flux's health check already waited the object's own `spec.timeout` for what
         // it applied, and said no. Flux retries later, flipping Ready back to Unknown
         // while it does, so waiting for `Ready=False` to last `fail_after` would wait
-        // for ever on the real controllers (DECISION 98). The attempt judged here is
+        // for ever on the real controllers (DECISION 102). The attempt judged here is
         // the one waited for: an earlier revision's failure returned above.
         "False" if ready.reason == HEALTH_CHECK_FAILED => verdict(
             Health::Degraded,
