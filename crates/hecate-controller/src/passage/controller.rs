@@ -92,7 +92,22 @@ async fn reconcile(passage: Arc<Passage>, context: Arc<Context>) -> Result<Actio
     {
         return Ok(Action::await_change());
     }
-    let outcome = context.reconciler.reconcile(&passage).await?;
+    // A crossing under way is read afresh, not from the watch's copy: a wake queued
+    // while the last reconcile ran (its own flux-reconcile touching what flux-wait
+    // watches, say) can find that copy older than the last status write, and would run
+    // finished steps — their side effects — again from the older record. A finished
+    // one never changes again.
+    let outcome = if passage.is_terminal() {
+        context.reconciler.reconcile(&passage).await?
+    } else {
+        context
+            .reconciler
+            .reconcile_named(
+                &passage.namespace().unwrap_or_default(),
+                &passage.name_any(),
+            )
+            .await?
+    };
     Ok(match outcome.requeue_after {
         Some(after) => Action::requeue(after),
         None => Action::await_change(),
