@@ -59,12 +59,21 @@ pub(crate) fn run(root: &Path, args: &[String], dry_run: bool) -> anyhow::Result
         tools(true)?;
         return schemathesis(true);
     }
-    eprintln!("[test] the control plane (built once per machine, then cached)…");
-    let binaries = hecate_testenv::Binaries::locate_or_build()?;
+    eprintln!("[test] the local cluster (built once per machine, then cached)…");
+    let binaries = hecate_testenv::Binaries::locate_or_build()?.with_workloads()?;
     eprintln!(
         "[test] kube-apiserver: {}",
         binaries.kube_apiserver.display()
     );
+    for program in hecate_testenv::programs::ALL {
+        let built = program.locate_or_build()?;
+        eprintln!(
+            "[test] {} {}: {}",
+            program.name,
+            program.version,
+            built.binary.display()
+        );
+    }
     tools(false)?;
     schemathesis(false)?;
 
