@@ -75,6 +75,13 @@ pub const PASSAGE_ABORTED: Kind = Kind {
     reason: "PassageAborted",
     warning: true,
 };
+/// A Passage was refused before a step of it ran (its steps are not its Gate's, or its
+/// crossing breaks a rule promote applies), or its spec changed while it ran.
+pub const PASSAGE_REFUSED: Kind = Kind {
+    action: "Validating",
+    reason: "PassageRefused",
+    warning: true,
+};
 /// A Passage's Bundle does not exist.
 pub const BUNDLE_MISSING: Kind = Kind {
     action: "Resolving",

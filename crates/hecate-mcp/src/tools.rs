@@ -381,7 +381,7 @@ mod tests {
             ToolName::WRITE.map(|t| t.operation().permission().to_string()),
             [
                 "create passages",
-                "update passages",
+                "patch passages",
                 "patch kustomizations",
                 "patch kustomizations",
                 "patch kustomizations"

@@ -17,8 +17,9 @@ impl Ops {
     /// The Flux objects `gate`'s own watch names in its cluster, each as its status
     /// stands (health by the shared Flux evaluator, revision, suspended, the last
     /// reconcile request handled), by kind then name; `[]` when it watches none. An
-    /// object that is not there is `missing`, not unhealthy. One GET per object named,
-    /// always from the API server.
+    /// object that is not there is `missing`, not unhealthy; one in another namespace
+    /// is listed as not read, and is not asked for ([`flux_watch::may_read`]). One GET
+    /// per object named in the Gate's namespace, always from the API server.
     pub async fn flux_resources(&self, namespace: &str, gate: &str) -> Result<Vec<FluxResource>> {
         let gate = self.gate(namespace, gate).await?;
         let now = self.now();
@@ -26,6 +27,8 @@ impl Ops {
             .into_iter()
             .map(|watched| async move {
                 let read = match self.flux_api(&watched) {
+                    // Outside the Gate's namespace: never asked for (the one rule).
+                    _ if !flux_watch::may_read(&watched) => Read::NotAsked,
                     Some(api) => match api.get_opt(&watched.name).await {
                         Ok(Some(object)) => serde_json::to_value(object)
                             .map_or_else(|e| Read::Failed(e.to_string()), Read::Found),

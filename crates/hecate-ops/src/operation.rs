@@ -11,9 +11,11 @@
 //! explanation) needs `get gates`, the Bundle list `list bundles`, and so on. What
 //! spans a namespace — its visibility, the overview, the audit trail, the event
 //! stream — needs `list gates`, the reference's read permission. Writes keep the
-//! reference's verbs exactly (`design.md`, surfaces §2.6): promote is `create
-//! passages`, approve `update bundles/status`, abort `update passages`, poll `update
-//! beacons` — so four-eyes approval is enforceable by RBAC alone.
+//! reference's verbs (`design.md`, surfaces §2.6) — promote is `create passages`,
+//! approve `update bundles/status`, poll `update beacons`, so four-eyes approval is
+//! enforceable by RBAC alone — but for abort, which is asked as what it does, a merge
+//! patch: `patch passages`. The shipped promoter role grants no `update` of a Passage
+//! (`docs/DECISIONS.md`, "Promoters create and patch, never update").
 
 use std::fmt;
 
@@ -231,7 +233,9 @@ impl Operation {
                 subresource: "status",
                 ..Permission::hecate("update", "bundles")
             },
-            Self::Abort => Permission::hecate("update", "passages"),
+            // What abort sends: a merge patch of `spec.abort` (surfaces quirk: the
+            // reference asks `update`, which the promoter role no longer grants).
+            Self::Abort => Permission::hecate("patch", "passages"),
             Self::Poll => Permission::hecate("update", "beacons"),
             Self::SuspendFlux | Self::ReconcileFlux => Permission::FLUX_PATCH,
             Self::ListGrants => Permission::rbac("list"),
@@ -337,7 +341,7 @@ mod tests {
             [
                 (Operation::Promote, "create passages".to_string()),
                 (Operation::Approve, "update bundles/status".to_string()),
-                (Operation::Abort, "update passages".to_string()),
+                (Operation::Abort, "patch passages".to_string()),
                 (Operation::Poll, "update beacons".to_string()),
                 (Operation::SuspendFlux, "patch kustomizations".to_string()),
                 (Operation::ReconcileFlux, "patch kustomizations".to_string()),

@@ -26,6 +26,11 @@ pub const ANNOTATION_ABORTED_AT: &str = "hecate.dev/aborted-at";
 /// the reference) are ordered by `creationTimestamp`.
 pub const ANNOTATION_CREATED_AT: &str = "hecate.dev/created-at";
 
+/// Annotation on a Passage: the `metadata.generation` of the Gate it was made from.
+/// Only words depend on it — a Passage whose steps are no longer its Gate's is refused
+/// either way; with it, the refusal can say the Gate changed since (promote again).
+pub const ANNOTATION_GATE_GENERATION: &str = "hecate.dev/gate-generation";
+
 /// The actor recorded on Passages the controller starts by itself.
 pub const ACTOR_CONTROLLER: &str = "controller";
 

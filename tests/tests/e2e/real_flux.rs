@@ -411,9 +411,7 @@ async fn hecate_flux_suspends_resumes_and_reconciles_the_real_kustomization() {
     let only_dev = [world::DEV_STAGING_PRODUCTION[0]];
     let world = World::start(&only_dev, Release::healthy("0.1.0"), true).await;
     let ns = world.ns().to_string();
-    let first = world
-        .poll_for(&world.app.head("main").await.unwrap())
-        .await;
+    let first = world.poll_for(&world.app.head("main").await.unwrap()).await;
     world.cleared("dev", &first).await;
     let gates: Api<Gate> = world.env.api();
     let health = |wanted: Health| {
@@ -443,7 +441,10 @@ async fn hecate_flux_suspends_resumes_and_reconciles_the_real_kustomization() {
     });
     let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> = world.env.api();
     bindings
-        .create(&Default::default(), &serde_json::from_value(binding).unwrap())
+        .create(
+            &Default::default(),
+            &serde_json::from_value(binding).unwrap(),
+        )
         .await
         .unwrap();
     let bob = |args: &'static [&'static str]| {
@@ -460,7 +461,10 @@ async fn hecate_flux_suspends_resumes_and_reconciles_the_real_kustomization() {
 
     // Suspended: Flux says nothing new, the Gate says it cannot judge.
     bob(&["flux", "suspend", "dev", "Kustomization/app-dev"]).await;
-    assert_eq!(world.kustomization("dev").await["spec"]["suspend"], json!(true));
+    assert_eq!(
+        world.kustomization("dev").await["spec"]["suspend"],
+        json!(true)
+    );
     let suspended = health(Health::Unknown).await;
     assert!(
         suspended.issues.iter().any(|i| i.contains("suspended")),
@@ -472,7 +476,10 @@ async fn hecate_flux_suspends_resumes_and_reconciles_the_real_kustomization() {
 
     // Resumed: Flux reconciles again, and the Gate is healthy again.
     bob(&["flux", "resume", "dev", "Kustomization/app-dev"]).await;
-    assert_eq!(world.kustomization("dev").await["spec"]["suspend"], json!(false));
+    assert_eq!(
+        world.kustomization("dev").await["spec"]["suspend"],
+        json!(false)
+    );
     health(Health::Healthy).await;
 
     // Reconcile now: kustomize-controller itself says it handled the request.
@@ -508,12 +515,26 @@ async fn hecate_flux_suspends_resumes_and_reconciles_the_real_kustomization() {
     let hand = world.root.join("hand-edit");
     let bare = world.fleet.bare.display().to_string();
     let root = world.root.clone();
-    world::git(&root, &["clone", "--quiet", "--branch", "env/dev", &bare, "hand-edit"])
+    world::git(
+        &root,
+        &[
+            "clone",
+            "--quiet",
+            "--branch",
+            "env/dev",
+            &bare,
+            "hand-edit",
+        ],
+    )
+    .await
+    .unwrap();
+    std::fs::write(hand.join("deploy/app.yaml"), deployment).unwrap();
+    world::git(&hand, &["commit", "--quiet", "-am", "a hand edit"])
         .await
         .unwrap();
-    std::fs::write(hand.join("deploy/app.yaml"), deployment).unwrap();
-    world::git(&hand, &["commit", "--quiet", "-am", "a hand edit"]).await.unwrap();
-    world::git(&hand, &["push", "--quiet", "origin", "HEAD:env/dev"]).await.unwrap();
+    world::git(&hand, &["push", "--quiet", "origin", "HEAD:env/dev"])
+        .await
+        .unwrap();
     // Flux notices the edit (as at its next interval; the Gate does not watch the
     // source, so it is not Hecate's to reconcile).
     let sources = flux_api(
@@ -522,14 +543,18 @@ async fn hecate_flux_suspends_resumes_and_reconciles_the_real_kustomization() {
         "GitRepository",
         "gitrepositories",
     );
-    let poke = json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": "hand-edit"}}});
+    let poke =
+        json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": "hand-edit"}}});
     sources
         .patch("fleet-dev", &PatchParams::default(), &Patch::Merge(&poke))
         .await
         .unwrap();
     let degraded = health(Health::Degraded).await;
     assert!(
-        degraded.issues.iter().any(|i| i.contains("health check failed")),
+        degraded
+            .issues
+            .iter()
+            .any(|i| i.contains("health check failed")),
         "{degraded:?}"
     );
 }

@@ -354,7 +354,7 @@ async fn api37_each_write_names_the_permission_it_asked_for() {
         (
             "/api/v1alpha1/namespaces/{ns}/passages/p-1/abort",
             None,
-            "update passages",
+            "patch passages",
         ),
         (
             "/api/v1alpha1/namespaces/{ns}/beacons/app/poll",

@@ -164,6 +164,76 @@ async fn api47_flux_lists_what_the_gate_actually_watches() {
     );
 }
 
+/// Issue 30, item 8: a Gate's watch naming a Flux object in another namespace never
+/// shows that object — its health, message or revision — to someone who may only read
+/// the Gate's namespace. The server reads Flux objects with its own identity, so the
+/// rule (ops' `flux_watch`, the controller's own: no references across namespaces) is
+/// what stops it: the entry says it was not read, and nothing is asked for it.
+#[tokio::test]
+async fn a_watched_object_in_another_namespace_is_not_read() {
+    let server = Server::start().await;
+    let env = &server.env;
+    kustomization(&server, "podinfo", json!({})).await;
+    let other = format!("{}-other", env.namespace);
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.admin.clone());
+    namespaces
+        .create(
+            &Default::default(),
+            &serde_json::from_value(json!({"metadata": {"name": other}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let theirs: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": KUSTOMIZATION.api_version(),
+        "kind": "Kustomization",
+        "metadata": {"name": "x", "namespace": other},
+        "spec": {"path": "./secret-plans"},
+    }))
+    .unwrap();
+    Api::<DynamicObject>::namespaced_with(env.admin.clone(), &other, &KUSTOMIZATION.api_resource())
+        .create(&Default::default(), &theirs)
+        .await
+        .unwrap();
+    standins::report_applied(
+        &env.admin,
+        KUSTOMIZATION,
+        &other,
+        "x",
+        "main@sha1:their-secret",
+    )
+    .await
+    .unwrap();
+    watch(
+        &server,
+        "production",
+        json!([
+            {"kind": "Kustomization", "name": "x", "namespace": other},
+            {"kind": "Kustomization", "name": "podinfo"},
+        ]),
+    )
+    .await;
+
+    for who in [Alice, Bob] {
+        let answer = server.get(FLUX, Some(who)).await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        let listed = answer.json();
+        assert_eq!(listed[0]["name"], "podinfo", "{listed}");
+        assert_eq!(listed[0]["revision"], "main@sha1:abc", "its own is shown");
+        assert_eq!(
+            listed[1],
+            json!({"kind": "Kustomization", "name": "x", "namespace": other,
+                   "suspended": false, "health": "Unknown", "missing": false,
+                   "detail": format!("in namespace {other}, outside Gate production's namespace {}: not read", env.namespace)}),
+            "{who}"
+        );
+        assert!(!answer.body.contains("their-secret"), "{}", answer.body);
+    }
+    namespaces
+        .delete(&other, &Default::default())
+        .await
+        .unwrap();
+}
+
 /// API #48, #49 (AC-146, AC-147): a suspended object says so; an absent one is
 /// missing, not broken.
 #[tokio::test]

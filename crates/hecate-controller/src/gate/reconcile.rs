@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use hecate_ops::rules::eligibility;
 use hecate_ops::rules::gate::{Obstacle, gate_steps, obstacle_given};
+use hecate_ops::rules::passage as passage_rule;
 use hecate_ops::rules::promotion::{new_passage, next_passage_name};
 use hecate_types::{
     Bundle, BundleStatus, Gate, GateStatus, Health, HealthReport, Passage, PassagePhase, Time,
@@ -221,7 +222,12 @@ impl<R: Reads> GateReconciler<R> {
 
         let passages = self.reads.passages(&namespace, &gate.name_any()).await?;
         let mut active = newest(&passages, |p| !p.is_terminal()).cloned();
-        let latest = newest(&passages, Passage::is_terminal);
+        // Only a finished crossing that is this Gate's own is recorded: labels (how the
+        // Passages were found) are metadata any promoter may patch (ops' rule).
+        let gate_name = gate.name_any();
+        let latest = newest(&passages, |p| {
+            p.is_terminal() && passage_rule::is_record_of(p, &gate_name)
+        });
         let mut bundles = self.reads.bundles(&namespace).await?;
         let unverified = match latest {
             Some(latest) => {

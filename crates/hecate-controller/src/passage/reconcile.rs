@@ -3,6 +3,13 @@
 //! (Event, metrics, an attestation in Fides when the Gate binds one) and clear the work
 //! directory.
 //!
+//! Before any step, the Passage is judged by ops' rule (`hecate_ops::rules::passage`):
+//! one not started yet must be its Gate's own template and a crossing promote would
+//! allow; one under way must still have the spec it started with. A Passage that is not
+//! is refused — failed, with the reason in its message and a `PassageRefused` Event —
+//! and none of its steps runs, however it was written (docs/DECISIONS.md, "A Passage
+//! runs only its Gate's own steps").
+//!
 //! The status is written whole with the resourceVersion read, so an abort patched in
 //! meanwhile makes the write fail and the next reconcile see it; the step that ran is
 //! re-entrant, so running it again is safe (spec §3.7).
@@ -13,8 +20,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hecate_types::{Bundle, EvidenceRef, HealthCheck, Passage, PassagePhase, PassageStatus, Time};
-use kube::api::{Api, PostParams};
+use hecate_ops::rules::passage as rule;
+use hecate_ops::rules::refusal::Refusal;
+use hecate_types::{
+    Bundle, EvidenceRef, Gate, HealthCheck, Passage, PassagePhase, PassageStatus, StepPhase, Time,
+    wellknown,
+};
+use kube::api::{Api, ListParams, PostParams};
 use kube::{Resource as _, ResourceExt as _};
 
 use super::attest::{self, Attested};
@@ -101,6 +113,9 @@ impl PassageReconciler {
         else {
             return self.bundle_missing(passage).await.map(|()| done);
         };
+        if let Err(refusal) = self.judge(passage, &bundle).await? {
+            return self.refuse(passage, &refusal).await.map(|()| done);
+        }
         tokio::fs::create_dir_all(&work_dir)
             .await
             .map_err(|e| Error::WorkDir(work_dir.clone(), e))?;
@@ -168,6 +183,88 @@ impl PassageReconciler {
         self.write_status(passage, status).await?;
         self.events
             .publish(&passage.object_ref(&()), events::BUNDLE_MISSING, &message)
+            .await;
+        Ok(())
+    }
+
+    /// Whether `passage` may run (on): one not started is judged against its Gate as it
+    /// is now — read directly, with the Gate's Passages, so an edit or a crossing of a
+    /// moment ago counts — and one under way against the spec it started with
+    /// ([`rule::judge_start`], [`rule::judge_resume`]). The reads happen once per
+    /// Passage, before its first step.
+    async fn judge(
+        &self,
+        passage: &Passage,
+        bundle: &Bundle,
+    ) -> Result<Result<(), Refusal>, Error> {
+        if rule::started(passage) || passage.spec.abort {
+            return Ok(rule::judge_resume(passage));
+        }
+        let namespace = passage.namespace().unwrap_or_default();
+        let name = passage.spec.gate.as_str();
+        // A name no Gate could have is no Gate (and no request).
+        let gate = if hecate_types::names::is_dns_subdomain(name) {
+            Api::<Gate>::namespaced(self.client.clone(), &namespace)
+                .get_opt(name)
+                .await?
+        } else {
+            None
+        };
+        let passages = match &gate {
+            Some(_) => {
+                Api::<Passage>::namespaced(self.client.clone(), &namespace)
+                    .list(
+                        &ListParams::default().labels(&format!("{}={name}", wellknown::LABEL_GATE)),
+                    )
+                    .await?
+                    .items
+            }
+            None => Vec::new(),
+        };
+        let passages: Vec<&Passage> = passages.iter().collect();
+        Ok(rule::judge_start(
+            passage,
+            gate.as_ref(),
+            bundle,
+            &passages,
+            crate::steps::validate,
+            self.clock.now(),
+        ))
+    }
+
+    /// Fails `passage` for `refusal` without running any step: a step under way (the
+    /// spec changed while it waited) is aborted, the rest are left as they were; then a
+    /// `PassageRefused` Event. The Gate records it as a crossing that failed.
+    async fn refuse(&self, passage: &Passage, refusal: &Refusal) -> Result<(), Error> {
+        let message = rule::refused_message(refusal);
+        let now = Time(self.clock.now());
+        let mut status = passage.status.clone().unwrap_or_default();
+        for step in &mut status.steps {
+            if !step.phase.is_terminal() {
+                step.phase = StepPhase::Aborted;
+                step.message = "not run: the Passage was refused".into();
+                if step.started_at.is_some() {
+                    step.finished_at = Some(now.clone());
+                }
+            }
+        }
+        let status = PassageStatus {
+            phase: Some(PassagePhase::Failed),
+            message: message.clone(),
+            finished_at: Some(now),
+            observed_generation: passage.metadata.generation.unwrap_or_default(),
+            ..status
+        };
+        self.write_status(passage, status).await?;
+        tracing::warn!(
+            namespace = %passage.namespace().unwrap_or_default(),
+            passage = %passage.name_any(),
+            code = %refusal.code,
+            "Passage refused: {}",
+            refusal.reason
+        );
+        self.events
+            .publish(&passage.object_ref(&()), events::PASSAGE_REFUSED, &message)
             .await;
         Ok(())
     }

@@ -38,8 +38,8 @@ async fn gate_of(h: &Harness, name: &str, steps: Vec<Step>) -> Result<Gate, kube
         .await
 }
 
-/// A Passage moving `b1` with `steps` through a Gate there is not (so no Gate records
-/// it): the Passage controller runs what a Passage says.
+/// A Passage moving `b1` with `steps` through a Gate there is not: what the API server
+/// is asked to store (the controller would refuse it: no such Gate).
 fn passage(name: &str, steps: Vec<Step>) -> Passage {
     Passage::new(
         name,
@@ -51,6 +51,17 @@ fn passage(name: &str, steps: Vec<Step>) -> Passage {
             ..PassageSpec::default()
         },
     )
+}
+
+/// Passage `name`'s status once it has failed.
+async fn failed(h: &Harness, name: &str) -> hecate_types::PassageStatus {
+    eventually(Duration::from_secs(15), name, || async {
+        let passage = h.env.api::<Passage>().get(name).await.unwrap();
+        (passage.phase() == PassagePhase::Failed).then_some(passage)
+    })
+    .await
+    .status
+    .unwrap()
 }
 
 /// The API server's refusal, as it says it.
@@ -160,12 +171,26 @@ async fn a_condition_nested_too_deep_is_an_expression_error_and_the_controller_l
         ),
         ..Step::default()
     };
+    // Each a Gate's own crossing, as promote makes it (a Passage runs only its Gate's
+    // steps): the controller judges the Gate's steps before the first one runs.
+    let b1 = h.bundle("b1").await;
     for (name, step) in [
         ("by-hand-1", call(&url, &nots)),
         ("by-hand-2", in_with),
         ("by-hand-3", in_success_if),
     ] {
-        h.env.create(passage(name, vec![step])).await;
+        let gate = gate_of(&h, &format!("{name}-gate"), vec![step])
+            .await
+            .unwrap();
+        h.env
+            .create(hecate_ops::rules::promotion::new_passage(
+                &gate,
+                &b1,
+                "olaf",
+                name,
+                jiff::Timestamp::now(),
+            ))
+            .await;
     }
     let controller = Controller::start(&h.env, &ns, &[]).await;
 
@@ -187,18 +212,23 @@ async fn a_condition_nested_too_deep_is_an_expression_error_and_the_controller_l
         ready.message
     );
 
-    // Each Passage fails at its step, with the reason of a bad expression.
+    // An `if:` is checked with the Gate's steps: that crossing is refused before it
+    // starts. Expressions only the run can see fail at their step, with the reason of
+    // a bad expression.
+    let refused = failed(&h, "by-hand-1").await;
+    assert!(
+        refused.message.starts_with("refused (InvalidSteps): ")
+            && refused.message.contains(too_deep),
+        "{}",
+        refused.message
+    );
+    assert!(refused.steps.is_empty(), "no step ran");
     for (name, reason) in [
-        ("by-hand-1", BAD_EXPRESSION),
         ("by-hand-2", BAD_EXPRESSION),
         ("by-hand-3", "InvalidConfig"),
     ] {
-        let failed = eventually(Duration::from_secs(15), name, || async {
-            let passage = h.env.api::<Passage>().get(name).await.unwrap();
-            (passage.phase() == PassagePhase::Failed).then_some(passage)
-        })
-        .await;
-        let step = &failed.status.unwrap().steps[0];
+        let status = failed(&h, name).await;
+        let step = &status.steps[0];
         assert_eq!(
             (step.phase, step.reason.as_str()),
             (StepPhase::Failed, reason),

@@ -25,12 +25,12 @@ use hecate_controller::steps::{Tools, runners};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{
     Artifact, Bundle, BundleSpec, EvidenceConfig, EvidenceRef, Gate, GateSpec, LocalSecretRef,
-    Passage, PassagePhase, PassageSpec, Step, StepPhase, Time,
+    Passage, PassagePhase, Step, StepPhase, Time,
 };
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ObjectMeta};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use wiremock::matchers::{any, method, path};
@@ -320,19 +320,28 @@ impl Fixture {
         }
     }
 
-    /// Creates Passage `name` crossing Gate `gate` with `steps`, asked for by `actor`.
+    /// Creates Passage `name` crossing Gate `gate` with `steps`, asked for by `actor`,
+    /// as promote would: the Gate's template is set to `steps` first (a Passage runs
+    /// only its Gate's own steps).
     async fn passage(&self, name: &str, gate: &str, actor: &str, steps: Vec<Step>) {
+        let gates = self.h.env.api::<Gate>();
+        gates
+            .patch(
+                gate,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"passage": {"steps": steps}}})),
+            )
+            .await
+            .unwrap();
+        let gate = gates.get(gate).await.unwrap();
         self.h
             .env
-            .create(Passage::new(
+            .create(hecate_ops::rules::promotion::new_passage(
+                &gate,
+                &self.bundle,
+                actor,
                 name,
-                PassageSpec {
-                    gate: gate.into(),
-                    bundle: kube::ResourceExt::name_any(&self.bundle),
-                    steps,
-                    actor: actor.into(),
-                    ..PassageSpec::default()
-                },
+                Timestamp::now(),
             ))
             .await;
     }

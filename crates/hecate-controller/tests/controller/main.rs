@@ -21,6 +21,7 @@ mod health;
 mod http_step;
 mod leader;
 mod oci_steps;
+mod own_steps;
 mod process;
 mod render;
 mod running;

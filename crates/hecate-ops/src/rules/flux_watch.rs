@@ -3,7 +3,12 @@
 //!
 //! Only `spec.watch` entries with `uses: flux` and a `with` count; a `with` that does
 //! not decode, or that names a remote cluster (`clusterRef`), is skipped — Hecate
-//! operates only what it can reach in the Gate's own cluster. Pure: the shell
+//! operates only what it can reach in the Gate's own cluster. An object in another
+//! namespace is listed but never read nor operated ([`Watched::not_read`]): whoever
+//! asks about a Gate was authorised in the Gate's namespace, and the servers read with
+//! their own identity, so reading it would show them what they may not see — the
+//! controller refuses such references too (`--no-cross-namespace-refs`, on by
+//! default). Pure: the shell
 //! ([`crate::Ops::flux_resources`], [`crate::Ops::set_flux_suspend`],
 //! [`crate::Ops::reconcile_flux`]) reads and patches.
 
@@ -41,6 +46,9 @@ pub struct Watched {
     pub expected_revision: Option<String>,
     /// How long the check lets it fail before it is `Degraded`.
     pub fail_after: SignedDuration,
+    /// Why people are not shown it, when it lies outside the Gate's namespace: it is
+    /// never read for them, nor operated, on any surface (issue 30, item 8).
+    pub not_read: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -115,6 +123,12 @@ pub fn watched(gate: &Gate) -> Vec<Watched> {
                     }),
                 given => Ok(given.to_string()),
             };
+            let not_read = (namespace != gate_namespace).then(|| {
+                format!(
+                    "in namespace {namespace}, outside Gate {}'s namespace {gate_namespace}: not read",
+                    gate.name_any()
+                )
+            });
             let key = (kind.to_string(), name.to_string(), namespace.clone());
             found.entry(key).or_insert_with(|| Watched {
                 kind: kind.to_string(),
@@ -123,6 +137,7 @@ pub fn watched(gate: &Gate) -> Vec<Watched> {
                 name: name.to_string(),
                 expected_revision: expected_revision.clone(),
                 fail_after,
+                not_read,
             });
         }
     }
@@ -138,6 +153,13 @@ pub enum Read {
     Missing,
     /// It could not be read: why.
     Failed(String),
+    /// It was not asked for ([`Watched::not_read`]).
+    NotAsked,
+}
+
+/// Whether the shell may read `watched` for people at all (see [`Watched::not_read`]).
+pub fn may_read(watched: &Watched) -> bool {
+    watched.not_read.is_none()
 }
 
 /// How `watched` stands, from what reading it found, judged by the shared Flux
@@ -154,6 +176,11 @@ pub fn describe(watched: &Watched, read: Read, now: Timestamp) -> FluxResource {
         last_handled: String::new(),
         missing: false,
     };
+    if let Some(why) = &watched.not_read {
+        // Whatever was read, nothing of it is shown.
+        resource.detail.clone_from(why);
+        return resource;
+    }
     if let Err(problem) = &watched.api_version {
         resource.detail.clone_from(problem);
         return resource;
@@ -167,6 +194,10 @@ pub fn describe(watched: &Watched, read: Read, now: Timestamp) -> FluxResource {
         }
         Read::Failed(problem) => {
             resource.detail = problem;
+            return resource;
+        }
+        Read::NotAsked => {
+            resource.detail = "not read".into();
             return resource;
         }
     };
@@ -199,10 +230,9 @@ pub fn is_kind(kind: &str) -> bool {
 /// exactly this kind and name, in the Gate's own namespace. Anything else is refused —
 /// Hecate operates what the Gate depends on, not whatever Flux runs.
 pub fn target(gate: &Gate, kind: &str, name: &str) -> Result<Watched, Refusal> {
-    let namespace = gate.namespace().unwrap_or_default();
     watched(gate)
         .into_iter()
-        .find(|w| w.kind == kind && w.name == name && w.namespace == namespace)
+        .find(|w| w.kind == kind && w.name == name && may_read(w))
         .ok_or_else(|| {
             Refusal::new(
                 RefusalCode::NotWatched,
@@ -383,6 +413,34 @@ mod tests {
         let failed = describe(watched, Read::Failed("forbidden".into()), now());
         assert!(!failed.missing);
         assert_eq!(failed.detail, "forbidden");
+    }
+
+    #[test]
+    fn an_object_in_another_namespace_is_listed_but_never_shown() {
+        let g = gate(vec![json!({"resources": [
+            {"kind": "Kustomization", "name": "podinfo"},
+            {"kind": "Kustomization", "name": "podinfo", "namespace": "acme"},
+            {"kind": "Kustomization", "name": "x", "namespace": "other"},
+        ]})]);
+        let watched = watched(&g);
+        assert_eq!(
+            keys(&watched),
+            ["Kustomization/acme/podinfo", "Kustomization/other/x"],
+            "the Gate's own namespace, written or not, is one object"
+        );
+        assert!(may_read(&watched[0]));
+        let theirs = &watched[1];
+        assert!(!may_read(theirs));
+        // Even handed what a reader found, nothing of it is shown.
+        for read in [Read::Found(kustomization(true)), Read::NotAsked] {
+            let resource = describe(theirs, read, now());
+            assert_eq!(
+                serde_json::to_value(&resource).expect("json"),
+                json!({"kind": "Kustomization", "name": "x", "namespace": "other",
+                       "suspended": false, "health": "Unknown", "missing": false,
+                       "detail": "in namespace other, outside Gate production's namespace acme: not read"})
+            );
+        }
     }
 
     #[test]

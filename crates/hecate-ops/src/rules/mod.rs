@@ -12,6 +12,7 @@ pub mod flux;
 pub mod flux_watch;
 pub mod gate;
 pub mod overview;
+pub mod passage;
 pub mod pipeline;
 pub mod preflight;
 pub mod promotion;

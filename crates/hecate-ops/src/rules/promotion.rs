@@ -29,8 +29,34 @@ pub fn judge(
     now: Timestamp,
 ) -> Result<(), Refusal> {
     actions::judge_actor(actor, "a crossing")?;
-    judge_gate(gate)?;
-    let candidates = eligibility::evaluate(gate, std::iter::once(bundle), Some(actor));
+    judge_crossing(
+        gate,
+        gate::obstacle(gate),
+        bundle,
+        passages,
+        Some(actor),
+        now,
+    )
+}
+
+/// The rules of a crossing once someone has asked for it, in promote's order: what the
+/// Gate alone decides (`obstacle`, as the caller judged it — [`gate::obstacle`] for
+/// people, the controller's full step check for itself), the Bundle's eligibility
+/// (an approval by `promoter` does not count), one crossing at a time (`passages`: the
+/// other crossings of the Gate that come first), then the windows at `now`. Promote
+/// judges a request with it, and the controller a Passage before it starts
+/// ([`super::passage::judge_start`]), so a crossing asked for by hand and one asked for
+/// by writing a Passage meet the same rules.
+pub fn judge_crossing(
+    gate: &Gate,
+    obstacle: Option<Obstacle>,
+    bundle: &Bundle,
+    passages: &[&Passage],
+    promoter: Option<&str>,
+    now: Timestamp,
+) -> Result<(), Refusal> {
+    refuse_obstacle(gate, obstacle)?;
+    let candidates = eligibility::evaluate(gate, std::iter::once(bundle), promoter);
     let Some(candidate) = candidates.first() else {
         return Err(actions::not_admitted(gate, bundle));
     };
@@ -61,8 +87,13 @@ pub fn judge(
 /// suspended, steps that cannot run, no steps) — the blocker Explain shows, as a
 /// refusal.
 pub fn judge_gate(gate: &Gate) -> Result<(), Refusal> {
+    refuse_obstacle(gate, gate::obstacle(gate))
+}
+
+/// `obstacle`, if there is one, as a refusal.
+fn refuse_obstacle(gate: &Gate, obstacle: Option<Obstacle>) -> Result<(), Refusal> {
     let name = gate.name_any();
-    match gate::obstacle(gate) {
+    match obstacle {
         None => Ok(()),
         Some(Obstacle::Suspended) => Err(Refusal::new(
             RefusalCode::Suspended,
@@ -106,7 +137,9 @@ pub fn next_passage_name(gate: &str, passages: &[&Passage]) -> String {
 /// The Passage a crossing creates: the Gate's steps and vars copied (so editing the
 /// Gate never changes a crossing under way), the actor, and the labels selecting it
 /// by Gate and Bundle. No owner reference: deleting a Gate must not delete the record
-/// of what crossed it.
+/// of what crossed it. The Gate's generation is noted beside the creation time, so that
+/// a Passage refused because the Gate changed before it started can say so
+/// ([`super::passage`]).
 pub fn new_passage(
     gate: &Gate,
     bundle: &Bundle,
@@ -123,7 +156,16 @@ pub fn new_passage(
             name: Some(name.into()),
             namespace: gate.namespace(),
             labels: Some(labels),
-            annotations: Some(super::eligibility::created_annotation(now)),
+            annotations: Some({
+                let mut annotations = super::eligibility::created_annotation(now);
+                if let Some(generation) = gate.metadata.generation {
+                    annotations.insert(
+                        wellknown::ANNOTATION_GATE_GENERATION.to_string(),
+                        generation.to_string(),
+                    );
+                }
+                annotations
+            }),
             ..ObjectMeta::default()
         },
         spec: PassageSpec {

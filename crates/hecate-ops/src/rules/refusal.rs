@@ -45,6 +45,15 @@ pub enum RefusalCode {
     /// The Flux object is not one the Gate's own watch names (in its cluster and
     /// namespace): Hecate operates only what a Gate depends on.
     NotWatched,
+    /// The Passage names a Gate its namespace does not have.
+    NoGate,
+    /// The Passage is not what its Gate's template makes (its steps, its vars, or the
+    /// labels its Gate finds it by): a Passage runs only its Gate's own steps.
+    NotGateTemplate,
+    /// The Gate's template changed after the Passage was made from it: promote again.
+    GateChanged,
+    /// A crossing under way had its spec changed (other than an abort).
+    SpecChanged,
 }
 
 impl RefusalCode {
@@ -67,6 +76,10 @@ impl RefusalCode {
             Self::NoFidesTrail => "NoFidesTrail",
             Self::ApprovalNotCounted => "ApprovalNotCounted",
             Self::NotWatched => "NotWatched",
+            Self::NoGate => "NoGate",
+            Self::NotGateTemplate => "NotGateTemplate",
+            Self::GateChanged => "GateChanged",
+            Self::SpecChanged => "SpecChanged",
         }
     }
 }

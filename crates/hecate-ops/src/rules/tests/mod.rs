@@ -4,6 +4,7 @@ mod audit;
 mod eligibility;
 mod explain;
 mod overview;
+mod passage;
 mod pipeline;
 mod promotion;
 mod steps;
