@@ -32,8 +32,9 @@ const INTERVAL_WITHOUT_RECONCILE: &str = "10s";
 /// Where one stage's time went, p50 / p99 in milliseconds over the releases.
 #[derive(Serialize, Default)]
 pub(crate) struct StageTimes {
-    /// What started it (a commit seen, a promotion, an approval) → its Passage exists:
-    /// the Beacon and the Gate's share (for dev, the Beacon's share is `beacon_*`).
+    /// What started it (the release committed and the Beacon asked, a promotion, an
+    /// approval) → its Passage exists: the Gate's share, and for dev the Beacon's too
+    /// (`beacon_*` of it).
     pub(crate) gate_p50_ms: f64,
     pub(crate) gate_p99_ms: f64,
     /// Passage exists → `flux-wait` starts: the steps that clone, render, edit,

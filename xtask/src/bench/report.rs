@@ -297,7 +297,7 @@ pub(crate) fn flux(results: &super::flux::FluxResults) -> String {
         ),
     ] {
         for (stage, times, trigger) in [
-            ("dev", &variant.dev, "Bundle"),
+            ("dev", &variant.dev, "commit"),
             ("staging", &variant.staging, "promote"),
             ("production", &variant.production, "approve"),
         ] {
@@ -316,7 +316,7 @@ pub(crate) fn flux(results: &super::flux::FluxResults) -> String {
         }
         let _ = writeln!(
             md,
-            "| (before dev: commit → Bundle, the Beacon) | {asked} | {:.0} / {:.0} | | | |",
+            "| (of dev's first column: commit → Bundle, the Beacon) | {asked} | {:.0} / {:.0} | | | |",
             variant.beacon_p50_ms, variant.beacon_p99_ms
         );
     }
