@@ -88,6 +88,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         demo::reset(&client, NAMESPACE).await?;
         demo::grant_people(&client, NAMESPACE).await?;
         hecate_testenv::rbac::install_deployed_roles(&client).await?;
+        grant_flux_operator(&client, "bob").await?;
         eprintln!("[demo] hecate-controller carries shop through dev, staging and production…");
         let pipeline = pipeline::run(
             &endpoint,
@@ -195,6 +196,30 @@ async fn ensure_namespace(client: &kube::Client) -> anyhow::Result<()> {
         )
         .await
         .context("creating namespace demo")?;
+    Ok(())
+}
+
+/// Lets `who` suspend, resume and reconcile the demo Gates' Flux objects (the chart's
+/// `hecate-flux-operator`), as the tour shows bob resuming staging.
+async fn grant_flux_operator(client: &kube::Client, who: &str) -> anyhow::Result<()> {
+    use k8s_openapi::api::rbac::v1::RoleBinding;
+    use kube::api::{Api, Patch, PatchParams};
+    let name = format!("{who}-flux-operator");
+    let binding: RoleBinding = serde_json::from_value(serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "hecate-flux-operator"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": who}],
+    }))?;
+    Api::<RoleBinding>::namespaced(client.clone(), NAMESPACE)
+        .patch(
+            &name,
+            &PatchParams::apply("hecate-demo").force(),
+            &Patch::Apply(&binding),
+        )
+        .await
+        .with_context(|| format!("letting {who} operate the demo's Flux objects"))?;
     Ok(())
 }
 
