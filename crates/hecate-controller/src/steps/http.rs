@@ -24,15 +24,34 @@ const BODY_LIMIT: usize = 4096;
 pub struct Http {
     client: kube::Client,
     http: reqwest::Client,
+    /// For requests carrying secret headers: follows redirects within the origin only.
+    /// reqwest drops `Authorization` on a redirect to another host but keeps every
+    /// other header, so a secret `X-Api-Key` would follow a redirect anywhere.
+    same_origin: reqwest::Client,
 }
 
 impl Http {
     /// Reads secret headers through `client`.
     pub fn new(client: kube::Client) -> Self {
+        let same_origin = reqwest::redirect::Policy::custom(|attempt| {
+            let left = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() != attempt.url().origin());
+            if left || attempt.previous().len() >= 10 {
+                attempt.stop()
+            } else {
+                attempt.follow()
+            }
+        });
         Self {
             client,
             // The servers trusted are those every client of the controller trusts.
             http: crate::tls::client(),
+            same_origin: crate::tls::client_builder()
+                .redirect(same_origin)
+                .build()
+                .unwrap_or_default(),
         }
     }
 
@@ -69,7 +88,13 @@ impl Runner for Http {
                 .map_err(|_| StepError::config("timeout must be positive"))?;
             let method = reqwest::Method::from_bytes(method.as_bytes())
                 .map_err(|_| StepError::config(format!("{method:?} is not an HTTP method")))?;
-            let mut request = self.http.request(method, &url).timeout(timeout);
+            let carries_secrets = !config.secret_headers.is_empty();
+            let http = if carries_secrets {
+                &self.same_origin
+            } else {
+                &self.http
+            };
+            let mut request = http.request(method, &url).timeout(timeout);
             // One map, each name set once: a secret header replaces a plain header of
             // the same name rather than being sent beside it (spec §5.15).
             let mut headers = HeaderMap::new();
@@ -108,6 +133,23 @@ impl Runner for Http {
                 StepError::retryable(HTTP_UNREACHABLE, format!("{url}: {}", error_text(&e)))
             })?;
             let status = response.status().as_u16();
+            if carries_secrets && response.status().is_redirection() {
+                let leads = response
+                    .headers()
+                    .get(reqwest::header::LOCATION)
+                    .and_then(|location| location.to_str().ok())
+                    .and_then(|location| response.url().join(location).ok());
+                if let Some(to) = leads.filter(|to| to.origin() != response.url().origin()) {
+                    return Err(StepError::terminal(
+                        HTTP_FAILED,
+                        format!(
+                            "{url} redirected to another origin ({}); a step's secret headers \
+                             are only ever sent to the origin it names",
+                            to.origin().ascii_serialization()
+                        ),
+                    ));
+                }
+            }
             let (body, truncated) = read_limited(response).await.map_err(|e| {
                 StepError::retryable(
                     HTTP_UNREACHABLE,

@@ -431,3 +431,91 @@ async fn secret_headers_are_read_when_sent_override_plain_ones_and_stay_out_of_t
     }
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn secret_headers_never_follow_a_redirect_to_another_origin() {
+    let env = TestEnv::new().await;
+    hecate_testenv::rbac::install_controller_role(&env.admin)
+        .await
+        .unwrap();
+    env.create(secret("hook", &[("api-key", "k-123")])).await;
+    let client = env.client(Identity::HecateController).await;
+    let secrets = Api::<Secret>::namespaced(client.clone(), &env.namespace);
+    eventually(Duration::from_secs(10), "the controller's role", || async {
+        secrets.get_opt("hook").await.ok().flatten()
+    })
+    .await;
+    let elsewhere = MockServer::start().await;
+    Mock::given(path("/collect"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&elsewhere)
+        .await;
+    let server = MockServer::start().await;
+    Mock::given(path("/away"))
+        .respond_with(
+            ResponseTemplate::new(302)
+                .insert_header("location", format!("{}/collect", elsewhere.uri()).as_str()),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(path("/moved"))
+        .respond_with(ResponseTemplate::new(302).insert_header("location", "/hook"))
+        .mount(&server)
+        .await;
+    Mock::given(path("/hook"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&server)
+        .await;
+    let step = Http::new(client);
+    let with_secret = |url: String| {
+        json!({
+            "url": url,
+            "secretHeaders": [{"name": "X-Api-Key", "secretRef": {"name": "hook"}, "key": "api-key"}],
+        })
+    };
+
+    // Another origin: not followed, so the secret goes nowhere but where it was meant.
+    let (reason, terminal, _, message) = refused(
+        run(
+            &step,
+            &env.namespace,
+            with_secret(format!("{}/away", server.uri())),
+        )
+        .await,
+    );
+    assert_eq!(
+        (reason.as_str(), terminal),
+        (HTTP_FAILED, true),
+        "{message}"
+    );
+    assert!(message.contains("another origin"), "{message}");
+    assert!(elsewhere.received_requests().await.unwrap().is_empty());
+
+    // The same origin: followed, the secret with it.
+    run(
+        &step,
+        &env.namespace,
+        with_secret(format!("{}/moved", server.uri())),
+    )
+    .await
+    .unwrap();
+    let hook: Vec<Request> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.url.path() == "/hook")
+        .collect();
+    assert_eq!(hook.len(), 1);
+    assert_eq!(hook[0].headers.get("x-api-key").unwrap(), "k-123");
+
+    // Without secret headers a redirect elsewhere is followed as before.
+    run(
+        &step,
+        &env.namespace,
+        json!({"url": format!("{}/away", server.uri())}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(elsewhere.received_requests().await.unwrap().len(), 1);
+}
