@@ -1,29 +1,32 @@
 //! A small time-limited cache with a size bound that asks once per key: callers
 //! arriving while an answer is being fetched wait for it instead of asking again.
 
-use std::collections::HashMap;
 use std::hash::Hash;
+use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use lru::LruCache;
 use tokio::sync::OnceCell;
 
-/// How many entries a cache holds before it drops the expired ones (or, failing that,
-/// all of them): a flood of distinct keys cannot grow it without limit.
+/// How many entries a cache holds. A new key beyond it evicts the least recently used
+/// one — one entry, never the lot — so a flood of distinct tokens cannot grow the
+/// cache, nor flush the answers of the callers in use.
 pub(crate) const CAPACITY: usize = 4096;
 
 /// An answer (once fetched) and when it was first asked for.
 type Entry<V> = (Arc<OnceCell<V>>, Instant);
 
 pub(crate) struct Cache<K, V> {
-    entries: Mutex<HashMap<K, Entry<V>>>,
+    entries: Mutex<LruCache<K, Entry<V>>>,
     ttl: Duration,
 }
 
 impl<K: Hash + Eq + Clone, V: Clone> Cache<K, V> {
     pub(crate) fn new(ttl: Duration) -> Self {
+        let capacity = NonZeroUsize::new(CAPACITY).unwrap_or(NonZeroUsize::MIN);
         Self {
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(LruCache::new(capacity)),
             ttl,
         }
     }
@@ -45,14 +48,8 @@ impl<K: Hash + Eq + Clone, V: Clone> Cache<K, V> {
             match entries.get(&key) {
                 Some((cell, at)) if at.elapsed() < ttl => cell.clone(),
                 _ => {
-                    if entries.len() >= CAPACITY {
-                        entries.retain(|_, (_, at)| at.elapsed() < ttl);
-                        if entries.len() >= CAPACITY {
-                            entries.clear();
-                        }
-                    }
                     let cell = Arc::new(OnceCell::new());
-                    entries.insert(key, (cell.clone(), Instant::now()));
+                    entries.put(key, (cell.clone(), Instant::now()));
                     cell
                 }
             }
@@ -141,6 +138,26 @@ mod tests {
             lasting.get_or_fetch(1, async { Ok::<_, ()>(5) }).await,
             Ok((4, true))
         );
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_new_keys_evicts_the_least_recently_used_one_at_a_time() {
+        let cache = Cache::<usize, usize>::new(Duration::from_secs(60));
+        let ask = |n: usize| cache.get_or_fetch(n, async move { Ok::<_, ()>(n) });
+        for n in 0..CAPACITY {
+            ask(n).await.unwrap();
+        }
+        // A caller in use (key 0) is asked for again; then one new key arrives.
+        assert_eq!(ask(0).await, Ok((0, true)));
+        ask(CAPACITY).await.unwrap();
+        assert_eq!(cache.len(), CAPACITY);
+        assert_eq!(
+            ask(0).await,
+            Ok((0, true)),
+            "the caller in use keeps its answer"
+        );
+        assert_eq!(ask(2).await, Ok((2, true)), "so does every other but one");
+        assert_eq!(ask(1).await, Ok((1, false)), "the least recently used went");
     }
 
     #[tokio::test]
