@@ -4,7 +4,6 @@
 //! Each runs as a local process of the control plane's, as its admin, logging to
 //! `<dir>/<name>.log`, and stops with it.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -15,7 +14,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, PostParams};
 
 use crate::binaries::Binaries;
-use crate::control_plane::{ControlPlane, Parts, apply_crds};
+use crate::control_plane::{ControlPlane, Parts, apply_crds, free_ports};
 use crate::identity::Identity;
 use crate::programs::{self, Built};
 
@@ -166,8 +165,8 @@ impl Programs {
         // controller-runtime takes its kubeconfig from the environment, not a flag.
         let storage = dir.join("flux-storage");
         std::fs::create_dir_all(&storage)?;
-        let [storage_port, source_health, kustomize_health] =
-            [free_port()?, free_port()?, free_port()?];
+        // Held all at once, so the three differ.
+        let [storage_port, source_health, kustomize_health] = free_ports()?;
         let common = [
             "--watch-all-namespaces=true",
             "--enable-leader-election=false",
@@ -341,10 +340,6 @@ fn tmp_dir(dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
     let tmp = dir.join("tmp").join(name);
     std::fs::create_dir_all(&tmp)?;
     Ok(tmp)
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 /// Runs `future` on a runtime of its own, on a thread of its own, so callers may be

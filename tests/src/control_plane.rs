@@ -568,8 +568,8 @@ pub(crate) async fn apply_crds(
     Ok(())
 }
 
-/// Three loopback ports that were free a moment ago.
-fn free_ports() -> anyhow::Result<[u16; 3]> {
+/// Three distinct loopback ports that were free a moment ago.
+pub(crate) fn free_ports() -> anyhow::Result<[u16; 3]> {
     // Hold all three listeners at once so the three ports differ.
     let listeners = [
         TcpListener::bind("127.0.0.1:0")?,

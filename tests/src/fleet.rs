@@ -22,6 +22,7 @@ use anyhow::Context as _;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 
 use crate::control_plane::FIELD_MANAGER;
+use crate::flux::{GIT_REPOSITORY, KUSTOMIZATION, StandIn};
 
 /// What one release of the application asks of the cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,9 +115,9 @@ spec:
     )
 }
 
-/// How Flux follows the fleet, per environment.
+/// How Flux follows and applies the fleet, per environment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FluxTimings<'a> {
+pub struct FluxSettings<'a> {
     /// How often Flux looks at the branch and re-applies it by itself.
     pub interval: &'a str,
     /// How long kustomize-controller waits for what it applied to become healthy.
@@ -126,10 +127,10 @@ pub struct FluxTimings<'a> {
     pub replicas: &'a [(&'a str, u32)],
 }
 
-impl FluxTimings<'static> {
+impl FluxSettings<'static> {
     /// Flux's interval long enough that only a request makes it look sooner, and a
     /// health check that gives up on a release within half a minute.
-    pub const DEFAULT: FluxTimings<'static> = FluxTimings {
+    pub const DEFAULT: FluxSettings<'static> = FluxSettings {
         interval: "1m",
         timeout: "30s",
         replicas: &[],
@@ -150,24 +151,12 @@ pub async fn flux_objects(
     namespace: &str,
     fleet_url: &str,
     environments: &[&str],
-    timings: FluxTimings<'_>,
+    timings: FluxSettings<'_>,
 ) -> anyhow::Result<()> {
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
-    let sources = api(
-        client,
-        namespace,
-        "source.toolkit.fluxcd.io",
-        "GitRepository",
-        "gitrepositories",
-    );
-    let kustomizations = api(
-        client,
-        namespace,
-        "kustomize.toolkit.fluxcd.io",
-        "Kustomization",
-        "kustomizations",
-    );
+    let sources = api(client, namespace, GIT_REPOSITORY);
+    let kustomizations = api(client, namespace, KUSTOMIZATION);
     for environment in environments {
         let target = target_namespace(namespace, environment);
         let object = serde_json::json!({
@@ -231,17 +220,6 @@ pub async fn flux_objects(
     Ok(())
 }
 
-fn api(
-    client: &kube::Client,
-    namespace: &str,
-    group: &str,
-    kind: &str,
-    plural: &str,
-) -> Api<DynamicObject> {
-    let gvk = kube::core::GroupVersionKind::gvk(group, "v1", kind);
-    Api::namespaced_with(
-        client.clone(),
-        namespace,
-        &kube::api::ApiResource::from_gvk_with_plural(&gvk, plural),
-    )
+fn api(client: &kube::Client, namespace: &str, kind: StandIn) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), namespace, &kind.api_resource())
 }

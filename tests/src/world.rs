@@ -56,7 +56,7 @@ impl Repository {
         root: &Path,
         name: &str,
         branches: &[&str],
-        files: &[(&str, &str)],
+        files: &[(impl AsRef<str>, impl AsRef<str>)],
     ) -> anyhow::Result<Self> {
         let first = branches.first().context("a repository needs a branch")?;
         let bare = root.join(format!("{name}.git"));
@@ -74,7 +74,7 @@ impl Repository {
         .await?;
         git(&work, &["init", "--quiet", "--initial-branch", first]).await?;
         for (file, text) in files {
-            write_file(&work, file, text)?;
+            write_file(&work, file.as_ref(), text.as_ref())?;
         }
         git(&work, &["add", "."]).await?;
         git(
@@ -110,11 +110,11 @@ impl Repository {
     pub async fn commit_files(
         &self,
         branch: &str,
-        files: &[(&str, &str)],
+        files: &[(impl AsRef<str>, impl AsRef<str>)],
         message: &str,
     ) -> anyhow::Result<String> {
         for (file, text) in files {
-            write_file(&self.work, file, text)?;
+            write_file(&self.work, file.as_ref(), text.as_ref())?;
         }
         git(&self.work, &["add", "."]).await?;
         git(&self.work, &["commit", "--quiet", "-m", message]).await?;

@@ -2,10 +2,11 @@
 //! kustomize-controller, on a cluster whose workloads kwok runs), with
 //! `hecate-controller` as its own process: every Flux status here is one Flux wrote.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use hecate_testenv::fleet::{self, FluxTimings, Release};
+use hecate_testenv::fleet::{self, FluxSettings, Release};
+use hecate_testenv::flux::{GIT_REPOSITORY, KUSTOMIZATION, StandIn as Kind};
 use hecate_testenv::git_http::GitHttp;
 use hecate_testenv::world::{self, Repository, Stage};
 use hecate_testenv::{Identity, TestEnv, Tool, apply_manifest, rbac};
@@ -58,14 +59,14 @@ impl World {
         let root = dir.path().to_path_buf();
         let environments: Vec<&str> = stages.iter().map(|s| s.name).collect();
         let app_files = fleet::app_files("app", first);
-        let app = Repository::create(&root, "app", &["main"], &pairs(&app_files))
+        let app = Repository::create(&root, "app", &["main"], &app_files)
             .await
             .unwrap();
         app.tag(&first.tag()).await.unwrap();
         let fleet_files = fleet::fleet_files("app");
         let branches = branches(&environments);
         let branches: Vec<&str> = branches.iter().map(String::as_str).collect();
-        let fleet = Repository::create(&root, "fleet", &branches, &pairs(&fleet_files))
+        let fleet = Repository::create(&root, "fleet", &branches, &fleet_files)
             .await
             .unwrap();
         let http = GitHttp::start(&root).await.unwrap();
@@ -76,7 +77,7 @@ impl World {
             &ns,
             &fleet_url,
             &environments,
-            FluxTimings::DEFAULT,
+            FluxSettings::DEFAULT,
         )
         .await
         .unwrap();
@@ -141,7 +142,7 @@ impl World {
         let files = fleet::app_files("app", release);
         let sha = self
             .app
-            .commit_files("main", &pairs(&files), &format!("app {}", release.version))
+            .commit_files("main", &files, &format!("app {}", release.version))
             .await
             .unwrap();
         self.app.tag(&release.tag()).await.unwrap();
@@ -198,12 +199,7 @@ impl World {
 
     /// The Kustomization `app-<environment>` as Flux wrote it.
     async fn kustomization(&self, environment: &str) -> Value {
-        let api = flux_api(
-            &self.env,
-            "kustomize.toolkit.fluxcd.io",
-            "Kustomization",
-            "kustomizations",
-        );
+        let api = flux_api(&self.env, KUSTOMIZATION);
         let object = api.get(&format!("app-{environment}")).await.unwrap();
         serde_json::to_value(object).unwrap()
     }
@@ -247,24 +243,12 @@ impl World {
     }
 }
 
-fn pairs(files: &[(String, String)]) -> Vec<(&str, &str)> {
-    files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect()
-}
-
 fn branches(environments: &[&str]) -> Vec<String> {
     environments.iter().map(|e| format!("env/{e}")).collect()
 }
 
-fn flux_api(env: &TestEnv, group: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
-    let gvk = kube::core::GroupVersionKind::gvk(group, "v1", kind);
-    Api::namespaced_with(
-        env.admin.clone(),
-        &env.namespace,
-        &kube::api::ApiResource::from_gvk_with_plural(&gvk, plural),
-    )
+fn flux_api(env: &TestEnv, kind: Kind) -> Api<DynamicObject> {
+    Api::namespaced_with(env.admin.clone(), &env.namespace, &kind.api_resource())
 }
 
 fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
@@ -353,7 +337,6 @@ async fn a_release_crosses_dev_staging_and_production_on_flux() {
         kustomization["metadata"]["annotations"]["reconcile.fluxcd.io/requestedAt"].clone();
     assert!(requested.is_string(), "{kustomization:#}");
     assert_eq!(kustomization["status"]["lastHandledReconcileAt"], requested);
-    let _ = &world.root;
 }
 
 #[tokio::test]
@@ -403,7 +386,6 @@ async fn a_failed_health_check_fails_the_crossing_and_the_next_release_repairs_i
         "True",
         "{kustomization:#}"
     );
-    let _ = Path::new(&world.root);
 }
 
 #[tokio::test]
@@ -488,12 +470,7 @@ async fn hecate_flux_suspends_resumes_and_reconciles_the_real_kustomization() {
         ["reconcile.fluxcd.io/requestedAt"]
         .clone();
     assert!(requested.is_string());
-    let api = flux_api(
-        &world.env,
-        "kustomize.toolkit.fluxcd.io",
-        "Kustomization",
-        "kustomizations",
-    );
+    let api = flux_api(&world.env, KUSTOMIZATION);
     eventually(
         Duration::from_secs(30),
         "kustomize-controller handles the reconcile request",
@@ -537,12 +514,7 @@ async fn hecate_flux_suspends_resumes_and_reconciles_the_real_kustomization() {
         .unwrap();
     // Flux notices the edit (as at its next interval; the Gate does not watch the
     // source, so it is not Hecate's to reconcile).
-    let sources = flux_api(
-        &world.env,
-        "source.toolkit.fluxcd.io",
-        "GitRepository",
-        "gitrepositories",
-    );
+    let sources = flux_api(&world.env, GIT_REPOSITORY);
     let poke =
         json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": "hand-edit"}}});
     sources

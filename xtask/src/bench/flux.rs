@@ -10,11 +10,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hecate_ops::Ops;
-use hecate_testenv::fleet::{self, FluxTimings, Release};
+use hecate_testenv::fleet::{self, FluxSettings, Release};
 use hecate_testenv::git_http::GitHttp;
 use hecate_testenv::world::{self, Repository};
 use hecate_testenv::{Endpoint, Tool, apply_manifest};
-use hecate_types::{Beacon, Bundle, Passage, PassagePhase, StepPhase};
+use hecate_types::{Beacon, Bundle, Passage, PassagePhase, StepPhase, wellknown};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde::Serialize;
@@ -170,18 +170,12 @@ async fn variant(
     let dir = endpoint.dir.join(&namespace);
     std::fs::create_dir_all(&dir)?;
     let first = Release::healthy("0.1.0");
-    let app = Repository::create(
-        &dir,
-        "app",
-        &["main"],
-        &pairs(&fleet::app_files("app", first)),
-    )
-    .await?;
+    let app = Repository::create(&dir, "app", &["main"], &fleet::app_files("app", first)).await?;
     app.tag(&first.tag()).await?;
     let branches: Vec<String> = ENVIRONMENTS.iter().map(|e| format!("env/{e}")).collect();
     let branches: Vec<&str> = branches.iter().map(String::as_str).collect();
     let fleet_repo =
-        Repository::create(&dir, "fleet", &branches, &pairs(&fleet::fleet_files("app"))).await?;
+        Repository::create(&dir, "fleet", &branches, &fleet::fleet_files("app")).await?;
     let git = GitHttp::start(&dir).await?;
     let (app_url, fleet_url) = (app.served(&git), fleet_repo.served(&git));
 
@@ -199,13 +193,13 @@ async fn variant(
             },
         )
         .await?;
-    let timings = FluxTimings {
+    let timings = FluxSettings {
         interval: if reconcile {
-            FluxTimings::DEFAULT.interval
+            FluxSettings::DEFAULT.interval
         } else {
             INTERVAL_WITHOUT_RECONCILE
         },
-        ..FluxTimings::DEFAULT
+        ..FluxSettings::DEFAULT
     };
     fleet::flux_objects(admin, &namespace, &fleet_url, &ENVIRONMENTS, timings).await?;
     let manifest = world::Pipeline {
@@ -244,7 +238,7 @@ async fn variant(
             app.head("main").await?
         } else {
             let sha = app
-                .commit_files("main", &pairs(&fleet::app_files("app", release)), &version)
+                .commit_files("main", &fleet::app_files("app", release), &version)
                 .await?;
             app.tag(&release.tag()).await?;
             sha
@@ -295,13 +289,6 @@ async fn variant(
     })
 }
 
-fn pairs(files: &[(String, String)]) -> Vec<(&str, &str)> {
-    files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect()
-}
-
 /// Asks Beacon `app` to look, and waits for the Bundle of `sha`.
 async fn emitted(admin: &kube::Client, namespace: &str, sha: &str) -> anyhow::Result<String> {
     let beacons: Api<Beacon> = Api::namespaced(admin.clone(), namespace);
@@ -342,9 +329,16 @@ async fn crossed(
     let passages: Api<Passage> = Api::namespaced(admin.clone(), namespace);
     let deadline = Instant::now() + Duration::from_secs(180);
     let (mut created, mut waiting) = (None, None);
+    let selector = kube::api::ListParams::default().labels(&format!(
+        "{}={gate},{}={bundle}",
+        wellknown::LABEL_GATE,
+        wellknown::LABEL_BUNDLE
+    ));
     loop {
         let now = Instant::now();
-        let list = passages.list(&Default::default()).await?.items;
+        // Only this crossing's Passage, by the labels promote and the Gate give it: the
+        // poll must not load the API server it measures with every Passage there is.
+        let list = passages.list(&selector).await?.items;
         if let Some(passage) = list
             .iter()
             .find(|p| p.spec.gate == gate && p.spec.bundle == bundle)

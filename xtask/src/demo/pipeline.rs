@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use hecate_ops::Ops;
-use hecate_testenv::fleet::{self, FluxTimings, Release};
+use hecate_testenv::fleet::{self, FluxSettings, Release};
 use hecate_testenv::git_http::GitHttp;
 use hecate_testenv::world::{self, Repository};
 use hecate_testenv::{Endpoint, Identity, apply_manifest};
@@ -67,19 +67,13 @@ pub(crate) async fn run(
     let started = Instant::now();
     std::fs::create_dir_all(dir)?;
     let first = release_of(RELEASES[0]);
-    let shop = Repository::create(
-        dir,
-        "shop",
-        &["main"],
-        &pairs(&fleet::app_files("shop", first)),
-    )
-    .await?;
+    let shop = Repository::create(dir, "shop", &["main"], &fleet::app_files("shop", first)).await?;
     shop.tag(&first.tag()).await?;
     let fleet = Repository::create(
         dir,
         "fleet",
         &["env/dev", "env/staging", "env/production"],
-        &pairs(&fleet::fleet_files("shop")),
+        &fleet::fleet_files("shop"),
     )
     .await?;
     let git = GitHttp::start(dir).await?;
@@ -90,9 +84,9 @@ pub(crate) async fn run(
         .patch(namespace, &PatchParams::default(), &Patch::Merge(&label))
         .await
         .context("labelling the demo namespace")?;
-    let timings = FluxTimings {
+    let timings = FluxSettings {
         replicas: &[("production", PRODUCTION_REPLICAS)],
-        ..FluxTimings::DEFAULT
+        ..FluxSettings::DEFAULT
     };
     fleet::flux_objects(&admin, namespace, &fleet_url, &ENVIRONMENTS, timings)
         .await
@@ -197,19 +191,12 @@ async fn commit_release(shop: &Repository, version: &str) -> anyhow::Result<Stri
     let sha = shop
         .commit_files(
             "main",
-            &pairs(&fleet::app_files("shop", release)),
+            &fleet::app_files("shop", release),
             &format!("shop {version}"),
         )
         .await?;
     shop.tag(&release.tag()).await?;
     Ok(sha)
-}
-
-fn pairs(files: &[(String, String)]) -> Vec<(&str, &str)> {
-    files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect()
 }
 
 /// Who acts in the story.
@@ -325,9 +312,7 @@ impl Story {
 
     /// Suspends Kustomization `name`, as `flux suspend kustomization` does.
     async fn suspend(&self, name: &str) -> anyhow::Result<()> {
-        let gvk =
-            kube::core::GroupVersionKind::gvk("kustomize.toolkit.fluxcd.io", "v1", "Kustomization");
-        let resource = kube::api::ApiResource::from_gvk_with_plural(&gvk, "kustomizations");
+        let resource = hecate_testenv::flux::KUSTOMIZATION.api_resource();
         let api: Api<kube::api::DynamicObject> =
             Api::namespaced_with(self.admin.clone(), &self.namespace, &resource);
         let patch = serde_json::json!({"spec": {"suspend": true}});
