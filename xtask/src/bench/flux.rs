@@ -319,7 +319,7 @@ async fn emitted(admin: &kube::Client, namespace: &str, sha: &str) -> anyhow::Re
     }
 }
 
-/// Follows `bundle`'s crossing of `gate` until it succeeded.
+/// Follows `bundle`'s crossing of `gate` until it succeeded and the Gate recorded it.
 async fn crossed(
     admin: &kube::Client,
     namespace: &str,
@@ -327,6 +327,7 @@ async fn crossed(
     bundle: &str,
 ) -> anyhow::Result<Crossing> {
     let passages: Api<Passage> = Api::namespaced(admin.clone(), namespace);
+    let bundles: Api<Bundle> = Api::namespaced(admin.clone(), namespace);
     let deadline = Instant::now() + Duration::from_secs(180);
     let (mut created, mut waiting) = (None, None);
     let selector = kube::api::ListParams::default().labels(&format!(
@@ -352,7 +353,9 @@ async fn crossed(
                 waiting.get_or_insert(now);
             }
             match passage.phase() {
-                PassagePhase::Succeeded => {
+                // Crossed once the Gate has recorded it on the Bundle: what the next
+                // stage's promote and the next Gate's eligibility read.
+                PassagePhase::Succeeded if bundles.get(bundle).await?.has_cleared(gate) => {
                     return Ok(Crossing {
                         created,
                         waiting: waiting.unwrap_or(now),
