@@ -150,6 +150,43 @@ impl TestEnv {
             .unwrap_or_else(|e| panic!("creating {} {}: {e}", K::kind(&()), object.name_any()))
     }
 
+    /// Creates `gate` with its first step's `with` wrapped `depth` maps deep: what the
+    /// API server stores and no reader decodes past about 120 levels (issue 30). The
+    /// answer is not decoded (it would not decode); [`TestEnv::delete_gate_unread`]
+    /// removes it. Other tests share the cluster: delete it before the test ends.
+    pub async fn create_deep_gate(&self, mut gate: hecate_types::Gate, depth: usize) {
+        let mut with = serde_json::json!("deep");
+        for _ in 0..depth {
+            with = serde_json::json!({ "a": with });
+        }
+        gate.metadata.namespace = Some(self.namespace.clone());
+        let mut body = serde_json::to_value(&gate).expect("a Gate serialises");
+        body["spec"]["passage"]["steps"][0]["with"] = with;
+        let request =
+            kube::core::Request::new(hecate_types::Gate::url_path(&(), Some(&self.namespace)))
+                .create(
+                    &PostParams::default(),
+                    serde_json::to_vec(&body).expect("JSON serialises"),
+                )
+                .expect("a create request");
+        self.admin
+            .request_text(request)
+            .await
+            .unwrap_or_else(|e| panic!("creating Gate {}: {e}", gate.name_any()));
+    }
+
+    /// Deletes Gate `name` without decoding the answer (see [`TestEnv::create_deep_gate`]).
+    pub async fn delete_gate_unread(&self, name: &str) {
+        let request =
+            kube::core::Request::new(hecate_types::Gate::url_path(&(), Some(&self.namespace)))
+                .delete(name, &kube::api::DeleteParams::default())
+                .expect("a delete request");
+        self.admin
+            .request_text(request)
+            .await
+            .unwrap_or_else(|e| panic!("deleting Gate {name}: {e}"));
+    }
+
     /// Writes `object`'s status through the status subresource, as a controller would,
     /// and returns the object as stored.
     pub async fn write_status<K>(&self, object: &K) -> K

@@ -27,6 +27,12 @@ pub const INVALID_STEPS: Kind = Kind {
     reason: "InvalidSteps",
     warning: true,
 };
+/// An object does not decode, so the controller skips it.
+pub const UNREADABLE: Kind = Kind {
+    action: "Reading",
+    reason: "Unreadable",
+    warning: true,
+};
 /// A Gate opened a Passage by itself.
 pub const PASSAGE_STARTED: Kind = Kind {
     action: "Crossing",

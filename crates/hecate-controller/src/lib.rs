@@ -49,6 +49,7 @@ mod serve;
 pub mod steps;
 pub mod telemetry;
 pub mod tls;
+pub mod unreadable;
 pub mod verify;
 
 pub use args::{Args, BindAddress, LogFormat};

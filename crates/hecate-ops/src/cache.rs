@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::{FutureExt as _, StreamExt as _};
+use hecate_types::lenient::{Lenient, Placeholder};
 use hecate_types::{Beacon, Bundle, Gate, Passage};
 use jiff::Timestamp;
 use k8s_openapi::NamespaceResourceScope;
@@ -298,6 +299,7 @@ async fn follow<K>(
     inner: Arc<Inner>,
 ) where
     K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+        + Placeholder
         + Clone
         + Debug
         + DeserializeOwned
@@ -306,37 +308,41 @@ async fn follow<K>(
         + 'static,
 {
     let mut listed = false;
-    watcher::watcher(Api::<K>::all(client), list_like_informers())
-        .default_backoff()
-        .modify(|object| object.meta_mut().managed_fields = None)
-        .reflect(writer)
-        .for_each(|event| {
-            match event {
-                Ok(Event::Apply(object) | Event::Delete(object)) => {
-                    let namespace = object.meta().namespace.clone().unwrap_or_default();
-                    inner.changed(&namespace);
-                    // No followers is not an error.
-                    let _ = inner.followers.send(Some(Change {
-                        kind,
-                        namespace,
-                        name: object.name_any(),
-                    }));
-                }
-                Ok(Event::InitDone) => {
-                    inner.epoch.fetch_add(1, Ordering::AcqRel);
-                    if std::mem::replace(&mut listed, true) {
-                        let _ = inner.followers.send(None);
-                    } else {
-                        inner.listed.fetch_add(1, Ordering::AcqRel);
-                    }
-                }
-                Ok(Event::Init | Event::InitApply(_)) => {}
-                // The watcher backs off and retries; the store keeps its last state.
-                Err(error) => {
-                    tracing::warn!(kind = K::kind(&()).as_ref(), %error, "watch failed; retrying")
+    crate::lenient::watcher(
+        Api::<Lenient<K>>::all(client),
+        list_like_informers(),
+        move |bad| crate::lenient::warn(kind, bad),
+    )
+    .default_backoff()
+    .modify(|object| object.meta_mut().managed_fields = None)
+    .reflect(writer)
+    .for_each(|event| {
+        match event {
+            Ok(Event::Apply(object) | Event::Delete(object)) => {
+                let namespace = object.meta().namespace.clone().unwrap_or_default();
+                inner.changed(&namespace);
+                // No followers is not an error.
+                let _ = inner.followers.send(Some(Change {
+                    kind,
+                    namespace,
+                    name: object.name_any(),
+                }));
+            }
+            Ok(Event::InitDone) => {
+                inner.epoch.fetch_add(1, Ordering::AcqRel);
+                if std::mem::replace(&mut listed, true) {
+                    let _ = inner.followers.send(None);
+                } else {
+                    inner.listed.fetch_add(1, Ordering::AcqRel);
                 }
             }
-            futures::future::ready(())
-        })
-        .await;
+            Ok(Event::Init | Event::InitApply(_)) => {}
+            // The watcher backs off and retries; the store keeps its last state.
+            Err(error) => {
+                tracing::warn!(kind = K::kind(&()).as_ref(), %error, "watch failed; retrying")
+            }
+        }
+        futures::future::ready(())
+    })
+    .await;
 }

@@ -33,6 +33,7 @@ mod cache;
 mod error;
 mod evidence;
 mod flux;
+pub mod lenient;
 pub mod model;
 pub mod operation;
 mod ops;

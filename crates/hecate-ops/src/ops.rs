@@ -6,6 +6,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use hecate_types::lenient::{self, Lenient};
 use hecate_types::{Beacon, Bundle, Gate, Passage};
 use jiff::Timestamp;
 use k8s_openapi::NamespaceResourceScope;
@@ -172,14 +173,14 @@ impl Ops {
             + DeserializeOwned,
     {
         let api = match namespace {
-            Some(namespace) => self.api::<K>(namespace),
+            Some(namespace) => self.api::<Lenient<K>>(namespace),
             None => Api::all(self.client.clone()),
         };
         let list = api
             .list(&ListParams::default())
             .await
             .map_err(Error::kubernetes(format!("listing {kind}s")))?;
-        Ok(list.items.into_iter().map(without_managed_fields).collect())
+        Ok(decoded(kind, list.items))
     }
 
     /// The objects of `kind` in `namespace` whose `fields` have the values given, in
@@ -208,14 +209,11 @@ impl Ops {
                 .map(|(field, value)| format!("{field}={value}"))
                 .collect();
             let params = ListParams::default().fields(&selector.join(","));
-            match self.api::<K>(namespace).list(&params).await {
+            match self.api::<Lenient<K>>(namespace).list(&params).await {
                 Ok(list) => {
-                    return Ok(list
-                        .items
-                        .into_iter()
-                        .filter(|object| keep(object))
-                        .map(without_managed_fields)
-                        .collect());
+                    let mut objects = decoded(kind, list.items);
+                    objects.retain(|object| keep(object));
+                    return Ok(objects);
                 }
                 // "field label not supported": the CRD has no selectableFields.
                 Err(kube::Error::Api(status)) if status.code == 400 => {
@@ -596,6 +594,16 @@ fn crosses(passage: &Passage, gate: Option<&str>, bundle: Option<&str>) -> bool 
 /// Hecate's answers needs (kubectl hides it too), and the cache does not keep it, so
 /// every read answers the same way. A write of such an object leaves the server's
 /// record of managers as it was.
+/// The objects of a list that decode, without their managed fields; each that does
+/// not is logged and left out (DECISIONS 110): one bad object never fails a list.
+fn decoded<K: Resource>(kind: Kind, items: Vec<Lenient<K>>) -> Vec<K> {
+    let (objects, undecodable) = lenient::partition(items);
+    for bad in &undecodable {
+        crate::lenient::warn(kind, bad);
+    }
+    objects.into_iter().map(without_managed_fields).collect()
+}
+
 pub(crate) fn without_managed_fields<K: Resource>(mut object: K) -> K {
     object.meta_mut().managed_fields = None;
     object

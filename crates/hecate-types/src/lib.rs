@@ -28,6 +28,7 @@ pub mod digest;
 pub mod duration;
 mod gate;
 mod health;
+pub mod lenient;
 pub mod limits;
 pub mod names;
 mod passage;

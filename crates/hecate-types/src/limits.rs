@@ -10,7 +10,23 @@ pub const MAX_STEPS: usize = 100;
 /// The most checks a Gate's `spec.verify` holds.
 pub const MAX_VERIFICATIONS: usize = 100;
 
+/// The deepest a step's `with` may nest, counting each map and list. The API server
+/// cannot bound nesting in a free-form field (DECISIONS 110), so the controller
+/// judges it with the Gate's steps; no reader decodes an object much past 120.
+pub const MAX_WITH_DEPTH: usize = 32;
+
 /// The longest expression, in characters (as the API server counts `maxLength`): a
 /// step's `if:` is refused at admission beyond it, and the controller refuses any
 /// longer expression — a `${{ … }}` in `with:`, a `successIf` — before parsing it.
 pub const MAX_EXPRESSION_LENGTH: usize = 4096;
+
+/// The most a Passage's status may take, in bytes of JSON: the controller cuts what its
+/// steps report (messages, outputs) so that whatever a crossing does, its status is
+/// recordable (docs/DECISIONS.md 111). etcd refuses a request over 1.5 MiB by default.
+pub const MAX_PASSAGE_STATUS_BYTES: usize = 512 * 1024;
+
+/// The largest Passage the controller records, in bytes of JSON — metadata, spec and
+/// status — a third under etcd's default 1.5 MiB request limit. A Passage whose
+/// metadata and spec alone leave less than [`MAX_PASSAGE_STATUS_BYTES`] of it is
+/// refused before its first step.
+pub const MAX_PASSAGE_BYTES: usize = 1024 * 1024;

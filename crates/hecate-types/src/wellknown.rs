@@ -62,6 +62,9 @@ pub mod gate_reason {
     pub const PASSAGE_FAILED: &str = "PassageFailed";
     /// The newest crossing succeeded and is not yet verified.
     pub const VERIFYING: &str = "Verifying";
+    /// The Gate does not decode (nested too deep for any reader): the controller
+    /// skips it (DECISIONS 110).
+    pub const UNREADABLE: &str = "Unreadable";
 }
 
 /// Reasons of a Beacon's `Ready` condition.

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use futures::StreamExt as _;
 use hecate_types::Beacon;
+use hecate_types::lenient::Lenient;
 use kube::ResourceExt as _;
 use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
@@ -26,6 +27,7 @@ use super::{BeaconReconciler, Error};
 use crate::backoff::{self, Failures};
 use crate::predicate;
 use crate::scope::Scope;
+use crate::unreadable::Unreadable;
 
 /// How many Beacons reconcile (poll their sources) at the same time.
 pub const CONCURRENCY: u16 = 8;
@@ -39,9 +41,12 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let (beacons_reader, beacons_writer) = reflector::store::<Beacon>();
-    let beacons = watcher(
-        Api::<Beacon>::all(client.clone()),
+    // Each object read on its own: one that does not decode is reported and skipped.
+    let unreadable = Unreadable::start(client.clone(), "beacon-controller");
+    let beacons = hecate_ops::lenient::watcher(
+        Api::<Lenient<Beacon>>::all(client.clone()),
         watcher::Config::default(),
+        unreadable.of::<Beacon>(),
     )
     .default_backoff()
     .reflect(beacons_writer)

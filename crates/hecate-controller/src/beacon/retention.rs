@@ -110,6 +110,9 @@ async fn try_collect(
     {
         return Ok(Vec::new());
     }
+    // Strictly decoded, unlike every other list (DECISIONS 110): a Gate or Passage
+    // left out would leave its Bundles unprotected, so one that does not decode stops
+    // this namespace's collection instead.
     let gates = Api::<Gate>::namespaced(client.clone(), &namespace)
         .list(&ListParams::default())
         .await?

@@ -22,6 +22,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::StreamExt as _;
+use hecate_ops::lenient;
+use hecate_types::lenient::Lenient;
 use hecate_types::{Bundle, Gate, Passage};
 use kube::ResourceExt as _;
 use kube::api::{Api, ApiResource, DynamicObject};
@@ -36,6 +38,7 @@ use super::{Error, GateReconciler};
 use crate::backoff::{self, Failures};
 use crate::predicate;
 use crate::scope::Scope;
+use crate::unreadable::Unreadable;
 
 /// Builds the reconciler around the stores this controller fills.
 pub type Build = Box<dyn FnOnce(Stores) -> GateReconciler<Stores> + Send>;
@@ -56,30 +59,45 @@ pub async fn run(
     // kube-runtime reconciles what exists; what the reconciler keeps per Gate (its
     // health series, its last write) is dropped here when a Gate goes.
     let forget = reconciler.forgetter();
-    let gates = watcher(Api::<Gate>::all(client.clone()), config.clone())
-        .default_backoff()
-        .reflect(gates_writer)
-        .inspect(move |event| {
-            if let Ok(watcher::Event::Delete(gate)) = event {
-                forget.gate(gate);
-            }
-        })
-        .applied_objects()
-        .predicate_filter(predicate::spec_or_request, Default::default());
+    // Each object read on its own: one that does not decode is reported and skipped.
+    let unreadable = Unreadable::start(client.clone(), "gate-controller");
+    let gates = lenient::watcher(
+        Api::<Lenient<Gate>>::all(client.clone()),
+        config.clone(),
+        unreadable.of::<Gate>(),
+    )
+    .default_backoff()
+    .reflect(gates_writer)
+    .inspect(move |event| {
+        if let Ok(watcher::Event::Delete(gate)) = event {
+            forget.gate(gate);
+        }
+    })
+    .applied_objects()
+    .predicate_filter(predicate::spec_or_request, Default::default());
     let mut passage_wakes = PassageWakes::default();
     let passages = wakes::stream(
-        watcher(Api::<Passage>::all(client.clone()), config.clone())
-            .default_backoff()
-            .modify(slim_passage)
-            .reflect(passages_writer),
+        lenient::watcher(
+            Api::<Lenient<Passage>>::all(client.clone()),
+            config.clone(),
+            // The Passage controller reports it on the Passage.
+            |bad| lenient::warn("Passage", bad),
+        )
+        .default_backoff()
+        .modify(slim_passage)
+        .reflect(passages_writer),
         move |event| passage_wakes.on(event),
     );
     let mut bundle_wakes = BundleWakes::new(gates_reader.clone());
     let bundles = wakes::stream(
-        watcher(Api::<Bundle>::all(client.clone()), config)
-            .default_backoff()
-            .modify(|bundle: &mut Bundle| bundle.metadata.managed_fields = None)
-            .reflect(bundles_writer),
+        lenient::watcher(
+            Api::<Lenient<Bundle>>::all(client.clone()),
+            config,
+            unreadable.of::<Bundle>(),
+        )
+        .default_backoff()
+        .modify(|bundle: &mut Bundle| bundle.metadata.managed_fields = None)
+        .reflect(bundles_writer),
         move |event| bundle_wakes.on(event),
     );
 

@@ -4,9 +4,10 @@
 
 use std::future::Future;
 
+use hecate_ops::lenient;
 use hecate_types::{Bundle, Passage, wellknown};
 use kube::ResourceExt as _;
-use kube::api::{Api, ListParams};
+use kube::api::ListParams;
 use kube::runtime::reflector::{ObjectRef, Store};
 
 use crate::ready::Ready;
@@ -33,17 +34,16 @@ pub struct Lists(pub kube::Client);
 impl Reads for Lists {
     async fn passages(&self, namespace: &str, gate: &str) -> Result<Vec<Passage>, kube::Error> {
         let selector = format!("{}={gate}", wellknown::LABEL_GATE);
-        let list = Api::<Passage>::namespaced(self.0.clone(), namespace)
-            .list(&ListParams::default().labels(&selector))
-            .await?;
-        Ok(list.items)
+        lenient::list(
+            self.0.clone(),
+            namespace,
+            &ListParams::default().labels(&selector),
+        )
+        .await
     }
 
     async fn bundles(&self, namespace: &str) -> Result<Vec<Bundle>, kube::Error> {
-        let list = Api::<Bundle>::namespaced(self.0.clone(), namespace)
-            .list(&ListParams::default())
-            .await?;
-        Ok(list.items)
+        lenient::list(self.0.clone(), namespace, &ListParams::default()).await
     }
 }
 

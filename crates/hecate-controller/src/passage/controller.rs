@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use hecate_types::Passage;
+use hecate_types::lenient::Lenient;
 use kube::ResourceExt as _;
 use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
@@ -20,6 +21,7 @@ use kube::runtime::{WatchStreamExt as _, predicates, watcher};
 use super::{Error, PassageReconciler};
 use crate::backoff;
 use crate::scope::Scope;
+use crate::unreadable::Unreadable;
 
 /// How many Passages advance at once.
 pub const CONCURRENCY: u16 = 4;
@@ -34,9 +36,12 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let (reader, writer) = reflector::store::<Passage>();
-    let passages = watcher(
-        Api::<Passage>::all(client.clone()),
+    // Each object read on its own: one that does not decode is reported and skipped.
+    let unreadable = Unreadable::start(client.clone(), "passage-controller");
+    let passages = hecate_ops::lenient::watcher(
+        Api::<Lenient<Passage>>::all(client.clone()),
         watcher::Config::default(),
+        unreadable.of::<Passage>(),
     )
     .default_backoff()
     .modify(slim_finished)

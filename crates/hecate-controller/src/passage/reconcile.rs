@@ -212,12 +212,9 @@ impl PassageReconciler {
         };
         let passages = match &gate {
             Some(_) => {
-                Api::<Passage>::namespaced(self.client.clone(), &namespace)
-                    .list(
-                        &ListParams::default().labels(&format!("{}={name}", wellknown::LABEL_GATE)),
-                    )
-                    .await?
-                    .items
+                let of_gate =
+                    ListParams::default().labels(&format!("{}={name}", wellknown::LABEL_GATE));
+                hecate_ops::lenient::list(self.client.clone(), &namespace, &of_gate).await?
             }
             None => Vec::new(),
         };

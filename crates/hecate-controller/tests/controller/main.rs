@@ -27,4 +27,5 @@ mod render;
 mod running;
 mod traces;
 mod trust;
+mod unreadable;
 mod waiting;

@@ -7,6 +7,7 @@
 //! passes it in as `check`.
 
 use hecate_types::Step;
+use hecate_types::limits::MAX_WITH_DEPTH;
 
 /// The registered step names, in the order the specification lists them.
 pub const BUILT_IN: [&str; 15] = [
@@ -42,6 +43,12 @@ pub fn problems(steps: &[Step], check: impl Fn(&Step) -> Result<(), String>) -> 
                 "no step is called {uses:?}; the steps are {}",
                 BUILT_IN.join(", ")
             ));
+        } else if let Some(depth) = step.with.as_ref().map(depth)
+            && depth > MAX_WITH_DEPTH
+        {
+            problem(format!(
+                "with nests {depth} deep; the most is {MAX_WITH_DEPTH}: flatten it"
+            ));
         } else if let Err(why) = check(step) {
             problem(why);
         }
@@ -55,6 +62,23 @@ pub fn problems(steps: &[Step], check: impl Fn(&Step) -> Result<(), String>) -> 
         }
     }
     problems
+}
+
+/// How deep `value` nests: 0 for a scalar, one more for each map or list around it.
+/// Iterative, so any depth a decoder hands over is measured without recursion.
+fn depth(value: &serde_json::Value) -> usize {
+    let mut deepest = 0;
+    let mut pending = vec![(value, 0)];
+    while let Some((value, above)) = pending.pop() {
+        let children: Box<dyn Iterator<Item = &serde_json::Value>> = match value {
+            serde_json::Value::Array(items) => Box::new(items.iter()),
+            serde_json::Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(above + 1);
+        pending.extend(children.map(|child| (child, above + 1)));
+    }
+    deepest
 }
 
 /// [`problems`] without any step's own configuration check: what ops can judge

@@ -15,3 +15,4 @@ mod flux;
 mod judgements;
 mod preflight;
 mod reads;
+mod unreadable;

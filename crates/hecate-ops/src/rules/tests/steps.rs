@@ -114,3 +114,34 @@ fn the_controller_s_report_counts_when_the_structure_is_sound() {
         ))
     );
 }
+
+#[test]
+fn a_with_nested_past_the_limit_is_a_problem_of_its_step() {
+    use hecate_types::limits::MAX_WITH_DEPTH;
+    let nested = |depth: usize| {
+        let mut with = serde_json::json!("leaf");
+        for i in 0..depth {
+            // Maps and lists both count.
+            with = if i % 2 == 0 {
+                serde_json::json!({ "a": with, "b": 1 })
+            } else {
+                serde_json::json!([0, with])
+            };
+        }
+        Step {
+            with: Some(with),
+            ..step("http")
+        }
+    };
+    assert_eq!(structural(&[nested(MAX_WITH_DEPTH)]), Vec::<String>::new());
+    let found = structural(&[step("git-clone"), nested(MAX_WITH_DEPTH + 1)]);
+    assert_eq!(
+        found,
+        [format!(
+            "steps[1] (http): with nests {} deep; the most is {MAX_WITH_DEPTH}: flatten it",
+            MAX_WITH_DEPTH + 1
+        )]
+    );
+    // Past anything a decoder hands over (128 levels).
+    assert_eq!(structural(&[nested(1_000)]).len(), 1);
+}
