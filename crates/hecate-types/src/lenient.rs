@@ -28,8 +28,8 @@ use crate::{Beacon, Bundle, Gate, Passage};
 pub enum Lenient<K> {
     /// It decoded.
     Decoded(K),
-    /// It did not.
-    Undecodable(Undecodable),
+    /// It did not (boxed: it is rare, and the object it stands for is small).
+    Undecodable(Box<Undecodable>),
 }
 
 /// An object that does not decode as its kind: who it is, and why.
@@ -79,7 +79,7 @@ placeholder!(Beacon, Bundle, Gate, Passage);
 
 impl<K> Lenient<K> {
     /// The object, if it decoded.
-    pub fn decoded(self) -> Result<K, Undecodable> {
+    pub fn decoded(self) -> Result<K, Box<Undecodable>> {
         match self {
             Self::Decoded(object) => Ok(object),
             Self::Undecodable(undecodable) => Err(undecodable),
@@ -104,7 +104,7 @@ pub fn partition<K>(objects: Vec<Lenient<K>>) -> (Vec<K>, Vec<Undecodable>) {
     for object in objects {
         match object {
             Lenient::Decoded(object) => decoded.push(object),
-            Lenient::Undecodable(bad) => undecodable.push(bad),
+            Lenient::Undecodable(bad) => undecodable.push(*bad),
         }
     }
     (decoded, undecodable)
@@ -119,10 +119,10 @@ impl<'de, K: DeserializeOwned> Deserialize<'de> for Lenient<K> {
                 // Not even an identity: the item is no object, and the list is wrong.
                 let identity: Identity =
                     serde_json::from_str(raw.get()).map_err(D::Error::custom)?;
-                Ok(Self::Undecodable(Undecodable {
+                Ok(Self::Undecodable(Box::new(Undecodable {
                     metadata: identity.metadata.into(),
                     error: error.to_string(),
-                }))
+                })))
             }
         }
     }
