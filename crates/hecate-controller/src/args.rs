@@ -67,6 +67,23 @@ pub struct Args {
     /// every Gate author is trusted with them. Off: such a step fails `NotAllowed`.
     #[arg(long)]
     pub allow_kustomize_load_restrictions_none: bool,
+    /// Let git steps and Beacons use repositories on this process's own disk (a path
+    /// or a `file://` URL as `repo`): every Gate and Beacon author may then clone any
+    /// repository the controller can read. Off: such a step fails `NotAllowed`, such a
+    /// Beacon is not Ready. Remote helpers (`ext::`, `fd::`) are refused either way.
+    #[arg(long)]
+    pub allow_local_git: bool,
+    /// The most one clone may hold on disk (`git-clone`, a Beacon's path filters), as
+    /// bytes or with a unit: `512Mi`, `2Gi`, `100M`; `0`: no limit. A clone that grows
+    /// past it is stopped and removed, and its step fails `CheckoutTooLarge`.
+    #[arg(long, default_value = "512Mi", value_parser = parse_size, value_name = "SIZE")]
+    pub max_checkout_size: u64,
+    /// Let `http` steps call this host's own addresses: loopback, link-local (a
+    /// cloud's metadata service) and its interfaces' (the Pod's own IP), where sidecars
+    /// listen. Off: such a step fails `NotAllowed`. The controller's own metrics and
+    /// probe ports are refused either way.
+    #[arg(long)]
+    pub allow_local_http: bool,
     /// Start even if the installed CRDs lack fields this controller writes (they would
     /// be dropped silently); a warning is logged on every start.
     #[arg(long)]
@@ -117,6 +134,39 @@ fn parse_duration(value: &str) -> Result<std::time::Duration, String> {
         })
 }
 
+/// A size in bytes: digits, then optionally a unit — `k`, `M`, `G`, `T` (powers of
+/// 1000, `KB`… too) or `Ki`, `Mi`, `Gi`, `Ti` (powers of 1024, `KiB`… too), as
+/// Kubernetes quantities and people write them.
+pub(crate) fn parse_size(value: &str) -> Result<u64, String> {
+    let text = value.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let unit = unit.trim();
+    let scale: u64 = match unit.strip_suffix('B').unwrap_or(unit) {
+        "" => 1,
+        "k" | "K" => 1000,
+        "M" => 1000_u64.pow(2),
+        "G" => 1000_u64.pow(3),
+        "T" => 1000_u64.pow(4),
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        "Ti" => 1 << 40,
+        _ => {
+            return Err(format!(
+                "{value:?} is not a size: use e.g. 512Mi, 2Gi, 100M or 0"
+            ));
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| format!("{value:?} is not a size: use e.g. 512Mi, 2Gi, 100M or 0"))
+}
+
 /// Go's forms: `:8080` (every interface), `127.0.0.1:8080`, `[::1]:8080`, or `0`.
 fn parse_bind_address(value: &str) -> Result<BindAddress, String> {
     if value == "0" {
@@ -136,6 +186,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sizes_read_as_quantities() {
+        let cases = [
+            ("0", Some(0)),
+            ("1048576", Some(1 << 20)),
+            ("512Mi", Some(512 << 20)),
+            ("512MiB", Some(512 << 20)),
+            ("2Gi", Some(2 << 30)),
+            ("100M", Some(100_000_000)),
+            ("100MB", Some(100_000_000)),
+            ("4k", Some(4000)),
+            ("1Ti", Some(1 << 40)),
+            ("12B", Some(12)),
+            ("", None),
+            ("Mi", None),
+            ("1.5Gi", None),
+            ("-1", None),
+            ("5 parsecs", None),
+            ("99999999999Ti", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_size(text).ok(), want, "{text:?}");
+        }
+        let why = parse_size("lots").expect_err("not a size");
+        assert!(why.contains("512Mi"), "{why}");
+    }
+
+    #[test]
     fn the_reference_defaults_hold() {
         let args = Args::try_parse_from(["hecate-controller"]).expect("defaults parse");
         assert_eq!(
@@ -149,6 +226,11 @@ mod tests {
         assert!(args.no_cross_namespace_refs);
         assert!(!args.leader_elect && !args.skip_crd_check);
         assert!(!args.allow_kustomize_load_restrictions_none);
+        assert!(!args.allow_local_git && !args.allow_local_http);
+        assert_eq!(
+            args.max_checkout_size,
+            crate::steps::git::DEFAULT_MAX_CHECKOUT_SIZE
+        );
         assert_eq!(args.leader_election_id, "hecate.hecate.dev");
         assert!(args.work_root.ends_with("hecate-passages"));
     }
@@ -176,6 +258,16 @@ mod tests {
         ])
         .expect("flags parse");
         assert!(args.allow_kustomize_load_restrictions_none);
+        // So are the flags refused git remotes, clones and http steps name.
+        let args = Args::try_parse_from([
+            "hecate-controller",
+            crate::git::remote::ALLOW_LOCAL,
+            crate::reach::ALLOW_LOCAL,
+            "--max-checkout-size=2Gi",
+        ])
+        .expect("flags parse");
+        assert!(args.allow_local_git && args.allow_local_http);
+        assert_eq!(args.max_checkout_size, 2 << 30);
         let error = Args::try_parse_from(["hecate-controller", "--metrics-bind-address=nowhere"])
             .expect_err("a bad address is refused");
         assert!(error.to_string().contains(":PORT"), "{error}");

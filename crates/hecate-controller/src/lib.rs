@@ -16,6 +16,8 @@
 //! - [`oci`]: the one registry client (and registry credentials) Beacons and the OCI
 //!   steps share, and what Beacons remember of registries between polls;
 //! - [`tls`]: which servers registries and chart repositories are trusted as;
+//! - [`reach`]: which addresses a step's HTTP request may reach (never the controller's
+//!   own listeners; this host's addresses only with `--allow-local-http`);
 //! - the process: [`Args`] and [`run`] (start-up order: logs, the CRD skew check in
 //!   [`crd_check`], Flux discovery warnings in [`flux_api`], tracing from `OTEL_*` in
 //!   [`telemetry`], metrics and probes, leader election in [`lease`], the controllers
@@ -41,6 +43,7 @@ pub mod metrics;
 pub mod oci;
 pub mod passage;
 pub mod predicate;
+pub mod reach;
 pub mod ready;
 mod run;
 pub mod scope;

@@ -41,11 +41,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let otel = telemetry::Tracing::from_env()?;
 
     let ready = Arc::new(AtomicBool::new(false));
+    // Where the controller listens: no step may call it (`reach`).
+    let mut own = Vec::new();
     if let BindAddress::On(addr) = args.metrics_bind_address {
-        serve::metrics(addr, metrics.clone()).await?;
+        own.push(serve::metrics(addr, metrics.clone()).await?);
     }
     if let BindAddress::On(addr) = args.health_probe_bind_address {
-        serve::probes(addr, ready.clone()).await?;
+        own.push(serve::probes(addr, ready.clone()).await?);
     }
 
     let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -64,12 +66,29 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         steps,
         app_tokens,
         wakes,
-    } = builtin(&client, &args)?;
+    } = builtin(&client, &args, own)?;
     let beacons = BeaconReconciler {
         client: client.clone(),
-        sources: Arc::new(Resolver::new(client.clone(), app_tokens).context("starting git")?),
+        sources: Arc::new(
+            Resolver::new(client.clone(), app_tokens)
+                .context("starting git")?
+                .with_git(
+                    beacon::git::Git::new(beacon::git::DEFAULT_TIMEOUT)
+                        .allowing_local(args.allow_local_git)
+                        .limiting_size(max_checkout_size(&args)),
+                ),
+        ),
         clock: Arc::new(SystemClock),
         events: Events::new(client.clone(), "beacon-controller"),
+    };
+    let elector = args
+        .leader_elect
+        .then(|| elector(&client, &args))
+        .transpose()?;
+    // With election, a step runs only while this replica leads (DECISION 112).
+    let steps = match &elector {
+        Some(elector) => steps.fenced_by(elector.leadership()),
+        None => steps,
     };
     let passages = PassageReconciler {
         client: client.clone(),
@@ -100,7 +119,6 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         version = env!("CARGO_PKG_VERSION"),
         "hecate-controller started"
     );
-    let elector = args.leader_elect.then(|| elector(&client, &args));
     if let Some(elector) = &elector {
         tracing::info!(lease = %args.leader_election_id, "waiting to lead");
         tokio::select! {
@@ -173,8 +191,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// This replica's candidate for the leader Lease: named after its Pod (or host and
-/// process), in the controller's own namespace unless told otherwise.
-fn elector(client: &kube::Client, args: &Args) -> Elector {
+/// process), in the controller's own namespace unless told otherwise. Timings that
+/// leave no margin between the renew deadline and the Lease are refused.
+fn elector(client: &kube::Client, args: &Args) -> anyhow::Result<Elector> {
     let namespace = args
         .leader_election_namespace
         .clone()
@@ -184,17 +203,19 @@ fn elector(client: &kube::Client, args: &Args) -> Elector {
         let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "hecate-controller".into());
         format!("{host}-{}", std::process::id())
     });
-    Elector::new(
+    let timings = Timings {
+        lease_duration: args.leader_election_lease_duration,
+        renew_deadline: args.leader_election_renew_deadline,
+        retry_period: args.leader_election_retry_period,
+    };
+    timings.check().map_err(anyhow::Error::msg)?;
+    Ok(Elector::new(
         client.clone(),
         &namespace,
         &args.leader_election_id,
         &identity,
-        Timings {
-            lease_duration: args.leader_election_lease_duration,
-            renew_deadline: args.leader_election_renew_deadline,
-            retry_period: args.leader_election_retry_period,
-        },
-    )
+        timings,
+    ))
 }
 
 /// What every controller has built in.
@@ -211,7 +232,16 @@ struct Builtin {
     wakes: passage::wake::Wakes,
 }
 
-fn builtin(client: &kube::Client, args: &Args) -> anyhow::Result<Builtin> {
+/// `--max-checkout-size`, `0` meaning no limit.
+fn max_checkout_size(args: &Args) -> Option<u64> {
+    (args.max_checkout_size > 0).then_some(args.max_checkout_size)
+}
+
+fn builtin(
+    client: &kube::Client,
+    args: &Args,
+    own: Vec<std::net::SocketAddr>,
+) -> anyhow::Result<Builtin> {
     let access = Arc::new(health::flux_access::FluxAccess::new(client.clone()));
     let flux = Arc::new(health::FluxChecker::new(
         access,
@@ -232,6 +262,12 @@ fn builtin(client: &kube::Client, args: &Args) -> anyhow::Result<Builtin> {
         kustomize: args.kustomize_path.clone(),
         helm: args.helm_path.clone(),
         allow_kustomize_load_restrictions_none: args.allow_kustomize_load_restrictions_none,
+        allow_local_git: args.allow_local_git,
+        max_checkout_size: max_checkout_size(args),
+        reach: crate::reach::Reach {
+            local: args.allow_local_http,
+            own,
+        },
         wake,
     };
     let steps = steps::runners(&tools)?;

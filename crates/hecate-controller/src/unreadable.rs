@@ -2,7 +2,8 @@
 //! ([`hecate_ops::lenient`]), so one Gate nested too deep for any reader stops only
 //! itself; this reports it where its author looks: a Warning Event on the object,
 //! and, on a Gate, `Ready=False` with reason `Unreadable` — written without reading
-//! the object back, since it cannot be read. Once per resourceVersion.
+//! the object back, since it cannot be read. Once per resourceVersion, and only in the
+//! namespaces this controller acts in: a shard never writes another's objects.
 
 use std::collections::HashMap;
 
@@ -15,6 +16,7 @@ use kube::api::PostParams;
 use tokio::sync::mpsc;
 
 use crate::events::{self, Events};
+use crate::scope::Scope;
 
 /// Hands objects that do not decode to the task that reports them.
 #[derive(Clone)]
@@ -23,11 +25,12 @@ pub struct Unreadable {
 }
 
 impl Unreadable {
-    /// Starts the reporting task, writing as `controller` through `client`.
-    pub fn start(client: kube::Client, controller: &str) -> Self {
+    /// Starts the reporting task for the objects in `scope`, writing as `controller`
+    /// through `client`.
+    pub fn start(client: kube::Client, scope: Scope, controller: &str) -> Self {
         let (sender, receiver) = mpsc::unbounded_channel();
         let events = Events::new(client.clone(), controller);
-        tokio::spawn(report(client, events, receiver));
+        tokio::spawn(report(client, scope, events, receiver));
         Self { sender }
     }
 
@@ -54,6 +57,7 @@ impl Unreadable {
 
 async fn report(
     client: kube::Client,
+    scope: Scope,
     events: Events,
     mut receiver: mpsc::UnboundedReceiver<(ObjectReference, Undecodable)>,
 ) {
@@ -70,6 +74,9 @@ async fn report(
         let kind = object.kind.clone().unwrap_or_default();
         let name = object.name.clone().unwrap_or_default();
         let namespace = object.namespace.clone().unwrap_or_default();
+        if !scope.contains(&namespace).await {
+            continue;
+        }
         let message = format!(
             "this {kind} cannot be read, so the controller skips it: {error}. \
              Nesting in `with` is the usual cause; flatten it and apply again"

@@ -111,6 +111,9 @@ async fn a_release_crosses_dev_staging_and_production() {
             "--log-format=text",
             &format!("--watch-label-selector={SHARD}={ns}"),
             &format!("--work-root={}", root.join("work").display()),
+            // This world's repositories are on this disk, its receiver on loopback.
+            "--allow-local-git",
+            "--allow-local-http",
         ])
         .env("KUBECONFIG", root.join("controller.kubeconfig"))
         .kill_on_drop(true)

@@ -389,6 +389,9 @@ impl Process {
             .arg("--health-probe-bind-address=0")
             .arg(format!("--watch-label-selector={selector}"))
             .arg(format!("--work-root={}", dir.join("work").display()))
+            // The bench's world is local: repositories on this disk, receivers on
+            // loopback.
+            .args(["--allow-local-git", "--allow-local-http"])
             .args(extra)
             .env("KUBECONFIG", &kubeconfig)
             .env("RUST_LOG", "warn")

@@ -42,7 +42,8 @@ pub async fn run(
 ) {
     let (beacons_reader, beacons_writer) = reflector::store::<Beacon>();
     // Each object read on its own: one that does not decode is reported and skipped.
-    let unreadable = Unreadable::start(client.clone(), "beacon-controller");
+    let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
+    let unreadable = Unreadable::start(client.clone(), scope.clone(), "beacon-controller");
     let beacons = hecate_ops::lenient::watcher(
         Api::<Lenient<Beacon>>::all(client.clone()),
         watcher::Config::default(),
@@ -53,7 +54,6 @@ pub async fn run(
     .applied_objects()
     .predicate_filter(predicate::spec_or_request, Default::default());
 
-    let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
 
     let context = Arc::new(Context {
         scope,

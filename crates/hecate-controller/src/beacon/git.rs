@@ -19,6 +19,11 @@
 //! With `paths`/`ignorePaths`, the answer is the newest commit (along first parents,
 //! within [`HISTORY_LIMIT`]) that changed a watched file, read from a shallow bare
 //! clone in the same temporary directory.
+//!
+//! As for the git steps, the operator decides what a watch may reach (issue 30): a path
+//! or `file://` on the controller's own disk only with `--allow-local-git`, a remote
+//! helper never ([`crate::git::remote`]); the path filters' clone holds at most
+//! `--max-checkout-size` bytes.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsStr;
@@ -42,6 +47,10 @@ pub const HISTORY_LIMIT: usize = 200;
 #[derive(Clone, Debug)]
 pub struct Git {
     timeout: Duration,
+    /// `--allow-local-git`.
+    local: bool,
+    /// `--max-checkout-size`, for the path filters' clone; `None`: no limit.
+    max_size: Option<u64>,
 }
 
 /// One resolution's git: a private temporary directory (git's `HOME`, the credential
@@ -49,12 +58,33 @@ pub struct Git {
 struct Session {
     dir: tempfile::TempDir,
     git: crate::git::Git,
+    max_size: Option<u64>,
 }
 
 impl Git {
     /// Git from `PATH`, giving up on a remote after `timeout`.
     pub fn new(timeout: Duration) -> Self {
-        Self { timeout }
+        Self {
+            timeout,
+            local: false,
+            max_size: Some(crate::steps::git::DEFAULT_MAX_CHECKOUT_SIZE),
+        }
+    }
+
+    /// Lets a watch's `repo` be a path or `file://` on the controller's own disk when
+    /// `allowed` (`--allow-local-git`).
+    #[must_use]
+    pub fn allowing_local(mut self, allowed: bool) -> Self {
+        self.local = allowed;
+        self
+    }
+
+    /// Stops the path filters' clone once it holds more than `limit` bytes
+    /// (`--max-checkout-size`; `None`: no limit).
+    #[must_use]
+    pub fn limiting_size(mut self, limit: Option<u64>) -> Self {
+        self.max_size = limit;
+        self
     }
 
     /// Resolves `watch` to the commit it points at now, authenticating with
@@ -84,6 +114,7 @@ impl Git {
                 "{repo:?} is not a repository URL"
             )));
         }
+        crate::git::remote::check(repo, self.local).map_err(ResolveError::failed)?;
         let session = self.session(repo, credentials, apps).await?;
         let mut commit = CommitArtifact {
             repo: repo.to_string(),
@@ -146,13 +177,18 @@ impl Git {
         let mut git = crate::git::Git::new(dir.path())
             .await
             .map_err(failed)?
-            .with_timeout(self.timeout);
+            .with_timeout(self.timeout)
+            .allowing_local(self.local);
         // Inside the temporary directory: removed with it.
         let scratch = Scratch::new(&git, "beacon").await.map_err(failed)?;
         apply(credentials, repo, &mut git, &scratch, apps)
             .await
             .map_err(failed)?;
-        Ok(Session { dir, git })
+        Ok(Session {
+            dir,
+            git,
+            max_size: self.max_size,
+        })
     }
 }
 
@@ -188,10 +224,29 @@ impl Session {
         let history = |failure: GitFailure| {
             ResolveError::failed(format!("reading the history of {repo}: {}", said(&failure)))
         };
-        self.git
-            .run(self.dir.path(), &args)
-            .await
-            .map_err(history)?;
+        match self.max_size {
+            None => {
+                self.git
+                    .run(self.dir.path(), &args)
+                    .await
+                    .map_err(history)?;
+            }
+            Some(limit) => match self
+                .git
+                .run_bounded(self.dir.path(), &args, &clone, limit)
+                .await
+            {
+                Ok(_) => {}
+                Err(crate::git::Bounded::Failed(failure)) => return Err(history(failure)),
+                Err(crate::git::Bounded::TooLarge { .. }) => {
+                    return Err(ResolveError::failed(format!(
+                        "reading the history of {repo}: its last {HISTORY_LIMIT} commits \
+                         hold more than {}, the most a clone may (--max-checkout-size)",
+                        crate::steps::git::size_text(limit)
+                    )));
+                }
+            },
+        }
         let limit = format!("-{HISTORY_LIMIT}");
         let log = [
             OsStr::new("--git-dir"),

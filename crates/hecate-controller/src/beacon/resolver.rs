@@ -51,6 +51,14 @@ impl Resolver {
         })
     }
 
+    /// Runs git as `git` does: the operator's `--allow-local-git` and
+    /// `--max-checkout-size` (see [`Git`]).
+    #[must_use]
+    pub fn with_git(mut self, git: Git) -> Self {
+        self.git = git;
+        self
+    }
+
     async fn secret(
         &self,
         namespace: &str,

@@ -60,7 +60,8 @@ pub async fn run(
     // health series, its last write) is dropped here when a Gate goes.
     let forget = reconciler.forgetter();
     // Each object read on its own: one that does not decode is reported and skipped.
-    let unreadable = Unreadable::start(client.clone(), "gate-controller");
+    let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
+    let unreadable = Unreadable::start(client.clone(), scope.clone(), "gate-controller");
     let gates = lenient::watcher(
         Api::<Lenient<Gate>>::all(client.clone()),
         config.clone(),
@@ -101,7 +102,6 @@ pub async fn run(
         move |event| bundle_wakes.on(event),
     );
 
-    let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
 
     let context = Arc::new(Context {
         scope,

@@ -72,6 +72,9 @@ pub struct Git {
     secrets: Vec<String>,
     /// How long one invocation may take; `None`: as long as it takes.
     timeout: Option<Duration>,
+    /// Whether git may use its `file` transport (`--allow-local-git`): see
+    /// [`super::remote`].
+    local: bool,
 }
 
 impl Git {
@@ -86,7 +89,17 @@ impl Git {
             config: Vec::new(),
             secrets: Vec::new(),
             timeout: None,
+            local: false,
         })
+    }
+
+    /// Lets git reach repositories on the controller's own disk (local paths,
+    /// `file://`) when `allowed` — the operator's `--allow-local-git`. Without it git
+    /// refuses them itself, whatever URL it is handed.
+    #[must_use]
+    pub fn allowing_local(mut self, allowed: bool) -> Self {
+        self.local = allowed;
+        self
     }
 
     /// Gives every invocation at most `limit`: then the child is killed and the run
@@ -154,6 +167,9 @@ impl Git {
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", &self.home)
             .env("GIT_CONFIG_NOSYSTEM", "1")
+            // Only network transports (and the local disk when the operator allows
+            // it): never `ext::` (a command), `fd::` or another remote helper.
+            .env("GIT_ALLOW_PROTOCOL", super::remote::protocols(self.local))
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("LC_ALL", "C")
             .env("LANGUAGE", "C")
@@ -193,8 +209,46 @@ impl Git {
         env: &[(&str, &str)],
         input: Option<&[u8]>,
     ) -> Result<String, GitFailure> {
+        self.run_watched(dir, args, env, input, None)
+            .await
+            .map_err(|failure| match failure {
+                Bounded::Failed(failure) => failure,
+                // Unreachable without a watch; said as git would have.
+                Bounded::TooLarge { what, .. } => GitFailure {
+                    what,
+                    detail: "stopped".into(),
+                    exit: None,
+                },
+            })
+    }
+
+    /// [`Git::run`] that may fill `watched` (a clone's directory) only up to `limit`
+    /// bytes: its size is measured while git runs, and once it is over, git and
+    /// whatever it started (its transport helper, `index-pack`) are killed. Between
+    /// two measurements git may write a little more than `limit`; the caller removes
+    /// the directory.
+    pub async fn run_bounded<S: AsRef<OsStr>>(
+        &self,
+        dir: &Path,
+        args: &[S],
+        watched: &Path,
+        limit: u64,
+    ) -> Result<String, Bounded> {
+        self.run_watched(dir, args, &[], None, Some((watched, limit)))
+            .await
+    }
+
+    async fn run_watched<S: AsRef<OsStr>>(
+        &self,
+        dir: &Path,
+        args: &[S],
+        env: &[(&str, &str)],
+        input: Option<&[u8]>,
+        watch: Option<(&Path, u64)>,
+    ) -> Result<String, Bounded> {
         let args: Vec<&OsStr> = args.iter().map(AsRef::as_ref).collect();
         let what = describe(&args);
+        let cannot_run = |e: &std::io::Error| Bounded::Failed(GitFailure::cannot_run(&what, e));
         let mut command = self.command(dir, &args);
         for (key, value) in env {
             command.env(key, value);
@@ -202,43 +256,68 @@ impl Git {
         if input.is_some() {
             command.stdin(Stdio::piped());
         }
-        let spawned = command
-            .spawn()
-            .map_err(|e| GitFailure::cannot_run(&what, &e));
-        let mut child = spawned?;
+        if watch.is_some() {
+            // A group of its own, so that what git started is stopped with it.
+            command.process_group(0);
+        }
+        let mut child = command.spawn().map_err(|e| cannot_run(&e))?;
+        let group = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(nix::unistd::Pid::from_raw);
         if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-            stdin
-                .write_all(input)
-                .await
-                .map_err(|e| GitFailure::cannot_run(&what, &e))?;
+            stdin.write_all(input).await.map_err(|e| cannot_run(&e))?;
             drop(stdin);
         }
-        let waited = child.wait_with_output();
-        let output = match self.timeout {
-            None => waited.await,
-            // Dropping the child on the timeout kills it.
-            Some(limit) => match tokio::time::timeout(limit, waited).await {
-                Ok(output) => output,
-                Err(_) => {
-                    return Err(GitFailure {
-                        what,
-                        detail: format!("the remote did not answer within {} s", limit.as_secs()),
-                        exit: None,
-                    });
+        let timed = async {
+            match self.timeout {
+                Some(limit) => tokio::time::sleep(limit).await,
+                None => std::future::pending().await,
+            }
+        };
+        let grown = async {
+            match watch {
+                Some((dir, limit)) => grows_past(dir, limit).await,
+                None => std::future::pending().await,
+            }
+        };
+        // Dropping the child (a timeout, a size over the limit) kills it.
+        let output = tokio::select! {
+            output = child.wait_with_output() => output.map_err(|e| cannot_run(&e))?,
+            () = timed => {
+                if watch.is_some()
+                    && let Some(group) = group
+                {
+                    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
                 }
-            },
-        }
-        .map_err(|e| GitFailure::cannot_run(&what, &e))?;
+                return Err(Bounded::Failed(GitFailure {
+                    detail: format!(
+                        "the remote did not answer within {} s",
+                        self.timeout.unwrap_or_default().as_secs()
+                    ),
+                    what,
+                    exit: None,
+                }));
+            }
+            size = grown => {
+                // The group's leader is not reaped yet (its wait is still pending), so
+                // its id names this group and no other.
+                if let Some(group) = group {
+                    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+                }
+                return Err(Bounded::TooLarge { what, size });
+            }
+        };
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         if output.status.success() {
             return Ok(stdout);
         }
         let stderr = String::from_utf8_lossy(&output.stderr);
-        Err(GitFailure {
+        Err(Bounded::Failed(GitFailure {
             what,
             detail: self.redact(&detail(&stderr, &stdout)),
             exit: output.status.code(),
-        })
+        }))
     }
 
     /// Runs `git <args>` in `dir` and reports only whether it exited 0: for the
@@ -264,6 +343,59 @@ pub(crate) async fn private_dir(dir: &Path) -> Result<(), Error> {
         .create(dir)
         .await
         .map_err(|e| Error::local(format!("cannot prepare {}: {e}", dir.display())))
+}
+
+/// Why a [`Git::run_bounded`] failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Bounded {
+    /// git failed (or could not run, or timed out).
+    Failed(GitFailure),
+    /// The watched directory grew past its limit, and git was stopped.
+    TooLarge {
+        /// `git clone`, …
+        what: String,
+        /// How large it was when measured.
+        size: u64,
+    },
+}
+
+/// Waits until `dir` holds more than `limit` bytes, measuring it every 200 ms — less
+/// often when measuring takes long (at most a tenth of the time is spent measuring,
+/// and at least every two seconds); returns the size measured.
+async fn grows_past(dir: &Path, limit: u64) -> u64 {
+    let mut pause = Duration::from_millis(200);
+    loop {
+        tokio::time::sleep(pause).await;
+        let started = std::time::Instant::now();
+        let walked = dir.to_path_buf();
+        let size = tokio::task::spawn_blocking(move || size_of(&walked))
+            .await
+            .unwrap_or(0);
+        if size > limit {
+            return size;
+        }
+        pause = (started.elapsed() * 10).clamp(Duration::from_millis(200), Duration::from_secs(2));
+    }
+}
+
+/// The bytes of every file under `path` (links not followed; what cannot be read — a
+/// file git renamed meanwhile — counts nothing).
+pub fn size_of(path: &Path) -> u64 {
+    let mut total = 0;
+    let mut pending = vec![path.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&next) else {
+            continue;
+        };
+        if meta.is_dir() {
+            if let Ok(entries) = std::fs::read_dir(&next) {
+                pending.extend(entries.filter_map(|entry| entry.ok().map(|e| e.path())));
+            }
+        } else if meta.is_file() {
+            total += meta.len();
+        }
+    }
+    total
 }
 
 /// The command as a message names it: `git` and its subcommand.
@@ -578,6 +710,55 @@ mod tests {
             "git ls-remote failed: the remote did not answer within 1 s"
         );
         assert_eq!(failure.class(), Class::Unreachable);
+    }
+
+    /// A bounded run whose directory grows past its limit is stopped while it runs —
+    /// git and what it started, whose later writes never happen.
+    #[tokio::test]
+    async fn a_run_that_fills_its_directory_past_the_limit_is_stopped() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut git = Git::new(&dir.path().join("private"))
+            .await
+            .expect("a private area");
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(&out).expect("a directory");
+        // An alias runs a shell, as a transport helper runs beside git: it writes 4
+        // MiB, then would write a marker two seconds later.
+        git.set_config(
+            "alias.fill",
+            "!head -c 4194304 /dev/zero > out/big && sleep 2 && touch out/later",
+        );
+        let started = std::time::Instant::now();
+        let stopped = git
+            .run_bounded(dir.path(), &["fill"], &out, 1 << 20)
+            .await
+            .expect_err("too large");
+        let took = started.elapsed();
+        eprintln!("stopped after {took:?}: {stopped:?}");
+        assert!(
+            matches!(&stopped, Bounded::TooLarge { what, size } if what == "git fill" && *size > 1 << 20),
+            "{stopped:?}"
+        );
+        assert!(took < Duration::from_secs(2), "{took:?}");
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(!out.join("later").exists(), "what git started was stopped");
+        // Within its limit, a bounded run is a run.
+        let said = git
+            .run_bounded(dir.path(), &["--version"], &out, 64 << 20)
+            .await
+            .expect("within the limit");
+        assert!(said.starts_with("git version"), "{said}");
+    }
+
+    #[test]
+    fn sizes_count_files_not_links() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::fs::create_dir_all(dir.path().join("a/b")).expect("directories");
+        std::fs::write(dir.path().join("a/one"), [0_u8; 1000]).expect("written");
+        std::fs::write(dir.path().join("a/b/two"), [0_u8; 24]).expect("written");
+        std::os::unix::fs::symlink("/", dir.path().join("a/root")).expect("a link");
+        assert_eq!(size_of(dir.path()), 1024);
+        assert_eq!(size_of(&dir.path().join("missing")), 0);
     }
 
     #[test]

@@ -11,7 +11,10 @@
 //!   way it is handed to git — a credential helper that prints an HTTPS password from
 //!   the child's environment, an ssh command with the key and `known_hosts` as 0600
 //!   files in a [`Scratch`] directory of the private area;
-//! - [`github_app`]: GitHub App installation tokens, minted and cached.
+//! - [`github_app`]: GitHub App installation tokens, minted and cached;
+//! - [`remote`]: which remotes git is sent to — the network's, and the controller's own
+//!   disk only with `--allow-local-git` — judged before git runs and enforced in git's
+//!   environment (`GIT_ALLOW_PROTOCOL`).
 //!
 //! The private area belongs to the caller: a step uses `<work dir>/.hecate`, a Beacon a
 //! temporary directory of its own for each resolution, removed afterwards. Nothing
@@ -24,10 +27,11 @@
 pub mod command;
 pub mod credentials;
 pub mod github_app;
+pub mod remote;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use command::{Class, Git, GitFailure, INHERITED};
+pub use command::{Bounded, Class, Git, GitFailure, INHERITED};
 pub use credentials::{Basic, GitCredentials, GitHubApp, Scratch, SshKey, apply};
 pub use github_app::AppTokens;
 

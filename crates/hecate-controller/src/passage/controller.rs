@@ -37,7 +37,8 @@ pub async fn run(
 ) {
     let (reader, writer) = reflector::store::<Passage>();
     // Each object read on its own: one that does not decode is reported and skipped.
-    let unreadable = Unreadable::start(client.clone(), "passage-controller");
+    let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
+    let unreadable = Unreadable::start(client.clone(), scope.clone(), "passage-controller");
     let passages = hecate_ops::lenient::watcher(
         Api::<Lenient<Passage>>::all(client.clone()),
         watcher::Config::default(),
@@ -48,7 +49,6 @@ pub async fn run(
     .reflect(writer)
     .applied_objects()
     .predicate_filter(predicates::generation, Default::default());
-    let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
     if let Some(namespaces) = namespaces {
         // Nothing else polls this watch: drive it here.
         tokio::spawn(namespaces.for_each(|_| async {}));

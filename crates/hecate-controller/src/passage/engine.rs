@@ -13,6 +13,13 @@
 //! `spec.abort` ends everything not finished at the next call. A step's `timeout`
 //! ends a wait that has gone on too long (`StepTimedOut`; the reference never
 //! enforced it, quirk Q8).
+//!
+//! One call runs at most one step's side effects: it stops before the next step is
+//! invoked and answers [`Advance::more`], so that what ran is recorded before anything
+//! else runs (the reference ran every step and wrote once at the end: a status it could
+//! not write meant running them all again). What it records is bounded
+//! ([`super::bounds`]): a step's message and output are cut as the step finishes. A
+//! Passage whose deletion was asked for ends as an abort does.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -26,8 +33,10 @@ use jiff::Timestamp;
 use kube::ResourceExt as _;
 use serde_json::Value;
 
+use super::bounds;
 use crate::clock::Clock;
 use crate::expr;
+use crate::lease::Leadership;
 use crate::steps::runner::{Progress, Runner, StepContext, StepError};
 
 /// How long a waiting step waits when it does not say.
@@ -40,10 +49,11 @@ pub const UNREGISTERED_STEP: &str = "UnregisteredStep";
 /// Reason: a step waited past its `timeout` (fatal).
 pub const STEP_TIMED_OUT: &str = "StepTimedOut";
 
-/// The steps an engine can run, by name.
+/// The steps an engine can run, by name, and the leadership they run under.
 #[derive(Clone, Default)]
 pub struct Registry {
     runners: BTreeMap<&'static str, Arc<dyn Runner>>,
+    leadership: Leadership,
 }
 
 /// A second step under a name already taken.
@@ -71,6 +81,13 @@ impl Registry {
     pub fn names(&self) -> Vec<&'static str> {
         self.runners.keys().copied().collect()
     }
+
+    /// These steps, run only while `leadership` holds: the engine asks it immediately
+    /// before each step's side effects (DECISION 112). Without, they always run.
+    pub fn fenced_by(mut self, leadership: Leadership) -> Self {
+        self.leadership = leadership;
+        self
+    }
 }
 
 /// What one call to [`advance`] produced.
@@ -83,6 +100,11 @@ pub struct Advance {
     /// Health checks the steps handed over in this call (for the Gate, once the
     /// crossing succeeds).
     pub watch: Vec<HealthCheck>,
+    /// This replica no longer leads: the run stopped before a step, and nothing of it
+    /// may be recorded (`status` is the Passage's as read).
+    pub not_leading: bool,
+    /// A step ran and the next is due: record `status`, then call again at once.
+    pub more: bool,
 }
 
 /// Advances `passage` (moving `bundle`) as far as it can go now.
@@ -99,13 +121,19 @@ pub async fn advance(
         status,
         requeue_after: None,
         watch: Vec::new(),
+        not_leading: false,
+        more: false,
     };
     if status.phase().is_terminal() {
         return unchanged(status);
     }
     let now = clock.now();
     if passage.spec.abort {
-        abort(&mut status, now);
+        abort(&mut status, now, "aborted");
+        return unchanged(status);
+    }
+    if passage.metadata.deletion_timestamp.is_some() {
+        abort(&mut status, now, "aborted: the Passage is being deleted");
         return unchanged(status);
     }
     let steps = &passage.spec.steps;
@@ -135,9 +163,20 @@ pub async fn advance(
         .iter()
         .map(|v| (v.name.clone(), v.value.clone()))
         .collect();
-    let mut failure: Option<String> = None;
     let mut watch = Vec::new();
     let first = usize::try_from(status.current_step).unwrap_or(0);
+    // `currentStep` stays on the step that failed the crossing; every other step it
+    // names is under way or next. So a crossing that failed in an earlier call goes on
+    // as failed.
+    let mut failure: Option<String> = match (steps.get(first), status.steps.get(first)) {
+        (Some(step), Some(record)) if record.phase == StepPhase::Failed => {
+            Some(step_failure(first, step, &record.message))
+        }
+        _ => None,
+    };
+    let output_limit = bounds::output_limit(steps.len());
+    // Whether this call has invoked a step.
+    let mut ran = false;
 
     for (i, step) in steps.iter().enumerate().skip(first) {
         let failed = failure.is_some();
@@ -211,6 +250,18 @@ pub async fn advance(
             continue;
         }
 
+        // What the last step did is recorded before this one starts.
+        if ran {
+            return Advance {
+                status,
+                requeue_after: None,
+                watch,
+                not_leading: false,
+                more: true,
+            };
+        }
+        ran = true;
+
         let record = &mut status.steps[i];
         record.started_at.get_or_insert(Time(clock.now()));
         record.phase = StepPhase::Running;
@@ -243,6 +294,14 @@ pub async fn advance(
             traceparent,
             started_at,
         };
+        // The fence: a replica whose Lease another may hold by now starts no step's side
+        // effects, and its record of this call is dropped (DECISION 112).
+        if !registry.leadership.leads() {
+            return Advance {
+                not_leading: true,
+                ..unchanged(passage.status.clone().unwrap_or_default())
+            };
+        }
         let result = runner.run(&context).await;
         drop(context);
 
@@ -251,7 +310,10 @@ pub async fn advance(
             Ok(r) => r.output.clone(),
             Err(e) => e.output.clone(),
         };
-        if let Some(output) = output.filter(|o| !is_empty(o)) {
+        if let Some(output) = output
+            .filter(|o| !is_empty(o))
+            .map(|o| bounds::output(o, output_limit))
+        {
             record.output = Some(output.clone());
             if !step.alias.is_empty() {
                 outputs.insert(step.alias.clone(), output);
@@ -296,12 +358,15 @@ pub async fn advance(
                         );
                     }
                     Progress::Running => {
-                        record.message = result.message.clone();
-                        status.message = result.message;
+                        record.message =
+                            bounds::text(&result.message, bounds::MAX_STEP_MESSAGE).into_owned();
+                        status.message = record.message.clone();
                         return Advance {
                             status,
                             requeue_after: Some(result.retry_after.unwrap_or(DEFAULT_RETRY)),
                             watch,
+                            not_leading: false,
+                            more: false,
                         };
                     }
                     Progress::Succeeded => {
@@ -334,11 +399,14 @@ pub async fn advance(
         status,
         requeue_after: None,
         watch,
+        not_leading: false,
+        more: false,
     }
 }
 
-/// Ends an aborted Passage: every unfinished step `Aborted`, finished ones kept.
-fn abort(status: &mut PassageStatus, now: Timestamp) {
+/// Ends an aborted Passage with `message`: every unfinished step `Aborted`, finished
+/// ones kept.
+fn abort(status: &mut PassageStatus, now: Timestamp, message: &str) {
     for step in &mut status.steps {
         if !step.phase.is_terminal() {
             step.phase = StepPhase::Aborted;
@@ -347,14 +415,15 @@ fn abort(status: &mut PassageStatus, now: Timestamp) {
         }
     }
     status.phase = Some(PassagePhase::Aborted);
-    status.message = "aborted".into();
+    status.message = message.into();
     status.finished_at = Some(Time(now));
 }
 
-/// Finishes a step with `phase`, at the time read now (durations must be real).
+/// Finishes a step with `phase`, at the time read now (durations must be real), and
+/// `message` cut to its bound.
 fn finish(record: &mut StepStatus, clock: &dyn Clock, phase: StepPhase, message: &str) {
     record.phase = phase;
-    record.message = message.into();
+    record.message = bounds::text(message, bounds::MAX_STEP_MESSAGE).into_owned();
     record.finished_at = Some(Time(clock.now()));
 }
 
@@ -364,8 +433,11 @@ fn fail(record: &mut StepStatus, clock: &dyn Clock, reason: &str, message: &str)
     finish(record, clock, StepPhase::Failed, message);
 }
 
-/// The Passage's message for a crossing that broke at step `i`.
+/// The Passage's message for a crossing that broke at step `i` with `message` (as the
+/// step records it: the same words whether the failure was seen in this call or read
+/// back from the record).
 fn step_failure(i: usize, step: &Step, message: &str) -> String {
+    let message = bounds::text(message, bounds::MAX_STEP_MESSAGE);
     let name = if step.alias.is_empty() {
         step.uses.clone()
     } else {

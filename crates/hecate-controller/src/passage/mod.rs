@@ -4,6 +4,7 @@
 //!
 //! - [`engine`]: advancing the steps, the state machine (steps behind the
 //!   [`crate::steps::runner::Runner`] trait);
+//! - [`bounds`]: what a status may hold, so that it can always be recorded;
 //! - [`reconcile`]: one reconcile, the I/O around the engine;
 //! - [`attest`]: recording a finished crossing in Fides;
 //! - [`trace`]: the crossing's trace ID, traceparent and spans (OpenTelemetry), as data;
@@ -11,6 +12,7 @@
 //! - [`wake`]: waking a waiting step when the object it waits for changes.
 
 pub mod attest;
+pub mod bounds;
 pub mod controller;
 pub mod engine;
 pub mod reconcile;

@@ -10,9 +10,14 @@
 //! and none of its steps runs, however it was written (docs/DECISIONS.md, "A Passage
 //! runs only its Gate's own steps").
 //!
-//! The status is written whole with the resourceVersion read, so an abort patched in
-//! meanwhile makes the write fail and the next reconcile see it; the step that ran is
-//! re-entrant, so running it again is safe (spec §3.7).
+//! The status is written after every step that ran, before the next one starts, whole
+//! with the resourceVersion read, and cut to what a status may hold (`bounds`): an
+//! abort or a deletion asked for meanwhile makes the write fail, and the next reconcile
+//! sees it before another step; a Passage deleted outright stops at that write; one
+//! whose status the API server will not store ends as refused (`TooLarge`) instead of
+//! running again. The step that ran when a write failed is re-entrant, so running it
+//! again from the record is safe (spec §3.7) — and it is the only one that runs again
+//! (docs/DECISIONS.md 111).
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -22,6 +27,7 @@ use std::time::Duration;
 
 use hecate_ops::rules::passage as rule;
 use hecate_ops::rules::refusal::Refusal;
+use hecate_types::limits::MAX_PASSAGE_STATUS_BYTES;
 use hecate_types::{
     Bundle, EvidenceRef, Gate, HealthCheck, Passage, PassagePhase, PassageStatus, StepPhase, Time,
     wellknown,
@@ -30,6 +36,7 @@ use kube::api::{Api, ListParams, PostParams};
 use kube::{Resource as _, ResourceExt as _};
 
 use super::attest::{self, Attested};
+use super::bounds;
 use super::engine::{self, Registry};
 use super::trace;
 use crate::clock::Clock;
@@ -46,6 +53,10 @@ pub enum Error {
     /// The work directory could not be made.
     #[error("work directory {0}: {1}")]
     WorkDir(PathBuf, std::io::Error),
+    /// This replica no longer leads: the run stopped before a step, recording nothing
+    /// (DECISION 112); the process is giving up leadership.
+    #[error("this replica no longer leads: the crossing was left to the new leader")]
+    NotLeading,
 }
 
 /// When to look at the Passage again.
@@ -123,38 +134,56 @@ impl PassageReconciler {
             .await
             .map_err(|e| Error::WorkDir(work_dir.clone(), e))?;
 
-        let kept = self.keep_trace_id(passage).await?;
-        let passage: &Passage = &kept;
-        let trace_id = passage.status.as_ref().map_or("", |s| s.trace_id.as_str());
-        let advance = engine::advance(
-            &self.steps,
-            self.clock.as_ref(),
-            passage,
-            &bundle,
-            &work_dir,
-            &trace::traceparent(trace_id),
-        )
-        .await;
-        let mut status = advance.status;
-        status.observed_generation = passage.metadata.generation.unwrap_or_default();
-        status.watch = accumulate(std::mem::take(&mut status.watch), advance.watch);
-        let finished = status.phase().is_terminal();
-        let written = self.write_status(passage, status.clone()).await?;
-        if finished {
-            // Sent once, as attested once (below): only this write finished it.
-            self.send_trace(&written);
-            self.finished(passage, &bundle, &status).await;
-            // Only the reconcile whose write finished the Passage gets here: the write
-            // carried the resourceVersion read, and a finished Passage is never
-            // advanced again. So the crossing is attested at most once, even across a
-            // conflict or a restart (see `attest`).
-            self.attest(written, &bundle, &status).await;
-            remove(&work_dir).await;
-            return Ok(done);
+        let mut passage = self.keep_trace_id(passage).await?;
+        // One step at a time, each recorded before the next starts (the engine stops
+        // before invoking another): a write that fails stops the run here, and the next
+        // reconcile resumes from the record — never from step 0.
+        loop {
+            let trace_id = passage.status.as_ref().map_or("", |s| s.trace_id.as_str());
+            let advance = engine::advance(
+                &self.steps,
+                self.clock.as_ref(),
+                &passage,
+                &bundle,
+                &work_dir,
+                &trace::traceparent(trace_id),
+            )
+            .await;
+            if advance.not_leading {
+                return Err(Error::NotLeading);
+            }
+            let mut status = advance.status;
+            status.observed_generation = passage.metadata.generation.unwrap_or_default();
+            status.watch = accumulate(std::mem::take(&mut status.watch), advance.watch);
+            let finished = status.phase().is_terminal();
+            let Some(written) = self.record(&passage, status).await? else {
+                // Deleted, or ended as too large to record: nothing more runs.
+                remove(&work_dir).await;
+                return Ok(done);
+            };
+            if finished {
+                let status = written.status.clone().unwrap_or_default();
+                // Sent once, as attested once (below): only this write finished it.
+                self.send_trace(&written);
+                self.finished(&passage, &bundle, &status).await;
+                // Only the reconcile whose write finished the Passage gets here: the
+                // write carried the resourceVersion read, and a finished Passage is never
+                // advanced again. So the crossing is attested at most once, even across a
+                // conflict or a restart (see `attest`).
+                self.attest(written, &bundle, &status).await;
+                remove(&work_dir).await;
+                return Ok(done);
+            }
+            if !advance.more {
+                return Ok(Outcome {
+                    requeue_after: advance.requeue_after,
+                });
+            }
+            // Carry on from what was written. An abort or a deletion asked for meanwhile
+            // moved the resourceVersion: the next write fails, and the next reconcile
+            // reads it and stops before another step.
+            passage = Cow::Owned(written);
         }
-        Ok(Outcome {
-            requeue_after: advance.requeue_after,
-        })
     }
 
     /// The Passage's scratch directory, by UID: a Passage recreated under the same
@@ -190,14 +219,15 @@ impl PassageReconciler {
     /// Whether `passage` may run (on): one not started is judged against its Gate as it
     /// is now — read directly, with the Gate's Passages, so an edit or a crossing of a
     /// moment ago counts — and one under way against the spec it started with
-    /// ([`rule::judge_start`], [`rule::judge_resume`]). The reads happen once per
-    /// Passage, before its first step.
+    /// ([`rule::judge_start`], [`rule::judge_resume`]); either must be recordable
+    /// ([`rule::judge_size`]), and one asked to stop always may. The reads happen once
+    /// per Passage, before its first step.
     async fn judge(
         &self,
         passage: &Passage,
         bundle: &Bundle,
     ) -> Result<Result<(), Refusal>, Error> {
-        if rule::started(passage) || passage.spec.abort {
+        if rule::started(passage) || rule::asked_to_stop(passage) {
             return Ok(rule::judge_resume(passage));
         }
         let namespace = passage.namespace().unwrap_or_default();
@@ -365,13 +395,52 @@ impl PassageReconciler {
         tracing::warn!(passage = %name, trail, "could not record the attested trail: the Passage kept changing");
     }
 
-    /// Writes `status` over `passage`'s (guarded by the resourceVersion read) and
-    /// answers the Passage as stored.
+    /// Records the progress `status` of a crossing under way, as [`Self::write_status`]
+    /// does; `None` when nothing more is to run: the Passage is gone (deleted outright:
+    /// it has no finalizer), or its status cannot be stored — then it is ended as
+    /// refused (`TooLarge`, in a status that can be), since running the step again
+    /// would only repeat what it did (issue 30: a status write that always failed made
+    /// the whole crossing run again and again).
+    async fn record(
+        &self,
+        passage: &Passage,
+        mut status: PassageStatus,
+    ) -> Result<Option<Passage>, Error> {
+        let why = match bounds::fit(&mut status) {
+            Err(bytes) => format!(
+                "{bytes} bytes of JSON, more than the {MAX_PASSAGE_STATUS_BYTES} a status may take"
+            ),
+            Ok(()) => match self.write_status(passage, status).await {
+                Ok(written) => return Ok(Some(written)),
+                Err(Error::Kube(kube::Error::Api(answer))) if answer.code == 404 => {
+                    tracing::info!(
+                        namespace = %passage.namespace().unwrap_or_default(),
+                        passage = %passage.name_any(),
+                        "Passage deleted during its crossing: it stops here"
+                    );
+                    return Ok(None);
+                }
+                Err(Error::Kube(kube::Error::Api(answer))) if too_large(&answer) => {
+                    format!("the API server said: {}", answer.message)
+                }
+                Err(other) => return Err(other),
+            },
+        };
+        self.refuse(passage, &rule::unrecordable(passage, &why))
+            .await?;
+        Ok(None)
+    }
+
+    /// Writes `status` over `passage`'s (guarded by the resourceVersion read), cut to
+    /// fit ([`bounds::fit`]), and answers the Passage as stored.
     async fn write_status(
         &self,
         passage: &Passage,
-        status: PassageStatus,
+        mut status: PassageStatus,
     ) -> Result<Passage, Error> {
+        if let Err(bytes) = bounds::fit(&mut status) {
+            tracing::warn!(passage = %passage.name_any(), bytes, "a Passage status over its bound");
+        }
         let mut object = passage.clone();
         object.status = Some(status);
         Ok(Api::<Passage>::namespaced(
@@ -410,6 +479,12 @@ impl PassageReconciler {
             self.tracing.emit(&trace);
         }
     }
+}
+
+/// Whether the API server's `answer` to a write says the object is too large to store:
+/// its own request limit (413), or etcd's (`etcdserver: request is too large`, a 500).
+fn too_large(answer: &kube::core::Status) -> bool {
+    answer.code == 413 || (answer.code == 500 && answer.message.contains("too large"))
 }
 
 /// The checks handed to the Gate so far plus the new ones, each once (quirk Q6: the
@@ -460,6 +535,22 @@ async fn remove(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_api_servers_and_etcds_size_refusals_are_told_apart_from_other_failures() {
+        let answer = |code: u16, message: &str| kube::core::Status {
+            code,
+            message: message.into(),
+            ..kube::core::Status::default()
+        };
+        assert!(too_large(&answer(500, "etcdserver: request is too large")));
+        assert!(too_large(&answer(
+            413,
+            "Request entity too large: limit is 3145728"
+        )));
+        assert!(!too_large(&answer(500, "etcdserver: leader changed")));
+        assert!(!too_large(&answer(409, "the object has been modified")));
+    }
 
     #[test]
     fn handed_checks_accumulate_each_once() {

@@ -138,8 +138,9 @@ impl Engine {
         }
     }
 
-    /// One advance; the Passage carries the new status afterwards, as if written.
-    async fn advance(&self, passage: &mut Passage) -> Advance {
+    /// One call of the engine; the Passage carries the new status afterwards, as if
+    /// written.
+    async fn step(&self, passage: &mut Passage) -> Advance {
         let advance = engine::advance(
             &self.registry,
             &self.clock,
@@ -151,6 +152,19 @@ impl Engine {
         .await;
         passage.status = Some(advance.status.clone());
         advance
+    }
+
+    /// What one reconcile does: calls while the engine has more to do, the status
+    /// written after each; the last answer, with every call's checks.
+    async fn advance(&self, passage: &mut Passage) -> Advance {
+        let mut watch = Vec::new();
+        loop {
+            let advance = self.step(passage).await;
+            watch.extend(advance.watch.iter().cloned());
+            if !advance.more {
+                return Advance { watch, ..advance };
+            }
+        }
     }
 }
 
@@ -613,4 +627,169 @@ fn a_step_name_can_be_registered_once() {
         r#"a step named "git-clone" is already registered"#
     );
     assert_eq!(registry.names(), ["git-clone"]);
+}
+
+#[tokio::test]
+async fn a_replica_that_no_longer_leads_runs_no_step_and_records_nothing() {
+    let a = Scripted::new("a", vec![ok(json!({}))]);
+    let mut engine = Engine::new(std::slice::from_ref(&a));
+    // The last renewal's deadline is now: another replica may hold the Lease.
+    let (_renewals, until) = tokio::sync::watch::channel(Some(tokio::time::Instant::now()));
+    engine.registry = engine
+        .registry
+        .clone()
+        .fenced_by(crate::lease::Leadership::new(until));
+    let mut p = passage(vec![step("a")]);
+    let advance = engine.step(&mut p).await;
+    assert!(advance.not_leading);
+    assert_eq!(
+        advance.status,
+        PassageStatus::default(),
+        "the record as read"
+    );
+    assert!(a.calls().is_empty(), "the step was not called");
+}
+
+#[tokio::test]
+async fn each_call_runs_one_step_so_what_ran_is_recorded_before_the_next() {
+    let a = Scripted::new("a", vec![ok(json!({"sha": "abc"}))]);
+    let b = Scripted::new("b", vec![ok(json!({}))]);
+    let engine = Engine::new(&[a.clone(), b.clone()]);
+    let mut p = passage(vec![step("a"), step("b"), step("a")]);
+    let first = engine.step(&mut p).await;
+    assert!(first.more, "the next step is due");
+    assert_eq!(first.requeue_after, None);
+    assert_eq!(first.status.phase, Some(PassagePhase::Running));
+    assert_eq!(
+        phases(&first.status),
+        [StepPhase::Succeeded, StepPhase::Pending, StepPhase::Pending]
+    );
+    assert_eq!(first.status.current_step, 1, "the step to run next");
+    assert_eq!((a.calls().len(), b.calls().len()), (1, 0));
+
+    // A new process with only the record: it carries on at steps[1].
+    let engine = Engine::new(&[a.clone(), b.clone()]);
+    let second = engine.step(&mut p).await;
+    assert!(second.more);
+    assert_eq!((a.calls().len(), b.calls().len()), (1, 1));
+    let last = engine.step(&mut p).await;
+    assert!(!last.more);
+    assert_eq!(last.status.phase, Some(PassagePhase::Succeeded));
+    assert_eq!((a.calls().len(), b.calls().len()), (2, 1));
+}
+
+#[tokio::test]
+async fn a_failure_recorded_in_an_earlier_call_still_fails_the_crossing() {
+    let broken = Scripted::new(
+        "broken",
+        vec![Err(StepError::retryable(
+            "PushRejected",
+            "the remote said no",
+        ))],
+    );
+    let skipped = Scripted::new("skipped", vec![]);
+    let cleanup = Scripted::new("cleanup", vec![ok(json!({}))]);
+    let mut always = step("cleanup");
+    always.condition = "always".into();
+    let mut p = passage(vec![
+        step("broken"),
+        step("skipped"),
+        always,
+        step("skipped"),
+    ]);
+    let runners = [broken.clone(), skipped.clone(), cleanup.clone()];
+    // Every call in a process of its own: the record alone carries the failure.
+    let mut calls = 0;
+    let status = loop {
+        calls += 1;
+        let advance = Engine::new(&runners).step(&mut p).await;
+        if !advance.more {
+            break advance.status;
+        }
+    };
+    assert_eq!(calls, 2, "the failing step, then the cleanup");
+    assert_eq!(status.phase, Some(PassagePhase::Failed));
+    assert_eq!(
+        phases(&status),
+        [
+            StepPhase::Failed,
+            StepPhase::Skipped,
+            StepPhase::Succeeded,
+            StepPhase::Skipped
+        ]
+    );
+    assert_eq!(status.message, "steps[0] broken: the remote said no");
+    assert_eq!(status.current_step, 0);
+    assert!(skipped.calls().is_empty());
+    assert!(cleanup.calls()[0].failed, "the cleanup knows");
+}
+
+#[tokio::test]
+async fn a_forgiven_failure_does_not_fail_the_steps_after_it() {
+    let flaky = Scripted::new(
+        "flaky",
+        vec![Err(StepError::retryable("HTTPFailed", "503"))],
+    );
+    let after = Scripted::new("after", vec![ok(json!({}))]);
+    let mut forgiven = step("flaky");
+    forgiven.continue_on_error = true;
+    let mut p = passage(vec![forgiven, step("after")]);
+    let first = Engine::new(&[flaky.clone(), after.clone()])
+        .step(&mut p)
+        .await;
+    assert!(first.more);
+    assert_eq!(first.status.current_step, 1);
+    let last = Engine::new(&[flaky, after.clone()]).step(&mut p).await;
+    assert_eq!(last.status.phase, Some(PassagePhase::Succeeded));
+    assert_eq!(after.calls().len(), 1);
+}
+
+#[tokio::test]
+async fn a_passage_whose_deletion_was_asked_for_ends_as_aborted() {
+    let a = Scripted::new("a", vec![ok(json!({}))]);
+    let engine = Engine::new(std::slice::from_ref(&a));
+    let mut p = passage(vec![step("a"), step("a")]);
+    assert!(engine.step(&mut p).await.more);
+    p.metadata.deletion_timestamp = Some(Time(t0()));
+    let status = engine.step(&mut p).await.status;
+    assert_eq!(status.phase, Some(PassagePhase::Aborted));
+    assert_eq!(status.message, "aborted: the Passage is being deleted");
+    assert_eq!(phases(&status), [StepPhase::Succeeded, StepPhase::Aborted]);
+    assert_eq!(a.calls().len(), 1, "the second step never ran");
+}
+
+#[tokio::test]
+async fn what_a_step_reports_is_cut_to_its_bounds_before_later_steps_read_it() {
+    use super::bounds::{CUT, MAX_STEP_MESSAGE, output_limit};
+
+    let huge = "\u{1}".repeat(64 * 1024);
+    let talks = Scripted::new(
+        "talks",
+        vec![Ok(StepResult {
+            progress: Progress::Succeeded,
+            message: "m".repeat(10 * MAX_STEP_MESSAGE),
+            output: Some(json!({"status": 200, "body": huge})),
+            ..StepResult::default()
+        })],
+    );
+    let reads = Scripted::new("reads", vec![ok(json!({}))]);
+    let mut first = step("talks");
+    first.alias = "talk".into();
+    let mut second = step("reads");
+    second.with =
+        Some(json!({"status": "${{ steps.talk.status }}", "body": "${{ steps.talk.body }}"}));
+    let mut p = passage(vec![first, second]);
+    let status = Engine::new(&[talks, reads.clone()])
+        .advance(&mut p)
+        .await
+        .status;
+    assert_eq!(status.phase, Some(PassagePhase::Succeeded));
+    let record = &status.steps[0];
+    assert!(record.message.len() <= MAX_STEP_MESSAGE && record.message.contains(CUT));
+    let output = record.output.as_ref().expect("an output");
+    assert!(super::bounds::json_len(output) <= output_limit(2));
+    assert_eq!(output["status"], 200);
+    // The next step read what was recorded, not what the step said.
+    assert_eq!(reads.calls()[0].config["body"], output["body"]);
+    assert_eq!(reads.calls()[0].config["status"], 200);
 }

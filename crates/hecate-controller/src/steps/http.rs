@@ -1,6 +1,10 @@
 //! `http` (spec §5.15): one request whose answer decides the step — a webhook, a smoke
 //! test, a change system. The response is recorded (status, the first 4 KiB of the
 //! body, and the body as JSON when it parses) even when the step fails.
+//!
+//! Where a request may go is the operator's ([`crate::reach`]): never the controller's
+//! own metrics or probes, and this host's own addresses (loopback, link-local, its
+//! interfaces') only with `--allow-local-http`; a refused URL fails `NotAllowed`.
 
 use std::time::Duration;
 
@@ -11,6 +15,8 @@ use serde_json::{Value, json};
 use super::config::Config;
 use super::config::fields::Deferred;
 use super::runner::{Runner, StepContext, StepError, StepResult};
+use crate::reach::Reach;
+use crate::steps::render::NOT_ALLOWED;
 
 /// Reason: the endpoint could not be reached or did not answer in time (retryable).
 pub const HTTP_UNREACHABLE: &str = "HTTPUnreachable";
@@ -28,30 +34,58 @@ pub struct Http {
     /// reqwest drops `Authorization` on a redirect to another host but keeps every
     /// other header, so a secret `X-Api-Key` would follow a redirect anywhere.
     same_origin: reqwest::Client,
+    /// What requests may reach.
+    reach: Reach,
 }
 
 impl Http {
-    /// Reads secret headers through `client`.
+    /// Reads secret headers through `client`; reaches neither this host's addresses
+    /// nor the controller's own listeners.
     pub fn new(client: kube::Client) -> Self {
-        let same_origin = reqwest::redirect::Policy::custom(|attempt| {
+        Self::reaching(client, Reach::default())
+    }
+
+    /// Reads secret headers through `client`; requests go where `reach` allows.
+    pub fn reaching(client: kube::Client, reach: Reach) -> Self {
+        let judge = reach.clone();
+        let anywhere = reqwest::redirect::Policy::custom(move |attempt| {
+            if let Err(refused) = judge.judge_literal(attempt.url()) {
+                attempt.error(refused)
+            } else if attempt.previous().len() > 10 {
+                // reqwest's default: the first of `previous` is the request itself.
+                attempt.error("too many redirects")
+            } else {
+                attempt.follow()
+            }
+        });
+        let judge = reach.clone();
+        let same_origin = reqwest::redirect::Policy::custom(move |attempt| {
             let left = attempt
                 .previous()
                 .first()
                 .is_some_and(|first| first.origin() != attempt.url().origin());
             if left || attempt.previous().len() >= 10 {
                 attempt.stop()
+            } else if let Err(refused) = judge.judge_literal(attempt.url()) {
+                attempt.error(refused)
             } else {
                 attempt.follow()
             }
         });
+        // The servers trusted are those every client of the controller trusts; names
+        // are resolved through the reach's guard.
+        let build = |policy| {
+            crate::tls::client_builder()
+                .redirect(policy)
+                .dns_resolver(reach.resolver())
+                .build()
+                .unwrap_or_default()
+        };
         Self {
             client,
-            // The servers trusted are those every client of the controller trusts.
-            http: crate::tls::client(),
-            same_origin: crate::tls::client_builder()
-                .redirect(same_origin)
-                .build()
-                .unwrap_or_default(),
+            http: build(anywhere),
+            same_origin: build(same_origin),
+            reach,
         }
     }
 
@@ -88,6 +122,12 @@ impl Runner for Http {
                 .map_err(|_| StepError::config("timeout must be positive"))?;
             let method = reqwest::Method::from_bytes(method.as_bytes())
                 .map_err(|_| StepError::config(format!("{method:?} is not an HTTP method")))?;
+            if let Ok(target) = reqwest::Url::parse(&url) {
+                self.reach
+                    .judge_url(&target)
+                    .await
+                    .map_err(|refused| not_allowed(&url, &refused))?;
+            }
             let carries_secrets = !config.secret_headers.is_empty();
             let http = if carries_secrets {
                 &self.same_origin
@@ -130,7 +170,13 @@ impl Runner for Http {
             request = request.headers(headers);
 
             let response = request.send().await.map_err(|e| {
-                StepError::retryable(HTTP_UNREACHABLE, format!("{url}: {}", error_text(&e)))
+                match crate::reach::refusal(&e) {
+                    // A redirect, or a name that resolved here this time.
+                    Some(refused) => not_allowed(&url, refused),
+                    None => {
+                        StepError::retryable(HTTP_UNREACHABLE, format!("{url}: {}", error_text(&e)))
+                    }
+                }
             })?;
             let status = response.status().as_u16();
             if carries_secrets && response.status().is_redirection() {
@@ -199,6 +245,11 @@ impl Runner for Http {
             Ok(StepResult::done(format!("{url} answered {status}"), output))
         })
     }
+}
+
+/// The terminal failure of a request the operator's reach refuses.
+fn not_allowed(url: &str, refused: &crate::reach::Refused) -> StepError {
+    StepError::terminal(NOT_ALLOWED, format!("{url}: {refused}"))
 }
 
 /// A configured header name, or `InvalidConfig`.

@@ -42,13 +42,23 @@ pub struct Tools {
     /// `--allow-kustomize-load-restrictions-none`: `render-kustomize` may read outside
     /// its kustomization when a step asks.
     pub allow_kustomize_load_restrictions_none: bool,
+    /// `--allow-local-git`: git steps may clone and push repositories on the
+    /// controller's own disk (a path, `file://`).
+    pub allow_local_git: bool,
+    /// `--max-checkout-size`: the most one clone may hold; `None`: no limit.
+    pub max_checkout_size: Option<u64>,
+    /// Where `http` steps may go: `--allow-local-http`, and the controller's own
+    /// listeners, which they may never call.
+    pub reach: crate::reach::Reach,
     /// Wakes a waiting `flux-wait` when its object changes.
     pub wake: crate::passage::wake::Wake,
 }
 
 impl Tools {
     /// The defaults a test or a bare process starts from: programs looked up on PATH,
-    /// cross-namespace references refused, no default Fides.
+    /// cross-namespace references refused, no default Fides; the flags' defaults for
+    /// what steps may reach (no local git, no local HTTP, clones of at most
+    /// [`git::DEFAULT_MAX_CHECKOUT_SIZE`]).
     pub fn new(client: kube::Client) -> Self {
         let access =
             std::sync::Arc::new(crate::health::flux_access::FluxAccess::new(client.clone()));
@@ -62,6 +72,9 @@ impl Tools {
             kustomize: "kustomize".into(),
             helm: "helm".into(),
             allow_kustomize_load_restrictions_none: false,
+            allow_local_git: false,
+            max_checkout_size: Some(git::DEFAULT_MAX_CHECKOUT_SIZE),
+            reach: crate::reach::Reach::default(),
         }
     }
 }
@@ -73,15 +86,16 @@ pub fn runners(
     use std::sync::Arc;
     let client = &tools.client;
     let mut registry = crate::passage::engine::Registry::new();
-    registry.register(Arc::new(git::GitClone::with_tokens(
-        client.clone(),
-        tools.app_tokens.clone(),
-    )))?;
+    registry.register(Arc::new(
+        git::GitClone::with_tokens(client.clone(), tools.app_tokens.clone())
+            .allowing_local(tools.allow_local_git)
+            .limiting_size(tools.max_checkout_size),
+    ))?;
     registry.register(Arc::new(git::GitCommit::new()))?;
-    registry.register(Arc::new(git::GitPush::with_tokens(
-        client.clone(),
-        tools.app_tokens.clone(),
-    )))?;
+    registry.register(Arc::new(
+        git::GitPush::with_tokens(client.clone(), tools.app_tokens.clone())
+            .allowing_local(tools.allow_local_git),
+    ))?;
     registry.register(Arc::new(yaml::EditYaml))?;
     registry.register(Arc::new(yaml::SetImage))?;
     registry.register(Arc::new(flux_wait::FluxWait::new(
@@ -89,7 +103,10 @@ pub fn runners(
         tools.refuse_cross_namespace,
         tools.wake.clone(),
     )))?;
-    registry.register(Arc::new(http::Http::new(client.clone())))?;
+    registry.register(Arc::new(http::Http::reaching(
+        client.clone(),
+        tools.reach.clone(),
+    )))?;
     let oci = oci::registry();
     registry.register(Arc::new(oci::OciPush::new(client.clone(), oci.clone())))?;
     registry.register(Arc::new(oci::OciPull::new(client.clone(), oci)))?;

@@ -269,7 +269,7 @@ fn reconciler(env: &TestEnv, git_timeout: Duration, clock: Arc<dyn Clock>) -> Be
         client: env.admin.clone(),
         sources: Arc::new(Resolver {
             client: env.admin.clone(),
-            git: Git::new(git_timeout),
+            git: Git::new(git_timeout).allowing_local(true),
             app_tokens: AppTokens::default(),
             // The controller's own client: its User-Agent, the servers it trusts.
             http: hecate_controller::beacon::resolver::http_client().unwrap(),
@@ -585,6 +585,36 @@ async fn a_remote_that_never_answers_is_a_condition() {
     let message = b.refused("app", "ResolveFailed").await;
     assert!(message.contains("did not answer"), "{message}");
     hold.abort();
+}
+
+/// Issue 30: a watch on a repository of the controller's own disk (a path, `file://`)
+/// is the operator's to allow (`--allow-local-git`): without it the Beacon is not Ready,
+/// says which flag would allow it, and emits nothing.
+#[tokio::test]
+async fn a_watch_on_the_controllers_own_disk_needs_the_operators_flag() {
+    let mut b = Beacons::new().await;
+    b.reconciler.sources = Arc::new(Resolver {
+        client: b.env.admin.clone(),
+        git: Git::new(Duration::from_secs(30)),
+        app_tokens: AppTokens::default(),
+        http: hecate_controller::beacon::resolver::http_client().unwrap(),
+        registries: Default::default(),
+        indexes: Default::default(),
+    });
+    let repo = Repo::new();
+    repo.commit("one");
+    let bare = repo.url.trim_start_matches("file://").to_string();
+    b.create("url", spec(vec![branch(&repo.url, "main")])).await;
+    b.create("path", spec(vec![branch(&bare, "main")])).await;
+    for name in ["url", "path"] {
+        b.reconcile(name).await;
+        let message = b.refused(name, "ResolveFailed").await;
+        assert!(
+            message.contains("the controller's own disk") && message.contains("--allow-local-git"),
+            "{name}: {message}"
+        );
+        assert!(b.bundles(name).await.is_empty(), "{name}");
+    }
 }
 
 /// A git smart-HTTP server on loopback for the repositories under `root`, wanting

@@ -186,10 +186,12 @@ async fn many_gates_taking_one_bundle_cost_what_one_crossing_does_each() {
     // Measured (debug build, 2 cores shared with other builds): 20 for one (a third of
     // them the first use of the wait's watch), 20.1 each for twenty; 23 and 21.7 since
     // a Passage is judged against its Gate before its first step (a GET of the Gate and
-    // a LIST of its Passages, DECISION 104). Before Gates were
+    // a LIST of its Passages, DECISION 104); 25 to 26 and 24.9 to 25.4 since each
+    // step's outcome is written before the next starts (two writes of the Passage's
+    // status, not one, DECISION 111: the bound rose by that one). Before Gates were
     // woken only by what concerns them and skipped writing an unchanged status: 22
     // for one, 50.5 each for twenty (141.8 each for fifty in `cargo xtask bench`).
-    assert!(one_cost <= 26.0, "one crossing cost {one_cost}: {one:?}");
+    assert!(one_cost <= 27.0, "one crossing cost {one_cost}: {one:?}");
     assert!(
         many_cost <= one_cost * 1.25 + 2.0,
         "{MANY} crossings at once cost {many_cost:.1} each, one alone {one_cost}: {many_spent:?}"

@@ -308,7 +308,7 @@ async fn a_passage_whose_bundle_is_missing_fails_at_once_and_says_so() {
     use hecate_controller::events::Events;
     use hecate_controller::metrics::Metrics;
     use hecate_controller::passage::PassageReconciler;
-    use hecate_controller::steps::{Tools, runners};
+    use hecate_controller::steps::runners;
     use hecate_types::PassageSpec;
 
     let h = Harness::new().await;
@@ -333,7 +333,7 @@ async fn a_passage_whose_bundle_is_missing_fails_at_once_and_says_so() {
     let reconciler = PassageReconciler {
         client: client.clone(),
         clock: Arc::new(SystemClock),
-        steps: runners(&Tools::new(client.clone())).unwrap(),
+        steps: runners(&crate::process::test_world_tools(client.clone())).unwrap(),
         events: Events::new(client, "passage-controller"),
         metrics: Arc::new(Metrics::new()),
         work_root: std::env::temp_dir().join("hecate-crossing-missing"),

@@ -38,8 +38,8 @@ async fn the_manifest_is_accepted_and_runs_locked_down() {
 }
 
 /// Every controller the chart starts — with its defaults, and with every option on
-/// (leader election, shards, Fides, unrestricted renders, extra flags) — is started
-/// with flags this binary takes.
+/// (leader election, shards, Fides, unrestricted renders, local git and HTTP, a larger
+/// clone limit, extra flags) — is started with flags this binary takes.
 #[test]
 fn the_chart_starts_the_controller_with_flags_it_takes() {
     use clap::Parser as _;
@@ -72,6 +72,14 @@ fn the_chart_starts_the_controller_with_flags_it_takes() {
                 parsed.allow_kustomize_load_restrictions_none, unrestricted,
                 "{name}: {args:?}"
             );
+            // What steps may reach: the flags' defaults, or everything on.
+            assert_eq!(
+                (parsed.allow_local_git, parsed.allow_local_http),
+                (unrestricted, unrestricted),
+                "{name}: {args:?}"
+            );
+            let limit: u64 = if unrestricted { 1 << 30 } else { 512 << 20 };
+            assert_eq!(parsed.max_checkout_size, limit, "{name}: {args:?}");
         }
     }
 }

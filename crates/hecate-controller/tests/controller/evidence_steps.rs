@@ -306,7 +306,7 @@ impl Fixture {
     fn reconciler(&self, server: &str) -> PassageReconciler {
         let tools = Tools {
             fides_server: Some(server.into()),
-            ..Tools::new(self.client.clone())
+            ..crate::process::test_world_tools(self.client.clone())
         };
         PassageReconciler {
             client: self.client.clone(),

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use hecate_controller::steps::http::{HTTP_FAILED, HTTP_UNREACHABLE, Http};
+use hecate_controller::steps::render::NOT_ALLOWED;
 use hecate_controller::steps::runner::{
     INVALID_CONFIG, Runner, StepContext, StepError, StepResult,
 };
@@ -29,6 +30,16 @@ use crate::process::eventually;
 fn no_cluster() -> kube::Client {
     let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
     kube::Client::try_from(config).unwrap()
+}
+
+/// The step as the tests' world needs it: its servers listen on loopback, which an
+/// operator allows with `--allow-local-http`.
+fn on_loopback(client: kube::Client) -> Http {
+    let reach = hecate_controller::reach::Reach {
+        local: true,
+        ..Default::default()
+    };
+    Http::reaching(client, reach)
 }
 
 /// Runs `step` with `config` as `with:` in namespace `namespace`.
@@ -87,7 +98,7 @@ async fn a_get_or_a_post_is_sent_as_configured_and_the_answer_recorded() {
         .respond_with(ResponseTemplate::new(204))
         .mount(&server)
         .await;
-    let step = Http::new(no_cluster());
+    let step = on_loopback(no_cluster());
 
     // No body: GET. The JSON answer is parsed into `json`.
     let config =
@@ -134,7 +145,7 @@ async fn a_long_answer_is_kept_to_its_first_4_kib() {
         .respond_with(ResponseTemplate::new(200).set_body_string("y".repeat(4096)))
         .mount(&server)
         .await;
-    let step = Http::new(no_cluster());
+    let step = on_loopback(no_cluster());
 
     let done = run(&step, "ns", json!({"url": format!("{}/big", server.uri())}))
         .await
@@ -164,7 +175,7 @@ async fn a_refused_status_is_terminal_below_500_and_forgivable_from_500() {
             .mount(&server)
             .await;
     }
-    let step = Http::new(no_cluster());
+    let step = on_loopback(no_cluster());
     let url = |at: &str| format!("{}{at}", server.uri());
 
     let (reason, terminal, output, message) =
@@ -208,7 +219,7 @@ async fn success_if_judges_the_answer_and_a_broken_one_is_a_configuration_mistak
         )
         .mount(&server)
         .await;
-    let step = Http::new(no_cluster());
+    let step = on_loopback(no_cluster());
     let url = format!("{}/smoke", server.uri());
     let with = |success_if: &str| json!({"url": url, "successIf": success_if});
 
@@ -267,7 +278,7 @@ async fn an_endpoint_that_does_not_answer_is_unreachable_and_forgivable() {
         .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(5)))
         .mount(&server)
         .await;
-    let step = Http::new(no_cluster());
+    let step = on_loopback(no_cluster());
 
     let (reason, terminal, output, message) =
         refused(run(&step, "ns", json!({"url": "http://127.0.0.1:1/hook"})).await);
@@ -311,7 +322,7 @@ async fn an_endpoint_that_does_not_answer_is_unreachable_and_forgivable() {
 #[tokio::test]
 async fn configuration_mistakes_are_terminal_and_send_nothing() {
     let server = MockServer::start().await;
-    let step = Http::new(no_cluster());
+    let step = on_loopback(no_cluster());
     let url = format!("{}/hook", server.uri());
     for (config, words) in [
         (json!({"url": url, "notAKey": 1}), "unknown field `notAKey`"),
@@ -387,7 +398,7 @@ async fn secret_headers_are_read_when_sent_override_plain_ones_and_stay_out_of_t
         .respond_with(ResponseTemplate::new(200).set_body_string("ok"))
         .mount(&server)
         .await;
-    let step = Http::new(client);
+    let step = on_loopback(client);
     let url = format!("{}/hook", server.uri());
 
     let config = json!({
@@ -466,7 +477,7 @@ async fn secret_headers_never_follow_a_redirect_to_another_origin() {
         .respond_with(ResponseTemplate::new(200))
         .mount(&server)
         .await;
-    let step = Http::new(client);
+    let step = on_loopback(client);
     let with_secret = |url: String| {
         json!({
             "url": url,
@@ -518,4 +529,83 @@ async fn secret_headers_never_follow_a_redirect_to_another_origin() {
     .await
     .unwrap();
     assert_eq!(elsewhere.received_requests().await.unwrap().len(), 1);
+}
+
+/// Issue 30: an `http` step read the controller's own metrics on loopback. This
+/// host's addresses are the operator's to open (`--allow-local-http`), and the
+/// controller's own listeners stay closed either way — asked directly, or reached by a
+/// redirect.
+#[tokio::test]
+async fn this_hosts_addresses_need_the_operators_flag_and_the_controllers_own_never_open() {
+    let server = MockServer::start().await;
+    Mock::given(path("/hook"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("ok"))
+        .mount(&server)
+        .await;
+    // Stands in for the controller's metrics listener.
+    let own = MockServer::start().await;
+    Mock::given(path("/metrics"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("secret_metric 1"))
+        .mount(&own)
+        .await;
+    Mock::given(path("/to-own"))
+        .respond_with(
+            ResponseTemplate::new(302)
+                .insert_header("location", format!("{}/metrics", own.uri()).as_str()),
+        )
+        .mount(&server)
+        .await;
+    let port = server.address().port();
+
+    // The flags' defaults: no loopback, however it is spelt.
+    let strict = Http::new(no_cluster());
+    for url in [
+        format!("{}/hook", server.uri()),
+        format!("http://localhost:{port}/hook"),
+        format!("http://[::ffff:127.0.0.1]:{port}/hook"),
+        format!("http://0.0.0.0:{port}/hook"),
+    ] {
+        let (reason, terminal, _, message) = refused(run(&strict, "ns", json!({"url": url})).await);
+        assert_eq!(
+            (reason.as_str(), terminal),
+            (NOT_ALLOWED, true),
+            "{message}"
+        );
+        assert!(message.contains("--allow-local-http"), "{message}");
+    }
+    assert!(server.received_requests().await.unwrap().is_empty());
+
+    // With the flag loopback answers, but not where the controller itself listens.
+    let reach = hecate_controller::reach::Reach {
+        local: true,
+        own: vec![*own.address()],
+    };
+    let lenient = Http::reaching(no_cluster(), reach);
+    run(
+        &lenient,
+        "ns",
+        json!({"url": format!("{}/hook", server.uri())}),
+    )
+    .await
+    .unwrap();
+    for url in [
+        format!("{}/metrics", own.uri()),
+        format!("http://localhost:{}/metrics", own.address().port()),
+        format!("{}/to-own", server.uri()),
+    ] {
+        let (reason, terminal, output, message) =
+            refused(run(&lenient, "ns", json!({"url": url})).await);
+        assert_eq!(
+            (reason.as_str(), terminal),
+            (NOT_ALLOWED, true),
+            "{message}"
+        );
+        assert!(
+            message.contains("the controller itself serves"),
+            "{message}"
+        );
+        assert!(!message.contains("secret_metric"), "{message}");
+        assert_eq!(output, None, "{message}");
+    }
+    assert!(own.received_requests().await.unwrap().is_empty());
 }

@@ -23,6 +23,8 @@ mod leader;
 mod oci_steps;
 mod own_steps;
 mod process;
+mod reach;
+mod recording;
 mod render;
 mod running;
 mod traces;

@@ -12,7 +12,7 @@ use hecate_controller::clock::SystemClock;
 use hecate_controller::events::Events;
 use hecate_controller::metrics::Metrics;
 use hecate_controller::passage::PassageReconciler;
-use hecate_controller::steps::{Tools, runners};
+use hecate_controller::steps::runners;
 use hecate_ops::Ops;
 use hecate_ops::rules::promotion::new_passage;
 use hecate_testenv::Identity::{self, Bob};
@@ -98,7 +98,7 @@ async fn reconciler(h: &Harness) -> PassageReconciler {
     PassageReconciler {
         client: client.clone(),
         clock: Arc::new(SystemClock),
-        steps: runners(&Tools::new(client.clone())).unwrap(),
+        steps: runners(&crate::process::test_world_tools(client.clone())).unwrap(),
         events: Events::new(client, "passage-controller"),
         metrics: Arc::new(Metrics::new()),
         work_root: std::env::temp_dir().join("hecate-own-steps"),

@@ -15,6 +15,24 @@ use tokio::process::{Child, Command};
 /// The label a test puts on its namespace to be a shard of its own.
 pub(crate) const SHARD_LABEL: &str = "hecate.dev/test-shard";
 
+/// What the tests' world needs of an operator: its git repositories are bare
+/// repositories on this disk, its servers (wiremock, git over HTTP, registries) listen
+/// on loopback.
+pub(crate) const TEST_WORLD: &[&str] = &["--allow-local-git", "--allow-local-http"];
+
+/// The steps' tools for a reconciler run in the test's own process, with what
+/// [`TEST_WORLD`] allows.
+pub(crate) fn test_world_tools(client: kube::Client) -> hecate_controller::steps::Tools {
+    hecate_controller::steps::Tools {
+        allow_local_git: true,
+        reach: hecate_controller::reach::Reach {
+            local: true,
+            ..Default::default()
+        },
+        ..hecate_controller::steps::Tools::new(client)
+    }
+}
+
 /// A running `hecate-controller`, killed when dropped.
 pub(crate) struct Controller {
     child: Child,
@@ -25,9 +43,17 @@ pub(crate) struct Controller {
 
 impl Controller {
     /// Starts the controller as `hecate-controller` (the deployed ClusterRole) over the
-    /// namespaces labelled `SHARD_LABEL=<shard>`, and waits until it is ready.
+    /// namespaces labelled `SHARD_LABEL=<shard>`, and waits until it is ready. It may
+    /// use what the tests' world is made of — repositories on this disk and servers on
+    /// loopback ([`TEST_WORLD`]); [`Self::start_as_deployed`] starts it without.
     pub(crate) async fn start(env: &TestEnv, shard: &str, extra: &[&str]) -> Self {
         Self::start_with_env(env, shard, extra, &[]).await
+    }
+
+    /// [`Self::start`] with the flags' defaults, as the chart deploys it: no local git
+    /// repositories, no `http` step to this host's addresses.
+    pub(crate) async fn start_as_deployed(env: &TestEnv, shard: &str, extra: &[&str]) -> Self {
+        Self::spawn(env, shard, extra, &[], false).await
     }
 
     /// [`Self::start`] with these environment variables set too. Whatever `OTEL_*`
@@ -39,7 +65,17 @@ impl Controller {
         extra: &[&str],
         vars: &[(&str, &str)],
     ) -> Self {
-        let (mut command, dir) = Self::command(env, shard, extra, vars).await;
+        Self::spawn(env, shard, extra, vars, true).await
+    }
+
+    async fn spawn(
+        env: &TestEnv,
+        shard: &str,
+        extra: &[&str],
+        vars: &[(&str, &str)],
+        test_world: bool,
+    ) -> Self {
+        let (mut command, dir) = Self::command(env, shard, extra, vars, test_world).await;
         let (metrics, probes) = (free_port(), free_port());
         let child = command
             .arg(format!("--metrics-bind-address={metrics}"))
@@ -62,7 +98,7 @@ impl Controller {
         env: &TestEnv,
         vars: &[(&str, &str)],
     ) -> (std::process::ExitStatus, String) {
-        let (mut command, _dir) = Self::command(env, "none", &[], vars).await;
+        let (mut command, _dir) = Self::command(env, "none", &[], vars, true).await;
         let child = command
             .args(["--metrics-bind-address=0", "--health-probe-bind-address=0"])
             .stderr(Stdio::piped())
@@ -78,13 +114,15 @@ impl Controller {
         )
     }
 
-    /// The command that runs the controller as `hecate-controller` over shard `shard`,
-    /// and the directory its kubeconfig and work root are in.
+    /// The command that runs the controller as `hecate-controller` over shard `shard`
+    /// (with [`TEST_WORLD`] when `test_world`), and the directory its kubeconfig and
+    /// work root are in.
     async fn command(
         env: &TestEnv,
         shard: &str,
         extra: &[&str],
         vars: &[(&str, &str)],
+        test_world: bool,
     ) -> (Command, tempfile::TempDir) {
         hecate_testenv::rbac::install_controller_role(&env.admin)
             .await
@@ -101,6 +139,7 @@ impl Controller {
             .arg(format!("--watch-label-selector={SHARD_LABEL}={shard}"))
             .arg(format!("--work-root={}", dir.path().join("work").display()))
             .arg("--log-format=text")
+            .args(if test_world { TEST_WORLD } else { &[] })
             .args(extra)
             .env("KUBECONFIG", &kubeconfig)
             .env("RUST_LOG", "info")
@@ -152,6 +191,20 @@ impl Controller {
     /// Its process id.
     pub(crate) fn pid(&self) -> u32 {
         self.child.id().expect("still running")
+    }
+
+    /// Sends it `signal` (`SIGSTOP` to freeze it, `SIGCONT` to let it go on).
+    pub(crate) fn signal(&self, signal: nix::sys::signal::Signal) {
+        let pid = i32::try_from(self.pid()).unwrap();
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).unwrap();
+    }
+
+    /// Waits for it to exit by itself, for at most `limit`.
+    pub(crate) async fn exits_within(mut self, limit: Duration) -> std::process::ExitStatus {
+        tokio::time::timeout(limit, self.child.wait())
+            .await
+            .unwrap_or_else(|_| panic!("it did not exit within {limit:?}"))
+            .unwrap()
     }
 
     /// Kills it outright (SIGKILL): no clean-up, no hand-over.

@@ -17,12 +17,17 @@
 //!   ([`judge_resume`]).
 //! - **Once finished**, a Gate counts it as its own crossing only if it still names that
 //!   Gate and its spec is the one the controller finished ([`is_record_of`]).
+//! - **Always**, before and while it runs, it must be a crossing the controller can
+//!   record: no more steps than one crossing may run, and a spec that leaves room for
+//!   its status ([`judge_size`]). The CRDs bound the steps, but a Passage written under
+//!   an older or looser CRD (the reference's has no bound) may have any number.
 //!
 //! Pure, like every rule: the controller reads the Gate, the Bundle and the Gate's
 //! Passages and passes in its own step check.
 
 use std::cmp::Ordering;
 
+use hecate_types::limits::{MAX_PASSAGE_BYTES, MAX_PASSAGE_STATUS_BYTES, MAX_STEPS};
 use hecate_types::{Bundle, Gate, Passage, Step, wellknown};
 use jiff::Timestamp;
 use kube::ResourceExt as _;
@@ -42,6 +47,64 @@ pub fn started(passage: &Passage) -> bool {
         .is_some_and(|s| s.started_at.is_some())
 }
 
+/// Whether `passage` was asked to stop: aborted (`spec.abort`), or its deletion asked
+/// for while something else's finalizer keeps it. Either ends it, running nothing more.
+pub fn asked_to_stop(passage: &Passage) -> bool {
+    passage.spec.abort || passage.metadata.deletion_timestamp.is_some()
+}
+
+/// Whether the controller can run `passage` and record what it does: at most
+/// [`MAX_STEPS`] steps (one status entry each), and metadata and spec, as JSON, leaving
+/// [`MAX_PASSAGE_STATUS_BYTES`] of the [`MAX_PASSAGE_BYTES`] a Passage is recorded in.
+/// Judged before a Passage starts and before each later step, whoever made it.
+pub fn judge_size(passage: &Passage) -> Result<(), Refusal> {
+    let name = passage.name_any();
+    let steps = passage.spec.steps.len();
+    if steps > MAX_STEPS {
+        return Err(Refusal::new(
+            RefusalCode::TooManySteps,
+            format!(
+                "Passage {name} has {steps} steps, more than the {MAX_STEPS} one crossing may run and record, so none of them runs; a Gate may have at most {MAX_STEPS} steps: shorten Gate {}'s and promote again",
+                passage.spec.gate
+            ),
+        ));
+    }
+    let room = MAX_PASSAGE_BYTES - MAX_PASSAGE_STATUS_BYTES;
+    let bytes = spec_bytes(passage);
+    if bytes > room {
+        return Err(Refusal::new(
+            RefusalCode::TooLarge,
+            format!(
+                "Passage {name} takes {bytes} bytes before its status, more than the {room} that leave room for one (a Passage is recorded in at most {MAX_PASSAGE_BYTES}), so none of its steps runs: make Gate {}'s steps smaller and promote again",
+                passage.spec.gate
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The size of `passage` without its status, in bytes of JSON, as the controller writes
+/// it (the API server's own field bookkeeping aside).
+fn spec_bytes(passage: &Passage) -> usize {
+    let mut bare = passage.clone();
+    bare.status = None;
+    bare.metadata.managed_fields = None;
+    serde_json::to_vec(&bare).map_or(usize::MAX, |json| json.len())
+}
+
+/// Why `passage` stops when the API server would not store its status (`why`, in its
+/// words) after a step ran: the step's outcome cannot be recorded, and running it again
+/// would repeat what it did, so the crossing ends here.
+pub fn unrecordable(passage: &Passage, why: &str) -> Refusal {
+    Refusal::new(
+        RefusalCode::TooLarge,
+        format!(
+            "Passage {}'s status could not be recorded ({why}), so it stops here, before another step runs; what its last step did may be missing from the record",
+            passage.name_any()
+        ),
+    )
+}
+
 /// Whether `passage`, not yet started, may start now: `gate` is the Gate its
 /// `spec.gate` names in its namespace (`None`: there is none), `bundle` its Bundle,
 /// `passages` the Gate's Passages (any order; `passage` itself among them or not).
@@ -50,8 +113,9 @@ pub fn started(passage: &Passage) -> bool {
 /// Passage's `creationTimestamp` — when the API server says it was asked for, as
 /// promote and the Gate judged them — else at `now`.
 ///
-/// The checks, first refusal wins: the Gate exists; the Passage is what its template
-/// makes ([`judge_made_from`]); then promote's rules ([`promotion::judge_crossing`]),
+/// The checks, first refusal wins: its size ([`judge_size`]); the Gate exists; the
+/// Passage is what its template makes ([`judge_made_from`]); then promote's rules
+/// ([`promotion::judge_crossing`]),
 /// with the Passage's actor as the promoter (an approval they gave themselves does not
 /// count) and, as "already crossing", only the other crossings that come first
 /// ([`comes_first`]).
@@ -63,6 +127,7 @@ pub fn judge_start(
     step_problems: impl FnOnce(&[Step]) -> Vec<String>,
     now: Timestamp,
 ) -> Result<(), Refusal> {
+    judge_size(passage)?;
     let Some(gate) = gate else {
         return Err(Refusal::new(
             RefusalCode::NoGate,
@@ -206,12 +271,15 @@ pub fn comes_first(other: &Passage, passage: &Passage) -> bool {
 
 /// Whether `passage`, started, may go on: its spec must be the one it started with
 /// — the controller wrote `status.observedGeneration` with every step it ran, and any
-/// change of the spec moves `metadata.generation` — unless the change is an abort,
-/// which always goes through (it runs nothing). Steps that already ran stand.
+/// change of the spec moves `metadata.generation` — unless it was asked to stop
+/// ([`asked_to_stop`]: an abort, or its deletion, which moves the generation too), which
+/// always goes through (it runs nothing); and it must still be recordable
+/// ([`judge_size`]). Steps that already ran stand.
 pub fn judge_resume(passage: &Passage) -> Result<(), Refusal> {
-    if passage.spec.abort {
+    if asked_to_stop(passage) {
         return Ok(());
     }
+    judge_size(passage)?;
     let observed = passage.status.as_ref().map_or(0, |s| s.observed_generation);
     let generation = passage.metadata.generation.unwrap_or_default();
     if observed == generation {

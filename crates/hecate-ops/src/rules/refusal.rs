@@ -54,6 +54,12 @@ pub enum RefusalCode {
     GateChanged,
     /// A crossing under way had its spec changed (other than an abort).
     SpecChanged,
+    /// The Passage has more steps than one crossing may run (a CRD without the bound,
+    /// or an older one, let it be written).
+    TooManySteps,
+    /// The Passage is too large to record: its spec leaves no room for its status, or
+    /// its status could not be written.
+    TooLarge,
 }
 
 impl RefusalCode {
@@ -80,6 +86,8 @@ impl RefusalCode {
             Self::NotGateTemplate => "NotGateTemplate",
             Self::GateChanged => "GateChanged",
             Self::SpecChanged => "SpecChanged",
+            Self::TooManySteps => "TooManySteps",
+            Self::TooLarge => "TooLarge",
         }
     }
 }

@@ -33,6 +33,14 @@ pub const BUILT_IN: [&str; 15] = [
 /// configuration (`Err` says what is wrong); [`structural`] passes none.
 pub fn problems(steps: &[Step], check: impl Fn(&Step) -> Result<(), String>) -> Vec<String> {
     let mut problems = Vec::new();
+    // The CRD bounds the list, but an older or looser CRD (the reference's) does not.
+    let most = hecate_types::limits::MAX_STEPS;
+    if steps.len() > most {
+        problems.push(format!(
+            "steps: {} steps, more than the {most} one crossing may run: shorten the list",
+            steps.len()
+        ));
+    }
     for (i, step) in steps.iter().enumerate() {
         let uses = step.uses.as_str();
         let mut problem = |what: String| problems.push(format!("steps[{i}] ({uses}): {what}"));

@@ -43,6 +43,13 @@ impl Repo {
                 ));
             }
             rest.split_once('/').unwrap_or((rest, ""))
+        } else if let crate::git::remote::Transport::Helper(name) =
+            crate::git::remote::transport(text)
+        {
+            // `ext::…`, `fd::…`: git would run a program, not reach a host.
+            return Err(format!(
+                "{text:?} is not a repository on a git host (git's {name}:: remote helper)"
+            ));
         } else {
             match text.split_once(':') {
                 // scp-like syntax: no `/` before the colon, or it would be a path.
@@ -239,6 +246,8 @@ mod tests {
             ("ftp://example.com/a/b", "scheme ftp://"),
             ("/srv/git/fleet.git", "not a repository URL"),
             ("./fleet", "not a repository URL"),
+            ("ext::sh -c id/a/b", "remote helper"),
+            ("fd::3/a/b", "remote helper"),
             ("https://user@/acme/fleet", "names no host"),
             ("git@:acme/fleet", "names no host"),
         ];

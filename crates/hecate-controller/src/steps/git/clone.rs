@@ -10,6 +10,12 @@
 //! A clone is made in the private area and renamed into place when complete, so a
 //! crash mid-clone never leaves a half-checked-out tree that the next attempt would
 //! reuse (and `git-commit` would then record as mass deletions).
+//!
+//! What the operator decides (issue 30): `repo` must be a remote on the network — a
+//! local path or `file://` only with `--allow-local-git`, a remote helper (`ext::`,
+//! `fd::`) never ([`crate::git::remote`]) — and a clone may hold at most
+//! `--max-checkout-size` bytes: its directory is measured while git runs, and git is
+//! stopped once it is over.
 
 use std::path::{Path, PathBuf};
 
@@ -17,11 +23,11 @@ use futures::future::BoxFuture;
 use serde_json::json;
 
 use super::{
-    GIT_FAILED, checkout_dir, cli, current_branch, decode, display, head, is_checkout, origin,
-    short,
+    CHECKOUT_TOO_LARGE, GIT_FAILED, checkout_dir, cli, current_branch, decode, display, head,
+    is_checkout, origin, short,
 };
-use crate::git::command::redact_urls;
-use crate::git::{AppTokens, Git, GitCredentials, GitFailure, Scratch, apply};
+use crate::git::command::{redact_urls, size_of};
+use crate::git::{AppTokens, Bounded, Git, GitCredentials, GitFailure, Scratch, apply};
 use crate::steps::config::Config;
 use crate::steps::config::git::GitClone as Settings;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
@@ -30,6 +36,10 @@ use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
 pub struct GitClone {
     client: kube::Client,
     tokens: AppTokens,
+    /// `--allow-local-git`.
+    local: bool,
+    /// `--max-checkout-size`; `None`: no limit.
+    max_size: Option<u64>,
 }
 
 impl GitClone {
@@ -42,7 +52,28 @@ impl GitClone {
     /// Reads credentials Secrets through `client` and takes GitHub App tokens from
     /// `tokens` (shared with `git-push`).
     pub fn with_tokens(client: kube::Client, tokens: AppTokens) -> Self {
-        Self { client, tokens }
+        Self {
+            client,
+            tokens,
+            local: false,
+            max_size: Some(super::DEFAULT_MAX_CHECKOUT_SIZE),
+        }
+    }
+
+    /// Lets `repo` be a path or `file://` on the controller's own disk when `allowed`
+    /// (`--allow-local-git`); refused otherwise, before git runs and by git itself.
+    #[must_use]
+    pub fn allowing_local(mut self, allowed: bool) -> Self {
+        self.local = allowed;
+        self
+    }
+
+    /// Stops a clone whose directory grows past `limit` bytes (`--max-checkout-size`;
+    /// `None`: no limit).
+    #[must_use]
+    pub fn limiting_size(mut self, limit: Option<u64>) -> Self {
+        self.max_size = limit;
+        self
     }
 
     async fn clone_repo(&self, ctx: &StepContext<'_>) -> Result<StepResult, StepError> {
@@ -50,8 +81,12 @@ impl GitClone {
             Config::GitClone(settings) => Some(settings),
             _ => None,
         })?;
+        // Before anything is read or reused: the operator's rule holds for a checkout
+        // an earlier attempt left too.
+        crate::git::remote::check(&settings.repo, self.local)
+            .map_err(|why| StepError::terminal(super::NOT_ALLOWED, format!("repo: {why}")))?;
         let dest = checkout_dir(ctx, settings.checkout())?;
-        let mut git = cli(ctx.work_dir).await?;
+        let mut git = cli(ctx.work_dir).await?.allowing_local(self.local);
         if reusable(&git, &dest, &settings).await? {
             return finish(&git, &dest, &settings, true).await;
         }
@@ -72,7 +107,7 @@ impl GitClone {
         )
         .await
         {
-            Ok(()) => fetch(&git, &dest, &settings).await,
+            Ok(()) => fetch(&git, &dest, &settings, self.max_size).await,
             Err(error) => Err(error.into()),
         };
         scratch.remove().await;
@@ -141,17 +176,16 @@ async fn is_empty(dir: &Path) -> bool {
     }
 }
 
-/// Clones into the private area, then moves the finished checkout to `dest`.
-async fn fetch(git: &Git, dest: &Path, settings: &Settings) -> Result<(), StepError> {
+/// Clones into the private area — at most `limit` bytes of it —, then moves the
+/// finished checkout to `dest`.
+async fn fetch(
+    git: &Git,
+    dest: &Path,
+    settings: &Settings,
+    limit: Option<u64>,
+) -> Result<(), StepError> {
     let staging: PathBuf = git.private().join("clone");
-    if let Err(error) = tokio::fs::remove_dir_all(&staging).await
-        && error.kind() != std::io::ErrorKind::NotFound
-    {
-        return Err(local(format!(
-            "cannot clear {}: {error}",
-            staging.display()
-        )));
-    }
+    clear_staging(&staging).await?;
     let mut args = vec!["clone".to_string(), "--quiet".to_string()];
     let branch = settings.branch.trim();
     if !branch.is_empty() {
@@ -164,9 +198,34 @@ async fn fetch(git: &Git, dest: &Path, settings: &Settings) -> Result<(), StepEr
     args.push("--".into());
     args.push(settings.repo.clone());
     args.push(staging.to_string_lossy().into_owned());
-    git.run(git.private(), args.as_slice())
-        .await
-        .map_err(GitFailure::remote)?;
+    match limit {
+        None => {
+            git.run(git.private(), args.as_slice())
+                .await
+                .map_err(GitFailure::remote)?;
+        }
+        Some(limit) => {
+            let cloned = git
+                .run_bounded(git.private(), args.as_slice(), &staging, limit)
+                .await;
+            let size = match cloned {
+                Ok(_) => {
+                    // The last files may have landed after the last measurement.
+                    let measured = staging.clone();
+                    tokio::task::spawn_blocking(move || size_of(&measured))
+                        .await
+                        .unwrap_or(0)
+                }
+                Err(Bounded::TooLarge { size, .. }) => size,
+                Err(Bounded::Failed(failure)) => return Err(GitFailure::remote(failure).into()),
+            };
+            if size > limit {
+                // Best effort: the next attempt clears it before cloning.
+                let _ = clear_staging(&staging).await;
+                return Err(too_large(settings, limit));
+            }
+        }
+    }
     if let Some(parent) = dest.parent() {
         tokio::fs::create_dir_all(parent)
             .await
@@ -214,6 +273,47 @@ fn local(message: String) -> StepError {
     StepError::terminal(GIT_FAILED, message)
 }
 
+/// Removes what an earlier clone left in the private area. git's helpers may still be
+/// finishing a write when a stopped clone is cleared, so a failure is tried again once.
+async fn clear_staging(staging: &Path) -> Result<(), StepError> {
+    let mut tried = false;
+    loop {
+        match tokio::fs::remove_dir_all(staging).await {
+            Ok(()) => return Ok(()),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(_) if !tried => {
+                tried = true;
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            Err(error) => {
+                return Err(local(format!(
+                    "cannot clear {}: {error}",
+                    staging.display()
+                )));
+            }
+        }
+    }
+}
+
+/// The terminal failure of a clone over `limit`: the same repository would be as large
+/// on the next attempt.
+fn too_large(settings: &Settings, limit: u64) -> StepError {
+    let hint = if settings.depth == 1 {
+        ""
+    } else {
+        " (a shallow clone, depth: 1, may fit)"
+    };
+    StepError::terminal(
+        CHECKOUT_TOO_LARGE,
+        format!(
+            "the clone of {} grew past {}, the most a checkout may hold \
+             (--max-checkout-size): it was stopped and removed{hint}",
+            redact_urls(&settings.repo),
+            super::size_text(limit)
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
@@ -229,7 +329,7 @@ mod tests {
         let fx = Fixture::new();
         let remote = path(&fx.remote("fleet").await);
         let work = fx.work_dir("w1");
-        let step = GitClone::new(no_cluster());
+        let step = GitClone::new(no_cluster()).allowing_local(true);
         let ctx = fx.ctx(&work, json!({"repo": remote}));
 
         let first = step.run(&ctx).await;
@@ -262,7 +362,7 @@ mod tests {
         let fx = Fixture::new();
         let remote = format!("file://{}", path(&fx.remote("fleet").await));
         let work = fx.work_dir("w");
-        let step = GitClone::new(no_cluster());
+        let step = GitClone::new(no_cluster()).allowing_local(true);
         let ctx = fx.ctx(
             &work,
             json!({"repo": remote, "branch": "env/dev", "path": "checkouts/fleet", "depth": 1}),
@@ -296,7 +396,7 @@ mod tests {
         let fleet = path(&fx.remote("fleet").await);
         let other = path(&fx.remote("other").await);
         let work = fx.work_dir("w");
-        let step = GitClone::new(no_cluster());
+        let step = GitClone::new(no_cluster()).allowing_local(true);
 
         output(&step.run(&fx.ctx(&work, json!({"repo": other}))).await);
         let result = step.run(&fx.ctx(&work, json!({"repo": fleet}))).await;
@@ -329,6 +429,7 @@ mod tests {
         let work = fx.work_dir("w");
         write(&work.join("repo/notes.txt"), "mine\n").await;
         let error = GitClone::new(no_cluster())
+            .allowing_local(true)
             .run(&fx.ctx(&work, json!({"repo": fleet})))
             .await
             .expect_err("refused");
@@ -347,7 +448,7 @@ mod tests {
     async fn configuration_mistakes_are_invalid_config() {
         let fx = Fixture::new();
         let work = fx.work_dir("w");
-        let step = GitClone::new(no_cluster());
+        let step = GitClone::new(no_cluster()).allowing_local(true);
         let cases = [
             (json!({"repo": "/srv/x.git", "path": "../outside"}), "path"),
             (
@@ -387,7 +488,7 @@ mod tests {
     async fn an_unreachable_remote_is_retryable() {
         let fx = Fixture::new();
         let work = fx.work_dir("w");
-        let step = GitClone::new(no_cluster());
+        let step = GitClone::new(no_cluster()).allowing_local(true);
         let missing = path(&fx.root.path().join("missing.git"));
         for repo in [missing, "http://127.0.0.1:1/fleet.git".to_string()] {
             let error = step
@@ -412,7 +513,7 @@ mod tests {
     async fn a_branch_the_remote_lacks_and_a_path_that_cannot_be_made_are_git_failures() {
         let fx = Fixture::new();
         let repo = path(&fx.remote("fleet").await);
-        let step = GitClone::new(no_cluster());
+        let step = GitClone::new(no_cluster()).allowing_local(true);
 
         // The remote answered, and said no: another crossing may find the branch.
         let work = fx.work_dir("w");
@@ -470,7 +571,7 @@ mod tests {
             .expect("applied");
         let settings: Settings = serde_json::from_value(json!({"repo": repo})).expect("settings");
         let dest = work.join("repo");
-        fetch(&git, &dest, &settings)
+        fetch(&git, &dest, &settings, None)
             .await
             .expect("cloned over HTTP with the password");
         assert!(
@@ -488,7 +589,7 @@ mod tests {
         apply(&wrong, &repo, &mut git, &scratch, &AppTokens::default())
             .await
             .expect("applied");
-        let error = fetch(&git, &work.join("again"), &settings)
+        let error = fetch(&git, &work.join("again"), &settings, None)
             .await
             .expect_err("refused");
         assert_eq!(
@@ -504,7 +605,7 @@ mod tests {
         );
 
         // No credentials at all: git may not prompt, and says it needed some.
-        let step = GitClone::new(no_cluster());
+        let step = GitClone::new(no_cluster()).allowing_local(true);
         let error = step
             .run(&fx.ctx(&fx.work_dir("w2"), json!({"repo": repo})))
             .await
@@ -528,5 +629,140 @@ mod tests {
             done.message
         );
         assert!(!done.message.contains("w0rd"), "{}", done.message);
+    }
+
+    /// Issue 30: a `repo` on the controller's own disk — a path, `file://` — was
+    /// cloned; a remote helper would have run a command. Refused unless the operator
+    /// allows local repositories, and helpers always; git refuses them by itself too.
+    #[tokio::test]
+    async fn local_repositories_need_the_operators_flag_and_helpers_are_refused() {
+        let fx = Fixture::new();
+        let bare = path(&fx.remote("fleet").await);
+        let strict = GitClone::new(no_cluster());
+        let marker = fx.root.path().join("ran");
+        let helper = format!("ext::sh -c touch% {}", path(&marker));
+        for repo in [bare.clone(), format!("file://{bare}"), helper.clone()] {
+            let work = fx.work_dir("strict");
+            let error = strict
+                .run(&fx.ctx(&work, json!({"repo": repo})))
+                .await
+                .expect_err("refused");
+            assert_eq!(
+                (error.reason.as_str(), error.terminal),
+                (super::super::NOT_ALLOWED, true),
+                "{repo}: {}",
+                error.message
+            );
+            assert!(error.message.starts_with("repo: "), "{}", error.message);
+            if repo == helper {
+                assert!(error.message.contains("remote helper"), "{}", error.message);
+            } else {
+                assert!(
+                    error.message.contains("--allow-local-git"),
+                    "{}",
+                    error.message
+                );
+            }
+            assert!(!work.join("repo").exists(), "{repo}: nothing was cloned");
+        }
+        // With the flag a local repository is cloned; a helper is still refused.
+        let allowed = GitClone::new(no_cluster()).allowing_local(true);
+        let work = fx.work_dir("allowed");
+        let result = allowed
+            .run(&fx.ctx(&work, json!({"repo": format!("file://{bare}")})))
+            .await;
+        assert_eq!(output(&result)["reused"], json!(false));
+        let error = allowed
+            .run(&fx.ctx(&fx.work_dir("helper"), json!({"repo": helper})))
+            .await
+            .expect_err("refused");
+        assert_eq!(error.reason, super::super::NOT_ALLOWED);
+
+        // git itself refuses what the step's check did not see (GIT_ALLOW_PROTOCOL).
+        let work = fx.work_dir("direct");
+        let git = cli(&work).await.expect("a private area");
+        for repo in [bare.as_str(), helper.as_str()] {
+            let failure = git
+                .run(&work, &["clone", "-q", "--", repo, "x"])
+                .await
+                .expect_err("git refuses");
+            assert!(
+                failure.detail.contains("not allowed"),
+                "{repo}: {}",
+                failure.detail
+            );
+        }
+        assert!(!marker.exists(), "the ext:: command never ran");
+        let git = cli(&work)
+            .await
+            .expect("a private area")
+            .allowing_local(true);
+        git.run(&work, &["clone", "-q", "--", bare.as_str(), "x"])
+            .await
+            .expect("allowed");
+    }
+
+    /// Issue 30: a clone had no size cap (a 200 MB file went through). A clone that
+    /// grows past `--max-checkout-size` fails `CheckoutTooLarge`, and nothing of it is
+    /// left.
+    #[tokio::test]
+    async fn a_clone_larger_than_the_limit_is_stopped_and_removed() {
+        let fx = Fixture::new();
+        let bare = fx.remote("big").await;
+        // 3 MiB that do not compress, committed through someone else's clone.
+        let seed = fx.root.path().join("big-seed");
+        let mut noise = Vec::with_capacity(3 << 20);
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        while noise.len() < 3 << 20 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            noise.extend_from_slice(&x.to_le_bytes());
+        }
+        git(&seed, &["checkout", "-q", "main"]).await;
+        tokio::fs::write(seed.join("blob.bin"), &noise)
+            .await
+            .expect("written");
+        git(&seed, &["add", "-A"]).await;
+        git(&seed, &["commit", "-q", "-m", "big"]).await;
+        git(&seed, &["push", "-q", "origin", "main"]).await;
+        let repo = path(&bare);
+
+        let capped = GitClone::new(no_cluster())
+            .allowing_local(true)
+            .limiting_size(Some(1 << 20));
+        let work = fx.work_dir("capped");
+        let started = std::time::Instant::now();
+        let error = capped
+            .run(&fx.ctx(&work, json!({"repo": repo, "branch": "main"})))
+            .await
+            .expect_err("too large");
+        eprintln!(
+            "a 3 MiB clone against a 1 MiB cap failed in {:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            (error.reason.as_str(), error.terminal),
+            (super::super::CHECKOUT_TOO_LARGE, true),
+            "{}",
+            error.message
+        );
+        assert!(
+            error.message.contains("1 MiB") && error.message.contains("--max-checkout-size"),
+            "{}",
+            error.message
+        );
+        assert!(!work.join("repo").exists());
+        assert!(!work.join(super::super::PRIVATE).join("clone").exists());
+
+        // Under a limit it fits, it is cloned as before.
+        let roomy = GitClone::new(no_cluster())
+            .allowing_local(true)
+            .limiting_size(Some(64 << 20));
+        let result = roomy
+            .run(&fx.ctx(&work, json!({"repo": repo, "branch": "main"})))
+            .await;
+        assert_eq!(output(&result)["reused"], json!(false));
+        assert!(work.join("repo/blob.bin").exists());
     }
 }

@@ -275,6 +275,7 @@ mod tests {
         let work = fx.work_dir(name);
         output(
             &GitClone::new(no_cluster())
+                .allowing_local(true)
                 .run(&fx.ctx(&work, json!({"repo": remote})))
                 .await,
         );
@@ -372,6 +373,7 @@ mod tests {
         let work = fx.work_dir("w");
         output(
             &GitClone::new(no_cluster())
+                .allowing_local(true)
                 .run(&fx.ctx(&work, json!({"repo": remote})))
                 .await,
         );
@@ -392,6 +394,7 @@ mod tests {
         let work = fx.work_dir("w");
         output(
             &GitClone::new(no_cluster())
+                .allowing_local(true)
                 .run(&fx.ctx(&work, json!({"repo": remote})))
                 .await,
         );
@@ -441,6 +444,7 @@ mod tests {
         let work = fx.work_dir("w");
         output(
             &GitClone::new(no_cluster())
+                .allowing_local(true)
                 .run(&fx.ctx(&work, json!({"repo": remote})))
                 .await,
         );

@@ -56,6 +56,34 @@ pub const GIT_FAILED: &str = "GitFailed";
 /// Reason: the step needs a checkout and there is none — the work directory was lost
 /// in a restart mid-crossing (terminal).
 pub const WORK_DIR_LOST: &str = "WorkDirLost";
+/// Reason: a clone grew past `--max-checkout-size` and was stopped (terminal).
+pub const CHECKOUT_TOO_LARGE: &str = "CheckoutTooLarge";
+/// Reason: the remote is one the operator has not allowed — a path or `file://` on the
+/// controller's own disk without `--allow-local-git`, or a remote helper (terminal).
+pub use crate::steps::render::NOT_ALLOWED;
+
+/// `--max-checkout-size`'s default: 512 MiB a clone. Configuration repositories — what
+/// crossings clone — are kilobytes to a few hundred megabytes; four crossings at once
+/// (the Passage controller's concurrency) then stay within the 2 GiB a work volume is
+/// commonly given (docs/DECISIONS.md 113).
+pub const DEFAULT_MAX_CHECKOUT_SIZE: u64 = 512 << 20;
+
+/// `bytes` as people read a size: `512 MiB`, `1.5 GiB`, `300 KiB`, `12 B`.
+pub fn size_text(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let text = format!("{value:.1}");
+    let text = text.strip_suffix(".0").unwrap_or(&text);
+    format!("{text} {}", UNITS[unit])
+}
 
 /// Each git failure as the step reason spec §5.3–5.5 gives it: credentials refused
 /// are terminal (another try would be refused again), an unreachable remote, a refused
@@ -271,7 +299,7 @@ mod tests {
         write(&outside.path().join("x/README.md"), "theirs\n").await;
         write(&outside.path().join("token"), "s3cret\n").await;
 
-        let clone = GitClone::new(no_cluster());
+        let clone = GitClone::new(no_cluster()).allowing_local(true);
         output(&clone.run(&fx.ctx(&work, json!({"repo": remote}))).await);
         // What the checkout brought: a link out, and a dangling one.
         std::os::unix::fs::symlink(outside.path(), work.join("repo/link")).expect("a link");
@@ -311,7 +339,7 @@ mod tests {
             refused(error, &config);
         }
         let commit = GitCommit::new();
-        let push = GitPush::new(no_cluster());
+        let push = GitPush::new(no_cluster()).allowing_local(true);
         for checkout in ["repo/link/x", "repo/dangling"] {
             let config = json!({"path": checkout, "message": "promote"});
             let error = commit

@@ -28,6 +28,8 @@ use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
 pub struct GitPush {
     client: kube::Client,
     tokens: AppTokens,
+    /// `--allow-local-git`.
+    local: bool,
 }
 
 impl GitPush {
@@ -40,7 +42,19 @@ impl GitPush {
     /// Reads credentials Secrets through `client` and takes GitHub App tokens from
     /// `tokens` (shared with `git-clone`).
     pub fn with_tokens(client: kube::Client, tokens: AppTokens) -> Self {
-        Self { client, tokens }
+        Self {
+            client,
+            tokens,
+            local: false,
+        }
+    }
+
+    /// Lets `origin` be a path or `file://` on the controller's own disk when `allowed`
+    /// (`--allow-local-git`), as `git-clone` lets `repo` be.
+    #[must_use]
+    pub fn allowing_local(mut self, allowed: bool) -> Self {
+        self.local = allowed;
+        self
     }
 
     async fn push(&self, ctx: &StepContext<'_>) -> Result<StepResult, StepError> {
@@ -52,7 +66,7 @@ impl GitPush {
         if !is_checkout(&dir).await {
             return Err(lost(settings.checkout()));
         }
-        let mut git = cli(ctx.work_dir).await?;
+        let mut git = cli(ctx.work_dir).await?.allowing_local(self.local);
         let sha = head(&git, &dir)
             .await
             .map_err(GitFailure::local)?
@@ -62,6 +76,10 @@ impl GitPush {
             .await
             .map_err(GitFailure::local)?
             .ok_or_else(|| StepError::terminal(GIT_FAILED, "the checkout has no origin remote"))?;
+        // The checkout's own configuration names the remote: judged as git-clone's
+        // `repo` is (git refuses it too).
+        crate::git::remote::check(&remote, self.local)
+            .map_err(|why| StepError::terminal(super::NOT_ALLOWED, format!("origin: {why}")))?;
 
         let credentials = GitCredentials::read(
             &self.client,
@@ -175,7 +193,12 @@ mod tests {
         let work = fx.work_dir(name);
         let mut clone = clone;
         clone["repo"] = json!(remote);
-        output(&GitClone::new(no_cluster()).run(&fx.ctx(&work, clone)).await);
+        output(
+            &GitClone::new(no_cluster())
+                .allowing_local(true)
+                .run(&fx.ctx(&work, clone))
+                .await,
+        );
         write(&work.join("repo/app/values.yaml"), "image: app:2.0.0\n").await;
         output(
             &GitCommit::new()
@@ -194,7 +217,7 @@ mod tests {
             .await
             .trim()
             .to_string();
-        let step = GitPush::new(no_cluster());
+        let step = GitPush::new(no_cluster()).allowing_local(true);
         let ctx = fx.ctx(&work, json!({}));
 
         let first = step.run(&ctx).await;
@@ -214,6 +237,7 @@ mod tests {
         let work = fx.work_dir("w2");
         output(
             &GitClone::new(no_cluster())
+                .allowing_local(true)
                 .run(&fx.ctx(&work, json!({"repo": path(&bare)})))
                 .await,
         );
@@ -231,7 +255,7 @@ mod tests {
         let bare = fx.remote("fleet").await;
         let work = committed(&fx, &path(&bare), "w", json!({"branch": "env/dev"})).await;
         let theirs = fx.commit_elsewhere(&bare, "env/dev", "theirs.txt").await;
-        let step = GitPush::new(no_cluster());
+        let step = GitPush::new(no_cluster()).allowing_local(true);
 
         let error = step
             .run(&fx.ctx(&work, json!({})))
@@ -261,7 +285,7 @@ mod tests {
         let bare = fx.remote("fleet").await;
         let work = committed(&fx, &path(&bare), "w", json!({})).await;
         let sha = git(&work.join("repo"), &["rev-parse", "HEAD"]).await;
-        let step = GitPush::new(no_cluster());
+        let step = GitPush::new(no_cluster()).allowing_local(true);
 
         let new = step
             .run(&fx.ctx(&work, json!({"toNewBranch": true, "branch": "ignored"})))
@@ -281,6 +305,7 @@ mod tests {
         let fx = Fixture::new();
         let work = fx.work_dir("restarted");
         let error = GitPush::new(no_cluster())
+            .allowing_local(true)
             .run(&fx.ctx(&work, json!({})))
             .await
             .expect_err("nothing to push");
@@ -295,7 +320,7 @@ mod tests {
         let fx = Fixture::new();
         let bare = fx.remote("fleet").await;
         let work = committed(&fx, &path(&bare), "w", json!({})).await;
-        let step = GitPush::new(no_cluster());
+        let step = GitPush::new(no_cluster()).allowing_local(true);
         let cases = [
             (json!({"path": "../../elsewhere"}), "path"),
             (json!({"forse": true}), "unknown field `forse`"),
@@ -334,7 +359,7 @@ mod tests {
         let bare = fx.remote("fleet").await;
         let work = committed(&fx, &path(&bare), "w", json!({})).await;
         let checkout = work.join("repo");
-        let step = GitPush::new(no_cluster());
+        let step = GitPush::new(no_cluster()).allowing_local(true);
         let push = || async { step.run(&fx.ctx(&work, json!({}))).await };
 
         // A host that wants credentials the step was not given: terminal.

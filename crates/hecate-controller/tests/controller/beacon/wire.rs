@@ -433,7 +433,7 @@ pub(super) fn trusting(env: &TestEnv, ca: &str) -> BeaconReconciler {
         client: env.admin.clone(),
         sources: Arc::new(Resolver {
             client: env.admin.clone(),
-            git: Git::new(Duration::from_secs(30)),
+            git: Git::new(Duration::from_secs(30)).allowing_local(true),
             app_tokens: AppTokens::default(),
             http,
             registries: Default::default(),

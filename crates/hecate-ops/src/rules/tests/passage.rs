@@ -9,7 +9,8 @@ use serde_json::json;
 
 use crate::rules::fixtures::*;
 use crate::rules::passage::{
-    comes_first, is_record_of, judge_made_from, judge_resume, judge_start, refused_message, started,
+    asked_to_stop, comes_first, is_record_of, judge_made_from, judge_resume, judge_size,
+    judge_start, refused_message, started, unrecordable,
 };
 use crate::rules::promotion::new_passage;
 use crate::rules::refusal::{Refusal, RefusalCode};
@@ -451,4 +452,82 @@ fn promote_and_the_start_judge_the_same_crossing_alike() {
             assert_eq!(asked, started, "{:?}", g.spec);
         }
     }
+}
+
+#[test]
+fn a_passage_the_controller_could_not_record_is_refused_before_and_while_it_runs() {
+    use hecate_types::limits::{MAX_PASSAGE_BYTES, MAX_PASSAGE_STATUS_BYTES, MAX_STEPS};
+
+    let call = http("https://hooks.example/deploy", json!({}));
+    // As many steps as a crossing may run: it starts.
+    let g = gate_of(vec![call.clone(); MAX_STEPS], 1);
+    let p = promoted(&g, "b1", "olaf");
+    assert_eq!(judge_size(&p), Ok(()));
+    assert_eq!(start(&p, &g, &[&p]), Ok(()));
+
+    // The Passage: 5,000 steps, through a Gate a looser CRD let have them.
+    let g = gate_of(vec![call.clone(); 5_000], 1);
+    let mut p = promoted(&g, "b1", "olaf");
+    let refusal = start(&p, &g, &[&p]).expect_err("refused");
+    assert_eq!(
+        (refusal.code, refusal.reason.as_str()),
+        (
+            RefusalCode::TooManySteps,
+            "Passage staging-1 has 5000 steps, more than the 100 one crossing may run and record, so none of them runs; a Gate may have at most 100 steps: shorten Gate staging's and promote again"
+        )
+    );
+    // Started by an older controller: it stops too, before another step.
+    p.status = Some(PassageStatus {
+        phase: Some(Running),
+        started_at: Some(Time(t0())),
+        observed_generation: 1,
+        ..PassageStatus::default()
+    });
+    assert_eq!(code(judge_resume(&p)), RefusalCode::TooManySteps);
+    // An abort, or a deletion, still ends it (running nothing).
+    p.spec.abort = true;
+    assert!(asked_to_stop(&p));
+    assert_eq!(judge_resume(&p), Ok(()));
+
+    // A spec that leaves no room for a status.
+    let pad = "x".repeat(MAX_PASSAGE_BYTES - MAX_PASSAGE_STATUS_BYTES);
+    let g = gate_of(
+        vec![http("https://hooks.example/deploy", json!({"pad": pad}))],
+        1,
+    );
+    let p = promoted(&g, "b1", "olaf");
+    let refusal = start(&p, &g, &[&p]).expect_err("refused");
+    assert_eq!(refusal.code, RefusalCode::TooLarge);
+    assert!(
+        refusal
+            .reason
+            .contains("more than the 524288 that leave room for one"),
+        "{}",
+        refusal.reason
+    );
+}
+
+#[test]
+fn a_deletion_asked_for_stops_a_crossing_under_way_like_an_abort() {
+    let g = gate_of(vec![step("flux-wait")], 1);
+    let mut p = promoted(&g, "b1", "olaf");
+    p.status = Some(PassageStatus {
+        phase: Some(Running),
+        started_at: Some(Time(t0())),
+        observed_generation: 1,
+        ..PassageStatus::default()
+    });
+    assert!(!asked_to_stop(&p));
+    // The API server moves the generation when it marks an object for deletion.
+    p.metadata.deletion_timestamp = Some(Time(t0()));
+    p.metadata.generation = Some(2);
+    assert!(asked_to_stop(&p));
+    assert_eq!(judge_resume(&p), Ok(()), "not refused as a changed spec");
+
+    let refusal = unrecordable(&p, "etcdserver: request is too large");
+    assert_eq!(refusal.code, RefusalCode::TooLarge);
+    assert_eq!(
+        refused_message(&refusal),
+        "refused (TooLarge): Passage staging-1's status could not be recorded (etcdserver: request is too large), so it stops here, before another step runs; what its last step did may be missing from the record"
+    );
 }

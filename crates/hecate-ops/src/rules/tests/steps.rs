@@ -145,3 +145,13 @@ fn a_with_nested_past_the_limit_is_a_problem_of_its_step() {
     // Past anything a decoder hands over (128 levels).
     assert_eq!(structural(&[nested(1_000)]).len(), 1);
 }
+
+#[test]
+fn more_steps_than_one_crossing_may_run_is_a_problem_of_the_list() {
+    let most = hecate_types::limits::MAX_STEPS;
+    assert_eq!(structural(&vec![step("http"); most]), Vec::<String>::new());
+    assert_eq!(
+        structural(&vec![step("http"); 5_000]),
+        ["steps: 5000 steps, more than the 100 one crossing may run: shorten the list"]
+    );
+}
