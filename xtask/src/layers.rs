@@ -1,11 +1,14 @@
 //! `cargo xtask check-layers`: the dependency rules of `docs/ARCHITECTURE.md`, checked
 //! against `cargo metadata` and, for the one rule that is about code, the sources.
 //!
-//! - `hecate-types` and `hecate-fides` depend on no other hecate crate;
+//! - `hecate-expr` (the expression language) depends on no hecate crate and names
+//!   nothing that does I/O;
+//! - `hecate-types` depends on `hecate-expr` only (its bound on an expression's
+//!   length is the language's), `hecate-fides` on no hecate crate;
 //! - `hecate-ops` depends on types and fides only;
 //! - `hecate-access` (who a caller is, what they may do, reaching the cluster) depends on
 //!   ops and types only, and nothing below a surface depends on it;
-//! - `hecate-controller` depends on types, fides and ops — never on a surface or on
+//! - `hecate-controller` depends on expr, types, fides and ops — never on a surface or on
 //!   `hecate-access`;
 //! - the surfaces (`hecate-cli`, `hecate-api`, `hecate-mcp`) depend on ops, types and
 //!   access, never on each other or on fides;
@@ -21,11 +24,22 @@ use std::path::Path;
 
 use serde_json::Value;
 
-const LIBRARIES: [&str; 4] = [
+const LIBRARIES: [&str; 5] = [
+    "hecate-expr",
     "hecate-types",
     "hecate-fides",
     "hecate-ops",
     "hecate-access",
+];
+/// Crates that do I/O (or bring a runtime for it), which `hecate-expr` must not name.
+const DOES_IO: [&str; 7] = [
+    "kube",
+    "k8s-openapi",
+    "tokio",
+    "reqwest",
+    "hyper",
+    "nix",
+    "git2",
 ];
 /// Crates whose sources must not build an `Api` over a Hecate kind.
 const NOT_OPS: [&str; 4] = ["hecate-cli", "hecate-api", "hecate-mcp", "hecate-access"];
@@ -44,10 +58,12 @@ enum Layer {
 /// not (which fails the check: a new crate must be given its layer here).
 fn layer(package: &str) -> Option<Layer> {
     match package {
-        "hecate-types" | "hecate-fides" => Some(Layer::Product(&[])),
+        "hecate-expr" | "hecate-fides" => Some(Layer::Product(&[])),
+        "hecate-types" => Some(Layer::Product(&["hecate-expr"])),
         "hecate-ops" => Some(Layer::Product(&["hecate-types", "hecate-fides"])),
         "hecate-access" => Some(Layer::Product(&["hecate-ops", "hecate-types"])),
         "hecate-controller" => Some(Layer::Product(&[
+            "hecate-expr",
             "hecate-types",
             "hecate-fides",
             "hecate-ops",
@@ -110,6 +126,11 @@ pub(crate) fn check_metadata(metadata: &Value) -> Vec<String> {
             {
                 violations.push(format!(
                     "{name} -> {dep_name}: hecate-fides knows nothing of Kubernetes"
+                ));
+            }
+            if !is_dev && name == "hecate-expr" && DOES_IO.contains(&dep_name) {
+                violations.push(format!(
+                    "{name} -> {dep_name}: hecate-expr does no I/O; it is data in, data out"
                 ));
             }
             if !is_dev
@@ -235,12 +256,13 @@ mod tests {
             package("hecate-api", json!([dep("hecate-access", None, &[])])),
             package("hecate-controller", json!([dep("hecate-ops", None, &[]), dep("hecate-fides", None, &[]), dep("hecate-types", None, &[]), dep("hecate-access", None, &[]), dep("hecate-api", None, &[])])),
             package("hecate-testenv", json!([dep("hecate-cli", None, &[])])),
+            package("hecate-expr", json!([dep("hecate-types", None, &[]), dep("tokio", None, &[]), dep("kube", Some("dev"), &[])])),
             package("hecate-newcomer", json!([])),
         ]});
         assert_eq!(
             check_metadata(&metadata),
             [
-                r#"hecate-types -> hecate-ops: hecate-types may depend only on []"#,
+                r#"hecate-types -> hecate-ops: hecate-types may depend only on ["hecate-expr"]"#,
                 "hecate-types -> kube[client]: hecate-types does no I/O; derive only",
                 "hecate-fides -> kube: hecate-fides knows nothing of Kubernetes",
                 r#"hecate-ops -> hecate-cli: hecate-ops may depend only on ["hecate-types", "hecate-fides"]"#,
@@ -251,8 +273,10 @@ mod tests {
                 r#"hecate-access -> hecate-cli: hecate-access may depend only on ["hecate-ops", "hecate-types"]"#,
                 "hecate-access -> k8s-openapi[v1_33]: a library must not choose the Kubernetes version; the binaries do",
                 r#"hecate-ops -> hecate-access: hecate-ops may depend only on ["hecate-types", "hecate-fides"]"#,
-                r#"hecate-controller -> hecate-access: hecate-controller may depend only on ["hecate-types", "hecate-fides", "hecate-ops"]"#,
-                r#"hecate-controller -> hecate-api: hecate-controller may depend only on ["hecate-types", "hecate-fides", "hecate-ops"]"#,
+                r#"hecate-controller -> hecate-access: hecate-controller may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-ops"]"#,
+                r#"hecate-controller -> hecate-api: hecate-controller may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-ops"]"#,
+                r#"hecate-expr -> hecate-types: hecate-expr may depend only on []"#,
+                "hecate-expr -> tokio: hecate-expr does no I/O; it is data in, data out",
                 "hecate-newcomer: check-layers does not know this crate; give it a layer in xtask/src/layers.rs",
             ]
         );

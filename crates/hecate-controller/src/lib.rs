@@ -8,6 +8,9 @@
 //!
 //! - [`gate`]: the Gate controller — record each finished crossing once, assess health,
 //!   publish the eligible queue, open the next automatic crossing, prune old Passages;
+//! - [`passage`]: the Passage engine — one step per call, its record written after
+//!   each — and its controller;
+//! - [`beacon`]: the Beacon controller — sources, tag selection, Bundle emission;
 //! - [`health`]: health checkers (`flux`) and the pure evaluation of a Flux object;
 //! - [`verify`]: verification after a crossing (`flagger`);
 //! - [`steps`]: each built-in step's strict configuration, and the Gate-time check;
@@ -22,9 +25,11 @@
 //!   [`crd_check`], Flux discovery warnings in [`flux_api`], tracing from `OTEL_*` in
 //!   [`telemetry`], metrics and probes, leader election in [`lease`], the controllers
 //!   until SIGTERM), [`scope`] (namespace-label shards), [`metrics`], [`events`],
-//!   [`condition`], [`predicate`], [`clock`], [`ready`].
+//!   [`condition`], [`predicate`], [`clock`], [`ready`], [`unreadable`] (objects that do
+//!   not decode, reported on themselves).
 //!
-//! The Passage engine and the Beacon controller are the next parts.
+//! The expression language of `if:`, `with:` and `successIf` is a crate of its own,
+//! `hecate-expr`, which does no I/O.
 
 mod args;
 pub mod backoff;
@@ -33,7 +38,6 @@ pub mod clock;
 pub mod condition;
 pub mod crd_check;
 pub mod events;
-pub mod expr;
 pub mod flux_api;
 pub mod gate;
 pub mod git;

@@ -18,7 +18,7 @@ pub const MAX_WITH_DEPTH: usize = 32;
 /// The longest expression, in characters (as the API server counts `maxLength`): a
 /// step's `if:` is refused at admission beyond it, and the controller refuses any
 /// longer expression — a `${{ … }}` in `with:`, a `successIf` — before parsing it.
-pub const MAX_EXPRESSION_LENGTH: usize = 4096;
+pub const MAX_EXPRESSION_LENGTH: usize = hecate_expr::MAX_LENGTH;
 
 /// The most a Passage's status may take, in bytes of JSON: the controller cuts what its
 /// steps report (messages, outputs) so that whatever a crossing does, its status is

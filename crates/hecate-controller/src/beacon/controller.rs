@@ -54,7 +54,6 @@ pub async fn run(
     .applied_objects()
     .predicate_filter(predicate::spec_or_request, Default::default());
 
-
     let context = Arc::new(Context {
         scope,
         reconciler,

@@ -102,7 +102,6 @@ pub async fn run(
         move |event| bundle_wakes.on(event),
     );
 
-
     let context = Arc::new(Context {
         scope,
         reconciler,

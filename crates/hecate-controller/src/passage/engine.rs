@@ -26,6 +26,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hecate_expr as expr;
 use hecate_types::{
     Bundle, HealthCheck, Passage, PassagePhase, PassageStatus, Step, StepPhase, StepStatus, Time,
 };
@@ -35,7 +36,6 @@ use serde_json::Value;
 
 use super::bounds;
 use crate::clock::Clock;
-use crate::expr;
 use crate::lease::Leadership;
 use crate::steps::runner::{Progress, Runner, StepContext, StepError};
 
@@ -175,6 +175,8 @@ pub async fn advance(
         _ => None,
     };
     let output_limit = bounds::output_limit(steps.len());
+    // What expressions read of the Bundle, made once for every step.
+    let view = bundle_view(bundle);
     // Whether this call has invoked a step.
     let mut ran = false;
 
@@ -194,7 +196,7 @@ pub async fn advance(
             actor: passage.spec.actor.clone(),
             namespace: passage.namespace().unwrap_or_default(),
             failed,
-            bundle: bundle.clone(),
+            bundle: view.clone(),
         };
 
         if !step.condition.trim().is_empty() {
@@ -401,6 +403,46 @@ pub async fn advance(
         watch,
         not_leading: false,
         more: false,
+    }
+}
+
+/// What expressions read of `bundle` (`bundle.name`, `bundle.image('<repo>')`, …):
+/// each kind of artifact in the Bundle's order.
+fn bundle_view(bundle: &Bundle) -> expr::BundleView {
+    let artifacts = &bundle.spec.artifacts;
+    expr::BundleView {
+        name: bundle.name_any(),
+        digest: bundle.spec.digest.clone(),
+        alias: bundle.spec.alias.clone(),
+        images: artifacts
+            .iter()
+            .filter_map(|a| a.image.as_ref())
+            .map(|a| expr::Image {
+                repo: a.repo.clone(),
+                tag: a.tag.clone(),
+                digest: a.digest.clone(),
+            })
+            .collect(),
+        charts: artifacts
+            .iter()
+            .filter_map(|a| a.chart.as_ref())
+            .map(|a| expr::Chart {
+                repo: a.repo.clone(),
+                name: a.name.clone(),
+                version: a.version.clone(),
+            })
+            .collect(),
+        commits: artifacts
+            .iter()
+            .filter_map(|a| a.commit.as_ref())
+            .map(|a| expr::Commit {
+                repo: a.repo.clone(),
+                sha: a.sha.clone(),
+                branch: a.branch.clone(),
+                tag: a.tag.clone(),
+                message: a.message.clone(),
+            })
+            .collect(),
     }
 }
 

@@ -223,7 +223,7 @@ impl Runner for Http {
                 return Err(error.with_output(output));
             }
             if !config.success_if.trim().is_empty() {
-                match crate::expr::success_if(&config.success_if, status, &text, parsed.as_ref()) {
+                match hecate_expr::success_if(&config.success_if, status, &text, parsed.as_ref()) {
                     Ok(true) => {}
                     Ok(false) => {
                         return Err(StepError::terminal(

@@ -177,7 +177,7 @@ fn condition(step: &Step) -> Result<(), String> {
     if step.condition.trim().is_empty() {
         return Ok(());
     }
-    crate::expr::compile(&step.condition).map_err(|why| format!("if: {why}"))
+    hecate_expr::compile(&step.condition).map_err(|why| format!("if: {why}"))
 }
 
 /// Decodes a built-in step's `with:` (absent = `{}`) into its configuration.

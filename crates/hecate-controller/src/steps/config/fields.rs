@@ -11,13 +11,7 @@ use hecate_types::duration;
 use jiff::SignedDuration;
 use serde::de::{Deserialize, Deserializer, Error as _};
 
-/// The marker that opens an expression inside a `with:` string.
-const EXPRESSION_OPEN: &str = "${{";
-
-/// Whether `text` holds an expression, so its final value is only known at run time.
-pub fn is_expression(text: &str) -> bool {
-    text.contains(EXPRESSION_OPEN)
-}
+pub use hecate_expr::is_expression;
 
 /// A value written as text whose content can be checked: the field types that
 /// [`Deferred`] wraps.

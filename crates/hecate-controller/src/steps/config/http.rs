@@ -74,7 +74,7 @@ impl StepConfig for Http {
         // sends a request it could not judge; one holding `${{ … }}` is only known once
         // substituted (spec §3.9), and is compiled when the step runs.
         if !self.success_if.trim().is_empty() && !is_expression(&self.success_if) {
-            crate::expr::compile_success_if(&self.success_if)
+            hecate_expr::compile_success_if(&self.success_if)
                 .map_err(|why| format!("successIf: {why}"))?;
         }
         Ok(())

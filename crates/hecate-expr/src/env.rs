@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use hecate_types::Bundle;
 use serde_json::{Value, json};
 
 use super::eval::{Scope, Val};
@@ -37,7 +36,62 @@ pub struct Env {
     /// and its artifacts looked up by repository with `bundle.image('<repo>')`,
     /// `bundle.chart('<repo>')` and `bundle.commit('<repo>')` (by repository, never by
     /// position, so an expression stays right when a Beacon's sources are reordered).
-    pub bundle: Bundle,
+    pub bundle: BundleView,
+}
+
+/// What expressions read of the Bundle crossing: the language's own view, so it needs
+/// no Kubernetes types (the controller fills it from the Bundle).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BundleView {
+    /// The Bundle's name.
+    pub name: String,
+    /// Its content address.
+    pub digest: String,
+    /// Its alias, if it has one.
+    pub alias: String,
+    /// Its images, in the Bundle's order.
+    pub images: Vec<Image>,
+    /// Its charts, in the Bundle's order.
+    pub charts: Vec<Chart>,
+    /// Its commits, in the Bundle's order.
+    pub commits: Vec<Commit>,
+}
+
+/// `bundle.image('<repo>')`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Image {
+    /// The repository, e.g. `ghcr.io/acme/api`.
+    pub repo: String,
+    /// The tag.
+    pub tag: String,
+    /// The manifest digest.
+    pub digest: String,
+}
+
+/// `bundle.chart('<repo>')`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Chart {
+    /// The chart repository.
+    pub repo: String,
+    /// The chart's name.
+    pub name: String,
+    /// The version.
+    pub version: String,
+}
+
+/// `bundle.commit('<repo>')`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Commit {
+    /// The git repository.
+    pub repo: String,
+    /// The commit.
+    pub sha: String,
+    /// Its branch.
+    pub branch: String,
+    /// Its tag.
+    pub tag: String,
+    /// Its message.
+    pub message: String,
 }
 
 /// The artifact lookups of `bundle`.
@@ -50,12 +104,12 @@ pub(super) enum BundleFn {
 
 impl BundleFn {
     /// `bundle.<name>`; a name the Bundle does not have reads as null.
-    pub(super) fn member<'a>(bundle: &'a Bundle, name: &str) -> Val<'a> {
+    pub(super) fn member<'a>(bundle: &'a BundleView, name: &str) -> Val<'a> {
         let text = |s: &str| Val::owned(Value::String(s.to_string()));
         match name {
-            "name" => text(bundle.metadata.name.as_deref().unwrap_or_default()),
-            "digest" => text(&bundle.spec.digest),
-            "alias" => text(&bundle.spec.alias),
+            "name" => text(&bundle.name),
+            "digest" => text(&bundle.digest),
+            "alias" => text(&bundle.alias),
             "image" => Val::Func(bundle, BundleFn::Image),
             "chart" => Val::Func(bundle, BundleFn::Chart),
             "commit" => Val::Func(bundle, BundleFn::Commit),
@@ -65,34 +119,26 @@ impl BundleFn {
 
     /// The first artifact of this kind whose repository is exactly `repo`, as a map;
     /// null when there is none.
-    pub(super) fn find(self, bundle: &Bundle, repo: &str) -> Value {
-        bundle
-            .spec
-            .artifacts
-            .iter()
-            .find_map(|artifact| match self {
-                BundleFn::Image => artifact
-                    .image
-                    .as_ref()
-                    .filter(|a| a.repo == repo)
-                    .map(|a| json!({"repo": a.repo, "tag": a.tag, "digest": a.digest})),
-                BundleFn::Chart => artifact
-                    .chart
-                    .as_ref()
-                    .filter(|a| a.repo == repo)
-                    .map(|a| json!({"repo": a.repo, "name": a.name, "version": a.version})),
-                BundleFn::Commit => artifact
-                    .commit
-                    .as_ref()
-                    .filter(|a| a.repo == repo)
-                    .map(|a| {
-                        json!({
-                            "repo": a.repo, "sha": a.sha, "branch": a.branch,
-                            "tag": a.tag, "message": a.message,
-                        })
-                    }),
-            })
-            .unwrap_or(Value::Null)
+    pub(super) fn find(self, bundle: &BundleView, repo: &str) -> Value {
+        let found = match self {
+            BundleFn::Image => bundle
+                .images
+                .iter()
+                .find(|a| a.repo == repo)
+                .map(|a| json!({"repo": a.repo, "tag": a.tag, "digest": a.digest})),
+            BundleFn::Chart => bundle
+                .charts
+                .iter()
+                .find(|a| a.repo == repo)
+                .map(|a| json!({"repo": a.repo, "name": a.name, "version": a.version})),
+            BundleFn::Commit => bundle.commits.iter().find(|a| a.repo == repo).map(|a| {
+                json!({
+                    "repo": a.repo, "sha": a.sha, "branch": a.branch,
+                    "tag": a.tag, "message": a.message,
+                })
+            }),
+        };
+        found.unwrap_or(Value::Null)
     }
 }
 

@@ -8,16 +8,14 @@
 //! from the scope where possible, so reading `steps.x.y` copies only the answer.
 //!
 //! The evaluator recurses on the tree, one level (a few frames) per node: the parser
-//! admits no tree deeper than [`super::MAX_DEPTH`], so its stack is bounded too.
+//! admits no tree deeper than [`crate::MAX_DEPTH`], so its stack is bounded too.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use hecate_types::Bundle;
-
-use super::env::BundleFn;
+use super::env::{BundleFn, BundleView};
 use super::ops::{self, kind};
 use super::parse::{Binary, Kind, Node, Unary};
 
@@ -30,9 +28,9 @@ pub(super) enum Val<'a> {
     /// `steps`: outputs by alias.
     Steps(&'a BTreeMap<String, Value>),
     /// `bundle`: fields and artifact lookups.
-    Bundle(&'a Bundle),
+    Bundle(&'a BundleView),
     /// `bundle.image` and its siblings, waiting for their argument.
-    Func(&'a Bundle, BundleFn),
+    Func(&'a BundleView, BundleFn),
 }
 
 impl<'a> Val<'a> {

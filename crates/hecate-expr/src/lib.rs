@@ -9,9 +9,15 @@
 //! attacker can influence (tags, commit messages) flows through these expressions, so
 //! they can read only what [`Env`] holds and do no I/O of any kind.
 //!
-//! - [`interpolate`] substitutes every `${{ … }}` in a `with:` document;
+//! - [`interpolate`] substitutes every `${{ … }}` in a `with:` document, and
+//!   [`is_expression`] says whether a string holds one;
 //! - [`condition`] judges an `if:`; [`compile`] checks one at Gate time;
 //! - [`success_if`] judges an HTTP response; [`compile_success_if`] checks one.
+//!
+//! A crate of its own so that nothing it depends on does I/O (`cargo xtask
+//! check-layers` holds it to that): serde_json, regex and thiserror, no Kubernetes
+//! and no runtime. The Bundle crossing is read through [`BundleView`], the
+//! language's own view of it, filled by the controller.
 //!
 //! The pieces: `lex` (tokens), `parse` (the tree), `check` (what can be judged without
 //! data), `eval` and `ops` (evaluation), `env` (what can be read), `text` (`${{ … }}` in
@@ -31,22 +37,31 @@ mod tests;
 
 use serde_json::Value;
 
-pub use env::Env;
+pub use env::{BundleView, Chart, Commit, Env, Image};
 pub use error::ExprError;
 
 use env::Response;
 use parse::Node;
 
-/// The longest expression, in characters: the CRDs' bound on `if:`, held here for every
-/// expression (`with:` and `successIf` have no schema of their own). Longer text is
-/// refused before it is read.
-pub const MAX_LENGTH: usize = hecate_types::limits::MAX_EXPRESSION_LENGTH;
+/// The longest expression, in characters, for every expression (`if:`, `with:`,
+/// `successIf`); the CRDs' `maxLength` on `if:` is this bound (`hecate_types::limits`).
+/// Longer text is refused before it is read.
+pub const MAX_LENGTH: usize = 4096;
 
 /// How deep an expression may nest: brackets, prefix and infix operators, member
 /// accesses, indexes and calls each go one level deeper. Real conditions nest under ten;
 /// at 64 the parser, the checker and the evaluator — all recursive — stay far inside
 /// a runtime worker's stack (docs/DECISIONS.md 98).
 pub const MAX_DEPTH: usize = 64;
+
+/// What opens an expression inside a string.
+pub const OPEN: &str = "${{";
+
+/// Whether `text` holds an expression, so its final value is known only when the
+/// crossing runs. The one such test: step configurations ask it too.
+pub fn is_expression(text: &str) -> bool {
+    text.contains(OPEN)
+}
 
 /// `with` with every `${{ … }}` substituted, in values and map keys at any depth.
 ///

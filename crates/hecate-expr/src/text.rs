@@ -23,9 +23,9 @@ pub(super) struct Hole<'t> {
 pub(super) fn holes(text: &str) -> Vec<Hole<'_>> {
     let mut found = Vec::new();
     let mut from = 0;
-    while let Some(offset) = text[from..].find("${{") {
+    while let Some(offset) = text[from..].find(crate::OPEN) {
         let start = from + offset;
-        let body = start + 3;
+        let body = start + crate::OPEN.len();
         let Some(length) = text[body..].find("}}") else {
             break;
         };
@@ -77,7 +77,7 @@ pub(super) fn walk(value: &Value, env: &Env, path: &str) -> Result<Value, ExprEr
         }
     };
     match value {
-        Value::String(text) if text.contains("${{") => {
+        Value::String(text) if crate::is_expression(text) => {
             substitute(text, env).map_err(at(path.to_string()))
         }
         Value::Array(items) => items
@@ -90,7 +90,7 @@ pub(super) fn walk(value: &Value, env: &Env, path: &str) -> Result<Value, ExprEr
             let mut out = Map::new();
             for (key, item) in map {
                 let key_path = format!("{path}.{key}");
-                let new_key = if key.contains("${{") {
+                let new_key = if crate::is_expression(key) {
                     let substituted =
                         substitute(key, env).map_err(at(format!("{path}, in the key {key:?}")))?;
                     stringify(&substituted)

@@ -4,38 +4,43 @@
 
 use std::collections::BTreeMap;
 
-use hecate_types::{Artifact, Bundle, BundleSpec, CommitArtifact};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::*;
 
-fn bundle() -> Bundle {
-    Bundle::new(
-        "podinfo-9f8c1a2b",
-        BundleSpec {
-            beacon: "podinfo".into(),
-            digest: "9f8c1a2b3c4d".into(),
-            alias: "wandering-owl".into(),
-            artifacts: vec![
-                Artifact::image("ghcr.io/acme/api", "1.2.3", "sha256:aaa"),
-                Artifact::image("ghcr.io/acme/web", "4.5.6", "sha256:bbb"),
-                Artifact::chart("oci://acme/charts", "", "6.3.5"),
-                Artifact {
-                    commit: Some(CommitArtifact {
-                        repo: "https://git/acme/app".into(),
-                        sha: "deadbeef".into(),
-                        branch: "main".into(),
-                        tag: "v1".into(),
-                        message: "fix: the thing".into(),
-                    }),
-                    ..Artifact::default()
-                },
-                // A second image of the same repository: the first one wins.
-                Artifact::image("ghcr.io/acme/api", "0.0.1", "sha256:old"),
-            ],
-        },
-    )
+fn image(repo: &str, tag: &str, digest: &str) -> Image {
+    Image {
+        repo: repo.into(),
+        tag: tag.into(),
+        digest: digest.into(),
+    }
+}
+
+fn bundle() -> BundleView {
+    BundleView {
+        name: "podinfo-9f8c1a2b".into(),
+        digest: "9f8c1a2b3c4d".into(),
+        alias: "wandering-owl".into(),
+        images: vec![
+            image("ghcr.io/acme/api", "1.2.3", "sha256:aaa"),
+            image("ghcr.io/acme/web", "4.5.6", "sha256:bbb"),
+            // A second image of the same repository: the first one wins.
+            image("ghcr.io/acme/api", "0.0.1", "sha256:old"),
+        ],
+        charts: vec![Chart {
+            repo: "oci://acme/charts".into(),
+            name: String::new(),
+            version: "6.3.5".into(),
+        }],
+        commits: vec![Commit {
+            repo: "https://git/acme/app".into(),
+            sha: "deadbeef".into(),
+            branch: "main".into(),
+            tag: "v1".into(),
+            message: "fix: the thing".into(),
+        }],
+    }
 }
 
 fn env() -> Env {
