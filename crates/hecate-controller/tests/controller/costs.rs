@@ -191,7 +191,11 @@ async fn many_gates_taking_one_bundle_cost_what_one_crossing_does_each() {
     // status, not one, DECISION 111: the bound rose by that one). Before Gates were
     // woken only by what concerns them and skipped writing an unchanged status: 22
     // for one, 50.5 each for twenty (141.8 each for fifty in `cargo xtask bench`).
-    assert!(one_cost <= 27.0, "one crossing cost {one_cost}: {one:?}");
+    // Under load (a CI run beside other builds) one crossing took 28, all of the
+    // difference in `get kustomizations`: the Gate checks its health once per
+    // reconcile, and a slower crossing meets more of the Gate's timed requeues. The
+    // bound is a guard against a request per object, not an exact count.
+    assert!(one_cost <= 30.0, "one crossing cost {one_cost}: {one:?}");
     assert!(
         many_cost <= one_cost * 1.25 + 2.0,
         "{MANY} crossings at once cost {many_cost:.1} each, one alone {one_cost}: {many_spent:?}"

@@ -1,7 +1,8 @@
 //! The git CLI as the controller runs it, and the one way a `credentialsRef` Secret
 //! (spec controller.md §5.2) becomes what git authenticates with — shared by the git
-//! steps (`git-clone`, `git-push`, `git-commit`; [`crate::steps::git`]) and Beacons'
-//! git watches (`ls-remote` and the path filters' shallow clone; [`crate::beacon::git`]).
+//! steps (`git-clone`, `git-push`, `git-commit`; the controller's `steps::git`) and
+//! Beacons' git watches (`ls-remote` and the path filters' shallow clone; the
+//! controller's `beacon::git`).
 //!
 //! - [`command`]: [`Git`], one git child process after another in a clean environment
 //!   (no system or user configuration, `HOME` in a private directory, no prompts, no
@@ -14,7 +15,10 @@
 //! - [`github_app`]: GitHub App installation tokens, minted and cached;
 //! - [`remote`]: which remotes git is sent to — the network's, and the controller's own
 //!   disk only with `--allow-local-git` — judged before git runs and enforced in git's
-//!   environment (`GIT_ALLOW_PROTOCOL`).
+//!   environment (`GIT_ALLOW_PROTOCOL`);
+//! - a clone's size: [`Git::run_bounded`] stops git once a directory grows past a
+//!   limit, [`DEFAULT_MAX_CHECKOUT_SIZE`] is `--max-checkout-size`'s default for every
+//!   clone (a step's and a Beacon's), and [`size_text`] says a size as people read it.
 //!
 //! The private area belongs to the caller: a step uses `<work dir>/.hecate`, a Beacon a
 //! temporary directory of its own for each resolution, removed afterwards. Nothing
@@ -28,10 +32,12 @@ pub mod command;
 pub mod credentials;
 pub mod github_app;
 pub mod remote;
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
-pub use command::{Bounded, Class, Git, GitFailure, INHERITED};
+pub use command::{
+    Bounded, Class, DEFAULT_MAX_CHECKOUT_SIZE, Git, GitFailure, INHERITED, size_text,
+};
 pub use credentials::{Basic, GitCredentials, GitHubApp, Scratch, SshKey, apply};
 pub use github_app::AppTokens;
 

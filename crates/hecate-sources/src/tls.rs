@@ -12,6 +12,10 @@
 //!
 //! The platform's certificates are read once per process; ones that cannot be read are
 //! logged and skipped.
+//!
+//! How a failed request is said belongs here too, so that a step and a Beacon say it
+//! alike: [`error_text`] (what went wrong, with its causes) and [`untrusted_hint`]
+//! (what to do about a certificate this trust refused).
 
 use std::sync::OnceLock;
 
@@ -71,4 +75,41 @@ pub fn untrusted_hint(error: &reqwest::Error) -> Option<&'static str> {
         cause = error.source();
     }
     None
+}
+
+/// reqwest's error and its causes, without the request's URL repeated: what a step
+/// (`http`, the forge steps) or a Beacon (a chart repository) says after the URL it
+/// names itself.
+pub fn error_text(error: &reqwest::Error) -> String {
+    let mut text = if error.is_timeout() {
+        "no answer in time".to_string()
+    } else if error.is_connect() {
+        "could not connect".to_string()
+    } else {
+        error.to_string()
+    };
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_refused_connection_is_said_without_its_url() {
+        let error = reqwest::Client::new()
+            .get("http://127.0.0.1:1/index.yaml")
+            .send()
+            .await
+            .expect_err("nothing listens on port 1");
+        let text = error_text(&error);
+        assert!(text.starts_with("could not connect: "), "{text}");
+        assert!(!text.contains("index.yaml"), "{text}");
+        assert_eq!(untrusted_hint(&error), None);
+    }
 }

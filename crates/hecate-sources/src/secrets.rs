@@ -46,9 +46,9 @@ pub fn text(data: &SecretData, key: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// A Secret's data from text pairs, for tests.
-#[cfg(test)]
-pub(crate) fn data_of(pairs: &[(&str, &str)]) -> SecretData {
+/// A Secret's data from text pairs, for tests (here, and with the `testing` feature).
+#[cfg(any(test, feature = "testing"))]
+pub fn data_of(pairs: &[(&str, &str)]) -> SecretData {
     pairs
         .iter()
         .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))

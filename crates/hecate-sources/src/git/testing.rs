@@ -1,6 +1,7 @@
 //! What tests of git users share: real bare repositories seeded with commits, git run
 //! as the tests' own user, and a real smart-HTTP git server (`git http-backend` behind
-//! basic authentication) on a loopback port.
+//! basic authentication) on a loopback port. Built for this crate's tests, and for the
+//! tests of crates that use it with the `testing` feature.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -14,7 +15,7 @@ use tokio::io::AsyncWriteExt as _;
 
 /// A bare repository `<root>/<name>.git` whose `main` holds `README.md` and
 /// `app/values.yaml`, and whose `env/dev` branch adds `dev.yaml`.
-pub(crate) async fn bare_repo(root: &Path, name: &str) -> PathBuf {
+pub async fn bare_repo(root: &Path, name: &str) -> PathBuf {
     let bare = root.join(format!("{name}.git"));
     git(root, &["init", "-q", "--bare", "-b", "main", &path(&bare)]).await;
     let seed = root.join(format!("{name}-seed"));
@@ -33,12 +34,12 @@ pub(crate) async fn bare_repo(root: &Path, name: &str) -> PathBuf {
 }
 
 /// `path` as a string argument.
-pub(crate) fn path(path: &Path) -> String {
+pub fn path(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
 /// Writes `text` to `file`, creating its directory.
-pub(crate) async fn write(file: &Path, text: &str) {
+pub async fn write(file: &Path, text: &str) {
     if let Some(dir) = file.parent() {
         tokio::fs::create_dir_all(dir).await.expect("a directory");
     }
@@ -47,7 +48,7 @@ pub(crate) async fn write(file: &Path, text: &str) {
 
 /// `git <args>` in `dir` as the tests' own user (no global configuration), which must
 /// succeed; returns stdout.
-pub(crate) async fn git(dir: &Path, args: &[&str]) -> String {
+pub async fn git(dir: &Path, args: &[&str]) -> String {
     let output = tokio::process::Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -73,7 +74,7 @@ pub(crate) async fn git(dir: &Path, args: &[&str]) -> String {
 
 /// A smart-HTTP git server for the repositories under `root`, answering only requests
 /// with `username:password` as basic credentials; returns its base URL.
-pub(crate) async fn http_git(root: &Path, username: &str, password: &str) -> String {
+pub async fn http_git(root: &Path, username: &str, password: &str) -> String {
     let expected = format!(
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"))

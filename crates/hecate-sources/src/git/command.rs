@@ -398,6 +398,30 @@ pub fn size_of(path: &Path) -> u64 {
     total
 }
 
+/// `--max-checkout-size`'s default: 512 MiB a clone, for every clone the controller
+/// makes (a step's checkout, a Beacon's path filters). Configuration repositories —
+/// what crossings clone — are kilobytes to a few hundred megabytes; four crossings at
+/// once (the Passage controller's concurrency) then stay within the 2 GiB a work volume
+/// is commonly given (docs/DECISIONS.md 113).
+pub const DEFAULT_MAX_CHECKOUT_SIZE: u64 = 512 << 20;
+
+/// `bytes` as people read a size: `512 MiB`, `1.5 GiB`, `300 KiB`, `12 B`.
+pub fn size_text(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let text = format!("{value:.1}");
+    let text = text.strip_suffix(".0").unwrap_or(&text);
+    format!("{text} {}", UNITS[unit])
+}
+
 /// The command as a message names it: `git` and its subcommand.
 fn describe(args: &[&OsStr]) -> String {
     let sub = args
@@ -567,7 +591,7 @@ pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
 /// Hides the user information of URLs in `text` (`https://user:pw@host` →
 /// `https://***@host`): a password written into a repository URL must not reach a
 /// Passage's status.
-pub(crate) fn redact_urls(text: &str) -> String {
+pub fn redact_urls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("://") {
@@ -759,6 +783,22 @@ mod tests {
         std::os::unix::fs::symlink("/", dir.path().join("a/root")).expect("a link");
         assert_eq!(size_of(dir.path()), 1024);
         assert_eq!(size_of(&dir.path().join("missing")), 0);
+    }
+
+    #[test]
+    fn sizes_read_as_people_say_them() {
+        for (bytes, text) in [
+            (0, "0 B"),
+            (1023, "1023 B"),
+            (1024, "1 KiB"),
+            (1536, "1.5 KiB"),
+            (300 << 10, "300 KiB"),
+            (DEFAULT_MAX_CHECKOUT_SIZE, "512 MiB"),
+            (3 << 29, "1.5 GiB"),
+            (5 << 50, "5120 TiB"),
+        ] {
+            assert_eq!(size_text(bytes), text, "{bytes}");
+        }
     }
 
     #[test]

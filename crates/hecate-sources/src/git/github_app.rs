@@ -8,6 +8,10 @@
 //! parts and one RSA signature, made here with `ring` (already linked through kube's
 //! TLS) rather than a JWT library. Tokens live an hour; [`AppTokens`] keeps them and
 //! mints a new one five minutes before the old one expires.
+//!
+//! The time comes from a function the cache is given ([`AppTokens::new`]), the wall
+//! clock by default: a token's expiry is GitHub's wall-clock time, and a test stands
+//! the cache at any moment without this crate knowing the controller's `Clock`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,7 +26,6 @@ use serde_json::{Value, json};
 
 use super::credentials::GitHubApp;
 use super::{Class, Error};
-use crate::clock::{Clock, SystemClock};
 
 /// How far in the past a JWT says it was issued (GitHub's advice against clock skew).
 const ISSUED_BEFORE: SignedDuration = SignedDuration::from_secs(60);
@@ -38,7 +41,7 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Clone)]
 pub struct AppTokens {
     http: reqwest::Client,
-    clock: Arc<dyn Clock>,
+    now: Arc<dyn Fn() -> Timestamp + Send + Sync>,
     cache: Arc<Mutex<HashMap<CacheKey, Minted>>>,
 }
 
@@ -57,13 +60,13 @@ struct Minted {
 
 impl Default for AppTokens {
     fn default() -> Self {
-        Self::new(Arc::new(SystemClock))
+        Self::new(Timestamp::now)
     }
 }
 
 impl AppTokens {
-    /// An empty cache that reads the time from `clock`.
-    pub fn new(clock: Arc<dyn Clock>) -> Self {
+    /// An empty cache that reads the time from `now`.
+    pub fn new(now: impl Fn() -> Timestamp + Send + Sync + 'static) -> Self {
         let http = crate::tls::client_builder()
             .timeout(REQUEST_TIMEOUT)
             .user_agent(concat!("hecate-controller/", env!("CARGO_PKG_VERSION")))
@@ -71,7 +74,7 @@ impl AppTokens {
             .unwrap_or_default();
         Self {
             http,
-            clock,
+            now: Arc::new(now),
             cache: Arc::default(),
         }
     }
@@ -89,7 +92,7 @@ impl AppTokens {
             issuer: app.issuer.clone(),
             installation_id: app.installation_id.clone(),
         };
-        let now = self.clock.now();
+        let now = (self.now)();
         let cached = self.lock().get(&key).cloned();
         if let Some(minted) = cached
             && now.saturating_add(RENEW_BEFORE).unwrap_or(now) < minted.expires_at
@@ -235,7 +238,6 @@ mod tests {
     use ring::signature::{KeyPair as _, RSA_PKCS1_2048_8192_SHA256, UnparsedPublicKey};
 
     use super::*;
-    use crate::clock::ManualClock;
     use crate::git::Kind;
 
     /// A fresh 2048-bit RSA key in PEM, made by `openssl`: PKCS#1 (`-traditional`, what
@@ -349,19 +351,26 @@ mod tests {
                 expires_at: now + SignedDuration::from_hours(1),
             })
             .await;
-            let clock = ManualClock::at(now);
-            let tokens = AppTokens::new(Arc::new(clock.clone()));
+            let clock = Arc::new(Mutex::new(now));
+            let tokens = AppTokens::new({
+                let clock = clock.clone();
+                move || *clock.lock().unwrap()
+            });
+            let advance = |by: SignedDuration| {
+                let mut now = clock.lock().unwrap();
+                *now = now.saturating_add(by).unwrap();
+            };
             let app = app(pem, url);
 
             assert_eq!(tokens.token(&app).await, Ok("ghs_7".to_string()));
-            clock.advance(SignedDuration::from_mins(54));
+            advance(SignedDuration::from_mins(54));
             assert_eq!(tokens.clone().token(&app).await, Ok("ghs_7".to_string()));
             assert_eq!(
                 requests.load(Ordering::SeqCst),
                 1,
                 "the cached token is used"
             );
-            clock.advance(SignedDuration::from_mins(2));
+            advance(SignedDuration::from_mins(2));
             assert_eq!(tokens.token(&app).await, Ok("ghs_7".to_string()));
             assert_eq!(
                 requests.load(Ordering::SeqCst),
