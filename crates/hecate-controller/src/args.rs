@@ -229,7 +229,7 @@ mod tests {
         assert!(!args.allow_local_git && !args.allow_local_http);
         assert_eq!(
             args.max_checkout_size,
-            crate::steps::git::DEFAULT_MAX_CHECKOUT_SIZE
+            hecate_sources::git::DEFAULT_MAX_CHECKOUT_SIZE
         );
         assert_eq!(args.leader_election_id, "hecate.hecate.dev");
         assert!(args.work_root.ends_with("hecate-passages"));
@@ -261,7 +261,7 @@ mod tests {
         // So are the flags refused git remotes, clones and http steps name.
         let args = Args::try_parse_from([
             "hecate-controller",
-            crate::git::remote::ALLOW_LOCAL,
+            hecate_sources::git::remote::ALLOW_LOCAL,
             crate::reach::ALLOW_LOCAL,
             "--max-checkout-size=2Gi",
         ])

@@ -14,11 +14,6 @@
 //! - [`health`]: health checkers (`flux`) and the pure evaluation of a Flux object;
 //! - [`verify`]: verification after a crossing (`flagger`);
 //! - [`steps`]: each built-in step's strict configuration, and the Gate-time check;
-//! - [`git`]: the git CLI in a clean environment and the one reading of git credentials
-//!   (spec §5.2), shared by the git steps and Beacons' git watches;
-//! - [`oci`]: the one registry client (and registry credentials) Beacons and the OCI
-//!   steps share, and what Beacons remember of registries between polls;
-//! - [`tls`]: which servers registries and chart repositories are trusted as;
 //! - [`reach`]: which addresses a step's HTTP request may reach (never the controller's
 //!   own listeners; this host's addresses only with `--allow-local-http`);
 //! - the process: [`Args`] and [`run`] (start-up order: logs, the CRD skew check in
@@ -29,7 +24,11 @@
 //!   not decode, reported on themselves).
 //!
 //! The expression language of `if:`, `with:` and `successIf` is a crate of its own,
-//! `hecate-expr`, which does no I/O.
+//! `hecate-expr`, which does no I/O. How steps and Beacons reach their sources is
+//! another, `hecate-sources`: the git CLI and git credentials (spec §5.2), the one
+//! registry client and registry credentials, the one trust of every outbound client
+//! (registries, chart repositories, the `http` and forge steps, Fides, OTLP) and the one
+//! reader of the Secrets steps and Beacons name; it knows nothing of this crate.
 
 mod args;
 pub mod backoff;
@@ -40,22 +39,18 @@ pub mod crd_check;
 pub mod events;
 pub mod flux_api;
 pub mod gate;
-pub mod git;
 pub mod health;
 pub mod lease;
 pub mod metrics;
-pub mod oci;
 pub mod passage;
 pub mod predicate;
 pub mod reach;
 pub mod ready;
 mod run;
 pub mod scope;
-pub mod secrets;
 mod serve;
 pub mod steps;
 pub mod telemetry;
-pub mod tls;
 pub mod unreadable;
 pub mod verify;
 

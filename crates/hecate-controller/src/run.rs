@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
+use hecate_sources::git::AppTokens;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::args::{Args, BindAddress, LogFormat};
@@ -227,7 +228,7 @@ struct Builtin {
     /// The steps.
     steps: passage::engine::Registry,
     /// GitHub App installation tokens, shared by the git steps and Beacons.
-    app_tokens: steps::git::AppTokens,
+    app_tokens: AppTokens,
     /// Passages whose waited-for object changed.
     wakes: passage::wake::Wakes,
 }
@@ -257,7 +258,7 @@ fn builtin(
         flux,
         refuse_cross_namespace: args.no_cross_namespace_refs,
         // git-clone, git-push and Beacons share one GitHub App token cache.
-        app_tokens: steps::git::AppTokens::default(),
+        app_tokens: AppTokens::default(),
         fides_server: args.fides_server.clone(),
         kustomize: args.kustomize_path.clone(),
         helm: args.helm_path.clone(),

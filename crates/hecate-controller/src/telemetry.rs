@@ -314,7 +314,7 @@ impl Http {
     /// A client whose requests end after `timeout`; must be made inside the runtime.
     fn new(timeout: Duration) -> anyhow::Result<Self> {
         Ok(Self {
-            client: crate::tls::client_builder()
+            client: hecate_sources::tls::client_builder()
                 .timeout(timeout)
                 .build()
                 .context("an HTTP client for OTLP")?,

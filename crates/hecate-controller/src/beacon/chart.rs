@@ -8,12 +8,14 @@
 //! per chart), and the next poll asks with `If-None-Match` / `If-Modified-Since`, so an
 //! unchanged repository answers `304` with no body to read or parse. Polls of one index
 //! take turns, and one that began before an answer arrived uses it. Servers are trusted
-//! as [`crate::tls`] says.
+//! as [`hecate_sources::tls`] says.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use hecate_sources::oci::cache::{Memory, identity};
+use hecate_sources::oci::{Basic, Cache, Registry, Repository};
 use hecate_types::{Artifact, ChartWatch};
 use reqwest::StatusCode;
 use reqwest::header::{ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
@@ -21,8 +23,6 @@ use serde::Deserialize;
 
 use super::select::Selection;
 use super::source::ResolveError;
-use crate::oci::cache::{Memory, identity};
-use crate::oci::{Basic, Cache, Registry, Repository};
 
 /// The largest `index.yaml` read.
 pub const MAX_INDEX: usize = 64 * 1024 * 1024;
@@ -177,8 +177,8 @@ async fn fetch_index(
         request = request.header(header, value);
     }
     let mut response = request.send().await.map_err(|e| {
-        let why = crate::steps::http::error_text(&e);
-        ResolveError::failed(match crate::tls::untrusted_hint(&e) {
+        let why = hecate_sources::tls::error_text(&e);
+        ResolveError::failed(match hecate_sources::tls::untrusted_hint(&e) {
             Some(hint) => format!("{url}: {why}{hint}"),
             None => format!("{url} is unreachable: {why}"),
         })

@@ -2,19 +2,19 @@
 //! (spec controller.md §1.5, §5.2).
 //!
 //! Git (§5.2) is not here: a git watch's `credentialsRef` is read and handed to git by
-//! [`crate::git`] — one reading and one hand-over for every git user, the git steps
+//! [`hecate_sources::git`] — one reading and one hand-over for every git user, the git steps
 //! included, as the spec requires (GitHub App, SSH key, HTTPS password).
 //!
-//! Registries (§1.5) are read by [`crate::oci::credentials`], the one reading the OCI
+//! Registries (§1.5) are read by [`hecate_sources::oci::credentials`], the one reading the OCI
 //! steps share; chart repositories take `username` + `password` ([`basic`]).
 //!
 //! Secrets are read with a direct GET each time (no cluster-wide Secret cache), and
 //! their values never reach a message, a log line or a process argument.
 
+use hecate_sources::oci::Basic;
+use hecate_sources::secrets::{SecretData, text};
+
 use super::source::ResolveError;
-use crate::oci::Basic;
-pub use crate::secrets::SecretData;
-use crate::secrets::text;
 
 /// Reads Secret `name` in `namespace`.
 pub async fn read(
@@ -22,7 +22,7 @@ pub async fn read(
     namespace: &str,
     name: &str,
 ) -> Result<SecretData, ResolveError> {
-    crate::secrets::read(client, namespace, name)
+    hecate_sources::secrets::read(client, namespace, name)
         .await
         .map_err(ResolveError::failed)
 }
@@ -44,7 +44,7 @@ pub fn basic(name: &str, data: &SecretData) -> Result<Basic, ResolveError> {
 mod tests {
     use super::*;
 
-    use crate::secrets::data_of as data;
+    use hecate_sources::secrets::data_of as data;
 
     #[test]
     fn chart_repository_credentials() {

@@ -1,7 +1,7 @@
 //! The `git` source (spec controller.md §1.3): a branch's head, or the newest tag a
 //! selection picks, read from the remote's ref list without cloning (`git ls-remote`).
 //!
-//! Git runs as the git steps run it ([`crate::git`]): a child process with a clean
+//! Git runs as the git steps run it ([`hecate_sources::git`]): a child process with a clean
 //! environment — no system or user configuration, `HOME` in a private directory, no
 //! terminal prompts, no ssh-agent — so nothing on the host changes what a Beacon
 //! resolves, and a remote that wants a password fails at once instead of waiting for
@@ -22,7 +22,7 @@
 //!
 //! As for the git steps, the operator decides what a watch may reach (issue 30): a path
 //! or `file://` on the controller's own disk only with `--allow-local-git`, a remote
-//! helper never ([`crate::git::remote`]); the path filters' clone holds at most
+//! helper never ([`hecate_sources::git::remote`]); the path filters' clone holds at most
 //! `--max-checkout-size` bytes.
 
 use std::collections::{BTreeMap, HashSet};
@@ -30,11 +30,11 @@ use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
 
+use hecate_sources::git::{AppTokens, GitCredentials, GitFailure, Scratch, apply};
 use hecate_types::{Artifact, CommitArtifact, GitWatch};
 
 use super::select::Selection;
 use super::source::ResolveError;
-use crate::git::{AppTokens, GitCredentials, GitFailure, Scratch, apply};
 
 /// How long `git ls-remote` (or the history read of a path filter) may take before the
 /// remote counts as unreachable.
@@ -57,7 +57,7 @@ pub struct Git {
 /// files, the path filters' clone), removed when this is dropped.
 struct Session {
     dir: tempfile::TempDir,
-    git: crate::git::Git,
+    git: hecate_sources::git::Git,
     max_size: Option<u64>,
 }
 
@@ -67,7 +67,7 @@ impl Git {
         Self {
             timeout,
             local: false,
-            max_size: Some(crate::steps::git::DEFAULT_MAX_CHECKOUT_SIZE),
+            max_size: Some(hecate_sources::git::DEFAULT_MAX_CHECKOUT_SIZE),
         }
     }
 
@@ -114,7 +114,7 @@ impl Git {
                 "{repo:?} is not a repository URL"
             )));
         }
-        crate::git::remote::check(repo, self.local).map_err(ResolveError::failed)?;
+        hecate_sources::git::remote::check(repo, self.local).map_err(ResolveError::failed)?;
         let session = self.session(repo, credentials, apps).await?;
         let mut commit = CommitArtifact {
             repo: repo.to_string(),
@@ -171,10 +171,10 @@ impl Git {
             .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir()
             .map_err(|e| ResolveError::failed(format!("no private directory for git: {e}")))?;
-        let failed = |e: crate::git::Error| {
+        let failed = |e: hecate_sources::git::Error| {
             ResolveError::failed(format!("credentials for {repo}: {}", e.message))
         };
-        let mut git = crate::git::Git::new(dir.path())
+        let mut git = hecate_sources::git::Git::new(dir.path())
             .await
             .map_err(failed)?
             .with_timeout(self.timeout)
@@ -237,12 +237,12 @@ impl Session {
                 .await
             {
                 Ok(_) => {}
-                Err(crate::git::Bounded::Failed(failure)) => return Err(history(failure)),
-                Err(crate::git::Bounded::TooLarge { .. }) => {
+                Err(hecate_sources::git::Bounded::Failed(failure)) => return Err(history(failure)),
+                Err(hecate_sources::git::Bounded::TooLarge { .. }) => {
                     return Err(ResolveError::failed(format!(
                         "reading the history of {repo}: its last {HISTORY_LIMIT} commits \
                          hold more than {}, the most a clone may (--max-checkout-size)",
-                        crate::steps::git::size_text(limit)
+                        hecate_sources::git::size_text(limit)
                     )));
                 }
             },
@@ -505,7 +505,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_resolution_keeps_its_keys_in_a_private_directory_removed_afterwards() {
-        let credentials = GitCredentials::Ssh(crate::git::SshKey {
+        let credentials = GitCredentials::Ssh(hecate_sources::git::SshKey {
             identity: "KEY".into(),
             passphrase: None,
             known_hosts: Some("example.com ssh-ed25519 AAAA".into()),

@@ -3,18 +3,18 @@
 //! multi-arch image the index's, which is what a node pulls. The artifact keeps the
 //! repository exactly as the watch writes it.
 //!
-//! An unchanged repository costs one request per poll ([`crate::oci::cache`]): the tag
+//! An unchanged repository costs one request per poll ([`hecate_sources::oci::cache`]): the tag
 //! list, the chosen tag's digest being remembered (for an hour; a poll someone asked
 //! for looks it up again, so `hecate poll` after re-pushing a tag finds the new
 //! digest). `select: Digest` names its tag, so it asks for that tag's digest alone,
 //! every poll (a tag that is not there answers 404, which is "nothing matches", as an
 //! absent tag in the list would be), and never for the list.
 
+use hecate_sources::oci::{Basic, Cache, ErrorKind, Recheck, Registry, Repository};
 use hecate_types::{Artifact, ImageWatch, TagSelection};
 
 use super::select::Selection;
 use super::source::{Occasion, ResolveError};
-use crate::oci::{Basic, Cache, ErrorKind, Recheck, Registry, Repository};
 
 /// Resolves `watch` with `auth` (none: anonymous) through `registry`, remembering in
 /// `cache`; a requested poll looks the chosen tag's digest up again.
@@ -44,7 +44,7 @@ pub async fn resolve(
     };
     if watch.select == Some(TagSelection::Digest) {
         let tag = selection.pick(&[&watch.constraint]).map_err(in_words)?;
-        crate::oci::check_tag(&tag).map_err(|why| in_words(ResolveError::failed(why)))?;
+        hecate_sources::oci::check_tag(&tag).map_err(|why| in_words(ResolveError::failed(why)))?;
         let mut look = cache.look(registry, &repo, auth).await;
         return match look.digest(&tag, Recheck::Always).await {
             Ok(digest) => Ok(Artifact::image(watch.repo.clone(), tag, digest)),

@@ -9,7 +9,7 @@
 //! - [`retention`]: which old Bundles go;
 //! - [`source`]: the one trait every watch kind resolves through, and its failures;
 //! - [`resolver`]: the built-in sources — [`git`], [`image`] and [`chart`] (over the
-//!   controller's registry client, [`crate::oci`]), [`provider`] — with [`credentials`];
+//!   controller's registry client, [`hecate_sources::oci`]), [`provider`] — with [`credentials`];
 //! - [`reconcile`]: one reconcile, the I/O around the decisions;
 //! - [`controller`]: what wakes a Beacon, on kube-runtime.
 

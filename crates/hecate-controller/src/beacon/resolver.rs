@@ -6,14 +6,15 @@ use std::time::Duration;
 
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
+use hecate_sources::git::{AppTokens, GitCredentials};
+use hecate_sources::oci::{Basic, Cache, Registry, Repository};
+use hecate_sources::secrets::SecretData;
 use hecate_types::{Artifact, ChartWatch, GitWatch, ImageWatch, LocalSecretRef, WatchSourceRef};
 
 use super::credentials;
 use super::git::{self, Git};
 use super::source::{Occasion, ResolveError, Source};
 use super::{chart, image, provider};
-use crate::git::{AppTokens, GitCredentials};
-use crate::oci::{Basic, Cache, Registry, Repository};
 
 /// How long one HTTP request to a registry or chart repository may take.
 pub const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -63,7 +64,7 @@ impl Resolver {
         &self,
         namespace: &str,
         secret: &LocalSecretRef,
-    ) -> Result<credentials::SecretData, ResolveError> {
+    ) -> Result<SecretData, ResolveError> {
         credentials::read(&self.client, namespace, &secret.name).await
     }
 
@@ -88,7 +89,7 @@ impl Resolver {
         };
         let data = self.secret(namespace, secret).await?;
         let host = Repository::parse(repo, insecure)?.registry;
-        Ok(crate::oci::credentials::registry(
+        Ok(hecate_sources::oci::credentials::registry(
             &secret.name,
             &data,
             repo,
@@ -155,9 +156,9 @@ impl Resolver {
 }
 
 /// The client Beacons reach registries and chart repositories with: [`HTTP_TIMEOUT`]
-/// per request, the controller's `User-Agent`, and the servers [`crate::tls`] trusts.
+/// per request, the controller's `User-Agent`, and the servers [`hecate_sources::tls`] trusts.
 pub fn http_client() -> std::io::Result<reqwest::Client> {
-    crate::tls::client_builder()
+    hecate_sources::tls::client_builder()
         .timeout(HTTP_TIMEOUT)
         .user_agent(USER_AGENT)
         .build()

@@ -78,15 +78,15 @@ impl fmt::Display for ResolveError {
 impl std::error::Error for ResolveError {}
 
 /// Every registry failure fails the watch entry: the message says which kind.
-impl From<crate::oci::Error> for ResolveError {
-    fn from(error: crate::oci::Error) -> Self {
+impl From<hecate_sources::oci::Error> for ResolveError {
+    fn from(error: hecate_sources::oci::Error) -> Self {
         Self::failed(error.message)
     }
 }
 
 /// Every git failure (an unusable credentials Secret included) fails the watch entry.
-impl From<crate::git::Error> for ResolveError {
-    fn from(error: crate::git::Error) -> Self {
+impl From<hecate_sources::git::Error> for ResolveError {
+    fn from(error: hecate_sources::git::Error) -> Self {
         Self::failed(error.message)
     }
 }

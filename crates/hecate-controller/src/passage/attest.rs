@@ -65,7 +65,7 @@ pub async fn attest(
             "the crossing of Gate {gate_name} ended {outcome}, but Fides has no record of it: {why}"
         ))
     };
-    let roots = crate::tls::platform_roots();
+    let roots = hecate_sources::tls::platform_roots();
     let fides = match hecate_ops::dial_fides_trusting(client, &gate, default_server, roots).await {
         Ok(fides) => fides,
         Err(error) => return failed(error.to_string()),

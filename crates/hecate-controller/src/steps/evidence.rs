@@ -15,7 +15,7 @@
 //! `hecate_fides::model::ChangeVerdict::{held, blockers}`, the unmet policies are
 //! `PolicyCheck::unmet`, the Bundle's digests `Bundle::image_digests`, and the client
 //! comes from `hecate_ops::dial_fides` (trusting the platform's CAs, as every client of
-//! the controller does: `crate::tls`), the one way every part of Hecate reaches a
+//! the controller does: `hecate_sources::tls`), the one way every part of Hecate reaches a
 //! Gate's Fides.
 
 use std::sync::Arc;
@@ -118,7 +118,7 @@ impl EvidenceGate {
                 ))
             })?
             .to_string();
-        let roots = crate::tls::platform_roots();
+        let roots = hecate_sources::tls::platform_roots();
         let fides = hecate_ops::dial_fides_trusting(&self.client, &gate, &self.fides_server, roots)
             .await
             .map_err(|e| StepError::config(e.to_string()))?;

@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use hecate_sources::tls::error_text;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 
@@ -75,7 +76,7 @@ impl Http {
         // The servers trusted are those every client of the controller trusts; names
         // are resolved through the reach's guard.
         let build = |policy| {
-            crate::tls::client_builder()
+            hecate_sources::tls::client_builder()
                 .redirect(policy)
                 .dns_resolver(reach.resolver())
                 .build()
@@ -95,10 +96,10 @@ impl Http {
         name: &str,
         key: &str,
     ) -> Result<String, StepError> {
-        let data = crate::secrets::read(&self.client, namespace, name)
+        let data = hecate_sources::secrets::read(&self.client, namespace, name)
             .await
             .map_err(StepError::config)?;
-        crate::secrets::text(&data, key)
+        hecate_sources::secrets::text(&data, key)
             .ok_or_else(|| StepError::config(format!("Secret {name} has no {key:?}")))
     }
 }
@@ -277,21 +278,4 @@ async fn read_limited(mut response: reqwest::Response) -> Result<(Vec<u8>, bool)
     let truncated = body.len() > BODY_LIMIT;
     body.truncate(BODY_LIMIT);
     Ok((body, truncated))
-}
-
-/// reqwest's error and its causes, without the request's URL repeated.
-pub(crate) fn error_text(error: &reqwest::Error) -> String {
-    let mut text = if error.is_timeout() {
-        "no answer in time".to_string()
-    } else if error.is_connect() {
-        "could not connect".to_string()
-    } else {
-        error.to_string()
-    };
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
 }

@@ -32,7 +32,7 @@ pub struct Tools {
     /// `--no-cross-namespace-refs`.
     pub refuse_cross_namespace: bool,
     /// GitHub App installation tokens, shared by the git and forge steps and Beacons.
-    pub app_tokens: git::AppTokens,
+    pub app_tokens: hecate_sources::git::AppTokens,
     /// `--fides-server`: the Fides a Gate's evidence uses when it names none.
     pub fides_server: Option<String>,
     /// `--kustomize-path`.
@@ -58,7 +58,7 @@ impl Tools {
     /// The defaults a test or a bare process starts from: programs looked up on PATH,
     /// cross-namespace references refused, no default Fides; the flags' defaults for
     /// what steps may reach (no local git, no local HTTP, clones of at most
-    /// [`git::DEFAULT_MAX_CHECKOUT_SIZE`]).
+    /// [`hecate_sources::git::DEFAULT_MAX_CHECKOUT_SIZE`]).
     pub fn new(client: kube::Client) -> Self {
         let access =
             std::sync::Arc::new(crate::health::flux_access::FluxAccess::new(client.clone()));
@@ -67,13 +67,13 @@ impl Tools {
             wake: crate::passage::wake::Wake::new(client.clone()).0,
             client,
             refuse_cross_namespace: true,
-            app_tokens: git::AppTokens::default(),
+            app_tokens: hecate_sources::git::AppTokens::default(),
             fides_server: None,
             kustomize: "kustomize".into(),
             helm: "helm".into(),
             allow_kustomize_load_restrictions_none: false,
             allow_local_git: false,
-            max_checkout_size: Some(git::DEFAULT_MAX_CHECKOUT_SIZE),
+            max_checkout_size: Some(hecate_sources::git::DEFAULT_MAX_CHECKOUT_SIZE),
             reach: crate::reach::Reach::default(),
         }
     }

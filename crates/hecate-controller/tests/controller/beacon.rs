@@ -11,7 +11,7 @@ use hecate_controller::beacon::git::Git;
 use hecate_controller::beacon::{BeaconReconciler, Outcome, Resolver, controller};
 use hecate_controller::clock::{Clock, ManualClock, SystemClock};
 use hecate_controller::events::Events;
-use hecate_controller::git::AppTokens;
+use hecate_sources::git::AppTokens;
 use hecate_testenv::TestEnv;
 use hecate_types::{
     Artifact, Beacon, BeaconSpec, Bundle, BundleApproval, BundleSpec, BundleStatus, CommitArtifact,

@@ -11,10 +11,11 @@ use std::time::Duration;
 use hecate_controller::steps::forge::{
     CommitStatus, Forge, GitPullRequest, PROVIDER_AUTH_FAILED, PROVIDER_FAILED, PULL_REQUEST_CLOSED,
 };
-use hecate_controller::steps::git::{AppTokens, GIT_FAILED, WORK_DIR_LOST};
+use hecate_controller::steps::git::{GIT_FAILED, WORK_DIR_LOST};
 use hecate_controller::steps::runner::{
     INVALID_CONFIG, Progress, Runner, StepContext, StepError, StepResult,
 };
+use hecate_sources::git::AppTokens;
 use hecate_testenv::TestEnv;
 use hecate_types::{Bundle, BundleSpec};
 use serde_json::{Value, json};

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hecate_controller::git::{Basic, GitCredentials, SshKey};
 use hecate_controller::steps::git::GitClone;
 use hecate_controller::steps::runner::{INVALID_CONFIG, Runner, StepContext, StepError};
+use hecate_sources::git::{Basic, GitCredentials, SshKey};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Bundle, BundleSpec};
 use k8s_openapi::ByteString;

@@ -713,7 +713,7 @@ async fn pull_refuses_a_manifest_larger_than_it_reads() {
     use wiremock::{Mock, MockServer, ResponseTemplate};
     let f = Fixture::new().await;
     let server = MockServer::start().await;
-    let padding = "x".repeat(hecate_controller::oci::client::MAX_MANIFEST);
+    let padding = "x".repeat(hecate_sources::oci::client::MAX_MANIFEST);
     let body = json!({"schemaVersion": 2, "mediaType": OCI_MANIFEST, "padding": padding});
     Mock::given(method("GET"))
         .and(path("/v2/fleet/big/manifests/dev"))

@@ -623,14 +623,7 @@ pub(crate) fn shell_quote(value: &OsStr) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn failure(detail: &str) -> GitFailure {
-        GitFailure {
-            what: "git push".into(),
-            detail: detail.into(),
-            exit: Some(128),
-        }
-    }
+    use crate::git::testing::failure;
 
     #[test]
     fn failures_are_sorted_by_what_git_said() {

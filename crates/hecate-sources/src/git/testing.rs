@@ -13,6 +13,17 @@ use axum::response::Response;
 use base64::Engine as _;
 use tokio::io::AsyncWriteExt as _;
 
+use super::GitFailure;
+
+/// A `git push` that failed with exit code 128, saying `detail` (as git's stderr would).
+pub fn failure(detail: &str) -> GitFailure {
+    GitFailure {
+        what: "git push".into(),
+        detail: detail.into(),
+        exit: Some(128),
+    }
+}
+
 /// A bare repository `<root>/<name>.git` whose `main` holds `README.md` and
 /// `app/values.yaml`, and whose `env/dev` branch adds `dev.yaml`.
 pub async fn bare_repo(root: &Path, name: &str) -> PathBuf {

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use hecate_sources::git::{AppTokens, GitCredentials};
+use hecate_sources::tls::error_text;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
@@ -12,8 +14,6 @@ use super::repo::{Repo, default_base_url, infer};
 use super::{PROVIDER_AUTH_FAILED, PROVIDER_FAILED, known};
 use crate::steps::config::fields::{Deferred, HttpUrl};
 use crate::steps::config::host::Provider;
-use crate::steps::git::{AppTokens, GitCredentials};
-use crate::steps::http::error_text;
 use crate::steps::runner::{INVALID_CONFIG, StepError};
 
 /// How long one request may take, answer included.
@@ -36,7 +36,7 @@ pub struct Forge {
 impl Forge {
     /// Reads Secrets through `client` and mints GitHub App tokens with `tokens`.
     pub fn new(client: kube::Client, tokens: AppTokens) -> Self {
-        let http = crate::tls::client_builder()
+        let http = hecate_sources::tls::client_builder()
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT)
             .user_agent(concat!("hecate-controller/", env!("CARGO_PKG_VERSION")))
@@ -97,10 +97,10 @@ impl Forge {
     /// The host API token (spec §5.2): a GitHub App installation token when the Secret
     /// holds an App's key, else `token`, else `password`.
     async fn token(&self, namespace: &str, name: &str) -> Result<String, StepError> {
-        let data = crate::secrets::read(&self.client, namespace, name)
+        let data = hecate_sources::secrets::read(&self.client, namespace, name)
             .await
             .map_err(StepError::config)?;
-        if crate::secrets::text(&data, "privateKey").is_some() {
+        if hecate_sources::secrets::text(&data, "privateKey").is_some() {
             let app = match GitCredentials::from_secret(&data) {
                 Ok(GitCredentials::GitHubApp(app)) => app,
                 Ok(_) => {
@@ -133,7 +133,7 @@ impl Forge {
         }
         if let Some(token) = ["token", "password"]
             .into_iter()
-            .find_map(|key| crate::secrets::text(&data, key))
+            .find_map(|key| hecate_sources::secrets::text(&data, key))
         {
             return Ok(token);
         }

@@ -83,7 +83,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_runners_carry_their_registered_names() {
-        let forge = Forge::new(no_cluster(), crate::steps::git::AppTokens::default());
+        let forge = Forge::new(no_cluster(), hecate_sources::git::AppTokens::default());
         let runners: [Box<dyn Runner>; 2] = [
             Box::new(GitPullRequest::new(forge.clone())),
             Box::new(CommitStatus::new(forge)),

@@ -43,8 +43,8 @@ impl Repo {
                 ));
             }
             rest.split_once('/').unwrap_or((rest, ""))
-        } else if let crate::git::remote::Transport::Helper(name) =
-            crate::git::remote::transport(text)
+        } else if let hecate_sources::git::remote::Transport::Helper(name) =
+            hecate_sources::git::remote::transport(text)
         {
             // `ext::…`, `fd::…`: git would run a program, not reach a host.
             return Err(format!(

@@ -13,21 +13,21 @@
 //!
 //! What the operator decides (issue 30): `repo` must be a remote on the network — a
 //! local path or `file://` only with `--allow-local-git`, a remote helper (`ext::`,
-//! `fd::`) never ([`crate::git::remote`]) — and a clone may hold at most
+//! `fd::`) never ([`hecate_sources::git::remote`]) — and a clone may hold at most
 //! `--max-checkout-size` bytes: its directory is measured while git runs, and git is
 //! stopped once it is over.
 
 use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
+use hecate_sources::git::command::{redact_urls, size_of};
+use hecate_sources::git::{AppTokens, Bounded, Git, GitCredentials, GitFailure, Scratch, apply};
 use serde_json::json;
 
 use super::{
     CHECKOUT_TOO_LARGE, GIT_FAILED, checkout_dir, cli, current_branch, decode, display, head,
     is_checkout, origin, short,
 };
-use crate::git::command::{redact_urls, size_of};
-use crate::git::{AppTokens, Bounded, Git, GitCredentials, GitFailure, Scratch, apply};
 use crate::steps::config::Config;
 use crate::steps::config::git::GitClone as Settings;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
@@ -56,7 +56,7 @@ impl GitClone {
             client,
             tokens,
             local: false,
-            max_size: Some(super::DEFAULT_MAX_CHECKOUT_SIZE),
+            max_size: Some(hecate_sources::git::DEFAULT_MAX_CHECKOUT_SIZE),
         }
     }
 
@@ -83,7 +83,7 @@ impl GitClone {
         })?;
         // Before anything is read or reused: the operator's rule holds for a checkout
         // an earlier attempt left too.
-        crate::git::remote::check(&settings.repo, self.local)
+        hecate_sources::git::remote::check(&settings.repo, self.local)
             .map_err(|why| StepError::terminal(super::NOT_ALLOWED, format!("repo: {why}")))?;
         let dest = checkout_dir(ctx, settings.checkout())?;
         let mut git = cli(ctx.work_dir).await?.allowing_local(self.local);
@@ -309,18 +309,19 @@ fn too_large(settings: &Settings, limit: u64) -> StepError {
             "the clone of {} grew past {}, the most a checkout may hold \
              (--max-checkout-size): it was stopped and removed{hint}",
             redact_urls(&settings.repo),
-            super::size_text(limit)
+            hecate_sources::git::size_text(limit)
         ),
     )
 }
 
 #[cfg(test)]
 mod tests {
+    use hecate_sources::git::testing::{git, http_git, path, write};
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
     use super::*;
-    use crate::steps::git::testing::{Fixture, git, http_git, no_cluster, output, path, write};
+    use crate::steps::git::testing::{Fixture, no_cluster, output};
     use crate::steps::git::{GIT_AUTH_FAILED, GIT_UNREACHABLE};
     use crate::steps::runner::INVALID_CONFIG;
 
@@ -582,7 +583,7 @@ mod tests {
 
         // A wrong password is refused, terminally, and the message does not hold it.
         let mut git = cli(&work).await.expect("a private area");
-        let wrong = GitCredentials::Https(crate::git::Basic {
+        let wrong = GitCredentials::Https(hecate_sources::git::Basic {
             username: "bot".into(),
             password: "not-the-password".into(),
         });

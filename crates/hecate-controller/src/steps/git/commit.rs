@@ -21,10 +21,10 @@
 use std::path::{Component, Path};
 
 use futures::future::BoxFuture;
+use hecate_sources::git::{Git, GitFailure};
 use serde_json::json;
 
 use super::{WORK_DIR_LOST, checkout_dir, cli, decode, head, is_checkout, short};
-use crate::git::{Git, GitFailure};
 use crate::steps::config::Config;
 use crate::steps::config::git::GitCommit as Settings;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
@@ -253,12 +253,13 @@ async fn made_already(
 
 #[cfg(test)]
 mod tests {
+    use hecate_sources::git::testing::{git, path, write};
     use pretty_assertions::assert_eq;
     use serde_json::{Value, json};
 
     use super::*;
     use crate::steps::git::GitClone;
-    use crate::steps::git::testing::{Fixture, git, no_cluster, output, path, write};
+    use crate::steps::git::testing::{Fixture, no_cluster, output};
     use crate::steps::runner::INVALID_CONFIG;
 
     const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-a3ce929d0e0e4736-01";

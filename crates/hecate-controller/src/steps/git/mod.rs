@@ -2,7 +2,7 @@
 //! work directory, `git-commit` records the changes other steps made there as one
 //! deterministic commit, `git-push` publishes it.
 //!
-//! They drive the `git` CLI ([`crate::git`], the clean environment it runs in, shared
+//! They drive the `git` CLI ([`hecate_sources::git`], the clean environment it runs in, shared
 //! with Beacons) rather than a library: the CLI pushes over every transport and
 //! authenticates with the same helpers people use, and `libgit2`/`gix` would add a C
 //! build or a weaker push. Each step is re-entrant (spec §3.7): it aims at the end
@@ -12,7 +12,7 @@
 //! that is run again from an empty work directory makes the same commit, with the same
 //! SHA.
 //!
-//! Credentials ([`crate::git::credentials`], one reading and one hand-over for every git
+//! Credentials ([`hecate_sources::git::credentials`], one reading and one hand-over for every git
 //! user) are read from the Passage's namespace each time a step needs them; `git-push`
 //! does not reuse `git-clone`'s. Their files, and git's `HOME`, live in the work
 //! directory's private area (`.hecate`), removed with it.
@@ -25,19 +25,15 @@ mod testing;
 
 use std::path::{Component, Path, PathBuf};
 
+use hecate_sources::git::{Class, Git, GitFailure, Kind};
 use serde_json::Value;
 
-/// What a child program keeps of the controller's environment; the render steps' programs
-/// keep the same.
-pub(crate) use crate::git::INHERITED;
-pub use crate::git::{AppTokens, GitCredentials};
 pub use clone::GitClone;
 pub use commit::GitCommit;
 pub use push::GitPush;
 
 use super::decode;
 use super::runner::{StepContext, StepError, stays_inside};
-use crate::git::{Class, Git, GitFailure, Kind};
 
 /// The work directory's private area: git's `HOME`, keys and askpass helpers, the
 /// half-made clone. Checkouts may not be placed in it.
@@ -62,36 +58,13 @@ pub const CHECKOUT_TOO_LARGE: &str = "CheckoutTooLarge";
 /// controller's own disk without `--allow-local-git`, or a remote helper (terminal).
 pub use crate::steps::render::NOT_ALLOWED;
 
-/// `--max-checkout-size`'s default: 512 MiB a clone. Configuration repositories — what
-/// crossings clone — are kilobytes to a few hundred megabytes; four crossings at once
-/// (the Passage controller's concurrency) then stay within the 2 GiB a work volume is
-/// commonly given (docs/DECISIONS.md 113).
-pub const DEFAULT_MAX_CHECKOUT_SIZE: u64 = 512 << 20;
-
-/// `bytes` as people read a size: `512 MiB`, `1.5 GiB`, `300 KiB`, `12 B`.
-pub fn size_text(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    let text = format!("{value:.1}");
-    let text = text.strip_suffix(".0").unwrap_or(&text);
-    format!("{text} {}", UNITS[unit])
-}
-
 /// Each git failure as the step reason spec §5.3–5.5 gives it: credentials refused
 /// are terminal (another try would be refused again), an unreachable remote, a refused
 /// update or another remote failure may be forgiven; a bad Secret is `InvalidConfig`
 /// and a failure on local files is a terminal `GitFailed`, since the same files would
 /// fail the same way.
-impl From<crate::git::Error> for StepError {
-    fn from(error: crate::git::Error) -> Self {
+impl From<hecate_sources::git::Error> for StepError {
+    fn from(error: hecate_sources::git::Error) -> Self {
         let message = error.message;
         match error.kind {
             Kind::Config => StepError::config(message),
@@ -227,22 +200,15 @@ fn display(path: &Path) -> Value {
 #[cfg(test)]
 mod tests {
     use hecate_ops::rules::steps::BUILT_IN;
+    use hecate_sources::git::testing::failure;
     use serde_json::json;
 
     use super::*;
     use crate::steps::runner::{INVALID_CONFIG, Runner};
 
-    fn failure(detail: &str) -> GitFailure {
-        GitFailure {
-            what: "git push".into(),
-            detail: detail.into(),
-            exit: Some(128),
-        }
-    }
-
     #[test]
     fn reasons_follow_the_class() {
-        let step = |error: crate::git::Error| {
+        let step = |error: hecate_sources::git::Error| {
             let error = StepError::from(error);
             (error.reason, error.terminal)
         };
@@ -265,7 +231,7 @@ mod tests {
             (failure("something odd").remote(), GIT_FAILED, false),
             (failure("something odd").local(), GIT_FAILED, true),
             (
-                crate::git::Error::config("no usable credentials"),
+                hecate_sources::git::Error::config("no usable credentials"),
                 INVALID_CONFIG,
                 true,
             ),
@@ -284,7 +250,8 @@ mod tests {
     #[cfg(unix)]
     #[tokio::test]
     async fn no_git_step_follows_a_link_out_of_the_work_directory() {
-        use testing::{Fixture, git, no_cluster, output, path, write};
+        use hecate_sources::git::testing::{git, path, write};
+        use testing::{Fixture, no_cluster, output};
 
         let fx = Fixture::new();
         let remote = path(&fx.remote("fleet").await);

@@ -13,13 +13,13 @@
 use std::path::Path;
 
 use futures::future::BoxFuture;
+use hecate_sources::git::{AppTokens, Git, GitCredentials, GitFailure, Scratch, apply};
 use serde_json::json;
 
 use super::commit::lost;
 use super::{
     GIT_FAILED, checkout_dir, cli, current_branch, decode, head, is_checkout, origin, short,
 };
-use crate::git::{AppTokens, Git, GitCredentials, GitFailure, Scratch, apply};
 use crate::steps::config::Config;
 use crate::steps::config::git::GitPush as Settings;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
@@ -78,7 +78,7 @@ impl GitPush {
             .ok_or_else(|| StepError::terminal(GIT_FAILED, "the checkout has no origin remote"))?;
         // The checkout's own configuration names the remote: judged as git-clone's
         // `repo` is (git refuses it too).
-        crate::git::remote::check(&remote, self.local)
+        hecate_sources::git::remote::check(&remote, self.local)
             .map_err(|why| StepError::terminal(super::NOT_ALLOWED, format!("origin: {why}")))?;
 
         let credentials = GitCredentials::read(
@@ -178,11 +178,12 @@ async fn send(
 
 #[cfg(test)]
 mod tests {
+    use hecate_sources::git::testing::{git, http_git, path, write};
     use pretty_assertions::assert_eq;
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::steps::git::testing::{Fixture, git, http_git, no_cluster, output, path, write};
+    use crate::steps::git::testing::{Fixture, no_cluster, output};
     use crate::steps::git::{
         GIT_AUTH_FAILED, GIT_REJECTED, GIT_UNREACHABLE, GitClone, GitCommit, WORK_DIR_LOST,
     };

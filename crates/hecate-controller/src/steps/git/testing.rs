@@ -1,16 +1,16 @@
 //! What the git steps' tests share: a step context over a temporary work directory,
-//! and (from [`crate::git::testing`]) real bare repositories seeded with commits and a
+//! and (from [`hecate_sources::git::testing`]) real bare repositories seeded with commits and a
 //! real smart-HTTP git server on a loopback port.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use hecate_sources::git::testing::{git, path, write};
 use hecate_types::{Bundle, BundleSpec};
 use jiff::Timestamp;
 use serde_json::Value;
 use tempfile::TempDir;
 
-pub(crate) use crate::git::testing::{git, http_git, path, write};
 use crate::steps::runner::{StepContext, StepError, StepResult};
 
 /// When the test Passage started.
@@ -61,7 +61,7 @@ impl Fixture {
     /// A bare repository `<root>/<name>.git` whose `main` holds `README.md` and
     /// `app/values.yaml`, and whose `env/dev` branch adds `dev.yaml`.
     pub(crate) async fn remote(&self, name: &str) -> PathBuf {
-        crate::git::testing::bare_repo(self.root.path(), name).await
+        hecate_sources::git::testing::bare_repo(self.root.path(), name).await
     }
 
     /// Someone else's commit on `branch` of `bare`, made through a clone of their own.

@@ -289,14 +289,14 @@ fn unpack_within(archive: impl Read, out: &Path, limits: Limits) -> Result<usize
 fn too_big(name: &str, limit: u64) -> String {
     format!(
         "archive entry {name:?} is larger than {}",
-        crate::oci::client::size(limit)
+        hecate_sources::oci::client::size(limit)
     )
 }
 
 fn too_much(limit: u64) -> String {
     format!(
         "the archive unpacks to more than {}",
-        crate::oci::client::size(limit)
+        hecate_sources::oci::client::size(limit)
     )
 }
 
@@ -379,7 +379,10 @@ mod tests {
         assert_eq!(packed_one, packed_two);
         assert_eq!(packed_one.files, 5);
         assert_eq!(packed_one.size, bytes_one.len() as u64);
-        assert_eq!(packed_one.digest, crate::oci::sha256_digest(&bytes_one));
+        assert_eq!(
+            packed_one.digest,
+            hecate_sources::oci::sha256_digest(&bytes_one)
+        );
 
         let (_, later) = packed(one.path(), 1_700_000_001);
         assert_ne!(

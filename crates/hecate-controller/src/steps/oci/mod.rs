@@ -12,10 +12,10 @@
 //! manifest's last layer into it.
 //!
 //! Both talk to registries through the controller's one client and credentials reader
-//! ([`crate::oci`]). The archive work runs on `spawn_blocking`, through an unnamed
+//! ([`hecate_sources::oci`]). The archive work runs on `spawn_blocking`, through an unnamed
 //! temporary file outside the work directory, so neither a large directory nor a large
 //! layer is held in memory. What `oci-pull` takes is bounded: a manifest of at most
-//! [`crate::oci::client::MAX_MANIFEST`], a layer of at most [`MAX_LAYER`] (checked
+//! [`hecate_sources::oci::client::MAX_MANIFEST`], a layer of at most [`MAX_LAYER`] (checked
 //! against the manifest before the download, and the download against the manifest),
 //! and what it unpacks by [`archive::MAX_FILE`], [`archive::MAX_UNPACKED`] and
 //! [`archive::MAX_ENTRIES`].
@@ -29,12 +29,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
+use hecate_sources::oci::{self, Basic, ErrorKind, Registry, Repository};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::config::Config;
 use super::runner::{Runner, StepContext, StepError, StepResult};
-use crate::oci::{self, Basic, ErrorKind, Registry, Repository};
 
 /// Reason: the registry refused the credentials, or their absence (terminal).
 pub const REGISTRY_AUTH_FAILED: &str = "RegistryAuthFailed";
@@ -66,14 +66,14 @@ const EMPTY_CONFIG: &[u8] = b"{}";
 
 /// What `oci-pull` asks for: the image manifests, and indexes too — a registry
 /// answers 404 for an index not asked for, and "this is an index" says more.
-const PULL_TYPES: &str = crate::oci::client::MANIFEST_TYPES;
+const PULL_TYPES: &str = hecate_sources::oci::client::MANIFEST_TYPES;
 
 /// The client the OCI steps talk to registries with: no limit on a whole request (a
 /// large layer takes its time), but a connection must open within 10 s and a stalled
 /// transfer ends after 60 s; the servers trusted are those Beacons trust
-/// ([`crate::tls`]).
+/// ([`hecate_sources::tls`]).
 pub fn registry() -> Registry {
-    let http = crate::tls::client_builder()
+    let http = hecate_sources::tls::client_builder()
         .connect_timeout(Duration::from_secs(10))
         .read_timeout(Duration::from_secs(60))
         .user_agent(concat!("hecate-controller/", env!("CARGO_PKG_VERSION")))
@@ -264,7 +264,7 @@ impl Runner for OciPull {
                      nothing was downloaded",
                     config.repo,
                     layer.size,
-                    crate::oci::client::size(MAX_LAYER)
+                    hecate_sources::oci::client::size(MAX_LAYER)
                 )));
             }
 

@@ -382,7 +382,7 @@ fn environment(
     inherited: impl Fn(&str) -> Option<OsString>,
 ) -> Vec<(String, OsString)> {
     let home = scratch.join("home");
-    let mut env: Vec<(String, OsString)> = super::git::INHERITED
+    let mut env: Vec<(String, OsString)> = hecate_sources::git::INHERITED
         .iter()
         .filter_map(|key| inherited(key).map(|value| (key.to_string(), value)))
         .collect();
@@ -642,7 +642,7 @@ mod tests {
             let value = value.to_string_lossy();
             if value.starts_with("controller:") {
                 assert!(
-                    crate::steps::git::INHERITED.contains(&key.as_str()),
+                    hecate_sources::git::INHERITED.contains(&key.as_str()),
                     "{key} was handed on"
                 );
             }

@@ -12,7 +12,7 @@ use hecate_controller::beacon::resolver::USER_AGENT;
 use hecate_controller::beacon::{BeaconReconciler, Resolver};
 use hecate_controller::clock::SystemClock;
 use hecate_controller::events::Events;
-use hecate_controller::git::AppTokens;
+use hecate_sources::git::AppTokens;
 use hecate_testenv::https::{Https, Reply};
 use hecate_testenv::registry::{Distribution, PASSWORD};
 use hecate_types::TagSelection;
@@ -424,7 +424,7 @@ async fn helm_over_https(index: Arc<Mutex<(String, String)>>) -> Https {
 
 /// A Beacon reconciler whose HTTP client also trusts the PEM CA `ca`.
 pub(super) fn trusting(env: &TestEnv, ca: &str) -> BeaconReconciler {
-    let http = hecate_controller::tls::client_builder()
+    let http = hecate_sources::tls::client_builder()
         .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).unwrap())
         .user_agent(USER_AGENT)
         .build()
