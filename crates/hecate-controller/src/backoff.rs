@@ -27,6 +27,16 @@ pub fn is_conflict(error: &kube::Error) -> bool {
     matches!(error, kube::Error::Api(status) if status.code == 409)
 }
 
+/// The kind of a failed request, for the failures metric: `conflict` (409, decided
+/// again at once), `api` (any other answer of the API server), `transport` (no answer).
+pub fn kind(error: &kube::Error) -> &'static str {
+    match error {
+        kube::Error::Api(status) if status.code == 409 => "conflict",
+        kube::Error::Api(_) => "api",
+        _ => "transport",
+    }
+}
+
 /// Each object's count of consecutive failures.
 pub struct Failures<K: Resource>(Mutex<HashMap<ObjectRef<K>, u32>>)
 where

@@ -1,6 +1,11 @@
 //! Prometheus metrics (spec controller.md §8.1). The names, labels and buckets are a
 //! contract: dashboards and alerts are written against them. Reason codes are never
 //! labels (unbounded); phases and health states are (five values each).
+//!
+//! Beside the spec's, the controller's own health in controller-runtime's shape
+//! (DECISION 117): reconciles and their duration per loop (`gate`, `passage`,
+//! `beacon`), failures per loop and kind of error (a fixed set each loop's `Error::kind`
+//! names), and whether this replica leads.
 
 use std::sync::Mutex;
 
@@ -56,6 +61,41 @@ struct RequestLabels {
     resource: String,
 }
 
+/// `controller`: which reconcile loop.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LoopLabels {
+    controller: &'static str,
+}
+
+/// `controller`, `error` (the kind of failure: a fixed set per loop, never a message).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FailureLabels {
+    controller: &'static str,
+    error: &'static str,
+}
+
+/// One of the controller's three reconcile loops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loop {
+    /// Gates: decide and open crossings.
+    Gate,
+    /// Passages: run steps.
+    Passage,
+    /// Beacons: poll sources, emit Bundles.
+    Beacon,
+}
+
+impl Loop {
+    /// The `controller` label.
+    fn label(self) -> &'static str {
+        match self {
+            Self::Gate => "gate",
+            Self::Passage => "passage",
+            Self::Beacon => "beacon",
+        }
+    }
+}
+
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
 /// Every metric the controller exports, and the registry that encodes them.
@@ -68,6 +108,15 @@ pub struct Metrics {
     degraded: HistogramFamily<GateLabels>,
     gate_health: Family<HealthLabels, Gauge>,
     requests: Family<RequestLabels, Counter>,
+    reconciles: Family<LoopLabels, Counter>,
+    reconcile_failures: Family<FailureLabels, Counter>,
+    reconcile_duration: HistogramFamily<LoopLabels>,
+    leader: Gauge,
+}
+
+/// A reconcile takes milliseconds to a step's minutes: 5 ms × 3ⁿ, ten buckets (~100 s).
+fn reconcile_buckets() -> Histogram {
+    Histogram::new(exponential_buckets(0.005, 3.0, 10))
 }
 
 /// Crossings take seconds to hours: 1 s × 2.5ⁿ, twelve buckets (up to ~4 h).
@@ -99,6 +148,11 @@ impl Metrics {
         let degraded: HistogramFamily<GateLabels> = Family::new_with_constructor(long_buckets);
         let gate_health = Family::<HealthLabels, Gauge>::default();
         let requests = Family::<RequestLabels, Counter>::default();
+        let reconciles = Family::<LoopLabels, Counter>::default();
+        let reconcile_failures = Family::<FailureLabels, Counter>::default();
+        let reconcile_duration: HistogramFamily<LoopLabels> =
+            Family::new_with_constructor(reconcile_buckets);
+        let leader = Gauge::default();
         // prometheus-client appends `_total` to counters itself.
         registry.register(
             "hecate_passages",
@@ -135,6 +189,26 @@ impl Metrics {
             "Requests this controller sent to the Kubernetes API server (what idling costs)",
             requests.clone(),
         );
+        registry.register(
+            "hecate_controller_reconciles",
+            "Reconciles run, by loop (gate, passage, beacon)",
+            reconciles.clone(),
+        );
+        registry.register(
+            "hecate_controller_reconcile_failures",
+            "Reconciles that failed and will be retried, by loop and kind of error",
+            reconcile_failures.clone(),
+        );
+        registry.register(
+            "hecate_controller_reconcile_duration_seconds",
+            "How long one reconcile took, by loop",
+            reconcile_duration.clone(),
+        );
+        registry.register(
+            "hecate_controller_leader",
+            "1 while this replica runs the controllers (leads, or runs without election)",
+            leader.clone(),
+        );
         Self {
             registry: Mutex::new(registry),
             passages,
@@ -144,7 +218,41 @@ impl Metrics {
             degraded,
             gate_health,
             requests,
+            reconciles,
+            reconcile_failures,
+            reconcile_duration,
+            leader,
         }
+    }
+
+    /// Runs `reconcile`, one of `of`'s, counting it and timing it (a failure is
+    /// counted by the loop's error policy, which knows its kind: [`Self::count_failure`]).
+    pub async fn reconcile<T>(&self, of: Loop, reconcile: impl Future<Output = T>) -> T {
+        let started = std::time::Instant::now();
+        let outcome = reconcile.await;
+        let labels = LoopLabels {
+            controller: of.label(),
+        };
+        self.reconciles.get_or_create(&labels).inc();
+        self.reconcile_duration
+            .get_or_create(&labels)
+            .observe(started.elapsed().as_secs_f64());
+        outcome
+    }
+
+    /// Counts one failed reconcile of `of`, by the kind of its error.
+    pub fn count_failure(&self, of: Loop, error: &'static str) {
+        self.reconcile_failures
+            .get_or_create(&FailureLabels {
+                controller: of.label(),
+                error,
+            })
+            .inc();
+    }
+
+    /// Whether this replica runs the controllers now.
+    pub fn set_leader(&self, leading: bool) {
+        self.leader.set(i64::from(leading));
     }
 
     /// Counts one request to the API server, by verb and resource.
@@ -401,6 +509,36 @@ mod tests {
             .collect();
         assert_eq!(bounds(&text, "hecate_bundle_lead_time_seconds"), long);
         assert_eq!(bounds(&text, "hecate_gate_degraded_seconds"), long);
+    }
+
+    #[tokio::test]
+    async fn reconciles_are_counted_and_timed_by_loop_and_failures_by_kind() {
+        let metrics = Metrics::new();
+        assert!(metrics.encode().contains("\nhecate_controller_leader 0\n"));
+        metrics.set_leader(true);
+        let answer = metrics.reconcile(Loop::Gate, async { 7 }).await;
+        assert_eq!(answer, 7, "the reconcile's own answer comes back");
+        metrics.reconcile(Loop::Gate, async {}).await;
+        metrics.reconcile(Loop::Beacon, async {}).await;
+        metrics.count_failure(Loop::Passage, "transport");
+        let text = metrics.encode();
+        for line in [
+            "\nhecate_controller_leader 1\n",
+            r#"hecate_controller_reconciles_total{controller="gate"} 2"#,
+            r#"hecate_controller_reconciles_total{controller="beacon"} 1"#,
+            r#"hecate_controller_reconcile_duration_seconds_count{controller="gate"} 2"#,
+            r#"hecate_controller_reconcile_failures_total{controller="passage",error="transport"} 1"#,
+        ] {
+            assert!(text.contains(line), "{line}\nnot in\n{text}");
+        }
+        let buckets: Vec<String> = (0..10)
+            .map(|i| format!("{:?}", 0.005 * 3f64.powi(i)))
+            .chain(["+Inf".to_string()])
+            .collect();
+        // One series per loop, each with the same buckets.
+        let all = bounds(&text, "hecate_controller_reconcile_duration_seconds");
+        assert_eq!(all.len(), 2 * buckets.len(), "{all:?}");
+        assert_eq!(all[..buckets.len()], buckets);
     }
 
     #[test]

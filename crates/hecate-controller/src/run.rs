@@ -81,6 +81,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         ),
         clock: Arc::new(SystemClock),
         events: Events::new(client.clone(), "beacon-controller"),
+        metrics: metrics.clone(),
     };
     let elector = args
         .leader_elect
@@ -127,6 +128,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             () = shutdown(stopped.clone()) => return Ok(()),
         }
     }
+    // From here until the process ends this replica runs the controllers (leadership
+    // lost ends the process).
+    metrics.set_leader(true);
     // Reconciles under way get a grace period to finish after a stop is asked for; one
     // that would not end (a step stuck on a remote, a reconcile waiting for a first
     // list that the stopping controller no longer reads) must not keep the process

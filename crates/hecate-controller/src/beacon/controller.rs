@@ -25,6 +25,7 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 
 use super::{BeaconReconciler, Error};
 use crate::backoff::{self, Failures};
+use crate::metrics::Loop;
 use crate::predicate;
 use crate::scope::Scope;
 use crate::unreadable::Unreadable;
@@ -93,7 +94,10 @@ async fn reconcile(beacon: Arc<Beacon>, context: Arc<Context>) -> Result<Action,
         return Ok(Action::await_change());
     }
     tracing::debug!(%namespace, beacon = %beacon.name_any(), "polling");
-    let outcome = context.reconciler.reconcile(&beacon).await?;
+    let metrics = &context.reconciler.metrics;
+    let outcome = metrics
+        .reconcile(Loop::Beacon, context.reconciler.reconcile(&beacon))
+        .await?;
     tracing::debug!(%namespace, beacon = %beacon.name_any(), ?outcome, "polled");
     context.failures.succeeded(&beacon);
     Ok(match outcome.requeue_after {
@@ -103,6 +107,10 @@ async fn reconcile(beacon: Arc<Beacon>, context: Arc<Context>) -> Result<Action,
 }
 
 fn error_policy(beacon: Arc<Beacon>, error: &Error, context: Arc<Context>) -> Action {
+    context
+        .reconciler
+        .metrics
+        .count_failure(Loop::Beacon, error.kind());
     // The Beacon changed between reading and writing its status (a poke, a spec edit,
     // or this controller's view catching up with its own write): poll again now.
     if let Error::Kube(error) = error

@@ -29,6 +29,7 @@ use super::source::{Occasion, ResolveError, Source};
 use crate::clock::Clock;
 use crate::condition::set_ready;
 use crate::events::{self, Events};
+use crate::metrics::Metrics;
 
 /// What a Beacon reconcile can fail with; the controller retries with backoff.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +45,16 @@ pub enum Error {
         /// Why.
         source: kube::Error,
     },
+}
+
+impl Error {
+    /// The kind of failure, for the failures metric: one of a fixed set.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Kube(error) => crate::backoff::kind(error),
+            Self::Emit { .. } => "emit",
+        }
+    }
 }
 
 /// When to look at the Beacon again.
@@ -63,6 +74,8 @@ pub struct BeaconReconciler {
     pub clock: Arc<dyn Clock>,
     /// Where Events go.
     pub events: Events,
+    /// Where its reconciles are counted.
+    pub metrics: Arc<Metrics>,
 }
 
 impl BeaconReconciler {

@@ -36,6 +36,7 @@ use super::reads::Stores;
 use super::wakes::{self, BundleWakes, PassageWakes};
 use super::{Error, GateReconciler};
 use crate::backoff::{self, Failures};
+use crate::metrics::Loop;
 use crate::predicate;
 use crate::scope::Scope;
 use crate::unreadable::Unreadable;
@@ -178,7 +179,10 @@ async fn reconcile(gate: Arc<Gate>, context: Arc<Context>) -> Result<Action, Err
         return Ok(Action::await_change());
     }
     tracing::debug!(namespace = %gate.namespace().unwrap_or_default(), gate = %gate.name_any(), "reconciling");
-    let outcome = context.reconciler.reconcile(&gate).await?;
+    let metrics = &context.reconciler.metrics;
+    let outcome = metrics
+        .reconcile(Loop::Gate, context.reconciler.reconcile(&gate))
+        .await?;
     tracing::debug!(namespace = %gate.namespace().unwrap_or_default(), gate = %gate.name_any(), ?outcome, "reconciled");
     context.failures.succeeded(&gate);
     Ok(match outcome.requeue_after {
@@ -188,6 +192,10 @@ async fn reconcile(gate: Arc<Gate>, context: Arc<Context>) -> Result<Action, Err
 }
 
 fn error_policy(gate: Arc<Gate>, error: &Error, context: Arc<Context>) -> Action {
+    context
+        .reconciler
+        .metrics
+        .count_failure(Loop::Gate, error.kind());
     // The Gate changed between reading and writing it (a person, or this controller's
     // view catching up with its own last write): decide again with the new version.
     if let Error::Kube(error) = error

@@ -56,6 +56,17 @@ pub enum Error {
     Stale(String),
 }
 
+impl Error {
+    /// The kind of failure, for the failures metric: one of a fixed set.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Kube(error) => crate::backoff::kind(error),
+            Self::Verify(_) => "verify",
+            Self::Stale(_) => "stale",
+        }
+    }
+}
+
 /// When to look at the Gate again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outcome {

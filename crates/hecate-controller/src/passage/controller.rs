@@ -20,6 +20,7 @@ use kube::runtime::{WatchStreamExt as _, predicates, watcher};
 
 use super::{Error, PassageReconciler};
 use crate::backoff;
+use crate::metrics::Loop;
 use crate::scope::Scope;
 use crate::unreadable::Unreadable;
 
@@ -102,15 +103,18 @@ async fn reconcile(passage: Arc<Passage>, context: Arc<Context>) -> Result<Actio
     // watches, say) can find that copy older than the last status write, and would run
     // finished steps — their side effects — again from the older record. A finished
     // one never changes again.
+    let reconciler = &context.reconciler;
     let outcome = if passage.is_terminal() {
-        context.reconciler.reconcile(&passage).await?
+        reconciler
+            .metrics
+            .reconcile(Loop::Passage, reconciler.reconcile(&passage))
+            .await?
     } else {
-        context
-            .reconciler
-            .reconcile_named(
-                &passage.namespace().unwrap_or_default(),
-                &passage.name_any(),
-            )
+        let (namespace, name) = (passage.namespace().unwrap_or_default(), passage.name_any());
+        let read_afresh = reconciler.reconcile_named(&namespace, &name);
+        reconciler
+            .metrics
+            .reconcile(Loop::Passage, read_afresh)
             .await?
     };
     Ok(match outcome.requeue_after {
@@ -119,7 +123,11 @@ async fn reconcile(passage: Arc<Passage>, context: Arc<Context>) -> Result<Actio
     })
 }
 
-fn error_policy(passage: Arc<Passage>, error: &Error, _context: Arc<Context>) -> Action {
+fn error_policy(passage: Arc<Passage>, error: &Error, context: Arc<Context>) -> Action {
+    context
+        .reconciler
+        .metrics
+        .count_failure(Loop::Passage, error.kind());
     if let Error::Kube(error) = error
         && backoff::is_conflict(error)
     {

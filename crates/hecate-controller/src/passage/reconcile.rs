@@ -59,6 +59,17 @@ pub enum Error {
     NotLeading,
 }
 
+impl Error {
+    /// The kind of failure, for the failures metric: one of a fixed set.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Kube(error) => crate::backoff::kind(error),
+            Self::WorkDir(..) => "work_dir",
+            Self::NotLeading => "not_leading",
+        }
+    }
+}
+
 /// When to look at the Passage again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outcome {

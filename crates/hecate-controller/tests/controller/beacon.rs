@@ -278,6 +278,7 @@ fn reconciler(env: &TestEnv, git_timeout: Duration, clock: Arc<dyn Clock>) -> Be
         }),
         clock,
         events: Events::new(env.admin.clone(), "beacon-controller"),
+        metrics: Default::default(),
     }
 }
 

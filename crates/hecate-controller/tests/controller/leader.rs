@@ -94,6 +94,24 @@ async fn one_replica_acts_and_the_other_takes_over_when_it_dies() {
         !standby.scrape().await.contains(&series),
         "the standby does nothing"
     );
+    // Each says which it is, and only the leader has reconciled.
+    let (leading, waiting) = (leader.scrape().await, standby.scrape().await);
+    assert!(
+        leading.contains("\nhecate_controller_leader 1\n"),
+        "{leading}"
+    );
+    assert!(
+        waiting.contains("\nhecate_controller_leader 0\n"),
+        "{waiting}"
+    );
+    assert!(
+        leading.contains(r#"hecate_controller_reconciles_total{controller="gate"}"#),
+        "{leading}"
+    );
+    assert!(
+        !waiting.contains("hecate_controller_reconciles_total{"),
+        "{waiting}"
+    );
 
     leader.kill().await;
     let killed = Instant::now();

@@ -521,6 +521,7 @@ async fn providers_new_inputs_two_beacons_refusal_outage_and_retention() {
         }),
         clock: Arc::new(SystemClock),
         events: Events::new(b.env.admin.clone(), "beacon-controller"),
+        metrics: Default::default(),
     };
     b.create("forbidden", spec(vec![watching("prs")])).await;
     refused

@@ -441,6 +441,7 @@ pub(super) fn trusting(env: &TestEnv, ca: &str) -> BeaconReconciler {
         }),
         clock: Arc::new(SystemClock),
         events: Events::new(env.admin.clone(), "beacon-controller"),
+        metrics: Default::default(),
     }
 }
 
