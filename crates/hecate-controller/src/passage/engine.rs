@@ -37,17 +37,11 @@ use serde_json::Value;
 use super::bounds;
 use crate::clock::Clock;
 use crate::lease::Leadership;
+use crate::steps::reason::Reason;
 use crate::steps::runner::{Progress, Runner, StepContext, StepError};
 
 /// How long a waiting step waits when it does not say.
 pub const DEFAULT_RETRY: Duration = Duration::from_secs(15);
-
-/// Reason: an expression could not be evaluated (always fatal).
-pub const BAD_EXPRESSION: &str = "BadExpression";
-/// Reason: no step has the name `uses` gives (always fatal).
-pub const UNREGISTERED_STEP: &str = "UnregisteredStep";
-/// Reason: a step waited past its `timeout` (fatal).
-pub const STEP_TIMED_OUT: &str = "StepTimedOut";
 
 /// The steps an engine can run, by name, and the leadership they run under.
 #[derive(Clone, Default)]
@@ -205,7 +199,7 @@ pub async fn advance(
                     fail(
                         &mut status.steps[i],
                         clock,
-                        BAD_EXPRESSION,
+                        Reason::BadExpression,
                         &format!("condition: {error}"),
                     );
                     failure.get_or_insert_with(|| {
@@ -240,14 +234,19 @@ pub async fn advance(
                 step.uses,
                 registry.names().join(", ")
             );
-            fail(&mut status.steps[i], clock, UNREGISTERED_STEP, &message);
+            fail(
+                &mut status.steps[i],
+                clock,
+                Reason::UnregisteredStep,
+                &message,
+            );
             failure.get_or_insert_with(|| step_failure(i, step, &message));
             continue;
         };
 
         // A wait that has gone on past the step's timeout ends here, before another call.
         if let Some(message) = timed_out(step, &status.steps[i], now) {
-            fail(&mut status.steps[i], clock, STEP_TIMED_OUT, &message);
+            fail(&mut status.steps[i], clock, Reason::StepTimedOut, &message);
             failure.get_or_insert_with(|| step_failure(i, step, &message));
             continue;
         }
@@ -277,7 +276,7 @@ pub async fn advance(
             Ok(config) => config,
             Err(error) => {
                 let message = format!("with: {error}");
-                fail(record, clock, BAD_EXPRESSION, &message);
+                fail(record, clock, Reason::BadExpression, &message);
                 failure.get_or_insert_with(|| step_failure(i, step, &message));
                 continue;
             }
@@ -332,12 +331,7 @@ pub async fn advance(
                 if let Some(evidence) = evidence {
                     status.evidence = Some(*evidence);
                 }
-                let reason = if reason.is_empty() {
-                    "Unknown".to_string()
-                } else {
-                    reason
-                };
-                fail(record, clock, &reason, &message);
+                fail(record, clock, reason, &message);
                 if terminal || !step.continue_on_error {
                     failure.get_or_insert_with(|| step_failure(i, step, &message));
                 }
@@ -348,11 +342,13 @@ pub async fn advance(
                     status.evidence = result.evidence;
                 }
                 match result.progress {
+                    // No error, so no reason: recorded as a step that answers `Failed`
+                    // is (spec §3.3, §3.4).
                     Progress::Running if failed => {
-                        fail(
+                        finish(
                             record,
                             clock,
-                            "",
+                            StepPhase::Failed,
                             &format!(
                                 "a step that runs after a failure cannot wait: {}",
                                 result.message
@@ -469,9 +465,9 @@ fn finish(record: &mut StepStatus, clock: &dyn Clock, phase: StepPhase, message:
     record.finished_at = Some(Time(clock.now()));
 }
 
-/// Fails a step with `reason`.
-fn fail(record: &mut StepStatus, clock: &dyn Clock, reason: &str, message: &str) {
-    record.reason = reason.into();
+/// Fails a step with `reason`, recorded as it is spelled on the wire.
+fn fail(record: &mut StepStatus, clock: &dyn Clock, reason: Reason, message: &str) {
+    record.reason = reason.as_str().into();
     finish(record, clock, StepPhase::Failed, message);
 }
 

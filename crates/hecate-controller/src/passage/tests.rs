@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::engine::{self, Advance, Registry};
 use crate::clock::ManualClock;
+use crate::steps::reason::Reason;
 use crate::steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
 
 /// What a scripted step saw on one call.
@@ -221,14 +222,17 @@ async fn after_a_failure_only_steps_that_ask_run_and_the_first_failure_is_the_me
     let broken = Scripted::new(
         "broken",
         vec![Err(StepError::retryable(
-            "PushRejected",
+            Reason::GitRejected,
             "the remote said no",
         ))],
     );
     let skipped = Scripted::new("skipped", vec![]);
     let cleanup = Scripted::new(
         "cleanup",
-        vec![Err(StepError::retryable("Oops", "cleanup failed too"))],
+        vec![Err(StepError::retryable(
+            Reason::GitFailed,
+            "cleanup failed too",
+        ))],
     );
     let notify = Scripted::new("notify", vec![ok(json!({}))]);
     let engine = Engine::new(&[
@@ -253,7 +257,7 @@ async fn after_a_failure_only_steps_that_ask_run_and_the_first_failure_is_the_me
             StepPhase::Succeeded
         ]
     );
-    assert_eq!(status.steps[0].reason, "PushRejected");
+    assert_eq!(status.steps[0].reason, Reason::GitRejected.as_str());
     assert!(
         status.message.contains("the remote said no"),
         "{}",
@@ -272,7 +276,7 @@ async fn after_a_failure_only_steps_that_ask_run_and_the_first_failure_is_the_me
 async fn continue_on_error_forgives_a_retryable_failure_but_never_a_terminal_one() {
     let flaky = Scripted::new(
         "flaky",
-        vec![Err(StepError::retryable("HTTPFailed", "503"))],
+        vec![Err(StepError::retryable(Reason::HttpFailed, "503"))],
     );
     let fatal = Scripted::new("fatal", vec![Err(StepError::config("unknown field `x`"))]);
     let after = Scripted::new("after", vec![ok(json!({})), ok(json!({}))]);
@@ -289,13 +293,16 @@ async fn continue_on_error_forgives_a_retryable_failure_but_never_a_terminal_one
     let mut p = passage(vec![unforgiven, step("after")]);
     let status = engine.advance(&mut p).await.status;
     assert_eq!(status.phase, Some(PassagePhase::Failed));
-    assert_eq!(status.steps[0].reason, "InvalidConfig");
+    assert_eq!(status.steps[0].reason, Reason::InvalidConfig.as_str());
     assert_eq!(status.steps[1].phase, StepPhase::Skipped);
 }
 
 #[tokio::test]
 async fn a_step_run_after_a_failure_cannot_wait() {
-    let broken = Scripted::new("broken", vec![Err(StepError::retryable("X", "broke"))]);
+    let broken = Scripted::new(
+        "broken",
+        vec![Err(StepError::retryable(Reason::GitFailed, "broke"))],
+    );
     let waits = Scripted::new("waits", vec![wait()]);
     let engine = Engine::new(&[broken, waits.clone()]);
     let mut always = step("waits");
@@ -305,6 +312,7 @@ async fn a_step_run_after_a_failure_cannot_wait() {
     assert_eq!(status.phase, Some(PassagePhase::Failed));
     assert_eq!(status.steps[1].phase, StepPhase::Failed);
     assert!(status.steps[1].message.contains("cannot wait"));
+    assert_eq!(status.steps[1].reason, "", "no error, so no reason");
     assert_eq!(waits.calls().len(), 1, "exactly one call");
 }
 
@@ -371,7 +379,7 @@ async fn unknown_steps_and_bad_expressions_are_fatal() {
     let engine = Engine::new(std::slice::from_ref(&a));
     let mut p = passage(vec![step("nonesuch")]);
     let status = engine.advance(&mut p).await.status;
-    assert_eq!(status.steps[0].reason, engine::UNREGISTERED_STEP);
+    assert_eq!(status.steps[0].reason, Reason::UnregisteredStep.as_str());
     assert!(status.steps[0].message.contains("the steps are a"));
 
     let mut bad = step("a");
@@ -379,7 +387,7 @@ async fn unknown_steps_and_bad_expressions_are_fatal() {
     let mut p = passage(vec![bad]);
     let status = engine.advance(&mut p).await.status;
     assert_eq!(status.phase, Some(PassagePhase::Failed));
-    assert_eq!(status.steps[0].reason, engine::BAD_EXPRESSION);
+    assert_eq!(status.steps[0].reason, Reason::BadExpression.as_str());
     assert!(a.calls().is_empty());
 }
 
@@ -394,7 +402,7 @@ async fn a_step_waiting_past_its_timeout_fails() {
     engine.clock.advance(SignedDuration::from_mins(11));
     let status = engine.advance(&mut p).await.status;
     assert_eq!(status.phase, Some(PassagePhase::Failed));
-    assert_eq!(status.steps[0].reason, engine::STEP_TIMED_OUT);
+    assert_eq!(status.steps[0].reason, Reason::StepTimedOut.as_str());
     assert_eq!(a.calls().len(), 1, "not called again once timed out");
 }
 
@@ -462,7 +470,8 @@ async fn a_verdict_lands_on_the_passage_while_the_step_waits_and_when_it_fails()
         evidence: Some(verdict("hold")),
         ..StepResult::waiting("holding", Duration::from_secs(60))
     };
-    let refused = StepError::terminal("ChangeHeld", "held too long").with_evidence(verdict("held"));
+    let refused =
+        StepError::terminal(Reason::ChangeHeld, "held too long").with_evidence(verdict("held"));
     let gate = Scripted::new("gate", vec![Ok(held), Err(refused)]);
     let engine = Engine::new(std::slice::from_ref(&gate));
     let mut p = passage(vec![step("gate")]);
@@ -470,7 +479,7 @@ async fn a_verdict_lands_on_the_passage_while_the_step_waits_and_when_it_fails()
     assert_eq!(waiting.status.evidence, Some(verdict("hold")));
     let failed = engine.advance(&mut p).await;
     assert_eq!(failed.status.phase, Some(PassagePhase::Failed));
-    assert_eq!(failed.status.steps[0].reason, "ChangeHeld");
+    assert_eq!(failed.status.steps[0].reason, Reason::ChangeHeld.as_str());
     assert_eq!(failed.status.evidence, Some(verdict("held")));
 }
 
@@ -514,7 +523,7 @@ async fn a_condition_that_cannot_be_evaluated_is_a_fatal_bad_expression() {
         let mut p = passage(vec![broken, step("a")]);
         let status = engine.advance(&mut p).await.status;
         assert_eq!(status.phase, Some(PassagePhase::Failed), "{condition}");
-        assert_eq!(status.steps[0].reason, engine::BAD_EXPRESSION);
+        assert_eq!(status.steps[0].reason, Reason::BadExpression.as_str());
         assert!(
             status.steps[0].message.starts_with("condition: ")
                 && status.steps[0].message.contains(words),
@@ -537,7 +546,7 @@ async fn a_condition_that_cannot_be_evaluated_is_a_fatal_bad_expression() {
         let mut p = passage(vec![broken, step("a")]);
         let status = engine.advance(&mut p).await.status;
         assert_eq!(status.phase, Some(PassagePhase::Failed));
-        assert_eq!(status.steps[0].reason, engine::BAD_EXPRESSION);
+        assert_eq!(status.steps[0].reason, Reason::BadExpression.as_str());
         assert_eq!(status.steps[1].phase, StepPhase::Skipped);
     }
     assert!(a.calls().is_empty());
@@ -587,16 +596,16 @@ async fn an_abort_before_the_first_advance_leaves_no_step_records() {
 }
 
 #[tokio::test]
-async fn an_error_without_a_reason_is_recorded_as_unknown() {
+async fn an_uncoded_error_is_recorded_as_unknown() {
     let uncoded = Scripted::new(
         "uncoded",
-        vec![Err(StepError::retryable("", "minting failed"))],
+        vec![Err(StepError::retryable(Reason::Unknown, "minting failed"))],
     );
     let engine = Engine::new(&[uncoded]);
     let mut p = passage(vec![step("uncoded")]);
     let status = engine.advance(&mut p).await.status;
     assert_eq!(status.phase, Some(PassagePhase::Failed));
-    assert_eq!(status.steps[0].reason, "Unknown");
+    assert_eq!(status.steps[0].reason, Reason::Unknown.as_str());
 }
 
 #[tokio::test]
@@ -683,7 +692,7 @@ async fn a_failure_recorded_in_an_earlier_call_still_fails_the_crossing() {
     let broken = Scripted::new(
         "broken",
         vec![Err(StepError::retryable(
-            "PushRejected",
+            Reason::GitRejected,
             "the remote said no",
         ))],
     );
@@ -728,7 +737,7 @@ async fn a_failure_recorded_in_an_earlier_call_still_fails_the_crossing() {
 async fn a_forgiven_failure_does_not_fail_the_steps_after_it() {
     let flaky = Scripted::new(
         "flaky",
-        vec![Err(StepError::retryable("HTTPFailed", "503"))],
+        vec![Err(StepError::retryable(Reason::HttpFailed, "503"))],
     );
     let after = Scripted::new("after", vec![ok(json!({}))]);
     let mut forgiven = step("flaky");

@@ -168,6 +168,7 @@ fn step_span(step: &StepStatus, passage_end: Timestamp) -> Option<Span> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::steps::reason::Reason;
     use hecate_types::{PassageSpec, PassageStatus, Time};
     use pretty_assertions::assert_eq;
 
@@ -282,7 +283,7 @@ mod tests {
     #[test]
     fn a_finished_crossing_is_one_root_and_one_child_per_started_step() {
         let mut failing = step("git-push", "push", StepPhase::Failed, Some((12, 20)));
-        failing.reason = "GitRejected".into();
+        failing.reason = Reason::GitRejected.as_str().into();
         failing.message = "the remote refused the push".into();
         let passage = passage(
             PassagePhase::Failed,
@@ -333,7 +334,7 @@ mod tests {
                     attributes: vec![
                         ("hecate.step.uses", "git-push".into()),
                         ("hecate.step.phase", "Failed".into()),
-                        ("hecate.step.reason", "GitRejected".into()),
+                        ("hecate.step.reason", Reason::GitRejected.as_str().into()),
                     ],
                     error: Some("the remote refused the push".into()),
                 },

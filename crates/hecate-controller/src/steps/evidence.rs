@@ -33,17 +33,7 @@ use super::config::evidence::EvidenceCheck;
 use super::config::fields::Deferred;
 use super::runner::{Runner, StepContext, StepError, StepResult};
 use crate::clock::{Clock, SystemClock};
-
-/// Reason: Fides could not answer (retryable), or refused the token (terminal).
-pub const EVIDENCE_UNAVAILABLE: &str = "EvidenceUnavailable";
-/// Reason: an artifact, the trail or the change is not compliant (terminal).
-pub const NOT_COMPLIANT: &str = "NotCompliant";
-/// Reason: an artifact is not on the environment's allowlist (terminal).
-pub const NOT_ALLOWLISTED: &str = "NotAllowlisted";
-/// Reason: there is nothing in Fides to judge — no digest, no trail (terminal).
-pub const NO_EVIDENCE: &str = "NoEvidence";
-/// Reason: the change gate held the change past `holdTimeout` (terminal).
-pub const CHANGE_HELD: &str = "ChangeHeld";
+use crate::steps::reason::Reason;
 
 /// The `evidence-gate` step.
 pub struct EvidenceGate {
@@ -126,7 +116,7 @@ impl EvidenceGate {
         let digests: Vec<&str> = ctx.bundle.image_digests().collect();
         let Some(&first) = digests.first() else {
             return Err(StepError::terminal(
-                NO_EVIDENCE,
+                Reason::NoEvidence,
                 format!(
                     "Bundle {} pins no image digests: there is no artifact Fides could hold evidence about",
                     name_of(ctx.bundle)
@@ -147,7 +137,7 @@ impl EvidenceGate {
                         violations.join("; ")
                     };
                     return Err(StepError::terminal(
-                        NOT_COMPLIANT,
+                        Reason::NotCompliant,
                         format!("{digest} is not compliant: {why}"),
                     ));
                 }
@@ -161,7 +151,7 @@ impl EvidenceGate {
                     .map_err(|e| classify(&format!("reading the allowlist for {digest}"), &e))?;
                 if !allowed {
                     return Err(StepError::terminal(
-                        NOT_ALLOWLISTED,
+                        Reason::NotAllowlisted,
                         format!(
                             "{digest} is not on the allowlist of Fides environment {environment}; once it is accepted there: fides allowlist add --env {environment} --sha {} --reason \"<why this is accepted>\"",
                             hecate_fides::bare_digest(digest)
@@ -184,7 +174,7 @@ impl EvidenceGate {
             .map_err(|e| classify(&format!("looking up the trail of {first}"), &e))?
             .ok_or_else(|| {
                 StepError::terminal(
-                    NO_EVIDENCE,
+                    Reason::NoEvidence,
                     format!(
                         "Fides has no record of {first}: the build that produced it did not report the artifact, so there is no trail to judge"
                     ),
@@ -232,7 +222,7 @@ impl EvidenceGate {
                     unmet.join("; ")
                 };
                 return Err(StepError::terminal(
-                    NOT_COMPLIANT,
+                    Reason::NotCompliant,
                     format!("trail {trail} does not meet the policy of Fides environment {environment}: {why}"),
                 )
                 .with_output(output));
@@ -280,7 +270,7 @@ impl EvidenceGate {
         let held_for = self.clock.now().duration_since(ctx.started_at);
         match judge_change(&verdict, config.max_risk, held_for, hold_timeout) {
             Change::TooRisky(max) => Err(StepError::terminal(
-                NOT_COMPLIANT,
+                Reason::NotCompliant,
                 format!(
                     "the change's risk {} is above maxRisk {max}{}",
                     verdict.risk_score,
@@ -300,7 +290,7 @@ impl EvidenceGate {
                 )
             }),
             Change::GaveUp => Err(StepError::terminal(
-                CHANGE_HELD,
+                Reason::ChangeHeld,
                 format!(
                     "the change gate has held the change for {:#} since the Passage started, past holdTimeout {:#}: {}",
                     whole_seconds(held_for),
@@ -375,9 +365,9 @@ fn classify(context: &str, error: &hecate_fides::Error) -> StepError {
     if error.is_uncounted() || matches!(error, hecate_fides::Error::Misconfigured(_)) {
         StepError::config(message)
     } else if error.is_auth() {
-        StepError::terminal(EVIDENCE_UNAVAILABLE, message)
+        StepError::terminal(Reason::EvidenceUnavailable, message)
     } else {
-        StepError::retryable(EVIDENCE_UNAVAILABLE, message)
+        StepError::retryable(Reason::EvidenceUnavailable, message)
     }
 }
 
@@ -456,17 +446,17 @@ mod tests {
             body: "refused".into(),
         };
         let cases = [
-            (http(503), EVIDENCE_UNAVAILABLE, false),
-            (http(500), EVIDENCE_UNAVAILABLE, false),
-            (http(404), EVIDENCE_UNAVAILABLE, false),
-            (http(401), EVIDENCE_UNAVAILABLE, true),
-            (http(403), EVIDENCE_UNAVAILABLE, true),
+            (http(503), Reason::EvidenceUnavailable, false),
+            (http(500), Reason::EvidenceUnavailable, false),
+            (http(404), Reason::EvidenceUnavailable, false),
+            (http(401), Reason::EvidenceUnavailable, true),
+            (http(403), Reason::EvidenceUnavailable, true),
             (
                 Error::Transport {
                     server: "http://127.0.0.1:9/".into(),
                     message: "could not connect".into(),
                 },
-                EVIDENCE_UNAVAILABLE,
+                Reason::EvidenceUnavailable,
                 false,
             ),
             (
@@ -475,12 +465,12 @@ mod tests {
                     path: "p".into(),
                     message: "m".into(),
                 },
-                EVIDENCE_UNAVAILABLE,
+                Reason::EvidenceUnavailable,
                 false,
             ),
             (
                 Error::Misconfigured("the call needs a digest".into()),
-                super::super::runner::INVALID_CONFIG,
+                Reason::InvalidConfig,
                 true,
             ),
             (
@@ -489,17 +479,13 @@ mod tests {
                     by: "olaf@acme.example".into(),
                     role: "deployer".into(),
                 },
-                super::super::runner::INVALID_CONFIG,
+                Reason::InvalidConfig,
                 true,
             ),
         ];
         for (error, reason, terminal) in cases {
             let step = classify("asking", &error);
-            assert_eq!(
-                (step.reason.as_str(), step.terminal),
-                (reason, terminal),
-                "{error}"
-            );
+            assert_eq!((step.reason, step.terminal), (reason, terminal), "{error}");
             assert!(
                 step.message.starts_with("asking: fides:"),
                 "{}",

@@ -16,9 +16,7 @@ use serde_json::json;
 use super::config::Config;
 use super::runner::{Runner, StepContext, StepError, StepResult};
 use crate::health::flux_access::{FluxAccess, describe};
-
-/// Reason: an object could not be patched (terminal when forbidden, else retryable).
-pub const FLUX_PATCH_FAILED: &str = "FluxPatchFailed";
+use crate::steps::reason::Reason;
 
 /// The annotation Flux controllers watch for "reconcile now".
 pub const REQUESTED_AT: &str = "reconcile.fluxcd.io/requestedAt";
@@ -58,12 +56,12 @@ impl Runner for FluxReconcile {
             })?;
             let check = super::flux_wait::targets(ctx, self.refuse_cross_namespace)?;
             // A remote cluster out of reach is worth another crossing: un-coded,
-            // retryable (the spec names no reason).
+            // retryable (the spec names no reason: `Unknown`).
             let cluster = self
                 .access
                 .cluster(check.cluster_secret.as_deref(), ctx.namespace)
                 .await
-                .map_err(|e| StepError::retryable("", e.to_string()))?;
+                .map_err(|e| StepError::retryable(Reason::Unknown, e.to_string()))?;
             let value = requested_at(ctx.started_at);
             let patch = json!({"metadata": {"annotations": {REQUESTED_AT: value}}});
             let params = PatchParams::default();
@@ -105,9 +103,9 @@ fn refused(key: &str, error: &kube::Error) -> StepError {
         }
         kube::Error::Discovery(_) => StepError::config(format!("{key}: kind not served ({why})")),
         kube::Error::Api(status) if status.code == 403 => {
-            StepError::terminal(FLUX_PATCH_FAILED, format!("{key}: {why}"))
+            StepError::terminal(Reason::FluxPatchFailed, format!("{key}: {why}"))
         }
-        _ => StepError::retryable(FLUX_PATCH_FAILED, format!("{key}: {why}")),
+        _ => StepError::retryable(Reason::FluxPatchFailed, format!("{key}: {why}")),
     }
 }
 

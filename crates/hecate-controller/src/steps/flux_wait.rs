@@ -17,9 +17,7 @@ use super::runner::{Runner, StepContext, StepError, StepResult};
 use crate::health::FluxChecker;
 use crate::health::flux_config::{FluxCheck, FluxConfig};
 use crate::passage::wake::Wake;
-
-/// Reason: an object the step waits for is degraded (terminal).
-pub const FLUX_DEGRADED: &str = "FluxDegraded";
+use crate::steps::reason::Reason;
 
 /// The `flux-wait` step.
 pub struct FluxWait {
@@ -99,7 +97,7 @@ impl Runner for FluxWait {
                     )
                 }),
                 Health::Degraded => Err(StepError::terminal(
-                    FLUX_DEGRADED,
+                    Reason::FluxDegraded,
                     summary(&assessment.issues),
                 )
                 .with_output(output)),

@@ -17,12 +17,7 @@ use super::config::Config;
 use super::config::fields::Deferred;
 use super::runner::{Runner, StepContext, StepError, StepResult};
 use crate::reach::Reach;
-use crate::steps::render::NOT_ALLOWED;
-
-/// Reason: the endpoint could not be reached or did not answer in time (retryable).
-pub const HTTP_UNREACHABLE: &str = "HTTPUnreachable";
-/// Reason: the answer was not accepted.
-pub const HTTP_FAILED: &str = "HTTPFailed";
+use crate::steps::reason::Reason;
 
 /// How much of a response body is kept.
 const BODY_LIMIT: usize = 4096;
@@ -174,9 +169,10 @@ impl Runner for Http {
                 match crate::reach::refusal(&e) {
                     // A redirect, or a name that resolved here this time.
                     Some(refused) => not_allowed(&url, refused),
-                    None => {
-                        StepError::retryable(HTTP_UNREACHABLE, format!("{url}: {}", error_text(&e)))
-                    }
+                    None => StepError::retryable(
+                        Reason::HttpUnreachable,
+                        format!("{url}: {}", error_text(&e)),
+                    ),
                 }
             })?;
             let status = response.status().as_u16();
@@ -188,7 +184,7 @@ impl Runner for Http {
                     .and_then(|location| response.url().join(location).ok());
                 if let Some(to) = leads.filter(|to| to.origin() != response.url().origin()) {
                     return Err(StepError::terminal(
-                        HTTP_FAILED,
+                        Reason::HttpFailed,
                         format!(
                             "{url} redirected to another origin ({}); a step's secret headers \
                              are only ever sent to the origin it names",
@@ -199,7 +195,7 @@ impl Runner for Http {
             }
             let (body, truncated) = read_limited(response).await.map_err(|e| {
                 StepError::retryable(
-                    HTTP_UNREACHABLE,
+                    Reason::HttpUnreachable,
                     format!("{url}: reading the answer: {}", error_text(&e)),
                 )
             })?;
@@ -217,9 +213,9 @@ impl Runner for Http {
             if !accepted {
                 let message = format!("{url} answered {status}");
                 let error = if status >= 500 {
-                    StepError::retryable(HTTP_FAILED, message)
+                    StepError::retryable(Reason::HttpFailed, message)
                 } else {
-                    StepError::terminal(HTTP_FAILED, message)
+                    StepError::terminal(Reason::HttpFailed, message)
                 };
                 return Err(error.with_output(output));
             }
@@ -228,7 +224,7 @@ impl Runner for Http {
                     Ok(true) => {}
                     Ok(false) => {
                         return Err(StepError::terminal(
-                            HTTP_FAILED,
+                            Reason::HttpFailed,
                             format!(
                                 "{url} answered {status}, but {:?} does not hold",
                                 config.success_if
@@ -250,7 +246,7 @@ impl Runner for Http {
 
 /// The terminal failure of a request the operator's reach refuses.
 fn not_allowed(url: &str, refused: &crate::reach::Refused) -> StepError {
-    StepError::terminal(NOT_ALLOWED, format!("{url}: {refused}"))
+    StepError::terminal(Reason::NotAllowed, format!("{url}: {refused}"))
 }
 
 /// A configured header name, or `InvalidConfig`.

@@ -13,6 +13,7 @@ pub mod forge;
 pub mod git;
 pub mod http;
 pub mod oci;
+pub mod reason;
 pub mod render;
 pub mod runner;
 pub mod yaml;

@@ -17,6 +17,8 @@ use hecate_types::{Bundle, EvidenceRef, HealthCheck};
 use jiff::Timestamp;
 use serde_json::Value;
 
+use super::reason::Reason;
+
 /// What a step runs with.
 pub struct StepContext<'a> {
     /// The Passage's namespace.
@@ -155,8 +157,8 @@ impl StepResult {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct StepError {
-    /// PascalCase, stable (alerts and people match on it).
-    pub reason: String,
+    /// The stable code (alerts and people match on it).
+    pub reason: Reason,
     /// What went wrong.
     pub message: String,
     /// A configuration mistake and the like: fails the Passage whatever
@@ -171,9 +173,9 @@ pub struct StepError {
 
 impl StepError {
     /// A failure `continueOnError` may forgive.
-    pub fn retryable(reason: &str, message: impl Into<String>) -> Self {
+    pub fn retryable(reason: Reason, message: impl Into<String>) -> Self {
         Self {
-            reason: reason.into(),
+            reason,
             message: message.into(),
             terminal: false,
             output: None,
@@ -182,7 +184,7 @@ impl StepError {
     }
 
     /// A failure nothing forgives.
-    pub fn terminal(reason: &str, message: impl Into<String>) -> Self {
+    pub fn terminal(reason: Reason, message: impl Into<String>) -> Self {
         Self {
             terminal: true,
             ..Self::retryable(reason, message)
@@ -192,7 +194,7 @@ impl StepError {
     /// `InvalidConfig` (terminal): a bad `with:`, a missing Secret, a path that leaves
     /// the work directory.
     pub fn config(message: impl Into<String>) -> Self {
-        Self::terminal(INVALID_CONFIG, message)
+        Self::terminal(Reason::InvalidConfig, message)
     }
 
     /// The same failure, with the outputs gathered so far.
@@ -209,9 +211,6 @@ impl StepError {
         self
     }
 }
-
-/// The reason every step uses for configuration mistakes.
-pub const INVALID_CONFIG: &str = "InvalidConfig";
 
 /// A built-in step.
 pub trait Runner: Send + Sync {
@@ -255,7 +254,7 @@ mod tests {
         for outside in ["../x", "/etc/passwd", "repo/../../x"] {
             let error = ctx.in_work_dir(outside).expect_err(outside);
             assert!(
-                error.terminal && error.reason == INVALID_CONFIG,
+                error.terminal && error.reason == Reason::InvalidConfig,
                 "{outside}"
             );
         }

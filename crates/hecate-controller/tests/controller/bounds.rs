@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use hecate_controller::passage::engine::BAD_EXPRESSION;
 use hecate_types::limits::{MAX_EXPRESSION_LENGTH, MAX_STEPS, MAX_VERIFICATIONS};
 use hecate_types::{Gate, Passage, PassagePhase, PassageSpec, Step, StepPhase, Verification};
 use kube::api::PostParams;
@@ -15,6 +14,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::harness::*;
 use crate::process::{Controller, eventually, join_shard};
+use hecate_controller::steps::reason::Reason;
 
 /// An `http` step to `url`, run when `condition` holds.
 fn call(url: &str, condition: &str) -> Step {
@@ -224,14 +224,14 @@ async fn a_condition_nested_too_deep_is_an_expression_error_and_the_controller_l
     );
     assert!(refused.steps.is_empty(), "no step ran");
     for (name, reason) in [
-        ("by-hand-2", BAD_EXPRESSION),
-        ("by-hand-3", "InvalidConfig"),
+        ("by-hand-2", Reason::BadExpression),
+        ("by-hand-3", Reason::InvalidConfig),
     ] {
         let status = failed(&h, name).await;
         let step = &status.steps[0];
         assert_eq!(
             (step.phase, step.reason.as_str()),
-            (StepPhase::Failed, reason),
+            (StepPhase::Failed, reason.as_str()),
             "{name}: {}",
             step.message
         );

@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+use hecate_controller::steps::reason::Reason;
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
 use hecate_types::{Bundle, Gate, Health, Passage, PassagePhase, Step, StepPhase};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
@@ -167,7 +168,7 @@ async fn a_failing_step_fails_the_crossing_the_cleanup_still_runs_and_automation
     bundle(&h.env, "b1").await;
     let failed = wait_for_phase(&h, PassagePhase::Failed, Duration::from_secs(15)).await;
     let status = failed.status.unwrap();
-    assert_eq!(status.steps[0].reason, "HTTPFailed");
+    assert_eq!(status.steps[0].reason, Reason::HttpFailed.as_str());
     assert_eq!(status.steps[1].phase, StepPhase::Skipped);
     assert_eq!(
         status.steps[2].phase,

@@ -15,12 +15,8 @@ use hecate_controller::clock::SystemClock;
 use hecate_controller::events::Events;
 use hecate_controller::metrics::Metrics;
 use hecate_controller::passage::PassageReconciler;
-use hecate_controller::steps::evidence::{
-    CHANGE_HELD, EVIDENCE_UNAVAILABLE, EvidenceGate, NO_EVIDENCE, NOT_ALLOWLISTED, NOT_COMPLIANT,
-};
-use hecate_controller::steps::runner::{
-    INVALID_CONFIG, Progress, Runner, StepContext, StepError, StepResult,
-};
+use hecate_controller::steps::evidence::EvidenceGate;
+use hecate_controller::steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
 use hecate_controller::steps::{Tools, runners};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{
@@ -38,6 +34,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::harness::*;
 use crate::process::{Controller, eventually, join_shard};
+use hecate_controller::steps::reason::Reason;
 
 const ENV: &str = "7f3a1c2e-0000-4000-8000-000000009b04";
 const TRAIL: &str = "91b2ffff-0000-4000-8000-00000000abcd";
@@ -458,7 +455,7 @@ async fn each_refusal_stops_the_checks_after_it() {
             "a non-compliant artifact",
             COMPLIANCE.into(),
             json!({"compliant": false, "violations": ["no SBOM", "critical CVE"]}),
-            NOT_COMPLIANT,
+            Reason::NotCompliant,
             words(&[DIGEST, "no SBOM; critical CVE"]),
             1,
         ),
@@ -466,7 +463,7 @@ async fn each_refusal_stops_the_checks_after_it() {
             "an artifact not approved for the environment",
             allowlist(),
             json!({"approved": false}),
-            NOT_ALLOWLISTED,
+            Reason::NotAllowlisted,
             words(&[
                 "fides allowlist add",
                 &format!("--env {ENV}"),
@@ -479,7 +476,7 @@ async fn each_refusal_stops_the_checks_after_it() {
             "an artifact Fides has never seen",
             SEARCH.into(),
             json!([]),
-            NO_EVIDENCE,
+            Reason::NoEvidence,
             words(&["no record of", DIGEST]),
             3,
         ),
@@ -490,7 +487,7 @@ async fn each_refusal_stops_the_checks_after_it() {
                 {"policy": "production-requires-sbom", "applies": true, "missing": ["sbom"]},
                 {"policy": "eu-ai-act", "applies": false, "missing": ["risk-assessment"]},
             ]}),
-            NOT_COMPLIANT,
+            Reason::NotCompliant,
             words(&["production-requires-sbom (missing sbom)"]),
             4,
         ),
@@ -499,11 +496,7 @@ async fn each_refusal_stops_the_checks_after_it() {
         let fides = fake_fides().await;
         answer(&fides, &call, 200, body).await;
         let error = refusal(f.run(&fides.uri(), all.clone()).await);
-        assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (reason, true),
-            "{case}"
-        );
+        assert_eq!((error.reason, error.terminal), (reason, true), "{case}");
         for word in &words {
             assert!(error.message.contains(word), "{case}: {}", error.message);
         }
@@ -541,7 +534,7 @@ async fn a_bundle_without_image_digests_has_no_evidence() {
         )
         .await,
     );
-    assert_eq!((error.reason.as_str(), error.terminal), (NO_EVIDENCE, true));
+    assert_eq!((error.reason, error.terminal), (Reason::NoEvidence, true));
     contains_all(&error.message, &["no image digests", "commits-only"]);
     assert_eq!(calls(&fides).await, Vec::<String>::new());
 }
@@ -582,8 +575,8 @@ async fn configuration_mistakes_are_terminal_and_ask_fides_nothing() {
             .await,
         );
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (INVALID_CONFIG, true),
+            (error.reason, error.terminal),
+            (Reason::InvalidConfig, true),
             "{gate}: {}",
             error.message
         );
@@ -643,8 +636,8 @@ async fn a_deployer_fides_will_not_count_fails_the_crossing_rather_than_waiting(
     .await;
     let error = refusal(f.run(&fides.uri(), json!({"gates": ["change"]})).await);
     assert_eq!(
-        (error.reason.as_str(), error.terminal),
-        (INVALID_CONFIG, true)
+        (error.reason, error.terminal),
+        (Reason::InvalidConfig, true)
     );
     contains_all(
         &error.message,
@@ -697,7 +690,7 @@ async fn a_held_change_waits_every_poll_interval_then_gives_up_after_hold_timeou
         f.run_as(&fides.uri(), "production", &f.bundle, PERSON, started, with)
             .await,
     );
-    assert_eq!((error.reason.as_str(), error.terminal), (CHANGE_HELD, true));
+    assert_eq!((error.reason, error.terminal), (Reason::ChangeHeld, true));
     contains_all(&error.message, &["holdTimeout", "3h", "missing sbom"]);
     assert_eq!(
         error.evidence.as_deref(),
@@ -724,10 +717,7 @@ async fn a_risk_above_max_risk_refuses_even_an_approved_change() {
         f.run(&fides.uri(), json!({"gates": ["change"], "maxRisk": 40}))
             .await,
     );
-    assert_eq!(
-        (error.reason.as_str(), error.terminal),
-        (NOT_COMPLIANT, true)
-    );
+    assert_eq!((error.reason, error.terminal), (Reason::NotCompliant, true));
     contains_all(&error.message, &["60", "40", "Two controls waived."]);
     let evidence = error.evidence.unwrap();
     assert_eq!(
@@ -757,8 +747,8 @@ async fn an_outage_may_heal_a_refused_token_will_not() {
             .await;
         let error = refusal(f.run(&fides.uri(), json!({"gates": ["assert"]})).await);
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (EVIDENCE_UNAVAILABLE, terminal),
+            (error.reason, error.terminal),
+            (Reason::EvidenceUnavailable, terminal),
             "{status}: {}",
             error.message
         );
@@ -771,8 +761,8 @@ async fn an_outage_may_heal_a_refused_token_will_not() {
     };
     let error = refusal(f.run(&closed, json!({"gates": ["assert"]})).await);
     assert_eq!(
-        (error.reason.as_str(), error.terminal),
-        (EVIDENCE_UNAVAILABLE, false),
+        (error.reason, error.terminal),
+        (Reason::EvidenceUnavailable, false),
         "{}",
         error.message
     );
@@ -986,7 +976,7 @@ async fn a_failed_crossing_is_attested_too() {
     assert_eq!(body["signed_by"], "hecate", "nobody asked: Hecate signs");
     assert_eq!(payload["outcome"], "Failed");
     assert_eq!(payload.get("actor"), None);
-    assert_eq!(payload["steps"][0]["reason"], "HTTPFailed");
+    assert_eq!(payload["steps"][0]["reason"], Reason::HttpFailed.as_str());
     assert_eq!(payload["steps"][1]["phase"], "Skipped");
     assert_eq!(
         payload["message"],
@@ -1044,14 +1034,14 @@ async fn a_held_crossing_carries_its_verdict_then_fails_as_change_held_and_is_at
     let failed = f.reconcile(&reconciler, "production-1").await;
     let status = failed.status.unwrap();
     assert_eq!(status.phase, Some(PassagePhase::Failed));
-    assert_eq!(status.steps[0].reason, CHANGE_HELD);
+    assert_eq!(status.steps[0].reason, Reason::ChangeHeld.as_str());
     assert_eq!(status.steps[0].attempts, 2);
     assert_eq!(status.evidence.as_ref(), Some(&held), "the verdict is kept");
 
     let (body, payload) = the_attestation(&fides).await;
     assert_eq!(body["trail_id"], TRAIL);
     assert_eq!(payload["outcome"], "Failed");
-    assert_eq!(payload["steps"][0]["reason"], CHANGE_HELD);
+    assert_eq!(payload["steps"][0]["reason"], Reason::ChangeHeld.as_str());
     assert_eq!(
         calls(&fides)
             .await

@@ -8,11 +8,9 @@ use std::sync::Arc;
 use hecate_controller::health::FluxAccess;
 use hecate_controller::health::FluxChecker;
 use hecate_controller::passage::wake::Wake;
-use hecate_controller::steps::flux_reconcile::{FLUX_PATCH_FAILED, FluxReconcile, REQUESTED_AT};
-use hecate_controller::steps::flux_wait::{FLUX_DEGRADED, FluxWait};
-use hecate_controller::steps::runner::{
-    INVALID_CONFIG, Progress, Runner, StepContext, StepError, StepResult,
-};
+use hecate_controller::steps::flux_reconcile::{FluxReconcile, REQUESTED_AT};
+use hecate_controller::steps::flux_wait::FluxWait;
+use hecate_controller::steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Bundle, BundleSpec, HealthCheck};
@@ -21,6 +19,7 @@ use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::{Value, json};
 
 use crate::process::eventually;
+use hecate_controller::steps::reason::Reason;
 
 const STARTED: &str = "2026-12-01T04:33:06.5Z";
 
@@ -126,8 +125,8 @@ async fn a_missing_object_another_namespace_and_a_refusal_are_terminal() {
     let controller = step_as(&env, Identity::Admin).await;
     let missing = run(&controller, &env, apps(&["gone"])).await.unwrap_err();
     assert_eq!(
-        (missing.reason.as_str(), missing.terminal),
-        (INVALID_CONFIG, true)
+        (missing.reason, missing.terminal),
+        (Reason::InvalidConfig, true)
     );
     assert!(missing.message.contains("gone"), "{}", missing.message);
 
@@ -136,8 +135,8 @@ async fn a_missing_object_another_namespace_and_a_refusal_are_terminal() {
     ]});
     let refused = run(&controller, &env, elsewhere).await.unwrap_err();
     assert_eq!(
-        (refused.reason.as_str(), refused.terminal),
-        (INVALID_CONFIG, true)
+        (refused.reason, refused.terminal),
+        (Reason::InvalidConfig, true)
     );
     assert!(refused.message.contains("refused"), "{}", refused.message);
 
@@ -145,8 +144,8 @@ async fn a_missing_object_another_namespace_and_a_refusal_are_terminal() {
     let nobody = step_as(&env, Identity::CiBot).await;
     let forbidden = run(&nobody, &env, apps(&["app"])).await.unwrap_err();
     assert_eq!(
-        (forbidden.reason.as_str(), forbidden.terminal),
-        (FLUX_PATCH_FAILED, true),
+        (forbidden.reason, forbidden.terminal),
+        (Reason::FluxPatchFailed, true),
         "{}",
         forbidden.message
     );
@@ -160,8 +159,8 @@ async fn an_unreachable_api_server_is_worth_another_crossing() {
     let step = FluxReconcile::new(Arc::new(FluxAccess::new(client)), true);
     let error = run(&step, &env, apps(&["app"])).await.unwrap_err();
     assert_eq!(
-        (error.reason.as_str(), error.terminal),
-        (FLUX_PATCH_FAILED, false),
+        (error.reason, error.terminal),
+        (Reason::FluxPatchFailed, false),
         "{}",
         error.message
     );
@@ -291,8 +290,8 @@ async fn flux_wait_fails_on_a_degraded_object_and_refuses_bad_targets() {
     .unwrap();
     let degraded = run_step(&step, &env, config, 0).await.unwrap_err();
     assert_eq!(
-        (degraded.reason.as_str(), degraded.terminal),
-        (FLUX_DEGRADED, true),
+        (degraded.reason, degraded.terminal),
+        (Reason::FluxDegraded, true),
         "{}",
         degraded.message
     );
@@ -326,8 +325,8 @@ async fn flux_wait_fails_on_a_degraded_object_and_refuses_bad_targets() {
     ] {
         let error = run_step(&step, &env, config.clone(), 0).await.unwrap_err();
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (INVALID_CONFIG, true),
+            (error.reason, error.terminal),
+            (Reason::InvalidConfig, true),
             "{config}: {}",
             error.message
         );

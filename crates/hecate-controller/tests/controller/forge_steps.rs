@@ -8,13 +8,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use hecate_controller::steps::forge::{
-    CommitStatus, Forge, GitPullRequest, PROVIDER_AUTH_FAILED, PROVIDER_FAILED, PULL_REQUEST_CLOSED,
-};
-use hecate_controller::steps::git::{GIT_FAILED, WORK_DIR_LOST};
-use hecate_controller::steps::runner::{
-    INVALID_CONFIG, Progress, Runner, StepContext, StepError, StepResult,
-};
+use hecate_controller::steps::forge::{CommitStatus, Forge, GitPullRequest};
+use hecate_controller::steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
 use hecate_sources::git::AppTokens;
 use hecate_testenv::TestEnv;
 use hecate_types::{Bundle, BundleSpec};
@@ -24,6 +19,7 @@ use wiremock::matchers::{body_partial_json, header, method, path, query_param};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 use super::git_steps::{as_controller, context, git, secret};
+use hecate_controller::steps::reason::Reason;
 
 /// The host API token in the `forge` Secret (which also holds a `password`, unused).
 const TOKEN: &str = "tok-123";
@@ -188,8 +184,8 @@ fn output(result: &Result<StepResult, StepError>) -> &Value {
     }
 }
 
-fn reason(error: &StepError) -> (&str, bool) {
-    (error.reason.as_str(), error.terminal)
+fn reason(error: &StepError) -> (Reason, bool) {
+    (error.reason, error.terminal)
 }
 
 #[tokio::test]
@@ -451,7 +447,7 @@ async fn merged_gives_the_merge_commit_and_closed_ends_the_crossing() {
         .await;
     let result = step.run(&fx.ctx(&work, config(&closed))).await;
     let error = result.as_ref().unwrap_err();
-    assert_eq!(reason(error), (PULL_REQUEST_CLOSED, true));
+    assert_eq!(reason(error), (Reason::PullRequestClosed, true));
     assert_eq!(output(&result)["state"], json!("Closed"));
     assert_eq!(output(&result).get("sha"), None);
 }
@@ -465,20 +461,25 @@ async fn refusals_have_their_reasons() {
         (
             401,
             json!({"message": "Bad credentials"}),
-            PROVIDER_AUTH_FAILED,
+            Reason::ProviderAuthFailed,
             true,
         ),
         (
             403,
             json!({"message": "Resource not accessible by integration"}),
-            PROVIDER_AUTH_FAILED,
+            Reason::ProviderAuthFailed,
             true,
         ),
-        (404, json!({"message": "Not Found"}), PROVIDER_FAILED, true),
+        (
+            404,
+            json!({"message": "Not Found"}),
+            Reason::ProviderFailed,
+            true,
+        ),
         (
             500,
             json!({"message": "Server Error"}),
-            PROVIDER_FAILED,
+            Reason::ProviderFailed,
             false,
         ),
     ];
@@ -506,7 +507,7 @@ async fn refusals_have_their_reasons() {
     let error = step.run(&fx.ctx(&work, config)).await.unwrap_err();
     assert_eq!(
         reason(&error),
-        (PROVIDER_FAILED, false),
+        (Reason::ProviderFailed, false),
         "{}",
         error.message
     );
@@ -736,7 +737,7 @@ async fn commit_status_on_gitlab_and_a_status_already_set() {
     let error = step.run(&fx.ctx(&work, refused)).await.unwrap_err();
     assert_eq!(
         reason(&error),
-        (PROVIDER_FAILED, false),
+        (Reason::ProviderFailed, false),
         "{}",
         error.message
     );
@@ -750,10 +751,10 @@ async fn commit_status_refusals_and_checkouts_it_cannot_use_have_their_reasons()
     let (work, sha) = fx.checkout("status-refused", "https://github.com/acme/fleet.git");
     let step = CommitStatus::new(fx.forge());
     for (status, want) in [
-        (401, (PROVIDER_AUTH_FAILED, true)),
-        (403, (PROVIDER_AUTH_FAILED, true)),
-        (404, (PROVIDER_FAILED, true)),
-        (502, (PROVIDER_FAILED, false)),
+        (401, (Reason::ProviderAuthFailed, true)),
+        (403, (Reason::ProviderAuthFailed, true)),
+        (404, (Reason::ProviderFailed, true)),
+        (502, (Reason::ProviderFailed, false)),
     ] {
         let server = MockServer::start().await;
         Mock::given(method("POST"))
@@ -787,7 +788,12 @@ async fn commit_status_refusals_and_checkouts_it_cannot_use_have_their_reasons()
         .run(&fx.ctx(&unborn, config.clone()))
         .await
         .unwrap_err();
-    assert_eq!(reason(&error), (GIT_FAILED, true), "{}", error.message);
+    assert_eq!(
+        reason(&error),
+        (Reason::GitFailed, true),
+        "{}",
+        error.message
+    );
     // A checkout without an origin: say which repository.
     let (remoteless, _) = fx.checkout("remoteless", "https://github.com/acme/fleet.git");
     git(&remoteless.join("repo"), &["remote", "remove", "origin"]);
@@ -795,7 +801,12 @@ async fn commit_status_refusals_and_checkouts_it_cannot_use_have_their_reasons()
         .run(&fx.ctx(&remoteless, config.clone()))
         .await
         .unwrap_err();
-    assert_eq!(reason(&error), (INVALID_CONFIG, true), "{}", error.message);
+    assert_eq!(
+        reason(&error),
+        (Reason::InvalidConfig, true),
+        "{}",
+        error.message
+    );
     assert!(error.message.contains("set repo"), "{}", error.message);
     // A checkout git cannot read (its `.git` points nowhere): both forge steps fail
     // terminally rather than guess.
@@ -810,7 +821,7 @@ async fn commit_status_refusals_and_checkouts_it_cannot_use_have_their_reasons()
             .unwrap_err();
         assert_eq!(
             reason(&error),
-            (GIT_FAILED, true),
+            (Reason::GitFailed, true),
             "{}: {}",
             step.name(),
             error.message
@@ -836,7 +847,7 @@ async fn commit_status_refusals_and_checkouts_it_cannot_use_have_their_reasons()
         let error = step.run(&fx.ctx(&work, config.clone())).await.unwrap_err();
         assert_eq!(
             reason(&error),
-            (INVALID_CONFIG, true),
+            (Reason::InvalidConfig, true),
             "{config}: {}",
             error.message
         );
@@ -870,7 +881,7 @@ async fn without_a_checkout_the_forge_steps_say_the_work_dir_is_lost() {
     ];
     for (step, config) in cases {
         let error = step.run(&fx.ctx(&work, config.clone())).await.unwrap_err();
-        assert_eq!(reason(&error), (WORK_DIR_LOST, true), "{config}");
+        assert_eq!(reason(&error), (Reason::WorkDirLost, true), "{config}");
     }
     let error = status
         .run(&fx.ctx(&work, json!({"credentialsRef": {"name": "forge"}})))
@@ -917,7 +928,7 @@ async fn the_host_token_is_token_then_password_from_a_required_secret() {
         ("absent", "does not exist"),
     ] {
         let error = step.run(&fx.ctx(&work, config(secret))).await.unwrap_err();
-        assert_eq!(reason(&error), (INVALID_CONFIG, true), "{secret}");
+        assert_eq!(reason(&error), (Reason::InvalidConfig, true), "{secret}");
         assert!(error.message.contains(words), "{}", error.message);
     }
     let error = step
@@ -927,7 +938,7 @@ async fn the_host_token_is_token_then_password_from_a_required_secret() {
         ))
         .await
         .unwrap_err();
-    assert_eq!(reason(&error), (INVALID_CONFIG, true));
+    assert_eq!(reason(&error), (Reason::InvalidConfig, true));
     assert!(
         error.message.contains("credentialsRef"),
         "{}",
@@ -1023,7 +1034,7 @@ async fn a_github_app_secret_mints_an_installation_token() {
         .unwrap();
     assert_github_headers(&server, "ghs_minted").await;
 
-    // Minting refused: un-coded (the engine records Unknown) and retryable.
+    // Minting refused: un-coded (`Unknown`) and retryable.
     let error = CommitStatus::new(forge)
         .run(&fx.ctx(
             &work,
@@ -1032,7 +1043,12 @@ async fn a_github_app_secret_mints_an_installation_token() {
         ))
         .await
         .unwrap_err();
-    assert_eq!(reason(&error), ("", false), "{}", error.message);
+    assert_eq!(
+        reason(&error),
+        (Reason::Unknown, false),
+        "{}",
+        error.message
+    );
     assert!(
         error.message.contains("GitHub App token"),
         "{}",

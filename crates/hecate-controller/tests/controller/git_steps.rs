@@ -10,7 +10,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hecate_controller::steps::git::GitClone;
-use hecate_controller::steps::runner::{INVALID_CONFIG, Runner, StepContext, StepError};
+use hecate_controller::steps::reason::Reason;
+use hecate_controller::steps::runner::{Runner, StepContext, StepError};
 use hecate_sources::git::{Basic, GitCredentials, SshKey};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Bundle, BundleSpec};
@@ -116,8 +117,8 @@ async fn each_kind_of_secret_is_read_in_precedence_order() {
     ] {
         let error = StepError::from(read(Some(name)).await.expect_err(name));
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (INVALID_CONFIG, true)
+            (error.reason, error.terminal),
+            (Reason::InvalidConfig, true)
         );
         assert!(
             error.message.contains(name) && error.message.contains(words),
@@ -211,8 +212,8 @@ async fn git_clone_reads_its_secret_and_fails_cleanly_without_one() {
             .await
             .unwrap_err();
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (INVALID_CONFIG, true)
+            (error.reason, error.terminal),
+            (Reason::InvalidConfig, true)
         );
         assert!(error.message.contains(words), "{}", error.message);
         assert!(!work.join("repo").exists(), "nothing is cloned");
@@ -224,7 +225,7 @@ async fn git_clone_reads_its_secret_and_fails_cleanly_without_one() {
 /// not match is a terminal `GitAuthFailed` that shows no key.
 #[tokio::test]
 async fn git_clone_and_push_over_ssh() {
-    use hecate_controller::steps::git::{GIT_AUTH_FAILED, GitCommit, GitPush};
+    use hecate_controller::steps::git::{GitCommit, GitPush};
     use hecate_testenv::sshd::{KeyPair, Sshd};
 
     let env = TestEnv::new().await;
@@ -343,8 +344,8 @@ async fn git_clone_and_push_over_ssh() {
         .await
         .unwrap_err();
     assert_eq!(
-        (error.reason.as_str(), error.terminal),
-        (GIT_AUTH_FAILED, true),
+        (error.reason, error.terminal),
+        (Reason::GitAuthFailed, true),
         "{}",
         error.message
     );

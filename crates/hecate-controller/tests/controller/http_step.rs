@@ -7,11 +7,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use hecate_controller::steps::http::{HTTP_FAILED, HTTP_UNREACHABLE, Http};
-use hecate_controller::steps::render::NOT_ALLOWED;
-use hecate_controller::steps::runner::{
-    INVALID_CONFIG, Runner, StepContext, StepError, StepResult,
-};
+use hecate_controller::steps::http::Http;
+use hecate_controller::steps::runner::{Runner, StepContext, StepError, StepResult};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Bundle, BundleSpec};
 use jiff::Timestamp;
@@ -24,6 +21,7 @@ use wiremock::matchers::{body_json, header, method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 use crate::process::eventually;
+use hecate_controller::steps::reason::Reason;
 
 /// A client for an API server that is not there: for configurations that read no
 /// Secret.
@@ -64,7 +62,7 @@ async fn run(step: &Http, namespace: &str, config: Value) -> Result<StepResult, 
 }
 
 /// The reason and terminal flag of a failure, and its output.
-fn refused(result: Result<StepResult, StepError>) -> (String, bool, Option<Value>, String) {
+fn refused(result: Result<StepResult, StepError>) -> (Reason, bool, Option<Value>, String) {
     let error = result.expect_err("the step should fail");
     (error.reason, error.terminal, error.output, error.message)
 }
@@ -180,14 +178,14 @@ async fn a_refused_status_is_terminal_below_500_and_forgivable_from_500() {
 
     let (reason, terminal, output, message) =
         refused(run(&step, "ns", json!({"url": url("/busy")})).await);
-    assert_eq!((reason.as_str(), terminal), (HTTP_FAILED, false));
+    assert_eq!((reason, terminal), (Reason::HttpFailed, false));
     assert!(message.contains("answered 503"), "{message}");
     // The answer is recorded even though the step failed.
     assert_eq!(output.unwrap()["json"], json!({"at": "/busy"}));
 
     let (reason, terminal, output, _) =
         refused(run(&step, "ns", json!({"url": url("/gone")})).await);
-    assert_eq!((reason.as_str(), terminal), (HTTP_FAILED, true));
+    assert_eq!((reason, terminal), (Reason::HttpFailed, true));
     assert_eq!(output.unwrap()["status"], json!(404));
 
     // expectStatus replaces "any 2xx", in both directions.
@@ -207,7 +205,7 @@ async fn a_refused_status_is_terminal_below_500_and_forgivable_from_500() {
         )
         .await,
     );
-    assert_eq!((reason.as_str(), terminal), (HTTP_FAILED, true));
+    assert_eq!((reason, terminal), (Reason::HttpFailed, true));
 }
 
 #[tokio::test]
@@ -233,7 +231,7 @@ async fn success_if_judges_the_answer_and_a_broken_one_is_a_configuration_mistak
     assert_eq!(done.output.unwrap()["status"], json!(200));
 
     let (reason, terminal, output, message) = refused(run(&step, "ns", with("json.healthy")).await);
-    assert_eq!((reason.as_str(), terminal), (HTTP_FAILED, true));
+    assert_eq!((reason, terminal), (Reason::HttpFailed, true));
     assert!(message.contains("does not hold"), "{message}");
     assert_eq!(output.unwrap()["json"]["healthy"], json!(false));
 
@@ -245,8 +243,8 @@ async fn success_if_judges_the_answer_and_a_broken_one_is_a_configuration_mistak
     ] {
         let (reason, terminal, output, message) = refused(run(&step, "ns", with(broken)).await);
         assert_eq!(
-            (reason.as_str(), terminal),
-            (INVALID_CONFIG, true),
+            (reason, terminal),
+            (Reason::InvalidConfig, true),
             "{broken}: {message}"
         );
         assert!(message.starts_with("successIf:"), "{broken}: {message}");
@@ -261,8 +259,8 @@ async fn success_if_judges_the_answer_and_a_broken_one_is_a_configuration_mistak
     ] {
         let (reason, terminal, output, message) = refused(run(&step, "ns", with(broken)).await);
         assert_eq!(
-            (reason.as_str(), terminal),
-            (INVALID_CONFIG, true),
+            (reason, terminal),
+            (Reason::InvalidConfig, true),
             "{broken}: {message}"
         );
         assert!(message.contains("successIf"), "{broken}: {message}");
@@ -282,14 +280,14 @@ async fn an_endpoint_that_does_not_answer_is_unreachable_and_forgivable() {
 
     let (reason, terminal, output, message) =
         refused(run(&step, "ns", json!({"url": "http://127.0.0.1:1/hook"})).await);
-    assert_eq!((reason.as_str(), terminal), (HTTP_UNREACHABLE, false));
+    assert_eq!((reason, terminal), (Reason::HttpUnreachable, false));
     assert!(message.contains("could not connect"), "{message}");
     assert_eq!(output, None, "there was no answer to record");
 
     let started = std::time::Instant::now();
     let config = json!({"url": format!("{}/slow", server.uri()), "timeout": "300ms"});
     let (reason, terminal, _, message) = refused(run(&step, "ns", config).await);
-    assert_eq!((reason.as_str(), terminal), (HTTP_UNREACHABLE, false));
+    assert_eq!((reason, terminal), (Reason::HttpUnreachable, false));
     assert!(message.contains("no answer in time"), "{message}");
     assert!(
         started.elapsed() < Duration::from_secs(4),
@@ -312,8 +310,8 @@ async fn an_endpoint_that_does_not_answer_is_unreachable_and_forgivable() {
     let (reason, terminal, _, message) =
         refused(run(&step, "ns", json!({"url": format!("http://{at}/cut")})).await);
     assert_eq!(
-        (reason.as_str(), terminal),
-        (HTTP_UNREACHABLE, false),
+        (reason, terminal),
+        (Reason::HttpUnreachable, false),
         "{message}"
     );
     assert!(message.contains("reading the answer"), "{message}");
@@ -347,8 +345,8 @@ async fn configuration_mistakes_are_terminal_and_send_nothing() {
     ] {
         let (reason, terminal, _, message) = refused(run(&step, "ns", config.clone()).await);
         assert_eq!(
-            (reason.as_str(), terminal),
-            (INVALID_CONFIG, true),
+            (reason, terminal),
+            (Reason::InvalidConfig, true),
             "{config}: {message}"
         );
         assert!(message.contains(words), "{config}: {message}");
@@ -434,8 +432,8 @@ async fn secret_headers_are_read_when_sent_override_plain_ones_and_stay_out_of_t
         });
         let (reason, terminal, _, message) = refused(run(&step, &env.namespace, config).await);
         assert_eq!(
-            (reason.as_str(), terminal),
-            (INVALID_CONFIG, true),
+            (reason, terminal),
+            (Reason::InvalidConfig, true),
             "{secret}/{key}: {message}"
         );
         assert!(message.contains(secret), "{message}");
@@ -494,11 +492,7 @@ async fn secret_headers_never_follow_a_redirect_to_another_origin() {
         )
         .await,
     );
-    assert_eq!(
-        (reason.as_str(), terminal),
-        (HTTP_FAILED, true),
-        "{message}"
-    );
+    assert_eq!((reason, terminal), (Reason::HttpFailed, true), "{message}");
     assert!(message.contains("another origin"), "{message}");
     assert!(elsewhere.received_requests().await.unwrap().is_empty());
 
@@ -566,11 +560,7 @@ async fn this_hosts_addresses_need_the_operators_flag_and_the_controllers_own_ne
         format!("http://0.0.0.0:{port}/hook"),
     ] {
         let (reason, terminal, _, message) = refused(run(&strict, "ns", json!({"url": url})).await);
-        assert_eq!(
-            (reason.as_str(), terminal),
-            (NOT_ALLOWED, true),
-            "{message}"
-        );
+        assert_eq!((reason, terminal), (Reason::NotAllowed, true), "{message}");
         assert!(message.contains("--allow-local-http"), "{message}");
     }
     assert!(server.received_requests().await.unwrap().is_empty());
@@ -595,11 +585,7 @@ async fn this_hosts_addresses_need_the_operators_flag_and_the_controllers_own_ne
     ] {
         let (reason, terminal, output, message) =
             refused(run(&lenient, "ns", json!({"url": url})).await);
-        assert_eq!(
-            (reason.as_str(), terminal),
-            (NOT_ALLOWED, true),
-            "{message}"
-        );
+        assert_eq!((reason, terminal), (Reason::NotAllowed, true), "{message}");
         assert!(
             message.contains("the controller itself serves"),
             "{message}"

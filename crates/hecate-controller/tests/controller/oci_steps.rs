@@ -9,9 +9,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
 use hecate_controller::steps::oci::{self, OciPull, OciPush};
-use hecate_controller::steps::runner::{
-    INVALID_CONFIG, Runner, StepContext, StepError, StepResult,
-};
+use hecate_controller::steps::runner::{Runner, StepContext, StepError, StepResult};
 use hecate_testenv::TestEnv;
 use hecate_testenv::registry::{Distribution, OCI_MANIFEST, PASSWORD, USER};
 use hecate_types::{Bundle, BundleSpec};
@@ -22,6 +20,7 @@ use sha2::{Digest as _, Sha256};
 use pretty_assertions::assert_eq;
 
 use super::git_steps::{as_controller, secret};
+use hecate_controller::steps::reason::Reason;
 
 /// 2026-01-01T00:00:00Z: when the Passage started.
 const STARTED: i64 = 1_767_225_600;
@@ -150,10 +149,10 @@ fn site(root: &Path) {
     std::os::unix::fs::symlink("/etc/hostname", root.join("site/host")).unwrap();
 }
 
-fn assert_failure(result: Result<StepResult, StepError>, reason: &str, terminal: bool) -> String {
+fn assert_failure(result: Result<StepResult, StepError>, reason: Reason, terminal: bool) -> String {
     let error = result.expect_err("the step fails");
     assert_eq!(
-        (error.reason.as_str(), error.terminal),
+        (error.reason, error.terminal),
         (reason, terminal),
         "{}",
         error.message
@@ -242,7 +241,7 @@ async fn push_then_pull_round_trips_files_and_modes() {
                    "credentialsRef": {"name": "registry"}}),
         )
         .await,
-        oci::REGISTRY_FAILED,
+        Reason::RegistryFailed,
         false,
     );
 }
@@ -365,13 +364,13 @@ async fn refused_credentials_are_terminal() {
     };
     let message = assert_failure(
         f.run(&f.push(), push(Some("wrong"))).await,
-        oci::REGISTRY_AUTH_FAILED,
+        Reason::RegistryAuthFailed,
         true,
     );
     assert!(message.contains("401"), "{message}");
     let message = assert_failure(
         f.run(&f.push(), push(None)).await,
-        oci::REGISTRY_AUTH_FAILED,
+        Reason::RegistryAuthFailed,
         true,
     );
     assert!(message.contains("401"), "{message}");
@@ -383,7 +382,7 @@ async fn refused_credentials_are_terminal() {
             json!({"repo": repo, "tag": "dev", "out": "m", "credentialsRef": {"name": "wrong"}}),
         )
         .await,
-        oci::REGISTRY_AUTH_FAILED,
+        Reason::RegistryAuthFailed,
         true,
     );
     assert!(message.contains("401"), "{message}");
@@ -405,14 +404,14 @@ async fn an_unreachable_registry_is_retryable() {
             json!({"path": "site", "repo": repo, "tag": "dev"}),
         )
         .await,
-        oci::REGISTRY_FAILED,
+        Reason::RegistryFailed,
         false,
     );
     assert!(message.contains("unreachable"), "{message}");
     assert_failure(
         f.run(&f.pull(), json!({"repo": repo, "tag": "dev", "out": "m"}))
             .await,
-        oci::REGISTRY_FAILED,
+        Reason::RegistryFailed,
         false,
     );
 }
@@ -472,7 +471,7 @@ async fn pull_refuses_entries_that_leave_out() {
                        "credentialsRef": {"name": "registry"}}),
             )
             .await,
-            oci::REGISTRY_FAILED,
+            Reason::RegistryFailed,
             true,
         );
         assert!(message.contains(words), "{tag}: {message}");
@@ -489,7 +488,7 @@ async fn pull_refuses_entries_that_leave_out() {
                    "credentialsRef": {"name": "registry"}}),
         )
         .await,
-        oci::REGISTRY_FAILED,
+        Reason::RegistryFailed,
         true,
     );
     assert!(message.contains("index"), "{message}");
@@ -541,20 +540,28 @@ async fn mistakes_are_terminal_with_their_reasons() {
     let push = |path: &str| json!({"path": path, "repo": repo, "tag": "dev"});
     let message = assert_failure(
         f.run(&f.push(), push("missing")).await,
-        oci::FILE_NOT_FOUND,
+        Reason::FileNotFound,
         true,
     );
     assert!(message.contains("missing"), "{message}");
     assert_failure(
         f.run(&f.push(), push("file.yaml")).await,
-        oci::FILE_NOT_FOUND,
+        Reason::FileNotFound,
         true,
     );
     for path in ["../outside", "/etc"] {
-        assert_failure(f.run(&f.push(), push(path)).await, INVALID_CONFIG, true);
+        assert_failure(
+            f.run(&f.push(), push(path)).await,
+            Reason::InvalidConfig,
+            true,
+        );
     }
     std::os::unix::fs::symlink("/etc", f.dir().join("etc")).unwrap();
-    let message = assert_failure(f.run(&f.push(), push("etc")).await, INVALID_CONFIG, true);
+    let message = assert_failure(
+        f.run(&f.push(), push("etc")).await,
+        Reason::InvalidConfig,
+        true,
+    );
     assert!(message.contains("symbolic link"), "{message}");
 
     let digest = format!("sha256:{}", "a".repeat(64));
@@ -564,7 +571,7 @@ async fn mistakes_are_terminal_with_their_reasons() {
             json!({"repo": repo, "tag": "dev", "digest": digest, "out": "m"}),
         )
         .await,
-        INVALID_CONFIG,
+        Reason::InvalidConfig,
         true,
     );
     assert!(message.contains("not both"), "{message}");
@@ -583,7 +590,11 @@ async fn mistakes_are_terminal_with_their_reasons() {
             "does not exist",
         ),
     ] {
-        let message = assert_failure(f.run(&f.pull(), with.clone()).await, INVALID_CONFIG, true);
+        let message = assert_failure(
+            f.run(&f.pull(), with.clone()).await,
+            Reason::InvalidConfig,
+            true,
+        );
         assert!(message.contains(words), "{with}: {message}");
     }
 }
@@ -687,7 +698,7 @@ async fn pull_refuses_a_layer_larger_than_it_takes_before_downloading_it() {
                    "credentialsRef": {"name": "registry"}}),
         )
         .await,
-        oci::REGISTRY_FAILED,
+        Reason::RegistryFailed,
         true,
     );
     assert!(
@@ -728,7 +739,7 @@ async fn pull_refuses_a_manifest_larger_than_it_reads() {
     let message = assert_failure(
         f.run(&f.pull(), json!({"repo": repo, "tag": "dev", "out": "out"}))
             .await,
-        oci::REGISTRY_FAILED,
+        Reason::RegistryFailed,
         true,
     );
     assert!(

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use hecate_controller::steps::reason::Reason;
 use hecate_testenv::world::{Repository, git};
 use hecate_types::{Passage, PassagePhase, Step, StepPhase, StepStatus};
 use serde_json::{Value, json};
@@ -86,7 +87,11 @@ async fn a_clone_of_the_controllers_own_disk_is_refused_unless_the_operator_allo
         let (phase, step) = first_step(&h, passage).await;
         assert_eq!(
             (phase, step.phase, step.reason.as_str()),
-            (PassagePhase::Failed, StepPhase::Failed, "NotAllowed"),
+            (
+                PassagePhase::Failed,
+                StepPhase::Failed,
+                Reason::NotAllowed.as_str()
+            ),
             "{passage}: {}",
             step.message
         );
@@ -151,7 +156,11 @@ async fn a_clone_larger_than_the_operators_limit_fails_and_says_so() {
     let (phase, step) = first_step(&h, "dev-1").await;
     assert_eq!(
         (phase, step.phase, step.reason.as_str()),
-        (PassagePhase::Failed, StepPhase::Failed, "CheckoutTooLarge"),
+        (
+            PassagePhase::Failed,
+            StepPhase::Failed,
+            Reason::CheckoutTooLarge.as_str()
+        ),
         "{}",
         step.message
     );
@@ -184,7 +193,7 @@ async fn an_http_step_reaches_this_host_only_if_allowed_and_the_controller_itsel
     let (phase, step) = first_step(&h, "dev-1").await;
     assert_eq!(
         (phase, step.reason.as_str()),
-        (PassagePhase::Failed, "NotAllowed"),
+        (PassagePhase::Failed, Reason::NotAllowed.as_str()),
         "{}",
         step.message
     );
@@ -218,7 +227,7 @@ async fn an_http_step_reaches_this_host_only_if_allowed_and_the_controller_itsel
         let (phase, step) = first_step(&h, &format!("{gate}-1")).await;
         assert_eq!(
             (phase, step.reason.as_str()),
-            (PassagePhase::Failed, "NotAllowed"),
+            (PassagePhase::Failed, Reason::NotAllowed.as_str()),
             "{gate}: {}",
             step.message
         );

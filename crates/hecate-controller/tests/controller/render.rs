@@ -7,12 +7,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use hecate_controller::steps::render::{
-    FILE_NOT_FOUND, NOT_ALLOWED, NOTHING_RENDERED, RENDER_FAILED, RenderHelm, RenderKustomize,
-};
-use hecate_controller::steps::runner::{
-    INVALID_CONFIG, Progress, Runner, StepContext, StepError, StepResult,
-};
+use hecate_controller::steps::reason::Reason;
+use hecate_controller::steps::render::{RenderHelm, RenderKustomize};
+use hecate_controller::steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
 use hecate_testenv::Tool;
 use hecate_types::{Bundle, BundleSpec};
 use serde::Deserialize as _;
@@ -90,13 +87,13 @@ impl Work {
     }
 
     /// Runs `config`, which must fail terminally with `reason`; returns the message.
-    async fn refused(&self, step: &dyn Runner, config: Value, reason: &str) -> String {
+    async fn refused(&self, step: &dyn Runner, config: Value, reason: Reason) -> String {
         let error = self
             .run(step, config.clone())
             .await
             .expect_err(&config.to_string());
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
+            (error.reason, error.terminal),
             (reason, true),
             "{config}: {}",
             error.message
@@ -211,7 +208,7 @@ async fn kustomize_reads_outside_its_directory_only_with_load_restrictions_none(
         "resources:\n- ../../shared/config.yaml\n",
     );
 
-    let message = work.refused(&step, overlay(), RENDER_FAILED).await;
+    let message = work.refused(&step, overlay(), Reason::RenderFailed).await;
     assert!(message.starts_with("kustomize build failed: "), "{message}");
     // Paths are named inside the work directory.
     assert!(message.contains("repo/shared/config.yaml"), "{message}");
@@ -251,7 +248,9 @@ async fn load_restrictions_none_is_refused_unless_the_operator_allows_it() {
     let config =
         json!({"path": "repo/envs/dev", "out": "out/dev.yaml", "loadRestrictionsNone": true});
 
-    let message = work.refused(&step, config.clone(), NOT_ALLOWED).await;
+    let message = work
+        .refused(&step, config.clone(), Reason::NotAllowed)
+        .await;
     assert!(
         message.contains("loadRestrictionsNone")
             && message.contains("--allow-kustomize-load-restrictions-none"),
@@ -273,7 +272,7 @@ async fn load_restrictions_none_is_refused_unless_the_operator_allows_it() {
         .refused(
             &step,
             json!({"path": "repo/envs/dev", "out": "out/dev.yaml"}),
-            RENDER_FAILED,
+            Reason::RenderFailed,
         )
         .await;
     assert!(message.contains("is not in or below"), "{message}");
@@ -300,7 +299,7 @@ async fn kustomize_failures_are_terminal_and_name_paths_in_the_work_directory() 
         .refused(
             &step,
             json!({"path": "repo/envs/empty", "out": "out.yaml"}),
-            NOTHING_RENDERED,
+            Reason::NothingRendered,
         )
         .await;
     assert!(message.contains("repo/envs/empty"), "{message}");
@@ -310,7 +309,7 @@ async fn kustomize_failures_are_terminal_and_name_paths_in_the_work_directory() 
         .refused(
             &step,
             json!({"path": "repo/envs/broken", "out": "out.yaml"}),
-            RENDER_FAILED,
+            Reason::RenderFailed,
         )
         .await;
     assert!(
@@ -328,7 +327,7 @@ async fn kustomize_failures_are_terminal_and_name_paths_in_the_work_directory() 
             .refused(
                 &step,
                 json!({"path": path, "out": "out.yaml"}),
-                FILE_NOT_FOUND,
+                Reason::FileNotFound,
             )
             .await;
         assert!(message.contains(words), "{path}: {message}");
@@ -339,7 +338,7 @@ async fn kustomize_failures_are_terminal_and_name_paths_in_the_work_directory() 
         json!({"path": "repo/envs/empty", "out": "../out.yaml"}),
         json!({"path": "repo/envs/empty", "out": "out.yaml", "extra": 1}),
     ] {
-        work.refused(&step, config, INVALID_CONFIG).await;
+        work.refused(&step, config, Reason::InvalidConfig).await;
     }
 }
 
@@ -359,14 +358,14 @@ async fn a_symbolic_link_out_of_the_work_directory_is_refused() {
         .refused(
             &step,
             json!({"path": "repo/linked", "out": "o.yaml"}),
-            INVALID_CONFIG,
+            Reason::InvalidConfig,
         )
         .await;
     assert!(message.contains("symbolic link"), "{message}");
     work.refused(
         &step,
         json!({"path": "repo/envs/dev", "out": "out/dev.yaml"}),
-        INVALID_CONFIG,
+        Reason::InvalidConfig,
     )
     .await;
     assert!(!outside.path().join("dev.yaml").exists());
@@ -382,7 +381,7 @@ async fn a_symbolic_link_out_of_the_work_directory_is_refused() {
     )
     .unwrap();
     let message = work
-        .refused(&helm, chart_config(json!({})), INVALID_CONFIG)
+        .refused(&helm, chart_config(json!({})), Reason::InvalidConfig)
         .await;
     assert!(
         message.contains("repo/chart/files-token in repo/chart leads out"),
@@ -547,7 +546,7 @@ async fn helm_applies_values_files_in_order_then_values_with_lists_replaced() {
         .refused(
             &step,
             chart_config(json!({"values": {"enabled": false}})),
-            NOTHING_RENDERED,
+            Reason::NothingRendered,
         )
         .await;
     assert!(message.contains("repo/chart"), "{message}");
@@ -561,7 +560,7 @@ async fn helm_honours_kube_version_never_the_clusters() {
 
     // Helm's own default is newer than the chart allows.
     let message = work
-        .refused(&step, chart_config(json!({})), RENDER_FAILED)
+        .refused(&step, chart_config(json!({})), Reason::RenderFailed)
         .await;
     assert!(message.starts_with("helm template failed: "), "{message}");
     assert!(message.contains("kubeVersion"), "{message}");
@@ -576,7 +575,7 @@ async fn helm_honours_kube_version_never_the_clusters() {
         .refused(
             &step,
             chart_config(json!({"kubeVersion": "soon"})),
-            RENDER_FAILED,
+            Reason::RenderFailed,
         )
         .await;
     assert!(message.contains("soon"), "{message}");
@@ -594,7 +593,7 @@ async fn helm_failures_are_terminal_and_name_paths_in_the_work_directory() {
         .refused(
             &step,
             chart_config(json!({"valuesFiles": ["repo/bad-values.yaml"]})),
-            RENDER_FAILED,
+            Reason::RenderFailed,
         )
         .await;
     assert!(message.contains("repo/bad-values.yaml"), "{message}");
@@ -604,7 +603,7 @@ async fn helm_failures_are_terminal_and_name_paths_in_the_work_directory() {
         "{{ .Values.missing.field }}\n",
     );
     let message = work
-        .refused(&step, chart_config(json!({})), RENDER_FAILED)
+        .refused(&step, chart_config(json!({})), Reason::RenderFailed)
         .await;
     assert!(message.contains("app/templates/broken.yaml"), "{message}");
     assert!(!message.contains("--debug"), "{message}");
@@ -619,7 +618,7 @@ async fn helm_failures_are_terminal_and_name_paths_in_the_work_directory() {
         ),
     ] {
         let message = work
-            .refused(&step, chart_config(config.clone()), FILE_NOT_FOUND)
+            .refused(&step, chart_config(config.clone()), Reason::FileNotFound)
             .await;
         assert!(message.contains(words), "{config}: {message}");
     }
@@ -629,7 +628,7 @@ async fn helm_failures_are_terminal_and_name_paths_in_the_work_directory() {
         json!({"out": "/tmp/app.yaml"}),
         json!({"releaseName": ""}),
     ] {
-        work.refused(&step, chart_config(config), INVALID_CONFIG)
+        work.refused(&step, chart_config(config), Reason::InvalidConfig)
             .await;
     }
     assert!(!work.path().join("out/app.yaml").exists());
@@ -670,10 +669,7 @@ async fn an_absent_program_is_a_terminal_error_naming_it_and_its_flag() {
     ];
     for (step, config, name, flag) in cases {
         let error = work.run(step.as_ref(), config).await.unwrap_err();
-        assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (RENDER_FAILED, true)
-        );
+        assert_eq!((error.reason, error.terminal), (Reason::RenderFailed, true));
         assert!(
             error
                 .message
@@ -749,7 +745,7 @@ async fn a_render_past_its_time_takes_what_it_started_with_it() {
     let program = fake(bin.path(), "kustomize", &spawning(&pid_file, "wait"));
     let step = RenderKustomize::new(program).with_time_limit(std::time::Duration::from_secs(2));
     let started = std::time::Instant::now();
-    let message = work.refused(&step, overlay(), RENDER_FAILED).await;
+    let message = work.refused(&step, overlay(), Reason::RenderFailed).await;
     assert_eq!(message, "kustomize build did not finish within 2s");
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     let child = child_pid(&pid_file).await;
@@ -808,7 +804,7 @@ async fn a_render_that_writes_without_end_is_cut_off() {
     let bin = tempfile::tempdir().unwrap();
     let program = fake(bin.path(), "kustomize", "exec yes 'a: 1'");
     let step = RenderKustomize::new(program).with_time_limit(std::time::Duration::from_secs(60));
-    let message = work.refused(&step, overlay(), RENDER_FAILED).await;
+    let message = work.refused(&step, overlay(), Reason::RenderFailed).await;
     assert_eq!(message, "kustomize build wrote more than 64 MiB");
     assert!(!work.path().join("out/dev.yaml").exists());
 }

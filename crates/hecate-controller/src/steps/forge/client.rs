@@ -10,11 +10,12 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 
+use super::known;
 use super::repo::{Repo, default_base_url, infer};
-use super::{PROVIDER_AUTH_FAILED, PROVIDER_FAILED, known};
 use crate::steps::config::fields::{Deferred, HttpUrl};
 use crate::steps::config::host::Provider;
-use crate::steps::runner::{INVALID_CONFIG, StepError};
+use crate::steps::reason::Reason;
+use crate::steps::runner::StepError;
 
 /// How long one request may take, answer included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -117,13 +118,12 @@ impl Forge {
             return match self.tokens.token(&app).await.map_err(StepError::from) {
                 Ok(token) => Ok(token),
                 // A key that cannot sign is a configuration mistake.
-                Err(error) if error.reason == INVALID_CONFIG => Err(StepError::config(format!(
-                    "credentials Secret {name:?}: {}",
-                    error.message
-                ))),
+                Err(error) if error.reason == Reason::InvalidConfig => Err(StepError::config(
+                    format!("credentials Secret {name:?}: {}", error.message),
+                )),
                 // Minting goes over the network: un-coded and retryable (spec §5.6).
                 Err(error) => Err(StepError::retryable(
-                    "",
+                    Reason::Unknown,
                     format!(
                         "cannot mint a GitHub App token with Secret {name:?}: {}",
                         error.message
@@ -323,7 +323,7 @@ impl Failure {
     /// retryable `ProviderFailed`.
     pub(crate) fn step_error(self, doing: &str) -> StepError {
         match self.status {
-            None => StepError::retryable(PROVIDER_FAILED, format!("{doing}: {}", self.said)),
+            None => StepError::retryable(Reason::ProviderFailed, format!("{doing}: {}", self.said)),
             Some(status) => {
                 let said = if self.said.is_empty() {
                     String::new()
@@ -332,16 +332,18 @@ impl Failure {
                 };
                 let message = format!("{doing}: {} answered {status}{said}", self.what);
                 match status.as_u16() {
-                    403 if self.rate_limited => StepError::retryable(PROVIDER_FAILED, message),
+                    403 if self.rate_limited => {
+                        StepError::retryable(Reason::ProviderFailed, message)
+                    }
                     401 | 403 => StepError::terminal(
-                        PROVIDER_AUTH_FAILED,
+                        Reason::ProviderAuthFailed,
                         format!("{message} (check the token and what it may do)"),
                     ),
                     404 => StepError::terminal(
-                        PROVIDER_FAILED,
+                        Reason::ProviderFailed,
                         format!("{message} (check the repository and that the token can see it)"),
                     ),
-                    _ => StepError::retryable(PROVIDER_FAILED, message),
+                    _ => StepError::retryable(Reason::ProviderFailed, message),
                 }
             }
         }
@@ -385,7 +387,7 @@ mod tests {
                 .as_ref(),
         )
         .map_err(|e| {
-            assert_eq!((e.reason.as_str(), e.terminal), (INVALID_CONFIG, true));
+            assert_eq!((e.reason, e.terminal), (Reason::InvalidConfig, true));
             e.message
         })
     }
@@ -491,21 +493,21 @@ mod tests {
             rate_limited,
         };
         let cases = [
-            (Some(401), false, PROVIDER_AUTH_FAILED, true),
-            (Some(403), false, PROVIDER_AUTH_FAILED, true),
-            (Some(403), true, PROVIDER_FAILED, false),
-            (Some(404), false, PROVIDER_FAILED, true),
-            (Some(409), false, PROVIDER_FAILED, false),
-            (Some(422), false, PROVIDER_FAILED, false),
-            (Some(429), true, PROVIDER_FAILED, false),
-            (Some(500), false, PROVIDER_FAILED, false),
-            (Some(503), false, PROVIDER_FAILED, false),
-            (None, false, PROVIDER_FAILED, false),
+            (Some(401), false, Reason::ProviderAuthFailed, true),
+            (Some(403), false, Reason::ProviderAuthFailed, true),
+            (Some(403), true, Reason::ProviderFailed, false),
+            (Some(404), false, Reason::ProviderFailed, true),
+            (Some(409), false, Reason::ProviderFailed, false),
+            (Some(422), false, Reason::ProviderFailed, false),
+            (Some(429), true, Reason::ProviderFailed, false),
+            (Some(500), false, Reason::ProviderFailed, false),
+            (Some(503), false, Reason::ProviderFailed, false),
+            (None, false, Reason::ProviderFailed, false),
         ];
         for (status, rate_limited, reason, terminal) in cases {
             let error = failure(status, rate_limited).step_error("opening");
             assert_eq!(
-                (error.reason.as_str(), error.terminal),
+                (error.reason, error.terminal),
                 (reason, terminal),
                 "{status:?}"
             );

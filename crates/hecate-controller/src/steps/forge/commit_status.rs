@@ -19,7 +19,8 @@ use super::{Forge, bundle_name, known, or_default};
 use crate::steps::config::Config;
 use crate::steps::config::host::{CommitState, Provider};
 use crate::steps::decode;
-use crate::steps::git::{GIT_FAILED, WORK_DIR_LOST, checkout_facts};
+use crate::steps::git::checkout_facts;
+use crate::steps::reason::Reason;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
 
 /// The `commit-status` step.
@@ -47,7 +48,7 @@ impl CommitStatus {
             let facts = checkout_facts(ctx, settings.checkout())
                 .await
                 .map_err(|mut error| {
-                    if error.reason == WORK_DIR_LOST {
+                    if error.reason == Reason::WorkDirLost {
                         error
                             .message
                             .push_str("; set sha and repo to report without a checkout");
@@ -58,7 +59,7 @@ impl CommitStatus {
             let repo = or_default(&settings.repo, || facts.origin.unwrap_or_default());
             if sha.is_empty() {
                 return Err(StepError::terminal(
-                    GIT_FAILED,
+                    Reason::GitFailed,
                     format!("the checkout at {:?} has no commit", settings.checkout()),
                 ));
             }

@@ -21,11 +21,12 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::client::{Failure, Host, Target};
-use super::{Forge, PROVIDER_FAILED, PULL_REQUEST_CLOSED, bundle_name, known, or_default};
+use super::{Forge, bundle_name, known, or_default};
 use crate::steps::config::Config;
 use crate::steps::config::host::Provider;
 use crate::steps::decode;
 use crate::steps::git::checkout_facts;
+use crate::steps::reason::Reason;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
 
 /// The `git-pull-request` step.
@@ -138,13 +139,13 @@ impl GitPullRequest {
                     ))
                 }
                 None => Err(StepError::retryable(
-                    PROVIDER_FAILED,
+                    Reason::ProviderFailed,
                     format!("{} is merged, but the forge names no merge commit", pr.url),
                 )
                 .with_output(output)),
             },
             State::Closed => Err(StepError::terminal(
-                PULL_REQUEST_CLOSED,
+                Reason::PullRequestClosed,
                 format!(
                     "{} was closed without being merged; the crossing ends here",
                     pr.url
@@ -517,8 +518,8 @@ mod tests {
                 .expect_err("no number")
                 .step_error("reading");
             assert_eq!(
-                (error.reason.as_str(), error.terminal),
-                (PROVIDER_FAILED, false)
+                (error.reason, error.terminal),
+                (Reason::ProviderFailed, false)
             );
         }
     }

@@ -32,14 +32,6 @@ pub use git_pull_request::GitPullRequest;
 use super::config::fields::Deferred;
 use super::runner::{StepContext, StepError};
 
-/// Reason: the forge refused the token (terminal).
-pub const PROVIDER_AUTH_FAILED: &str = "ProviderAuthFailed";
-/// Reason: the forge's API failed the request: terminal when the repository or pull
-/// request does not exist, retryable otherwise.
-pub const PROVIDER_FAILED: &str = "ProviderFailed";
-/// Reason: the pull request was closed without being merged (terminal).
-pub const PULL_REQUEST_CLOSED: &str = "PullRequestClosed";
-
 /// A value that must be known by now: expressions are substituted before a step runs,
 /// so one left over is a configuration mistake.
 fn known<'c, T>(value: &'c Deferred<T>, what: &str) -> Result<&'c T, StepError> {

@@ -24,12 +24,10 @@ use hecate_sources::git::command::{redact_urls, size_of};
 use hecate_sources::git::{AppTokens, Bounded, Git, GitCredentials, GitFailure, Scratch, apply};
 use serde_json::json;
 
-use super::{
-    CHECKOUT_TOO_LARGE, GIT_FAILED, checkout_dir, cli, current_branch, decode, display, head,
-    is_checkout, origin, short,
-};
+use super::{checkout_dir, cli, current_branch, decode, display, head, is_checkout, origin, short};
 use crate::steps::config::Config;
 use crate::steps::config::git::GitClone as Settings;
+use crate::steps::reason::Reason;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
 
 /// The `git-clone` step.
@@ -84,7 +82,7 @@ impl GitClone {
         // Before anything is read or reused: the operator's rule holds for a checkout
         // an earlier attempt left too.
         hecate_sources::git::remote::check(&settings.repo, self.local)
-            .map_err(|why| StepError::terminal(super::NOT_ALLOWED, format!("repo: {why}")))?;
+            .map_err(|why| StepError::terminal(Reason::NotAllowed, format!("repo: {why}")))?;
         let dest = checkout_dir(ctx, settings.checkout())?;
         let mut git = cli(ctx.work_dir).await?.allowing_local(self.local);
         if reusable(&git, &dest, &settings).await? {
@@ -270,7 +268,7 @@ async fn finish(
 }
 
 fn local(message: String) -> StepError {
-    StepError::terminal(GIT_FAILED, message)
+    StepError::terminal(Reason::GitFailed, message)
 }
 
 /// Removes what an earlier clone left in the private area. git's helpers may still be
@@ -304,7 +302,7 @@ fn too_large(settings: &Settings, limit: u64) -> StepError {
         " (a shallow clone, depth: 1, may fit)"
     };
     StepError::terminal(
-        CHECKOUT_TOO_LARGE,
+        Reason::CheckoutTooLarge,
         format!(
             "the clone of {} grew past {}, the most a checkout may hold \
              (--max-checkout-size): it was stopped and removed{hint}",
@@ -322,8 +320,6 @@ mod tests {
 
     use super::*;
     use crate::steps::git::testing::{Fixture, no_cluster, output};
-    use crate::steps::git::{GIT_AUTH_FAILED, GIT_UNREACHABLE};
-    use crate::steps::runner::INVALID_CONFIG;
 
     #[tokio::test]
     async fn a_fresh_clone_then_a_reuse() {
@@ -435,8 +431,8 @@ mod tests {
             .await
             .expect_err("refused");
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (INVALID_CONFIG, true)
+            (error.reason, error.terminal),
+            (Reason::InvalidConfig, true)
         );
         assert!(
             tokio::fs::try_exists(work.join("repo/notes.txt"))
@@ -477,8 +473,8 @@ mod tests {
                 .await
                 .expect_err("refused");
             assert_eq!(
-                (error.reason.as_str(), error.terminal),
-                (INVALID_CONFIG, true),
+                (error.reason, error.terminal),
+                (Reason::InvalidConfig, true),
                 "{config}"
             );
             assert!(error.message.contains(words), "{config}: {}", error.message);
@@ -497,8 +493,8 @@ mod tests {
                 .await
                 .expect_err("unreachable");
             assert_eq!(
-                (error.reason.as_str(), error.terminal),
-                (GIT_UNREACHABLE, false),
+                (error.reason, error.terminal),
+                (Reason::GitUnreachable, false),
                 "{repo}: {}",
                 error.message
             );
@@ -523,8 +519,8 @@ mod tests {
             .await
             .expect_err("no such branch");
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (GIT_FAILED, false),
+            (error.reason, error.terminal),
+            (Reason::GitFailed, false),
             "{}",
             error.message
         );
@@ -537,8 +533,8 @@ mod tests {
             .await
             .expect_err("cannot make the path");
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (GIT_FAILED, true),
+            (error.reason, error.terminal),
+            (Reason::GitFailed, true),
             "{}",
             error.message
         );
@@ -594,8 +590,8 @@ mod tests {
             .await
             .expect_err("refused");
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (GIT_AUTH_FAILED, true),
+            (error.reason, error.terminal),
+            (Reason::GitAuthFailed, true),
             "{}",
             error.message
         );
@@ -612,8 +608,8 @@ mod tests {
             .await
             .expect_err("refused");
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (GIT_AUTH_FAILED, true),
+            (error.reason, error.terminal),
+            (Reason::GitAuthFailed, true),
             "{}",
             error.message
         );
@@ -649,8 +645,8 @@ mod tests {
                 .await
                 .expect_err("refused");
             assert_eq!(
-                (error.reason.as_str(), error.terminal),
-                (super::super::NOT_ALLOWED, true),
+                (error.reason, error.terminal),
+                (Reason::NotAllowed, true),
                 "{repo}: {}",
                 error.message
             );
@@ -677,7 +673,7 @@ mod tests {
             .run(&fx.ctx(&fx.work_dir("helper"), json!({"repo": helper})))
             .await
             .expect_err("refused");
-        assert_eq!(error.reason, super::super::NOT_ALLOWED);
+        assert_eq!(error.reason, Reason::NotAllowed);
 
         // git itself refuses what the step's check did not see (GIT_ALLOW_PROTOCOL).
         let work = fx.work_dir("direct");
@@ -743,8 +739,8 @@ mod tests {
             started.elapsed()
         );
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (super::super::CHECKOUT_TOO_LARGE, true),
+            (error.reason, error.terminal),
+            (Reason::CheckoutTooLarge, true),
             "{}",
             error.message
         );

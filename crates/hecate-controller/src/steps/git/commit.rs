@@ -24,9 +24,10 @@ use futures::future::BoxFuture;
 use hecate_sources::git::{Git, GitFailure};
 use serde_json::json;
 
-use super::{WORK_DIR_LOST, checkout_dir, cli, decode, head, is_checkout, short};
+use super::{checkout_dir, cli, decode, head, is_checkout, short};
 use crate::steps::config::Config;
 use crate::steps::config::git::GitCommit as Settings;
+use crate::steps::reason::Reason;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
 
 /// The `git-commit` step. It needs no cluster: everything happens in the checkout.
@@ -118,7 +119,7 @@ impl Runner for GitCommit {
 /// `WorkDirLost`: the checkout a step needs is not there.
 pub(super) fn lost(relative: &str) -> StepError {
     StepError::terminal(
-        WORK_DIR_LOST,
+        Reason::WorkDirLost,
         format!(
             "there is no checkout at {relative:?}: the work directory was lost (a controller \
              restart mid-crossing); a new Passage clones again"
@@ -260,7 +261,6 @@ mod tests {
     use super::*;
     use crate::steps::git::GitClone;
     use crate::steps::git::testing::{Fixture, no_cluster, output};
-    use crate::steps::runner::INVALID_CONFIG;
 
     const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-a3ce929d0e0e4736-01";
 
@@ -432,10 +432,7 @@ mod tests {
             .run(&fx.ctx(&work, json!({"message": "promote"})))
             .await
             .expect_err("no checkout");
-        assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (WORK_DIR_LOST, true)
-        );
+        assert_eq!((error.reason, error.terminal), (Reason::WorkDirLost, true));
     }
 
     #[tokio::test]
@@ -457,8 +454,8 @@ mod tests {
             .await
             .expect_err("the index is locked");
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (super::super::GIT_FAILED, true),
+            (error.reason, error.terminal),
+            (Reason::GitFailed, true),
             "{}",
             error.message
         );
@@ -489,8 +486,8 @@ mod tests {
                 .await
                 .expect_err("refused");
             assert_eq!(
-                (error.reason.as_str(), error.terminal),
-                (INVALID_CONFIG, true),
+                (error.reason, error.terminal),
+                (Reason::InvalidConfig, true),
                 "{config}"
             );
             assert!(error.message.contains(words), "{config}: {}", error.message);

@@ -33,30 +33,12 @@ pub use commit::GitCommit;
 pub use push::GitPush;
 
 use super::decode;
+use super::reason::Reason;
 use super::runner::{StepContext, StepError, stays_inside};
 
 /// The work directory's private area: git's `HOME`, keys and askpass helpers, the
 /// half-made clone. Checkouts may not be placed in it.
 pub(crate) const PRIVATE: &str = ".hecate";
-
-/// Reason: the host refused the credentials, or wanted some (terminal).
-pub const GIT_AUTH_FAILED: &str = "GitAuthFailed";
-/// Reason: the host or the repository could not be reached (retryable).
-pub const GIT_UNREACHABLE: &str = "GitUnreachable";
-/// Reason: the remote refused the update, usually because the branch moved
-/// (retryable).
-pub const GIT_REJECTED: &str = "GitRejected";
-/// Reason: anything else git failed at (retryable when talking to a remote, terminal
-/// on the local checkout).
-pub const GIT_FAILED: &str = "GitFailed";
-/// Reason: the step needs a checkout and there is none — the work directory was lost
-/// in a restart mid-crossing (terminal).
-pub const WORK_DIR_LOST: &str = "WorkDirLost";
-/// Reason: a clone grew past `--max-checkout-size` and was stopped (terminal).
-pub const CHECKOUT_TOO_LARGE: &str = "CheckoutTooLarge";
-/// Reason: the remote is one the operator has not allowed — a path or `file://` on the
-/// controller's own disk without `--allow-local-git`, or a remote helper (terminal).
-pub use crate::steps::render::NOT_ALLOWED;
 
 /// Each git failure as the step reason spec §5.3–5.5 gives it: credentials refused
 /// are terminal (another try would be refused again), an unreachable remote, a refused
@@ -68,11 +50,13 @@ impl From<hecate_sources::git::Error> for StepError {
         let message = error.message;
         match error.kind {
             Kind::Config => StepError::config(message),
-            Kind::Local => StepError::terminal(GIT_FAILED, message),
-            Kind::Remote(Class::Auth) => StepError::terminal(GIT_AUTH_FAILED, message),
-            Kind::Remote(Class::Unreachable) => StepError::retryable(GIT_UNREACHABLE, message),
-            Kind::Remote(Class::Rejected) => StepError::retryable(GIT_REJECTED, message),
-            Kind::Remote(Class::Other) => StepError::retryable(GIT_FAILED, message),
+            Kind::Local => StepError::terminal(Reason::GitFailed, message),
+            Kind::Remote(Class::Auth) => StepError::terminal(Reason::GitAuthFailed, message),
+            Kind::Remote(Class::Unreachable) => {
+                StepError::retryable(Reason::GitUnreachable, message)
+            }
+            Kind::Remote(Class::Rejected) => StepError::retryable(Reason::GitRejected, message),
+            Kind::Remote(Class::Other) => StepError::retryable(Reason::GitFailed, message),
         }
     }
 }
@@ -116,7 +100,7 @@ fn checkout_dir(ctx: &StepContext<'_>, relative: &str) -> Result<PathBuf, StepEr
                     "path {relative:?} leads out of the work directory through a symbolic link"
                 ))),
                 Err(e) => Err(StepError::terminal(
-                    GIT_FAILED,
+                    Reason::GitFailed,
                     format!("cannot resolve path {relative:?}: {e}"),
                 )),
             }
@@ -204,7 +188,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::steps::runner::{INVALID_CONFIG, Runner};
+    use crate::steps::runner::Runner;
 
     #[test]
     fn reasons_follow_the_class() {
@@ -215,30 +199,30 @@ mod tests {
         let cases = [
             (
                 failure("Authentication failed").remote(),
-                GIT_AUTH_FAILED,
+                Reason::GitAuthFailed,
                 true,
             ),
             (
                 failure("Connection refused").remote(),
-                GIT_UNREACHABLE,
+                Reason::GitUnreachable,
                 false,
             ),
             (
                 failure("[rejected] (fetch first)").remote(),
-                GIT_REJECTED,
+                Reason::GitRejected,
                 false,
             ),
-            (failure("something odd").remote(), GIT_FAILED, false),
-            (failure("something odd").local(), GIT_FAILED, true),
+            (failure("something odd").remote(), Reason::GitFailed, false),
+            (failure("something odd").local(), Reason::GitFailed, true),
             (
                 hecate_sources::git::Error::config("no usable credentials"),
-                INVALID_CONFIG,
+                Reason::InvalidConfig,
                 true,
             ),
         ];
         for (error, reason, terminal) in cases {
             let shown = error.message.clone();
-            assert_eq!(step(error), (reason.to_string(), terminal), "{shown}");
+            assert_eq!(step(error), (reason, terminal), "{shown}");
         }
         let local = StepError::from(failure("something odd").local());
         assert_eq!(local.message, "git push failed: something odd");
@@ -276,8 +260,8 @@ mod tests {
 
         let refused = |error: StepError, config: &Value| {
             assert_eq!(
-                (error.reason.as_str(), error.terminal),
-                (INVALID_CONFIG, true),
+                (error.reason, error.terminal),
+                (Reason::InvalidConfig, true),
                 "{config}: {}",
                 error.message
             );

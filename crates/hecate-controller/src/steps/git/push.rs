@@ -17,11 +17,10 @@ use hecate_sources::git::{AppTokens, Git, GitCredentials, GitFailure, Scratch, a
 use serde_json::json;
 
 use super::commit::lost;
-use super::{
-    GIT_FAILED, checkout_dir, cli, current_branch, decode, head, is_checkout, origin, short,
-};
+use super::{checkout_dir, cli, current_branch, decode, head, is_checkout, origin, short};
 use crate::steps::config::Config;
 use crate::steps::config::git::GitPush as Settings;
+use crate::steps::reason::Reason;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
 
 /// The `git-push` step.
@@ -70,16 +69,18 @@ impl GitPush {
         let sha = head(&git, &dir)
             .await
             .map_err(GitFailure::local)?
-            .ok_or_else(|| StepError::terminal(GIT_FAILED, "HEAD has no commit to push"))?;
+            .ok_or_else(|| StepError::terminal(Reason::GitFailed, "HEAD has no commit to push"))?;
         let branch = target(&git, &dir, &settings, ctx.passage).await?;
         let remote = origin(&git, &dir)
             .await
             .map_err(GitFailure::local)?
-            .ok_or_else(|| StepError::terminal(GIT_FAILED, "the checkout has no origin remote"))?;
+            .ok_or_else(|| {
+                StepError::terminal(Reason::GitFailed, "the checkout has no origin remote")
+            })?;
         // The checkout's own configuration names the remote: judged as git-clone's
         // `repo` is (git refuses it too).
         hecate_sources::git::remote::check(&remote, self.local)
-            .map_err(|why| StepError::terminal(super::NOT_ALLOWED, format!("origin: {why}")))?;
+            .map_err(|why| StepError::terminal(Reason::NotAllowed, format!("origin: {why}")))?;
 
         let credentials = GitCredentials::read(
             &self.client,
@@ -184,10 +185,7 @@ mod tests {
 
     use super::*;
     use crate::steps::git::testing::{Fixture, no_cluster, output};
-    use crate::steps::git::{
-        GIT_AUTH_FAILED, GIT_REJECTED, GIT_UNREACHABLE, GitClone, GitCommit, WORK_DIR_LOST,
-    };
-    use crate::steps::runner::INVALID_CONFIG;
+    use crate::steps::git::{GitClone, GitCommit};
 
     /// A clone of `remote` in work directory `name` with one commit on top.
     async fn committed(fx: &Fixture, remote: &str, name: &str, clone: Value) -> std::path::PathBuf {
@@ -263,8 +261,8 @@ mod tests {
             .await
             .expect_err("rejected");
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (GIT_REJECTED, false),
+            (error.reason, error.terminal),
+            (Reason::GitRejected, false),
             "{}",
             error.message
         );
@@ -310,10 +308,7 @@ mod tests {
             .run(&fx.ctx(&work, json!({})))
             .await
             .expect_err("nothing to push");
-        assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (WORK_DIR_LOST, true)
-        );
+        assert_eq!((error.reason, error.terminal), (Reason::WorkDirLost, true));
     }
 
     #[tokio::test]
@@ -338,8 +333,8 @@ mod tests {
                 .await
                 .expect_err("refused");
             assert_eq!(
-                (error.reason.as_str(), error.terminal),
-                (INVALID_CONFIG, true),
+                (error.reason, error.terminal),
+                (Reason::InvalidConfig, true),
                 "{config}"
             );
             assert!(error.message.contains(words), "{config}: {}", error.message);
@@ -350,7 +345,7 @@ mod tests {
             .run(&fx.ctx(&work, json!({})))
             .await
             .expect_err("no branch");
-        assert_eq!(error.reason, INVALID_CONFIG);
+        assert_eq!(error.reason, Reason::InvalidConfig);
         assert!(error.message.contains("set branch"), "{}", error.message);
     }
 
@@ -369,8 +364,8 @@ mod tests {
         git(&checkout, &["remote", "set-url", "origin", &guarded]).await;
         let error = push().await.expect_err("refused");
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (GIT_AUTH_FAILED, true),
+            (error.reason, error.terminal),
+            (Reason::GitAuthFailed, true),
             "{}",
             error.message
         );
@@ -384,8 +379,8 @@ mod tests {
         git(&checkout, &["remote", "set-url", "origin", nowhere]).await;
         let error = push().await.expect_err("unreachable");
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (GIT_UNREACHABLE, false),
+            (error.reason, error.terminal),
+            (Reason::GitUnreachable, false),
             "{}",
             error.message
         );
@@ -394,8 +389,8 @@ mod tests {
         git(&checkout, &["remote", "remove", "origin"]).await;
         let error = push().await.expect_err("no remote");
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (GIT_FAILED, true),
+            (error.reason, error.terminal),
+            (Reason::GitFailed, true),
             "{}",
             error.message
         );
@@ -409,8 +404,8 @@ mod tests {
             .await
             .expect_err("no commit");
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (GIT_FAILED, true),
+            (error.reason, error.terminal),
+            (Reason::GitFailed, true),
             "{}",
             error.message
         );

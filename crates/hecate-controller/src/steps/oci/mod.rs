@@ -35,14 +35,7 @@ use serde_json::json;
 
 use super::config::Config;
 use super::runner::{Runner, StepContext, StepError, StepResult};
-
-/// Reason: the registry refused the credentials, or their absence (terminal).
-pub const REGISTRY_AUTH_FAILED: &str = "RegistryAuthFailed";
-/// Reason: the registry could not be reached or failed (retryable), or the artifact
-/// could not be packed or unpacked here (terminal).
-pub const REGISTRY_FAILED: &str = "RegistryFailed";
-/// Reason: `path` is not a directory in the work directory (terminal).
-pub const FILE_NOT_FOUND: &str = "FileNotFound";
+use crate::steps::reason::Reason;
 
 /// The manifest's media type.
 pub const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
@@ -129,13 +122,13 @@ impl Runner for OciPush {
                 Ok(metadata) if metadata.is_dir() => {}
                 Ok(_) => {
                     return Err(StepError::terminal(
-                        FILE_NOT_FOUND,
+                        Reason::FileNotFound,
                         format!("path {:?} is not a directory", config.path),
                     ));
                 }
                 Err(_) => {
                     return Err(StepError::terminal(
-                        FILE_NOT_FOUND,
+                        Reason::FileNotFound,
                         format!(
                             "path {:?} does not exist in the work directory",
                             config.path
@@ -333,9 +326,9 @@ async fn credentials(
 fn registry_error(error: oci::Error) -> StepError {
     match error.kind {
         ErrorKind::Invalid => StepError::config(error.message),
-        ErrorKind::Denied => StepError::terminal(REGISTRY_AUTH_FAILED, error.message),
+        ErrorKind::Denied => StepError::terminal(Reason::RegistryAuthFailed, error.message),
         ErrorKind::Unreachable | ErrorKind::NotFound | ErrorKind::Failed => {
-            StepError::retryable(REGISTRY_FAILED, error.message)
+            StepError::retryable(Reason::RegistryFailed, error.message)
         }
         ErrorKind::Local | ErrorKind::TooLarge => local(error.message),
     }
@@ -343,7 +336,7 @@ fn registry_error(error: oci::Error) -> StepError {
 
 /// Packing or unpacking failed here: terminal, another try would fail the same way.
 fn local(message: String) -> StepError {
-    StepError::terminal(REGISTRY_FAILED, message)
+    StepError::terminal(Reason::RegistryFailed, message)
 }
 
 /// A failure of the work done on this machine.
@@ -588,22 +581,18 @@ mod tests {
     #[test]
     fn failures_have_the_reasons_of_the_spec() {
         let cases = [
-            (
-                ErrorKind::Invalid,
-                super::super::runner::INVALID_CONFIG,
-                true,
-            ),
-            (ErrorKind::Denied, REGISTRY_AUTH_FAILED, true),
-            (ErrorKind::Unreachable, REGISTRY_FAILED, false),
-            (ErrorKind::NotFound, REGISTRY_FAILED, false),
-            (ErrorKind::Failed, REGISTRY_FAILED, false),
-            (ErrorKind::Local, REGISTRY_FAILED, true),
-            (ErrorKind::TooLarge, REGISTRY_FAILED, true),
+            (ErrorKind::Invalid, Reason::InvalidConfig, true),
+            (ErrorKind::Denied, Reason::RegistryAuthFailed, true),
+            (ErrorKind::Unreachable, Reason::RegistryFailed, false),
+            (ErrorKind::NotFound, Reason::RegistryFailed, false),
+            (ErrorKind::Failed, Reason::RegistryFailed, false),
+            (ErrorKind::Local, Reason::RegistryFailed, true),
+            (ErrorKind::TooLarge, Reason::RegistryFailed, true),
         ];
         for (kind, reason, terminal) in cases {
             let error = registry_error(oci::Error::new(kind, "m"));
             assert_eq!(
-                (error.reason.as_str(), error.terminal),
+                (error.reason, error.terminal),
                 (reason, terminal),
                 "{kind:?}"
             );
@@ -626,8 +615,8 @@ mod tests {
                 .expect_err("outside"),
         );
         assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (super::super::runner::INVALID_CONFIG, true)
+            (error.reason, error.terminal),
+            (Reason::InvalidConfig, true)
         );
     }
 

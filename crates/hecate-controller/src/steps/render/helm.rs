@@ -13,11 +13,10 @@ use std::path::{Path, PathBuf};
 use futures::future::BoxFuture;
 use serde_json::json;
 
-use super::{
-    FILE_NOT_FOUND, NOTHING_RENDERED, Program, RENDER_FAILED, Render, is_empty, with_newline,
-};
+use super::{Program, Render, is_empty, with_newline};
 use crate::steps::config::Config;
 use crate::steps::config::render::RenderHelm as Settings;
+use crate::steps::reason::Reason;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
 
 /// The `render-helm` step. Outputs `changed` (whether the file was written) and `file`
@@ -66,7 +65,7 @@ impl Runner for RenderHelm {
                         .unwrap_or(false)
                     {
                         return Err(StepError::terminal(
-                            FILE_NOT_FOUND,
+                            Reason::FileNotFound,
                             format!("chart: {} holds no Chart.yaml", config.chart),
                         ));
                     }
@@ -85,7 +84,10 @@ impl Runner for RenderHelm {
                     let text = serde_json::to_vec_pretty(&config.values)
                         .map_err(|e| StepError::config(format!("values cannot be written: {e}")))?;
                     tokio::fs::write(&inline, text).await.map_err(|e| {
-                        StepError::terminal(RENDER_FAILED, format!("cannot write values: {e}"))
+                        StepError::terminal(
+                            Reason::RenderFailed,
+                            format!("cannot write values: {e}"),
+                        )
                     })?;
                     render.alias(&inline, "values");
                     files.push(inline);
@@ -103,7 +105,7 @@ impl Runner for RenderHelm {
                 let output = render.run(program, &args, self.limit).await?;
                 if is_empty(&output) {
                     return Err(StepError::terminal(
-                        NOTHING_RENDERED,
+                        Reason::NothingRendered,
                         format!("helm template of {} rendered nothing", config.chart),
                     ));
                 }

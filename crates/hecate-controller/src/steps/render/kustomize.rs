@@ -7,10 +7,9 @@ use std::path::PathBuf;
 use futures::future::BoxFuture;
 use serde_json::json;
 
-use super::{
-    FILE_NOT_FOUND, NOT_ALLOWED, NOTHING_RENDERED, Program, Render, is_empty, with_newline,
-};
+use super::{Program, Render, is_empty, with_newline};
 use crate::steps::config::Config;
+use crate::steps::reason::Reason;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
 
 /// The controller flag that allows `loadRestrictionsNone`.
@@ -75,7 +74,7 @@ impl Runner for RenderKustomize {
             // (docs/DECISIONS.md 99).
             if config.load_restrictions_none && !self.load_restrictions_none {
                 return Err(StepError::terminal(
-                    NOT_ALLOWED,
+                    Reason::NotAllowed,
                     format!(
                         "loadRestrictionsNone would let kustomize read files outside {} \
                          (anywhere the controller can read), and this controller does not \
@@ -89,7 +88,7 @@ impl Runner for RenderKustomize {
                 let dir = render.existing(ctx, "path", &config.path).await?;
                 if !tokio::fs::metadata(&dir).await.is_ok_and(|m| m.is_dir()) {
                     return Err(StepError::terminal(
-                        FILE_NOT_FOUND,
+                        Reason::FileNotFound,
                         format!(
                             "path: {} is not a directory; name the kustomization's directory",
                             config.path
@@ -102,7 +101,7 @@ impl Runner for RenderKustomize {
                 }
                 if !found {
                     return Err(StepError::terminal(
-                        FILE_NOT_FOUND,
+                        Reason::FileNotFound,
                         format!(
                             "path: {} holds no kustomization ({})",
                             config.path,
@@ -124,7 +123,7 @@ impl Runner for RenderKustomize {
                     .await?;
                 if is_empty(&output) {
                     return Err(StepError::terminal(
-                        NOTHING_RENDERED,
+                        Reason::NothingRendered,
                         format!("kustomize build of {} rendered nothing", config.path),
                     ));
                 }

@@ -38,15 +38,7 @@ pub use helm::RenderHelm;
 pub use kustomize::{ALLOW_LOAD_RESTRICTIONS_NONE, RenderKustomize};
 
 use super::runner::{StepContext, StepError};
-pub use super::yaml::FILE_NOT_FOUND;
-
-/// Reason: the program failed, or could not be run (terminal).
-pub const RENDER_FAILED: &str = "RenderFailed";
-/// Reason: the program rendered nothing (terminal).
-pub const NOTHING_RENDERED: &str = "NothingRendered";
-/// Reason: the step asks for an option that widens what a render may read, and the
-/// controller's operator has not allowed it (terminal; the message names the flag).
-pub const NOT_ALLOWED: &str = "NotAllowed";
+use crate::steps::reason::Reason;
 
 /// How long one run may take: Argo CD's default for the same programs
 /// (`ARGOCD_EXEC_TIMEOUT`, 90 s). A render that takes longer is broken, not busy.
@@ -93,7 +85,7 @@ impl Render {
         let root = ctx.work_dir.to_path_buf();
         let failed = |e: std::io::Error| {
             StepError::terminal(
-                RENDER_FAILED,
+                Reason::RenderFailed,
                 format!("cannot prepare the work directory: {e}"),
             )
         };
@@ -150,13 +142,13 @@ impl Render {
             Ok(real) => real,
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
                 return Err(StepError::terminal(
-                    FILE_NOT_FOUND,
+                    Reason::FileNotFound,
                     format!("{field}: {relative} does not exist in the work directory"),
                 ));
             }
             Err(e) => {
                 return Err(StepError::terminal(
-                    RENDER_FAILED,
+                    Reason::RenderFailed,
                     format!(
                         "{field}: cannot open {relative}: {}",
                         self.strip(&e.to_string())
@@ -180,7 +172,7 @@ impl Render {
         let (dir, root) = (dir.to_path_buf(), self.real_root.clone());
         let found = tokio::task::spawn_blocking(move || link_out_of(&dir, &root))
             .await
-            .map_err(|e| StepError::terminal(RENDER_FAILED, format!("{field}: {e}")))?;
+            .map_err(|e| StepError::terminal(Reason::RenderFailed, format!("{field}: {e}")))?;
         match found {
             Ok(None) => Ok(()),
             Ok(Some(link)) => Err(StepError::config(format!(
@@ -188,7 +180,7 @@ impl Render {
                 self.strip(&link.to_string_lossy())
             ))),
             Err(e) => Err(StepError::terminal(
-                RENDER_FAILED,
+                Reason::RenderFailed,
                 format!(
                     "{field}: cannot read {relative}: {}",
                     self.strip(&e.to_string())
@@ -228,7 +220,7 @@ impl Render {
             .kill_on_drop(true);
         let mut child = command
             .spawn()
-            .map_err(|e| StepError::terminal(RENDER_FAILED, cannot_start(program, &e)))?;
+            .map_err(|e| StepError::terminal(Reason::RenderFailed, cannot_start(program, &e)))?;
         // Declared after `child`, so dropped before it: the group is killed while its
         // leader is not yet reaped, and its id cannot have been taken by another.
         let mut group = Group::of(child.id());
@@ -259,12 +251,15 @@ impl Render {
                 } else {
                     format!("could not be read: {e}")
                 };
-                return Err(StepError::terminal(RENDER_FAILED, format!("{what} {why}")));
+                return Err(StepError::terminal(
+                    Reason::RenderFailed,
+                    format!("{what} {why}"),
+                ));
             }
             Err(_) => {
                 let _ = child.kill().await;
                 return Err(StepError::terminal(
-                    RENDER_FAILED,
+                    Reason::RenderFailed,
                     format!("{what} did not finish within {limit:?}"),
                 ));
             }
@@ -278,7 +273,7 @@ impl Render {
             (true, Some(code)) => format!("{what} failed with exit code {code}"),
             (true, None) => format!("{what} was stopped by a signal"),
         };
-        Err(StepError::terminal(RENDER_FAILED, message))
+        Err(StepError::terminal(Reason::RenderFailed, message))
     }
 
     /// Writes `bytes` to `out` unless the file already holds them, making its parent
@@ -295,7 +290,7 @@ impl Render {
         };
         let failed = |e: std::io::Error| {
             StepError::terminal(
-                RENDER_FAILED,
+                Reason::RenderFailed,
                 format!("cannot write {out}: {}", self.strip(&e.to_string())),
             )
         };
@@ -748,10 +743,7 @@ mod tests {
             .await
             .expect_err("too slow");
         assert!(started.elapsed() < Duration::from_secs(10));
-        assert_eq!(
-            (error.reason.as_str(), error.terminal),
-            (RENDER_FAILED, true)
-        );
+        assert_eq!((error.reason, error.terminal), (Reason::RenderFailed, true));
         assert_eq!(error.message, "sh -c did not finish within 300ms");
 
         let args = ["-c", "echo out; echo \"Error: in $PWD/x\" >&2; exit 3"].map(OsString::from);

@@ -66,8 +66,8 @@ mod tests {
 
     use super::super::test_support::Work;
     use super::*;
-    use crate::steps::runner::{INVALID_CONFIG, Progress};
-    use crate::steps::yaml::{EDIT_FAILED, FILE_NOT_FOUND, KEY_NOT_FOUND};
+    use crate::steps::reason::Reason;
+    use crate::steps::runner::Progress;
 
     /// The fleet repository's values file of the first milestone (spec §10.1).
     const FLEET_VALUES: &str = "\
@@ -170,7 +170,7 @@ flux:
         let cases = [
             (
                 json!({"path": "repo/missing.yaml", "edits": [{"key": "a", "value": 1}]}),
-                FILE_NOT_FOUND,
+                Reason::FileNotFound,
                 "repo/missing.yaml",
             ),
             (
@@ -178,52 +178,52 @@ flux:
                     {"key": "app.revision", "value": SHA},
                     {"key": "app.image.tag", "value": "1.0"},
                 ]}),
-                KEY_NOT_FOUND,
+                Reason::KeyNotFound,
                 "app has no key \"image\"",
             ),
             (
                 json!({"path": "repo/values.yaml", "edits": [{"key": "app", "value": "x"}]}),
-                EDIT_FAILED,
+                Reason::EditFailed,
                 "a mapping",
             ),
             (
                 json!({"path": "repo/block.yaml", "edits": [{"key": "script", "value": "x"}]}),
-                EDIT_FAILED,
+                Reason::EditFailed,
                 "block",
             ),
             (
                 json!({"path": "../escape.yaml", "edits": [{"key": "a", "value": 1}]}),
-                INVALID_CONFIG,
+                Reason::InvalidConfig,
                 "work directory",
             ),
             (
                 json!({"path": "/etc/hosts", "edits": [{"key": "a", "value": 1}]}),
-                INVALID_CONFIG,
+                Reason::InvalidConfig,
                 "work directory",
             ),
             (
                 json!({"path": "repo/values.yaml", "edits": [{"key": "a", "value": 1}], "backup": true}),
-                INVALID_CONFIG,
+                Reason::InvalidConfig,
                 "unknown field `backup`",
             ),
             (
                 json!({"path": "repo/values.yaml", "edits": [{"key": "a", "value": 1, "create": true}]}),
-                INVALID_CONFIG,
+                Reason::InvalidConfig,
                 "unknown field `create`",
             ),
             (
                 json!({"path": "repo/values.yaml", "edits": [{"key": "a..b", "value": 1}]}),
-                INVALID_CONFIG,
+                Reason::InvalidConfig,
                 "edits[0].key",
             ),
             (
                 json!({"path": "repo/values.yaml", "edits": [{"key": "a", "value": [1]}]}),
-                INVALID_CONFIG,
+                Reason::InvalidConfig,
                 "edits[0].value",
             ),
             (
                 json!({"path": "repo/values.yaml", "edits": []}),
-                INVALID_CONFIG,
+                Reason::InvalidConfig,
                 "edits",
             ),
         ];
@@ -258,7 +258,7 @@ flux:
             )
             .await
             .expect_err("refused");
-        assert_eq!(error.reason, INVALID_CONFIG, "{error}");
+        assert_eq!(error.reason, Reason::InvalidConfig, "{error}");
         assert_eq!(
             std::fs::read_to_string(outside.path().join("values.yaml")).expect("read"),
             "a: 1\n"

@@ -7,9 +7,10 @@ use hecate_types::Bundle;
 use serde_json::json;
 
 use super::surgery::{self, PinField};
-use super::{FILE_NOT_FOUND, decode, read, refused, resolve, write};
+use super::{decode, read, refused, resolve, write};
 use crate::steps::config::Config;
 use crate::steps::config::yaml::EditValue;
+use crate::steps::reason::Reason;
 use crate::steps::runner::{Runner, StepContext, StepError, StepResult};
 
 /// The names kustomize looks for in a kustomization directory, in its order.
@@ -113,12 +114,12 @@ async fn kustomization_in(
         let candidate = format!("{}/{name}", directory.trim_end_matches('/'));
         match resolve(ctx, &candidate).await {
             Ok(real) => return Ok(real),
-            Err(error) if error.reason == FILE_NOT_FOUND => continue,
+            Err(error) if error.reason == Reason::FileNotFound => continue,
             Err(error) => return Err(error),
         }
     }
     Err(StepError::terminal(
-        FILE_NOT_FOUND,
+        Reason::FileNotFound,
         format!("{directory} is a directory with no kustomization file"),
     ))
 }
@@ -131,8 +132,6 @@ mod tests {
 
     use super::super::test_support::Work;
     use super::*;
-    use crate::steps::runner::INVALID_CONFIG;
-    use crate::steps::yaml::{KEY_NOT_FOUND, surgery::EDIT_FAILED};
 
     const KUSTOMIZATION: &str = "\
 apiVersion: kustomize.config.k8s.io/v1beta1
@@ -256,47 +255,47 @@ images:
         let cases = [
             (
                 json!({"path": "repo/kustomization.yaml", "image": "ghcr.io/acme/ghost", "tag": "1"}),
-                KEY_NOT_FOUND,
+                Reason::KeyNotFound,
                 "no images[] entry",
             ),
             (
                 json!({"path": "repo/unpinned.yaml", "image": "ghcr.io/acme/api", "tag": "1"}),
-                KEY_NOT_FOUND,
+                Reason::KeyNotFound,
                 "neither newTag nor digest",
             ),
             (
                 json!({"path": "repo/twice.yaml", "image": "ghcr.io/acme/api", "tag": "1"}),
-                EDIT_FAILED,
+                Reason::EditFailed,
                 "2 images[] entries",
             ),
             (
                 json!({"path": "repo/kustomization.yaml", "image": "ghcr.io/acme/api"}),
-                INVALID_CONFIG,
+                Reason::InvalidConfig,
                 "carries no image",
             ),
             (
                 json!({"path": "repo/kustomization.yaml", "image": "ghcr.io/acme/api", "digest": "sha256:1"}),
-                INVALID_CONFIG,
+                Reason::InvalidConfig,
                 "no tag was given",
             ),
             (
                 json!({"path": "repo/nope.yaml", "image": "ghcr.io/acme/api", "tag": "1"}),
-                FILE_NOT_FOUND,
+                Reason::FileNotFound,
                 "repo/nope.yaml",
             ),
             (
                 json!({"path": "repo/empty", "image": "ghcr.io/acme/api", "tag": "1"}),
-                FILE_NOT_FOUND,
+                Reason::FileNotFound,
                 "no kustomization file",
             ),
             (
                 json!({"path": "../k.yaml", "image": "ghcr.io/acme/api", "tag": "1"}),
-                INVALID_CONFIG,
+                Reason::InvalidConfig,
                 "work directory",
             ),
             (
                 json!({"path": "repo/kustomization.yaml", "image": "ghcr.io/acme/api", "newTag": "1"}),
-                INVALID_CONFIG,
+                Reason::InvalidConfig,
                 "unknown field `newTag`",
             ),
         ];

@@ -16,14 +16,11 @@ use std::path::{Path, PathBuf};
 
 pub use edit::EditYaml;
 pub use image::SetImage;
-pub use surgery::{EDIT_FAILED, KEY_NOT_FOUND};
 
 use super::config::Config;
 use super::runner::{StepContext, StepError};
+use crate::steps::reason::Reason;
 use surgery::Refusal;
-
-/// Reason: the file to edit does not exist.
-pub const FILE_NOT_FOUND: &str = "FileNotFound";
 
 /// Decodes the step's interpolated `with:` with the same strict decoder and checks the
 /// Gate used, so a step never reads its configuration differently mid-crossing.
@@ -39,19 +36,22 @@ async fn resolve(ctx: &StepContext<'_>, relative: &str) -> Result<PathBuf, StepE
         Ok(real) => real,
         Err(e) if e.kind() == ErrorKind::NotFound => {
             return Err(StepError::terminal(
-                FILE_NOT_FOUND,
+                Reason::FileNotFound,
                 format!("{relative} does not exist in the work directory"),
             ));
         }
         Err(e) => {
             return Err(StepError::terminal(
-                EDIT_FAILED,
+                Reason::EditFailed,
                 format!("cannot open {relative}: {e}"),
             ));
         }
     };
     let root = tokio::fs::canonicalize(ctx.work_dir).await.map_err(|e| {
-        StepError::terminal(EDIT_FAILED, format!("cannot open the work directory: {e}"))
+        StepError::terminal(
+            Reason::EditFailed,
+            format!("cannot open the work directory: {e}"),
+        )
     })?;
     if !real.starts_with(&root) {
         return Err(StepError::config(format!(
@@ -63,11 +63,12 @@ async fn resolve(ctx: &StepContext<'_>, relative: &str) -> Result<PathBuf, StepE
 
 /// The text of the file at `real` (shown as `relative`).
 async fn read(real: &Path, relative: &str) -> Result<String, StepError> {
-    let bytes = tokio::fs::read(real)
-        .await
-        .map_err(|e| StepError::terminal(EDIT_FAILED, format!("cannot read {relative}: {e}")))?;
-    String::from_utf8(bytes)
-        .map_err(|_| StepError::terminal(EDIT_FAILED, format!("{relative} is not UTF-8 text")))
+    let bytes = tokio::fs::read(real).await.map_err(|e| {
+        StepError::terminal(Reason::EditFailed, format!("cannot read {relative}: {e}"))
+    })?;
+    String::from_utf8(bytes).map_err(|_| {
+        StepError::terminal(Reason::EditFailed, format!("{relative} is not UTF-8 text"))
+    })
 }
 
 /// Replaces the file at `real` with `text`, keeping its permissions. The text goes to
@@ -75,7 +76,7 @@ async fn read(real: &Path, relative: &str) -> Result<String, StepError> {
 /// the new one, never half of each.
 async fn write(real: &Path, relative: &str, text: &str) -> Result<(), StepError> {
     let failed = |e: std::io::Error| {
-        StepError::terminal(EDIT_FAILED, format!("cannot write {relative}: {e}"))
+        StepError::terminal(Reason::EditFailed, format!("cannot write {relative}: {e}"))
     };
     let permissions = tokio::fs::metadata(real)
         .await

@@ -27,19 +27,14 @@ use serde::Deserialize;
 use serde_yaml_ng::Value;
 
 use crate::steps::config::yaml::{EditValue, KeySegment};
+use crate::steps::reason::Reason;
 
-/// Reason: the key (or the `images` entry) is not in the file.
-pub const KEY_NOT_FOUND: &str = "KeyNotFound";
-/// Reason: the key is there but cannot be edited in place, or the file cannot be read
-/// as YAML.
-pub const EDIT_FAILED: &str = "EditFailed";
-
-/// Why an edit was not made: [`KEY_NOT_FOUND`] or [`EDIT_FAILED`], and the story.
+/// Why an edit was not made: [`Reason::KeyNotFound`] or [`Reason::EditFailed`], and the story.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct Refusal {
-    /// [`KEY_NOT_FOUND`] or [`EDIT_FAILED`].
-    pub reason: &'static str,
+    /// [`Reason::KeyNotFound`] or [`Reason::EditFailed`].
+    pub reason: Reason,
     /// What is wrong, naming the key.
     pub message: String,
 }
@@ -47,14 +42,14 @@ pub struct Refusal {
 impl Refusal {
     fn not_found(message: impl Into<String>) -> Self {
         Self {
-            reason: KEY_NOT_FOUND,
+            reason: Reason::KeyNotFound,
             message: message.into(),
         }
     }
 
     fn failed(message: impl Into<String>) -> Self {
         Self {
-            reason: EDIT_FAILED,
+            reason: Reason::EditFailed,
             message: message.into(),
         }
     }
@@ -1613,13 +1608,13 @@ e: 1
             Ok(text.replace("blue", "red"))
         );
         let ambiguous = edit(text, "kind", json!("Job")).expect_err("ambiguous");
-        assert_eq!(ambiguous.reason, EDIT_FAILED);
+        assert_eq!(ambiguous.reason, Reason::EditFailed);
         assert!(
             ambiguous.message.contains("more than one document"),
             "{ambiguous}"
         );
         let missing = edit(text, "spec", json!("x")).expect_err("missing");
-        assert_eq!(missing.reason, KEY_NOT_FOUND);
+        assert_eq!(missing.reason, Reason::KeyNotFound);
         assert!(
             missing.message.contains("none of the 2 documents"),
             "{missing}"
@@ -1630,7 +1625,7 @@ e: 1
         assert_eq!(edit(text, "b", json!(3)), Ok(text.replace("b: 2", "b: 3")));
         assert_eq!(
             set(text, Some(0), &key("b"), &value(json!(3))).map_err(|r| r.reason),
-            Err(KEY_NOT_FOUND)
+            Err(Reason::KeyNotFound)
         );
     }
 
@@ -1752,21 +1747,33 @@ other: *base
 list: [1, 2]
 ";
         let cases = [
-            ("a.c", KEY_NOT_FOUND, "a has no key \"c\""),
-            ("a.b.c", KEY_NOT_FOUND, "a.b is a single value"),
-            ("a[0]", KEY_NOT_FOUND, "a is a mapping, not a list"),
-            ("list.x", KEY_NOT_FOUND, "list is a list, not a mapping"),
-            ("list[5]", KEY_NOT_FOUND, "list has 2 items, so no [5]"),
-            ("other.tag", KEY_NOT_FOUND, "other is an alias (*base)"),
-            ("a", EDIT_FAILED, "a is a mapping"),
-            ("list", EDIT_FAILED, "list is a list"),
-            ("a.script", EDIT_FAILED, "literal or folded block"),
-            ("a.folded", EDIT_FAILED, "literal or folded block"),
-            ("a.tagged", EDIT_FAILED, "carries the tag !!str"),
-            ("a.alias", EDIT_FAILED, "a.alias is an alias (*x)"),
-            ("a.long", EDIT_FAILED, "spans several lines"),
-            ("a.quoted", EDIT_FAILED, "spans several lines"),
-            ("base.tag", EDIT_FAILED, "shared through an anchor"),
+            ("a.c", Reason::KeyNotFound, "a has no key \"c\""),
+            ("a.b.c", Reason::KeyNotFound, "a.b is a single value"),
+            ("a[0]", Reason::KeyNotFound, "a is a mapping, not a list"),
+            (
+                "list.x",
+                Reason::KeyNotFound,
+                "list is a list, not a mapping",
+            ),
+            (
+                "list[5]",
+                Reason::KeyNotFound,
+                "list has 2 items, so no [5]",
+            ),
+            (
+                "other.tag",
+                Reason::KeyNotFound,
+                "other is an alias (*base)",
+            ),
+            ("a", Reason::EditFailed, "a is a mapping"),
+            ("list", Reason::EditFailed, "list is a list"),
+            ("a.script", Reason::EditFailed, "literal or folded block"),
+            ("a.folded", Reason::EditFailed, "literal or folded block"),
+            ("a.tagged", Reason::EditFailed, "carries the tag !!str"),
+            ("a.alias", Reason::EditFailed, "a.alias is an alias (*x)"),
+            ("a.long", Reason::EditFailed, "spans several lines"),
+            ("a.quoted", Reason::EditFailed, "spans several lines"),
+            ("base.tag", Reason::EditFailed, "shared through an anchor"),
         ];
         let text = format!("x: &x 0\n{text}");
         for (k, reason, says) in cases {
@@ -1775,7 +1782,7 @@ list: [1, 2]
             assert!(refusal.message.contains(says), "{k}: {refusal}");
         }
         let refusal = edit("a: 1\n", "a", json!("two\nlines")).expect_err("multi-line");
-        assert_eq!(refusal.reason, EDIT_FAILED);
+        assert_eq!(refusal.reason, Reason::EditFailed);
         assert!(refusal.message.contains("line break"), "{refusal}");
     }
 
@@ -1789,18 +1796,18 @@ list: [1, 2]
             ("&k a: 1\n", "anchor or tag on a key"),
         ] {
             let refusal = edit(text, "c", json!(1)).expect_err(text);
-            assert_eq!(refusal.reason, EDIT_FAILED, "{text}");
+            assert_eq!(refusal.reason, Reason::EditFailed, "{text}");
             assert!(refusal.message.contains(says), "{text}: {refusal}");
         }
         let empty = edit("", "a", json!(1));
         assert_eq!(
             empty.as_ref().map_err(|r| r.reason),
-            Err(KEY_NOT_FOUND),
+            Err(Reason::KeyNotFound),
             "{empty:?}"
         );
         assert_eq!(
             edit("# only a comment\n", "a", json!(1)).map_err(|r| r.reason),
-            Err(KEY_NOT_FOUND)
+            Err(Reason::KeyNotFound)
         );
     }
 
@@ -1833,16 +1840,16 @@ images:
         );
         assert_eq!(
             find_image(text, "ghcr.io/acme/web").map_err(|r| r.reason),
-            Err(KEY_NOT_FOUND)
+            Err(Reason::KeyNotFound)
         );
         assert_eq!(
             find_image(text, "ghcr.io/acme/ghost").map_err(|r| r.reason),
-            Err(KEY_NOT_FOUND)
+            Err(Reason::KeyNotFound)
         );
         let twice = "images:\n- {name: a, newTag: '1'}\n- {name: a, newTag: '2'}\n";
         assert_eq!(
             find_image(twice, "a").map_err(|r| r.reason),
-            Err(EDIT_FAILED)
+            Err(Reason::EditFailed)
         );
 
         let pin = find_image(text, "ghcr.io/acme/api").expect("found");
