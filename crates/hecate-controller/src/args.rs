@@ -31,6 +31,14 @@ pub struct Args {
     /// $POD_NAMESPACE or the ServiceAccount mount, else `default`).
     #[arg(long)]
     pub leader_election_namespace: Option<String>,
+    /// This replica's Pod, as the Downward API gives it: its Events' reporting
+    /// instance and its name as a leader candidate.
+    #[arg(long, env = "POD_NAME")]
+    pub pod_name: Option<String>,
+    /// This replica's namespace, as the Downward API gives it: where its Lease is
+    /// unless `--leader-election-namespace` says otherwise.
+    #[arg(long, env = "POD_NAMESPACE")]
+    pub pod_namespace: Option<String>,
     /// How long a leader's Lease holds without renewal (Go duration).
     #[arg(long, default_value = "15s", value_parser = parse_duration)]
     pub leader_election_lease_duration: std::time::Duration,
@@ -233,6 +241,28 @@ mod tests {
         );
         assert_eq!(args.leader_election_id, "hecate.hecate.dev");
         assert!(args.work_root.ends_with("hecate-passages"));
+    }
+
+    #[test]
+    fn the_pod_is_named_by_flag_or_by_the_downward_api() {
+        // $POD_NAME / $POD_NAMESPACE fill these when no flag does (clap's `env`); the
+        // process reads its environment nowhere else for them.
+        let args = Args::try_parse_from([
+            "hecate-controller",
+            "--pod-name=hecate-controller-7d9f-abcde",
+            "--pod-namespace=hecate-system",
+        ])
+        .expect("flags parse");
+        assert_eq!(
+            args.pod_name.as_deref(),
+            Some("hecate-controller-7d9f-abcde")
+        );
+        assert_eq!(args.pod_namespace.as_deref(), Some("hecate-system"));
+        let pod_name = <Args as clap::CommandFactory>::command()
+            .get_arguments()
+            .find(|a| a.get_id() == "pod_name")
+            .and_then(|a| a.get_env().map(|e| e.to_os_string()));
+        assert_eq!(pod_name.as_deref(), Some(std::ffi::OsStr::new("POD_NAME")));
     }
 
     #[test]

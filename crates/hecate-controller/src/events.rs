@@ -127,11 +127,12 @@ pub struct Events {
 }
 
 impl Events {
-    /// Events reported as `controller`, written through `client`.
-    pub fn new(client: kube::Client, controller: &str) -> Self {
+    /// Events reported as `controller` from `instance` (this replica's Pod, when it
+    /// runs in one), written through `client`.
+    pub fn new(client: kube::Client, controller: &str, instance: Option<String>) -> Self {
         let reporter = Reporter {
             controller: controller.into(),
-            instance: std::env::var("POD_NAME").ok(),
+            instance,
         };
         Self {
             recorder: Some(Recorder::new(client, reporter)),

@@ -80,7 +80,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 ),
         ),
         clock: Arc::new(SystemClock),
-        events: Events::new(client.clone(), "beacon-controller"),
+        events: Events::new(client.clone(), "beacon-controller", args.pod_name.clone()),
         metrics: metrics.clone(),
     };
     let elector = args
@@ -96,7 +96,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         client: client.clone(),
         clock: Arc::new(SystemClock),
         steps,
-        events: Events::new(client.clone(), "passage-controller"),
+        events: Events::new(client.clone(), "passage-controller", args.pod_name.clone()),
         metrics: metrics.clone(),
         work_root: args.work_root.clone(),
         fides_server: args.fides_server.clone(),
@@ -104,13 +104,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     };
     let gate_client = client.clone();
     let gate_metrics = metrics.clone();
+    let gate_events = Events::new(client.clone(), "gate-controller", args.pod_name.clone());
     let build: gate::controller::Build = Box::new(move |stores| GateReconciler {
         client: gate_client.clone(),
         reads: stores,
         clock: Arc::new(SystemClock),
         health,
         verifiers,
-        events: Events::new(gate_client, "gate-controller"),
+        events: gate_events,
         metrics: gate_metrics,
         written: Written::default(),
     });
@@ -202,9 +203,9 @@ fn elector(client: &kube::Client, args: &Args) -> anyhow::Result<Elector> {
     let namespace = args
         .leader_election_namespace
         .clone()
-        .or_else(|| std::env::var("POD_NAMESPACE").ok())
+        .or_else(|| args.pod_namespace.clone())
         .unwrap_or_else(|| client.default_namespace().to_string());
-    let identity = std::env::var("POD_NAME").unwrap_or_else(|_| {
+    let identity = args.pod_name.clone().unwrap_or_else(|| {
         let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "hecate-controller".into());
         format!("{host}-{}", std::process::id())
     });

@@ -25,11 +25,10 @@ pub struct Unreadable {
 }
 
 impl Unreadable {
-    /// Starts the reporting task for the objects in `scope`, writing as `controller`
-    /// through `client`.
-    pub fn start(client: kube::Client, scope: Scope, controller: &str) -> Self {
+    /// Starts the reporting task for the objects in `scope`, writing through `client`
+    /// and publishing with `events` (its loop's).
+    pub fn start(client: kube::Client, scope: Scope, events: Events) -> Self {
         let (sender, receiver) = mpsc::unbounded_channel();
-        let events = Events::new(client.clone(), controller);
         tokio::spawn(report(client, scope, events, receiver));
         Self { sender }
     }

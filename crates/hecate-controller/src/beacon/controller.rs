@@ -44,7 +44,7 @@ pub async fn run(
     let (beacons_reader, beacons_writer) = reflector::store::<Beacon>();
     // Each object read on its own: one that does not decode is reported and skipped.
     let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
-    let unreadable = Unreadable::start(client.clone(), scope.clone(), "beacon-controller");
+    let unreadable = Unreadable::start(client.clone(), scope.clone(), reconciler.events.clone());
     let beacons = hecate_ops::lenient::watcher(
         Api::<Lenient<Beacon>>::all(client.clone()),
         watcher::Config::default(),

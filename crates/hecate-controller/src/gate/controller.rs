@@ -62,7 +62,7 @@ pub async fn run(
     let forget = reconciler.forgetter();
     // Each object read on its own: one that does not decode is reported and skipped.
     let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
-    let unreadable = Unreadable::start(client.clone(), scope.clone(), "gate-controller");
+    let unreadable = Unreadable::start(client.clone(), scope.clone(), reconciler.events.clone());
     let gates = lenient::watcher(
         Api::<Lenient<Gate>>::all(client.clone()),
         config.clone(),

@@ -39,7 +39,7 @@ pub async fn run(
     let (reader, writer) = reflector::store::<Passage>();
     // Each object read on its own: one that does not decode is reported and skipped.
     let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
-    let unreadable = Unreadable::start(client.clone(), scope.clone(), "passage-controller");
+    let unreadable = Unreadable::start(client.clone(), scope.clone(), reconciler.events.clone());
     let passages = hecate_ops::lenient::watcher(
         Api::<Lenient<Passage>>::all(client.clone()),
         watcher::Config::default(),

@@ -277,7 +277,7 @@ fn reconciler(env: &TestEnv, git_timeout: Duration, clock: Arc<dyn Clock>) -> Be
             indexes: Default::default(),
         }),
         clock,
-        events: Events::new(env.admin.clone(), "beacon-controller"),
+        events: Events::new(env.admin.clone(), "beacon-controller", None),
         metrics: Default::default(),
     }
 }

@@ -309,7 +309,7 @@ impl Fixture {
             client: self.client.clone(),
             clock: Arc::new(SystemClock),
             steps: runners(&tools).unwrap(),
-            events: Events::new(self.client.clone(), "passage-controller"),
+            events: Events::new(self.client.clone(), "passage-controller", None),
             metrics: Arc::new(Metrics::new()),
             work_root: std::env::temp_dir().join("hecate-evidence-steps"),
             fides_server: Some(server.into()),

@@ -55,7 +55,7 @@ impl Harness {
             clock: Arc::new(clock.clone()),
             health,
             verifiers,
-            events: Events::new(env.admin.clone(), "gate-controller"),
+            events: Events::new(env.admin.clone(), "gate-controller", None),
             metrics: metrics.clone(),
             written: Default::default(),
         };

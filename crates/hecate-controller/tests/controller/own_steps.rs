@@ -99,7 +99,7 @@ async fn reconciler(h: &Harness) -> PassageReconciler {
         client: client.clone(),
         clock: Arc::new(SystemClock),
         steps: runners(&crate::process::test_world_tools(client.clone())).unwrap(),
-        events: Events::new(client, "passage-controller"),
+        events: Events::new(client, "passage-controller", None),
         metrics: Arc::new(Metrics::new()),
         work_root: std::env::temp_dir().join("hecate-own-steps"),
         fides_server: None,

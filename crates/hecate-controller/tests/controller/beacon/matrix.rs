@@ -520,7 +520,7 @@ async fn providers_new_inputs_two_beacons_refusal_outage_and_retention() {
             indexes: Default::default(),
         }),
         clock: Arc::new(SystemClock),
-        events: Events::new(b.env.admin.clone(), "beacon-controller"),
+        events: Events::new(b.env.admin.clone(), "beacon-controller", None),
         metrics: Default::default(),
     };
     b.create("forbidden", spec(vec![watching("prs")])).await;

@@ -440,7 +440,7 @@ pub(super) fn trusting(env: &TestEnv, ca: &str) -> BeaconReconciler {
             indexes: Default::default(),
         }),
         clock: Arc::new(SystemClock),
-        events: Events::new(env.admin.clone(), "beacon-controller"),
+        events: Events::new(env.admin.clone(), "beacon-controller", None),
         metrics: Default::default(),
     }
 }
