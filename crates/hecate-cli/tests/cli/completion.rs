@@ -153,7 +153,12 @@ async fn an_unreachable_cluster_offers_nothing() {
 /// `hecate` installed under `name` (a plugin is the same binary, renamed).
 fn installed_as(dir: &tempfile::TempDir, name: &str) -> std::path::PathBuf {
     let path = dir.path().join(name);
-    std::fs::copy(hecate(), &path).unwrap();
+    // A hard link, not a copy: a copy holds the new file open for writing, and a child
+    // another test forks meanwhile inherits that descriptor, so executing the copy can
+    // fail with "Text file busy". A copy only where linking cannot (another filesystem).
+    if std::fs::hard_link(hecate(), &path).is_err() {
+        std::fs::copy(hecate(), &path).unwrap();
+    }
     path
 }
 
