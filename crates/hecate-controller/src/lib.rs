@@ -2,12 +2,14 @@
 //!
 //! People ask `hecate-ops`; the cluster's own loop is this crate, and it judges with the
 //! same `hecate_ops::rules` — eligibility, windows, the Gate's obstacles, the step rule,
-//! the Passage a crossing creates and its name — never a copy. Layered like the rest of
+//! whether the change gate holds a change, the Passage a crossing creates and its name
+//! — never a copy. Layered like the rest of
 //! the workspace: pure decisions over data, a thin shell of I/O around them, a tiny
 //! `main`.
 //!
 //! - [`gate`]: the Gate controller — record each finished crossing once, assess health,
 //!   publish the eligible queue, open the next automatic crossing, prune old Passages;
+//!   what it does next, its `Ready` condition and what a health change means are pure;
 //! - [`passage`]: the Passage engine — one step per call, its record written after
 //!   each — and its controller;
 //! - [`beacon`]: the Beacon controller — sources, tag selection, Bundle emission;

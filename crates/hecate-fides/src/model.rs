@@ -220,7 +220,8 @@ pub struct SegregationOfDuties {
 /// The change gate's verdict on a trail.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 pub struct ChangeVerdict {
-    /// `approve`, or anything else (`hold`): held.
+    /// `approve`, or anything else (`hold`); what holds a change is hecate-ops'
+    /// rule (`rules::change`).
     #[serde(default)]
     pub recommendation: String,
     /// No failed or missing control, and at least one person approved.
@@ -272,32 +273,6 @@ pub struct ChangeVerdict {
     /// A summary in words.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub summary: String,
-}
-
-impl ChangeVerdict {
-    /// Anything but `approve` holds the change.
-    pub fn held(&self) -> bool {
-        self.recommendation != "approve"
-    }
-
-    /// What holds it, one line each: failing controls, missing evidence, or — held
-    /// with nothing failing — a missing human approval.
-    pub fn blockers(&self) -> Vec<String> {
-        let mut blockers: Vec<String> = self
-            .failed
-            .iter()
-            .map(|c| format!("failing control {}", c.describe()))
-            .collect();
-        blockers.extend(
-            self.missing_evidence
-                .iter()
-                .map(|c| format!("missing evidence for {}", c.describe())),
-        );
-        if blockers.is_empty() && self.held() {
-            blockers.push("awaiting a human approval".into());
-        }
-        blockers
-    }
 }
 
 /// The role of an approval in Fides.

@@ -1,6 +1,7 @@
 //! Text renderings: pure functions of a value, a style and the time, so every table
 //! is snapshot-tested exactly.
 
+use hecate_ops::rules::change;
 use hecate_ops::{
     Aborted, Approved, AuditEntry, AuditKind, ChainState, Evidence, Explanation, FluxReconciled,
     FluxResource, FluxSuspended, Polled, Preflight, Promoted, StagedGate, State, VerifyReport,
@@ -694,7 +695,7 @@ pub(crate) fn evidence(e: &Evidence, style: &Style) -> String {
         field("evidence:", format!("none: {}", e.unavailable));
     }
     if let Some(verdict) = &e.verdict {
-        let colour = if verdict.held() {
+        let colour = if change::verdict_holds(verdict) {
             Colour::Yellow
         } else {
             Colour::Green
@@ -708,7 +709,7 @@ pub(crate) fn evidence(e: &Evidence, style: &Style) -> String {
                 verdict.risk_level
             ),
         );
-        for blocker in verdict.blockers() {
+        for blocker in change::blockers(verdict) {
             field("", format!("- {blocker}"));
         }
         let approvals = &verdict.approvals;

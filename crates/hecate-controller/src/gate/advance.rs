@@ -6,7 +6,9 @@
 //! this module only puts them in the controller's order and words.
 
 use hecate_ops::model::Remedy;
+use hecate_ops::rules::change;
 use hecate_ops::rules::eligibility::{self, AutoNext, Candidate};
+use hecate_ops::rules::gate::Obstacle;
 use hecate_ops::rules::window;
 use hecate_types::{Bundle, Gate, Passage};
 use jiff::Timestamp;
@@ -15,6 +17,17 @@ use kube::ResourceExt as _;
 /// The Gate's next move.
 #[derive(Debug, PartialEq)]
 pub enum Decision<'a> {
+    /// Open a Passage for this Bundle.
+    Open(&'a Bundle),
+    /// Nothing to open: where the Gate stands.
+    Stand(Standing),
+}
+
+/// Where a Gate stands once it has done what it decided — what its `Ready` condition
+/// reports ([`super::ready::ready`]). Opening a Passage ends in [`Standing::Crossing`]
+/// or [`Standing::CannotOpen`].
+#[derive(Debug, PartialEq)]
+pub enum Standing {
     /// A Passage is under way: watch it.
     Crossing {
         /// The Passage.
@@ -22,8 +35,9 @@ pub enum Decision<'a> {
         /// What it is doing, for the Ready message.
         message: String,
     },
-    /// Open a Passage for this Bundle.
-    Open(&'a Bundle),
+    /// An automatic Gate could not open the Passage it meant to: it has no steps
+    /// (ops' [`Obstacle::NoSteps`]), or the API server refused the Passage. Why.
+    CannotOpen(String),
     /// Nothing to do now, or nothing without a person asking.
     Idle(String),
     /// An automatic Gate outside its windows; eligible Bundles wait.
@@ -38,11 +52,16 @@ pub enum Decision<'a> {
     CrossingFailed(String),
 }
 
-/// Decides the Gate's next move. `active` is its running Passage, `candidates` every
-/// admitted Bundle judged by [`eligibility::evaluate`], `bundles` the namespace's
-/// Bundles (to find the current occupant; a deleted one counts as none).
+/// Decides the Gate's next move. `obstacle` is what ops'
+/// [`obstacle_given`](hecate_ops::rules::gate::obstacle_given) found
+/// (only [`Obstacle::NoSteps`] lets a reconcile get this far: a Gate without steps
+/// still records, assesses and publishes its queue, but opens nothing), `active` its
+/// running Passage, `candidates` every admitted Bundle judged by
+/// [`eligibility::evaluate`], `bundles` the namespace's Bundles (to find the current
+/// occupant; a deleted one counts as none).
 pub fn decide<'a>(
     gate: &Gate,
+    obstacle: Option<&Obstacle>,
     active: Option<&Passage>,
     candidates: &[Candidate<'a>],
     bundles: &'a [Bundle],
@@ -51,14 +70,14 @@ pub fn decide<'a>(
     let name = gate.name_any();
     let namespace = gate.namespace().unwrap_or_default();
     if let Some(active) = active {
-        return Decision::Crossing {
+        return Decision::Stand(Standing::Crossing {
             passage: active.name_any(),
             message: crossing_message(active),
-        };
+        });
     }
     let eligible = eligibility::eligible(candidates);
     if !gate.spec.auto {
-        return Decision::Idle(match eligible.first() {
+        return Decision::Stand(Standing::Idle(match eligible.first() {
             None => waiting(candidates),
             Some(newest) => format!(
                 "{} eligible; crossing must be requested, e.g. {}",
@@ -69,20 +88,26 @@ pub fn decide<'a>(
                 }
                 .fix(&namespace)
             ),
-        });
+        }));
     }
     let windows = window::judge(&gate.spec.windows, now);
     if !windows.allowed {
-        return Decision::WindowClosed {
+        return Decision::Stand(Standing::WindowClosed {
             message: windows.reason_with_until(),
             reopens: windows.next_change,
-        };
+        });
     }
     let current = gate
         .current_bundle()
         .and_then(|current| bundles.iter().find(|b| b.name_any() == current));
-    match eligibility::auto_next(&name, candidates, current) {
-        AutoNext::Cross(next) => Decision::Open(next),
+    let standing = match eligibility::auto_next(&name, candidates, current) {
+        AutoNext::Cross(next) if obstacle == Some(&Obstacle::NoSteps) => {
+            Standing::CannotOpen(format!(
+                "cannot cross {}: the Gate has no passage steps; add spec.passage.steps",
+                next.name_any()
+            ))
+        }
+        AutoNext::Cross(next) => return Decision::Open(next),
         AutoNext::FailedHere(newest) => {
             let reason = newest
                 .status
@@ -91,7 +116,7 @@ pub fn decide<'a>(
                 .map(|failure| failure.reason.as_str())
                 .filter(|reason| !reason.is_empty())
                 .unwrap_or("no reason recorded");
-            Decision::CrossingFailed(format!(
+            Standing::CrossingFailed(format!(
                 "the crossing of {} failed: {reason}; automatic crossings never retry a failure. To try again: {}",
                 newest.name_any(),
                 Remedy::Promote {
@@ -102,13 +127,14 @@ pub fn decide<'a>(
             ))
         }
         AutoNext::NothingNewer { held_back: None } => {
-            Decision::Idle("nothing newer than the current Bundle".into())
+            Standing::Idle("nothing newer than the current Bundle".into())
         }
         AutoNext::NothingNewer {
             held_back: Some(why),
-        } => Decision::Idle(format!("nothing newer can cross yet: {why}")),
-        AutoNext::NoneEligible => Decision::Idle(waiting(candidates)),
-    }
+        } => Standing::Idle(format!("nothing newer can cross yet: {why}")),
+        AutoNext::NoneEligible => Standing::Idle(waiting(candidates)),
+    };
+    Decision::Stand(standing)
 }
 
 /// What a running Passage is doing: held by the change gate (with its risk and
@@ -119,7 +145,7 @@ pub fn crossing_message(active: &Passage) -> String {
         .status
         .as_ref()
         .and_then(|s| s.evidence.as_ref())
-        .filter(|e| !e.verdict.is_empty() && e.verdict != "approve");
+        .filter(|e| change::evidence_holds(e));
     match held {
         Some(evidence) => {
             let risk = evidence
@@ -147,5 +173,82 @@ fn bundles_count(n: usize) -> String {
         "1 Bundle is".into()
     } else {
         format!("{n} Bundles are")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hecate_types::{
+        Admission, Artifact, BundleOrigin, BundleSpec, GateSpec, PassageTemplate, Step,
+    };
+
+    use super::*;
+
+    fn gate(auto: bool, steps: &[&str]) -> Gate {
+        let mut gate = Gate::new(
+            "dev",
+            GateSpec {
+                admits: vec![Admission {
+                    from: BundleOrigin {
+                        beacon: "app".into(),
+                    },
+                    ..Admission::default()
+                }],
+                passage: (!steps.is_empty()).then(|| PassageTemplate {
+                    steps: steps
+                        .iter()
+                        .map(|uses| Step {
+                            uses: (*uses).into(),
+                            ..Step::default()
+                        })
+                        .collect(),
+                }),
+                auto,
+                ..GateSpec::default()
+            },
+        );
+        gate.metadata.namespace = Some("shop".into());
+        gate
+    }
+
+    fn bundle(name: &str) -> Bundle {
+        let mut bundle = Bundle::new(
+            name,
+            BundleSpec {
+                beacon: "app".into(),
+                artifacts: vec![Artifact::default()],
+                ..BundleSpec::default()
+            },
+        );
+        bundle.metadata.namespace = Some("shop".into());
+        bundle
+    }
+
+    #[test]
+    fn ac037_an_automatic_gate_without_steps_opens_nothing_and_says_why() {
+        let now: Timestamp = "2026-08-10T12:00:00Z".parse().expect("a time");
+        let bundles = [bundle("b1")];
+        let bare = gate(true, &[]);
+        let candidates = eligibility::evaluate(&bare, &bundles, None);
+        assert_eq!(
+            decide(
+                &bare,
+                Some(&Obstacle::NoSteps),
+                None,
+                &candidates,
+                &bundles,
+                now
+            ),
+            Decision::Stand(Standing::CannotOpen(
+                "cannot cross b1: the Gate has no passage steps; add spec.passage.steps".into()
+            ))
+        );
+        let stepped = gate(true, &["git-clone"]);
+        let candidates = eligibility::evaluate(&stepped, &bundles, None);
+        assert_eq!(
+            decide(&stepped, None, None, &candidates, &bundles, now),
+            Decision::Open(&bundles[0]),
+            "the same Gate with steps opens it"
+        );
     }
 }

@@ -3,30 +3,30 @@
 //! Passages, write the status.
 //!
 //! The decisions are pure functions (`hecate_ops::rules`, [`super::advance`],
-//! [`super::record`], [`super::retention`]); this is the I/O around them. A Gate's
-//! status is written whole with its resourceVersion, so a reconcile that raced another
-//! write fails and is retried rather than overwriting it; Bundle statuses, which people
-//! write too (approvals), are read-modify-written with a retry on conflict.
+//! [`super::ready`], [`super::health_change`], [`super::record`],
+//! [`super::retention`]); this is the I/O around them, performing what they return. A
+//! Gate's status is written whole with its resourceVersion, so a reconcile that raced
+//! another write fails and is retried rather than overwriting it; Bundle statuses,
+//! which people write too (approvals), are read-modify-written with a retry on
+//! conflict.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use hecate_ops::rules::eligibility;
-use hecate_ops::rules::gate::{Obstacle, gate_steps, obstacle_given};
+use hecate_ops::rules::gate::{gate_steps, obstacle_given};
 use hecate_ops::rules::passage as passage_rule;
 use hecate_ops::rules::promotion::{new_passage, next_passage_name};
-use hecate_types::{
-    Bundle, BundleStatus, Gate, GateStatus, Health, HealthReport, Passage, PassagePhase, Time,
-    wellknown,
-};
+use hecate_types::{Bundle, BundleStatus, Gate, GateStatus, Passage, PassagePhase, wellknown};
 use jiff::Timestamp;
 use kube::api::{Api, PostParams};
 use kube::{Resource as _, ResourceExt as _};
 
-use super::advance::{Decision, crossing_message, decide};
+use super::advance::{Decision, Standing, crossing_message, decide};
 use super::reads::Reads;
-use super::{record, retention};
+use super::ready::{self, Ready};
+use super::{health_change, record, retention};
 use crate::clock::Clock;
 use crate::condition::set_ready;
 use crate::events::{self, Events};
@@ -191,44 +191,20 @@ impl<R: Reads> GateReconciler<R> {
         {
             status.last_handled_reconcile_at = requested.clone();
         }
-        let generation = status.observed_generation;
 
-        match obstacle_given(gate, steps::validate(gate_steps(gate))) {
-            Some(Obstacle::Suspended) => {
-                status.eligible.clear();
-                set_ready(
-                    &mut status.conditions,
-                    false,
-                    wellknown::gate_reason::SUSPENDED,
-                    "the Gate is suspended: no crossing starts; one under way goes on",
-                    generation,
-                    now,
-                );
-                self.write_status(gate, status, now).await?;
-                return Ok(Outcome {
-                    requeue_after: None,
-                });
-            }
-            Some(Obstacle::InvalidSteps(problems)) => {
-                let message = problems.replace('\n', "; ");
-                status.eligible.clear();
-                set_ready(
-                    &mut status.conditions,
-                    false,
-                    wellknown::gate_reason::INVALID_STEPS,
-                    &message,
-                    generation,
-                    now,
-                );
+        let obstacle = obstacle_given(gate, steps::validate(gate_steps(gate)));
+        if let Some(stop) = obstacle.as_ref().and_then(ready::stop) {
+            status.eligible.clear();
+            set(&mut status, &stop.ready, now);
+            if let Some(kind) = stop.event {
                 self.events
-                    .publish(&gate.object_ref(&()), events::INVALID_STEPS, &message)
+                    .publish(&gate.object_ref(&()), kind, &stop.ready.message)
                     .await;
-                self.write_status(gate, status, now).await?;
-                return Ok(Outcome {
-                    requeue_after: None,
-                });
             }
-            Some(Obstacle::NoSteps) | None => {}
+            self.write_status(gate, status, now).await?;
+            return Ok(Outcome {
+                requeue_after: None,
+            });
         }
 
         let passages = self.reads.passages(&namespace, &gate.name_any()).await?;
@@ -272,54 +248,41 @@ impl<R: Reads> GateReconciler<R> {
             .map(|b| b.name_any())
             .collect();
 
-        let decision = decide(&judged, active.as_ref(), &candidates, &bundles, now);
+        let standing = match decide(
+            &judged,
+            obstacle.as_ref(),
+            active.as_ref(),
+            &candidates,
+            &bundles,
+            now,
+        ) {
+            Decision::Open(bundle) => self.open(gate, bundle, &passages).await?,
+            Decision::Stand(standing) => standing,
+        };
         let mut requeue_after = RESYNC;
         status.active_passage.clear();
         status.evidence = None;
-        let (reason, message) = match decision {
-            Decision::Crossing { passage, message } => {
+        match &standing {
+            Standing::Crossing { passage, .. } => {
+                // A Passage under way lends the Gate its evidence; one just opened has none.
                 status.evidence = active
                     .as_ref()
                     .and_then(|p| p.status.as_ref())
                     .and_then(|s| s.evidence.clone());
-                status.active_passage = passage;
-                (wellknown::gate_reason::CROSSING, message)
+                status.active_passage = passage.clone();
             }
-            Decision::Open(bundle) => match self.open(gate, bundle, &passages).await? {
-                Ok(passage) => {
-                    let message = crossing_message(&passage);
-                    status.active_passage = passage.name_any();
-                    (wellknown::gate_reason::CROSSING, message)
-                }
-                Err(why) => (wellknown::gate_reason::PASSAGE_FAILED, why),
-            },
-            Decision::WindowClosed { message, reopens } => {
+            Standing::WindowClosed { reopens, .. } => {
                 if let Some(wait) = reopens.and_then(|at| until(now, at)) {
                     requeue_after = requeue_after.min(wait);
                 }
-                (wellknown::gate_reason::WINDOW_CLOSED, message)
             }
-            Decision::Idle(message) => (wellknown::gate_reason::IDLE, message),
-            Decision::CrossingFailed(message) => (wellknown::gate_reason::CROSSING_FAILED, message),
-        };
-        match unverified {
-            Some(why) => set_ready(
-                &mut status.conditions,
-                false,
-                wellknown::gate_reason::VERIFYING,
-                &why,
-                generation,
-                now,
-            ),
-            None => set_ready(
-                &mut status.conditions,
-                true,
-                reason,
-                &message,
-                generation,
-                now,
-            ),
+            Standing::CannotOpen(_) | Standing::Idle(_) | Standing::CrossingFailed(_) => {}
         }
+        set(
+            &mut status,
+            &ready::ready(&standing, unverified.as_deref()),
+            now,
+        );
 
         judged.status = Some(status.clone());
         retention::collect(&self.client, &judged, &passages).await;
@@ -433,69 +396,29 @@ impl<R: Reads> GateReconciler<R> {
             checks.extend(passage_status.watch.iter().cloned());
         }
         let assessment = self.health.assess(&checks, &namespace, now).await;
-        let previous = status.health.take();
-        let since = match &previous {
-            Some(previous) if previous.status == assessment.status => {
-                previous.since.clone().or(Some(Time(now)))
-            }
-            _ => Some(Time(now)),
-        };
         self.metrics
             .set_gate_health(&namespace, &name, assessment.status);
-        if let Some(previous) = &previous
-            && previous.status != assessment.status
-        {
-            if previous.status == Health::Degraded
-                && let Some(since) = &previous.since
-            {
-                let seconds = now.duration_since(since.0).as_secs_f64();
+        let (report, change) = health_change::judge(status.health.as_ref(), assessment, now);
+        if let Some(change) = change {
+            if let Some(seconds) = change.degraded_seconds {
                 self.metrics.observe_degraded(&namespace, &name, seconds);
             }
-            let kind = if matches!(assessment.status, Health::Degraded | Health::Unknown) {
-                events::HEALTH_WORSENED
-            } else {
-                events::HEALTH_CHANGED
-            };
-            let first_issue = assessment
-                .issues
-                .first()
-                .map(|i| format!(": {i}"))
-                .unwrap_or_default();
             self.events
-                .publish(
-                    &gate.object_ref(&()),
-                    kind,
-                    &format!(
-                        "health is {} (was {}){first_issue}",
-                        assessment.status, previous.status
-                    ),
-                )
+                .publish(&gate.object_ref(&()), change.event, &change.note)
                 .await;
         }
-        status.health = Some(HealthReport {
-            status: assessment.status,
-            issues: assessment.issues,
-            details: assessment.details,
-            observed_at: Some(Time(now)),
-            since,
-        });
+        status.health = Some(report);
     }
 
     /// Opens a Passage for `bundle`, built and named exactly as `hecate promote`
-    /// builds it, so that a person's promote racing this yields one Passage. `Ok(Err)`
-    /// is a crossing that cannot be opened, in words (reported as `PassageFailed`).
+    /// builds it, so that a person's promote racing this yields one Passage. The Gate
+    /// then stands crossing it, or — the API server refusing it — unable to open.
     async fn open(
         &self,
         gate: &Gate,
         bundle: &Bundle,
         passages: &[Passage],
-    ) -> Result<Result<Passage, String>, Error> {
-        if gate_steps(gate).is_empty() {
-            return Ok(Err(format!(
-                "cannot cross {}: the Gate has no passage steps; add spec.passage.steps",
-                bundle.name_any()
-            )));
-        }
+    ) -> Result<Standing, Error> {
         let namespace = gate.namespace().unwrap_or_default();
         let api = Api::<Passage>::namespaced(self.client.clone(), &namespace);
         let all: Vec<&Passage> = passages.iter().collect();
@@ -516,19 +439,22 @@ impl<R: Reads> GateReconciler<R> {
                         &format!("{name} crosses {}", bundle.name_any()),
                     )
                     .await;
-                Ok(Ok(created))
+                Ok(crossing(&created))
             }
             // Someone else took the name first: a person's promote, or this view is
             // behind. Either way there is exactly one Passage by that name.
             Err(kube::Error::Api(status)) if status.code == 409 => {
                 match api.get_opt(&name).await? {
-                    Some(existing) if !existing.is_terminal() => Ok(Ok(existing)),
+                    Some(existing) if !existing.is_terminal() => Ok(crossing(&existing)),
                     _ => Err(Error::Stale(name)),
                 }
             }
-            Err(kube::Error::Api(status)) if matches!(status.code, 400 | 403 | 422) => Ok(Err(
-                format!("could not create Passage {name}: {}", status.message),
-            )),
+            Err(kube::Error::Api(status)) if matches!(status.code, 400 | 403 | 422) => {
+                Ok(Standing::CannotOpen(format!(
+                    "could not create Passage {name}: {}",
+                    status.message
+                )))
+            }
             Err(error) => Err(error.into()),
         }
     }
@@ -575,6 +501,26 @@ pub fn unchanged(stored: &GateStatus, status: &GateStatus, now: Timestamp) -> bo
         health.observed_at = observed(stored);
     }
     &status == stored
+}
+
+/// Sets the Gate's `Ready` condition to `ready`, for the generation it observed.
+fn set(status: &mut GateStatus, ready: &Ready, now: Timestamp) {
+    set_ready(
+        &mut status.conditions,
+        ready.ready,
+        ready.reason,
+        &ready.message,
+        status.observed_generation,
+        now,
+    );
+}
+
+/// A Gate crossing `passage`, just opened (or found opened by someone else).
+fn crossing(passage: &Passage) -> Standing {
+    Standing::Crossing {
+        passage: passage.name_any(),
+        message: crossing_message(passage),
+    }
 }
 
 /// The newest Passage (by creation, ties by name) that `keep` accepts.
@@ -636,7 +582,7 @@ async fn update_bundle(
 
 #[cfg(test)]
 mod tests {
-    use hecate_types::{GateOccupant, HealthReport};
+    use hecate_types::{GateOccupant, Health, HealthReport, Time};
     use jiff::SignedDuration;
 
     use super::*;

@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use hecate_fides::model::{Approval, ApprovalRole, Artifact, ChangeVerdict};
+use hecate_ops::rules::change;
 use hecate_types::{EvidenceRef, Gate, wellknown};
 use jiff::SignedDuration;
 use kube::api::Api;
@@ -264,7 +265,7 @@ impl EvidenceGate {
             trail,
             verdict: verdict.recommendation.clone(),
             risk: Some(verdict.risk_score),
-            blockers: verdict.blockers(),
+            blockers: change::blockers(&verdict),
             url: String::new(),
         };
         let held_for = self.clock.now().duration_since(ctx.started_at);
@@ -337,7 +338,7 @@ fn judge_change(
 ) -> Change {
     match max_risk {
         Some(max) if i64::from(verdict.risk_score) > max => Change::TooRisky(max),
-        _ if !verdict.held() => Change::Approved,
+        _ if !change::verdict_holds(verdict) => Change::Approved,
         _ if held_for > hold_timeout => Change::GaveUp,
         _ => Change::Held,
     }

@@ -348,29 +348,49 @@ async fn c14_to_c16_change_gate() {
         .mount(&server)
         .await;
     let c = client(&server);
+    // Whether each verdict holds, and what holds it, is hecate-ops' rule
+    // (`rules::change`), tested there on these same answers; here, that they decode.
+    let described = |controls: &[hecate_fides::model::Control]| -> Vec<String> {
+        controls.iter().map(|c| c.describe()).collect()
+    };
     let approved = c.change_gate("approved").await.unwrap();
-    assert!(!approved.held());
-    assert!(approved.blockers().is_empty());
-    let failing = c.change_gate("failing").await.unwrap();
-    assert!(failing.held());
     assert_eq!(
-        failing.blockers(),
-        [
-            "failing control CC7.2 Vulnerability scanning (failed vuln-scan)",
-            "missing evidence for CC6.1 Change approval (missing sbom)"
-        ]
+        (approved.recommendation.as_str(), approved.approved),
+        ("approve", true)
+    );
+    assert!(approved.failed.is_empty() && approved.missing_evidence.is_empty());
+    let failing = c.change_gate("failing").await.unwrap();
+    assert_eq!(
+        (failing.recommendation.as_str(), failing.risk_score),
+        ("hold", 45)
+    );
+    assert_eq!(
+        described(&failing.failed),
+        ["CC7.2 Vulnerability scanning (failed vuln-scan)"]
+    );
+    assert_eq!(
+        described(&failing.missing_evidence),
+        ["CC6.1 Change approval (missing sbom)"]
     );
     assert_eq!(
         failing.segregation_of_duties.unwrap().violations,
         ["committer and approver are the same person"]
     );
-    // 16: held, and the only thing in the way is a person's approval.
+    // 16: held, and nothing fails: only a person's approval is in the way.
     let human = c.change_gate("human").await.unwrap();
-    assert!(human.held());
-    assert_eq!(human.blockers(), ["awaiting a human approval"]);
+    assert_eq!(
+        (human.recommendation.as_str(), human.approved),
+        ("hold", false)
+    );
+    assert!(human.failed.is_empty() && human.missing_evidence.is_empty());
+    assert!(!human.segregation_of_duties.unwrap().compliant);
     let bare = c.change_gate("human-bare").await.unwrap();
-    assert!(bare.held());
-    assert_eq!(bare.blockers(), ["awaiting a human approval"]);
+    assert_eq!(
+        (bare.recommendation.as_str(), bare.approved),
+        ("hold", false)
+    );
+    assert!(bare.failed.is_empty() && bare.missing_evidence.is_empty());
+    assert_eq!(bare.segregation_of_duties, None);
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@ use hecate_types::{Bundle, Gate, Health, Passage, PassagePhase, StepPhase, Time}
 use jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
 
+use super::change;
 use super::eligibility::{self, AutoNext, Candidate, Code};
 use super::gate::{self, Obstacle};
 use super::snapshot::NamespaceSnapshot;
@@ -295,11 +296,7 @@ fn crossing(x: &mut Explanation, passage: &Passage, now: Timestamp) {
         return;
     }
     x.evidence = status.and_then(|s| s.evidence.clone());
-    if let Some(evidence) = x
-        .evidence
-        .as_ref()
-        .filter(|e| !e.verdict.is_empty() && e.verdict != "approve")
-    {
+    if let Some(evidence) = x.evidence.as_ref().filter(|e| change::evidence_holds(e)) {
         let mut detail = format!("the change gate answered {}", evidence.verdict);
         if let Some(risk) = evidence.risk {
             detail.push_str(&format!(" (risk {risk}/100)"));

@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod audit;
+pub mod change;
 pub mod eligibility;
 pub mod explain;
 pub mod flux;

@@ -338,7 +338,7 @@ async fn ac120_evidence_answers_who_allowed_it_and_why() {
         (45, "hold")
     );
     assert_eq!(
-        verdict.blockers(),
+        hecate_ops::rules::change::blockers(&verdict),
         ["failing control CC7.2 Vulnerability scanning (failed vuln-scan)"]
     );
     assert!(!verdict.segregation_of_duties.unwrap().compliant);

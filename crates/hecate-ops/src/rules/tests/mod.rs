@@ -1,6 +1,7 @@
 //! The rules against the spec's acceptance cases (§11), over plain data.
 
 mod audit;
+mod change;
 mod eligibility;
 mod explain;
 mod overview;
