@@ -220,8 +220,9 @@ pub struct SegregationOfDuties {
 /// The change gate's verdict on a trail.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 pub struct ChangeVerdict {
-    /// `approve`, or anything else (`hold`); what holds a change is hecate-ops'
-    /// rule (`rules::change`).
+    /// `approve`, or anything else (`hold`): held.
+    // (What holds a change is judged in hecate-ops' `rules::change`; this doc is the
+    // schema's description, which the API's and MCP's documents carry.)
     #[serde(default)]
     pub recommendation: String,
     /// No failed or missing control, and at least one person approved.
