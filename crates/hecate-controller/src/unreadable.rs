@@ -80,8 +80,7 @@ async fn report(
             "this {kind} cannot be read, so the controller skips it: {error}. \
              Nesting in `with` is the usual cause; flatten it and apply again"
         );
-        tracing::warn!(%kind, object = %format!("{namespace}/{name}"), %error,
-            "skipping an object that does not decode");
+        hecate_ops::lenient::warn(&kind, &bad);
         events.publish(&object, events::UNREADABLE, &message).await;
         if kind == Gate::kind(&()) {
             let generation = bad.metadata.generation.unwrap_or_default();
@@ -107,7 +106,7 @@ async fn report(
             if let Err(error) =
                 replace_status_unread::<Gate>(&client, &namespace, &name, &body).await
             {
-                tracing::warn!(gate = %format!("{namespace}/{name}"), %error,
+                tracing::warn!(gate = %bad.key(), %error,
                     "could not say on the Gate that it cannot be read");
             }
         }

@@ -76,9 +76,15 @@ where
     let list = Api::<Lenient<K>>::namespaced(client, namespace)
         .list(params)
         .await?;
-    let (objects, undecodable) = hecate_types::lenient::partition(list.items);
+    Ok(decoded(K::kind(&()), list.items))
+}
+
+/// The objects of a list that decode; each that does not is logged as `kind` and left
+/// out.
+pub fn decoded<K>(kind: impl std::fmt::Display, items: Vec<Lenient<K>>) -> Vec<K> {
+    let (objects, undecodable) = hecate_types::lenient::partition(items);
     for bad in &undecodable {
-        warn(K::kind(&()), bad);
+        warn(&kind, bad);
     }
-    Ok(objects)
+    objects
 }

@@ -6,7 +6,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use hecate_types::lenient::{self, Lenient};
+use hecate_types::lenient::Lenient;
 use hecate_types::{Beacon, Bundle, Gate, Passage};
 use jiff::Timestamp;
 use k8s_openapi::NamespaceResourceScope;
@@ -597,11 +597,10 @@ fn crosses(passage: &Passage, gate: Option<&str>, bundle: Option<&str>) -> bool 
 /// The objects of a list that decode, without their managed fields; each that does
 /// not is logged and left out (DECISIONS 110): one bad object never fails a list.
 fn decoded<K: Resource>(kind: Kind, items: Vec<Lenient<K>>) -> Vec<K> {
-    let (objects, undecodable) = lenient::partition(items);
-    for bad in &undecodable {
-        crate::lenient::warn(kind, bad);
-    }
-    objects.into_iter().map(without_managed_fields).collect()
+    crate::lenient::decoded(kind, items)
+        .into_iter()
+        .map(without_managed_fields)
+        .collect()
 }
 
 pub(crate) fn without_managed_fields<K: Resource>(mut object: K) -> K {
