@@ -11,8 +11,11 @@
 //! - `hecate-sources` (git, registries, outbound trust, Secrets: what steps and Beacons
 //!   use to reach sources) depends on types at most — never on the controller, on ops or
 //!   on a surface;
-//! - `hecate-controller` depends on expr, types, fides, ops and sources — never on a
-//!   surface or on `hecate-access`;
+//! - `hecate-steps` (the step contract, the engine, the built-in steps, the Flux client
+//!   and health checkers) depends on expr, types, fides, ops and sources — never on the
+//!   controller, on a surface or on `hecate-access`;
+//! - `hecate-controller` depends on those and on steps — never on a surface or on
+//!   `hecate-access`;
 //! - the surfaces (`hecate-cli`, `hecate-api`, `hecate-mcp`) depend on ops, types and
 //!   access, never on each other or on fides;
 //! - every `hecate-*` crate has a rule here: one this check does not know fails it;
@@ -27,13 +30,14 @@ use std::path::Path;
 
 use serde_json::Value;
 
-const LIBRARIES: [&str; 6] = [
+const LIBRARIES: [&str; 7] = [
     "hecate-expr",
     "hecate-types",
     "hecate-fides",
     "hecate-ops",
     "hecate-access",
     "hecate-sources",
+    "hecate-steps",
 ];
 /// Crates that do I/O (or bring a runtime for it), which `hecate-expr` must not name.
 const DOES_IO: [&str; 7] = [
@@ -67,12 +71,20 @@ fn layer(package: &str) -> Option<Layer> {
         "hecate-ops" => Some(Layer::Product(&["hecate-types", "hecate-fides"])),
         "hecate-access" => Some(Layer::Product(&["hecate-ops", "hecate-types"])),
         "hecate-sources" => Some(Layer::Product(&["hecate-types"])),
+        "hecate-steps" => Some(Layer::Product(&[
+            "hecate-expr",
+            "hecate-types",
+            "hecate-fides",
+            "hecate-ops",
+            "hecate-sources",
+        ])),
         "hecate-controller" => Some(Layer::Product(&[
             "hecate-expr",
             "hecate-types",
             "hecate-fides",
             "hecate-ops",
             "hecate-sources",
+            "hecate-steps",
         ])),
         "hecate-cli" | "hecate-api" | "hecate-mcp" => Some(Layer::Product(&[
             "hecate-ops",
@@ -265,6 +277,7 @@ mod tests {
             package("hecate-expr", json!([dep("hecate-types", None, &[]), dep("tokio", None, &[]), dep("kube", Some("dev"), &[])])),
             package("hecate-sources", json!([dep("hecate-types", None, &[]), dep("kube", None, &["client"]), dep("hecate-controller", None, &[]), dep("hecate-ops", None, &[]), dep("hecate-api", None, &[]), dep("k8s-openapi", None, &["v1_33"]), dep("hecate-controller", Some("dev"), &[])])),
             package("hecate-controller", json!([dep("hecate-sources", None, &[]), dep("hecate-expr", None, &[])])),
+            package("hecate-steps", json!([dep("hecate-sources", None, &[]), dep("hecate-controller", None, &[]), dep("hecate-controller", Some("dev"), &[])])),
             package("hecate-newcomer", json!([])),
         ]});
         assert_eq!(
@@ -281,14 +294,15 @@ mod tests {
                 r#"hecate-access -> hecate-cli: hecate-access may depend only on ["hecate-ops", "hecate-types"]"#,
                 "hecate-access -> k8s-openapi[v1_33]: a library must not choose the Kubernetes version; the binaries do",
                 r#"hecate-ops -> hecate-access: hecate-ops may depend only on ["hecate-types", "hecate-fides"]"#,
-                r#"hecate-controller -> hecate-access: hecate-controller may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-ops", "hecate-sources"]"#,
-                r#"hecate-controller -> hecate-api: hecate-controller may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-ops", "hecate-sources"]"#,
+                r#"hecate-controller -> hecate-access: hecate-controller may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-ops", "hecate-sources", "hecate-steps"]"#,
+                r#"hecate-controller -> hecate-api: hecate-controller may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-ops", "hecate-sources", "hecate-steps"]"#,
                 r#"hecate-expr -> hecate-types: hecate-expr may depend only on []"#,
                 "hecate-expr -> tokio: hecate-expr does no I/O; it is data in, data out",
                 r#"hecate-sources -> hecate-controller: hecate-sources may depend only on ["hecate-types"]"#,
                 r#"hecate-sources -> hecate-ops: hecate-sources may depend only on ["hecate-types"]"#,
                 r#"hecate-sources -> hecate-api: hecate-sources may depend only on ["hecate-types"]"#,
                 "hecate-sources -> k8s-openapi[v1_33]: a library must not choose the Kubernetes version; the binaries do",
+                r#"hecate-steps -> hecate-controller: hecate-steps may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-ops", "hecate-sources"]"#,
                 "hecate-newcomer: check-layers does not know this crate; give it a layer in xtask/src/layers.rs",
             ]
         );

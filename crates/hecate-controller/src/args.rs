@@ -284,7 +284,7 @@ mod tests {
         // The flag a refused render step names is the flag that allows it.
         let args = Args::try_parse_from([
             "hecate-controller",
-            crate::steps::render::ALLOW_LOAD_RESTRICTIONS_NONE,
+            hecate_steps::render::ALLOW_LOAD_RESTRICTIONS_NONE,
         ])
         .expect("flags parse");
         assert!(args.allow_kustomize_load_restrictions_none);
@@ -292,7 +292,7 @@ mod tests {
         let args = Args::try_parse_from([
             "hecate-controller",
             hecate_sources::git::remote::ALLOW_LOCAL,
-            crate::reach::ALLOW_LOCAL,
+            hecate_steps::reach::ALLOW_LOCAL,
             "--max-checkout-size=2Gi",
         ])
         .expect("flags parse");

@@ -1,6 +1,7 @@
 //! The one condition Hecate writes, `Ready`, with the usual "set condition" rules: the
 //! transition time moves only when the status does, the message is bounded.
 
+use hecate_types::limits::truncate;
 use hecate_types::{Condition, ConditionStatus, Time, wellknown};
 use jiff::Timestamp;
 
@@ -44,18 +45,6 @@ pub fn ready(conditions: &[Condition]) -> Option<&Condition> {
     conditions
         .iter()
         .find(|c| c.type_ == wellknown::condition::READY)
-}
-
-/// `text` cut to at most `max` bytes, on a character boundary.
-pub fn truncate(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 
-use crate::condition::truncate;
+use hecate_types::limits::truncate;
 
 /// An Event's action, reason and type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -172,6 +172,13 @@ impl Leadership {
     }
 }
 
+/// The steps' fence: a step's side effects happen only while this replica leads.
+impl hecate_steps::engine::Fence for Leadership {
+    fn holds(&self) -> bool {
+        self.leads()
+    }
+}
+
 /// The leader's loop: every retry period, one renewal `attempt`, cut off at the renew
 /// deadline since the last success. A success (begun at `t`) publishes "leading until
 /// `t` + renew deadline" in `leading`; the loop ends — publishing `None` — when the

@@ -11,13 +11,14 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::args::{Args, BindAddress, LogFormat};
 use crate::beacon::{self, BeaconReconciler, Resolver};
-use crate::clock::SystemClock;
 use crate::events::Events;
 use crate::gate::{self, GateReconciler, Written};
 use crate::lease::{Elector, Timings};
 use crate::metrics::Metrics;
 use crate::passage::{self, PassageReconciler};
-use crate::{crd_check, flux_api, health, serve, steps, telemetry, verify};
+use crate::{crd_check, flux_api, serve, telemetry, verify};
+use hecate_steps::clock::SystemClock;
+use hecate_steps::{self as steps, health};
 
 /// How long reconciles under way may take to finish once a stop is asked for (a
 /// kubelet waits 30 s by default before it kills).
@@ -89,7 +90,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .transpose()?;
     // With election, a step runs only while this replica leads (DECISION 112).
     let steps = match &elector {
-        Some(elector) => steps.fenced_by(elector.leadership()),
+        Some(elector) => steps.fenced_by(Arc::new(elector.leadership())),
         None => steps,
     };
     let passages = PassageReconciler {
@@ -231,7 +232,7 @@ struct Builtin {
     /// The verifiers: `flagger`.
     verifiers: verify::Registry,
     /// The steps.
-    steps: passage::engine::Registry,
+    steps: hecate_steps::engine::Registry,
     /// GitHub App installation tokens, shared by the git steps and Beacons.
     app_tokens: AppTokens,
     /// Passages whose waited-for object changed.
@@ -248,8 +249,8 @@ fn builtin(
     args: &Args,
     own: Vec<std::net::SocketAddr>,
 ) -> anyhow::Result<Builtin> {
-    let access = Arc::new(health::flux_access::FluxAccess::new(client.clone()));
-    let flux = Arc::new(health::FluxChecker::new(
+    let access = Arc::new(hecate_steps::flux::FluxAccess::new(client.clone()));
+    let flux = Arc::new(hecate_steps::flux::FluxChecker::new(
         access,
         args.no_cross_namespace_refs,
     ));
@@ -257,7 +258,7 @@ fn builtin(
     health.register(flux.clone())?;
     let mut verifiers = verify::Registry::new();
     verifiers.register(Arc::new(verify::FlaggerVerifier::new(client.clone())))?;
-    let (wake, wakes) = passage::wake::Wake::new(client.clone());
+    let (wake, wakes) = passage::wake::Watches::new(client.clone());
     let tools = steps::Tools {
         client: client.clone(),
         flux,
@@ -270,11 +271,11 @@ fn builtin(
         allow_kustomize_load_restrictions_none: args.allow_kustomize_load_restrictions_none,
         allow_local_git: args.allow_local_git,
         max_checkout_size: max_checkout_size(args),
-        reach: crate::reach::Reach {
+        reach: hecate_steps::reach::Reach {
             local: args.allow_local_http,
             own,
         },
-        wake,
+        wake: Arc::new(wake),
     };
     let steps = steps::runners(&tools)?;
     Ok(Builtin {

@@ -90,7 +90,7 @@ async fn report(
                 observed_generation: generation,
                 last_transition_time: Time(Timestamp::now()),
                 reason: wellknown::gate_reason::UNREADABLE.into(),
-                message: crate::condition::truncate(&message, 32 * 1024).into(),
+                message: hecate_types::limits::truncate(&message, 32 * 1024).into(),
             };
             // Only the status of a status update counts: the stored spec stays.
             let body = serde_json::json!({

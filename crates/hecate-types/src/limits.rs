@@ -30,3 +30,31 @@ pub const MAX_PASSAGE_STATUS_BYTES: usize = 512 * 1024;
 /// metadata and spec alone leave less than [`MAX_PASSAGE_STATUS_BYTES`] of it is
 /// refused before its first step.
 pub const MAX_PASSAGE_BYTES: usize = 1024 * 1024;
+
+/// `text` cut to at most `max` bytes, on a character boundary: how every bounded text
+/// the controller writes (a condition's message, an Event's note, a step's message) is
+/// cut.
+pub fn truncate(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::truncate;
+
+    #[test]
+    fn text_is_cut_on_a_character_boundary() {
+        assert_eq!(truncate("hecate", 10), "hecate");
+        assert_eq!(truncate("hecate", 3), "hec");
+        // "é" takes two bytes: cutting inside it keeps neither.
+        assert_eq!(truncate("caé", 3), "ca");
+        assert_eq!(truncate("", 0), "");
+    }
+}

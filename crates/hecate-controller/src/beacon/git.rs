@@ -370,7 +370,7 @@ fn said(failure: &GitFailure) -> String {
     if text.is_empty() {
         return failure.to_string();
     }
-    crate::condition::truncate(&text, 500).to_string()
+    hecate_types::limits::truncate(&text, 500).to_string()
 }
 
 /// `<sha>\t<ref>` lines into pairs.

@@ -39,7 +39,7 @@ pub async fn resolve(
             // The API server's sentence, not the client's dump of its Status.
             return Err(ResolveError::failed(format!(
                 "reading {KIND} {name}: {}",
-                crate::health::flux_access::describe(&error)
+                hecate_steps::flux::access::describe(&error)
             )));
         }
     };

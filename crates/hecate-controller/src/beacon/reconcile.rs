@@ -26,10 +26,10 @@ use super::decide::{self, Next};
 use super::emit::{self, Emitted};
 use super::retention;
 use super::source::{Occasion, ResolveError, Source};
-use crate::clock::Clock;
 use crate::condition::set_ready;
 use crate::events::{self, Events};
 use crate::metrics::Metrics;
+use hecate_steps::clock::Clock;
 
 /// What a Beacon reconcile can fail with; the controller retries with backoff.
 #[derive(Debug, thiserror::Error)]
@@ -206,7 +206,7 @@ impl BeaconReconciler {
                             wellknown::beacon_reason::EMIT_FAILED,
                             &format!(
                                 "could not create Bundle {bundle_name}: {}",
-                                crate::health::flux_access::describe(&source)
+                                hecate_steps::flux::access::describe(&source)
                             ),
                             generation,
                             now,

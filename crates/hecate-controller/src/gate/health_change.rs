@@ -8,7 +8,7 @@ use hecate_types::{Health, HealthReport, Time};
 use jiff::Timestamp;
 
 use crate::events::{self, Kind};
-use crate::health::Assessment;
+use hecate_steps::health::Assessment;
 
 /// A change of a Gate's health state (never its first observation).
 #[derive(Clone, Debug, PartialEq)]

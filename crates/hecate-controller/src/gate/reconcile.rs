@@ -27,11 +27,12 @@ use super::advance::{Decision, Standing, crossing_message, decide};
 use super::reads::Reads;
 use super::ready::{self, Ready};
 use super::{health_change, record, retention};
-use crate::clock::Clock;
 use crate::condition::set_ready;
 use crate::events::{self, Events};
 use crate::metrics::Metrics;
-use crate::{health, steps, verify};
+use crate::verify;
+use hecate_steps::clock::Clock;
+use hecate_steps::{self as steps, health};
 
 /// How often a Gate is looked at when nothing wakes it: new Bundles, approvals and
 /// finished crossings wake it at once; the tick catches health and windows.

@@ -36,13 +36,12 @@ use kube::api::{Api, ListParams, PostParams};
 use kube::{Resource as _, ResourceExt as _};
 
 use super::attest::{self, Attested};
-use super::bounds;
-use super::engine::{self, Registry};
-use super::trace;
-use crate::clock::Clock;
 use crate::events::{self, Events};
 use crate::metrics::Metrics;
 use crate::telemetry::Tracing;
+use crate::telemetry::spans as trace;
+use hecate_steps::clock::Clock;
+use hecate_steps::engine::{self, Registry, bounds};
 
 /// What a Passage reconcile can fail with; the controller retries with backoff.
 #[derive(Debug, thiserror::Error)]
@@ -265,7 +264,7 @@ impl PassageReconciler {
             gate.as_ref(),
             bundle,
             &passages,
-            crate::steps::validate,
+            hecate_steps::validate,
             self.clock.now(),
         ))
     }

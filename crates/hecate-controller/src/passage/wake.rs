@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt as _;
 use futures::channel::mpsc;
+use hecate_steps::flux_wait::Wake;
 use hecate_types::Passage;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::GroupVersionKind;
@@ -25,7 +26,7 @@ type Key = (String, String, String, String);
 
 /// Who waits for what, and the watches that tell them. Cheap to clone.
 #[derive(Clone)]
-pub struct Wake {
+pub struct Watches {
     inner: Arc<Inner>,
 }
 
@@ -39,7 +40,7 @@ struct Inner {
 /// The Passages to wake, for the Passage controller's `reconcile_on`.
 pub type Wakes = mpsc::UnboundedReceiver<ObjectRef<Passage>>;
 
-impl Wake {
+impl Watches {
     /// Wakes through watches on `client`'s cluster; the Passages woken come out of the
     /// returned stream.
     pub fn new(client: kube::Client) -> (Self, Wakes) {
@@ -58,10 +59,17 @@ impl Wake {
         )
     }
 
+    /// How many objects someone waits for (for tests and metrics).
+    pub fn waiting(&self) -> usize {
+        lock(&self.inner.waiting).len()
+    }
+}
+
+impl Wake for Watches {
     /// Wake Passage `passage` of `namespace` the next time object `name` of kind `gvk`
     /// in `object_namespace` changes. Call it before looking at the object, so a
     /// change between the look and this call is not missed.
-    pub fn wait_for(
+    fn wait_for(
         &self,
         gvk: &GroupVersionKind,
         object_namespace: &str,
@@ -81,7 +89,7 @@ impl Wake {
     }
 
     /// The Passage no longer waits for this object (it found it ready).
-    pub fn forget(
+    fn forget(
         &self,
         gvk: &GroupVersionKind,
         object_namespace: &str,
@@ -97,11 +105,6 @@ impl Wake {
                 waiting.remove(&key);
             }
         }
-    }
-
-    /// How many objects someone waits for (for tests and metrics).
-    pub fn waiting(&self) -> usize {
-        lock(&self.inner.waiting).len()
     }
 }
 
@@ -177,7 +180,7 @@ mod tests {
     async fn a_change_wakes_each_waiting_passage_once_and_forgetting_stops_it() {
         let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
         let client = kube::Client::try_from(config).expect("a client");
-        let (wake, mut wakes) = Wake::new(client);
+        let (wake, mut wakes) = Watches::new(client);
         let gvk = kustomization();
         wake.wait_for(&gvk, "shop", "app", "shop", "dev-1");
         wake.wait_for(&gvk, "shop", "app", "shop", "dev-1");

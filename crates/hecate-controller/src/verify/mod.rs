@@ -8,7 +8,7 @@
 //!   (the Gate reconcile fails, the Bundle stays uncleared) — never "passed".
 //! - [`flagger`] verifies by a Flagger Canary's phase.
 //!
-//! Health ([`crate::health`]) says whether things run now; verification says whether
+//! Health (`hecate_steps::health`) says whether things run now; verification says whether
 //! a crossing landed. The two stay separate.
 
 pub mod flagger;
@@ -58,7 +58,7 @@ pub enum VerifyError {
     #[error("{0} not found")]
     NotFound(String),
     /// What the verifier judges by could not be read.
-    #[error("cannot read {what}: {}", crate::health::flux_access::describe(.source))]
+    #[error("cannot read {what}: {}", hecate_steps::flux::access::describe(.source))]
     Read {
         /// What was being read.
         what: String,

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use hecate_controller::beacon::git::Git;
 use hecate_controller::beacon::{BeaconReconciler, Outcome, Resolver, controller};
-use hecate_controller::clock::{Clock, ManualClock, SystemClock};
 use hecate_controller::events::Events;
 use hecate_sources::git::AppTokens;
+use hecate_steps::clock::{Clock, ManualClock, SystemClock};
 use hecate_testenv::TestEnv;
 use hecate_types::{
     Artifact, Beacon, BeaconSpec, Bundle, BundleApproval, BundleSpec, BundleStatus, CommitArtifact,

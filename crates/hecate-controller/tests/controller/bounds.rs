@@ -14,7 +14,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::harness::*;
 use crate::process::{Controller, eventually, join_shard};
-use hecate_controller::steps::reason::Reason;
+use hecate_steps::reason::Reason;
 
 /// An `http` step to `url`, run when `condition` holds.
 fn call(url: &str, condition: &str) -> Step {

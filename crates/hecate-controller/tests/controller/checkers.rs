@@ -7,8 +7,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use hecate_controller::health::{self, Assessment, FluxAccess, FluxChecker};
 use hecate_controller::verify::{self, FlaggerVerifier, VerifyError};
+use hecate_steps::flux::{FluxAccess, FluxChecker};
+use hecate_steps::health::{self, Assessment};
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION, StandIn};
 use hecate_testenv::{Identity, RequestLog, TestEnv};
 use hecate_types::{Health, HealthCheck, Verification};

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use hecate_controller::steps::reason::Reason;
+use hecate_steps::reason::Reason;
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
 use hecate_types::{Bundle, Gate, Health, Passage, PassagePhase, Step, StepPhase};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
@@ -305,11 +305,11 @@ async fn a_long_wait_is_woken_by_the_object_not_by_its_timer() {
 async fn a_passage_whose_bundle_is_missing_fails_at_once_and_says_so() {
     use std::sync::Arc;
 
-    use hecate_controller::clock::SystemClock;
     use hecate_controller::events::Events;
     use hecate_controller::metrics::Metrics;
     use hecate_controller::passage::PassageReconciler;
-    use hecate_controller::steps::runners;
+    use hecate_steps::clock::SystemClock;
+    use hecate_steps::runners;
     use hecate_types::PassageSpec;
 
     let h = Harness::new().await;

@@ -11,13 +11,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hecate_controller::clock::SystemClock;
 use hecate_controller::events::Events;
 use hecate_controller::metrics::Metrics;
 use hecate_controller::passage::PassageReconciler;
-use hecate_controller::steps::evidence::EvidenceGate;
-use hecate_controller::steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
-use hecate_controller::steps::{Tools, runners};
+use hecate_steps::clock::SystemClock;
+use hecate_steps::evidence::EvidenceGate;
+use hecate_steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
+use hecate_steps::{Tools, runners};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{
     Artifact, Bundle, BundleSpec, EvidenceConfig, EvidenceRef, Gate, GateSpec, LocalSecretRef,
@@ -34,7 +34,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::harness::*;
 use crate::process::{Controller, eventually, join_shard};
-use hecate_controller::steps::reason::Reason;
+use hecate_steps::reason::Reason;
 
 const ENV: &str = "7f3a1c2e-0000-4000-8000-000000009b04";
 const TRAIL: &str = "91b2ffff-0000-4000-8000-00000000abcd";

@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use hecate_controller::health::FluxAccess;
-use hecate_controller::health::FluxChecker;
-use hecate_controller::passage::wake::Wake;
-use hecate_controller::steps::flux_reconcile::{FluxReconcile, REQUESTED_AT};
-use hecate_controller::steps::flux_wait::FluxWait;
-use hecate_controller::steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
+use hecate_controller::passage::wake::Watches;
+use hecate_steps::flux::FluxAccess;
+use hecate_steps::flux::FluxChecker;
+use hecate_steps::flux_reconcile::{FluxReconcile, REQUESTED_AT};
+use hecate_steps::flux_wait::FluxWait;
+use hecate_steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Bundle, BundleSpec, HealthCheck};
@@ -19,7 +19,7 @@ use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::{Value, json};
 
 use crate::process::eventually;
-use hecate_controller::steps::reason::Reason;
+use hecate_steps::reason::Reason;
 
 const STARTED: &str = "2026-12-01T04:33:06.5Z";
 
@@ -187,7 +187,7 @@ async fn flux_wait(env: &TestEnv) -> FluxWait {
         Arc::new(FluxAccess::new(client.clone())),
         true,
     ));
-    FluxWait::new(checker, true, Wake::new(client).0)
+    FluxWait::new(checker, true, Arc::new(Watches::new(client).0))
 }
 
 #[tokio::test]

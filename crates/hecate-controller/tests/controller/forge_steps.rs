@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use hecate_controller::steps::forge::{CommitStatus, Forge, GitPullRequest};
-use hecate_controller::steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
 use hecate_sources::git::AppTokens;
+use hecate_steps::forge::{CommitStatus, Forge, GitPullRequest};
+use hecate_steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
 use hecate_testenv::TestEnv;
 use hecate_types::{Bundle, BundleSpec};
 use serde_json::{Value, json};
@@ -19,7 +19,7 @@ use wiremock::matchers::{body_partial_json, header, method, path, query_param};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 use super::git_steps::{as_controller, context, git, secret};
-use hecate_controller::steps::reason::Reason;
+use hecate_steps::reason::Reason;
 
 /// The host API token in the `forge` Secret (which also holds a `password`, unused).
 const TOKEN: &str = "tok-123";

@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hecate_controller::steps::git::GitClone;
-use hecate_controller::steps::reason::Reason;
-use hecate_controller::steps::runner::{Runner, StepContext, StepError};
 use hecate_sources::git::{Basic, GitCredentials, SshKey};
+use hecate_steps::git::GitClone;
+use hecate_steps::reason::Reason;
+use hecate_steps::runner::{Runner, StepContext, StepError};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Bundle, BundleSpec};
 use k8s_openapi::ByteString;
@@ -225,7 +225,7 @@ async fn git_clone_reads_its_secret_and_fails_cleanly_without_one() {
 /// not match is a terminal `GitAuthFailed` that shows no key.
 #[tokio::test]
 async fn git_clone_and_push_over_ssh() {
-    use hecate_controller::steps::git::{GitCommit, GitPush};
+    use hecate_steps::git::{GitCommit, GitPush};
     use hecate_testenv::sshd::{KeyPair, Sshd};
 
     let env = TestEnv::new().await;

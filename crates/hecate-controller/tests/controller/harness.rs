@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
-use hecate_controller::clock::ManualClock;
 use hecate_controller::events::Events;
 use hecate_controller::gate::reads::Lists;
 use hecate_controller::gate::{GateReconciler, Outcome};
 use hecate_controller::metrics::Metrics;
-use hecate_controller::{health, verify};
+use hecate_controller::verify;
+use hecate_steps::clock::ManualClock;
+use hecate_steps::health;
 use hecate_testenv::TestEnv;
 use hecate_types::{
     Admission, Bundle, BundleOrigin, Condition, Gate, GateSpec, Passage, PassagePhase,

@@ -4,9 +4,9 @@
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use hecate_controller::clock::Clock as _;
-use hecate_controller::health::{self, CheckResult, Checker};
 use hecate_controller::verify::{self, Verdict, Verifier, VerifyError};
+use hecate_steps::clock::Clock as _;
+use hecate_steps::health::{self, CheckResult, Checker};
 use hecate_types::{Health, HealthCheck, PassagePhase, PassageStatus, Verification};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use hecate_controller::steps::http::Http;
-use hecate_controller::steps::runner::{Runner, StepContext, StepError, StepResult};
+use hecate_steps::http::Http;
+use hecate_steps::runner::{Runner, StepContext, StepError, StepResult};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Bundle, BundleSpec};
 use jiff::Timestamp;
@@ -21,7 +21,7 @@ use wiremock::matchers::{body_json, header, method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 use crate::process::eventually;
-use hecate_controller::steps::reason::Reason;
+use hecate_steps::reason::Reason;
 
 /// A client for an API server that is not there: for configurations that read no
 /// Secret.
@@ -33,7 +33,7 @@ fn no_cluster() -> kube::Client {
 /// The step as the tests' world needs it: its servers listen on loopback, which an
 /// operator allows with `--allow-local-http`.
 fn on_loopback(client: kube::Client) -> Http {
-    let reach = hecate_controller::reach::Reach {
+    let reach = hecate_steps::reach::Reach {
         local: true,
         ..Default::default()
     };
@@ -566,7 +566,7 @@ async fn this_hosts_addresses_need_the_operators_flag_and_the_controllers_own_ne
     assert!(server.received_requests().await.unwrap().is_empty());
 
     // With the flag loopback answers, but not where the controller itself listens.
-    let reach = hecate_controller::reach::Reach {
+    let reach = hecate_steps::reach::Reach {
         local: true,
         own: vec![*own.address()],
     };

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
-use hecate_controller::steps::oci::{self, OciPull, OciPush};
-use hecate_controller::steps::runner::{Runner, StepContext, StepError, StepResult};
+use hecate_steps::oci::{self, OciPull, OciPush};
+use hecate_steps::runner::{Runner, StepContext, StepError, StepResult};
 use hecate_testenv::TestEnv;
 use hecate_testenv::registry::{Distribution, OCI_MANIFEST, PASSWORD, USER};
 use hecate_types::{Bundle, BundleSpec};
@@ -20,7 +20,7 @@ use sha2::{Digest as _, Sha256};
 use pretty_assertions::assert_eq;
 
 use super::git_steps::{as_controller, secret};
-use hecate_controller::steps::reason::Reason;
+use hecate_steps::reason::Reason;
 
 /// 2026-01-01T00:00:00Z: when the Passage started.
 const STARTED: i64 = 1_767_225_600;

@@ -8,13 +8,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hecate_controller::clock::SystemClock;
 use hecate_controller::events::Events;
 use hecate_controller::metrics::Metrics;
 use hecate_controller::passage::PassageReconciler;
-use hecate_controller::steps::runners;
 use hecate_ops::Ops;
 use hecate_ops::rules::promotion::new_passage;
+use hecate_steps::clock::SystemClock;
+use hecate_steps::runners;
 use hecate_testenv::Identity::{self, Bob};
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
 use hecate_testenv::rbac::grant_deployed_roles;

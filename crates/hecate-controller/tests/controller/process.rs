@@ -22,14 +22,14 @@ pub(crate) const TEST_WORLD: &[&str] = &["--allow-local-git", "--allow-local-htt
 
 /// The steps' tools for a reconciler run in the test's own process, with what
 /// [`TEST_WORLD`] allows.
-pub(crate) fn test_world_tools(client: kube::Client) -> hecate_controller::steps::Tools {
-    hecate_controller::steps::Tools {
+pub(crate) fn test_world_tools(client: kube::Client) -> hecate_steps::Tools {
+    hecate_steps::Tools {
         allow_local_git: true,
-        reach: hecate_controller::reach::Reach {
+        reach: hecate_steps::reach::Reach {
             local: true,
             ..Default::default()
         },
-        ..hecate_controller::steps::Tools::new(client)
+        ..hecate_steps::Tools::new(client)
     }
 }
 

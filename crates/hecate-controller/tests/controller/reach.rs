@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use hecate_controller::steps::reason::Reason;
+use hecate_steps::reason::Reason;
 use hecate_testenv::world::{Repository, git};
 use hecate_types::{Passage, PassagePhase, Step, StepPhase, StepStatus};
 use serde_json::{Value, json};

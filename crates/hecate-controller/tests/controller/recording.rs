@@ -9,12 +9,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hecate_controller::clock::SystemClock;
 use hecate_controller::events::Events;
 use hecate_controller::metrics::Metrics;
 use hecate_controller::passage::PassageReconciler;
-use hecate_controller::steps::{Tools, runners};
 use hecate_ops::rules::promotion::new_passage;
+use hecate_steps::clock::SystemClock;
+use hecate_steps::{Tools, runners};
 use hecate_testenv::{Binaries, ControlPlane, Endpoint, Lifetime, TestEnv};
 use hecate_types::limits::{MAX_PASSAGE_STATUS_BYTES, MAX_STEPS};
 use hecate_types::{

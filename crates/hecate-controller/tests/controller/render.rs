@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use hecate_controller::steps::reason::Reason;
-use hecate_controller::steps::render::{RenderHelm, RenderKustomize};
-use hecate_controller::steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
+use hecate_steps::reason::Reason;
+use hecate_steps::render::{RenderHelm, RenderKustomize};
+use hecate_steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
 use hecate_testenv::Tool;
 use hecate_types::{Bundle, BundleSpec};
 use serde::Deserialize as _;

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use futures::{StreamExt as _, TryStreamExt as _};
-use hecate_controller::steps::flux_wait::retry_after;
+use hecate_steps::flux_wait::retry_after;
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
 use hecate_types::{Passage, PassagePhase, Step};
 use kube::api::{Api, DynamicObject, PostParams, WatchEvent, WatchParams};

@@ -1,0 +1,348 @@
+//! Reaching Flux objects: the cluster to read from (the controller's own, or a remote
+//! one through a kubeconfig kept in a Secret, as Flux's `kubeConfig.secretRef` does)
+//! and the API resource a kind is served as, found through discovery — plurals are
+//! never guessed.
+//!
+//! Both are cached: remote clients by the SHA-256 of their kubeconfig, so a rotated
+//! kubeconfig gets a fresh client and an unchanged one is not rebuilt on every
+//! reconcile; resolved kinds per cluster, so a check costs one GET per object. The
+//! `flux` checker and the `flux-*` steps share one [`FluxAccess`].
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::discovery::Scope;
+use sha2::{Digest as _, Sha256};
+
+use super::config::Target;
+
+/// The Secret key holding a kubeconfig, by Flux's convention.
+pub const KUBECONFIG_KEY: &str = "value";
+
+/// How long a remote cluster may take to accept a connection, and to answer: a remote
+/// cluster that is down must not hold a Gate's reconcile for minutes.
+const REMOTE_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const REMOTE_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Clients and resolved kinds for reading Flux objects, shared by every check.
+pub struct FluxAccess {
+    local: kube::Client,
+    remotes: Mutex<HashMap<String, kube::Client>>,
+    kinds: Mutex<HashMap<KindKey, (ApiResource, Scope)>>,
+}
+
+/// A cluster to read from.
+#[derive(Clone)]
+pub struct Cluster {
+    /// Empty for the local cluster, else the kubeconfig's SHA-256 in hex.
+    id: String,
+    client: kube::Client,
+}
+
+/// (cluster id, group, version, kind)
+type KindKey = (String, String, String, String);
+
+/// Why a remote cluster cannot be reached.
+#[derive(thiserror::Error, Debug)]
+pub enum ClusterError {
+    /// The Secret could not be read (absent, forbidden, or the API server unreachable).
+    #[error("cannot read the kubeconfig Secret {namespace}/{secret}: {}", describe(.source))]
+    Secret {
+        /// The Secret's namespace.
+        namespace: String,
+        /// The Secret's name.
+        secret: String,
+        /// What the API server said.
+        #[source]
+        source: kube::Error,
+    },
+    /// The Secret holds no usable kubeconfig, or one the controller will not use.
+    #[error("the kubeconfig in Secret {namespace}/{secret} cannot be used: {problem}")]
+    Kubeconfig {
+        /// The Secret's namespace.
+        namespace: String,
+        /// The Secret's name.
+        secret: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
+impl FluxAccess {
+    /// Access through `local`, the controller's own client, with empty caches.
+    pub fn new(local: kube::Client) -> Self {
+        Self {
+            local,
+            remotes: Mutex::default(),
+            kinds: Mutex::default(),
+        }
+    }
+
+    /// The cluster to read from: the local one, or the one whose kubeconfig is in
+    /// Secret `secret` of `namespace` (read through the local cluster).
+    pub async fn cluster(
+        &self,
+        secret: Option<&str>,
+        namespace: &str,
+    ) -> Result<Cluster, ClusterError> {
+        let Some(secret) = secret else {
+            return Ok(Cluster {
+                id: String::new(),
+                client: self.local.clone(),
+            });
+        };
+        let unusable = |problem: String| ClusterError::Kubeconfig {
+            namespace: namespace.to_string(),
+            secret: secret.to_string(),
+            problem,
+        };
+        let stored = Api::<Secret>::namespaced(self.local.clone(), namespace)
+            .get(secret)
+            .await
+            .map_err(|source| ClusterError::Secret {
+                namespace: namespace.to_string(),
+                secret: secret.to_string(),
+                source,
+            })?;
+        let bytes = stored
+            .data
+            .as_ref()
+            .and_then(|data| data.get(KUBECONFIG_KEY))
+            .map(|value| value.0.as_slice())
+            .ok_or_else(|| unusable(format!("it has no key {KUBECONFIG_KEY:?}")))?;
+        let id = hex::encode(Sha256::digest(bytes));
+        if let Some(client) = lock(&self.remotes).get(&id) {
+            return Ok(Cluster {
+                id,
+                client: client.clone(),
+            });
+        }
+        let text = std::str::from_utf8(bytes).map_err(|_| unusable("it is not UTF-8".into()))?;
+        let client = remote_client(text).await.map_err(unusable)?;
+        lock(&self.remotes).insert(id.clone(), client.clone());
+        Ok(Cluster { id, client })
+    }
+
+    /// An API for `target`'s kind in `cluster`, resolved through discovery the first
+    /// time and from the cache after that.
+    pub async fn api(
+        &self,
+        cluster: &Cluster,
+        target: &Target,
+    ) -> Result<Api<DynamicObject>, kube::Error> {
+        let key = kind_key(cluster, target);
+        let cached = lock(&self.kinds).get(&key).cloned();
+        let (resource, scope) = match cached {
+            Some(resolved) => resolved,
+            None => {
+                let (resource, capabilities) =
+                    kube::discovery::pinned_kind(&cluster.client, &target.gvk()).await?;
+                let resolved = (resource, capabilities.scope);
+                lock(&self.kinds).insert(key, resolved.clone());
+                resolved
+            }
+        };
+        let client = cluster.client.clone();
+        Ok(match scope {
+            Scope::Namespaced => Api::namespaced_with(client, &target.namespace, &resource),
+            Scope::Cluster => Api::all_with(client, &resource),
+        })
+    }
+
+    /// Drops what discovery said about `target`'s kind, so that the next read asks
+    /// again: after a "not found", the kind may no longer be served at that version.
+    pub fn forget_kind(&self, cluster: &Cluster, target: &Target) {
+        lock(&self.kinds).remove(&kind_key(cluster, target));
+    }
+}
+
+impl Cluster {
+    /// The client that reaches this cluster, for writes such as `flux-reconcile`'s.
+    pub fn client(&self) -> &kube::Client {
+        &self.client
+    }
+}
+
+fn kind_key(cluster: &Cluster, target: &Target) -> KindKey {
+    (
+        cluster.id.clone(),
+        target.group.clone(),
+        target.version.clone(),
+        target.kind.clone(),
+    )
+}
+
+/// The caches hold plain data, valid whatever a panicking holder was doing.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+async fn remote_client(kubeconfig: &str) -> Result<kube::Client, String> {
+    let kubeconfig = Kubeconfig::from_yaml(kubeconfig).map_err(|e| e.to_string())?;
+    let refused = refused_parts(&kubeconfig);
+    if !refused.is_empty() {
+        return Err(format!(
+            "it asks the controller to {}; only inline credentials are accepted",
+            refused.join(", ")
+        ));
+    }
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .map_err(|e| e.to_string())?;
+    config.connect_timeout = Some(REMOTE_CONNECT_TIMEOUT);
+    config.read_timeout = Some(REMOTE_READ_TIMEOUT);
+    kube::Client::try_from(config).map_err(|e| e.to_string())
+}
+
+/// A Kubernetes error in a sentence: the API server's own message for an answer
+/// (`kube::Error`'s Display adds the whole Status struct), the chain of causes for a
+/// failure to get one (the outermost says only "client error (Connect)").
+pub fn describe(error: &kube::Error) -> String {
+    if let kube::Error::Api(status) = error {
+        return format!("{} ({} {})", status.message, status.code, status.reason);
+    }
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(inner) = cause {
+        let inner_text = inner.to_string();
+        if !text.contains(&inner_text) {
+            text = format!("{text}: {inner_text}");
+        }
+        cause = inner.source();
+    }
+    text
+}
+
+/// The parts of a kubeconfig that would make the controller run a program or read its
+/// own files. Anyone who may write a Secret in a Gate's namespace can write this
+/// kubeconfig, so it may carry credentials but not instructions (Flux refuses `exec`
+/// in such kubeconfigs by default too).
+fn refused_parts(kubeconfig: &Kubeconfig) -> Vec<String> {
+    // What is refused, in order of first appearance, with whose entries ask for it.
+    let mut refused: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut add = |what, name| match refused.iter_mut().find(|(w, _)| *w == what) {
+        Some((_, names)) => names.push(name),
+        None => refused.push((what, vec![name])),
+    };
+    for named in &kubeconfig.auth_infos {
+        let Some(user) = &named.auth_info else {
+            continue;
+        };
+        let parts = [
+            (user.exec.is_some(), "run a program (exec)"),
+            (user.auth_provider.is_some(), "use an auth-provider plugin"),
+            (user.token_file.is_some(), "read a token file"),
+            (
+                user.client_certificate.is_some(),
+                "read a client-certificate file",
+            ),
+            (user.client_key.is_some(), "read a client-key file"),
+        ];
+        for (present, what) in parts {
+            if present {
+                add(what, named.name.as_str());
+            }
+        }
+    }
+    for named in &kubeconfig.clusters {
+        if named
+            .cluster
+            .as_ref()
+            .is_some_and(|c| c.certificate_authority.is_some())
+        {
+            add("read a certificate-authority file", named.name.as_str());
+        }
+    }
+    refused
+        .into_iter()
+        .map(|(what, names)| format!("{what} (for {})", names.join(", ")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::config::Kubeconfig;
+
+    use super::refused_parts;
+
+    #[test]
+    fn a_kubeconfig_with_inline_credentials_is_accepted() {
+        let kubeconfig = Kubeconfig::from_yaml(
+            r#"
+apiVersion: v1
+kind: Config
+clusters:
+- name: prod
+  cluster:
+    server: https://prod.example.com:6443
+    certificate-authority-data: Y2E=
+users:
+- name: hecate
+  user:
+    token: abc
+- name: tls
+  user:
+    client-certificate-data: Y2VydA==
+    client-key-data: a2V5
+contexts:
+- name: prod
+  context: {cluster: prod, user: hecate}
+current-context: prod
+"#,
+        )
+        .expect("a kubeconfig");
+        assert_eq!(refused_parts(&kubeconfig), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_kubeconfig_that_runs_programs_or_reads_files_is_refused() {
+        let kubeconfig = Kubeconfig::from_yaml(
+            r#"
+apiVersion: v1
+kind: Config
+clusters:
+- name: prod
+  cluster:
+    server: https://prod.example.com:6443
+    certificate-authority: /etc/ssl/ca.pem
+users:
+- name: exec
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: /bin/sh
+      args: ["-c", "id"]
+- name: exec-too
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: /usr/bin/env
+- name: files
+  user:
+    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
+    client-certificate: /etc/cert.pem
+    client-key: /etc/key.pem
+contexts:
+- name: prod
+  context: {cluster: prod, user: exec}
+current-context: prod
+"#,
+        )
+        .expect("a kubeconfig");
+        assert_eq!(
+            refused_parts(&kubeconfig),
+            [
+                "run a program (exec) (for exec, exec-too)",
+                "read a token file (for files)",
+                "read a client-certificate file (for files)",
+                "read a client-key file (for files)",
+                "read a certificate-authority file (for prod)",
+            ]
+        );
+    }
+}

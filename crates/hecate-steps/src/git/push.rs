@@ -1,0 +1,418 @@
+//! `git-push` (spec §5.5): the checkout's HEAD to a branch of `origin`.
+//!
+//! The target is `hecate/<passage>` with `toNewBranch`, else the configured `branch`,
+//! else the branch the checkout is on. The commit is pushed by its SHA
+//! (`<sha>:refs/heads/<target>`, `+` in front with `force`), so what lands is exactly
+//! what the output reports. A remote already at that commit is success with
+//! `pushed: false` — what a re-run after a crash looks like.
+//!
+//! Without a checkout (a restart lost the work directory) the step fails with
+//! `WorkDirLost`, as spec §5.4–5.5 list it: pushing needs the commit, and only the
+//! crossing's earlier steps can make it again, which a new Passage does.
+
+use std::path::Path;
+
+use futures::future::BoxFuture;
+use hecate_sources::git::{AppTokens, Git, GitCredentials, GitFailure, Scratch, apply};
+use serde_json::json;
+
+use super::commit::lost;
+use super::{checkout_dir, cli, current_branch, decode, head, is_checkout, origin, short};
+use crate::config::Config;
+use crate::config::git::GitPush as Settings;
+use crate::reason::Reason;
+use crate::runner::{Runner, StepContext, StepError, StepResult};
+
+/// The `git-push` step.
+pub struct GitPush {
+    client: kube::Client,
+    tokens: AppTokens,
+    /// `--allow-local-git`.
+    local: bool,
+}
+
+impl GitPush {
+    /// Reads credentials Secrets through `client`, with a GitHub App token cache of
+    /// its own.
+    pub fn new(client: kube::Client) -> Self {
+        Self::with_tokens(client, AppTokens::default())
+    }
+
+    /// Reads credentials Secrets through `client` and takes GitHub App tokens from
+    /// `tokens` (shared with `git-clone`).
+    pub fn with_tokens(client: kube::Client, tokens: AppTokens) -> Self {
+        Self {
+            client,
+            tokens,
+            local: false,
+        }
+    }
+
+    /// Lets `origin` be a path or `file://` on the controller's own disk when `allowed`
+    /// (`--allow-local-git`), as `git-clone` lets `repo` be.
+    #[must_use]
+    pub fn allowing_local(mut self, allowed: bool) -> Self {
+        self.local = allowed;
+        self
+    }
+
+    async fn push(&self, ctx: &StepContext<'_>) -> Result<StepResult, StepError> {
+        let settings = decode(ctx, self.name(), |config| match config {
+            Config::GitPush(settings) => Some(settings),
+            _ => None,
+        })?;
+        let dir = checkout_dir(ctx, settings.checkout())?;
+        if !is_checkout(&dir).await {
+            return Err(lost(settings.checkout()));
+        }
+        let mut git = cli(ctx.work_dir).await?.allowing_local(self.local);
+        let sha = head(&git, &dir)
+            .await
+            .map_err(GitFailure::local)?
+            .ok_or_else(|| StepError::terminal(Reason::GitFailed, "HEAD has no commit to push"))?;
+        let branch = target(&git, &dir, &settings, ctx.passage).await?;
+        let remote = origin(&git, &dir)
+            .await
+            .map_err(GitFailure::local)?
+            .ok_or_else(|| {
+                StepError::terminal(Reason::GitFailed, "the checkout has no origin remote")
+            })?;
+        // The checkout's own configuration names the remote: judged as git-clone's
+        // `repo` is (git refuses it too).
+        hecate_sources::git::remote::check(&remote, self.local)
+            .map_err(|why| StepError::terminal(Reason::NotAllowed, format!("origin: {why}")))?;
+
+        let credentials = GitCredentials::read(
+            &self.client,
+            ctx.namespace,
+            settings.credentials_ref.as_ref().map(|r| r.name.as_str()),
+        )
+        .await?;
+        let scratch = Scratch::new(&git, self.name()).await?;
+        let pushed = match apply(&credentials, &remote, &mut git, &scratch, &self.tokens).await {
+            Ok(()) => send(&git, &dir, &sha, &branch, settings.force).await,
+            Err(error) => Err(error.into()),
+        };
+        scratch.remove().await;
+        let output = |pushed: bool| json!({"branch": branch, "sha": sha, "pushed": pushed});
+        match pushed {
+            Ok(true) => Ok(StepResult::done(
+                format!("pushed {} to {branch}", short(&sha)),
+                output(true),
+            )),
+            Ok(false) => Ok(StepResult::done(
+                format!("{branch} is already at {}", short(&sha)),
+                output(false),
+            )),
+            Err(error) => Err(error.with_output(output(false))),
+        }
+    }
+}
+
+impl Runner for GitPush {
+    fn name(&self) -> &'static str {
+        "git-push"
+    }
+
+    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        Box::pin(self.push(ctx))
+    }
+}
+
+/// The branch to push to, checked to be a valid branch name.
+async fn target(
+    git: &Git,
+    dir: &Path,
+    settings: &Settings,
+    passage: &str,
+) -> Result<String, StepError> {
+    let branch = if settings.to_new_branch {
+        format!("hecate/{passage}")
+    } else if !settings.branch.trim().is_empty() {
+        settings.branch.trim().to_string()
+    } else {
+        current_branch(git, dir)
+            .await
+            .map_err(GitFailure::local)?
+            .ok_or_else(|| {
+                StepError::config("the checkout's HEAD is on no branch; set branch to push to")
+            })?
+    };
+    let reference = format!("refs/heads/{branch}");
+    let valid = git
+        .succeeds(dir, &["check-ref-format", reference.as_str()])
+        .await
+        .map_err(GitFailure::local)?;
+    if valid && !branch.starts_with('-') {
+        Ok(branch)
+    } else {
+        Err(StepError::config(format!(
+            "{branch:?} is not a valid branch name"
+        )))
+    }
+}
+
+/// Pushes `sha` to `branch` of `origin`; `Ok(false)` when the remote was already there.
+async fn send(
+    git: &Git,
+    dir: &Path,
+    sha: &str,
+    branch: &str,
+    force: bool,
+) -> Result<bool, StepError> {
+    let destination = format!("refs/heads/{branch}");
+    let refspec = format!("{}{sha}:{destination}", if force { "+" } else { "" });
+    let report = git
+        .run(dir, &["push", "--porcelain", "origin", refspec.as_str()])
+        .await
+        .map_err(GitFailure::remote)?;
+    // `--porcelain` reports each ref as `<flag>\t<from>:<to>\t<summary>`; `=` is "up to
+    // date". A report without our ref (it cannot happen) counts as pushed.
+    let flag = report.lines().find_map(|line| {
+        let mut fields = line.split('\t');
+        let flag = fields.next()?;
+        let refs = fields.next()?;
+        (flag.len() == 1 && refs.ends_with(&format!(":{destination}"))).then_some(flag)
+    });
+    Ok(flag != Some("="))
+}
+
+#[cfg(test)]
+mod tests {
+    use hecate_sources::git::testing::{git, http_git, path, write};
+    use pretty_assertions::assert_eq;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::git::testing::{Fixture, no_cluster, output};
+    use crate::git::{GitClone, GitCommit};
+
+    /// A clone of `remote` in work directory `name` with one commit on top.
+    async fn committed(fx: &Fixture, remote: &str, name: &str, clone: Value) -> std::path::PathBuf {
+        let work = fx.work_dir(name);
+        let mut clone = clone;
+        clone["repo"] = json!(remote);
+        output(
+            &GitClone::new(no_cluster())
+                .allowing_local(true)
+                .run(&fx.ctx(&work, clone))
+                .await,
+        );
+        write(&work.join("repo/app/values.yaml"), "image: app:2.0.0\n").await;
+        output(
+            &GitCommit::new()
+                .run(&fx.ctx(&work, json!({"message": "promote"})))
+                .await,
+        );
+        work
+    }
+
+    #[tokio::test]
+    async fn push_then_push_again() {
+        let fx = Fixture::new();
+        let bare = fx.remote("fleet").await;
+        let work = committed(&fx, &path(&bare), "w", json!({})).await;
+        let sha = git(&work.join("repo"), &["rev-parse", "HEAD"])
+            .await
+            .trim()
+            .to_string();
+        let step = GitPush::new(no_cluster()).allowing_local(true);
+        let ctx = fx.ctx(&work, json!({}));
+
+        let first = step.run(&ctx).await;
+        assert_eq!(
+            output(&first),
+            &json!({"branch": "main", "sha": sha, "pushed": true})
+        );
+        assert_eq!(git(&bare, &["rev-parse", "main"]).await.trim(), sha);
+
+        let again = step.run(&ctx).await;
+        assert_eq!(
+            output(&again),
+            &json!({"branch": "main", "sha": sha, "pushed": false})
+        );
+
+        // A restart: fresh clone (now at our commit), nothing to commit, nothing to push.
+        let work = fx.work_dir("w2");
+        output(
+            &GitClone::new(no_cluster())
+                .allowing_local(true)
+                .run(&fx.ctx(&work, json!({"repo": path(&bare)})))
+                .await,
+        );
+        let commit = GitCommit::new()
+            .run(&fx.ctx(&work, json!({"message": "promote"})))
+            .await;
+        assert_eq!(output(&commit)["committed"], json!(false));
+        let again = step.run(&fx.ctx(&work, json!({}))).await;
+        assert_eq!(output(&again)["pushed"], json!(false));
+    }
+
+    #[tokio::test]
+    async fn a_moved_branch_is_rejected_unless_forced() {
+        let fx = Fixture::new();
+        let bare = fx.remote("fleet").await;
+        let work = committed(&fx, &path(&bare), "w", json!({"branch": "env/dev"})).await;
+        let theirs = fx.commit_elsewhere(&bare, "env/dev", "theirs.txt").await;
+        let step = GitPush::new(no_cluster()).allowing_local(true);
+
+        let error = step
+            .run(&fx.ctx(&work, json!({})))
+            .await
+            .expect_err("rejected");
+        assert_eq!(
+            (error.reason, error.terminal),
+            (Reason::GitRejected, false),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            error.output.as_ref().map(|o| o["branch"].clone()),
+            Some(json!("env/dev"))
+        );
+        assert_eq!(git(&bare, &["rev-parse", "env/dev"]).await.trim(), theirs);
+
+        let forced = step.run(&fx.ctx(&work, json!({"force": true}))).await;
+        assert_eq!(output(&forced)["pushed"], json!(true));
+        let ours = git(&work.join("repo"), &["rev-parse", "HEAD"]).await;
+        assert_eq!(git(&bare, &["rev-parse", "env/dev"]).await, ours);
+    }
+
+    #[tokio::test]
+    async fn to_a_new_branch_or_a_named_one() {
+        let fx = Fixture::new();
+        let bare = fx.remote("fleet").await;
+        let work = committed(&fx, &path(&bare), "w", json!({})).await;
+        let sha = git(&work.join("repo"), &["rev-parse", "HEAD"]).await;
+        let step = GitPush::new(no_cluster()).allowing_local(true);
+
+        let new = step
+            .run(&fx.ctx(&work, json!({"toNewBranch": true, "branch": "ignored"})))
+            .await;
+        assert_eq!(output(&new)["branch"], json!("hecate/dev-7f3a"));
+        assert_eq!(git(&bare, &["rev-parse", "hecate/dev-7f3a"]).await, sha);
+
+        let named = step.run(&fx.ctx(&work, json!({"branch": "release"}))).await;
+        assert_eq!(output(&named)["branch"], json!("release"));
+        assert_eq!(git(&bare, &["rev-parse", "release"]).await, sha);
+        // main was not touched.
+        assert_ne!(git(&bare, &["rev-parse", "main"]).await, sha);
+    }
+
+    #[tokio::test]
+    async fn an_empty_work_directory_is_a_lost_one() {
+        let fx = Fixture::new();
+        let work = fx.work_dir("restarted");
+        let error = GitPush::new(no_cluster())
+            .allowing_local(true)
+            .run(&fx.ctx(&work, json!({})))
+            .await
+            .expect_err("nothing to push");
+        assert_eq!((error.reason, error.terminal), (Reason::WorkDirLost, true));
+    }
+
+    #[tokio::test]
+    async fn configuration_mistakes_are_invalid_config() {
+        let fx = Fixture::new();
+        let bare = fx.remote("fleet").await;
+        let work = committed(&fx, &path(&bare), "w", json!({})).await;
+        let step = GitPush::new(no_cluster()).allowing_local(true);
+        let cases = [
+            (json!({"path": "../../elsewhere"}), "path"),
+            (json!({"forse": true}), "unknown field `forse`"),
+            (json!({"branch": "bad..name"}), "not a valid branch name"),
+            (json!({"branch": "-f"}), "not a valid branch name"),
+            (
+                json!({"credentialsRef": {"name": ""}}),
+                "credentialsRef.name",
+            ),
+        ];
+        for (config, words) in cases {
+            let error = step
+                .run(&fx.ctx(&work, config.clone()))
+                .await
+                .expect_err("refused");
+            assert_eq!(
+                (error.reason, error.terminal),
+                (Reason::InvalidConfig, true),
+                "{config}"
+            );
+            assert!(error.message.contains(words), "{config}: {}", error.message);
+        }
+        // A detached HEAD needs a branch named.
+        git(&work.join("repo"), &["checkout", "-q", "--detach"]).await;
+        let error = step
+            .run(&fx.ctx(&work, json!({})))
+            .await
+            .expect_err("no branch");
+        assert_eq!(error.reason, Reason::InvalidConfig);
+        assert!(error.message.contains("set branch"), "{}", error.message);
+    }
+
+    #[tokio::test]
+    async fn a_refused_an_unreachable_and_a_remoteless_push_have_their_reasons() {
+        let fx = Fixture::new();
+        let bare = fx.remote("fleet").await;
+        let work = committed(&fx, &path(&bare), "w", json!({})).await;
+        let checkout = work.join("repo");
+        let step = GitPush::new(no_cluster()).allowing_local(true);
+        let push = || async { step.run(&fx.ctx(&work, json!({}))).await };
+
+        // A host that wants credentials the step was not given: terminal.
+        let base = http_git(fx.root.path(), "bot", "secret").await;
+        let guarded = format!("{base}/fleet.git");
+        git(&checkout, &["remote", "set-url", "origin", &guarded]).await;
+        let error = push().await.expect_err("refused");
+        assert_eq!(
+            (error.reason, error.terminal),
+            (Reason::GitAuthFailed, true),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            error.output.as_ref().map(|o| o["pushed"].clone()),
+            Some(json!(false))
+        );
+
+        // Nobody there: may be forgiven.
+        let nowhere = "http://127.0.0.1:1/fleet.git";
+        git(&checkout, &["remote", "set-url", "origin", nowhere]).await;
+        let error = push().await.expect_err("unreachable");
+        assert_eq!(
+            (error.reason, error.terminal),
+            (Reason::GitUnreachable, false),
+            "{}",
+            error.message
+        );
+
+        // No origin at all: a local failure, terminal.
+        git(&checkout, &["remote", "remove", "origin"]).await;
+        let error = push().await.expect_err("no remote");
+        assert_eq!(
+            (error.reason, error.terminal),
+            (Reason::GitFailed, true),
+            "{}",
+            error.message
+        );
+        assert!(error.message.contains("no origin"), "{}", error.message);
+
+        // A checkout without a commit has nothing to push: terminal too.
+        let empty = fx.work_dir("empty");
+        git(&empty, &["init", "-q", "repo"]).await;
+        let error = step
+            .run(&fx.ctx(&empty, json!({})))
+            .await
+            .expect_err("no commit");
+        assert_eq!(
+            (error.reason, error.terminal),
+            (Reason::GitFailed, true),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            git(&bare, &["rev-parse", "main"]).await.len(),
+            41,
+            "untouched"
+        );
+    }
+}

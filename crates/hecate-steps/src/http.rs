@@ -1,0 +1,277 @@
+//! `http` (spec §5.15): one request whose answer decides the step — a webhook, a smoke
+//! test, a change system. The response is recorded (status, the first 4 KiB of the
+//! body, and the body as JSON when it parses) even when the step fails.
+//!
+//! Where a request may go is the operator's ([`crate::reach`]): never the controller's
+//! own metrics or probes, and this host's own addresses (loopback, link-local, its
+//! interfaces') only with `--allow-local-http`; a refused URL fails `NotAllowed`.
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use hecate_sources::tls::error_text;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Value, json};
+
+use super::config::Config;
+use super::config::fields::Deferred;
+use super::runner::{Runner, StepContext, StepError, StepResult};
+use crate::reach::Reach;
+use crate::reason::Reason;
+
+/// How much of a response body is kept.
+const BODY_LIMIT: usize = 4096;
+
+/// The `http` step.
+pub struct Http {
+    client: kube::Client,
+    http: reqwest::Client,
+    /// For requests carrying secret headers: follows redirects within the origin only.
+    /// reqwest drops `Authorization` on a redirect to another host but keeps every
+    /// other header, so a secret `X-Api-Key` would follow a redirect anywhere.
+    same_origin: reqwest::Client,
+    /// What requests may reach.
+    reach: Reach,
+}
+
+impl Http {
+    /// Reads secret headers through `client`; reaches neither this host's addresses
+    /// nor the controller's own listeners.
+    pub fn new(client: kube::Client) -> Self {
+        Self::reaching(client, Reach::default())
+    }
+
+    /// Reads secret headers through `client`; requests go where `reach` allows.
+    pub fn reaching(client: kube::Client, reach: Reach) -> Self {
+        let judge = reach.clone();
+        let anywhere = reqwest::redirect::Policy::custom(move |attempt| {
+            if let Err(refused) = judge.judge_literal(attempt.url()) {
+                attempt.error(refused)
+            } else if attempt.previous().len() > 10 {
+                // reqwest's default: the first of `previous` is the request itself.
+                attempt.error("too many redirects")
+            } else {
+                attempt.follow()
+            }
+        });
+        let judge = reach.clone();
+        let same_origin = reqwest::redirect::Policy::custom(move |attempt| {
+            let left = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() != attempt.url().origin());
+            if left || attempt.previous().len() >= 10 {
+                attempt.stop()
+            } else if let Err(refused) = judge.judge_literal(attempt.url()) {
+                attempt.error(refused)
+            } else {
+                attempt.follow()
+            }
+        });
+        // The servers trusted are those every client of the controller trusts; names
+        // are resolved through the reach's guard.
+        let build = |policy| {
+            hecate_sources::tls::client_builder()
+                .redirect(policy)
+                .dns_resolver(reach.resolver())
+                .build()
+                .unwrap_or_default()
+        };
+        Self {
+            client,
+            http: build(anywhere),
+            same_origin: build(same_origin),
+            reach,
+        }
+    }
+
+    async fn secret_value(
+        &self,
+        namespace: &str,
+        name: &str,
+        key: &str,
+    ) -> Result<String, StepError> {
+        let data = hecate_sources::secrets::read(&self.client, namespace, name)
+            .await
+            .map_err(StepError::config)?;
+        hecate_sources::secrets::text(&data, key)
+            .ok_or_else(|| StepError::config(format!("Secret {name} has no {key:?}")))
+    }
+}
+
+impl Runner for Http {
+    fn name(&self) -> &'static str {
+        "http"
+    }
+
+    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        Box::pin(async move {
+            let config = super::decode(ctx, self.name(), |c| match c {
+                Config::Http(http) => Some(http),
+                _ => None,
+            })?;
+            let url = known(&config.url, "url")?.0.clone();
+            let method = known(&config.method(), "method")?.0.clone();
+            let timeout: Duration = known(&config.timeout(), "timeout")?
+                .0
+                .try_into()
+                .map_err(|_| StepError::config("timeout must be positive"))?;
+            let method = reqwest::Method::from_bytes(method.as_bytes())
+                .map_err(|_| StepError::config(format!("{method:?} is not an HTTP method")))?;
+            if let Ok(target) = reqwest::Url::parse(&url) {
+                self.reach
+                    .judge_url(&target)
+                    .await
+                    .map_err(|refused| not_allowed(&url, &refused))?;
+            }
+            let carries_secrets = !config.secret_headers.is_empty();
+            let http = if carries_secrets {
+                &self.same_origin
+            } else {
+                &self.http
+            };
+            let mut request = http.request(method, &url).timeout(timeout);
+            // One map, each name set once: a secret header replaces a plain header of
+            // the same name rather than being sent beside it (spec §5.15).
+            let mut headers = HeaderMap::new();
+            for (name, value) in &config.headers {
+                let value = HeaderValue::from_str(value).map_err(|_| {
+                    StepError::config(format!("headers: {value:?} is not a header value"))
+                })?;
+                headers.insert(header_name(name)?, value);
+            }
+            if let Some(body) = &config.body {
+                if !headers.contains_key(CONTENT_TYPE) {
+                    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                }
+                request = request.body(body.to_string());
+            }
+            // Secret headers last: they override plain ones of the same name.
+            for header in &config.secret_headers {
+                let secret = &header.secret_ref.name;
+                let value = self
+                    .secret_value(ctx.namespace, secret, header.key())
+                    .await?;
+                let mut value = HeaderValue::from_str(&format!("{}{value}", header.prefix))
+                    .map_err(|_| {
+                        StepError::config(format!(
+                            "secretHeaders: the value for {} (Secret {secret}) cannot be sent \
+                             in a header",
+                            header.name
+                        ))
+                    })?;
+                value.set_sensitive(true);
+                headers.insert(header_name(&header.name)?, value);
+            }
+            request = request.headers(headers);
+
+            let response = request.send().await.map_err(|e| {
+                match crate::reach::refusal(&e) {
+                    // A redirect, or a name that resolved here this time.
+                    Some(refused) => not_allowed(&url, refused),
+                    None => StepError::retryable(
+                        Reason::HttpUnreachable,
+                        format!("{url}: {}", error_text(&e)),
+                    ),
+                }
+            })?;
+            let status = response.status().as_u16();
+            if carries_secrets && response.status().is_redirection() {
+                let leads = response
+                    .headers()
+                    .get(reqwest::header::LOCATION)
+                    .and_then(|location| location.to_str().ok())
+                    .and_then(|location| response.url().join(location).ok());
+                if let Some(to) = leads.filter(|to| to.origin() != response.url().origin()) {
+                    return Err(StepError::terminal(
+                        Reason::HttpFailed,
+                        format!(
+                            "{url} redirected to another origin ({}); a step's secret headers \
+                             are only ever sent to the origin it names",
+                            to.origin().ascii_serialization()
+                        ),
+                    ));
+                }
+            }
+            let (body, truncated) = read_limited(response).await.map_err(|e| {
+                StepError::retryable(
+                    Reason::HttpUnreachable,
+                    format!("{url}: reading the answer: {}", error_text(&e)),
+                )
+            })?;
+            let text = String::from_utf8_lossy(&body).into_owned();
+            let parsed: Option<Value> = serde_json::from_slice(&body).ok();
+            let mut output = json!({"status": status, "body": text, "truncated": truncated});
+            if let Some(parsed) = &parsed {
+                output["json"] = parsed.clone();
+            }
+            let accepted = if config.expect_status.is_empty() {
+                (200..300).contains(&status)
+            } else {
+                config.expect_status.contains(&status)
+            };
+            if !accepted {
+                let message = format!("{url} answered {status}");
+                let error = if status >= 500 {
+                    StepError::retryable(Reason::HttpFailed, message)
+                } else {
+                    StepError::terminal(Reason::HttpFailed, message)
+                };
+                return Err(error.with_output(output));
+            }
+            if !config.success_if.trim().is_empty() {
+                match hecate_expr::success_if(&config.success_if, status, &text, parsed.as_ref()) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        return Err(StepError::terminal(
+                            Reason::HttpFailed,
+                            format!(
+                                "{url} answered {status}, but {:?} does not hold",
+                                config.success_if
+                            ),
+                        )
+                        .with_output(output));
+                    }
+                    Err(error) => {
+                        return Err(
+                            StepError::config(format!("successIf: {error}")).with_output(output)
+                        );
+                    }
+                }
+            }
+            Ok(StepResult::done(format!("{url} answered {status}"), output))
+        })
+    }
+}
+
+/// The terminal failure of a request the operator's reach refuses.
+fn not_allowed(url: &str, refused: &crate::reach::Refused) -> StepError {
+    StepError::terminal(Reason::NotAllowed, format!("{url}: {refused}"))
+}
+
+/// A configured header name, or `InvalidConfig`.
+fn header_name(name: &str) -> Result<HeaderName, StepError> {
+    HeaderName::from_bytes(name.as_bytes())
+        .map_err(|_| StepError::config(format!("{name:?} is not a header name")))
+}
+
+/// A value that must be known by now (expressions are substituted before a step runs).
+fn known<'c, T>(value: &'c Deferred<T>, what: &str) -> Result<&'c T, StepError> {
+    value.known().ok_or_else(|| {
+        StepError::config(format!("{what} is still an expression after substitution"))
+    })
+}
+
+/// At most `BODY_LIMIT + 1` bytes of the body, and whether there was more.
+async fn read_limited(mut response: reqwest::Response) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        body.extend_from_slice(&chunk);
+        if body.len() > BODY_LIMIT {
+            break;
+        }
+    }
+    let truncated = body.len() > BODY_LIMIT;
+    body.truncate(BODY_LIMIT);
+    Ok((body, truncated))
+}

@@ -1,0 +1,552 @@
+//! `hecate-steps`: what a crossing does (spec controller.md §3, §5, §6) — the step
+//! contract, the engine that runs a Passage's steps, the fifteen built-in steps with
+//! their strict configurations, the judgement of a step list before any crossing
+//! starts, and the Flux client and health checkers the steps and Gates share.
+//!
+//! - [`runner`]: the contract every step keeps ([`runner::Runner`]), its context,
+//!   results and errors; [`reason`]: the stable reason of each failure;
+//! - [`engine`]: advancing a Passage one step per call, resumable from its status
+//!   alone, behind a [`engine::Fence`] (the controller's Lease);
+//! - [`config`]: each step's typed `with:`; [`validate`], [`check`], [`parse`],
+//!   [`timeout`]: the Gate-time judgement the Gate controller, Explain and promote
+//!   share (the structural rule lives in `hecate_ops::rules::steps`);
+//! - the steps: [`git`], [`yaml`], [`render`], [`oci`], [`forge`], [`http`],
+//!   [`flux_reconcile`], [`flux_wait`], [`evidence`]; [`runners`] registers them all;
+//! - [`flux`]: reaching Flux objects and the `flux` health checker; [`health`]: the
+//!   checker contract and a Gate's merged assessment;
+//! - [`reach`]: which addresses an `http` step may reach; [`clock`]: where every
+//!   decision reads the time.
+//!
+//! What it needs from the process comes in as values or traits the controller
+//! implements: [`Tools`], the [`flux_wait::Wake`] that wakes a waiting step, the
+//! [`engine::Fence`] of leadership. It knows nothing of kube-runtime controllers,
+//! Events, metrics or tracing.
+
+pub mod clock;
+pub mod config;
+pub mod engine;
+pub mod evidence;
+pub mod flux;
+pub mod flux_reconcile;
+pub mod flux_wait;
+pub mod forge;
+pub mod git;
+pub mod health;
+pub mod http;
+pub mod oci;
+pub mod reach;
+pub mod reason;
+pub mod render;
+pub mod runner;
+pub mod yaml;
+
+use hecate_types::{Step, duration};
+
+pub use config::Config;
+
+/// What the steps need from the process: one value, built once in `run`, so a new
+/// step adds a field here rather than a parameter everywhere.
+#[derive(Clone)]
+pub struct Tools {
+    /// The controller's client (Secrets, Flux objects).
+    pub client: kube::Client,
+    /// `flux-wait` judges through the same checker Gates use.
+    pub flux: std::sync::Arc<crate::flux::FluxChecker>,
+    /// `--no-cross-namespace-refs`.
+    pub refuse_cross_namespace: bool,
+    /// GitHub App installation tokens, shared by the git and forge steps and Beacons.
+    pub app_tokens: hecate_sources::git::AppTokens,
+    /// `--fides-server`: the Fides a Gate's evidence uses when it names none.
+    pub fides_server: Option<String>,
+    /// `--kustomize-path`.
+    pub kustomize: std::path::PathBuf,
+    /// `--helm-path`.
+    pub helm: std::path::PathBuf,
+    /// `--allow-kustomize-load-restrictions-none`: `render-kustomize` may read outside
+    /// its kustomization when a step asks.
+    pub allow_kustomize_load_restrictions_none: bool,
+    /// `--allow-local-git`: git steps may clone and push repositories on the
+    /// controller's own disk (a path, `file://`).
+    pub allow_local_git: bool,
+    /// `--max-checkout-size`: the most one clone may hold; `None`: no limit.
+    pub max_checkout_size: Option<u64>,
+    /// Where `http` steps may go: `--allow-local-http`, and the controller's own
+    /// listeners, which they may never call.
+    pub reach: crate::reach::Reach,
+    /// Wakes a waiting `flux-wait` when its object changes ([`flux_wait::TimerOnly`]:
+    /// nothing does, each wait ends on its timer).
+    pub wake: std::sync::Arc<dyn flux_wait::Wake>,
+}
+
+impl Tools {
+    /// The defaults a test or a bare process starts from: programs looked up on PATH,
+    /// cross-namespace references refused, no default Fides, waits woken by their timers
+    /// only; the flags' defaults for
+    /// what steps may reach (no local git, no local HTTP, clones of at most
+    /// [`hecate_sources::git::DEFAULT_MAX_CHECKOUT_SIZE`]).
+    pub fn new(client: kube::Client) -> Self {
+        let access = std::sync::Arc::new(crate::flux::access::FluxAccess::new(client.clone()));
+        Self {
+            flux: std::sync::Arc::new(crate::flux::FluxChecker::new(access, true)),
+            wake: std::sync::Arc::new(flux_wait::TimerOnly),
+            client,
+            refuse_cross_namespace: true,
+            app_tokens: hecate_sources::git::AppTokens::default(),
+            fides_server: None,
+            kustomize: "kustomize".into(),
+            helm: "helm".into(),
+            allow_kustomize_load_restrictions_none: false,
+            allow_local_git: false,
+            max_checkout_size: Some(hecate_sources::git::DEFAULT_MAX_CHECKOUT_SIZE),
+            reach: crate::reach::Reach::default(),
+        }
+    }
+}
+
+/// The engine's registry: every built-in step (spec §5.1), each registered once.
+pub fn runners(tools: &Tools) -> Result<crate::engine::Registry, crate::engine::DuplicateStep> {
+    use std::sync::Arc;
+    let client = &tools.client;
+    let mut registry = crate::engine::Registry::new();
+    registry.register(Arc::new(
+        git::GitClone::with_tokens(client.clone(), tools.app_tokens.clone())
+            .allowing_local(tools.allow_local_git)
+            .limiting_size(tools.max_checkout_size),
+    ))?;
+    registry.register(Arc::new(git::GitCommit::new()))?;
+    registry.register(Arc::new(
+        git::GitPush::with_tokens(client.clone(), tools.app_tokens.clone())
+            .allowing_local(tools.allow_local_git),
+    ))?;
+    registry.register(Arc::new(yaml::EditYaml))?;
+    registry.register(Arc::new(yaml::SetImage))?;
+    registry.register(Arc::new(flux_wait::FluxWait::new(
+        tools.flux.clone(),
+        tools.refuse_cross_namespace,
+        tools.wake.clone(),
+    )))?;
+    registry.register(Arc::new(http::Http::reaching(
+        client.clone(),
+        tools.reach.clone(),
+    )))?;
+    let oci = oci::registry();
+    registry.register(Arc::new(oci::OciPush::new(client.clone(), oci.clone())))?;
+    registry.register(Arc::new(oci::OciPull::new(client.clone(), oci)))?;
+    registry.register(Arc::new(flux_reconcile::FluxReconcile::new(
+        tools.flux.access().clone(),
+        tools.refuse_cross_namespace,
+    )))?;
+    registry.register(Arc::new(evidence::EvidenceGate::new(
+        client.clone(),
+        tools.fides_server.clone(),
+    )))?;
+    let forge = forge::Forge::new(client.clone(), tools.app_tokens.clone());
+    registry.register(Arc::new(forge::GitPullRequest::new(forge.clone())))?;
+    registry.register(Arc::new(forge::CommitStatus::new(forge)))?;
+    registry.register(Arc::new(
+        render::RenderKustomize::new(&tools.kustomize)
+            .allowing_load_restrictions_none(tools.allow_kustomize_load_restrictions_none),
+    ))?;
+    registry.register(Arc::new(render::RenderHelm::new(&tools.helm)))?;
+    Ok(registry)
+}
+
+/// A step's interpolated configuration, decoded by the same strict decoder and checks
+/// the Gate validates with, so a step never reads its `with:` differently mid-crossing;
+/// `pick` takes the step's own variant. An absent `with:` is an empty one. Any problem
+/// is a terminal `InvalidConfig`.
+pub(crate) fn decode<T>(
+    ctx: &runner::StepContext<'_>,
+    uses: &str,
+    pick: fn(Config) -> Option<T>,
+) -> Result<T, runner::StepError> {
+    use runner::StepError;
+    let with = (!ctx.config.is_null()).then_some(&ctx.config);
+    match Config::decode(uses, with) {
+        Some(Ok(config)) => {
+            pick(config).ok_or_else(|| StepError::config(format!("not a {uses} configuration")))
+        }
+        Some(Err(why)) => Err(StepError::config(why)),
+        None => Err(StepError::config(format!(
+            "no built-in step is called {uses}"
+        ))),
+    }
+}
+
+/// Every problem with `steps`, one line each as `steps[<i>] (<uses>): <problem>`, in
+/// list order; empty when the list can run.
+pub fn validate(steps: &[Step]) -> Vec<String> {
+    hecate_ops::rules::steps::problems(steps, check)
+}
+
+/// What is wrong with one step's configuration and step-level settings, judged
+/// without a cluster, a checkout or a Bundle. A step name no built-in carries is `Ok`:
+/// the shared rule in [`validate`] reports it with the list of names.
+pub fn check(step: &Step) -> Result<(), String> {
+    match Config::decode(&step.uses, step.with.as_ref()) {
+        None => Ok(()),
+        Some(config) => {
+            config?;
+            timeout(step)?;
+            condition(step)
+        }
+    }
+}
+
+/// The step's `if:` compiles (the reference never checks it before a crossing; spec
+/// §3.9 proposes it). Only the syntax is judged: the data it reads exists at run time.
+fn condition(step: &Step) -> Result<(), String> {
+    if step.condition.trim().is_empty() {
+        return Ok(());
+    }
+    hecate_expr::compile(&step.condition).map_err(|why| format!("if: {why}"))
+}
+
+/// Decodes a built-in step's `with:` (absent = `{}`) into its configuration.
+pub fn parse(step: &Step) -> Result<Config, String> {
+    Config::decode(&step.uses, step.with.as_ref())
+        .unwrap_or_else(|| Err(format!("no built-in step is called {:?}", step.uses)))
+}
+
+/// The step's own `timeout:`, a Go duration longer than zero; `None` when unset.
+pub fn timeout(step: &Step) -> Result<Option<jiff::SignedDuration>, String> {
+    if step.timeout.trim().is_empty() {
+        return Ok(None);
+    }
+    match duration::parse(&step.timeout) {
+        Ok(limit) if limit.is_positive() => Ok(Some(limit)),
+        Ok(_) => Err(format!(
+            "timeout {:?} must be longer than zero",
+            step.timeout
+        )),
+        Err(why) => Err(format!("timeout: {why}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    use hecate_ops::rules::steps::BUILT_IN;
+    use pretty_assertions::assert_eq;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn the_registry_runs_exactly_the_fifteen_built_in_steps() {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
+        let client = kube::Client::try_from(config).expect("a client");
+        let registry = runners(&Tools::new(client)).expect("unique names");
+        let mut built_in = BUILT_IN.to_vec();
+        built_in.sort_unstable();
+        assert_eq!(registry.names(), built_in);
+    }
+
+    fn step(uses: &str, with: Value) -> Step {
+        Step {
+            uses: uses.into(),
+            with: Some(with),
+            ..Step::default()
+        }
+    }
+
+    /// The smallest configuration each built-in step accepts.
+    fn minimal(uses: &str) -> Value {
+        match uses {
+            "git-clone" => json!({"repo": "https://example.com/fleet.git"}),
+            "git-commit" => json!({"message": "promote"}),
+            "git-push" => json!({}),
+            "git-pull-request" | "commit-status" => json!({"credentialsRef": {"name": "gh"}}),
+            "edit-yaml" => json!({"path": "repo/v.yaml", "edits": [{"key": "a", "value": 1}]}),
+            "set-image" => json!({"path": "repo/kustomization.yaml", "image": "app"}),
+            "render-kustomize" => json!({"path": "repo/envs/dev", "out": "out.yaml"}),
+            "render-helm" => {
+                json!({"chart": "repo/chart", "out": "out.yaml", "releaseName": "app"})
+            }
+            "oci-push" => json!({"path": "out", "repo": "ghcr.io/o/m", "tag": "dev"}),
+            "oci-pull" => json!({"repo": "ghcr.io/o/m", "tag": "dev", "out": "m"}),
+            "flux-reconcile" | "flux-wait" => {
+                json!({"resources": [{"kind": "Kustomization", "name": "app"}]})
+            }
+            "http" => json!({"url": "https://example.com/hook"}),
+            "evidence-gate" => json!({"gates": ["assert"]}),
+            other => panic!("no minimal configuration for {other}"),
+        }
+    }
+
+    #[test]
+    fn every_registered_step_has_a_configuration() {
+        for uses in BUILT_IN {
+            let config = parse(&step(uses, minimal(uses)))
+                .unwrap_or_else(|why| panic!("{uses} refused its minimal configuration: {why}"));
+            assert_eq!(config.uses(), uses);
+        }
+    }
+
+    #[test]
+    fn every_step_refuses_an_unknown_key() {
+        for uses in BUILT_IN {
+            let mut with = minimal(uses);
+            with.as_object_mut()
+                .expect("an object")
+                .insert("notAKey".into(), json!(1));
+            let why = check(&step(uses, with)).expect_err(uses);
+            assert!(why.contains("unknown field `notAKey`"), "{uses}: {why}");
+        }
+    }
+
+    #[test]
+    fn absent_with_is_an_empty_mapping() {
+        let push = Step {
+            uses: "git-push".into(),
+            ..Step::default()
+        };
+        assert_eq!(check(&push), Ok(()));
+        let clone = Step {
+            uses: "git-clone".into(),
+            ..Step::default()
+        };
+        assert_eq!(check(&clone), Err("missing field `repo`".to_string()));
+    }
+
+    #[test]
+    fn with_must_be_a_mapping() {
+        for with in [json!("repo"), json!(["repo"]), json!(3)] {
+            let why = check(&step("git-push", with)).expect_err("refused");
+            assert!(why.starts_with("with must be a mapping"), "{why}");
+        }
+    }
+
+    #[test]
+    fn unknown_names_are_left_to_the_shared_rule() {
+        assert_eq!(check(&step("git-klone", json!({"x": 1}))), Ok(()));
+        assert!(parse(&step("git-klone", json!({}))).is_err());
+    }
+
+    #[test]
+    fn step_timeout_must_be_a_positive_duration() {
+        let mut push = step("git-push", json!({}));
+        assert_eq!(timeout(&push), Ok(None));
+        push.timeout = "90s".into();
+        assert_eq!(
+            timeout(&push),
+            Ok(Some(jiff::SignedDuration::from_secs(90)))
+        );
+        for bad in ["90", "0s", "-1m", "${{ vars.t }}"] {
+            push.timeout = bad.into();
+            let why = check(&push).expect_err(bad);
+            assert!(why.starts_with("timeout"), "{bad}: {why}");
+        }
+    }
+
+    #[test]
+    fn a_misspelt_key_is_reported_with_its_step() {
+        let steps = vec![step("git-commit", json!({"mesage": "promote"}))];
+        let problems = validate(&steps);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("steps[0] (git-commit): unknown field `mesage`"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn every_problem_of_a_list_is_reported_in_order() {
+        let steps: Vec<Step> = serde_yaml_ng::from_str(
+            r#"
+- uses: git-clone
+  as: fleet
+  with: { repo: "https://example.com/fleet.git" }
+- uses: git-clone
+  as: fleet
+  with: { branch: main }
+- uses: ""
+- uses: gitpush
+- uses: commit-status
+  with: { credentialsRef: { name: gh }, state: done }
+- uses: http
+  timeout: soon
+  with: { url: "${{ vars.hook }}" }
+- uses: evidence-gate
+  with: { gates: [] }
+"#,
+        )
+        .expect("valid YAML");
+        let problems = validate(&steps);
+        let expected_starts = [
+            "steps[1] (git-clone): missing field `repo`",
+            "steps[1] (git-clone): as \"fleet\" is already the name of steps[0]",
+            "steps[2] (): uses is empty",
+            "steps[3] (gitpush): no step is called \"gitpush\"",
+            // Q9: commit-status's configuration is judged like every other step's.
+            "steps[4] (commit-status): state: \"done\" is not one of Pending, Success, Failure",
+            "steps[5] (http): timeout: invalid duration \"soon\"",
+            "steps[6] (evidence-gate): gates must select at least one",
+        ];
+        assert_eq!(problems.len(), expected_starts.len(), "{problems:#?}");
+        for (problem, start) in problems.iter().zip(expected_starts) {
+            assert!(
+                problem.starts_with(start),
+                "{problem:?} does not start with {start:?}"
+            );
+        }
+    }
+
+    /// Q14: the reference's `examples/podinfo-pipeline.yaml` is no fixture — its
+    /// `from`/`into` on `git-pull-request` and its `evidence-gate` without `gates` are
+    /// refused at Gate time, as the reference's own validation refuses them.
+    #[test]
+    fn the_reference_examples_own_mistakes_are_refused() {
+        let steps: Vec<Step> = serde_yaml_ng::from_str(
+            r#"
+- uses: git-pull-request
+  with: { credentialsRef: { name: gh }, from: hecate/dev, into: main }
+- uses: evidence-gate
+  with: { maxRisk: 40 }
+"#,
+        )
+        .expect("valid YAML");
+        let problems = validate(&steps);
+        assert_eq!(problems.len(), 2, "{problems:#?}");
+        assert!(
+            problems[0].starts_with("steps[0] (git-pull-request): unknown field `from`"),
+            "{problems:?}"
+        );
+        assert!(
+            problems[1].starts_with("steps[1] (evidence-gate): missing field `gates`"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn messages_say_where_the_problem_is() {
+        let cases = [
+            (
+                "git-commit",
+                json!({"message": "m", "author": {"mail": "x"}}),
+                "author: unknown field `mail`, expected `name` or `email`",
+            ),
+            (
+                "edit-yaml",
+                json!({"path": "f", "edits": [{"key": "a", "value": 1}, {"value": 2}]}),
+                "edits[1]: missing field `key`",
+            ),
+            (
+                "edit-yaml",
+                json!({"path": "f", "edits": [{"key": "a", "value": null}]}),
+                "edits[0].value: must be a string, number or boolean, not null",
+            ),
+            (
+                "flux-wait",
+                json!({"resources": [{"kind": "Deployment", "name": "a"}]}),
+                "resources[0]: \"Deployment\" is not a Flux kind; set apiVersion for any other kind",
+            ),
+            (
+                "http",
+                json!({"url": "x"}),
+                "url: \"x\" must start with http:// or https://",
+            ),
+            (
+                "http",
+                json!({"url": "http://x", "headers": {"a": 1}}),
+                "headers.a: invalid type: integer `1`, expected a string",
+            ),
+            (
+                "http",
+                json!({"url": "http://x", "secretHeaders": [{"name": "a", "secretRef": {"nam": "x"}}]}),
+                "secretHeaders[0].secretRef: unknown field `nam`, expected `name`",
+            ),
+            (
+                "evidence-gate",
+                json!({"gates": "assert"}),
+                "gates: invalid type: string \"assert\", expected a sequence",
+            ),
+        ];
+        for (uses, with, message) in cases {
+            assert_eq!(check(&step(uses, with)), Err(message.to_string()), "{uses}");
+        }
+    }
+
+    #[test]
+    fn a_condition_must_compile() {
+        let cases = [
+            ("", Ok(())),
+            ("always", Ok(())),
+            ("failed || steps.commit.sha != ''", Ok(())),
+            // Q10: one `${{ … }}` around the whole condition is accepted.
+            ("${{ gate == 'production' }}", Ok(())),
+            (
+                "gate ==",
+                Err(
+                    "if: invalid expression \"gate ==\" at column 6: \"==\" needs something on its right",
+                ),
+            ),
+            (
+                "len(vars.x) > 0",
+                Err(
+                    "if: invalid expression \"len(vars.x) > 0\" at column 1: unknown function \"len\"",
+                ),
+            ),
+        ];
+        for (condition, want) in cases {
+            let mut push = step("git-push", json!({}));
+            push.condition = condition.into();
+            assert_eq!(check(&push), want.map_err(str::to_string), "{condition}");
+        }
+        let mut push = step("git-push", json!({}));
+        push.condition = "steps.".into();
+        let problems = validate(&[push]);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("steps[0] (git-push): if: invalid expression \"steps.\""),
+            "{problems:?}"
+        );
+    }
+
+    /// The dev Gate's steps of the first milestone's scenario (spec §10.1).
+    const DEV_GATE_STEPS: &str = r#"
+- uses: git-clone
+  with: { repo: "${{ vars.fleet }}", branch: env/dev }
+- uses: edit-yaml
+  with:
+    path: repo/values.yaml
+    edits:
+      - key: app.revision
+        value: "${{ bundle.commit('file:///srv/git/app.git').sha }}"
+- uses: git-commit
+  as: commit
+  with: { message: "dev: app ${{ bundle.name }}" }
+- uses: git-push
+- uses: flux-wait
+  with:
+    resources: [{ kind: Kustomization, name: app-dev }]
+    expectedRevision: "${{ steps.commit.sha }}"
+- uses: http
+  if: always
+  with:
+    url: http://127.0.0.1:18080/hook
+    body: { gate: "${{ gate }}", failed: "${{ failed }}" }
+"#;
+
+    #[test]
+    fn the_first_milestone_dev_gate_is_valid() {
+        let steps: Vec<Step> = serde_yaml_ng::from_str(DEV_GATE_STEPS).expect("valid YAML");
+        assert_eq!(steps.len(), 6);
+        assert_eq!(validate(&steps), Vec::<String>::new());
+        let uses: Vec<&str> = steps
+            .iter()
+            .map(|s| parse(s).map(|c| c.uses()).expect("parses"))
+            .collect();
+        assert_eq!(
+            uses,
+            [
+                "git-clone",
+                "edit-yaml",
+                "git-commit",
+                "git-push",
+                "flux-wait",
+                "http"
+            ]
+        );
+    }
+}
