@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
-use hecate_sources::git::AppTokens;
+use hecate_sources::git::{AppTokens, Limits};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::args::{Args, BindAddress, LogFormat};
@@ -75,9 +75,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             Resolver::new(client.clone(), app_tokens)
                 .context("starting git")?
                 .with_git(
-                    beacon::git::Git::new(beacon::git::DEFAULT_TIMEOUT)
-                        .allowing_local(args.allow_local_git)
-                        .limiting_size(max_checkout_size(&args)),
+                    beacon::git::Git::new(beacon::git::DEFAULT_TIMEOUT).within(git_limits(&args)),
                 ),
         ),
         clock: Arc::new(SystemClock),
@@ -228,11 +226,11 @@ fn elector(client: &kube::Client, args: &Args) -> anyhow::Result<Elector> {
 /// What every controller has built in.
 struct Builtin {
     /// The health checkers: `flux`.
-    health: health::Registry,
+    health: health::Checkers,
     /// The verifiers: `flagger`.
-    verifiers: verify::Registry,
+    verifiers: verify::Verifiers,
     /// The steps.
-    steps: hecate_steps::engine::Registry,
+    steps: hecate_steps::engine::Steps,
     /// GitHub App installation tokens, shared by the git steps and Beacons.
     app_tokens: AppTokens,
     /// Passages whose waited-for object changed.
@@ -240,8 +238,13 @@ struct Builtin {
 }
 
 /// `--max-checkout-size`, `0` meaning no limit.
-fn max_checkout_size(args: &Args) -> Option<u64> {
-    (args.max_checkout_size > 0).then_some(args.max_checkout_size)
+/// `--allow-local-git` and `--max-checkout-size` (0: no limit), for every git the
+/// controller runs.
+fn git_limits(args: &Args) -> Limits {
+    Limits {
+        local: args.allow_local_git,
+        max_checkout_size: (args.max_checkout_size > 0).then_some(args.max_checkout_size),
+    }
 }
 
 fn builtin(
@@ -254,9 +257,9 @@ fn builtin(
         access,
         args.no_cross_namespace_refs,
     ));
-    let mut health = health::Registry::new();
+    let mut health = health::Checkers::new();
     health.register(flux.clone())?;
-    let mut verifiers = verify::Registry::new();
+    let mut verifiers = verify::Verifiers::new();
     verifiers.register(Arc::new(verify::FlaggerVerifier::new(client.clone())))?;
     let (wake, wakes) = passage::wake::Watches::new(client.clone());
     let tools = steps::Tools {
@@ -269,8 +272,7 @@ fn builtin(
         kustomize: args.kustomize_path.clone(),
         helm: args.helm_path.clone(),
         allow_kustomize_load_restrictions_none: args.allow_kustomize_load_restrictions_none,
-        allow_local_git: args.allow_local_git,
-        max_checkout_size: max_checkout_size(args),
+        git: git_limits(args),
         reach: hecate_steps::reach::Reach {
             local: args.allow_local_http,
             own,

@@ -29,10 +29,10 @@ use jiff::SignedDuration;
 use kube::api::Api;
 use serde_json::json;
 
-use super::config::Config;
 use super::config::evidence::EvidenceCheck;
 use super::config::fields::Deferred;
-use super::runner::{Runner, StepContext, StepError, StepResult};
+use super::runner::{StepContext, StepError, StepKind, StepResult};
+use crate::Tools;
 use crate::clock::{Clock, SystemClock};
 use crate::reason::Reason;
 
@@ -62,22 +62,29 @@ impl EvidenceGate {
     }
 }
 
-impl Runner for EvidenceGate {
-    fn name(&self) -> &'static str {
-        "evidence-gate"
+impl StepKind for EvidenceGate {
+    const USES: &'static str = "evidence-gate";
+    type With = crate::config::evidence::EvidenceGate;
+
+    fn build(tools: &Tools) -> Self {
+        Self::new(tools.client.clone(), tools.fides_server.clone())
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
-        Box::pin(self.judge(ctx))
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        config: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        Box::pin(self.judge(ctx, config))
     }
 }
 
 impl EvidenceGate {
-    async fn judge(&self, ctx: &StepContext<'_>) -> Result<StepResult, StepError> {
-        let config = super::decode(ctx, self.name(), |c| match c {
-            Config::EvidenceGate(gate) => Some(gate),
-            _ => None,
-        })?;
+    async fn judge(
+        &self,
+        ctx: &StepContext<'_>,
+        config: crate::config::evidence::EvidenceGate,
+    ) -> Result<StepResult, StepError> {
         let mut checks = Vec::new();
         for check in &config.gates {
             let check = *known(check, "gates")?;

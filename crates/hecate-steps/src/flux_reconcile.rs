@@ -13,8 +13,8 @@ use jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
-use super::config::Config;
-use super::runner::{Runner, StepContext, StepError, StepResult};
+use super::runner::{StepContext, StepError, StepKind, StepResult};
+use crate::Tools;
 use crate::flux::access::{FluxAccess, describe};
 use crate::reason::Reason;
 
@@ -43,17 +43,20 @@ pub fn requested_at(started: Timestamp) -> String {
     started.to_string()
 }
 
-impl Runner for FluxReconcile {
-    fn name(&self) -> &'static str {
-        "flux-reconcile"
+impl StepKind for FluxReconcile {
+    const USES: &'static str = "flux-reconcile";
+    type With = crate::config::flux::FluxReconcile;
+
+    fn build(tools: &Tools) -> Self {
+        Self::new(tools.flux.access().clone(), tools.refuse_cross_namespace)
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        _with: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
         Box::pin(async move {
-            super::decode(ctx, self.name(), |c| match c {
-                Config::FluxReconcile(reconcile) => Some(reconcile),
-                _ => None,
-            })?;
             let check = super::flux_wait::targets(ctx, self.refuse_cross_namespace)?;
             // A remote cluster out of reach is worth another crossing: un-coded,
             // retryable (the spec names no reason: `Unknown`).

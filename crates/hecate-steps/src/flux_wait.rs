@@ -13,8 +13,8 @@ use jiff::Timestamp;
 use kube::core::GroupVersionKind;
 use serde_json::json;
 
-use super::config::Config;
-use super::runner::{Runner, StepContext, StepError, StepResult};
+use super::runner::{StepContext, StepError, StepKind, StepResult};
+use crate::Tools;
 use crate::flux::FluxChecker;
 use crate::flux::config::{FluxCheck, FluxConfig};
 use crate::reason::Reason;
@@ -101,17 +101,24 @@ pub fn retry_after(attempt: u32) -> Duration {
     Duration::from_secs(1u64 << attempt.min(4)).min(Duration::from_secs(15))
 }
 
-impl Runner for FluxWait {
-    fn name(&self) -> &'static str {
-        "flux-wait"
+impl StepKind for FluxWait {
+    const USES: &'static str = "flux-wait";
+    type With = crate::config::flux::FluxWait;
+
+    fn build(tools: &Tools) -> Self {
+        Self::new(
+            tools.flux.clone(),
+            tools.refuse_cross_namespace,
+            tools.wake.clone(),
+        )
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        _with: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
         Box::pin(async move {
-            super::decode(ctx, self.name(), |c| match c {
-                Config::FluxWait(wait) => Some(wait),
-                _ => None,
-            })?;
             let check = targets(ctx, self.refuse_cross_namespace)?;
             // Before looking, so that a change right after the look still wakes it.
             self.wait(&check, ctx, true);

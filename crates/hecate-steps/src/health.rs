@@ -1,7 +1,7 @@
 //! Health of what a Gate watches (spec controller.md §6): checkers registered by name,
 //! and one assessment merged from all of a Gate's checks.
 //!
-//! [`Registry`] runs a Gate's checks and merges them: the worst health wins (by
+//! [`Checkers`] runs a Gate's checks and merges them: the worst health wins (by
 //! [`Health::merge`]), issues are concatenated, details are kept per checker. A check
 //! naming no registered checker counts as `Unknown`: skipping it would look healthier
 //! than the truth. The one built-in checker, `flux`, is [`crate::flux::FluxChecker`].
@@ -9,13 +9,14 @@
 //! Health says whether things run now; whether a crossing achieved its aim is
 //! verification's question (the controller's `verify`). The two stay separate.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use hecate_types::{Health, HealthCheck};
 use jiff::Timestamp;
 use serde_json::Value;
+
+use crate::by_name::{ByName, Duplicate, Named};
 
 /// One checker's answer for one check.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,36 +67,34 @@ pub struct Assessment {
     pub details: Option<Value>,
 }
 
-/// A second checker under a name already taken.
-#[derive(thiserror::Error, Clone, Debug, PartialEq, Eq)]
-#[error("a health checker named {0:?} is already registered")]
-pub struct DuplicateChecker(pub String);
-
 /// The health checkers a controller knows, by name.
 #[derive(Clone, Default)]
-pub struct Registry {
-    checkers: BTreeMap<String, Arc<dyn Checker>>,
+pub struct Checkers {
+    checkers: ByName<dyn Checker>,
 }
 
-impl Registry {
-    /// A registry without checkers.
+impl Named for dyn Checker {
+    const KIND: &'static str = "health checker";
+
+    fn name(&self) -> &str {
+        Checker::name(self)
+    }
+}
+
+impl Checkers {
+    /// No checkers.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Adds `checker` under its name; a name may be registered once.
-    pub fn register(&mut self, checker: Arc<dyn Checker>) -> Result<(), DuplicateChecker> {
-        let name = checker.name().to_string();
-        if self.checkers.contains_key(&name) {
-            return Err(DuplicateChecker(name));
-        }
-        self.checkers.insert(name, checker);
-        Ok(())
+    pub fn register(&mut self, checker: Arc<dyn Checker>) -> Result<(), Duplicate> {
+        self.checkers.register(checker)
     }
 
     /// The registered names, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.checkers.keys().map(String::as_str)
+        self.checkers.names()
     }
 
     /// Runs every check (concurrently) and merges the results in the checks' order.
@@ -117,13 +116,10 @@ impl Registry {
     }
 
     fn unknown_checker(&self, name: &str) -> String {
-        let known = self.names().collect::<Vec<_>>();
-        let known = if known.is_empty() {
-            "none".to_string()
-        } else {
-            known.join(", ")
-        };
-        format!("unknown health checker {name:?} (registered: {known})")
+        format!(
+            "unknown health checker {name:?} (registered: {})",
+            self.checkers.listed()
+        )
     }
 }
 
@@ -162,7 +158,8 @@ mod tests {
     use jiff::Timestamp;
     use serde_json::{Value, json};
 
-    use super::{Assessment, CheckResult, Checker, DuplicateChecker, Registry};
+    use super::{Assessment, CheckResult, Checker, Checkers};
+    use crate::by_name::Duplicate;
 
     /// Answers whatever its check's `with` says: `{health, issue?, details?}`, and
     /// echoes the namespace into the details so the tests see it was passed on.
@@ -198,8 +195,8 @@ mod tests {
         }
     }
 
-    fn registry() -> Registry {
-        let mut registry = Registry::new();
+    fn registry() -> Checkers {
+        let mut registry = Checkers::new();
         registry.register(Arc::new(Scripted("flux"))).expect("flux");
         registry
             .register(Arc::new(Scripted("probe")))
@@ -218,7 +215,7 @@ mod tests {
         "2025-06-01T12:00:00Z".parse().expect("a timestamp")
     }
 
-    async fn assess(registry: &Registry, checks: &[HealthCheck]) -> Assessment {
+    async fn assess(registry: &Checkers, checks: &[HealthCheck]) -> Assessment {
         registry.assess(checks, "shop", now()).await
     }
 
@@ -284,7 +281,7 @@ mod tests {
             [r#"unknown health checker "prometheus" (registered: flux, probe)"#]
         );
 
-        let assessment = assess(&Registry::new(), &checks[..1]).await;
+        let assessment = assess(&Checkers::new(), &checks[..1]).await;
         assert_eq!(
             assessment.issues,
             [r#"unknown health checker "flux" (registered: none)"#]
@@ -343,7 +340,10 @@ mod tests {
         let mut registry = registry();
         assert_eq!(
             registry.register(Arc::new(Scripted("flux"))),
-            Err(DuplicateChecker("flux".into()))
+            Err(Duplicate {
+                kind: "health checker",
+                name: "flux".into()
+            })
         );
         assert_eq!(registry.names().collect::<Vec<_>>(), ["flux", "probe"]);
     }

@@ -13,9 +13,9 @@ use hecate_sources::tls::error_text;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 
-use super::config::Config;
 use super::config::fields::Deferred;
-use super::runner::{Runner, StepContext, StepError, StepResult};
+use super::runner::{StepContext, StepError, StepKind, StepResult};
+use crate::Tools;
 use crate::reach::Reach;
 use crate::reason::Reason;
 
@@ -99,17 +99,20 @@ impl Http {
     }
 }
 
-impl Runner for Http {
-    fn name(&self) -> &'static str {
-        "http"
+impl StepKind for Http {
+    const USES: &'static str = "http";
+    type With = crate::config::http::Http;
+
+    fn build(tools: &Tools) -> Self {
+        Self::reaching(tools.client.clone(), tools.reach.clone())
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        config: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
         Box::pin(async move {
-            let config = super::decode(ctx, self.name(), |c| match c {
-                Config::Http(http) => Some(http),
-                _ => None,
-            })?;
             let url = known(&config.url, "url")?.0.clone();
             let method = known(&config.method(), "method")?.0.clone();
             let timeout: Duration = known(&config.timeout(), "timeout")?

@@ -3,15 +3,20 @@
 //! their strict configurations, the judgement of a step list before any crossing
 //! starts, and the Flux client and health checkers the steps and Gates share.
 //!
-//! - [`runner`]: the contract every step keeps ([`runner::Runner`]), its context,
-//!   results and errors; [`reason`]: the stable reason of each failure;
-//! - [`engine`]: advancing a Passage one step per call, resumable from its status
-//!   alone, behind a [`engine::Fence`] (the controller's Lease);
-//! - [`config`]: each step's typed `with:`; [`validate`], [`check`], [`parse`],
+//! - [`runner`]: the contract every step keeps ([`runner::Runner`]; a kind of built-in
+//!   step is a [`runner::StepKind`]: its name, its configuration, how it is built),
+//!   its context, results and errors; [`reason`]: the stable reason of each failure;
+//! - [`builtin`]: the one list of the built-in steps ([`builtin::ALL`]); adding a step
+//!   is a file implementing `StepKind` and a line there; [`by_name`]: things
+//!   registered under their `uses:` names (steps, health checkers, verifiers);
+//! - [`engine`]: advancing a Passage one step per call through the registered
+//!   [`engine::Steps`], resumable from its status alone, behind a [`engine::Fence`]
+//!   (the controller's Lease);
+//! - [`config`]: each step's typed `with:`; [`validate`], [`check`],
 //!   [`timeout`]: the Gate-time judgement the Gate controller, Explain and promote
 //!   share (the structural rule lives in `hecate_ops::rules::steps`);
 //! - the steps: [`git`], [`yaml`], [`render`], [`oci`], [`forge`], [`http`],
-//!   [`flux_reconcile`], [`flux_wait`], [`evidence`]; [`runners`] registers them all;
+//!   [`flux_reconcile`], [`flux_wait`], [`evidence`]; [`runners`] builds them all;
 //! - [`flux`]: reaching Flux objects and the `flux` health checker; [`health`]: the
 //!   checker contract and a Gate's merged assessment;
 //! - [`reach`]: which addresses an `http` step may reach; [`clock`]: where every
@@ -22,6 +27,8 @@
 //! [`engine::Fence`] of leadership. It knows nothing of kube-runtime controllers,
 //! Events, metrics or tracing.
 
+pub mod builtin;
+pub mod by_name;
 pub mod clock;
 pub mod config;
 pub mod engine;
@@ -42,136 +49,7 @@ pub mod yaml;
 
 use hecate_types::{Step, duration};
 
-pub use config::Config;
-
-/// What the steps need from the process: one value, built once in `run`, so a new
-/// step adds a field here rather than a parameter everywhere.
-#[derive(Clone)]
-pub struct Tools {
-    /// The controller's client (Secrets, Flux objects).
-    pub client: kube::Client,
-    /// `flux-wait` judges through the same checker Gates use.
-    pub flux: std::sync::Arc<crate::flux::FluxChecker>,
-    /// `--no-cross-namespace-refs`.
-    pub refuse_cross_namespace: bool,
-    /// GitHub App installation tokens, shared by the git and forge steps and Beacons.
-    pub app_tokens: hecate_sources::git::AppTokens,
-    /// `--fides-server`: the Fides a Gate's evidence uses when it names none.
-    pub fides_server: Option<String>,
-    /// `--kustomize-path`.
-    pub kustomize: std::path::PathBuf,
-    /// `--helm-path`.
-    pub helm: std::path::PathBuf,
-    /// `--allow-kustomize-load-restrictions-none`: `render-kustomize` may read outside
-    /// its kustomization when a step asks.
-    pub allow_kustomize_load_restrictions_none: bool,
-    /// `--allow-local-git`: git steps may clone and push repositories on the
-    /// controller's own disk (a path, `file://`).
-    pub allow_local_git: bool,
-    /// `--max-checkout-size`: the most one clone may hold; `None`: no limit.
-    pub max_checkout_size: Option<u64>,
-    /// Where `http` steps may go: `--allow-local-http`, and the controller's own
-    /// listeners, which they may never call.
-    pub reach: crate::reach::Reach,
-    /// Wakes a waiting `flux-wait` when its object changes ([`flux_wait::TimerOnly`]:
-    /// nothing does, each wait ends on its timer).
-    pub wake: std::sync::Arc<dyn flux_wait::Wake>,
-}
-
-impl Tools {
-    /// The defaults a test or a bare process starts from: programs looked up on PATH,
-    /// cross-namespace references refused, no default Fides, waits woken by their timers
-    /// only; the flags' defaults for
-    /// what steps may reach (no local git, no local HTTP, clones of at most
-    /// [`hecate_sources::git::DEFAULT_MAX_CHECKOUT_SIZE`]).
-    pub fn new(client: kube::Client) -> Self {
-        let access = std::sync::Arc::new(crate::flux::access::FluxAccess::new(client.clone()));
-        Self {
-            flux: std::sync::Arc::new(crate::flux::FluxChecker::new(access, true)),
-            wake: std::sync::Arc::new(flux_wait::TimerOnly),
-            client,
-            refuse_cross_namespace: true,
-            app_tokens: hecate_sources::git::AppTokens::default(),
-            fides_server: None,
-            kustomize: "kustomize".into(),
-            helm: "helm".into(),
-            allow_kustomize_load_restrictions_none: false,
-            allow_local_git: false,
-            max_checkout_size: Some(hecate_sources::git::DEFAULT_MAX_CHECKOUT_SIZE),
-            reach: crate::reach::Reach::default(),
-        }
-    }
-}
-
-/// The engine's registry: every built-in step (spec §5.1), each registered once.
-pub fn runners(tools: &Tools) -> Result<crate::engine::Registry, crate::engine::DuplicateStep> {
-    use std::sync::Arc;
-    let client = &tools.client;
-    let mut registry = crate::engine::Registry::new();
-    registry.register(Arc::new(
-        git::GitClone::with_tokens(client.clone(), tools.app_tokens.clone())
-            .allowing_local(tools.allow_local_git)
-            .limiting_size(tools.max_checkout_size),
-    ))?;
-    registry.register(Arc::new(git::GitCommit::new()))?;
-    registry.register(Arc::new(
-        git::GitPush::with_tokens(client.clone(), tools.app_tokens.clone())
-            .allowing_local(tools.allow_local_git),
-    ))?;
-    registry.register(Arc::new(yaml::EditYaml))?;
-    registry.register(Arc::new(yaml::SetImage))?;
-    registry.register(Arc::new(flux_wait::FluxWait::new(
-        tools.flux.clone(),
-        tools.refuse_cross_namespace,
-        tools.wake.clone(),
-    )))?;
-    registry.register(Arc::new(http::Http::reaching(
-        client.clone(),
-        tools.reach.clone(),
-    )))?;
-    let oci = oci::registry();
-    registry.register(Arc::new(oci::OciPush::new(client.clone(), oci.clone())))?;
-    registry.register(Arc::new(oci::OciPull::new(client.clone(), oci)))?;
-    registry.register(Arc::new(flux_reconcile::FluxReconcile::new(
-        tools.flux.access().clone(),
-        tools.refuse_cross_namespace,
-    )))?;
-    registry.register(Arc::new(evidence::EvidenceGate::new(
-        client.clone(),
-        tools.fides_server.clone(),
-    )))?;
-    let forge = forge::Forge::new(client.clone(), tools.app_tokens.clone());
-    registry.register(Arc::new(forge::GitPullRequest::new(forge.clone())))?;
-    registry.register(Arc::new(forge::CommitStatus::new(forge)))?;
-    registry.register(Arc::new(
-        render::RenderKustomize::new(&tools.kustomize)
-            .allowing_load_restrictions_none(tools.allow_kustomize_load_restrictions_none),
-    ))?;
-    registry.register(Arc::new(render::RenderHelm::new(&tools.helm)))?;
-    Ok(registry)
-}
-
-/// A step's interpolated configuration, decoded by the same strict decoder and checks
-/// the Gate validates with, so a step never reads its `with:` differently mid-crossing;
-/// `pick` takes the step's own variant. An absent `with:` is an empty one. Any problem
-/// is a terminal `InvalidConfig`.
-pub(crate) fn decode<T>(
-    ctx: &runner::StepContext<'_>,
-    uses: &str,
-    pick: fn(Config) -> Option<T>,
-) -> Result<T, runner::StepError> {
-    use runner::StepError;
-    let with = (!ctx.config.is_null()).then_some(&ctx.config);
-    match Config::decode(uses, with) {
-        Some(Ok(config)) => {
-            pick(config).ok_or_else(|| StepError::config(format!("not a {uses} configuration")))
-        }
-        Some(Err(why)) => Err(StepError::config(why)),
-        None => Err(StepError::config(format!(
-            "no built-in step is called {uses}"
-        ))),
-    }
-}
+pub use builtin::{Tools, runners};
 
 /// Every problem with `steps`, one line each as `steps[<i>] (<uses>): <problem>`, in
 /// list order; empty when the list can run.
@@ -183,10 +61,10 @@ pub fn validate(steps: &[Step]) -> Vec<String> {
 /// without a cluster, a checkout or a Bundle. A step name no built-in carries is `Ok`:
 /// the shared rule in [`validate`] reports it with the list of names.
 pub fn check(step: &Step) -> Result<(), String> {
-    match Config::decode(&step.uses, step.with.as_ref()) {
+    match builtin::find(&step.uses) {
         None => Ok(()),
-        Some(config) => {
-            config?;
+        Some(kind) => {
+            kind.check(step.with.as_ref())?;
             timeout(step)?;
             condition(step)
         }
@@ -200,12 +78,6 @@ fn condition(step: &Step) -> Result<(), String> {
         return Ok(());
     }
     hecate_expr::compile(&step.condition).map_err(|why| format!("if: {why}"))
-}
-
-/// Decodes a built-in step's `with:` (absent = `{}`) into its configuration.
-pub fn parse(step: &Step) -> Result<Config, String> {
-    Config::decode(&step.uses, step.with.as_ref())
-        .unwrap_or_else(|| Err(format!("no built-in step is called {:?}", step.uses)))
 }
 
 /// The step's own `timeout:`, a Go duration longer than zero; `None` when unset.
@@ -232,16 +104,6 @@ mod tests {
 
     use super::*;
 
-    #[tokio::test]
-    async fn the_registry_runs_exactly_the_fifteen_built_in_steps() {
-        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
-        let client = kube::Client::try_from(config).expect("a client");
-        let registry = runners(&Tools::new(client)).expect("unique names");
-        let mut built_in = BUILT_IN.to_vec();
-        built_in.sort_unstable();
-        assert_eq!(registry.names(), built_in);
-    }
-
     fn step(uses: &str, with: Value) -> Step {
         Step {
             uses: uses.into(),
@@ -250,43 +112,10 @@ mod tests {
         }
     }
 
-    /// The smallest configuration each built-in step accepts.
-    fn minimal(uses: &str) -> Value {
-        match uses {
-            "git-clone" => json!({"repo": "https://example.com/fleet.git"}),
-            "git-commit" => json!({"message": "promote"}),
-            "git-push" => json!({}),
-            "git-pull-request" | "commit-status" => json!({"credentialsRef": {"name": "gh"}}),
-            "edit-yaml" => json!({"path": "repo/v.yaml", "edits": [{"key": "a", "value": 1}]}),
-            "set-image" => json!({"path": "repo/kustomization.yaml", "image": "app"}),
-            "render-kustomize" => json!({"path": "repo/envs/dev", "out": "out.yaml"}),
-            "render-helm" => {
-                json!({"chart": "repo/chart", "out": "out.yaml", "releaseName": "app"})
-            }
-            "oci-push" => json!({"path": "out", "repo": "ghcr.io/o/m", "tag": "dev"}),
-            "oci-pull" => json!({"repo": "ghcr.io/o/m", "tag": "dev", "out": "m"}),
-            "flux-reconcile" | "flux-wait" => {
-                json!({"resources": [{"kind": "Kustomization", "name": "app"}]})
-            }
-            "http" => json!({"url": "https://example.com/hook"}),
-            "evidence-gate" => json!({"gates": ["assert"]}),
-            other => panic!("no minimal configuration for {other}"),
-        }
-    }
-
-    #[test]
-    fn every_registered_step_has_a_configuration() {
-        for uses in BUILT_IN {
-            let config = parse(&step(uses, minimal(uses)))
-                .unwrap_or_else(|why| panic!("{uses} refused its minimal configuration: {why}"));
-            assert_eq!(config.uses(), uses);
-        }
-    }
-
     #[test]
     fn every_step_refuses_an_unknown_key() {
         for uses in BUILT_IN {
-            let mut with = minimal(uses);
+            let mut with = crate::builtin::minimal(uses);
             with.as_object_mut()
                 .expect("an object")
                 .insert("notAKey".into(), json!(1));
@@ -320,7 +149,12 @@ mod tests {
     #[test]
     fn unknown_names_are_left_to_the_shared_rule() {
         assert_eq!(check(&step("git-klone", json!({"x": 1}))), Ok(()));
-        assert!(parse(&step("git-klone", json!({}))).is_err());
+        let problems = validate(&[step("git-klone", json!({"x": 1}))]);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("steps[0] (git-klone): no step is called \"git-klone\""),
+            "{problems:?}"
+        );
     }
 
     #[test]
@@ -535,7 +369,7 @@ mod tests {
         assert_eq!(validate(&steps), Vec::<String>::new());
         let uses: Vec<&str> = steps
             .iter()
-            .map(|s| parse(s).map(|c| c.uses()).expect("parses"))
+            .map(|s| crate::builtin::find(&s.uses).expect("built in").uses)
             .collect();
         assert_eq!(
             uses,

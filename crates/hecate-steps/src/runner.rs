@@ -17,7 +17,9 @@ use hecate_types::{Bundle, EvidenceRef, HealthCheck};
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::reason::Reason;
+use crate::Tools;
+use crate::config::{self, StepConfig};
+use crate::reason::Reason;
 
 /// What a step runs with.
 pub struct StepContext<'a> {
@@ -212,13 +214,54 @@ impl StepError {
     }
 }
 
-/// A built-in step.
+/// A step the engine runs, by name: what the engine holds of every step. Each built-in
+/// step is one through [`StepKind`]; the engine's own tests script others.
 pub trait Runner: Send + Sync {
     /// Its `uses:` name.
     fn name(&self) -> &'static str;
 
     /// Runs it once. Must return promptly; to wait, answer [`StepResult::waiting`].
     fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>>;
+}
+
+/// A kind of built-in step: its `uses:` name, its configuration, how the process builds
+/// it, and what it does with one decoded configuration. A kind is a [`Runner`] by the
+/// one decode below, and becomes built in by its line in [`crate::builtin::ALL`],
+/// which is also how a Gate's step list is judged.
+pub trait StepKind: Send + Sync + Sized + 'static {
+    /// Its `uses:` name.
+    const USES: &'static str;
+
+    /// Its `with:`, decoded strictly by [`config::decode`].
+    type With: StepConfig + Send + 'static;
+
+    /// The step as this process runs it, from what the process gives steps.
+    fn build(tools: &Tools) -> Self;
+
+    /// Runs it once with its `with:` decoded (`ctx.config` holds it as interpolated).
+    /// Must return promptly; to wait, answer [`StepResult::waiting`].
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        with: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>>;
+}
+
+/// Every kind of step runs the same way: its interpolated `with:` decoded by the same
+/// strict decoder and checks the Gate validated it with — so a step never reads its
+/// configuration differently mid-crossing —, a problem a terminal `InvalidConfig`.
+impl<S: StepKind> Runner for S {
+    fn name(&self) -> &'static str {
+        S::USES
+    }
+
+    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        let with = (!ctx.config.is_null()).then_some(&ctx.config);
+        match config::decode::<S::With>(with) {
+            Ok(with) => self.run_with(ctx, with),
+            Err(why) => Box::pin(std::future::ready(Err(StepError::config(why)))),
+        }
+    }
 }
 
 #[cfg(test)]

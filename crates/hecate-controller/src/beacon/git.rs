@@ -30,7 +30,7 @@ use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
 
-use hecate_sources::git::{AppTokens, GitCredentials, GitFailure, Scratch, apply};
+use hecate_sources::git::{AppTokens, GitCredentials, GitFailure, Limits, Scratch, apply};
 use hecate_types::{Artifact, CommitArtifact, GitWatch};
 
 use super::select::Selection;
@@ -47,10 +47,8 @@ pub const HISTORY_LIMIT: usize = 200;
 #[derive(Clone, Debug)]
 pub struct Git {
     timeout: Duration,
-    /// `--allow-local-git`.
-    local: bool,
-    /// `--max-checkout-size`, for the path filters' clone; `None`: no limit.
-    max_size: Option<u64>,
+    /// What the operator lets git do: the local disk, the path filters' clone size.
+    limits: Limits,
 }
 
 /// One resolution's git: a private temporary directory (git's `HOME`, the credential
@@ -66,24 +64,16 @@ impl Git {
     pub fn new(timeout: Duration) -> Self {
         Self {
             timeout,
-            local: false,
-            max_size: Some(hecate_sources::git::DEFAULT_MAX_CHECKOUT_SIZE),
+            limits: Limits::default(),
         }
     }
 
-    /// Lets a watch's `repo` be a path or `file://` on the controller's own disk when
-    /// `allowed` (`--allow-local-git`).
+    /// Runs git within the operator's `limits`: a watch's `repo` a path or `file://`
+    /// only when they allow the local disk, the path filters' clone stopped past
+    /// their size.
     #[must_use]
-    pub fn allowing_local(mut self, allowed: bool) -> Self {
-        self.local = allowed;
-        self
-    }
-
-    /// Stops the path filters' clone once it holds more than `limit` bytes
-    /// (`--max-checkout-size`; `None`: no limit).
-    #[must_use]
-    pub fn limiting_size(mut self, limit: Option<u64>) -> Self {
-        self.max_size = limit;
+    pub fn within(mut self, limits: Limits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -114,7 +104,8 @@ impl Git {
                 "{repo:?} is not a repository URL"
             )));
         }
-        hecate_sources::git::remote::check(repo, self.local).map_err(ResolveError::failed)?;
+        hecate_sources::git::remote::check(repo, self.limits.local)
+            .map_err(ResolveError::failed)?;
         let session = self.session(repo, credentials, apps).await?;
         let mut commit = CommitArtifact {
             repo: repo.to_string(),
@@ -178,7 +169,7 @@ impl Git {
             .await
             .map_err(failed)?
             .with_timeout(self.timeout)
-            .allowing_local(self.local);
+            .allowing_local(self.limits.local);
         // Inside the temporary directory: removed with it.
         let scratch = Scratch::new(&git, "beacon").await.map_err(failed)?;
         apply(credentials, repo, &mut git, &scratch, apps)
@@ -187,7 +178,7 @@ impl Git {
         Ok(Session {
             dir,
             git,
-            max_size: self.max_size,
+            max_size: self.limits.max_checkout_size,
         })
     }
 }

@@ -84,9 +84,9 @@ pub struct GateReconciler<R> {
     /// Where it reads the time.
     pub clock: Arc<dyn Clock>,
     /// The health checkers.
-    pub health: health::Registry,
+    pub health: health::Checkers,
     /// The verifiers.
-    pub verifiers: verify::Registry,
+    pub verifiers: verify::Verifiers,
     /// Where Events go.
     pub events: Events,
     /// The metrics.

@@ -41,7 +41,7 @@ use crate::metrics::Metrics;
 use crate::telemetry::Tracing;
 use crate::telemetry::spans as trace;
 use hecate_steps::clock::Clock;
-use hecate_steps::engine::{self, Registry, bounds};
+use hecate_steps::engine::{self, Steps, bounds};
 
 /// What a Passage reconcile can fail with; the controller retries with backoff.
 #[derive(Debug, thiserror::Error)]
@@ -83,7 +83,7 @@ pub struct PassageReconciler {
     /// Where it reads the time.
     pub clock: Arc<dyn Clock>,
     /// The steps it can run.
-    pub steps: Registry,
+    pub steps: Steps,
     /// Where Events go.
     pub events: Events,
     /// The metrics.

@@ -3,7 +3,7 @@
 //! after a successful crossing it asks them on every reconcile until all pass, and
 //! clears the Bundle only then.
 //!
-//! - [`Registry`] runs a Gate's verifications: every one must pass, and the first that
+//! - [`Verifiers`] runs a Gate's verifications: every one must pass, and the first that
 //!   does not is the answer. A verification naming no registered verifier is an error
 //!   (the Gate reconcile fails, the Bundle stays uncleared) — never "passed".
 //! - [`flagger`] verifies by a Flagger Canary's phase.
@@ -13,10 +13,10 @@
 
 pub mod flagger;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use hecate_steps::by_name::{ByName, Duplicate, Named};
 use hecate_types::Verification;
 use serde_json::Value;
 
@@ -81,36 +81,34 @@ pub trait Verifier: Send + Sync {
     ) -> BoxFuture<'a, Result<Verdict, VerifyError>>;
 }
 
-/// A second verifier under a name already taken.
-#[derive(thiserror::Error, Clone, Debug, PartialEq, Eq)]
-#[error("a verifier named {0:?} is already registered")]
-pub struct DuplicateVerifier(pub String);
-
 /// The verifiers a controller knows, by name.
 #[derive(Clone, Default)]
-pub struct Registry {
-    verifiers: BTreeMap<String, Arc<dyn Verifier>>,
+pub struct Verifiers {
+    verifiers: ByName<dyn Verifier>,
 }
 
-impl Registry {
-    /// A registry without verifiers.
+impl Named for dyn Verifier {
+    const KIND: &'static str = "verifier";
+
+    fn name(&self) -> &str {
+        Verifier::name(self)
+    }
+}
+
+impl Verifiers {
+    /// No verifiers.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Adds `verifier` under its name; a name may be registered once.
-    pub fn register(&mut self, verifier: Arc<dyn Verifier>) -> Result<(), DuplicateVerifier> {
-        let name = verifier.name().to_string();
-        if self.verifiers.contains_key(&name) {
-            return Err(DuplicateVerifier(name));
-        }
-        self.verifiers.insert(name, verifier);
-        Ok(())
+    pub fn register(&mut self, verifier: Arc<dyn Verifier>) -> Result<(), Duplicate> {
+        self.verifiers.register(verifier)
     }
 
     /// The registered names, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.verifiers.keys().map(String::as_str)
+        self.verifiers.names()
     }
 
     /// Runs `verifications` in order until one does not pass, and answers with that
@@ -131,7 +129,7 @@ impl Registry {
                     .map(|verifier| (verifier, verification.with.as_ref()))
                     .ok_or_else(|| VerifyError::UnknownVerifier {
                         name: verification.uses.clone(),
-                        registered: self.registered(),
+                        registered: self.verifiers.listed(),
                     })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -153,15 +151,6 @@ impl Registry {
             },
         })
     }
-
-    fn registered(&self) -> String {
-        let names = self.names().collect::<Vec<_>>();
-        if names.is_empty() {
-            "none".into()
-        } else {
-            names.join(", ")
-        }
-    }
 }
 
 #[cfg(test)]
@@ -173,7 +162,8 @@ mod tests {
     use hecate_types::Verification;
     use serde_json::{Value, json};
 
-    use super::{DuplicateVerifier, Registry, Verdict, Verifier, VerifyError};
+    use super::{Verdict, Verifier, Verifiers, VerifyError};
+    use hecate_steps::by_name::Duplicate;
 
     /// Answers what its `with` says (`{verified, done, reason}`, or `{missing: what}`
     /// for a NotFound error) and counts its calls.
@@ -207,9 +197,9 @@ mod tests {
         }
     }
 
-    fn registry() -> (Registry, Arc<Scripted>) {
+    fn registry() -> (Verifiers, Arc<Scripted>) {
         let scripted = Arc::new(Scripted::default());
-        let mut registry = Registry::new();
+        let mut registry = Verifiers::new();
         registry.register(scripted.clone()).expect("registered");
         (registry, scripted)
     }
@@ -319,7 +309,10 @@ mod tests {
         let (mut registry, scripted) = registry();
         assert_eq!(
             registry.register(scripted),
-            Err(DuplicateVerifier("scripted".into()))
+            Err(Duplicate {
+                kind: "verifier",
+                name: "scripted".into()
+            })
         );
         assert_eq!(registry.names().collect::<Vec<_>>(), ["scripted"]);
     }

@@ -269,7 +269,7 @@ fn reconciler(env: &TestEnv, git_timeout: Duration, clock: Arc<dyn Clock>) -> Be
         client: env.admin.clone(),
         sources: Arc::new(Resolver {
             client: env.admin.clone(),
-            git: Git::new(git_timeout).allowing_local(true),
+            git: Git::new(git_timeout).within(hecate_sources::git::Limits::local()),
             app_tokens: AppTokens::default(),
             // The controller's own client: its User-Agent, the servers it trusts.
             http: hecate_controller::beacon::resolver::http_client().unwrap(),

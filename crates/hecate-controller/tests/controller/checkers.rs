@@ -32,7 +32,7 @@ const CANARY: StandIn = StandIn {
 /// local client records its requests.
 struct Flux {
     env: TestEnv,
-    registry: health::Registry,
+    registry: health::Checkers,
     requests: RequestLog,
 }
 
@@ -47,7 +47,7 @@ impl Flux {
         standins::install_flux_standins(&env.admin).await.unwrap();
         let (client, requests) = env.endpoint().recording_client(who).await.unwrap();
         let checker = FluxChecker::new(Arc::new(FluxAccess::new(client)), true);
-        let mut registry = health::Registry::new();
+        let mut registry = health::Checkers::new();
         registry.register(Arc::new(checker)).unwrap();
         Self {
             env,
@@ -363,7 +363,7 @@ async fn a_remote_cluster_is_read_through_the_kubeconfig_in_a_secret() {
 async fn the_flagger_verifier_follows_a_canary() {
     let env = TestEnv::new().await;
     standins::install(&env.admin, &[CANARY]).await.unwrap();
-    let mut verifiers = verify::Registry::new();
+    let mut verifiers = verify::Verifiers::new();
     verifiers
         .register(Arc::new(FlaggerVerifier::new(env.admin.clone())))
         .unwrap();
@@ -439,7 +439,7 @@ async fn the_flagger_verifier_follows_a_canary() {
 }
 
 async fn verify(
-    verifiers: &verify::Registry,
+    verifiers: &verify::Verifiers,
     namespace: &str,
     with: Value,
 ) -> Result<verify::Verdict, VerifyError> {

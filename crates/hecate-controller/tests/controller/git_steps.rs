@@ -184,7 +184,7 @@ async fn git_clone_reads_its_secret_and_fails_cleanly_without_one() {
 
     let bundle = Bundle::new("app-0123456789ab", BundleSpec::default());
     let outputs = BTreeMap::new();
-    let step = GitClone::new(client).allowing_local(true);
+    let step = GitClone::new(client).within(hecate_sources::git::Limits::local());
     let run = |work: &str, secret: &str| {
         let work = root.path().join(work);
         std::fs::create_dir_all(&work).unwrap();

@@ -32,21 +32,21 @@ pub(crate) struct Harness {
 impl Harness {
     /// No health checkers and no verifiers.
     pub(crate) async fn new() -> Self {
-        Self::with(health::Registry::new(), verify::Registry::new()).await
+        Self::with(health::Checkers::new(), verify::Verifiers::new()).await
     }
 
     /// With these health checkers and verifiers.
-    pub(crate) async fn with(health: health::Registry, verifiers: verify::Registry) -> Self {
+    pub(crate) async fn with(health: health::Checkers, verifiers: verify::Verifiers) -> Self {
         Self::over(TestEnv::new().await, health, verifiers)
     }
 
     /// Another reconciler over the same namespace (a restarted controller): its own
     /// clock, metrics, checkers and verifiers.
-    pub(crate) fn sibling(&self, health: health::Registry, verifiers: verify::Registry) -> Self {
+    pub(crate) fn sibling(&self, health: health::Checkers, verifiers: verify::Verifiers) -> Self {
         Self::over(self.env.clone(), health, verifiers)
     }
 
-    fn over(env: TestEnv, health: health::Registry, verifiers: verify::Registry) -> Self {
+    fn over(env: TestEnv, health: health::Checkers, verifiers: verify::Verifiers) -> Self {
         // Whole seconds: that is all a stored timestamp keeps.
         let clock = ManualClock::at(Timestamp::from_second(Timestamp::now().as_second()).unwrap());
         let metrics = Arc::new(Metrics::new());

@@ -61,10 +61,10 @@ impl Checker for Scripted {
 
 async fn with_checker() -> (Harness, Arc<Scripted>) {
     let checker = Arc::new(Scripted::default());
-    let mut registry = health::Registry::new();
+    let mut registry = health::Checkers::new();
     registry.register(checker.clone()).unwrap();
     (
-        Harness::with(registry, verify::Registry::new()).await,
+        Harness::with(registry, verify::Verifiers::new()).await,
         checker,
     )
 }
@@ -226,9 +226,9 @@ async fn ac044_ac045_recovery_is_measured_across_a_restart_and_only_on_recovery(
 /// A second reconciler (fresh metrics, its own clock) over `h`'s namespace.
 async fn with_checker_in(h: &Harness) -> (Harness, Arc<Scripted>) {
     let checker = Arc::new(Scripted::default());
-    let mut registry = health::Registry::new();
+    let mut registry = health::Checkers::new();
     registry.register(checker.clone()).unwrap();
-    (h.sibling(registry, verify::Registry::new()), checker)
+    (h.sibling(registry, verify::Verifiers::new()), checker)
 }
 
 /// A `flagger` verifier answering whatever the test last set.
@@ -261,9 +261,9 @@ impl Verifier for Canary {
 async fn verifying(first: (bool, &str)) -> (Harness, Arc<Canary>) {
     let canary = Arc::new(Canary(Mutex::new(Err("unset".into()))));
     canary.says(first.0, first.1);
-    let mut verifiers = verify::Registry::new();
+    let mut verifiers = verify::Verifiers::new();
     verifiers.register(canary.clone()).unwrap();
-    let h = Harness::with(health::Registry::new(), verifiers).await;
+    let h = Harness::with(health::Checkers::new(), verifiers).await;
     let mut spec = gate_spec(true, &[], false);
     spec.verify = vec![Verification {
         uses: "flagger".into(),

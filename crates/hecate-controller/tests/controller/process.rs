@@ -24,7 +24,7 @@ pub(crate) const TEST_WORLD: &[&str] = &["--allow-local-git", "--allow-local-htt
 /// [`TEST_WORLD`] allows.
 pub(crate) fn test_world_tools(client: kube::Client) -> hecate_steps::Tools {
     hecate_steps::Tools {
-        allow_local_git: true,
+        git: hecate_sources::git::Limits::local(),
         reach: hecate_steps::reach::Reach {
             local: true,
             ..Default::default()

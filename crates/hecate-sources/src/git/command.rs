@@ -405,6 +405,39 @@ pub fn size_of(path: &Path) -> u64 {
 /// is commonly given (docs/DECISIONS.md 113).
 pub const DEFAULT_MAX_CHECKOUT_SIZE: u64 = 512 << 20;
 
+/// What the operator lets the controller's git do, from its flags: reach repositories
+/// on its own disk (`--allow-local-git`) and how large a clone may grow
+/// (`--max-checkout-size`). One value for every git the controller runs — the
+/// `git-clone` and `git-push` steps and the Beacons —, built once from the flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// A path or `file://` may be cloned and pushed to.
+    pub local: bool,
+    /// The most one clone may hold, in bytes; `None`: no limit.
+    pub max_checkout_size: Option<u64>,
+}
+
+impl Default for Limits {
+    /// The flags' defaults: the network only, clones of at most
+    /// [`DEFAULT_MAX_CHECKOUT_SIZE`].
+    fn default() -> Self {
+        Self {
+            local: false,
+            max_checkout_size: Some(DEFAULT_MAX_CHECKOUT_SIZE),
+        }
+    }
+}
+
+impl Limits {
+    /// The defaults, with the controller's own disk allowed (`--allow-local-git`).
+    pub fn local() -> Self {
+        Self {
+            local: true,
+            ..Self::default()
+        }
+    }
+}
+
 /// `bytes` as people read a size: `512 MiB`, `1.5 GiB`, `300 KiB`, `12 B`.
 pub fn size_text(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];

@@ -36,7 +36,7 @@ pub mod remote;
 pub mod testing;
 
 pub use command::{
-    Bounded, Class, DEFAULT_MAX_CHECKOUT_SIZE, Git, GitFailure, INHERITED, size_text,
+    Bounded, Class, DEFAULT_MAX_CHECKOUT_SIZE, Git, GitFailure, INHERITED, Limits, size_text,
 };
 pub use credentials::{Basic, GitCredentials, GitHubApp, Scratch, SshKey, apply};
 pub use github_app::AppTokens;

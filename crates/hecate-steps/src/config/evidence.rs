@@ -103,17 +103,13 @@ mod tests {
     use jiff::SignedDuration;
     use serde_json::json;
 
-    use super::super::Config;
     use super::super::fields::{Deferred, GoDuration};
-    use super::super::test_support::{accepts, refuses};
+    use super::super::test_support::{accepted, accepts, refuses};
     use super::EvidenceCheck;
 
     #[test]
     fn evidence_gate() {
-        let Config::EvidenceGate(gate) = accepts("evidence-gate", json!({"gates": ["assert"]}))
-        else {
-            panic!("not evidence-gate")
-        };
+        let gate: super::EvidenceGate = accepted("evidence-gate", json!({"gates": ["assert"]}));
         assert_eq!(gate.gates, vec![Deferred::Known(EvidenceCheck::Assert)]);
         assert_eq!(
             gate.hold_timeout(),

@@ -114,9 +114,8 @@ mod tests {
     use jiff::SignedDuration;
     use serde_json::{Value, json};
 
-    use super::super::Config;
     use super::super::fields::{Deferred, GoDuration};
-    use super::super::test_support::{accepts, refuses};
+    use super::super::test_support::{accepted, accepts, refuses};
 
     /// The resource-list cases both steps share, with `extra` merged into each config.
     fn shared_resource_cases(uses: &str) {
@@ -192,12 +191,10 @@ mod tests {
     #[test]
     fn flux_wait() {
         shared_resource_cases("flux-wait");
-        let Config::FluxWait(wait) = accepts(
+        let wait: super::FluxWait = accepted(
             "flux-wait",
             json!({"resources": [{"kind": "Kustomization", "name": "a"}]}),
-        ) else {
-            panic!("not flux-wait")
-        };
+        );
         assert_eq!(
             wait.fail_after(),
             Deferred::Known(GoDuration(SignedDuration::from_mins(10)))

@@ -154,15 +154,11 @@ fn or_default<'a>(value: &'a str, default: &'a str) -> &'a str {
 mod tests {
     use serde_json::json;
 
-    use super::super::Config;
-    use super::super::test_support::{accepts, refuses};
+    use super::super::test_support::{accepted, accepts, refuses};
 
     #[test]
     fn git_clone() {
-        let Config::GitClone(clone) = accepts("git-clone", json!({"repo": "https://x/y.git"}))
-        else {
-            panic!("not git-clone")
-        };
+        let clone: super::GitClone = accepted("git-clone", json!({"repo": "https://x/y.git"}));
         assert_eq!(clone.checkout(), "repo");
         assert_eq!(clone.depth, 0);
         accepts(
@@ -202,9 +198,7 @@ mod tests {
 
     #[test]
     fn git_commit() {
-        let Config::GitCommit(commit) = accepts("git-commit", json!({"message": "promote"})) else {
-            panic!("not git-commit")
-        };
+        let commit: super::GitCommit = accepted("git-commit", json!({"message": "promote"}));
         assert_eq!(commit.checkout(), "repo");
         assert_eq!(commit.author.name(), "Hecate");
         assert_eq!(commit.author.email(), "hecate@users.noreply.github.com");
@@ -245,9 +239,7 @@ mod tests {
 
     #[test]
     fn git_push() {
-        let Config::GitPush(push) = accepts("git-push", json!({})) else {
-            panic!("not git-push")
-        };
+        let push: super::GitPush = accepted("git-push", json!({}));
         assert_eq!(push.checkout(), "repo");
         assert!(!push.force && !push.to_new_branch);
         accepts(

@@ -172,19 +172,16 @@ mod tests {
     use jiff::SignedDuration;
     use serde_json::json;
 
-    use super::super::Config;
     use super::super::fields::{Deferred, GoDuration};
-    use super::super::test_support::{accepts, refuses};
+    use super::super::test_support::{accepted, accepts, refuses};
     use super::{CommitState, Provider};
 
     #[test]
     fn git_pull_request() {
-        let Config::GitPullRequest(pr) = accepts(
+        let pr: super::GitPullRequest = accepted(
             "git-pull-request",
             json!({"credentialsRef": {"name": "gh"}}),
-        ) else {
-            panic!("not git-pull-request")
-        };
+        );
         assert!(pr.wait_for_merge);
         assert_eq!(
             pr.poll_interval(),
@@ -193,15 +190,13 @@ mod tests {
         assert_eq!(pr.provider, None);
         assert_eq!(pr.checkout(), "repo");
 
-        let Config::GitPullRequest(pr) = accepts(
+        let pr: super::GitPullRequest = accepted(
             "git-pull-request",
             json!({"credentialsRef": {"name": "gh"}, "repo": "git@gitlab.com:a/b/c.git",
                    "provider": "gitlab", "baseURL": "https://gitlab.example/api/v4",
                    "head": "h", "base": "main", "title": "t", "body": "b",
                    "labels": ["promotion"], "waitForMerge": false, "pollInterval": "30s"}),
-        ) else {
-            panic!("not git-pull-request")
-        };
+        );
         assert_eq!(pr.provider, Some(Deferred::Known(Provider::Gitlab)));
         assert!(!pr.wait_for_merge);
 
@@ -251,23 +246,18 @@ mod tests {
 
     #[test]
     fn commit_status() {
-        let Config::CommitStatus(status) =
-            accepts("commit-status", json!({"credentialsRef": {"name": "gh"}}))
-        else {
-            panic!("not commit-status")
-        };
+        let status: super::CommitStatus =
+            accepted("commit-status", json!({"credentialsRef": {"name": "gh"}}));
         assert_eq!(status.state, None);
         assert_eq!(status.checkout(), "repo");
 
-        let Config::CommitStatus(status) = accepts(
+        let status: super::CommitStatus = accepted(
             "commit-status",
             json!({"credentialsRef": {"name": "gh"}, "sha": "abc", "repo": "https://github.com/o/r",
                    "provider": "github", "baseURL": "https://ghe.example/api/v3",
                    "context": "hecate/dev", "state": "Pending", "description": "d",
                    "targetURL": "https://hecate.example/passages/x"}),
-        ) else {
-            panic!("not commit-status")
-        };
+        );
         assert_eq!(status.state, Some(Deferred::Known(CommitState::Pending)));
         accepts(
             "commit-status",

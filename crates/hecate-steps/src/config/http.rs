@@ -128,16 +128,12 @@ mod tests {
     use jiff::SignedDuration;
     use serde_json::json;
 
-    use super::super::Config;
     use super::super::fields::{Deferred, GoDuration, HttpUrl};
-    use super::super::test_support::{accepts, refuses};
+    use super::super::test_support::{accepted, refuses};
     use super::HttpMethod;
 
     fn http(with: serde_json::Value) -> super::Http {
-        match accepts("http", with) {
-            Config::Http(http) => http,
-            other => panic!("not http: {other:?}"),
-        }
+        accepted("http", with)
     }
 
     #[test]

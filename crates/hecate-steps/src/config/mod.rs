@@ -28,94 +28,14 @@ pub trait StepConfig: DeserializeOwned {
     }
 }
 
-/// One built-in step's configuration.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Config {
-    /// `git-clone`.
-    GitClone(git::GitClone),
-    /// `git-commit`.
-    GitCommit(git::GitCommit),
-    /// `git-push`.
-    GitPush(git::GitPush),
-    /// `git-pull-request`.
-    GitPullRequest(host::GitPullRequest),
-    /// `commit-status`.
-    CommitStatus(host::CommitStatus),
-    /// `edit-yaml`.
-    EditYaml(yaml::EditYaml),
-    /// `set-image`.
-    SetImage(yaml::SetImage),
-    /// `render-kustomize`.
-    RenderKustomize(render::RenderKustomize),
-    /// `render-helm`.
-    RenderHelm(render::RenderHelm),
-    /// `oci-push`.
-    OciPush(oci::OciPush),
-    /// `oci-pull`.
-    OciPull(oci::OciPull),
-    /// `flux-reconcile`.
-    FluxReconcile(flux::FluxReconcile),
-    /// `flux-wait`.
-    FluxWait(flux::FluxWait),
-    /// `http`.
-    Http(http::Http),
-    /// `evidence-gate`.
-    EvidenceGate(evidence::EvidenceGate),
-}
-
-impl Config {
-    /// Decodes `with` (absent = `{}`) as the configuration of the step named `uses`;
-    /// `None` when no built-in step has that name.
-    pub fn decode(uses: &str, with: Option<&Value>) -> Option<Result<Config, String>> {
-        let empty = Value::Object(serde_json::Map::new());
-        let with = with.unwrap_or(&empty);
-        let config = match uses {
-            "git-clone" => decode(with).map(Config::GitClone),
-            "git-commit" => decode(with).map(Config::GitCommit),
-            "git-push" => decode(with).map(Config::GitPush),
-            "git-pull-request" => decode(with).map(Config::GitPullRequest),
-            "commit-status" => decode(with).map(Config::CommitStatus),
-            "edit-yaml" => decode(with).map(Config::EditYaml),
-            "set-image" => decode(with).map(Config::SetImage),
-            "render-kustomize" => decode(with).map(Config::RenderKustomize),
-            "render-helm" => decode(with).map(Config::RenderHelm),
-            "oci-push" => decode(with).map(Config::OciPush),
-            "oci-pull" => decode(with).map(Config::OciPull),
-            "flux-reconcile" => decode(with).map(Config::FluxReconcile),
-            "flux-wait" => decode(with).map(Config::FluxWait),
-            "http" => decode(with).map(Config::Http),
-            "evidence-gate" => decode(with).map(Config::EvidenceGate),
-            _ => return None,
-        };
-        Some(config)
-    }
-
-    /// The step's registered name, the `uses:` that selects it.
-    pub fn uses(&self) -> &'static str {
-        match self {
-            Config::GitClone(_) => "git-clone",
-            Config::GitCommit(_) => "git-commit",
-            Config::GitPush(_) => "git-push",
-            Config::GitPullRequest(_) => "git-pull-request",
-            Config::CommitStatus(_) => "commit-status",
-            Config::EditYaml(_) => "edit-yaml",
-            Config::SetImage(_) => "set-image",
-            Config::RenderKustomize(_) => "render-kustomize",
-            Config::RenderHelm(_) => "render-helm",
-            Config::OciPush(_) => "oci-push",
-            Config::OciPull(_) => "oci-pull",
-            Config::FluxReconcile(_) => "flux-reconcile",
-            Config::FluxWait(_) => "flux-wait",
-            Config::Http(_) => "http",
-            Config::EvidenceGate(_) => "evidence-gate",
-        }
-    }
-}
-
-/// Strict decode, then the step's own checks. A decode error is prefixed with the path
-/// to the offending value (`edits[1]: missing field `key``), so nested mistakes are
-/// found without reading the whole block.
-fn decode<T: StepConfig>(with: &Value) -> Result<T, String> {
+/// A step's `with:` (absent: `{}`), decoded strictly, then the step's own checks. A
+/// decode error is prefixed with the path to the offending value (`edits[1]: missing
+/// field `key``), so nested mistakes are found without reading the whole block. The
+/// one decoder of a step's configuration: at Gate time ([`crate::check`]) and before
+/// each run ([`crate::runner::StepKind`]).
+pub fn decode<T: StepConfig>(with: Option<&Value>) -> Result<T, String> {
+    let empty = Value::Object(serde_json::Map::new());
+    let with = with.unwrap_or(&empty);
     if !with.is_object() {
         return Err(format!(
             "with must be a mapping of settings, not {}",
@@ -169,30 +89,41 @@ fn kind_of(value: &Value) -> &'static str {
 
 #[cfg(test)]
 pub(crate) mod test_support {
-    //! Helpers for the per-step test tables.
+    //! Helpers for the per-step test tables: each judges a `with:` by the step's name,
+    //! as a Gate's step list is judged.
 
     use serde_json::Value;
 
-    use super::Config;
+    use super::StepConfig;
 
-    /// Decodes `with` for `uses`, which must be a built-in step.
-    pub(crate) fn decode(uses: &str, with: Value) -> Result<Config, String> {
-        Config::decode(uses, Some(&with)).expect("a built-in step")
+    /// What the built-in step `uses` says of `with`.
+    fn judge(uses: &str, with: &Value) -> Result<(), String> {
+        crate::builtin::find(uses)
+            .unwrap_or_else(|| panic!("{uses} is not a built-in step"))
+            .check(Some(with))
     }
 
     /// Asserts that `with` is accepted for `uses`.
-    pub(crate) fn accepts(uses: &str, with: Value) -> Config {
-        match decode(uses, with.clone()) {
+    pub(crate) fn accepts(uses: &str, with: Value) {
+        if let Err(why) = judge(uses, &with) {
+            panic!("{uses} refused {with}: {why}");
+        }
+    }
+
+    /// Asserts that `with` is accepted for `uses`, and answers it decoded.
+    pub(crate) fn accepted<T: StepConfig>(uses: &str, with: Value) -> T {
+        accepts(uses, with.clone());
+        match super::decode(Some(&with)) {
             Ok(config) => config,
-            Err(why) => panic!("{uses} refused {with}: {why}"),
+            Err(why) => panic!("{uses} accepted {with}, which does not decode as asked: {why}"),
         }
     }
 
     /// Asserts that `with` is refused for `uses` with a message containing each of
     /// `words`.
     pub(crate) fn refuses(uses: &str, with: Value, words: &[&str]) {
-        match decode(uses, with.clone()) {
-            Ok(config) => panic!("{uses} accepted {with}: {config:?}"),
+        match judge(uses, &with) {
+            Ok(()) => panic!("{uses} accepted {with}"),
             Err(why) => {
                 for word in words {
                     assert!(

@@ -80,17 +80,14 @@ impl StepConfig for OciPull {
 mod tests {
     use serde_json::json;
 
-    use super::super::Config;
-    use super::super::test_support::{accepts, refuses};
+    use super::super::test_support::{accepted, accepts, refuses};
 
     #[test]
     fn oci_push() {
-        let Config::OciPush(push) = accepts(
+        let push: super::OciPush = accepted(
             "oci-push",
             json!({"path": "out", "repo": "ghcr.io/org/manifests", "tag": "dev"}),
-        ) else {
-            panic!("not oci-push")
-        };
+        );
         assert!(!push.insecure && push.credentials_ref.is_none());
         accepts(
             "oci-push",

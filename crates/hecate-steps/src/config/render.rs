@@ -78,17 +78,14 @@ impl StepConfig for RenderHelm {
 mod tests {
     use serde_json::json;
 
-    use super::super::Config;
-    use super::super::test_support::{accepts, refuses};
+    use super::super::test_support::{accepted, accepts, refuses};
 
     #[test]
     fn render_kustomize() {
-        let Config::RenderKustomize(render) = accepts(
+        let render: super::RenderKustomize = accepted(
             "render-kustomize",
             json!({"path": "repo/envs/dev", "out": "out/dev.yaml"}),
-        ) else {
-            panic!("not render-kustomize")
-        };
+        );
         assert!(!render.load_restrictions_none);
         accepts(
             "render-kustomize",
@@ -124,12 +121,10 @@ mod tests {
 
     #[test]
     fn render_helm() {
-        let Config::RenderHelm(helm) = accepts(
+        let helm: super::RenderHelm = accepted(
             "render-helm",
             json!({"chart": "repo/charts/app", "out": "out/app.yaml", "releaseName": "app"}),
-        ) else {
-            panic!("not render-helm")
-        };
+        );
         assert!(helm.values.is_empty() && !helm.include_crds);
         accepts(
             "render-helm",

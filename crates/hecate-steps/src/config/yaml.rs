@@ -168,13 +168,12 @@ impl StepConfig for SetImage {
 mod tests {
     use serde_json::json;
 
-    use super::super::Config;
-    use super::super::test_support::{accepts, refuses};
+    use super::super::test_support::{accepted, accepts, refuses};
     use super::{EditValue, KeySegment, parse_key};
 
     #[test]
     fn edit_yaml() {
-        let Config::EditYaml(edit) = accepts(
+        let edit: super::EditYaml = accepted(
             "edit-yaml",
             json!({"path": "repo/values.yaml", "edits": [
                 {"key": "app.revision", "value": "${{ bundle.commit('x').sha }}"},
@@ -183,9 +182,7 @@ mod tests {
                 {"key": "app.enabled", "value": true},
                 {"key": "${{ vars.key }}", "value": "v"},
             ]}),
-        ) else {
-            panic!("not edit-yaml")
-        };
+        );
         assert_eq!(edit.edits[1].value, EditValue::Number(3.into()));
         assert_eq!(edit.edits[3].value, EditValue::Bool(true));
 
@@ -283,12 +280,10 @@ mod tests {
 
     #[test]
     fn set_image() {
-        let Config::SetImage(set) = accepts(
+        let set: super::SetImage = accepted(
             "set-image",
             json!({"path": "repo/kustomization.yaml", "image": "ghcr.io/org/app"}),
-        ) else {
-            panic!("not set-image")
-        };
+        );
         assert!(set.tag.is_empty() && set.digest.is_empty());
         accepts(
             "set-image",

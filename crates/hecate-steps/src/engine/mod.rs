@@ -34,6 +34,7 @@ use jiff::Timestamp;
 use kube::ResourceExt as _;
 use serde_json::Value;
 
+use crate::by_name::{ByName, Duplicate, Named};
 use crate::clock::Clock;
 use crate::reason::Reason;
 use crate::runner::{Progress, Runner, StepContext, StepError};
@@ -54,35 +55,33 @@ pub trait Fence: Send + Sync {
 
 /// The steps an engine can run, by name, and the fence they run behind.
 #[derive(Clone, Default)]
-pub struct Registry {
-    runners: BTreeMap<&'static str, Arc<dyn Runner>>,
+pub struct Steps {
+    runners: ByName<dyn Runner>,
     fence: Option<Arc<dyn Fence>>,
 }
 
-/// A second step under a name already taken.
-#[derive(Debug, thiserror::Error)]
-#[error("a step named {0:?} is already registered")]
-pub struct DuplicateStep(pub &'static str);
+impl Named for dyn Runner {
+    const KIND: &'static str = "step";
 
-impl Registry {
+    fn name(&self) -> &str {
+        Runner::name(self)
+    }
+}
+
+impl Steps {
     /// No steps.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Adds `runner` under its name; a name may be registered once.
-    pub fn register(&mut self, runner: Arc<dyn Runner>) -> Result<(), DuplicateStep> {
-        let name = runner.name();
-        if self.runners.contains_key(name) {
-            return Err(DuplicateStep(name));
-        }
-        self.runners.insert(name, runner);
-        Ok(())
+    pub fn register(&mut self, runner: Arc<dyn Runner>) -> Result<(), Duplicate> {
+        self.runners.register(runner)
     }
 
     /// The registered names, sorted.
-    pub fn names(&self) -> Vec<&'static str> {
-        self.runners.keys().copied().collect()
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.runners.names()
     }
 
     /// These steps, run only while `fence` holds: the engine asks it immediately
@@ -112,7 +111,7 @@ pub struct Advance {
 
 /// Advances `passage` (moving `bundle`) as far as it can go now.
 pub async fn advance(
-    registry: &Registry,
+    registry: &Steps,
     clock: &dyn Clock,
     passage: &Passage,
     bundle: &Bundle,
@@ -241,7 +240,7 @@ pub async fn advance(
             let message = format!(
                 "no step is called {:?}; the steps are {}",
                 step.uses,
-                registry.names().join(", ")
+                registry.runners.listed()
             );
             fail(
                 &mut status.steps[i],

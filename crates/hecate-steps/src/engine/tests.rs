@@ -16,7 +16,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::clock::ManualClock;
-use crate::engine::{self, Advance, Fence, Registry};
+use crate::engine::{self, Advance, Fence, Steps};
 use crate::reason::Reason;
 use crate::runner::{Progress, Runner, StepContext, StepError, StepResult};
 
@@ -123,13 +123,13 @@ fn t0() -> Timestamp {
 }
 
 struct Engine {
-    registry: Registry,
+    registry: Steps,
     clock: ManualClock,
 }
 
 impl Engine {
     fn new(runners: &[Arc<Scripted>]) -> Self {
-        let mut registry = Registry::new();
+        let mut registry = Steps::new();
         for runner in runners {
             registry.register(runner.clone()).expect("unique");
         }
@@ -624,7 +624,7 @@ async fn a_step_finishing_within_its_timeout_is_not_timed_out() {
 
 #[test]
 fn a_step_name_can_be_registered_once() {
-    let mut registry = Registry::new();
+    let mut registry = Steps::new();
     registry
         .register(Scripted::new("git-clone", vec![]))
         .expect("the first");
@@ -635,7 +635,7 @@ fn a_step_name_can_be_registered_once() {
         error.to_string(),
         r#"a step named "git-clone" is already registered"#
     );
-    assert_eq!(registry.names(), ["git-clone"]);
+    assert_eq!(registry.names().collect::<Vec<_>>(), ["git-clone"]);
 }
 
 #[tokio::test]

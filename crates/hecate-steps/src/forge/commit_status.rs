@@ -16,12 +16,11 @@ use serde_json::json;
 use super::client::Target;
 use super::repo::{DESCRIPTION_LIMIT, truncate};
 use super::{Forge, bundle_name, known, or_default};
-use crate::config::Config;
+use crate::Tools;
 use crate::config::host::{CommitState, Provider};
-use crate::decode;
 use crate::git::checkout_facts;
 use crate::reason::Reason;
-use crate::runner::{Runner, StepContext, StepError, StepResult};
+use crate::runner::{StepContext, StepError, StepKind, StepResult};
 
 /// The `commit-status` step.
 pub struct CommitStatus {
@@ -34,11 +33,11 @@ impl CommitStatus {
         Self { forge }
     }
 
-    async fn report(&self, ctx: &StepContext<'_>) -> Result<StepResult, StepError> {
-        let settings = decode(ctx, self.name(), |config| match config {
-            Config::CommitStatus(settings) => Some(settings),
-            _ => None,
-        })?;
+    async fn report(
+        &self,
+        ctx: &StepContext<'_>,
+        settings: crate::config::host::CommitStatus,
+    ) -> Result<StepResult, StepError> {
         let state = match &settings.state {
             Some(state) => *known(state, "state")?,
             None if ctx.failed => CommitState::Failure,
@@ -140,13 +139,23 @@ impl CommitStatus {
     }
 }
 
-impl Runner for CommitStatus {
-    fn name(&self) -> &'static str {
-        "commit-status"
+impl StepKind for CommitStatus {
+    const USES: &'static str = "commit-status";
+    type With = crate::config::host::CommitStatus;
+
+    fn build(tools: &Tools) -> Self {
+        Self::new(crate::forge::Forge::new(
+            tools.client.clone(),
+            tools.app_tokens.clone(),
+        ))
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
-        Box::pin(self.report(ctx))
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        settings: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        Box::pin(self.report(ctx, settings))
     }
 }
 

@@ -22,12 +22,11 @@ use serde_json::{Value, json};
 
 use super::client::{Failure, Host, Target};
 use super::{Forge, bundle_name, known, or_default};
-use crate::config::Config;
+use crate::Tools;
 use crate::config::host::Provider;
-use crate::decode;
 use crate::git::checkout_facts;
 use crate::reason::Reason;
-use crate::runner::{Runner, StepContext, StepError, StepResult};
+use crate::runner::{StepContext, StepError, StepKind, StepResult};
 
 /// The `git-pull-request` step.
 pub struct GitPullRequest {
@@ -40,11 +39,11 @@ impl GitPullRequest {
         Self { forge }
     }
 
-    async fn ensure_merged(&self, ctx: &StepContext<'_>) -> Result<StepResult, StepError> {
-        let settings = decode(ctx, self.name(), |config| match config {
-            Config::GitPullRequest(settings) => Some(settings),
-            _ => None,
-        })?;
+    async fn ensure_merged(
+        &self,
+        ctx: &StepContext<'_>,
+        settings: crate::config::host::GitPullRequest,
+    ) -> Result<StepResult, StepError> {
         let poll: Duration = known(&settings.poll_interval(), "pollInterval")?
             .0
             .try_into()
@@ -160,13 +159,23 @@ impl GitPullRequest {
     }
 }
 
-impl Runner for GitPullRequest {
-    fn name(&self) -> &'static str {
-        "git-pull-request"
+impl StepKind for GitPullRequest {
+    const USES: &'static str = "git-pull-request";
+    type With = crate::config::host::GitPullRequest;
+
+    fn build(tools: &Tools) -> Self {
+        Self::new(crate::forge::Forge::new(
+            tools.client.clone(),
+            tools.app_tokens.clone(),
+        ))
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
-        Box::pin(self.ensure_merged(ctx))
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        settings: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        Box::pin(self.ensure_merged(ctx, settings))
     }
 }
 

@@ -21,23 +21,22 @@ use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
 use hecate_sources::git::command::{redact_urls, size_of};
-use hecate_sources::git::{AppTokens, Bounded, Git, GitCredentials, GitFailure, Scratch, apply};
+use hecate_sources::git::{
+    AppTokens, Bounded, Git, GitCredentials, GitFailure, Limits, Scratch, apply,
+};
 use serde_json::json;
 
-use super::{checkout_dir, cli, current_branch, decode, display, head, is_checkout, origin, short};
-use crate::config::Config;
+use super::{checkout_dir, cli, current_branch, display, head, is_checkout, origin, short};
+use crate::Tools;
 use crate::config::git::GitClone as Settings;
 use crate::reason::Reason;
-use crate::runner::{Runner, StepContext, StepError, StepResult};
+use crate::runner::{StepContext, StepError, StepKind, StepResult};
 
 /// The `git-clone` step.
 pub struct GitClone {
     client: kube::Client,
     tokens: AppTokens,
-    /// `--allow-local-git`.
-    local: bool,
-    /// `--max-checkout-size`; `None`: no limit.
-    max_size: Option<u64>,
+    limits: Limits,
 }
 
 impl GitClone {
@@ -53,38 +52,30 @@ impl GitClone {
         Self {
             client,
             tokens,
-            local: false,
-            max_size: Some(hecate_sources::git::DEFAULT_MAX_CHECKOUT_SIZE),
+            limits: Limits::default(),
         }
     }
 
-    /// Lets `repo` be a path or `file://` on the controller's own disk when `allowed`
-    /// (`--allow-local-git`); refused otherwise, before git runs and by git itself.
+    /// Clones within the operator's `limits`: `repo` a path or `file://` only when they
+    /// allow the local disk (refused otherwise, before git runs and by git itself), and
+    /// a clone stopped once its directory grows past their size.
     #[must_use]
-    pub fn allowing_local(mut self, allowed: bool) -> Self {
-        self.local = allowed;
+    pub fn within(mut self, limits: Limits) -> Self {
+        self.limits = limits;
         self
     }
 
-    /// Stops a clone whose directory grows past `limit` bytes (`--max-checkout-size`;
-    /// `None`: no limit).
-    #[must_use]
-    pub fn limiting_size(mut self, limit: Option<u64>) -> Self {
-        self.max_size = limit;
-        self
-    }
-
-    async fn clone_repo(&self, ctx: &StepContext<'_>) -> Result<StepResult, StepError> {
-        let settings = decode(ctx, self.name(), |config| match config {
-            Config::GitClone(settings) => Some(settings),
-            _ => None,
-        })?;
+    async fn clone_repo(
+        &self,
+        ctx: &StepContext<'_>,
+        settings: Settings,
+    ) -> Result<StepResult, StepError> {
         // Before anything is read or reused: the operator's rule holds for a checkout
         // an earlier attempt left too.
-        hecate_sources::git::remote::check(&settings.repo, self.local)
+        hecate_sources::git::remote::check(&settings.repo, self.limits.local)
             .map_err(|why| StepError::terminal(Reason::NotAllowed, format!("repo: {why}")))?;
         let dest = checkout_dir(ctx, settings.checkout())?;
-        let mut git = cli(ctx.work_dir).await?.allowing_local(self.local);
+        let mut git = cli(ctx.work_dir).await?.allowing_local(self.limits.local);
         if reusable(&git, &dest, &settings).await? {
             return finish(&git, &dest, &settings, true).await;
         }
@@ -95,7 +86,7 @@ impl GitClone {
             settings.credentials_ref.as_ref().map(|r| r.name.as_str()),
         )
         .await?;
-        let scratch = Scratch::new(&git, self.name()).await?;
+        let scratch = Scratch::new(&git, Self::USES).await?;
         let fetched = match apply(
             &credentials,
             &settings.repo,
@@ -105,7 +96,7 @@ impl GitClone {
         )
         .await
         {
-            Ok(()) => fetch(&git, &dest, &settings, self.max_size).await,
+            Ok(()) => fetch(&git, &dest, &settings, self.limits.max_checkout_size).await,
             Err(error) => Err(error.into()),
         };
         scratch.remove().await;
@@ -114,13 +105,20 @@ impl GitClone {
     }
 }
 
-impl Runner for GitClone {
-    fn name(&self) -> &'static str {
-        "git-clone"
+impl StepKind for GitClone {
+    const USES: &'static str = "git-clone";
+    type With = Settings;
+
+    fn build(tools: &Tools) -> Self {
+        Self::with_tokens(tools.client.clone(), tools.app_tokens.clone()).within(tools.git)
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
-        Box::pin(self.clone_repo(ctx))
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        settings: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        Box::pin(self.clone_repo(ctx, settings))
     }
 }
 
@@ -314,6 +312,7 @@ fn too_large(settings: &Settings, limit: u64) -> StepError {
 
 #[cfg(test)]
 mod tests {
+    use crate::runner::Runner as _;
     use hecate_sources::git::testing::{git, http_git, path, write};
     use pretty_assertions::assert_eq;
     use serde_json::json;
@@ -326,7 +325,7 @@ mod tests {
         let fx = Fixture::new();
         let remote = path(&fx.remote("fleet").await);
         let work = fx.work_dir("w1");
-        let step = GitClone::new(no_cluster()).allowing_local(true);
+        let step = GitClone::new(no_cluster()).within(Limits::local());
         let ctx = fx.ctx(&work, json!({"repo": remote}));
 
         let first = step.run(&ctx).await;
@@ -359,7 +358,7 @@ mod tests {
         let fx = Fixture::new();
         let remote = format!("file://{}", path(&fx.remote("fleet").await));
         let work = fx.work_dir("w");
-        let step = GitClone::new(no_cluster()).allowing_local(true);
+        let step = GitClone::new(no_cluster()).within(Limits::local());
         let ctx = fx.ctx(
             &work,
             json!({"repo": remote, "branch": "env/dev", "path": "checkouts/fleet", "depth": 1}),
@@ -393,7 +392,7 @@ mod tests {
         let fleet = path(&fx.remote("fleet").await);
         let other = path(&fx.remote("other").await);
         let work = fx.work_dir("w");
-        let step = GitClone::new(no_cluster()).allowing_local(true);
+        let step = GitClone::new(no_cluster()).within(Limits::local());
 
         output(&step.run(&fx.ctx(&work, json!({"repo": other}))).await);
         let result = step.run(&fx.ctx(&work, json!({"repo": fleet}))).await;
@@ -426,7 +425,7 @@ mod tests {
         let work = fx.work_dir("w");
         write(&work.join("repo/notes.txt"), "mine\n").await;
         let error = GitClone::new(no_cluster())
-            .allowing_local(true)
+            .within(Limits::local())
             .run(&fx.ctx(&work, json!({"repo": fleet})))
             .await
             .expect_err("refused");
@@ -445,7 +444,7 @@ mod tests {
     async fn configuration_mistakes_are_invalid_config() {
         let fx = Fixture::new();
         let work = fx.work_dir("w");
-        let step = GitClone::new(no_cluster()).allowing_local(true);
+        let step = GitClone::new(no_cluster()).within(Limits::local());
         let cases = [
             (json!({"repo": "/srv/x.git", "path": "../outside"}), "path"),
             (
@@ -485,7 +484,7 @@ mod tests {
     async fn an_unreachable_remote_is_retryable() {
         let fx = Fixture::new();
         let work = fx.work_dir("w");
-        let step = GitClone::new(no_cluster()).allowing_local(true);
+        let step = GitClone::new(no_cluster()).within(Limits::local());
         let missing = path(&fx.root.path().join("missing.git"));
         for repo in [missing, "http://127.0.0.1:1/fleet.git".to_string()] {
             let error = step
@@ -510,7 +509,7 @@ mod tests {
     async fn a_branch_the_remote_lacks_and_a_path_that_cannot_be_made_are_git_failures() {
         let fx = Fixture::new();
         let repo = path(&fx.remote("fleet").await);
-        let step = GitClone::new(no_cluster()).allowing_local(true);
+        let step = GitClone::new(no_cluster()).within(Limits::local());
 
         // The remote answered, and said no: another crossing may find the branch.
         let work = fx.work_dir("w");
@@ -602,7 +601,7 @@ mod tests {
         );
 
         // No credentials at all: git may not prompt, and says it needed some.
-        let step = GitClone::new(no_cluster()).allowing_local(true);
+        let step = GitClone::new(no_cluster()).within(Limits::local());
         let error = step
             .run(&fx.ctx(&fx.work_dir("w2"), json!({"repo": repo})))
             .await
@@ -663,7 +662,7 @@ mod tests {
             assert!(!work.join("repo").exists(), "{repo}: nothing was cloned");
         }
         // With the flag a local repository is cloned; a helper is still refused.
-        let allowed = GitClone::new(no_cluster()).allowing_local(true);
+        let allowed = GitClone::new(no_cluster()).within(Limits::local());
         let work = fx.work_dir("allowed");
         let result = allowed
             .run(&fx.ctx(&work, json!({"repo": format!("file://{bare}")})))
@@ -725,9 +724,10 @@ mod tests {
         git(&seed, &["push", "-q", "origin", "main"]).await;
         let repo = path(&bare);
 
-        let capped = GitClone::new(no_cluster())
-            .allowing_local(true)
-            .limiting_size(Some(1 << 20));
+        let capped = GitClone::new(no_cluster()).within(Limits {
+            max_checkout_size: Some(1 << 20),
+            ..Limits::local()
+        });
         let work = fx.work_dir("capped");
         let started = std::time::Instant::now();
         let error = capped
@@ -753,9 +753,10 @@ mod tests {
         assert!(!work.join(super::super::PRIVATE).join("clone").exists());
 
         // Under a limit it fits, it is cloned as before.
-        let roomy = GitClone::new(no_cluster())
-            .allowing_local(true)
-            .limiting_size(Some(64 << 20));
+        let roomy = GitClone::new(no_cluster()).within(Limits {
+            max_checkout_size: Some(64 << 20),
+            ..Limits::local()
+        });
         let result = roomy
             .run(&fx.ctx(&work, json!({"repo": repo, "branch": "main"})))
             .await;

@@ -24,11 +24,11 @@ use futures::future::BoxFuture;
 use hecate_sources::git::{Git, GitFailure};
 use serde_json::json;
 
-use super::{checkout_dir, cli, decode, head, is_checkout, short};
-use crate::config::Config;
+use super::{checkout_dir, cli, head, is_checkout, short};
+use crate::Tools;
 use crate::config::git::GitCommit as Settings;
 use crate::reason::Reason;
-use crate::runner::{Runner, StepContext, StepError, StepResult};
+use crate::runner::{StepContext, StepError, StepKind, StepResult};
 
 /// The `git-commit` step. It needs no cluster: everything happens in the checkout.
 #[derive(Clone, Copy, Debug, Default)]
@@ -40,11 +40,11 @@ impl GitCommit {
         Self
     }
 
-    async fn commit(&self, ctx: &StepContext<'_>) -> Result<StepResult, StepError> {
-        let settings = decode(ctx, self.name(), |config| match config {
-            Config::GitCommit(settings) => Some(settings),
-            _ => None,
-        })?;
+    async fn commit(
+        &self,
+        ctx: &StepContext<'_>,
+        settings: Settings,
+    ) -> Result<StepResult, StepError> {
         let dir = checkout_dir(ctx, settings.checkout())?;
         let pathspecs = pathspecs(&settings)?;
         if !is_checkout(&dir).await {
@@ -106,13 +106,20 @@ impl GitCommit {
     }
 }
 
-impl Runner for GitCommit {
-    fn name(&self) -> &'static str {
-        "git-commit"
+impl StepKind for GitCommit {
+    const USES: &'static str = "git-commit";
+    type With = Settings;
+
+    fn build(_: &Tools) -> Self {
+        Self::new()
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
-        Box::pin(self.commit(ctx))
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        settings: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        Box::pin(self.commit(ctx, settings))
     }
 }
 
@@ -254,6 +261,8 @@ async fn made_already(
 
 #[cfg(test)]
 mod tests {
+    use crate::runner::Runner as _;
+    use hecate_sources::git::Limits;
     use hecate_sources::git::testing::{git, path, write};
     use pretty_assertions::assert_eq;
     use serde_json::{Value, json};
@@ -276,7 +285,7 @@ mod tests {
         let work = fx.work_dir(name);
         output(
             &GitClone::new(no_cluster())
-                .allowing_local(true)
+                .within(Limits::local())
                 .run(&fx.ctx(&work, json!({"repo": remote})))
                 .await,
         );
@@ -374,7 +383,7 @@ mod tests {
         let work = fx.work_dir("w");
         output(
             &GitClone::new(no_cluster())
-                .allowing_local(true)
+                .within(Limits::local())
                 .run(&fx.ctx(&work, json!({"repo": remote})))
                 .await,
         );
@@ -395,7 +404,7 @@ mod tests {
         let work = fx.work_dir("w");
         output(
             &GitClone::new(no_cluster())
-                .allowing_local(true)
+                .within(Limits::local())
                 .run(&fx.ctx(&work, json!({"repo": remote})))
                 .await,
         );
@@ -442,7 +451,7 @@ mod tests {
         let work = fx.work_dir("w");
         output(
             &GitClone::new(no_cluster())
-                .allowing_local(true)
+                .within(Limits::local())
                 .run(&fx.ctx(&work, json!({"repo": remote})))
                 .await,
         );

@@ -32,7 +32,6 @@ pub use clone::GitClone;
 pub use commit::GitCommit;
 pub use push::GitPush;
 
-use super::decode;
 use super::reason::Reason;
 use super::runner::{StepContext, StepError, stays_inside};
 
@@ -184,6 +183,7 @@ fn display(path: &Path) -> Value {
 #[cfg(test)]
 mod tests {
     use hecate_ops::rules::steps::BUILT_IN;
+    use hecate_sources::git::Limits;
     use hecate_sources::git::testing::failure;
     use serde_json::json;
 
@@ -250,7 +250,7 @@ mod tests {
         write(&outside.path().join("x/README.md"), "theirs\n").await;
         write(&outside.path().join("token"), "s3cret\n").await;
 
-        let clone = GitClone::new(no_cluster()).allowing_local(true);
+        let clone = GitClone::new(no_cluster()).within(Limits::local());
         output(&clone.run(&fx.ctx(&work, json!({"repo": remote}))).await);
         // What the checkout brought: a link out, and a dangling one.
         std::os::unix::fs::symlink(outside.path(), work.join("repo/link")).expect("a link");
@@ -290,7 +290,7 @@ mod tests {
             refused(error, &config);
         }
         let commit = GitCommit::new();
-        let push = GitPush::new(no_cluster()).allowing_local(true);
+        let push = GitPush::new(no_cluster()).within(Limits::local());
         for checkout in ["repo/link/x", "repo/dangling"] {
             let config = json!({"path": checkout, "message": "promote"});
             let error = commit

@@ -13,22 +13,21 @@
 use std::path::Path;
 
 use futures::future::BoxFuture;
-use hecate_sources::git::{AppTokens, Git, GitCredentials, GitFailure, Scratch, apply};
+use hecate_sources::git::{AppTokens, Git, GitCredentials, GitFailure, Limits, Scratch, apply};
 use serde_json::json;
 
 use super::commit::lost;
-use super::{checkout_dir, cli, current_branch, decode, head, is_checkout, origin, short};
-use crate::config::Config;
+use super::{checkout_dir, cli, current_branch, head, is_checkout, origin, short};
+use crate::Tools;
 use crate::config::git::GitPush as Settings;
 use crate::reason::Reason;
-use crate::runner::{Runner, StepContext, StepError, StepResult};
+use crate::runner::{StepContext, StepError, StepKind, StepResult};
 
 /// The `git-push` step.
 pub struct GitPush {
     client: kube::Client,
     tokens: AppTokens,
-    /// `--allow-local-git`.
-    local: bool,
+    limits: Limits,
 }
 
 impl GitPush {
@@ -44,28 +43,28 @@ impl GitPush {
         Self {
             client,
             tokens,
-            local: false,
+            limits: Limits::default(),
         }
     }
 
-    /// Lets `origin` be a path or `file://` on the controller's own disk when `allowed`
-    /// (`--allow-local-git`), as `git-clone` lets `repo` be.
+    /// Pushes within the operator's `limits`: `origin` a path or `file://` only when
+    /// they allow the local disk, as for `git-clone`'s `repo`.
     #[must_use]
-    pub fn allowing_local(mut self, allowed: bool) -> Self {
-        self.local = allowed;
+    pub fn within(mut self, limits: Limits) -> Self {
+        self.limits = limits;
         self
     }
 
-    async fn push(&self, ctx: &StepContext<'_>) -> Result<StepResult, StepError> {
-        let settings = decode(ctx, self.name(), |config| match config {
-            Config::GitPush(settings) => Some(settings),
-            _ => None,
-        })?;
+    async fn push(
+        &self,
+        ctx: &StepContext<'_>,
+        settings: Settings,
+    ) -> Result<StepResult, StepError> {
         let dir = checkout_dir(ctx, settings.checkout())?;
         if !is_checkout(&dir).await {
             return Err(lost(settings.checkout()));
         }
-        let mut git = cli(ctx.work_dir).await?.allowing_local(self.local);
+        let mut git = cli(ctx.work_dir).await?.allowing_local(self.limits.local);
         let sha = head(&git, &dir)
             .await
             .map_err(GitFailure::local)?
@@ -79,7 +78,7 @@ impl GitPush {
             })?;
         // The checkout's own configuration names the remote: judged as git-clone's
         // `repo` is (git refuses it too).
-        hecate_sources::git::remote::check(&remote, self.local)
+        hecate_sources::git::remote::check(&remote, self.limits.local)
             .map_err(|why| StepError::terminal(Reason::NotAllowed, format!("origin: {why}")))?;
 
         let credentials = GitCredentials::read(
@@ -88,7 +87,7 @@ impl GitPush {
             settings.credentials_ref.as_ref().map(|r| r.name.as_str()),
         )
         .await?;
-        let scratch = Scratch::new(&git, self.name()).await?;
+        let scratch = Scratch::new(&git, Self::USES).await?;
         let pushed = match apply(&credentials, &remote, &mut git, &scratch, &self.tokens).await {
             Ok(()) => send(&git, &dir, &sha, &branch, settings.force).await,
             Err(error) => Err(error.into()),
@@ -109,13 +108,20 @@ impl GitPush {
     }
 }
 
-impl Runner for GitPush {
-    fn name(&self) -> &'static str {
-        "git-push"
+impl StepKind for GitPush {
+    const USES: &'static str = "git-push";
+    type With = Settings;
+
+    fn build(tools: &Tools) -> Self {
+        Self::with_tokens(tools.client.clone(), tools.app_tokens.clone()).within(tools.git)
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
-        Box::pin(self.push(ctx))
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        settings: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        Box::pin(self.push(ctx, settings))
     }
 }
 
@@ -179,6 +185,7 @@ async fn send(
 
 #[cfg(test)]
 mod tests {
+    use crate::runner::Runner as _;
     use hecate_sources::git::testing::{git, http_git, path, write};
     use pretty_assertions::assert_eq;
     use serde_json::{Value, json};
@@ -194,7 +201,7 @@ mod tests {
         clone["repo"] = json!(remote);
         output(
             &GitClone::new(no_cluster())
-                .allowing_local(true)
+                .within(Limits::local())
                 .run(&fx.ctx(&work, clone))
                 .await,
         );
@@ -216,7 +223,7 @@ mod tests {
             .await
             .trim()
             .to_string();
-        let step = GitPush::new(no_cluster()).allowing_local(true);
+        let step = GitPush::new(no_cluster()).within(Limits::local());
         let ctx = fx.ctx(&work, json!({}));
 
         let first = step.run(&ctx).await;
@@ -236,7 +243,7 @@ mod tests {
         let work = fx.work_dir("w2");
         output(
             &GitClone::new(no_cluster())
-                .allowing_local(true)
+                .within(Limits::local())
                 .run(&fx.ctx(&work, json!({"repo": path(&bare)})))
                 .await,
         );
@@ -254,7 +261,7 @@ mod tests {
         let bare = fx.remote("fleet").await;
         let work = committed(&fx, &path(&bare), "w", json!({"branch": "env/dev"})).await;
         let theirs = fx.commit_elsewhere(&bare, "env/dev", "theirs.txt").await;
-        let step = GitPush::new(no_cluster()).allowing_local(true);
+        let step = GitPush::new(no_cluster()).within(Limits::local());
 
         let error = step
             .run(&fx.ctx(&work, json!({})))
@@ -284,7 +291,7 @@ mod tests {
         let bare = fx.remote("fleet").await;
         let work = committed(&fx, &path(&bare), "w", json!({})).await;
         let sha = git(&work.join("repo"), &["rev-parse", "HEAD"]).await;
-        let step = GitPush::new(no_cluster()).allowing_local(true);
+        let step = GitPush::new(no_cluster()).within(Limits::local());
 
         let new = step
             .run(&fx.ctx(&work, json!({"toNewBranch": true, "branch": "ignored"})))
@@ -304,7 +311,7 @@ mod tests {
         let fx = Fixture::new();
         let work = fx.work_dir("restarted");
         let error = GitPush::new(no_cluster())
-            .allowing_local(true)
+            .within(Limits::local())
             .run(&fx.ctx(&work, json!({})))
             .await
             .expect_err("nothing to push");
@@ -316,7 +323,7 @@ mod tests {
         let fx = Fixture::new();
         let bare = fx.remote("fleet").await;
         let work = committed(&fx, &path(&bare), "w", json!({})).await;
-        let step = GitPush::new(no_cluster()).allowing_local(true);
+        let step = GitPush::new(no_cluster()).within(Limits::local());
         let cases = [
             (json!({"path": "../../elsewhere"}), "path"),
             (json!({"forse": true}), "unknown field `forse`"),
@@ -355,7 +362,7 @@ mod tests {
         let bare = fx.remote("fleet").await;
         let work = committed(&fx, &path(&bare), "w", json!({})).await;
         let checkout = work.join("repo");
-        let step = GitPush::new(no_cluster()).allowing_local(true);
+        let step = GitPush::new(no_cluster()).within(Limits::local());
         let push = || async { step.run(&fx.ctx(&work, json!({}))).await };
 
         // A host that wants credentials the step was not given: terminal.

@@ -33,8 +33,8 @@ use hecate_sources::oci::{self, Basic, ErrorKind, Registry, Repository};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::config::Config;
-use super::runner::{Runner, StepContext, StepError, StepResult};
+use super::runner::{StepContext, StepError, StepKind, StepResult};
+use crate::Tools;
 use crate::reason::Reason;
 
 /// The manifest's media type.
@@ -103,17 +103,20 @@ impl OciPull {
     }
 }
 
-impl Runner for OciPush {
-    fn name(&self) -> &'static str {
-        "oci-push"
+impl StepKind for OciPush {
+    const USES: &'static str = "oci-push";
+    type With = crate::config::oci::OciPush;
+
+    fn build(tools: &Tools) -> Self {
+        Self::new(tools.client.clone(), registry())
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        config: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
         Box::pin(async move {
-            let config = super::decode(ctx, self.name(), |c| match c {
-                Config::OciPush(push) => Some(push),
-                _ => None,
-            })?;
             let repository =
                 Repository::parse(&config.repo, config.insecure).map_err(registry_error)?;
             oci::check_tag(&config.tag).map_err(|why| StepError::config(format!("tag: {why}")))?;
@@ -198,17 +201,20 @@ impl Runner for OciPush {
     }
 }
 
-impl Runner for OciPull {
-    fn name(&self) -> &'static str {
-        "oci-pull"
+impl StepKind for OciPull {
+    const USES: &'static str = "oci-pull";
+    type With = crate::config::oci::OciPull;
+
+    fn build(tools: &Tools) -> Self {
+        Self::new(tools.client.clone(), registry())
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        config: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
         Box::pin(async move {
-            let config = super::decode(ctx, self.name(), |c| match c {
-                Config::OciPull(pull) => Some(pull),
-                _ => None,
-            })?;
             let repository =
                 Repository::parse(&config.repo, config.insecure).map_err(registry_error)?;
             let by_digest = !config.digest.trim().is_empty();

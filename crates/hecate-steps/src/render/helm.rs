@@ -14,10 +14,10 @@ use futures::future::BoxFuture;
 use serde_json::json;
 
 use super::{Program, Render, is_empty, with_newline};
-use crate::config::Config;
+use crate::Tools;
 use crate::config::render::RenderHelm as Settings;
 use crate::reason::Reason;
-use crate::runner::{Runner, StepContext, StepError, StepResult};
+use crate::runner::{StepContext, StepError, StepKind, StepResult};
 
 /// The `render-helm` step. Outputs `changed` (whether the file was written) and `file`
 /// (the configured `out`).
@@ -45,17 +45,20 @@ impl RenderHelm {
     }
 }
 
-impl Runner for RenderHelm {
-    fn name(&self) -> &'static str {
-        "render-helm"
+impl StepKind for RenderHelm {
+    const USES: &'static str = "render-helm";
+    type With = Settings;
+
+    fn build(tools: &Tools) -> Self {
+        Self::new(&tools.helm)
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        config: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
         Box::pin(async move {
-            let config = crate::decode(ctx, self.name(), |c| match c {
-                Config::RenderHelm(render) => Some(render),
-                _ => None,
-            })?;
             let mut render = Render::new(ctx).await?;
             let result = async {
                 let chart = render.existing(ctx, "chart", &config.chart).await?;

@@ -8,9 +8,9 @@ use futures::future::BoxFuture;
 use serde_json::json;
 
 use super::{Program, Render, is_empty, with_newline};
-use crate::config::Config;
+use crate::Tools;
 use crate::reason::Reason;
-use crate::runner::{Runner, StepContext, StepError, StepResult};
+use crate::runner::{StepContext, StepError, StepKind, StepResult};
 
 /// The controller flag that allows `loadRestrictionsNone`.
 pub const ALLOW_LOAD_RESTRICTIONS_NONE: &str = "--allow-kustomize-load-restrictions-none";
@@ -58,17 +58,21 @@ impl RenderKustomize {
     }
 }
 
-impl Runner for RenderKustomize {
-    fn name(&self) -> &'static str {
-        "render-kustomize"
+impl StepKind for RenderKustomize {
+    const USES: &'static str = "render-kustomize";
+    type With = crate::config::render::RenderKustomize;
+
+    fn build(tools: &Tools) -> Self {
+        Self::new(&tools.kustomize)
+            .allowing_load_restrictions_none(tools.allow_kustomize_load_restrictions_none)
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        config: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
         Box::pin(async move {
-            let config = crate::decode(ctx, self.name(), |c| match c {
-                Config::RenderKustomize(render) => Some(render),
-                _ => None,
-            })?;
             // kustomize would read any file the controller may: its kubeconfig, its
             // ServiceAccount token. Whether a Gate may ask is the operator's call
             // (docs/DECISIONS.md 99).

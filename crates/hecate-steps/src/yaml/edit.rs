@@ -5,26 +5,30 @@ use futures::future::BoxFuture;
 use serde_json::json;
 
 use super::surgery;
-use super::{decode, read, refused, resolve, write};
-use crate::config::Config;
+use super::{read, refused, resolve, write};
+use crate::Tools;
 use crate::config::yaml::parse_key;
-use crate::runner::{Runner, StepContext, StepError, StepResult};
+use crate::runner::{StepContext, StepError, StepKind, StepResult};
 
 /// The `edit-yaml` step. Outputs `changed` (whether the file was written) and `file`
 /// (the configured path).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EditYaml;
 
-impl Runner for EditYaml {
-    fn name(&self) -> &'static str {
-        "edit-yaml"
+impl StepKind for EditYaml {
+    const USES: &'static str = "edit-yaml";
+    type With = crate::config::yaml::EditYaml;
+
+    fn build(_: &Tools) -> Self {
+        Self
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        config: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
         Box::pin(async move {
-            let Config::EditYaml(config) = decode(self.name(), ctx)? else {
-                return Err(StepError::config("not an edit-yaml configuration"));
-            };
             // Keys are judged again: an interpolated key was only known now.
             let mut changes = Vec::with_capacity(config.edits.len());
             for (i, edit) in config.edits.iter().enumerate() {

@@ -7,11 +7,11 @@ use hecate_types::Bundle;
 use serde_json::json;
 
 use super::surgery::{self, PinField};
-use super::{decode, read, refused, resolve, write};
-use crate::config::Config;
+use super::{read, refused, resolve, write};
+use crate::Tools;
 use crate::config::yaml::EditValue;
 use crate::reason::Reason;
-use crate::runner::{Runner, StepContext, StepError, StepResult};
+use crate::runner::{StepContext, StepError, StepKind, StepResult};
 
 /// The names kustomize looks for in a kustomization directory, in its order.
 const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -21,16 +21,20 @@ const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SetImage;
 
-impl Runner for SetImage {
-    fn name(&self) -> &'static str {
-        "set-image"
+impl StepKind for SetImage {
+    const USES: &'static str = "set-image";
+    type With = crate::config::yaml::SetImage;
+
+    fn build(_: &Tools) -> Self {
+        Self
     }
 
-    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+    fn run_with<'a>(
+        &'a self,
+        ctx: &'a StepContext<'a>,
+        config: Self::With,
+    ) -> BoxFuture<'a, Result<StepResult, StepError>> {
         Box::pin(async move {
-            let Config::SetImage(config) = decode(self.name(), ctx)? else {
-                return Err(StepError::config("not a set-image configuration"));
-            };
             let (tag, digest) = version(&config.tag, &config.digest, &config.image, ctx.bundle)?;
 
             let file = &config.path;

@@ -17,16 +17,9 @@ use std::path::{Path, PathBuf};
 pub use edit::EditYaml;
 pub use image::SetImage;
 
-use super::config::Config;
 use super::runner::{StepContext, StepError};
 use crate::reason::Reason;
 use surgery::Refusal;
-
-/// Decodes the step's interpolated `with:` with the same strict decoder and checks the
-/// Gate used, so a step never reads its configuration differently mid-crossing.
-fn decode(uses: &str, ctx: &StepContext<'_>) -> Result<Config, StepError> {
-    super::decode(ctx, uses, Some)
-}
 
 /// `relative` resolved inside the work directory, symbolic links followed: a link
 /// that leads out of the work directory is refused like `../`.

@@ -513,7 +513,7 @@ async fn providers_new_inputs_two_beacons_refusal_outage_and_retention() {
         client: b.env.admin.clone(),
         sources: Arc::new(Resolver {
             client: b.env.client(Identity::Alice).await,
-            git: Git::new(Duration::from_secs(30)).allowing_local(true),
+            git: Git::new(Duration::from_secs(30)).within(hecate_sources::git::Limits::local()),
             app_tokens: AppTokens::default(),
             http: hecate_controller::beacon::resolver::http_client().unwrap(),
             registries: Default::default(),

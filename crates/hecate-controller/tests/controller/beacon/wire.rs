@@ -433,7 +433,7 @@ pub(super) fn trusting(env: &TestEnv, ca: &str) -> BeaconReconciler {
         client: env.admin.clone(),
         sources: Arc::new(Resolver {
             client: env.admin.clone(),
-            git: Git::new(Duration::from_secs(30)).allowing_local(true),
+            git: Git::new(Duration::from_secs(30)).within(hecate_sources::git::Limits::local()),
             app_tokens: AppTokens::default(),
             http,
             registries: Default::default(),
