@@ -215,7 +215,7 @@ impl Oidc {
         })?;
         let metadata = CoreProviderMetadata::discover_async(issuer, http)
             .await
-            .map_err(|e| anyhow::anyhow!(chain(&e)))
+            .map_err(|e| anyhow::anyhow!(hecate_types::error_chain(&e)))
             .with_context(|| format!("discovering the OIDC issuer {}", settings.issuer))?;
         let token = metadata.token_endpoint().cloned().with_context(|| {
             format!(
@@ -287,18 +287,6 @@ impl Oidc {
         // Names are ours; values are base64url or a JWT (base64url and dots).
         HeaderValue::from_str(&cookie).unwrap_or_else(|_| HeaderValue::from_static(""))
     }
-}
-
-/// An error and its causes, in one line.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// A plain-text answer.
@@ -448,12 +436,12 @@ async fn callback(
     let answer = match answer {
         Ok(answer) => answer,
         Err(error) => {
-            tracing::warn!(error = %chain(&error), "OIDC code exchange failed");
+            tracing::warn!(error = %hecate_types::error_chain(&error), "OIDC code exchange failed");
             return fail(
                 StatusCode::BAD_GATEWAY,
                 format!(
                     "the identity provider did not exchange the code: {}",
-                    chain(&error)
+                    hecate_types::error_chain(&error)
                 ),
             );
         }
@@ -479,10 +467,13 @@ async fn callback(
     let expires = match verified {
         Ok(expires) => expires,
         Err(error) => {
-            tracing::warn!(error = %chain(&error), "an OIDC ID token was refused");
+            tracing::warn!(error = %hecate_types::error_chain(&error), "an OIDC ID token was refused");
             return fail(
                 StatusCode::FORBIDDEN,
-                format!("the ID token was not accepted: {}", chain(&error)),
+                format!(
+                    "the ID token was not accepted: {}",
+                    hecate_types::error_chain(&error)
+                ),
             );
         }
     };

@@ -21,6 +21,6 @@ mod probe;
 
 pub use client::{Client, Config, DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, bare_digest};
 pub use error::Error;
-pub use probe::{Probe, error_chain, probe};
+pub use probe::{Probe, Unanswered, probe};
 /// A CA certificate a [`Client`] may trust besides the web PKI's ([`Client::trusting`]).
 pub use reqwest::Certificate;

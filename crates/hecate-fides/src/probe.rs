@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 /// What a probe saw.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Probe {
     /// The server answered with this status code; `line` is the status line, e.g.
     /// `503 Service Unavailable`.
@@ -16,8 +16,28 @@ pub enum Probe {
         line: String,
     },
     /// No answer: the URL is unusable, the server could not be reached, or it did not
-    /// answer in time. The text says which.
-    Failed(String),
+    /// answer in time. How to word it (with its causes) is the caller's.
+    Failed(Unanswered),
+}
+
+/// Why a probe got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum Unanswered {
+    /// The URL is not `http` or `https`.
+    #[error("the server URL must be http or https, not {0}")]
+    Scheme(String),
+    /// The URL does not parse.
+    #[error("the server URL is not usable")]
+    Url(#[source] url::ParseError),
+    /// The HTTP client could not be built.
+    #[error("building the HTTP client")]
+    Client(#[source] reqwest::Error),
+    /// Nothing answered within the time limit.
+    #[error("no answer within {}s", .0.as_secs_f32())]
+    Timeout(Duration),
+    /// The request failed (refused, unresolvable, TLS): reqwest's words and causes.
+    #[error(transparent)]
+    Request(reqwest::Error),
 }
 
 /// Asks `server` (a base URL; a path prefix is kept) for its flows, without
@@ -27,13 +47,8 @@ pub async fn probe(server: &str, timeout: Duration) -> Probe {
     let base = server.trim().trim_end_matches('/');
     let url = match url::Url::parse(&format!("{base}/api/v1/flows")) {
         Ok(url) if matches!(url.scheme(), "http" | "https") => url,
-        Ok(url) => {
-            return Probe::Failed(format!(
-                "the server URL must be http or https, not {}",
-                url.scheme()
-            ));
-        }
-        Err(e) => return Probe::Failed(format!("the server URL is not usable: {e}")),
+        Ok(url) => return Probe::Failed(Unanswered::Scheme(url.scheme().to_string())),
+        Err(e) => return Probe::Failed(Unanswered::Url(e)),
     };
     let http = match reqwest::Client::builder()
         .timeout(timeout)
@@ -41,7 +56,7 @@ pub async fn probe(server: &str, timeout: Duration) -> Probe {
         .build()
     {
         Ok(http) => http,
-        Err(e) => return Probe::Failed(format!("building the HTTP client: {e}")),
+        Err(e) => return Probe::Failed(Unanswered::Client(e)),
     };
     match http.get(url).send().await {
         Ok(response) => {
@@ -57,27 +72,9 @@ pub async fn probe(server: &str, timeout: Duration) -> Probe {
                 .to_string(),
             }
         }
-        Err(e) if e.is_timeout() => {
-            Probe::Failed(format!("no answer within {}s", timeout.as_secs_f32()))
-        }
-        Err(e) => Probe::Failed(error_chain(&e)),
+        Err(e) if e.is_timeout() => Probe::Failed(Unanswered::Timeout(timeout)),
+        Err(e) => Probe::Failed(Unanswered::Request(e)),
     }
-}
-
-/// An error and its causes, `a: b: c` (reqwest's own text alone says only "error
-/// sending request").
-pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
@@ -88,12 +85,12 @@ mod tests {
     async fn an_unusable_url_is_said_to_be_one() {
         let probed = probe("ftp://fides.example", Duration::from_secs(1)).await;
         assert!(
-            matches!(&probed, Probe::Failed(text) if text.contains("http or https")),
+            matches!(&probed, Probe::Failed(why) if why.to_string().contains("http or https")),
             "{probed:?}"
         );
         let probed = probe("not a url", Duration::from_secs(1)).await;
         assert!(
-            matches!(&probed, Probe::Failed(text) if text.contains("not usable")),
+            matches!(&probed, Probe::Failed(Unanswered::Url(_))),
             "{probed:?}"
         );
     }

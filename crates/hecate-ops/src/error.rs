@@ -142,7 +142,7 @@ impl Error {
 pub(crate) fn in_words(error: &kube::Error) -> String {
     match error {
         kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
-        other => hecate_fides::error_chain(other),
+        other => hecate_types::error_chain(other),
     }
 }
 

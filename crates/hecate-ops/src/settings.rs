@@ -392,6 +392,6 @@ async fn probe_kubeconfig(kubeconfig: &[u8]) -> ClusterProbe {
     match client.apiserver_version().await {
         Ok(_) => ClusterProbe::Answered,
         Err(kube::Error::Api(status)) => ClusterProbe::Refused(status.code, status.message),
-        Err(error) => ClusterProbe::Failed(hecate_fides::error_chain(&error)),
+        Err(error) => ClusterProbe::Failed(hecate_types::error_chain(&error)),
     }
 }

@@ -81,19 +81,17 @@ pub fn untrusted_hint(error: &reqwest::Error) -> Option<&'static str> {
 /// (`http`, the forge steps) or a Beacon (a chart repository) says after the URL it
 /// names itself.
 pub fn error_text(error: &reqwest::Error) -> String {
-    let mut text = if error.is_timeout() {
-        "no answer in time".to_string()
+    let what = if error.is_timeout() {
+        "no answer in time"
     } else if error.is_connect() {
-        "could not connect".to_string()
+        "could not connect"
     } else {
-        error.to_string()
+        return hecate_types::error_chain(error);
     };
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
+    match std::error::Error::source(error) {
+        Some(cause) => format!("{what}: {}", hecate_types::error_chain(cause)),
+        None => what.to_string(),
     }
-    text
 }
 
 #[cfg(test)]

@@ -64,7 +64,7 @@ impl EvidenceGate {
 
 impl StepKind for EvidenceGate {
     const USES: &'static str = "evidence-gate";
-    type With = crate::config::evidence::EvidenceGate;
+    type With = crate::config::evidence::EvidenceGateConfig;
 
     fn build(tools: &Tools) -> Self {
         Self::new(tools.client.clone(), tools.fides_server.clone())
@@ -83,7 +83,7 @@ impl EvidenceGate {
     async fn judge(
         &self,
         ctx: &StepContext<'_>,
-        config: crate::config::evidence::EvidenceGate,
+        config: crate::config::evidence::EvidenceGateConfig,
     ) -> Result<StepResult, StepError> {
         let mut checks = Vec::new();
         for check in &config.gates {

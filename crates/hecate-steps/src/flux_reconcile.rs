@@ -45,7 +45,7 @@ pub fn requested_at(started: Timestamp) -> String {
 
 impl StepKind for FluxReconcile {
     const USES: &'static str = "flux-reconcile";
-    type With = crate::config::flux::FluxReconcile;
+    type With = crate::config::flux::FluxReconcileConfig;
 
     fn build(tools: &Tools) -> Self {
         Self::new(tools.flux.access().clone(), tools.refuse_cross_namespace)

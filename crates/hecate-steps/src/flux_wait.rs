@@ -103,7 +103,7 @@ pub fn retry_after(attempt: u32) -> Duration {
 
 impl StepKind for FluxWait {
     const USES: &'static str = "flux-wait";
-    type With = crate::config::flux::FluxWait;
+    type With = crate::config::flux::FluxWaitConfig;
 
     fn build(tools: &Tools) -> Self {
         Self::new(

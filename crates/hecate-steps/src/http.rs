@@ -101,7 +101,7 @@ impl Http {
 
 impl StepKind for Http {
     const USES: &'static str = "http";
-    type With = crate::config::http::Http;
+    type With = crate::config::http::HttpConfig;
 
     fn build(tools: &Tools) -> Self {
         Self::reaching(tools.client.clone(), tools.reach.clone())

@@ -18,7 +18,8 @@
 //! itself: the Bundle content address ([`digest`]), [`Health::merge`], phase
 //! terminality ([`PassagePhase::is_terminal`], [`StepPhase::is_terminal`]), Kubernetes'
 //! name rules ([`names`]) and the well-known label, annotation and condition names
-//! ([`wellknown`]).
+//! ([`wellknown`]); and one rule of words, how an error and its causes are said
+//! ([`error_chain`]).
 
 mod beacon;
 mod bundle;
@@ -26,6 +27,7 @@ mod common;
 pub mod crd;
 pub mod digest;
 pub mod duration;
+mod error_chain;
 mod gate;
 mod health;
 pub mod lenient;
@@ -46,6 +48,7 @@ pub use bundle::{
     CommitArtifact, GateCrossing, ImageArtifact,
 };
 pub use common::{Condition, ConditionStatus, HealthCheck, LocalSecretRef, Step, Var};
+pub use error_chain::error_chain;
 pub use gate::{
     Admission, BundleOrigin, EvidenceConfig, EvidenceRef, Gate, GateOccupant, GateSpec, GateStatus,
     HealthReport, PassageTemplate, Verification, Window,

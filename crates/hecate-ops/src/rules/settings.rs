@@ -375,7 +375,7 @@ pub fn fides_reachability(probe: &Probe) -> (bool, String) {
     match probe {
         Probe::Answered { status, .. } if *status < 500 => (true, String::new()),
         Probe::Answered { line, .. } => (false, format!("the server answered {line}")),
-        Probe::Failed(why) => (false, why.clone()),
+        Probe::Failed(why) => (false, hecate_types::error_chain(why)),
     }
 }
 
@@ -587,8 +587,10 @@ mod tests {
             (false, "the server answered 503 Reason".into())
         );
         assert_eq!(
-            fides_reachability(&Probe::Failed("connection refused".into())),
-            (false, "connection refused".into())
+            fides_reachability(&Probe::Failed(hecate_fides::Unanswered::Timeout(
+                std::time::Duration::from_secs(5)
+            ))),
+            (false, "no answer within 5s".into())
         );
     }
 

@@ -811,13 +811,7 @@ fn basic_header(basic: &Basic) -> String {
 /// A request error in words, with its cause (reqwest's own text is terse) and, for a
 /// certificate the controller does not trust, what to do about it.
 fn describe(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
+    let mut text = hecate_types::error_chain(error);
     if let Some(hint) = crate::tls::untrusted_hint(error) {
         text.push_str(hint);
     }

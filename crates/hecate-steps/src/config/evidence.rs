@@ -48,7 +48,7 @@ impl Textual for EvidenceCheck {
 /// `evidence-gate`: run the selected Fides checks.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct EvidenceGate {
+pub struct EvidenceGateConfig {
     /// The checks to run; at least one.
     pub gates: Vec<Deferred<EvidenceCheck>>,
     /// The policy `assert` checks against; blank = every applicable one.
@@ -68,7 +68,7 @@ pub struct EvidenceGate {
     pub poll_interval: Option<Deferred<GoDuration>>,
 }
 
-impl EvidenceGate {
+impl EvidenceGateConfig {
     /// How long a held change may wait for approval.
     pub fn hold_timeout(&self) -> Deferred<GoDuration> {
         self.hold_timeout
@@ -82,7 +82,7 @@ impl EvidenceGate {
     }
 }
 
-impl StepConfig for EvidenceGate {
+impl StepConfig for EvidenceGateConfig {
     fn check(&self) -> Result<(), String> {
         if self.gates.is_empty() {
             return Err(
@@ -109,7 +109,8 @@ mod tests {
 
     #[test]
     fn evidence_gate() {
-        let gate: super::EvidenceGate = accepted("evidence-gate", json!({"gates": ["assert"]}));
+        let gate: super::EvidenceGateConfig =
+            accepted("evidence-gate", json!({"gates": ["assert"]}));
         assert_eq!(gate.gates, vec![Deferred::Known(EvidenceCheck::Assert)]);
         assert_eq!(
             gate.hold_timeout(),

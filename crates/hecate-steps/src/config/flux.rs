@@ -64,7 +64,7 @@ fn check_targets(resources: &[FluxResource], cluster: Option<&SecretRef>) -> Res
 /// `flux-reconcile`: ask Flux to reconcile objects now.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct FluxReconcile {
+pub struct FluxReconcileConfig {
     /// The objects to reconcile.
     pub resources: Vec<FluxResource>,
     /// A Secret holding the kubeconfig of another cluster; none = this one.
@@ -72,7 +72,7 @@ pub struct FluxReconcile {
     pub cluster_ref: Option<SecretRef>,
 }
 
-impl StepConfig for FluxReconcile {
+impl StepConfig for FluxReconcileConfig {
     fn check(&self) -> Result<(), String> {
         check_targets(&self.resources, self.cluster_ref.as_ref())
     }
@@ -81,7 +81,7 @@ impl StepConfig for FluxReconcile {
 /// `flux-wait`: wait until objects are healthy, optionally at a given revision.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct FluxWait {
+pub struct FluxWaitConfig {
     /// The objects to wait for.
     pub resources: Vec<FluxResource>,
     /// The revision they must have applied; blank = any.
@@ -96,14 +96,14 @@ pub struct FluxWait {
     pub cluster_ref: Option<SecretRef>,
 }
 
-impl FluxWait {
+impl FluxWaitConfig {
     /// How long `Ready=False` may last before it counts as degraded.
     pub fn fail_after(&self) -> Deferred<GoDuration> {
         self.fail_after.clone().unwrap_or(GoDuration::secs(600))
     }
 }
 
-impl StepConfig for FluxWait {
+impl StepConfig for FluxWaitConfig {
     fn check(&self) -> Result<(), String> {
         check_targets(&self.resources, self.cluster_ref.as_ref())
     }
@@ -191,7 +191,7 @@ mod tests {
     #[test]
     fn flux_wait() {
         shared_resource_cases("flux-wait");
-        let wait: super::FluxWait = accepted(
+        let wait: super::FluxWaitConfig = accepted(
             "flux-wait",
             json!({"resources": [{"kind": "Kustomization", "name": "a"}]}),
         );

@@ -10,13 +10,13 @@ use super::fields::{SecretRef, checkout, inside_work_dir, required};
 /// earlier attempt left.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GitClone {
+pub struct GitCloneConfig {
     /// The remote to clone.
     pub repo: String,
     /// The branch to check out; blank = the remote's default branch.
     #[serde(default)]
     pub branch: String,
-    /// The checkout directory; blank = `repo` (see [`GitClone::checkout`]).
+    /// The checkout directory; blank = `repo` (see [`GitCloneConfig::checkout`]).
     #[serde(default)]
     pub path: String,
     /// History depth; 0 = all of it.
@@ -27,14 +27,14 @@ pub struct GitClone {
     pub credentials_ref: Option<SecretRef>,
 }
 
-impl GitClone {
+impl GitCloneConfig {
     /// The checkout directory, relative to the work directory.
     pub fn checkout(&self) -> &str {
         checkout(&self.path)
     }
 }
 
-impl StepConfig for GitClone {
+impl StepConfig for GitCloneConfig {
     fn check(&self) -> Result<(), String> {
         required("repo", &self.repo)?;
         inside_work_dir("path", &self.path)?;
@@ -45,7 +45,7 @@ impl StepConfig for GitClone {
 /// `git-commit`: record the checkout's changes as one deterministic commit.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GitCommit {
+pub struct GitCommitConfig {
     /// The commit message.
     pub message: String,
     /// The checkout directory; blank = `repo`.
@@ -63,14 +63,14 @@ pub struct GitCommit {
     pub allow_empty: bool,
 }
 
-impl GitCommit {
+impl GitCommitConfig {
     /// The checkout directory, relative to the work directory.
     pub fn checkout(&self) -> &str {
         checkout(&self.path)
     }
 }
 
-impl StepConfig for GitCommit {
+impl StepConfig for GitCommitConfig {
     fn check(&self) -> Result<(), String> {
         if self.message.trim().is_empty() {
             return Err("message must not be blank".into());
@@ -110,7 +110,7 @@ impl Author {
 /// `git-push`: publish the checkout's HEAD.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GitPush {
+pub struct GitPushConfig {
     /// The checkout directory; blank = `repo`.
     #[serde(default)]
     pub path: String,
@@ -128,14 +128,14 @@ pub struct GitPush {
     pub credentials_ref: Option<SecretRef>,
 }
 
-impl GitPush {
+impl GitPushConfig {
     /// The checkout directory, relative to the work directory.
     pub fn checkout(&self) -> &str {
         checkout(&self.path)
     }
 }
 
-impl StepConfig for GitPush {
+impl StepConfig for GitPushConfig {
     fn check(&self) -> Result<(), String> {
         inside_work_dir("path", &self.path)?;
         SecretRef::check_optional("credentialsRef", self.credentials_ref.as_ref())
@@ -158,7 +158,8 @@ mod tests {
 
     #[test]
     fn git_clone() {
-        let clone: super::GitClone = accepted("git-clone", json!({"repo": "https://x/y.git"}));
+        let clone: super::GitCloneConfig =
+            accepted("git-clone", json!({"repo": "https://x/y.git"}));
         assert_eq!(clone.checkout(), "repo");
         assert_eq!(clone.depth, 0);
         accepts(
@@ -198,7 +199,7 @@ mod tests {
 
     #[test]
     fn git_commit() {
-        let commit: super::GitCommit = accepted("git-commit", json!({"message": "promote"}));
+        let commit: super::GitCommitConfig = accepted("git-commit", json!({"message": "promote"}));
         assert_eq!(commit.checkout(), "repo");
         assert_eq!(commit.author.name(), "Hecate");
         assert_eq!(commit.author.email(), "hecate@users.noreply.github.com");
@@ -239,7 +240,7 @@ mod tests {
 
     #[test]
     fn git_push() {
-        let push: super::GitPush = accepted("git-push", json!({}));
+        let push: super::GitPushConfig = accepted("git-push", json!({}));
         assert_eq!(push.checkout(), "repo");
         assert!(!push.force && !push.to_new_branch);
         accepts(

@@ -31,7 +31,7 @@ impl Textual for Provider {
 /// merged.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GitPullRequest {
+pub struct GitPullRequestConfig {
     /// The Secret with the host API token (spec §5.2).
     pub credentials_ref: SecretRef,
     /// The checkout used to infer `repo` and `base`; blank = `repo`.
@@ -69,7 +69,7 @@ pub struct GitPullRequest {
     pub poll_interval: Option<Deferred<GoDuration>>,
 }
 
-impl GitPullRequest {
+impl GitPullRequestConfig {
     /// The checkout directory, relative to the work directory.
     pub fn checkout(&self) -> &str {
         checkout(&self.path)
@@ -81,7 +81,7 @@ impl GitPullRequest {
     }
 }
 
-impl StepConfig for GitPullRequest {
+impl StepConfig for GitPullRequestConfig {
     fn check(&self) -> Result<(), String> {
         self.credentials_ref.check("credentialsRef")?;
         inside_work_dir("path", &self.path)
@@ -116,7 +116,7 @@ impl Textual for CommitState {
 /// quirk Q9); here it is decoded and checked like every other step.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CommitStatus {
+pub struct CommitStatusConfig {
     /// The Secret with the host API token (spec §5.2).
     pub credentials_ref: SecretRef,
     /// The commit to report on; blank = the checkout's HEAD.
@@ -149,14 +149,14 @@ pub struct CommitStatus {
     pub target_url: Option<Deferred<HttpUrl>>,
 }
 
-impl CommitStatus {
+impl CommitStatusConfig {
     /// The checkout directory, relative to the work directory.
     pub fn checkout(&self) -> &str {
         checkout(&self.path)
     }
 }
 
-impl StepConfig for CommitStatus {
+impl StepConfig for CommitStatusConfig {
     fn check(&self) -> Result<(), String> {
         self.credentials_ref.check("credentialsRef")?;
         inside_work_dir("path", &self.path)
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn git_pull_request() {
-        let pr: super::GitPullRequest = accepted(
+        let pr: super::GitPullRequestConfig = accepted(
             "git-pull-request",
             json!({"credentialsRef": {"name": "gh"}}),
         );
@@ -190,7 +190,7 @@ mod tests {
         assert_eq!(pr.provider, None);
         assert_eq!(pr.checkout(), "repo");
 
-        let pr: super::GitPullRequest = accepted(
+        let pr: super::GitPullRequestConfig = accepted(
             "git-pull-request",
             json!({"credentialsRef": {"name": "gh"}, "repo": "git@gitlab.com:a/b/c.git",
                    "provider": "gitlab", "baseURL": "https://gitlab.example/api/v4",
@@ -246,12 +246,12 @@ mod tests {
 
     #[test]
     fn commit_status() {
-        let status: super::CommitStatus =
+        let status: super::CommitStatusConfig =
             accepted("commit-status", json!({"credentialsRef": {"name": "gh"}}));
         assert_eq!(status.state, None);
         assert_eq!(status.checkout(), "repo");
 
-        let status: super::CommitStatus = accepted(
+        let status: super::CommitStatusConfig = accepted(
             "commit-status",
             json!({"credentialsRef": {"name": "gh"}, "sha": "abc", "repo": "https://github.com/o/r",
                    "provider": "github", "baseURL": "https://ghe.example/api/v3",

@@ -13,10 +13,10 @@ use super::fields::{
 /// `http`: call an endpoint, e.g. a webhook, a smoke test or a change system.
 #[derive(Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Http {
+pub struct HttpConfig {
     /// Where to send the request.
     pub url: Deferred<HttpUrl>,
-    /// The method; unset = `GET`, or `POST` when there is a body (see [`Http::method`]).
+    /// The method; unset = `GET`, or `POST` when there is a body (see [`HttpConfig::method`]).
     #[serde(default, deserialize_with = "blank_is_unset")]
     pub method: Option<Deferred<HttpMethod>>,
     /// Plain headers. Never put secrets here: they are stored in the Passage.
@@ -39,7 +39,7 @@ pub struct Http {
     pub timeout: Option<Deferred<GoDuration>>,
 }
 
-impl Http {
+impl HttpConfig {
     /// The method to send: the configured one, else `POST` with a body and `GET`
     /// without.
     pub fn method(&self) -> Deferred<HttpMethod> {
@@ -55,7 +55,7 @@ impl Http {
     }
 }
 
-impl StepConfig for Http {
+impl StepConfig for HttpConfig {
     fn check(&self) -> Result<(), String> {
         for (i, header) in self.secret_headers.iter().enumerate() {
             required(&format!("secretHeaders[{i}].name"), &header.name)?;
@@ -132,7 +132,7 @@ mod tests {
     use super::super::test_support::{accepted, refuses};
     use super::HttpMethod;
 
-    fn http(with: serde_json::Value) -> super::Http {
+    fn http(with: serde_json::Value) -> super::HttpConfig {
         accepted("http", with)
     }
 

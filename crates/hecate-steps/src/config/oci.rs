@@ -9,7 +9,7 @@ use super::fields::{SecretRef, inside_work_dir, required};
 /// `oci-push`: package a directory as an artifact and push it.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct OciPush {
+pub struct OciPushConfig {
     /// The directory to package, relative to the work directory.
     pub path: String,
     /// The repository to push to, without a scheme (`ghcr.io/org/manifests`).
@@ -30,7 +30,7 @@ pub struct OciPush {
     pub credentials_ref: Option<SecretRef>,
 }
 
-impl StepConfig for OciPush {
+impl StepConfig for OciPushConfig {
     fn check(&self) -> Result<(), String> {
         required("path", &self.path)?;
         inside_work_dir("path", &self.path)?;
@@ -43,7 +43,7 @@ impl StepConfig for OciPush {
 /// `oci-pull`: fetch an artifact and unpack it into a directory.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct OciPull {
+pub struct OciPullConfig {
     /// The repository to pull from, without a scheme.
     pub repo: String,
     /// The tag to pull; exactly one of `tag` and `digest` is set.
@@ -62,7 +62,7 @@ pub struct OciPull {
     pub credentials_ref: Option<SecretRef>,
 }
 
-impl StepConfig for OciPull {
+impl StepConfig for OciPullConfig {
     fn check(&self) -> Result<(), String> {
         required("repo", &self.repo)?;
         match (self.tag.trim().is_empty(), self.digest.trim().is_empty()) {
@@ -84,7 +84,7 @@ mod tests {
 
     #[test]
     fn oci_push() {
-        let push: super::OciPush = accepted(
+        let push: super::OciPushConfig = accepted(
             "oci-push",
             json!({"path": "out", "repo": "ghcr.io/org/manifests", "tag": "dev"}),
         );

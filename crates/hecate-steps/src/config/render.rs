@@ -10,7 +10,7 @@ use super::fields::{inside_work_dir, required};
 /// `render-kustomize`: build a kustomization into one file.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RenderKustomize {
+pub struct RenderKustomizeConfig {
     /// The kustomization directory, relative to the work directory.
     pub path: String,
     /// The file to write, relative to the work directory.
@@ -20,7 +20,7 @@ pub struct RenderKustomize {
     pub load_restrictions_none: bool,
 }
 
-impl StepConfig for RenderKustomize {
+impl StepConfig for RenderKustomizeConfig {
     fn check(&self) -> Result<(), String> {
         for (field, path) in [("path", &self.path), ("out", &self.out)] {
             required(field, path)?;
@@ -33,7 +33,7 @@ impl StepConfig for RenderKustomize {
 /// `render-helm`: template a chart from the checkout into one file.
 #[derive(Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RenderHelm {
+pub struct RenderHelmConfig {
     /// The chart directory, relative to the work directory.
     pub chart: String,
     /// The file to write, relative to the work directory.
@@ -60,7 +60,7 @@ pub struct RenderHelm {
     pub api_versions: Vec<String>,
 }
 
-impl StepConfig for RenderHelm {
+impl StepConfig for RenderHelmConfig {
     fn check(&self) -> Result<(), String> {
         for (field, path) in [("chart", &self.chart), ("out", &self.out)] {
             required(field, path)?;
@@ -82,7 +82,7 @@ mod tests {
 
     #[test]
     fn render_kustomize() {
-        let render: super::RenderKustomize = accepted(
+        let render: super::RenderKustomizeConfig = accepted(
             "render-kustomize",
             json!({"path": "repo/envs/dev", "out": "out/dev.yaml"}),
         );
@@ -121,7 +121,7 @@ mod tests {
 
     #[test]
     fn render_helm() {
-        let helm: super::RenderHelm = accepted(
+        let helm: super::RenderHelmConfig = accepted(
             "render-helm",
             json!({"chart": "repo/charts/app", "out": "out/app.yaml", "releaseName": "app"}),
         );

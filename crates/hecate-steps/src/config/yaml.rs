@@ -11,14 +11,14 @@ use super::fields::{inside_work_dir, is_expression, required};
 /// `edit-yaml`: set existing scalars in one file.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct EditYaml {
+pub struct EditYamlConfig {
     /// The file, relative to the work directory.
     pub path: String,
     /// The changes, applied in order, all or none.
     pub edits: Vec<Edit>,
 }
 
-impl StepConfig for EditYaml {
+impl StepConfig for EditYamlConfig {
     fn check(&self) -> Result<(), String> {
         required("path", &self.path)?;
         inside_work_dir("path", &self.path)?;
@@ -143,7 +143,7 @@ pub fn parse_key(key: &str) -> Result<Vec<KeySegment>, String> {
 /// `set-image`: point a kustomization's `images[]` entry at the Bundle's image.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SetImage {
+pub struct SetImageConfig {
     /// The kustomization file, relative to the work directory.
     pub path: String,
     /// The `images[].name` to change.
@@ -156,7 +156,7 @@ pub struct SetImage {
     pub digest: String,
 }
 
-impl StepConfig for SetImage {
+impl StepConfig for SetImageConfig {
     fn check(&self) -> Result<(), String> {
         required("path", &self.path)?;
         inside_work_dir("path", &self.path)?;
@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn edit_yaml() {
-        let edit: super::EditYaml = accepted(
+        let edit: super::EditYamlConfig = accepted(
             "edit-yaml",
             json!({"path": "repo/values.yaml", "edits": [
                 {"key": "app.revision", "value": "${{ bundle.commit('x').sha }}"},
@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn set_image() {
-        let set: super::SetImage = accepted(
+        let set: super::SetImageConfig = accepted(
             "set-image",
             json!({"path": "repo/kustomization.yaml", "image": "ghcr.io/org/app"}),
         );

@@ -206,16 +206,7 @@ pub fn describe(error: &kube::Error) -> String {
     if let kube::Error::Api(status) = error {
         return format!("{} ({} {})", status.message, status.code, status.reason);
     }
-    let mut text = error.to_string();
-    let mut cause = std::error::Error::source(error);
-    while let Some(inner) = cause {
-        let inner_text = inner.to_string();
-        if !text.contains(&inner_text) {
-            text = format!("{text}: {inner_text}");
-        }
-        cause = inner.source();
-    }
-    text
+    hecate_types::error_chain(error)
 }
 
 /// The parts of a kubeconfig that would make the controller run a program or read its

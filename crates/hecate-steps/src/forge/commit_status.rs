@@ -36,7 +36,7 @@ impl CommitStatus {
     async fn report(
         &self,
         ctx: &StepContext<'_>,
-        settings: crate::config::host::CommitStatus,
+        settings: crate::config::host::CommitStatusConfig,
     ) -> Result<StepResult, StepError> {
         let state = match &settings.state {
             Some(state) => *known(state, "state")?,
@@ -141,7 +141,7 @@ impl CommitStatus {
 
 impl StepKind for CommitStatus {
     const USES: &'static str = "commit-status";
-    type With = crate::config::host::CommitStatus;
+    type With = crate::config::host::CommitStatusConfig;
 
     fn build(tools: &Tools) -> Self {
         Self::new(crate::forge::Forge::new(

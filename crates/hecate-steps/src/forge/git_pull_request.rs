@@ -42,7 +42,7 @@ impl GitPullRequest {
     async fn ensure_merged(
         &self,
         ctx: &StepContext<'_>,
-        settings: crate::config::host::GitPullRequest,
+        settings: crate::config::host::GitPullRequestConfig,
     ) -> Result<StepResult, StepError> {
         let poll: Duration = known(&settings.poll_interval(), "pollInterval")?
             .0
@@ -161,7 +161,7 @@ impl GitPullRequest {
 
 impl StepKind for GitPullRequest {
     const USES: &'static str = "git-pull-request";
-    type With = crate::config::host::GitPullRequest;
+    type With = crate::config::host::GitPullRequestConfig;
 
     fn build(tools: &Tools) -> Self {
         Self::new(crate::forge::Forge::new(

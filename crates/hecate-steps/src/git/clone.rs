@@ -28,7 +28,7 @@ use serde_json::json;
 
 use super::{checkout_dir, cli, current_branch, display, head, is_checkout, origin, short};
 use crate::Tools;
-use crate::config::git::GitClone as Settings;
+use crate::config::git::GitCloneConfig as Settings;
 use crate::reason::Reason;
 use crate::runner::{StepContext, StepError, StepKind, StepResult};
 

@@ -26,7 +26,7 @@ use serde_json::json;
 
 use super::{checkout_dir, cli, head, is_checkout, short};
 use crate::Tools;
-use crate::config::git::GitCommit as Settings;
+use crate::config::git::GitCommitConfig as Settings;
 use crate::reason::Reason;
 use crate::runner::{StepContext, StepError, StepKind, StepResult};
 

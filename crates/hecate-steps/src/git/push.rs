@@ -19,7 +19,7 @@ use serde_json::json;
 use super::commit::lost;
 use super::{checkout_dir, cli, current_branch, head, is_checkout, origin, short};
 use crate::Tools;
-use crate::config::git::GitPush as Settings;
+use crate::config::git::GitPushConfig as Settings;
 use crate::reason::Reason;
 use crate::runner::{StepContext, StepError, StepKind, StepResult};
 

@@ -105,7 +105,7 @@ impl OciPull {
 
 impl StepKind for OciPush {
     const USES: &'static str = "oci-push";
-    type With = crate::config::oci::OciPush;
+    type With = crate::config::oci::OciPushConfig;
 
     fn build(tools: &Tools) -> Self {
         Self::new(tools.client.clone(), registry())
@@ -203,7 +203,7 @@ impl StepKind for OciPush {
 
 impl StepKind for OciPull {
     const USES: &'static str = "oci-pull";
-    type With = crate::config::oci::OciPull;
+    type With = crate::config::oci::OciPullConfig;
 
     fn build(tools: &Tools) -> Self {
         Self::new(tools.client.clone(), registry())

@@ -15,7 +15,7 @@ use serde_json::json;
 
 use super::{Program, Render, is_empty, with_newline};
 use crate::Tools;
-use crate::config::render::RenderHelm as Settings;
+use crate::config::render::RenderHelmConfig as Settings;
 use crate::reason::Reason;
 use crate::runner::{StepContext, StepError, StepKind, StepResult};
 

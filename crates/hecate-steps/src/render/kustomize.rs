@@ -60,7 +60,7 @@ impl RenderKustomize {
 
 impl StepKind for RenderKustomize {
     const USES: &'static str = "render-kustomize";
-    type With = crate::config::render::RenderKustomize;
+    type With = crate::config::render::RenderKustomizeConfig;
 
     fn build(tools: &Tools) -> Self {
         Self::new(&tools.kustomize)

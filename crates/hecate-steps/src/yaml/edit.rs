@@ -17,7 +17,7 @@ pub struct EditYaml;
 
 impl StepKind for EditYaml {
     const USES: &'static str = "edit-yaml";
-    type With = crate::config::yaml::EditYaml;
+    type With = crate::config::yaml::EditYamlConfig;
 
     fn build(_: &Tools) -> Self {
         Self

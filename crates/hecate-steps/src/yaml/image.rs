@@ -23,7 +23,7 @@ pub struct SetImage;
 
 impl StepKind for SetImage {
     const USES: &'static str = "set-image";
-    type With = crate::config::yaml::SetImage;
+    type With = crate::config::yaml::SetImageConfig;
 
     fn build(_: &Tools) -> Self {
         Self
