@@ -28,6 +28,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::Kind;
 use crate::model::Explanation;
+use crate::rules::overview::NamespacePart;
 use crate::rules::{self, NamespaceSnapshot};
 use crate::watch::Change;
 
@@ -64,18 +65,28 @@ struct Inner {
     snapshots: Mutex<HashMap<String, (Version, Arc<NamespaceSnapshot>)>>,
     /// Per (namespace, Gate), the last explanation, its namespace's version and until
     /// when the clock leaves it standing.
-    explanations: Mutex<HashMap<(String, String), Explained>>,
+    explanations: Mutex<HashMap<(String, String), Remembered<Explanation>>>,
+    /// Per namespace, its last share of the Overview, standing while all of its
+    /// Gates' explanations do.
+    overview_parts: Mutex<HashMap<String, Remembered<NamespacePart>>>,
     /// Every change, told to whoever follows (the API's event streams): the stores'
     /// one set of watches serves them all.
     followers: tokio::sync::broadcast::Sender<Followed>,
 }
 
-/// A remembered explanation: it stands for `version` from `from` until `until`.
-struct Explained {
+/// A remembered answer: it stands for `version` from `from` until `until`.
+struct Remembered<T> {
     version: Version,
     from: Timestamp,
     until: Option<Timestamp>,
-    explanation: Arc<Explanation>,
+    value: Arc<T>,
+}
+
+impl<T> Remembered<T> {
+    /// Whether it is still the answer at `version` and `now`.
+    fn stands(&self, version: Version, now: Timestamp) -> bool {
+        self.version == version && self.from <= now && self.until.is_none_or(|until| now < until)
+    }
 }
 
 impl Inner {
@@ -119,6 +130,7 @@ impl Cache {
             changes: Mutex::new(HashMap::new()),
             snapshots: Mutex::new(HashMap::new()),
             explanations: Mutex::new(HashMap::new()),
+            overview_parts: Mutex::new(HashMap::new()),
             followers: tokio::sync::broadcast::channel(FOLLOWERS_BACKLOG).0,
         });
         let driver = futures::future::join4(
@@ -199,6 +211,17 @@ impl Cache {
         gate: &str,
         now: Timestamp,
     ) -> Option<Arc<Explanation>> {
+        self.explained(namespace, gate, now)
+            .map(|(explanation, _)| explanation)
+    }
+
+    /// [`Cache::explain`], and until when the clock leaves it standing.
+    fn explained(
+        &self,
+        namespace: &str,
+        gate: &str,
+        now: Timestamp,
+    ) -> Option<(Arc<Explanation>, Option<Timestamp>)> {
         let inner = &self.inner;
         // Read before the snapshot: if a change lands in between, the explanation is
         // remembered under the older version and judged again on the next call.
@@ -209,11 +232,9 @@ impl Cache {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&key)
-            && known.version == version
-            && known.from <= now
-            && known.until.is_none_or(|until| now < until)
+            && known.stands(version, now)
         {
-            return Some(known.explanation.clone());
+            return Some((known.value.clone(), known.until));
         }
         let snapshot = self.snapshot(namespace);
         let found = snapshot.gate(gate)?;
@@ -225,14 +246,65 @@ impl Cache {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(
                 key,
-                Explained {
+                Remembered {
                     version,
                     from: now,
                     until,
-                    explanation: explanation.clone(),
+                    value: explanation.clone(),
                 },
             );
-        Some(explanation)
+        Some((explanation, until))
+    }
+
+    /// `namespace`'s share of the Overview at `now` (`None`: it holds no Gate). Built
+    /// once per change in the namespace, or when one of its Gates' explanations
+    /// changes with the clock, so an Overview from the cache costs what putting the
+    /// shares together costs (docs/DECISIONS.md 125).
+    pub(crate) fn overview_part(
+        &self,
+        namespace: &str,
+        now: Timestamp,
+    ) -> Option<Arc<NamespacePart>> {
+        let inner = &self.inner;
+        let version = inner.version(namespace);
+        if let Some(known) = inner
+            .overview_parts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(namespace)
+            && known.stands(version, now)
+        {
+            return Some(known.value.clone());
+        }
+        let snapshot = self.snapshot(namespace);
+        let mut until: Option<Timestamp> = None;
+        let part = rules::overview::namespace_part(&snapshot, |gate| {
+            let (explanation, stands_until) = self
+                .explained(namespace, &gate.name_any(), now)
+                .unwrap_or_else(|| {
+                    // The Gate went between the snapshot and this look: judged here,
+                    // and the next change rebuilds the share.
+                    let explanation = rules::explain::explain(&snapshot, gate, now);
+                    (Arc::new(explanation), Some(now))
+                });
+            until = until.into_iter().chain(stands_until).min();
+            explanation
+        })?;
+        let part = Arc::new(part);
+        inner
+            .overview_parts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                namespace.to_string(),
+                Remembered {
+                    version,
+                    from: now,
+                    until,
+                    value: part.clone(),
+                },
+            );
+        Some(part)
     }
 
     /// The namespaces holding a Gate or a Beacon, sorted.

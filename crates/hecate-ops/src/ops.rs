@@ -493,8 +493,18 @@ impl Ops {
     /// activity; each namespace's Gates upstream first. Three requests (Gates,
     /// Bundles, Passages) whatever the scope, or none from the cache.
     pub async fn overview(&self, scope: &Scope) -> Result<Overview> {
-        let snapshots = self.snapshots(scope).await?;
         let now = self.now();
+        if let Some(cache) = self.cache() {
+            let parts: Vec<_> = cached_namespaces(cache, scope)
+                .iter()
+                .filter_map(|namespace| cache.overview_part(namespace, now))
+                .collect();
+            return Ok(rules::overview::assemble(
+                parts.iter().map(AsRef::as_ref),
+                now,
+            ));
+        }
+        let snapshots = self.snapshots(scope).await?;
         Ok(rules::overview::overview_with(
             snapshots.iter().map(AsRef::as_ref),
             now,
@@ -548,13 +558,7 @@ impl Ops {
     /// all, are listed cluster-wide and filtered here.
     async fn snapshots(&self, scope: &Scope) -> Result<Vec<Arc<NamespaceSnapshot>>> {
         if let Some(cache) = self.cache() {
-            let mut namespaces = match scope {
-                Scope::All => cache.gate_namespaces(),
-                Scope::Namespaces(list) => list.clone(),
-            };
-            namespaces.sort();
-            namespaces.dedup();
-            return Ok(namespaces
+            return Ok(cached_namespaces(cache, scope)
                 .iter()
                 .map(|ns| cache.snapshot(ns))
                 .filter(|s| s.gates().len() > 0)
@@ -583,6 +587,18 @@ impl Ops {
     pub async fn audit(&self, namespace: &str) -> Result<Vec<crate::model::AuditEntry>> {
         Ok(rules::audit::audit(&*self.snapshot(namespace).await?))
     }
+}
+
+/// The namespaces of `scope` as the cache knows them, sorted, each once (all: those
+/// holding a Gate).
+fn cached_namespaces(cache: &crate::Cache, scope: &Scope) -> Vec<String> {
+    let mut namespaces = match scope {
+        Scope::All => cache.gate_namespaces(),
+        Scope::Namespaces(list) => list.clone(),
+    };
+    namespaces.sort();
+    namespaces.dedup();
+    namespaces
 }
 
 /// Whether `passage` crosses `gate` with `bundle`, each when given.

@@ -48,6 +48,9 @@ pub(crate) enum Part {
     /// One Gate explained: `hecate explain`, `Ops::explain` (direct and cached) and
     /// hecate-mcp's `why_stuck` over stdio and over HTTP.
     Explain,
+    /// The Overview: `Ops::overview` (direct and cached) and hecate-api's
+    /// `/overview` under load — what a change to a read path re-measures.
+    Overview,
     /// Crossings end to end (no seed): one crossing, releases one after another, many
     /// at once; with the controller's requests by verb and resource.
     Crossings,
@@ -60,6 +63,7 @@ impl Part {
     fn name(self) -> &'static str {
         match self {
             Self::Explain => "explain",
+            Self::Overview => "overview",
             Self::Crossings => "crossings",
             Self::Flux => "flux",
         }
@@ -142,6 +146,7 @@ pub(crate) fn run(
             "hecate-controller",
         ],
         Some(Part::Explain) => &["hecate-cli", "hecate-mcp"],
+        Some(Part::Overview) => &["hecate-api"],
         Some(Part::Crossings | Part::Flux) => &["hecate-controller"],
     };
     eprintln!("[bench] building {} ({PROFILE})…", packages.join(", "));
@@ -166,6 +171,18 @@ pub(crate) fn run(
             scale.namespace()
         );
         report::table(&mut markdown, &measurements);
+        println!("\n{markdown}");
+        return Ok(());
+    }
+    if only == Some(Part::Overview) {
+        let (ops, api) = runtime.block_on(measure_overview(root, &endpoint, scale))?;
+        let mut markdown = format!(
+            "`--only overview`, {} scale, {PROFILE} build, namespace `{}`\n\n",
+            scale.name(),
+            scale.namespace()
+        );
+        report::table(&mut markdown, &ops);
+        report::levels(&mut markdown, &api);
         println!("\n{markdown}");
         return Ok(());
     }
@@ -390,6 +407,32 @@ async fn measure_explain(
     measurements.extend(mcp::run(root, &kubeconfig, &admin, &namespace, GATE).await?);
     measurements.push(mcp::http(root, endpoint, &admin, &namespace, GATE).await?);
     Ok(measurements)
+}
+
+/// The Overview of the seeded namespace: `Ops::overview` direct and cached, and
+/// hecate-api's `/overview` under load as alice.
+async fn measure_overview(
+    root: &Path,
+    endpoint: &Endpoint,
+    scale: Scale,
+) -> anyhow::Result<(Vec<Measurement>, load::ApiResults)> {
+    let admin = endpoint.client(Identity::Admin).await?;
+    let namespace = scale.namespace();
+    seed::seed(&admin, &namespace, scale).await?;
+    let direct = Ops::new(admin.clone());
+    let (cache, driver) = Cache::start(admin.clone());
+    let driver = tokio::spawn(driver);
+    cache.ready().await;
+    let cached = Ops::new(admin.clone()).with_cache(cache);
+    let scope = Scope::Namespaces(vec![namespace.clone()]);
+    let ops = vec![
+        time("Ops::overview", &admin, || direct.overview(&scope)).await?,
+        time("Ops::overview, cached", &admin, || cached.overview(&scope)).await?,
+    ];
+    driver.abort();
+    let routes = ["/api/v1alpha1/overview".to_string()];
+    let api = load::run(root, endpoint, &admin, &namespace, &routes).await?;
+    Ok((ops, api))
 }
 
 /// `RUNS` runs of an in-process call after a warm-up; the API server's count is

@@ -120,25 +120,7 @@ pub(crate) fn markdown(results: &Results) -> String {
     table(&mut md, &results.ops);
 
     let api = &results.api;
-    let _ = writeln!(
-        md,
-        "\n### hecate-api under load (as alice, from a second process)\n\n\
-         Ready (cache listed) {:.0} ms after start.\n\n\
-         | route | clients | req/s | p50 ms | p99 ms | errors |\n|---|---:|---:|---:|---:|---:|",
-        api.ready_ms
-    );
-    for level in &api.levels {
-        let _ = writeln!(
-            md,
-            "| `{}` | {} | {:.0} | {:.1} | {:.1} | {} |",
-            level.route,
-            level.concurrency,
-            level.requests_per_second,
-            level.p50_ms,
-            level.p99_ms,
-            level.errors
-        );
-    }
+    levels(&mut md, api);
     let _ = writeln!(
         md,
         "\nOver {} requests in {:.0} s the API server served {} requests for Hecate objects, \
@@ -321,6 +303,29 @@ pub(crate) fn flux(results: &super::flux::FluxResults) -> String {
         );
     }
     md
+}
+
+/// hecate-api's ready time and its latency at each load level.
+pub(crate) fn levels(md: &mut String, api: &super::load::ApiResults) {
+    let _ = writeln!(
+        md,
+        "\n### hecate-api under load (as alice, from a second process)\n\n\
+         Ready (cache listed) {:.0} ms after start.\n\n\
+         | route | clients | req/s | p50 ms | p99 ms | errors |\n|---|---:|---:|---:|---:|---:|",
+        api.ready_ms
+    );
+    for level in &api.levels {
+        let _ = writeln!(
+            md,
+            "| `{}` | {} | {:.0} | {:.1} | {:.1} | {} |",
+            level.route,
+            level.concurrency,
+            level.requests_per_second,
+            level.p50_ms,
+            level.p99_ms,
+            level.errors
+        );
+    }
 }
 
 pub(crate) fn table(md: &mut String, measurements: &[Measurement]) {

@@ -36,6 +36,110 @@ pub fn overview_with<'a>(
     now: Timestamp,
     mut explained: impl FnMut(&NamespaceSnapshot, &Gate) -> Arc<Explanation>,
 ) -> Overview {
+    let parts: Vec<NamespacePart> = snapshots
+        .into_iter()
+        .filter_map(|snapshot| namespace_part(snapshot, |gate| explained(snapshot, gate)))
+        .collect();
+    assemble(&parts, now)
+}
+
+/// One namespace's share of an Overview: its Gates, totals and timeline, and the
+/// moments its activity counts. Everything in it follows from the snapshot and the
+/// Gates' explanations alone, so a server may keep it for as long as they stand
+/// ([`crate::Cache`] does); only the days of activity depend on the clock, and
+/// [`assemble`] counts them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamespacePart {
+    /// The namespace's Gates, totals and timeline, as the Overview carries them.
+    pub overview: NamespaceOverview,
+    /// When a crossing landed (`true`: a Gate's history) or failed (`false`).
+    events: Vec<(Timestamp, bool)>,
+}
+
+/// `snapshot`'s share of an Overview, each Gate explained by `explained`; `None` when
+/// the namespace holds no Gate.
+pub fn namespace_part(
+    snapshot: &NamespaceSnapshot,
+    mut explained: impl FnMut(&Gate) -> Arc<Explanation>,
+) -> Option<NamespacePart> {
+    let mut events = Vec::new();
+    let mut mine = Totals::default();
+    let mut running: HashMap<&str, String> = HashMap::new();
+    // Oldest first, so that of several active Passages of a Gate the newest is the
+    // one named.
+    for passage in snapshot.passages().rev() {
+        match passage.phase() {
+            PassagePhase::Pending | PassagePhase::Running => {
+                running.insert(passage.spec.gate.as_str(), passage.name_any());
+                mine.running += 1;
+            }
+            PassagePhase::Failed => {
+                mine.failed += 1;
+                if let Some(finished) = passage.status.as_ref().and_then(|s| s.finished_at.as_ref())
+                {
+                    events.push((finished.0, false));
+                }
+            }
+            PassagePhase::Succeeded | PassagePhase::Aborted => {}
+        }
+    }
+    let mut gates = Vec::new();
+    for (gate, stage) in pipeline::upstream_first(snapshot.gates()) {
+        let status = gate.status.as_ref();
+        for entry in status.map(|s| s.history.as_slice()).unwrap_or_default() {
+            events.push((entry.entered_at.0, true));
+        }
+        let report = status.and_then(|s| s.health.as_ref());
+        let health = report.map_or(Health::Unknown, |h| h.status);
+        let explanation = explained(gate);
+        let summary = GateSummary {
+            name: gate.name_any(),
+            stage,
+            state: explanation.state,
+            summary: explanation.summary.clone(),
+            blockers: explanation.blockers.clone(),
+            health,
+            issues: report.map(|h| h.issues.clone()).unwrap_or_default(),
+            current: gate.current_bundle().map(str::to_string),
+            eligible: explanation.eligible.len(),
+            ahead: explanation.ahead,
+            running: running.get(gate.name_any().as_str()).cloned(),
+            suspended: gate.spec.suspend,
+            admits: gate.spec.admits.clone(),
+        };
+        mine.gates += 1;
+        mine.eligible += summary.eligible;
+        mine.ahead += summary.ahead;
+        mine.suspended += usize::from(summary.suspended);
+        match health {
+            Health::Healthy => mine.healthy += 1,
+            Health::Progressing => mine.progressing += 1,
+            Health::Degraded => mine.degraded += 1,
+            Health::Unknown | Health::NotApplicable => mine.unknown += 1,
+        }
+        gates.push(summary);
+    }
+    if gates.is_empty() {
+        return None;
+    }
+    Some(NamespacePart {
+        overview: NamespaceOverview {
+            namespace: snapshot.namespace().to_string(),
+            gates,
+            totals: mine,
+            timeline: timeline(snapshot),
+        },
+        events,
+    })
+}
+
+/// The Overview of `parts` (namespaces by name, as given) at `now`: their totals
+/// summed, and their crossings and failures counted per UTC day over the last
+/// [`ACTIVITY_DAYS`].
+pub fn assemble<'a>(
+    parts: impl IntoIterator<Item = &'a NamespacePart>,
+    now: Timestamp,
+) -> Overview {
     let today = now.to_zoned(TimeZone::UTC).date();
     let first_day = today
         .checked_sub((ACTIVITY_DAYS - 1).days())
@@ -47,90 +151,25 @@ pub fn overview_with<'a>(
             failed: 0,
         })
         .collect();
-    let mut count_on = |at: Timestamp, crossed: bool| {
-        let day = at.to_zoned(TimeZone::UTC).date();
-        let index = first_day.until(day).ok().map(|span| span.get_days());
-        if let Some(day) = index
-            .and_then(|i| usize::try_from(i).ok())
-            .and_then(|i| activity.get_mut(i))
-        {
-            if crossed {
-                day.crossed += 1
-            } else {
-                day.failed += 1
-            }
-        }
-    };
-
     let mut totals = Totals::default();
     let mut namespaces = Vec::new();
-    for snapshot in snapshots {
-        let mut mine = Totals::default();
-        let mut running: HashMap<&str, String> = HashMap::new();
-        // Oldest first, so that of several active Passages of a Gate the newest is
-        // the one named.
-        for passage in snapshot.passages().rev() {
-            match passage.phase() {
-                PassagePhase::Pending | PassagePhase::Running => {
-                    running.insert(passage.spec.gate.as_str(), passage.name_any());
-                    mine.running += 1;
+    for part in parts {
+        for &(at, crossed) in &part.events {
+            let day = at.to_zoned(TimeZone::UTC).date();
+            let index = first_day.until(day).ok().map(|span| span.get_days());
+            if let Some(day) = index
+                .and_then(|i| usize::try_from(i).ok())
+                .and_then(|i| activity.get_mut(i))
+            {
+                if crossed {
+                    day.crossed += 1
+                } else {
+                    day.failed += 1
                 }
-                PassagePhase::Failed => {
-                    mine.failed += 1;
-                    if let Some(finished) =
-                        passage.status.as_ref().and_then(|s| s.finished_at.as_ref())
-                    {
-                        count_on(finished.0, false);
-                    }
-                }
-                PassagePhase::Succeeded | PassagePhase::Aborted => {}
             }
         }
-        let mut gates = Vec::new();
-        for (gate, stage) in pipeline::upstream_first(snapshot.gates()) {
-            let status = gate.status.as_ref();
-            for entry in status.map(|s| s.history.as_slice()).unwrap_or_default() {
-                count_on(entry.entered_at.0, true);
-            }
-            let report = status.and_then(|s| s.health.as_ref());
-            let health = report.map_or(Health::Unknown, |h| h.status);
-            let explanation = explained(snapshot, gate);
-            let summary = GateSummary {
-                name: gate.name_any(),
-                stage,
-                state: explanation.state,
-                summary: explanation.summary.clone(),
-                blockers: explanation.blockers.clone(),
-                health,
-                issues: report.map(|h| h.issues.clone()).unwrap_or_default(),
-                current: gate.current_bundle().map(str::to_string),
-                eligible: explanation.eligible.len(),
-                ahead: explanation.ahead,
-                running: running.get(gate.name_any().as_str()).cloned(),
-                suspended: gate.spec.suspend,
-                admits: gate.spec.admits.clone(),
-            };
-            mine.gates += 1;
-            mine.eligible += summary.eligible;
-            mine.ahead += summary.ahead;
-            mine.suspended += usize::from(summary.suspended);
-            match health {
-                Health::Healthy => mine.healthy += 1,
-                Health::Progressing => mine.progressing += 1,
-                Health::Degraded => mine.degraded += 1,
-                Health::Unknown | Health::NotApplicable => mine.unknown += 1,
-            }
-            gates.push(summary);
-        }
-        if !gates.is_empty() {
-            namespaces.push(NamespaceOverview {
-                namespace: snapshot.namespace().to_string(),
-                gates,
-                totals: mine.clone(),
-                timeline: timeline(snapshot),
-            });
-        }
-        totals.add(&mine);
+        totals.add(&part.overview.totals);
+        namespaces.push(part.overview.clone());
     }
     Overview {
         namespaces,

@@ -253,3 +253,70 @@ async fn a_remembered_explanation_stands_until_a_window_opens() {
 fn ts(at: &str) -> jiff::Timestamp {
     at.parse().unwrap()
 }
+
+#[tokio::test]
+async fn a_remembered_overview_stands_until_a_gate_or_the_namespace_changes() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    let mut spec = gate_spec(&[], false);
+    spec.windows = vec![Window {
+        schedule: "0 9 * * *".into(),
+        duration: "1h".into(),
+        time_zone: "UTC".into(),
+        deny: false,
+    }];
+    gate(&env, "dev", spec).await;
+    bundles_in_order(&env, &["b1"]).await;
+
+    let clock = Arc::new(Mutex::new(ts("2026-08-10T08:59:00Z")));
+    let read = |clock: &Arc<Mutex<jiff::Timestamp>>| {
+        let clock = clock.clone();
+        move || *clock.lock().unwrap()
+    };
+    let direct = Ops::new(env.admin.clone()).with_clock(read(&clock));
+    let cached = Ops::new(env.admin.clone())
+        .with_clock(read(&clock))
+        .with_cache(started(env.admin.clone()).await);
+    let set = |at: &str| *clock.lock().unwrap() = ts(at);
+    let scope = Scope::Namespaces(vec![ns.clone()]);
+    let dev_state = |overview: &hecate_ops::Overview| overview.namespaces[0].gates[0].state;
+
+    let closed = cached.overview(&scope).await.unwrap();
+    assert_eq!(dev_state(&closed), State::Blocked);
+    assert_eq!(closed, direct.overview(&scope).await.unwrap());
+    assert_eq!(
+        cached.overview(&scope).await.unwrap(),
+        closed,
+        "asked again"
+    );
+
+    // The window opens: the Gate's explanation changes with the clock, and so does the
+    // namespace's share of the Overview.
+    set("2026-08-10T09:00:00Z");
+    let open = cached.overview(&scope).await.unwrap();
+    assert_eq!(dev_state(&open), State::Ready, "{open:#?}");
+    assert_eq!(open, direct.overview(&scope).await.unwrap());
+
+    // A day later the activity's days move, whatever is remembered.
+    set("2026-08-11T09:30:00Z");
+    let next_day = cached.overview(&scope).await.unwrap();
+    assert_eq!(next_day, direct.overview(&scope).await.unwrap());
+    assert_eq!(
+        next_day.activity.last().map(|day| day.date.as_str()),
+        Some("2026-08-11")
+    );
+
+    // A change in the namespace is seen.
+    bundles_in_order(&env, &["b2"]).await;
+    eventually("a new Bundle in the Overview", || async {
+        cached.overview(&scope).await.unwrap().namespaces[0]
+            .timeline
+            .len()
+            == 2
+    })
+    .await;
+    assert_eq!(
+        cached.overview(&scope).await.unwrap(),
+        direct.overview(&scope).await.unwrap()
+    );
+}
