@@ -38,6 +38,13 @@ struct Cli {
 enum Task {
     /// Write the generated CRDs into the chart (charts/hecate/crds/) and deploy/crds/.
     Crds,
+    /// Refresh compat/crds/, the reference implementation's CRDs (their schemas only)
+    /// that the compatibility tests compare with, from a copy of them.
+    ReferenceCrds {
+        /// Where the reference's `hecate.dev_*.yaml` CRDs are.
+        #[arg(long, default_value = "../shared/compat/crds")]
+        from: PathBuf,
+    },
     /// Write deploy/ from the Helm chart: its default values rendered by helm, split by
     /// component.
     Manifests,
@@ -86,6 +93,7 @@ fn main() -> ExitCode {
     let root = workspace_root();
     let result = match cli.command {
         Task::Crds => crds::write(&root),
+        Task::ReferenceCrds { from } => crds::vendor_reference(&root, &root.join(from)),
         Task::Manifests => manifests::write(&root),
         Task::CheckLayers => check_layers(&root),
         Task::Demo(options) => demo::run(&root, &options),

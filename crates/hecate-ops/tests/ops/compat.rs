@@ -17,11 +17,11 @@ use pretty_assertions::assert_eq;
 
 use crate::fixtures::*;
 
-/// The reference's CRDs: beside the project in `../shared/compat/crds`, or where
+/// The reference's CRDs: kept in the repository in `compat/crds`, or where
 /// `HECATE_COMPAT_CRDS` says (as the CRD compatibility test finds them).
 fn reference_crds() -> PathBuf {
     std::env::var_os("HECATE_COMPAT_CRDS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/compat/crds"),
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../compat/crds"),
         PathBuf::from,
     )
 }

@@ -40,16 +40,47 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The reference CRDs live beside the project, in `../shared/compat/crds` (CI has them
-/// there too); `HECATE_COMPAT_CRDS` points elsewhere.
+/// The reference CRDs, kept in the repository in `compat/crds` (their schemas;
+/// DECISIONS 126); `HECATE_COMPAT_CRDS` points elsewhere.
 fn reference_dir() -> PathBuf {
     std::env::var_os("HECATE_COMPAT_CRDS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("../shared/compat/crds"))
+        .unwrap_or_else(|| repo_root().join("compat/crds"))
 }
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// Whether `value` holds a schema description (a text under `description`) anywhere.
+fn holds_a_description(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map.iter().any(|(key, value)| {
+            (key == "description" && value.is_string()) || holds_a_description(value)
+        }),
+        Value::Array(items) => items.iter().any(holds_a_description),
+        _ => false,
+    }
+}
+
+#[test]
+fn the_kept_reference_crds_are_schemas_without_prose() {
+    let dir = repo_root().join("compat/crds");
+    for crd in all() {
+        let path = dir.join(file_name(&crd));
+        let reference: Value = serde_yaml_ng::from_str(&read(&path)).unwrap();
+        assert_eq!(
+            reference["kind"],
+            "CustomResourceDefinition",
+            "{}",
+            path.display()
+        );
+        assert!(
+            !holds_a_description(&reference),
+            "{} holds the reference's descriptions: refresh it with `cargo xtask reference-crds`",
+            path.display()
+        );
+    }
 }
 
 #[test]
