@@ -106,6 +106,38 @@ pub struct Args {
     /// Log format.
     #[arg(long, value_enum, default_value_t = LogFormat::Json)]
     pub log_format: LogFormat,
+    /// The least severe messages logged. `RUST_LOG`, when set, takes its place: it may
+    /// also name levels per module (`info,hecate_steps=debug`).
+    #[arg(long, value_enum, default_value_t = LogLevel::Info)]
+    pub log_level: LogLevel,
+}
+
+/// How much is logged, from the least to the most.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogLevel {
+    /// Failures only.
+    Error,
+    /// Failures, and what may become one.
+    Warn,
+    /// What the controller does (the default).
+    Info,
+    /// Its reasoning too.
+    Debug,
+    /// Everything, the libraries' chatter included.
+    Trace,
+}
+
+impl LogLevel {
+    /// As a tracing filter directive.
+    pub fn directive(self) -> &'static str {
+        match self {
+            Self::Error => "error",
+            Self::Warn => "warn",
+            Self::Info => "info",
+            Self::Debug => "debug",
+            Self::Trace => "trace",
+        }
+    }
 }
 
 /// How logs are written.
@@ -241,6 +273,30 @@ mod tests {
         );
         assert_eq!(args.leader_election_id, "hecate.hecate.dev");
         assert!(args.work_root.ends_with("hecate-passages"));
+        assert_eq!(args.log_level, LogLevel::Info);
+    }
+
+    #[test]
+    fn the_log_level_is_one_of_five() {
+        for (flag, level, directive) in [
+            ("error", LogLevel::Error, "error"),
+            ("warn", LogLevel::Warn, "warn"),
+            ("info", LogLevel::Info, "info"),
+            ("debug", LogLevel::Debug, "debug"),
+            ("trace", LogLevel::Trace, "trace"),
+        ] {
+            let args = Args::try_parse_from(["hecate-controller", &format!("--log-level={flag}")])
+                .expect("a level");
+            assert_eq!(args.log_level, level);
+            assert_eq!(level.directive(), directive);
+        }
+        let refused = Args::try_parse_from(["hecate-controller", "--log-level=loud"])
+            .expect_err("not a level")
+            .to_string();
+        assert!(
+            refused.contains("possible values: error, warn, info, debug, trace"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -51,5 +51,5 @@ pub mod telemetry;
 pub mod unreadable;
 pub mod verify;
 
-pub use args::{Args, BindAddress, LogFormat};
+pub use args::{Args, BindAddress, LogFormat, LogLevel};
 pub use run::run;

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use hecate_sources::git::{AppTokens, Limits};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
-use crate::args::{Args, BindAddress, LogFormat};
+use crate::args::{Args, BindAddress, LogFormat, LogLevel};
 use crate::beacon::{self, BeaconReconciler, Resolver};
 use crate::events::Events;
 use crate::gate::{self, GateReconciler, Written};
@@ -26,7 +26,7 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Runs the controller until it is told to stop.
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    init_logs(args.log_format);
+    init_logs(args.log_format, args.log_level);
     let metrics = Arc::new(Metrics::new());
     let client = connect(args.context.as_deref(), metrics.clone()).await?;
     if args.skip_crd_check {
@@ -289,9 +289,10 @@ fn builtin(
     })
 }
 
-fn init_logs(format: LogFormat) {
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+fn init_logs(format: LogFormat, level: LogLevel) {
+    // `RUST_LOG`, when set, is the more precise of the two (levels per module).
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| level.directive().into());
     // Logs go to stderr, as every Kubernetes controller's do; stdout stays free.
     let logs = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
