@@ -208,18 +208,28 @@ async fn a_release_crosses_dev_staging_and_production() {
     let staging = crossed("staging").await;
     assert_eq!(staging.spec.actor, "bob");
 
-    // 4. production waits for an approval, then crosses by itself.
-    let ready = eventually(
+    // 4. production waits for an approval, lists nothing as eligible meanwhile, then
+    // crosses by itself.
+    let (ready, eligible) = eventually(
         Duration::from_secs(20),
         "production says why it waits",
         || async {
             let status = gates.get("production").await.ok()?.status?;
             let ready = status.conditions.into_iter().find(|c| c.type_ == "Ready")?;
-            ready.message.contains("awaiting approval").then_some(ready)
+            // The queue and the condition are written in one status update.
+            ready
+                .message
+                .contains("awaiting approval")
+                .then_some((ready, status.eligible))
         },
     )
     .await;
     assert_eq!(ready.reason, "Idle");
+    assert_eq!(
+        eligible,
+        Vec::<String>::new(),
+        "production lists nothing as eligible while the Bundle awaits approval"
+    );
     let (code, out) = hecate(
         &kubeconfigs,
         Identity::Carol,

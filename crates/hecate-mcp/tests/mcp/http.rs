@@ -280,7 +280,21 @@ async fn malformed_messages_get_json_rpc_errors() {
 async fn a_foreign_origin_is_refused_before_anything_else() {
     let env = TestEnv::new().await;
     grant_deployed_roles(&env).await;
-    let reviewer = hecate_access::Reviewer::new(env.client(Identity::HecateApi).await, Vec::new());
+    // The reviewer's own client records what it asks the API server: a TokenReview is
+    // a POST to tokenreviews.
+    let (reviewing, reviews) = env
+        .endpoint()
+        .recording_client(Identity::HecateApi)
+        .await
+        .unwrap();
+    let token_reviews = || {
+        reviews
+            .requests()
+            .iter()
+            .filter(|request| request.contains("tokenreviews"))
+            .count()
+    };
+    let reviewer = hecate_access::Reviewer::new(reviewing, Vec::new());
     let server = hecate_mcp::HecateMcp::new(
         hecate_ops::Ops::new(env.client(Identity::HecateApi).await),
         settings(&env, None),
@@ -315,6 +329,11 @@ async fn a_foreign_origin_is_refused_before_anything_else() {
     )
     .await;
     assert_eq!(with_token.status, 403);
+    assert_eq!(
+        token_reviews(),
+        0,
+        "the foreign page's token was never reviewed"
+    );
 
     // An allowed origin (matched normalised) reaches authentication…
     let allowed = post(&base, &list, &[("origin", "HTTP://LocalHost:3000")]).await;
@@ -335,6 +354,11 @@ async fn a_foreign_origin_is_refused_before_anything_else() {
         "http://localhost:3000"
     );
     assert_eq!(served.headers["vary"], "Origin");
+    assert_eq!(
+        token_reviews(),
+        1,
+        "the same token from an allowed page is reviewed, so a review would have been seen"
+    );
 }
 
 #[tokio::test]
