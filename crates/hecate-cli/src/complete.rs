@@ -13,6 +13,7 @@ use kube::ResourceExt as _;
 
 use crate::cli::{Cli, ClusterArgs, Shell};
 use crate::context::Context;
+use crate::dialect::Dialect;
 use crate::failure::Failure;
 
 /// How long completion may wait for the cluster before offering nothing.
@@ -76,6 +77,12 @@ enum Names {
 }
 
 async fn complete(cluster: &ClusterArgs, prior: &[String], current: &str) -> Vec<String> {
+    let root = Cli::command();
+    let dialect = Dialect::of(&root);
+    // The words typed so far as the command line reads them: `-namespace shop` is
+    // `--namespace shop`, never `-n amespace`.
+    let prior: Vec<String> = prior.iter().map(|word| dialect.ours(word)).collect();
+    let prior = prior.as_slice();
     let Some(command_name) = prior.iter().find(|w| !w.starts_with('-')) else {
         return commands(current);
     };
@@ -86,7 +93,6 @@ async fn complete(cluster: &ClusterArgs, prior: &[String], current: &str) -> Vec
     {
         // fallthrough: completing the first argument of the command
     }
-    let root = Cli::command();
     let Some(command) = root.find_subcommand(command_name) else {
         return commands(current);
     };
@@ -98,12 +104,16 @@ async fn complete(cluster: &ClusterArgs, prior: &[String], current: &str) -> Vec
         "-n" | "--namespace" => Some(Names::Namespaces),
         "--kubeconfig" | "--context" | "--as" | "--timeout" => return Vec::new(),
         _ if current.starts_with('-') => {
+            // A word begun with one dash and more than one letter is a long flag the
+            // reference's way (`-names` → `-namespace`), offered as it is being typed.
+            let go_style = !current.starts_with("--") && current.len() > 2;
             let flags = command
                 .get_arguments()
                 .chain(root.get_arguments())
                 .filter(|a| !a.is_positional() && !a.is_hide_set())
                 .flat_map(|a| {
-                    let long = a.get_long().map(|l| format!("--{l}"));
+                    let dashes = if go_style { "-" } else { "--" };
+                    let long = a.get_long().map(|l| format!("{dashes}{l}"));
                     let short = a.get_short().map(|s| format!("-{s}"));
                     long.into_iter().chain(short)
                 });
@@ -147,9 +157,12 @@ fn filter<const N: usize>(options: [&str; N], current: &str) -> Vec<String> {
 }
 
 /// The cluster flags typed on the line so far (`-n x`, `--namespace=x`, `-nx`,
-/// `--context x`, `--kubeconfig x`), over those clap already parsed.
+/// `--context x`, `--kubeconfig x`, and the reference's `-namespace x`), over those
+/// clap already parsed.
 pub(crate) fn cluster_from_words(base: &ClusterArgs, words: &[String]) -> ClusterArgs {
     let mut args = base.clone();
+    let dialect = Dialect::of(&Cli::command());
+    let words: Vec<String> = words.iter().map(|word| dialect.ours(word)).collect();
     let mut words = words.iter().peekable();
     while let Some(word) = words.next() {
         let (flag, inline) = match word.split_once('=') {
@@ -356,6 +369,46 @@ mod tests {
     use clap::Parser as _;
 
     use super::*;
+
+    fn words(typed: &[&str]) -> Vec<String> {
+        typed.iter().map(|w| w.to_string()).collect()
+    }
+
+    /// Surfaces CLI 4 and 6 in the reference's dialect: `-namespace` and `-output` are
+    /// our long flags with one dash, as the command line itself reads them.
+    #[tokio::test]
+    async fn completion_reads_the_references_single_dash_flags() {
+        let cluster = cluster_from_words(
+            &ClusterArgs::default(),
+            &words(&["status", "-namespace", "uidemo"]),
+        );
+        assert_eq!(cluster.namespace.as_deref(), Some("uidemo"));
+        let cluster = cluster_from_words(
+            &ClusterArgs::default(),
+            &words(&["status", "-namespace=uidemo"]),
+        );
+        assert_eq!(cluster.namespace.as_deref(), Some("uidemo"));
+        // Short flags stay short: `-nshop` is `-n shop`.
+        let cluster = cluster_from_words(&ClusterArgs::default(), &words(&["status", "-nshop"]));
+        assert_eq!(cluster.namespace.as_deref(), Some("shop"));
+
+        let none = ClusterArgs::default();
+        for output in ["-o", "--output", "-output"] {
+            assert_eq!(
+                complete(&none, &words(&["status", output]), "").await,
+                ["table", "json", "yaml"],
+                "{output}"
+            );
+        }
+        assert_eq!(
+            complete(&none, &words(&["status"]), "-names").await,
+            ["-namespace"]
+        );
+        assert_eq!(
+            complete(&none, &words(&["status"]), "--names").await,
+            ["--namespace"]
+        );
+    }
 
     /// The man page's examples are commands `hecate` accepts, as printed.
     #[test]

@@ -67,6 +67,27 @@ impl Dialect {
         }
     }
 
+    /// `word` as we spell it: a single-dash word naming one of our long flags
+    /// (`-namespace`, `-namespace=shop`) gets its second dash; anything else is as
+    /// typed. What [`Dialect::rewrite`] does to each flag, and what completion reads
+    /// the words typed so far with.
+    pub(crate) fn ours(&self, word: &str) -> String {
+        if self.is_single_dash_long(word) {
+            format!("-{word}")
+        } else {
+            word.to_string()
+        }
+    }
+
+    /// Whether `word` is one of our long flags typed with one dash (Go's habit).
+    fn is_single_dash_long(&self, word: &str) -> bool {
+        let Some(flag) = word.strip_prefix('-').filter(|f| !f.starts_with('-')) else {
+            return false;
+        };
+        let name = flag.split_once('=').map_or(flag, |(name, _)| name);
+        self.longs.contains_key(name)
+    }
+
     /// `argv` (program name first) as clap should read it, or the usage failure a
     /// reference habit with no counterpart here earns. `invoked_as` is how the user
     /// typed the program (`hecate`, `kubectl hecate`), for the hint.
@@ -130,7 +151,7 @@ impl Dialect {
                 if let Some((_, instead)) = NOT_HERE.iter().find(|(n, _)| *n == name) {
                     return Err(Failure::usage(*instead));
                 }
-                let long = !text.starts_with("--") && self.longs.contains_key(name);
+                let long = self.is_single_dash_long(text);
                 if text.starts_with("--") || long {
                     value_next = !attached && self.longs.get(name).copied().unwrap_or(false);
                 } else {
@@ -138,11 +159,7 @@ impl Dialect {
                     value_next =
                         flag.len() == 1 && flag.chars().all(|c| self.valued_shorts.contains(&c));
                 }
-                out.push(if long {
-                    format!("-{text}").into()
-                } else {
-                    word
-                });
+                out.push(if long { self.ours(text).into() } else { word });
                 continue;
             }
             note_positional(text, &mut command, &mut stray);
