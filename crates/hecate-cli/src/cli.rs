@@ -42,6 +42,13 @@ pub(crate) struct ClusterArgs {
     /// that user as the actor.
     #[arg(long = "as", global = true, value_name = "USER")]
     pub(crate) impersonate: Option<String>,
+    /// A group to act as, with --as; repeat it for several.
+    #[arg(long = "as-group", global = true, value_name = "GROUP")]
+    pub(crate) impersonate_groups: Vec<String>,
+    /// How long one request to the cluster may take before giving up (e.g. 5s, 1m);
+    /// 0, the default: no limit of its own.
+    #[arg(long, global = true, value_name = "DURATION", value_parser = request_timeout)]
+    pub(crate) request_timeout: Option<std::time::Duration>,
     /// The Fides server for Gates that name none in `evidence.serverURL`.
     #[arg(
         long,
@@ -51,6 +58,26 @@ pub(crate) struct ClusterArgs {
         value_name = "URL"
     )]
     pub(crate) fides_server: Option<String>,
+}
+
+/// kubectl's `--request-timeout`: a duration with its unit (`5s`, `1m30s`), or a whole
+/// number of seconds; `0` is no limit (see [`ClusterArgs::request_timeout`]).
+fn request_timeout(text: &str) -> Result<std::time::Duration, String> {
+    let limit = match text.parse::<u64>() {
+        Ok(seconds) => std::time::Duration::from_secs(seconds),
+        Err(_) => hecate_types::duration::parse(text)
+            .ok()
+            .and_then(|limit| limit.try_into().ok())
+            .ok_or_else(|| format!("{text:?} is not a duration like 5s or 1m (0: no limit)"))?,
+    };
+    Ok(limit)
+}
+
+impl ClusterArgs {
+    /// The request limit asked for; `None` when none was, or `0` was.
+    pub(crate) fn request_timeout(&self) -> Option<std::time::Duration> {
+        self.request_timeout.filter(|limit| !limit.is_zero())
+    }
 }
 
 /// How to print data.
@@ -315,4 +342,24 @@ pub(crate) struct FluxTarget {
     pub(crate) object: String,
     #[command(flatten)]
     pub(crate) output: OutputArg,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::request_timeout;
+
+    #[test]
+    fn the_request_timeout_reads_as_kubectl_reads_it() {
+        assert_eq!(request_timeout("0"), Ok(Duration::ZERO));
+        assert_eq!(request_timeout("0s"), Ok(Duration::ZERO));
+        assert_eq!(request_timeout("5"), Ok(Duration::from_secs(5)));
+        assert_eq!(request_timeout("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(request_timeout("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(request_timeout("250ms"), Ok(Duration::from_millis(250)));
+        for bad in ["soon", "-5s", "5 seconds", ""] {
+            assert!(request_timeout(bad).is_err(), "{bad}");
+        }
+    }
 }

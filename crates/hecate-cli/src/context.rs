@@ -1,7 +1,7 @@
 //! Reaching the cluster the way kubectl does: kubeconfig, context, namespace,
 //! impersonation — and who the cluster says the caller is.
 
-use hecate_access::{Connection, connect};
+use hecate_access::{ConnectError, Connection, connect};
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use kube::api::{Api, PostParams};
 
@@ -27,9 +27,14 @@ impl Context {
             context: args.context.clone(),
             namespace: args.namespace.clone(),
             impersonate: args.impersonate.clone(),
+            impersonate_groups: args.impersonate_groups.clone(),
+            request_timeout: args.request_timeout(),
         })
         .await
-        .map_err(|e| Failure::unreachable(e.to_string()))?;
+        .map_err(|e| match e {
+            ConnectError::GroupsWithoutUser => Failure::usage(e.to_string()),
+            e => Failure::unreachable(e.to_string()),
+        })?;
         Ok(Self {
             client: connected.client,
             namespace: connected.namespace,

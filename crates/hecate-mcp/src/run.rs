@@ -47,7 +47,7 @@ pub async fn run(args: Args) -> Result<(), RunError> {
         kubeconfig: args.kubeconfig.clone(),
         context: args.context.clone(),
         namespace: plan.namespace.clone(),
-        impersonate: None,
+        ..Connection::default()
     })
     .await
     .map_err(|e| RunError::Kubeconfig(e.to_string()))?;

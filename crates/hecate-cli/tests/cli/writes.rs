@@ -163,6 +163,65 @@ async fn impersonation_records_the_impersonated_user() {
     assert_eq!(result["actor"], "bob");
 }
 
+/// kubectl's `--as-group`: the groups reach the cluster with the impersonated user,
+/// and need one; `--request-timeout` takes kubectl's durations.
+#[tokio::test]
+async fn impersonated_groups_and_the_request_timeout() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    gate(&env, "dev", gate_spec(&[], false)).await;
+    // A user no binding names may read nothing…
+    let nobody = hecate
+        .run(Identity::Admin, &["gates", "--as", "nobody", "-o", "json"])
+        .await;
+    assert_ne!(nobody.code, 0, "{nobody:?}");
+    // …unless impersonated in a group that may.
+    let in_group = hecate
+        .run(
+            Identity::Admin,
+            &[
+                "gates",
+                "--as",
+                "nobody",
+                "--as-group",
+                "system:masters",
+                "--request-timeout=30s",
+                "-o",
+                "json",
+            ],
+        )
+        .await;
+    assert_eq!(in_group.code, 0, "{in_group:?}");
+    assert!(in_group.stdout.contains("\"dev\""), "{}", in_group.stdout);
+
+    let groups_alone = hecate
+        .run(Identity::Admin, &["gates", "--as-group", "system:masters"])
+        .await;
+    assert_eq!(
+        groups_alone.code,
+        i32::from(exit::USAGE),
+        "{groups_alone:?}"
+    );
+    assert!(
+        groups_alone.stderr.contains("--as-group needs --as"),
+        "{}",
+        groups_alone.stderr
+    );
+    let not_a_duration = hecate
+        .run(Identity::Admin, &["gates", "--request-timeout", "soon"])
+        .await;
+    assert_eq!(
+        not_a_duration.code,
+        i32::from(exit::USAGE),
+        "{not_a_duration:?}"
+    );
+    assert!(
+        not_a_duration.stderr.contains("not a duration like 5s"),
+        "{}",
+        not_a_duration.stderr
+    );
+}
+
 #[tokio::test]
 async fn poll_and_wait() {
     let env = TestEnv::new().await;
