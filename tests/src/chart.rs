@@ -73,10 +73,18 @@ pub fn everything_values() -> PathBuf {
 /// `HELM_*` variable of the machine changes the answer); its stdout, or an error
 /// carrying what it said on stderr.
 pub fn helm(helm: &Path, args: &[&str]) -> anyhow::Result<String> {
+    helm_with(helm, args, &[])
+}
+
+/// [`helm`], with `env` its only environment: `HOME`, `HELM_CONFIG_HOME` and the other
+/// homes for a command that reaches a cluster (without them Helm and its discovery
+/// cache keep their state under the working directory, the repository).
+pub fn helm_with(helm: &Path, args: &[&str], env: &[(&str, &Path)]) -> anyhow::Result<String> {
     let output = Command::new(helm)
         .args(args)
         .current_dir(repo_root())
         .env_clear()
+        .envs(env.iter().map(|(name, value)| (name, value.as_os_str())))
         .output()
         .with_context(|| format!("running {}", helm.display()))?;
     if !output.status.success() {
@@ -89,23 +97,14 @@ pub fn helm(helm: &Path, args: &[&str]) -> anyhow::Result<String> {
     String::from_utf8(output.stdout).context("helm wrote something other than UTF-8")
 }
 
-/// `helm template hecate charts/hecate --namespace <namespace>`, with the CRDs, each
-/// of `values` (`-f`) and each of `set` (`--set`).
+/// `helm template hecate charts/hecate --namespace <namespace>`, with each of `values`
+/// (`-f`) and each of `set` (`--set`); the CRDs come with it unless `crds.install` is
+/// off.
 pub fn template(
     program: &Path,
     namespace: &str,
     values: &[&Path],
     set: &[&str],
-) -> anyhow::Result<String> {
-    render(program, namespace, values, set, true)
-}
-
-fn render(
-    program: &Path,
-    namespace: &str,
-    values: &[&Path],
-    set: &[&str],
-    crds: bool,
 ) -> anyhow::Result<String> {
     let chart = chart_dir();
     let mut args = vec![
@@ -115,9 +114,6 @@ fn render(
         "--namespace".to_string(),
         namespace.to_string(),
     ];
-    if crds {
-        args.push("--include-crds".to_string());
-    }
     for file in values {
         args.extend(["--values".to_string(), path_arg(file)?]);
     }
@@ -196,8 +192,14 @@ pub fn container_args(rendered: &str, name: &str) -> anyhow::Result<Vec<String>>
 /// CRDs copied to `deploy/crds/`.
 pub fn deploy_files(program: &Path) -> anyhow::Result<Vec<(PathBuf, String)>> {
     let chart = chart_dir();
-    // The CRDs are copied as files, below.
-    let rendered = render(program, NAMESPACE, &[], &[], false)?;
+    // The CRDs are copied as files, below: `kubectl apply` needs no labels of Helm's.
+    let rendered = template(program, NAMESPACE, &[], &["crds.install=false"])?;
+    // Applied with kubectl, they are not Helm's to manage.
+    let rendered: String = rendered
+        .lines()
+        .filter(|line| line.trim() != "app.kubernetes.io/managed-by: Helm")
+        .flat_map(|line| [line, "\n"])
+        .collect();
     let mut files: Vec<(PathBuf, String)> = DEPLOY_FILES
         .iter()
         .map(|(_, path, namespaced)| {
@@ -223,8 +225,8 @@ pub fn deploy_files(program: &Path) -> anyhow::Result<Vec<(PathBuf, String)>> {
         files[home].1.push_str("---\n");
         files[home].1.push_str(&document.text);
     }
-    let mut crds: Vec<PathBuf> = std::fs::read_dir(chart.join("crds"))
-        .context("reading the chart's crds/")?
+    let mut crds: Vec<PathBuf> = std::fs::read_dir(chart.join("files/crds"))
+        .context("reading the chart's files/crds/")?
         .map(|entry| entry.map(|e| e.path()))
         .collect::<Result<_, _>>()?;
     crds.sort();

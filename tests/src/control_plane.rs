@@ -182,6 +182,9 @@ pub struct Parts {
     /// Flux's own source-controller and kustomize-controller, with Flux's CRDs
     /// (needs `workloads`: what Flux applies must be able to become healthy).
     pub flux: bool,
+    /// The Hecate CRDs, Established before the control plane counts as ready. Off for
+    /// the test that installs them as a user does, with the Helm chart.
+    pub hecate_crds: bool,
 }
 
 impl Parts {
@@ -189,11 +192,20 @@ impl Parts {
     pub const API_ONLY: Parts = Parts {
         workloads: false,
         flux: false,
+        hecate_crds: true,
     };
     /// Everything: a cluster that runs workloads, and Flux on it.
     pub const WITH_FLUX: Parts = Parts {
         workloads: true,
         flux: true,
+        hecate_crds: true,
+    };
+    /// A cluster that runs workloads, with nothing of Hecate's or Flux's installed:
+    /// where the Helm chart is installed for real.
+    pub const BARE_WORKLOADS: Parts = Parts {
+        workloads: true,
+        flux: false,
+        hecate_crds: false,
     };
 }
 
@@ -338,12 +350,13 @@ impl ControlPlane {
         // their own, on a thread of their own, so callers may be async themselves.
         let endpoint = plane.endpoint.clone();
         let mut children = std::mem::take(&mut plane.children);
+        let crds = parts.hecate_crds;
         let (children, ready) = std::thread::spawn(move || {
             let ready = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .context("starting a runtime")
-                .and_then(|runtime| runtime.block_on(become_ready(&endpoint, &mut children)));
+                .and_then(|runtime| runtime.block_on(become_ready(&endpoint, &mut children, crds)));
             (children, ready)
         })
         .join()
@@ -492,8 +505,13 @@ rm -rf "$1"
     }
 }
 
-/// Waits for `/readyz`, then installs the CRDs and waits for them to be Established.
-async fn become_ready(endpoint: &Endpoint, children: &mut [Child]) -> anyhow::Result<()> {
+/// Waits for `/readyz`, then (with `crds`) installs the CRDs and waits for them to be
+/// Established.
+async fn become_ready(
+    endpoint: &Endpoint,
+    children: &mut [Child],
+    crds: bool,
+) -> anyhow::Result<()> {
     let client = endpoint.client(Identity::Admin).await?;
     let deadline = Instant::now() + READY_TIMEOUT;
     loop {
@@ -523,12 +541,29 @@ async fn become_ready(endpoint: &Endpoint, children: &mut [Child]) -> anyhow::Re
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    install_crds(&client).await
+    if crds {
+        install_crds(&client).await?;
+    }
+    Ok(())
 }
 
 /// Applies the Hecate CRDs (server-side) and waits until the API server serves them.
 pub async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
     apply_crds(client, &hecate_types::crd::all()).await
+}
+
+/// Applies the CRDs in `files` (YAML, one per file) as [`apply_crds`] does: another
+/// project's, such as the Prometheus Operator's ServiceMonitor.
+pub async fn install_crd_files(client: &kube::Client, files: &[PathBuf]) -> anyhow::Result<()> {
+    let crds = files
+        .iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            serde_yaml_ng::from_str(&text).with_context(|| format!("reading {}", file.display()))
+        })
+        .collect::<anyhow::Result<Vec<CustomResourceDefinition>>>()?;
+    apply_crds(client, &crds).await
 }
 
 /// Applies `crds` (server-side, so repeating is harmless) and waits until each is

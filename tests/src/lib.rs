@@ -70,7 +70,9 @@ pub mod world;
 
 pub use binaries::{Binaries, ETCD_VERSION, KUBERNETES_VERSION, cache_dir};
 pub use cluster::NODE;
-pub use control_plane::{ControlPlane, Endpoint, Lifetime, Parts, RequestLog, install_crds};
+pub use control_plane::{
+    ControlPlane, Endpoint, Lifetime, Parts, RequestLog, install_crd_files, install_crds,
+};
 pub use env::{TestEnv, apply_manifest};
 pub use identity::Identity;
 pub use tools::{HELM_VERSION, KUSTOMIZE_VERSION, Tool};

@@ -297,3 +297,85 @@ mod tests {
         }
     }
 }
+
+/// Files taken from a published Go module, with nothing built: CRDs of projects the
+/// chart writes objects for, so the API server judges those objects by the real
+/// schema.
+#[derive(Clone, Copy, Debug)]
+pub struct ModuleFiles {
+    /// The Go module.
+    pub module: &'static str,
+    /// Its release.
+    pub version: &'static str,
+    /// The files, relative to the module's root.
+    pub files: &'static [&'static str],
+}
+
+/// The Prometheus Operator's ServiceMonitor CRD, for the chart's ServiceMonitor.
+pub const PROMETHEUS_OPERATOR_CRDS: ModuleFiles = ModuleFiles {
+    module: "github.com/prometheus-operator/prometheus-operator",
+    version: "v0.88.0",
+    files: &["example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml"],
+};
+
+impl ModuleFiles {
+    /// `<cache>/modules/<last path element>-<version>/`, holding [`ModuleFiles::files`]
+    /// under their module paths once downloaded.
+    pub fn cache_dir(&self) -> anyhow::Result<PathBuf> {
+        let name = self.module.rsplit('/').next().unwrap_or(self.module);
+        Ok(cache_base()?
+            .join("modules")
+            .join(format!("{name}-{}", self.version)))
+    }
+
+    /// The files' paths in the cache, downloading the module first (once per machine).
+    pub fn locate_or_download(&self) -> anyhow::Result<Vec<PathBuf>> {
+        let dir = self.cache_dir()?;
+        let paths: Vec<PathBuf> = self.files.iter().map(|f| dir.join(f)).collect();
+        let ready = || paths.iter().all(|p| p.is_file());
+        build_once(PART, &dir, &ready, &mut || {
+            check_go(
+                &format!("{} {}", self.module, self.version),
+                "use a machine with Go to fetch the module",
+            )?;
+            let downloaded = go_step(
+                PART,
+                &format!("downloading {} {}", self.module, self.version),
+                &dir,
+                &[
+                    "mod",
+                    "download",
+                    "-json",
+                    &format!("{}@{}", self.module, self.version),
+                ],
+                &[],
+            )?;
+            let downloaded: serde_json::Value =
+                serde_json::from_str(&downloaded).context("reading `go mod download -json`")?;
+            if let Some(error) = downloaded["Error"].as_str() {
+                bail!(
+                    "{} {} cannot be downloaded: {error}",
+                    self.module,
+                    self.version
+                );
+            }
+            let module_dir = Path::new(
+                downloaded["Dir"]
+                    .as_str()
+                    .context("`go mod download -json` named no directory")?,
+            );
+            for file in self.files {
+                let to = dir.join(file);
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent)
+                        .with_context(|| format!("creating {}", parent.display()))?;
+                }
+                std::fs::copy(module_dir.join(file), &to).with_context(|| {
+                    format!("{file} is not in {} {}", self.module, self.version)
+                })?;
+            }
+            Ok(())
+        })?;
+        Ok(paths)
+    }
+}

@@ -1,5 +1,5 @@
 //! `cargo xtask crds`: writes the generated CRDs into the Helm chart
-//! (`charts/hecate/crds/`) and the plain manifests made from it (`deploy/crds/`).
+//! (`charts/hecate/files/crds/`) and the plain manifests made from it (`deploy/crds/`).
 //!
 //! `cargo xtask reference-crds`: refreshes `compat/crds/`, the reference
 //! implementation's CRDs the compatibility tests compare ours with, from a copy of
@@ -11,7 +11,7 @@ use anyhow::Context as _;
 
 /// Where the CRDs go: the chart's, and `deploy/`'s copy of them (which
 /// `cargo xtask manifests` would also make).
-const DIRS: [&str; 2] = ["charts/hecate/crds", "deploy/crds"];
+const DIRS: [&str; 2] = ["charts/hecate/files/crds", "deploy/crds"];
 
 /// Writes one file per CRD into each of [`DIRS`] and prints what changed.
 pub(crate) fn write(root: &Path) -> anyhow::Result<()> {

@@ -5,7 +5,7 @@
 //! | `test` | the README's test command: installs what the tests need when missing, then `cargo test --workspace` (arguments pass through) |
 //! | `demo` | a local control plane with a realistic pipeline, hecate-api and the UI (the README's main job); `--check` for CI |
 //! | `bench` | measures Hecate at scale on the local control plane |
-//! | `crds` | writes the generated CRDs into the chart (`charts/hecate/crds/`) and `deploy/crds/` |
+//! | `crds` | writes the generated CRDs into the chart (`charts/hecate/files/crds/`) and `deploy/crds/` |
 //! | `manifests` | writes `deploy/` from the Helm chart (`charts/hecate`, default values) |
 //! | `check-layers` | fails when a dependency points the wrong way between our crates |
 //! | `control-plane build` | finds or builds etcd and kube-apiserver |
@@ -36,7 +36,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Task {
-    /// Write the generated CRDs into the chart (charts/hecate/crds/) and deploy/crds/.
+    /// Write the generated CRDs into the chart (charts/hecate/files/crds/) and deploy/crds/.
     Crds,
     /// Refresh compat/crds/, the reference implementation's CRDs (their schemas only)
     /// that the compatibility tests compare with, from a copy of them.

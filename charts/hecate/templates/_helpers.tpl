@@ -40,6 +40,7 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 app.kubernetes.io/component: {{ .component }}
 app.kubernetes.io/part-of: hecate
 app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- end }}
 
 {{/*
@@ -60,7 +61,9 @@ chart's appVersion.
 
 {{/*
 What every component's Pod spec shares: (dict "root" $ "values" .Values.api
-"serviceAccount" "hecate-api"), rendered at the Pod spec's indentation.
+"serviceAccount" "hecate-api" "ctx" $ctx), rendered at the Pod spec's indentation.
+`ctx` is the workload's label context: a topology spread constraint without a
+labelSelector spreads the workload's own Pods.
 */}}
 {{- define "hecate.podSpec" -}}
 serviceAccountName: {{ .serviceAccount }}
@@ -84,6 +87,39 @@ tolerations:
 {{- with .values.affinity }}
 affinity:
   {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.topologySpreadConstraints }}
+{{- $selector := dict "matchLabels" (include "hecate.selectorLabels" $.ctx | fromYaml) }}
+topologySpreadConstraints:
+  {{- range . }}
+  {{- $constraint := . }}
+  {{- if not (hasKey $constraint "labelSelector") }}
+  {{- $constraint = merge (dict "labelSelector" $selector) . }}
+  {{- end }}
+  - {{ toYaml $constraint | nindent 4 | trim }}
+  {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+A PodDisruptionBudget for a replicated workload: (dict "root" $ "values" $values
+"ctx" $ctx); nothing for one replica, where a budget would block every node drain.
+*/}}
+{{- define "hecate.podDisruptionBudget" -}}
+{{- if and .values.podDisruptionBudget.enabled (gt (int .values.replicas) 1) }}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ include "hecate.componentName" .ctx }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "hecate.labels" .ctx | nindent 4 }}
+spec:
+  maxUnavailable: {{ .values.podDisruptionBudget.maxUnavailable }}
+  selector:
+    matchLabels:
+      {{- include "hecate.selectorLabels" .ctx | nindent 6 }}
 {{- end }}
 {{- end }}
 

@@ -5,7 +5,17 @@
 
 use std::path::{Path, PathBuf};
 
-use hecate_testenv::{TestEnv, Tool, apply_manifest, chart};
+use hecate_testenv::{
+    Binaries, ControlPlane, Identity, Lifetime, Parts, TestEnv, Tool, apply_manifest, chart,
+    fixtures, install_crd_files, programs::PROMETHEUS_OPERATOR_CRDS,
+};
+use hecate_types::Gate;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::Api;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
@@ -130,9 +140,12 @@ async fn the_defaults_are_accepted_by_the_api_server() {
             "CustomResourceDefinition/passages.hecate.dev",
             "Deployment/hecate-api",
             "Deployment/hecate-controller",
+            "PodDisruptionBudget/hecate-api",
+            "PodDisruptionBudget/hecate-controller",
             "Role/hecate-controller-leader-election",
             "RoleBinding/hecate-controller-leader-election",
             "Service/hecate-api",
+            "Service/hecate-controller-metrics",
             "ServiceAccount/hecate-api",
             "ServiceAccount/hecate-controller",
         ]
@@ -168,7 +181,47 @@ async fn every_option_is_accepted_by_the_api_server() {
     let env = TestEnv::new().await;
     let everything = chart::everything_values();
     let rendered = render(&env.namespace, &[&everything], &[]).unwrap();
+    // The ServiceMonitor is judged by the Prometheus Operator's own CRD.
+    let monitoring = tokio::task::spawn_blocking(|| PROMETHEUS_OPERATOR_CRDS.locate_or_download())
+        .await
+        .unwrap()
+        .expect("the Prometheus Operator's CRDs");
+    install_crd_files(&env.admin, &monitoring).await.unwrap();
     let objects = dry_run(&env, &rendered).await;
+
+    // Prometheus finds every controller's metrics (each shard's too) through one
+    // Service and its ServiceMonitor.
+    let metrics = find(&objects, "Service", "hecate-controller-metrics");
+    assert_eq!(
+        metrics["spec"]["selector"]["app.kubernetes.io/component"],
+        "controller"
+    );
+    let monitor = find(&objects, "ServiceMonitor", "hecate-controller-metrics");
+    assert_eq!(monitor["metadata"]["labels"]["release"], "prometheus");
+    assert_eq!(monitor["spec"]["endpoints"][0]["port"], "metrics");
+    assert_eq!(monitor["spec"]["endpoints"][0]["interval"], "30s");
+    let shard = find(&objects, "Deployment", "hecate-controller-shard1");
+    let spread = &shard["spec"]["template"]["spec"]["topologySpreadConstraints"];
+    assert_eq!(spread[0]["topologyKey"], "topology.kubernetes.io/zone");
+    assert_eq!(
+        spread[0]["labelSelector"]["matchLabels"]["app.kubernetes.io/name"],
+        "hecate-controller-shard1",
+        "a constraint without a selector spreads the shard's own Pods"
+    );
+    assert_eq!(
+        spread[1]["labelSelector"]["matchLabels"],
+        serde_json::json!({"app.kubernetes.io/component": "controller"}),
+        "a constraint's own selector stays"
+    );
+    assert_eq!(
+        find(&objects, "PodDisruptionBudget", "hecate-controller-shard1")["spec"]["maxUnavailable"],
+        2
+    );
+    let crd = find(&objects, "CustomResourceDefinition", "gates.hecate.dev");
+    assert!(
+        crd["metadata"]["annotations"]["helm.sh/resource-policy"].is_null(),
+        "crds.keep=false: uninstalling removes them"
+    );
 
     // Leader election and sharding: the main controller takes the namespaces without
     // the shard label, each shard its own, each with a Lease of its own.
@@ -279,6 +332,123 @@ async fn every_option_is_accepted_by_the_api_server() {
             .all(|k| !k.starts_with("rbac.authorization.k8s.io/aggregate")),
         "{viewer}"
     );
+}
+
+/// `values.schema.json`: a misspelt or mistyped value stops the install with its
+/// path, where it would otherwise be ignored and leave a default in place.
+#[test]
+fn a_misspelt_or_mistyped_value_is_refused() {
+    for (set, says) in [
+        ("controller.replicsa=3", "replicsa"),
+        ("api.ingress.enabeld=true", "enabeld"),
+        ("controller.logLevel=verbose", "logLevel"),
+        ("api.replicas=two", "replicas"),
+        ("crds.install=maybe", "install"),
+    ] {
+        let error = render("hecate-system", &[], &[set])
+            .expect_err(set)
+            .to_string();
+        assert!(
+            error.contains("values don't meet the specifications of the schema")
+                && error.contains(says),
+            "{set}: {error}"
+        );
+    }
+}
+
+/// The label Helm users filter by, on every object of the chart; the PDBs and the
+/// spread follow each workload's own Pods, and one replica gets no budget (it would
+/// block every node drain).
+#[test]
+fn every_object_says_helm_manages_it_and_replicas_are_spread_and_budgeted() {
+    let objects = chart::objects(&render("hecate-system", &[], &[]).unwrap()).unwrap();
+    for object in &objects {
+        assert_eq!(
+            object["metadata"]["labels"]["app.kubernetes.io/managed-by"], "Helm",
+            "{}",
+            object["metadata"]["name"]
+        );
+    }
+    for name in ["hecate-controller", "hecate-api"] {
+        let deployment = find(&objects, "Deployment", name);
+        let selector = &deployment["spec"]["selector"]["matchLabels"];
+        let spread = &deployment["spec"]["template"]["spec"]["topologySpreadConstraints"];
+        assert_eq!(spread[0]["topologyKey"], "kubernetes.io/hostname", "{name}");
+        assert_eq!(spread[0]["whenUnsatisfiable"], "ScheduleAnyway", "{name}");
+        assert_eq!(
+            &spread[0]["labelSelector"]["matchLabels"], selector,
+            "{name}"
+        );
+        let budget = find(&objects, "PodDisruptionBudget", name);
+        assert_eq!(
+            &budget["spec"]["selector"]["matchLabels"], selector,
+            "{name}"
+        );
+        assert_eq!(budget["spec"]["maxUnavailable"], 1, "{name}");
+    }
+    let single = chart::objects(
+        &render(
+            "hecate-system",
+            &[],
+            &[
+                "controller.replicas=1",
+                "controller.leaderElection.enabled=false",
+            ],
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        !names(&single).contains(&"PodDisruptionBudget/hecate-controller".to_string()),
+        "{:?}",
+        names(&single)
+    );
+    let crds_off =
+        chart::objects(&render("hecate-system", &[], &["crds.install=false"]).unwrap()).unwrap();
+    assert!(
+        crds_off
+            .iter()
+            .all(|o| o["kind"] != "CustomResourceDefinition"),
+        "crds.install=false leaves the CRDs to the user"
+    );
+}
+
+/// The CRDs the chart installs are the generated files (`files/crds/`), with the
+/// chart's labels and the keep annotation added and nothing else changed by the
+/// template's round trip through YAML.
+#[test]
+fn the_chart_installs_the_generated_crds_unchanged() {
+    let objects = chart::objects(&render("hecate-system", &[], &[]).unwrap()).unwrap();
+    let installed: Vec<&Value> = objects
+        .iter()
+        .filter(|o| o["kind"] == "CustomResourceDefinition")
+        .collect();
+    let files = std::fs::read_dir(chart::chart_dir().join("files/crds")).unwrap();
+    let mut compared = 0;
+    for file in files {
+        let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
+        let generated = chart::objects(&text).unwrap().remove(0);
+        let name = &generated["metadata"]["name"];
+        let mut ours = (*installed
+            .iter()
+            .find(|o| &o["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("the chart does not install {name}")))
+        .clone();
+        assert_eq!(
+            ours["metadata"]["annotations"],
+            serde_json::json!({"helm.sh/resource-policy": "keep"})
+        );
+        assert_eq!(
+            ours["metadata"]["labels"]["app.kubernetes.io/part-of"],
+            "hecate"
+        );
+        let metadata = ours["metadata"].as_object_mut().unwrap();
+        metadata.remove("labels");
+        metadata.remove("annotations");
+        assert_eq!(numbers_as_floats(ours), numbers_as_floats(generated));
+        compared += 1;
+    }
+    assert_eq!((compared, installed.len()), (4, 4));
 }
 
 #[test]
@@ -398,4 +568,208 @@ fn the_chart_is_released_with_the_workspace() {
     assert_eq!(chart["apiVersion"], "v2");
     assert_eq!(chart["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(chart["appVersion"], env!("CARGO_PKG_VERSION"));
+}
+
+/// A user's `helm install`, `helm upgrade` and `helm uninstall`, for real: on a cluster
+/// of its own that runs workloads (kube-controller-manager, kube-scheduler, kwok) and
+/// has nothing of Hecate's yet. The upgrade comes from an older chart whose Gate CRD
+/// lacks a printer column, as a release's CRDs lag the next one's: the upgrade brings
+/// the CRD up to date (Helm would never touch `crds/`), and the uninstall leaves the
+/// CRDs and the Gates in them.
+#[tokio::test]
+async fn the_chart_installs_upgrades_and_uninstalls() {
+    let dir = std::env::temp_dir().join(format!("hecate-helm-install-{}", std::process::id()));
+    let cluster_dir = dir.join("cluster");
+    let plane = tokio::task::spawn_blocking(move || {
+        let binaries = Binaries::locate_or_build()?;
+        ControlPlane::start_parts(
+            &binaries,
+            &cluster_dir,
+            Lifetime::ThisProcess,
+            Parts::BARE_WORKLOADS,
+        )
+    })
+    .await
+    .unwrap()
+    .expect("a cluster that runs workloads");
+    let kubeconfig = plane.endpoint().write_kubeconfigs(&dir).unwrap().remove(0);
+    let admin = plane.endpoint().client(Identity::Admin).await.unwrap();
+    // Helm's state and kubectl's discovery cache (under HOME) stay in the test's folder.
+    let homes: Vec<(&str, PathBuf)> = [
+        "HOME",
+        "HELM_CACHE_HOME",
+        "HELM_CONFIG_HOME",
+        "HELM_DATA_HOME",
+    ]
+    .into_iter()
+    .map(|name| (name, dir.join("homes").join(name)))
+    .collect();
+    let helm_run = |args: &[&str]| {
+        let mut args = args.to_vec();
+        let kubeconfig = kubeconfig.to_str().unwrap();
+        args.extend(["--kubeconfig", kubeconfig, "--namespace", "hecate-system"]);
+        let env: Vec<(&str, &Path)> = homes.iter().map(|(n, p)| (*n, p.as_path())).collect();
+        chart::helm_with(&helm(), &args, &env)
+    };
+
+    // The older chart: the same, but its Gate CRD has one printer column fewer.
+    let older = dir.join("hecate-0.0.9");
+    copy_dir(&chart::chart_dir(), &older);
+    let gates_crd = older.join("files/crds/hecate.dev_gates.yaml");
+    let mut crd: Value =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(&gates_crd).unwrap()).unwrap();
+    let columns = crd["spec"]["versions"][0]["additionalPrinterColumns"]
+        .as_array_mut()
+        .expect("the Gate CRD has printer columns");
+    let newest = columns.pop().expect("a column to leave out");
+    let older_count = columns.len();
+    std::fs::write(&gates_crd, serde_yaml_ng::to_string(&crd).unwrap()).unwrap();
+
+    let installed = helm_run(&[
+        "install",
+        "hecate",
+        older.to_str().unwrap(),
+        "--create-namespace",
+        "--wait",
+        "--timeout=3m",
+    ])
+    .unwrap_or_else(|e| panic!("helm install: {e:#}"));
+    assert!(installed.contains("STATUS: deployed"), "{installed}");
+    let deployments: Api<Deployment> = Api::namespaced(admin.clone(), "hecate-system");
+    for name in ["hecate-controller", "hecate-api"] {
+        assert_eq!(available(&deployments, name).await, 2, "{name}");
+    }
+    let crds: Api<CustomResourceDefinition> = Api::all(admin.clone());
+    let gates = crds.get("gates.hecate.dev").await.unwrap();
+    assert_eq!(printer_columns(&gates), older_count);
+    let labels = gates.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(
+        labels
+            .get("app.kubernetes.io/managed-by")
+            .map(String::as_str),
+        Some("Helm")
+    );
+    assert_eq!(
+        gates
+            .metadata
+            .annotations
+            .clone()
+            .unwrap_or_default()
+            .get("helm.sh/resource-policy")
+            .map(String::as_str),
+        Some("keep")
+    );
+    let budgets: Api<PodDisruptionBudget> = Api::namespaced(admin.clone(), "hecate-system");
+    for name in ["hecate-controller", "hecate-api"] {
+        let budget = budgets.get(name).await.unwrap();
+        assert_eq!(
+            budget.spec.and_then(|s| s.max_unavailable),
+            Some(IntOrString::Int(1)),
+            "{name}"
+        );
+    }
+    let services: Api<Service> = Api::namespaced(admin.clone(), "hecate-system");
+    services.get("hecate-controller-metrics").await.unwrap();
+
+    // A Gate someone made: it must outlive every step below.
+    let shop = TestEnv::on(Box::leak(Box::new(plane.endpoint().clone()))).await;
+    shop.create(Gate::new("dev", fixtures::gate_spec(&[], false)))
+        .await;
+
+    let upgraded = helm_run(&[
+        "upgrade",
+        "hecate",
+        "charts/hecate",
+        "--set=controller.replicas=3",
+        "--wait",
+        "--timeout=3m",
+    ])
+    .unwrap_or_else(|e| panic!("helm upgrade: {e:#}"));
+    assert!(upgraded.contains("REVISION: 2"), "{upgraded}");
+    let gates = crds.get("gates.hecate.dev").await.unwrap();
+    assert_eq!(
+        printer_columns(&gates),
+        older_count + 1,
+        "the upgrade brings the CRD's {} column",
+        newest["name"]
+    );
+    assert_eq!(available(&deployments, "hecate-controller").await, 3);
+
+    let uninstalled = helm_run(&["uninstall", "hecate", "--wait", "--timeout=3m"])
+        .unwrap_or_else(|e| panic!("helm uninstall: {e:#}"));
+    assert!(uninstalled.contains("uninstalled"), "{uninstalled}");
+    let left = deployments.list(&Default::default()).await.unwrap();
+    assert!(left.items.is_empty(), "{:?}", names_of(&left.items));
+    assert!(
+        budgets
+            .get_opt("hecate-controller")
+            .await
+            .unwrap()
+            .is_none(),
+        "the release's objects go with it"
+    );
+    for crd in ["beacons", "bundles", "gates", "passages"] {
+        let name = format!("{crd}.hecate.dev");
+        assert!(
+            crds.get_opt(&name).await.unwrap().is_some(),
+            "{name} is kept"
+        );
+    }
+    assert!(
+        shop.api::<Gate>().get_opt("dev").await.unwrap().is_some(),
+        "the Gate outlives the release"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `value` with every number a float: YAML's `0.0` and `0` are one number to the API
+/// server, and Helm's round trip writes the one for the other.
+fn numbers_as_floats(value: Value) -> Value {
+    match value {
+        Value::Number(n) => serde_json::json!(n.as_f64()),
+        Value::Array(items) => Value::Array(items.into_iter().map(numbers_as_floats).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| (k, numbers_as_floats(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// The Deployment's available replicas (`helm --wait` waited for them).
+async fn available(deployments: &Api<Deployment>, name: &str) -> i32 {
+    let deployment = deployments.get(name).await.unwrap();
+    deployment
+        .status
+        .and_then(|s| s.available_replicas)
+        .unwrap_or_default()
+}
+
+fn printer_columns(crd: &CustomResourceDefinition) -> usize {
+    crd.spec.versions[0]
+        .additional_printer_columns
+        .as_ref()
+        .map_or(0, Vec::len)
+}
+
+fn names_of(deployments: &[Deployment]) -> Vec<String> {
+    deployments
+        .iter()
+        .filter_map(|d| d.metadata.name.clone())
+        .collect()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
 }

@@ -1,6 +1,6 @@
 //! The CustomResourceDefinitions, generated from the Rust types.
 //!
-//! `cargo xtask crds` writes them to the Helm chart (`charts/hecate/crds/`) and
+//! `cargo xtask crds` writes them to the Helm chart (`charts/hecate/files/crds/`, which the chart's templates install and upgrade) and
 //! `deploy/crds/`; tests keep the checked-in files equal to what this module generates,
 //! and the generated schemas wire-compatible with the Go reference's.
 

@@ -86,7 +86,7 @@ fn the_kept_reference_crds_are_schemas_without_prose() {
 #[test]
 fn checked_in_crds_are_what_the_code_generates() {
     // The Helm chart's, and deploy/'s copy of them.
-    for dir in ["charts/hecate/crds", "deploy/crds"] {
+    for dir in ["charts/hecate/files/crds", "deploy/crds"] {
         for crd in all() {
             let path = repo_root().join(dir).join(file_name(&crd));
             let generated = to_yaml(&crd).unwrap();
