@@ -8,6 +8,7 @@
 //! | `crds` | writes the generated CRDs into the chart (`charts/hecate/files/crds/`) and `deploy/crds/` |
 //! | `manifests` | writes `deploy/` from the Helm chart (`charts/hecate`, default values) |
 //! | `check-layers` | fails when a dependency points the wrong way between our crates |
+//! | `downstream` | packages the published crates and builds a crate outside the workspace against them |
 //! | `control-plane build` | finds or builds etcd and kube-apiserver |
 //! | `control-plane start` | runs a local control plane in the background, with kubeconfigs in `target/hecate-dev/` |
 //! | `control-plane stop` | stops it |
@@ -18,6 +19,7 @@ mod bench;
 mod control_plane;
 mod crds;
 mod demo;
+mod downstream;
 mod layers;
 mod manifests;
 mod test;
@@ -50,6 +52,9 @@ enum Task {
     Manifests,
     /// Check that crate dependencies follow the layering rules.
     CheckLayers,
+    /// Package the published crates (hecate-ops and what it needs) and build a crate
+    /// outside the workspace against the packages.
+    Downstream,
     /// Measure Hecate on the local control plane at scale (see docs/BENCHMARKS.md).
     Bench {
         /// How big a namespace to measure.
@@ -96,6 +101,7 @@ fn main() -> ExitCode {
         Task::ReferenceCrds { from } => crds::vendor_reference(&root, &root.join(from)),
         Task::Manifests => manifests::write(&root),
         Task::CheckLayers => check_layers(&root),
+        Task::Downstream => downstream::run(&root),
         Task::Demo(options) => demo::run(&root, &options),
         Task::Test { args, dry_run } => test::run(&root, &args, dry_run),
         Task::Bench {

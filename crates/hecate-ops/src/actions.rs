@@ -32,6 +32,20 @@ impl Ops {
     /// Of several promotions of one Gate at once, exactly one starts: each names its
     /// Passage `<gate>-<n>` from the same reading, and the API server lets only the
     /// first create that name; the others are refused as already crossing.
+    ///
+    /// ```no_run
+    /// use hecate_ops::{Error, Promoted, RefusalCode};
+    /// # async fn run(ops: hecate_ops::Ops) -> hecate_ops::Result<()> {
+    /// match ops.promote("shop", "staging", "shop-9f8c1a2b3c4d", "release-bot").await {
+    ///     Ok(passage) => println!("crossing as {}", Promoted::from(&passage).passage),
+    ///     Err(Error::Refused { code: RefusalCode::AlreadyCrossing, reason, .. }) => {
+    ///         println!("later: {reason}");
+    ///     }
+    ///     Err(other) => return Err(other),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn promote(
         &self,
         namespace: &str,
@@ -86,6 +100,16 @@ impl Ops {
     /// Gate, by anyone, stands and is returned. Approvals of one Bundle for different
     /// Gates at once are all recorded: each update is conditional on the version it
     /// read, and a caller that loses the race reads again.
+    ///
+    /// ```no_run
+    /// # async fn run(ops: hecate_ops::Ops) -> hecate_ops::Result<()> {
+    /// let approved = ops.approve("shop", "shop-9f8c1a2b3c4d", "production", "carol").await?;
+    /// if !approved.recorded {
+    ///     println!("already approved by {}", approved.approved_by);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn approve(
         &self,
         namespace: &str,

@@ -27,6 +27,49 @@
 //!   Kubernetes or Fides.
 //!
 //! Only this crate reads or writes `hecate.dev` objects.
+//!
+//! # Example
+//!
+//! A bot that explains a Gate and acts on what stands in its way by the blockers'
+//! types, never by their words (`examples/explain_gate.rs` is the whole program):
+//!
+//! ```no_run
+//! use hecate_ops::{BlockerKind, Ops, Remedy};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let ops = Ops::new(kube::Client::try_default().await?);
+//! let explanation = ops.explain("shop", "production").await?;
+//! println!("{}: {}", explanation.state.as_str(), explanation.summary);
+//! for blocker in &explanation.blockers {
+//!     match (blocker.kind, &blocker.action) {
+//!         (BlockerKind::NotApproved, Some(Remedy::Approve { gate, bundle })) => {
+//!             ops.approve("shop", bundle, gate, "release-bot").await?;
+//!         }
+//!         (BlockerKind::WindowClosed, _) => println!("wait until {:?}", blocker.until),
+//!         _ => println!("{}: {}", blocker.detail, blocker.fix),
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The same judgement needs no cluster: [`rules::explain::explain`] over objects
+//! already in hand, at an instant of the caller's choosing.
+//!
+//! ```
+//! use hecate_ops::rules::{self, NamespaceSnapshot};
+//! use hecate_ops::{BlockerKind, Remedy};
+//! use hecate_types::{Gate, GateSpec};
+//!
+//! let gate = Gate::new("dev", GateSpec::default()); // no steps yet
+//! let snapshot = NamespaceSnapshot::new("shop", vec![gate.clone()], vec![], vec![]);
+//! let explanation = rules::explain::explain(&snapshot, &gate, jiff::Timestamp::now());
+//! assert_eq!(explanation.blockers[0].kind, BlockerKind::NoPassage);
+//! assert_eq!(
+//!     explanation.blockers[0].action,
+//!     Some(Remedy::AddSteps { gate: "dev".into() })
+//! );
+//! ```
 
 mod actions;
 mod cache;

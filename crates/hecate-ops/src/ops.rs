@@ -82,6 +82,14 @@ impl Ops {
     /// Ops over `client`, with the wall clock and no default Fides server (see
     /// [`Ops::with_fides_server`]). Ops reads no environment: its binaries do, at
     /// their edge.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), kube::Error> {
+    /// // As kubectl connects: KUBECONFIG, ~/.kube/config, or the pod's service account.
+    /// let ops = hecate_ops::Ops::new(kube::Client::try_default().await?);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn new(client: kube::Client) -> Self {
         Self {
             client,
@@ -467,6 +475,19 @@ impl Ops {
 
     /// Why the Gate is where it is. Three requests — the Gate and its Passages, then
     /// the Bundles it admits (which only the Gate names) — or none, from the cache.
+    ///
+    /// A Gate that is not there is [`Error::NotFound`], never an empty answer.
+    ///
+    /// ```no_run
+    /// # async fn run(ops: hecate_ops::Ops) -> hecate_ops::Result<()> {
+    /// let explanation = ops.explain("shop", "production").await?;
+    /// for blocker in &explanation.blockers {
+    ///     // `kind` is the stable code; `fix` is the command, in words.
+    ///     println!("{}: {} ({})", blocker.kind.as_str(), blocker.detail, blocker.fix);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn explain(&self, namespace: &str, gate: &str) -> Result<Explanation> {
         if let Some(cache) = self.cache() {
             let explanation = cache
@@ -492,6 +513,20 @@ impl Ops {
     /// Every Gate in `scope`, explained and summarised, with totals and two weeks of
     /// activity; each namespace's Gates upstream first. Three requests (Gates,
     /// Bundles, Passages) whatever the scope, or none from the cache.
+    ///
+    /// ```no_run
+    /// use hecate_ops::Scope;
+    /// # async fn run(ops: hecate_ops::Ops) -> hecate_ops::Result<()> {
+    /// let overview = ops.overview(&Scope::Namespaces(vec!["shop".into()])).await?;
+    /// for namespace in &overview.namespaces {
+    ///     for gate in &namespace.gates {
+    ///         println!("{}/{}: {}", namespace.namespace, gate.name, gate.state.as_str());
+    ///     }
+    /// }
+    /// println!("{} Passages running", overview.totals.running);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn overview(&self, scope: &Scope) -> Result<Overview> {
         let now = self.now();
         if let Some(cache) = self.cache() {
