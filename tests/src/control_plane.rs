@@ -173,7 +173,7 @@ pub struct ControlPlane {
 }
 
 /// What a control plane runs beside etcd and kube-apiserver.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Parts {
     /// A cluster that runs workloads without kubelets: kube-controller-manager,
     /// kube-scheduler, and kwok with one simulated node. A Deployment gets its
@@ -183,8 +183,21 @@ pub struct Parts {
     /// (needs `workloads`: what Flux applies must be able to become healthy).
     pub flux: bool,
     /// The Hecate CRDs, Established before the control plane counts as ready. Off for
-    /// the test that installs them as a user does, with the Helm chart.
+    /// the test that installs them as a user does, with the Helm chart. A state file
+    /// written before this part existed had them.
+    #[serde(default = "installed_before")]
     pub hecate_crds: bool,
+}
+
+fn installed_before() -> bool {
+    true
+}
+
+/// What a state file written before parts existed ran: the API server alone.
+impl Default for Parts {
+    fn default() -> Self {
+        Parts::API_ONLY
+    }
 }
 
 impl Parts {
@@ -665,4 +678,18 @@ fn signal(pids: &[u32], signal: &str) {
         .args(pids.iter().map(u32::to_string))
         .stderr(Stdio::null())
         .status();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Parts;
+
+    #[test]
+    fn a_state_file_from_before_the_crds_were_a_part_still_reads() {
+        let parts: Parts = serde_json::from_str(r#"{"workloads":true,"flux":true}"#).unwrap();
+        assert_eq!(parts, Parts::WITH_FLUX);
+        let bare: Parts =
+            serde_json::from_str(&serde_json::to_string(&Parts::BARE_WORKLOADS).unwrap()).unwrap();
+        assert_eq!(bare, Parts::BARE_WORKLOADS);
+    }
 }
