@@ -3,7 +3,10 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::jsonpath::Template;
 
 /// Why a release is or is not moving between environments, and moving it.
 #[derive(Parser, Debug)]
@@ -80,23 +83,194 @@ impl ClusterArgs {
     }
 }
 
-/// How to print data.
-#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// How to print data: kubectl's `-o` formats. `table` and `wide` are the command's
+/// own rendering; the others print the value that rendering is made from.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) enum Format {
     /// Aligned text for people.
     #[default]
     Table,
+    /// The table with the columns it leaves out; nothing cut to fit the terminal.
+    Wide,
     /// The value itself, as JSON.
     Json,
     /// The value itself, as YAML (same field names as JSON).
     Yaml,
+    /// The objects the answer is, or acted on, one `<kind>.<group>/<name>` a line.
+    Name,
+    /// kubectl's JSONPath template, over the JSON value.
+    JsonPath(Template),
 }
 
-/// `-o`: on every command that prints data.
-#[derive(Args, Debug, Clone, Copy, Default)]
+impl Format {
+    /// Whether this is the command's own rendering (`table` or `wide`).
+    pub(crate) fn is_table(&self) -> bool {
+        matches!(self, Self::Table | Self::Wide)
+    }
+
+    /// `-o`'s value, on a command whose answer is objects (`names`) or not.
+    fn parse(text: &str, names: bool) -> Result<Self, String> {
+        Ok(match text {
+            "table" | "" => Self::Table,
+            "wide" => Self::Wide,
+            "json" => Self::Json,
+            "yaml" => Self::Yaml,
+            "name" if names => Self::Name,
+            "name" => {
+                return Err(
+                    "this command's answer is a report, not objects, so it has no names \
+                            to print: use -o json, -o yaml or -o jsonpath=TEMPLATE"
+                        .into(),
+                );
+            }
+            "jsonpath" | "jsonpath=" => {
+                return Err(
+                    "jsonpath needs its template, as in -o jsonpath='{.items[*].metadata.name}'"
+                        .into(),
+                );
+            }
+            other => match other.strip_prefix("jsonpath=") {
+                Some(template) => Self::JsonPath(
+                    Template::parse(template)
+                        .map_err(|e| format!("not a JSONPath template: {e}"))?,
+                ),
+                None => {
+                    let formats: Vec<&str> = FORMATS
+                        .iter()
+                        .filter(|f| names || f.name != "name")
+                        .map(|f| f.spelled)
+                        .collect();
+                    return Err(format!("the formats are {}", formats.join(", ")));
+                }
+            },
+        })
+    }
+}
+
+/// One of `-o`'s formats as help, the man page and completion name it.
+struct FormatName {
+    /// The value, or its start for a format that takes a template (`jsonpath`).
+    name: &'static str,
+    /// As typed: `jsonpath=TEMPLATE`.
+    spelled: &'static str,
+    /// What completion offers: `jsonpath=`, for the template to follow.
+    typed: &'static str,
+    help: &'static str,
+}
+
+/// Every format, in the order help lists them.
+const FORMATS: [FormatName; 6] = [
+    FormatName {
+        name: "table",
+        spelled: "table",
+        typed: "table",
+        help: "aligned text for people",
+    },
+    FormatName {
+        name: "wide",
+        spelled: "wide",
+        typed: "wide",
+        help: "the table with the columns it leaves out, nothing cut to fit the terminal",
+    },
+    FormatName {
+        name: "json",
+        spelled: "json",
+        typed: "json",
+        help: "the value itself, as JSON",
+    },
+    FormatName {
+        name: "yaml",
+        spelled: "yaml",
+        typed: "yaml",
+        help: "the value itself, as YAML (the same field names as JSON)",
+    },
+    FormatName {
+        name: "name",
+        spelled: "name",
+        typed: "name",
+        help: "the objects the answer is or acted on, one kind.group/name a line \
+               (gate.hecate.dev/dev), as kubectl -o name",
+    },
+    FormatName {
+        name: "jsonpath",
+        spelled: "jsonpath=TEMPLATE",
+        typed: "jsonpath=",
+        help: "with its template, jsonpath=TEMPLATE: kubectl's JSONPath over the JSON value, \
+               a list being .items, as in \
+               -o jsonpath='{range .items[*]}{.metadata.name}{\"\\n\"}{end}'",
+    },
+];
+
+/// `-o`'s parser: every format, or (`names: false`) every one but `name`. A bad
+/// value, a JSONPath template that cannot work included, is a usage error before
+/// anything is asked of the cluster.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FormatParser {
+    names: bool,
+}
+
+impl TypedValueParser for FormatParser {
+    type Value = Format;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Format, clap::Error> {
+        let names = self.names;
+        // clap's own wording for a rejected value: `invalid value 'x' for '--output
+        // <FORMAT>': <why>`.
+        let parse = move |text: &str| Format::parse(text, names);
+        parse.parse_ref(command, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            FORMATS
+                .iter()
+                .filter(|f| self.names || f.name != "name")
+                .map(|f| PossibleValue::new(f.name).help(f.help)),
+        ))
+    }
+}
+
+/// The formats an `-o` takes, as completion offers them.
+pub(crate) fn format_words(output: &clap::Arg) -> Vec<String> {
+    output
+        .get_possible_values()
+        .iter()
+        .filter_map(|value| FORMATS.iter().find(|f| f.name == value.get_name()))
+        .map(|f| f.typed.to_string())
+        .collect()
+}
+
+/// `-o` on a command whose answer is objects, or acts on one: every format.
+#[derive(Args, Debug, Clone, Default)]
 pub(crate) struct OutputArg {
-    /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Table)]
+    /// Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE (kubectl's).
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FORMAT",
+        value_parser = FormatParser { names: true },
+        default_value = "table"
+    )]
+    pub(crate) format: Format,
+}
+
+/// `-o` on a command whose answer is a report rather than objects (`audit`,
+/// `evidence`, `preflight`, `verify`): every format but `name`.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct ReportOutputArg {
+    /// Output format: table, wide, json, yaml or jsonpath=TEMPLATE (kubectl's).
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FORMAT",
+        value_parser = FormatParser { names: false },
+        default_value = "table"
+    )]
     pub(crate) format: Format,
 }
 
@@ -212,14 +386,14 @@ pub(crate) enum Command {
     /// What happened: crossings, refusals, approvals, aborts, newest first.
     Audit {
         #[command(flatten)]
-        output: OutputArg,
+        output: ReportOutputArg,
     },
     /// Why a Bundle was allowed, and who allowed it: its evidence in Fides.
     Evidence {
         /// The Bundle.
         bundle: String,
         #[command(flatten)]
-        output: OutputArg,
+        output: ReportOutputArg,
     },
     /// Would the evidence gate let each eligible Bundle through? Asked of Fides before
     /// anyone promotes.
@@ -227,7 +401,7 @@ pub(crate) enum Command {
         /// The Gate.
         gate: String,
         #[command(flatten)]
-        output: OutputArg,
+        output: ReportOutputArg,
     },
     /// The Flux objects a Gate depends on, as they stand; or suspend, resume or
     /// reconcile one of them.
@@ -306,7 +480,7 @@ pub(crate) struct VerifyArgs {
     #[arg(short = 'A', long)]
     pub(crate) all_namespaces: bool,
     #[command(flatten)]
-    pub(crate) output: OutputArg,
+    pub(crate) output: ReportOutputArg,
 }
 
 /// `hecate flux`: list a Gate's Flux objects, or act on one.

@@ -108,7 +108,7 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                     &scope,
                     all_namespaces,
                     &ns,
-                    output.format,
+                    &output.format,
                     &style,
                     &cx.server,
                 )
@@ -116,29 +116,30 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             }
             // The reference's value: every Gate's Explanation, upstream first.
             let explanations = ops.explanations(&scope).await.map_err(read)?;
-            output::print(output.format, &explanations, || {
-                render::status(&explanations, all_namespaces, &ns, &style)
+            output::print(&output.format, &explanations, |columns| {
+                render::status(&explanations, all_namespaces, &ns, columns, &style)
             })?;
         }
         Command::Explain { gate, output, ai } => {
             let explanation = ops.explain(&ns, &gate).await.map_err(read)?;
-            output::print(output.format, &explanation, || {
+            // Its text is no table: wide prints it as it is.
+            output::print(&output.format, &explanation, |_| {
                 render::explain(&explanation, &style)
             })?;
             if ai {
-                explain_ai(output.format, &explanation).await;
+                explain_ai(&output.format, &explanation).await;
             }
         }
         Command::Gates { output } => {
             let gates = ops.staged_gates(&ns).await.map_err(read)?;
-            output::print(output.format, &gates, || {
-                render::gates(&gates, &ns, ops.now(), &style)
+            output::print(&output.format, &gates, |columns| {
+                render::gates(&gates, &ns, ops.now(), columns, &style)
             })?;
         }
         Command::Bundles { output } => {
             let bundles = ops.bundles(&ns).await.map_err(read)?;
-            output::print(output.format, &bundles, || {
-                render::bundles(&bundles, &ns, ops.now(), &style)
+            output::print(&output.format, &bundles, |columns| {
+                render::bundles(&bundles, &ns, ops.now(), columns, &style)
             })?;
         }
         Command::Passages {
@@ -150,20 +151,20 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 .passages(&ns, gate.as_deref(), bundle.as_deref())
                 .await
                 .map_err(read)?;
-            output::print(output.format, &passages, || {
-                render::passages(&passages, &ns, ops.now(), &style)
+            output::print(&output.format, &passages, |columns| {
+                render::passages(&passages, &ns, ops.now(), columns, &style)
             })?;
         }
         Command::Beacons { output } => {
             let beacons = ops.beacons(&ns).await.map_err(read)?;
-            output::print(output.format, &beacons, || {
-                render::beacons(&beacons, &ns, ops.now(), &style)
+            output::print(&output.format, &beacons, |columns| {
+                render::beacons(&beacons, &ns, ops.now(), columns, &style)
             })?;
         }
         Command::Audit { output } => {
             let entries = ops.audit(&ns).await.map_err(read)?;
-            output::print(output.format, &entries, || {
-                render::audit(&entries, &ns, &style)
+            output::print(&output.format, &entries, |columns| {
+                render::audit(&entries, &ns, columns, &style)
             })?;
         }
         Command::Promote {
@@ -187,7 +188,7 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 action: "promote",
                 answer: &promoted,
             };
-            output::print(output.format, &written, || render::promoted(&promoted))?;
+            output::print(&output.format, &written, |_| render::promoted(&promoted))?;
             if let Some(interrupted) = interrupted {
                 return watch_crossing(&ops, &ns, &passage, timeout, interrupted, &style).await;
             }
@@ -206,7 +207,7 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 action: "approve",
                 answer: &approved,
             };
-            output::print(output.format, &written, || render::approved(&approved))?;
+            output::print(&output.format, &written, |_| render::approved(&approved))?;
         }
         Command::Abort { passage, output } => {
             let actor = cx.whoami().await?;
@@ -215,7 +216,7 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 action: "abort",
                 answer: &aborted,
             };
-            output::print(output.format, &written, || render::aborted(&aborted))?;
+            output::print(&output.format, &written, |_| render::aborted(&aborted))?;
         }
         Command::Poll {
             beacon,
@@ -229,21 +230,21 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 action: "poll",
                 answer: &polled,
             };
-            output::print(output.format, &written, || render::polled(&polled))?;
+            output::print(&output.format, &written, |_| render::polled(&polled))?;
             if wait {
                 return wait_for_poll(&ops, &ns, &beacon, &polled.requested_at, timeout).await;
             }
         }
         Command::Evidence { bundle, output } => {
             let evidence = ops.evidence(&ns, &bundle).await.map_err(read)?;
-            output::print(output.format, &evidence, || {
+            output::print(&output.format, &evidence, |_| {
                 render::evidence(&evidence, &style)
             })?;
         }
         Command::Preflight { gate, output } => {
             let verdicts = ops.preflight(&ns, &gate).await.map_err(read)?;
-            output::print(output.format, &verdicts, || {
-                render::preflight(&verdicts, &gate, &style)
+            output::print(&output.format, &verdicts, |columns| {
+                render::preflight(&verdicts, &gate, columns, &style)
             })?;
         }
         Command::Flux(FluxArgs {
@@ -253,8 +254,8 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
         }) => {
             let gate = gate.unwrap_or_default();
             let resources = ops.flux_resources(&ns, &gate).await.map_err(read)?;
-            output::print(output.format, &resources, || {
-                render::flux(&resources, &gate, &style)
+            output::print(&output.format, &resources, |columns| {
+                render::flux(&resources, &gate, columns, &style)
             })?;
         }
         Command::Flux(FluxArgs {
@@ -272,8 +273,8 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
 
 /// `explain --ai`: the model's phrasing after the table (table mode only). It never
 /// changes the exit code: whatever goes wrong is a note on stderr.
-async fn explain_ai(format: Format, explanation: &hecate_ops::Explanation) {
-    let (out, err) = if format == Format::Table {
+async fn explain_ai(format: &Format, explanation: &hecate_ops::Explanation) {
+    let (out, err) = if format.is_table() {
         let config = crate::ai::Config::from_env(|name| std::env::var(name).ok());
         crate::ai::phrase(&config, explanation).await
     } else {
@@ -307,7 +308,7 @@ async fn watch_status(
     scope: &Scope,
     all_namespaces: bool,
     namespace: &str,
-    format: Format,
+    format: &Format,
     style: &Style,
     server: &str,
 ) -> Result<u8, Failure> {
@@ -333,14 +334,14 @@ async fn watch_status(
             let wait = Duration::try_from(until.duration_since(at)).unwrap_or_default();
             tokio::time::Instant::now() + wait + TIME_MARGIN
         });
-        if format == Format::Table && style.width.is_some() {
+        if format.is_table() && style.width.is_some() {
             output::write_stdout("\x1b[H\x1b[2J")?;
         }
-        output::print(format, &explanations, || {
+        output::print(format, &explanations, |columns| {
             let stamp = style.paint(Colour::Dim, &format!("as of {}", at.strftime("%H:%M:%S")));
             format!(
                 "{}{stamp}\n",
-                render::status(&explanations, all_namespaces, namespace, style)
+                render::status(&explanations, all_namespaces, namespace, columns, style)
             )
         })?;
         // Wait for a change or for time to change the answer, then let a burst of
@@ -627,7 +628,8 @@ async fn verify(
         }
         (None, None) => return Err(Failure::usage("verify needs a Bundle or --trail")),
     };
-    output::print(format, &reports, || {
+    // Its text is no table: wide prints it as it is.
+    output::print(&format, &reports, |_| {
         render::verify(&reports, &subject, style)
     })?;
     Ok(match hecate_ops::rules::verify::overall(&reports) {
@@ -671,7 +673,7 @@ async fn flux_action(
                 action: if suspend { "suspend" } else { "resume" },
                 answer: &answer,
             };
-            output::print(format, &written, || render::flux_suspended(&answer))?;
+            output::print(&format, &written, |_| render::flux_suspended(&answer))?;
         }
         None => {
             let answer = ops
@@ -682,7 +684,7 @@ async fn flux_action(
                 action: "reconcile",
                 answer: &answer,
             };
-            output::print(format, &written, || render::flux_reconciled(&answer))?;
+            output::print(&format, &written, |_| render::flux_reconciled(&answer))?;
         }
     }
     Ok(exit::OK)

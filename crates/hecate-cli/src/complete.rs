@@ -98,7 +98,17 @@ async fn complete(cluster: &ClusterArgs, prior: &[String], current: &str) -> Vec
     };
     let previous = prior.last().map(String::as_str).unwrap_or_default();
     let names = match previous {
-        "-o" | "--output" => return filter(["table", "json", "yaml"], current),
+        // The formats this command's `-o` takes (`name` only where there are names).
+        "-o" | "--output" => {
+            return command
+                .get_arguments()
+                .find(|a| a.get_long() == Some("output"))
+                .map(crate::cli::format_words)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|f| f.starts_with(current))
+                .collect();
+        }
         "-g" | "--gate" => Some(Names::Gates),
         "-b" | "--bundle" => Some(Names::Bundles),
         "-n" | "--namespace" => Some(Names::Namespaces),
@@ -308,7 +318,7 @@ pub(crate) fn man_page(invoked_as: &str) -> Result<String, Failure> {
 }
 
 /// The man page's examples: what it does, and the command after the program's name.
-const EXAMPLES: [(&str, &str); 6] = [
+const EXAMPLES: [(&str, &str); 7] = [
     (
         "Every Gate of the namespace at a glance, upstream first:",
         "status -n shop",
@@ -332,6 +342,10 @@ const EXAMPLES: [(&str, &str); 6] = [
     (
         "Check the evidence chains of a Bundle's crossings in Fides, for a script:",
         "verify app-7f3c2a -o json --server https://fides.example.com",
+    ),
+    (
+        "Each Passage and its phase, one a line, as kubectl's JSONPath templates print:",
+        "passages -n shop -o jsonpath='{range .items[*]}{.metadata.name}{\"\\t\"}{.status.phase}{\"\\n\"}{end}'",
     ),
 ];
 
@@ -396,7 +410,7 @@ mod tests {
         for output in ["-o", "--output", "-output"] {
             assert_eq!(
                 complete(&none, &words(&["status", output]), "").await,
-                ["table", "json", "yaml"],
+                ["table", "wide", "json", "yaml", "name", "jsonpath="],
                 "{output}"
             );
         }
@@ -410,11 +424,52 @@ mod tests {
         );
     }
 
-    /// The man page's examples are commands `hecate` accepts, as printed.
+    /// `-o` completes to the formats the command takes: `name` only where its answer
+    /// is objects, and a template's format with its `=`.
+    #[tokio::test]
+    async fn completion_offers_each_commands_formats() {
+        let none = ClusterArgs::default();
+        for command in [
+            "gates", "bundles", "passages", "beacons", "explain", "promote", "flux",
+        ] {
+            assert_eq!(
+                complete(&none, &words(&[command, "-o"]), "").await,
+                ["table", "wide", "json", "yaml", "name", "jsonpath="],
+                "{command}"
+            );
+        }
+        for command in ["audit", "evidence", "preflight", "verify"] {
+            assert_eq!(
+                complete(&none, &words(&[command, "-o"]), "").await,
+                ["table", "wide", "json", "yaml", "jsonpath="],
+                "{command}"
+            );
+        }
+        assert_eq!(
+            complete(&none, &words(&["gates", "--output"]), "j").await,
+            ["json", "jsonpath="]
+        );
+        assert_eq!(
+            complete(&none, &words(&["completion", "-o"]), "").await,
+            Vec::<String>::new()
+        );
+    }
+
+    /// The man page's examples are commands `hecate` accepts, as a shell reads them
+    /// (words apart at spaces, except inside single quotes, which go).
     #[test]
     fn the_examples_parse() {
         for (_, line) in EXAMPLES {
-            let words = std::iter::once("hecate").chain(line.split_whitespace());
+            let mut words = vec![String::new()];
+            let mut quoted = false;
+            for c in line.chars() {
+                match c {
+                    '\'' => quoted = !quoted,
+                    ' ' if !quoted => words.push(String::new()),
+                    c => words.last_mut().unwrap().push(c),
+                }
+            }
+            let words = std::iter::once("hecate".to_string()).chain(words);
             if let Err(e) = Cli::try_parse_from(words) {
                 panic!("{line}: {e}");
             }

@@ -2,8 +2,9 @@
 //! moving, and to move them.
 //!
 //! It parses arguments (`cli`), reaches the cluster as kubectl would (`context`), calls
-//! `hecate-ops`, and formats the answer (`render`, `output`) as a table, JSON or YAML;
-//! it never decides anything itself. Exit codes are documented constants (`exit`).
+//! `hecate-ops`, and formats the answer (`render`, `output`) in kubectl's `-o` formats —
+//! a table (`wide` with more columns), JSON, YAML, the objects' names, or a JSONPath
+//! template (`jsonpath`); it never decides anything itself. Exit codes are documented constants (`exit`).
 //! Installed as `kubectl-hecate` or `flux-hecate` it works as a plugin of either
 //! (`invocation`).
 
@@ -16,6 +17,7 @@ mod dialect;
 pub mod exit;
 mod failure;
 mod invocation;
+mod jsonpath;
 mod output;
 mod render;
 

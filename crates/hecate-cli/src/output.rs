@@ -68,14 +68,41 @@ pub(crate) enum Colour {
     Bold = 1,
 }
 
-/// Prints `value` in `format`; `table` is the human rendering of the same value.
-pub(crate) fn print<T: Serialize + ?Sized>(
-    format: Format,
+/// Which columns a table shows: its own, the last cut to fit a terminal (`table`), or
+/// those and the ones it leaves out, nothing cut (`-o wide`). A command whose text is
+/// not a table prints the same text either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Columns {
+    Narrow,
+    Wide,
+}
+
+impl Columns {
+    pub(crate) fn wide(self) -> bool {
+        self == Self::Wide
+    }
+}
+
+/// The objects an answer is, or acted on, as `-o name` prints them: kubectl's
+/// `<kind>.<group>/<name>` (`gate.hecate.dev/dev`). `None` for an answer that is a
+/// report rather than objects; such commands do not take `-o name` (`cli`).
+pub(crate) trait Named {
+    fn names(&self) -> Option<Vec<String>>;
+}
+
+/// Prints `value` in `format`, the one place a format becomes output: `table` (and
+/// `wide`) is the human rendering of the value, `json` and `yaml` the value itself,
+/// `name` the objects it names, and a JSONPath template is applied to the JSON
+/// value — a list (a JSON array) as kubectl gives a list to its templates, as the
+/// `items` of an object, so `{.items[*].metadata.name}` reads as it does there.
+pub(crate) fn print<T: Serialize + Named + ?Sized>(
+    format: &Format,
     value: &T,
-    table: impl FnOnce() -> String,
+    table: impl FnOnce(Columns) -> String,
 ) -> Result<(), Failure> {
     let text = match format {
-        Format::Table => table(),
+        Format::Table => table(Columns::Narrow),
+        Format::Wide => table(Columns::Wide),
         Format::Json => {
             let mut json = serde_json::to_string_pretty(value)
                 .map_err(|e| Failure::could_not_tell(format!("writing JSON: {e}")))?;
@@ -84,6 +111,31 @@ pub(crate) fn print<T: Serialize + ?Sized>(
         }
         Format::Yaml => serde_yaml_ng::to_string(value)
             .map_err(|e| Failure::could_not_tell(format!("writing YAML: {e}")))?,
+        Format::Name => match value.names() {
+            Some(names) => names.into_iter().map(|name| name + "\n").collect(),
+            // The command line offers `name` only where there are names.
+            None => {
+                return Err(Failure::usage(
+                    "this answer is a report, not objects: -o name has nothing to print",
+                ));
+            }
+        },
+        Format::JsonPath(template) => {
+            let document = match serde_json::to_value(value)
+                .map_err(|e| Failure::could_not_tell(format!("writing JSON: {e}")))?
+            {
+                serde_json::Value::Array(items) => serde_json::Value::Object(
+                    [("items".to_string(), items.into())].into_iter().collect(),
+                ),
+                other => other,
+            };
+            // A template that does not fit the answer is the command line's mistake.
+            template.render(&document).map_err(|e| {
+                Failure::usage(format!(
+                    "the JSONPath template does not fit the answer: {e}"
+                ))
+            })?
+        }
     };
     write_stdout(&text)
 }
@@ -143,7 +195,8 @@ impl Table {
         self.rows.push(cells);
     }
 
-    pub(crate) fn render(&self, style: &Style) -> String {
+    /// The table as text; `Columns::Wide` is never cut to the terminal.
+    pub(crate) fn render(&self, style: &Style, shown: Columns) -> String {
         let columns = self.header.len();
         let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
         for row in &self.rows {
@@ -159,7 +212,7 @@ impl Table {
             for (i, cell) in row.iter().enumerate() {
                 let last = i + 1 == row.len();
                 if last {
-                    match style.width {
+                    match style.width.filter(|_| !shown.wide()) {
                         Some(width)
                             if used + cell.text.chars().count() > width && width > used + 1 =>
                         {
@@ -195,7 +248,7 @@ mod tests {
             Cell::plain("longer-name"),
             Cell::plain("a summary that is far too long to fit"),
         ]);
-        let plain = table.render(&Style::plain());
+        let plain = table.render(&Style::plain(), Columns::Narrow);
         assert_eq!(
             plain,
             "NAME         SUMMARY\na            short\nlonger-name  a summary that is far too long to fit\n"
@@ -205,9 +258,11 @@ mod tests {
             ..Style::plain()
         };
         assert_eq!(
-            table.render(&narrow).lines().nth(2),
+            table.render(&narrow, Columns::Narrow).lines().nth(2),
             Some("longer-name  a summary that i…")
         );
+        // Wide is never cut.
+        assert_eq!(table.render(&narrow, Columns::Wide), plain);
     }
 
     #[test]
@@ -221,7 +276,7 @@ mod tests {
             Cell::styled("Ready", &style, Some(Colour::Green)),
             Cell::plain("1"),
         ]);
-        let text = table.render(&style);
+        let text = table.render(&style, Columns::Narrow);
         assert_eq!(text.lines().nth(1), Some("\x1b[32mReady\x1b[0m  1"));
     }
 }

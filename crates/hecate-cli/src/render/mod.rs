@@ -14,7 +14,9 @@ use jiff::Timestamp;
 use kube::ResourceExt as _;
 use serde::Serialize;
 
-use crate::output::{Cell, Colour, Style, Table};
+use crate::output::{Cell, Colour, Columns, Style, Table};
+
+mod names;
 
 /// What a write command did, for scripts: ops' answer under the action's name, the
 /// same object in every format (`{"action": "promote", …Promoted}`).
@@ -90,11 +92,13 @@ fn or_dash(value: Option<&str>) -> String {
     value.filter(|v| !v.is_empty()).unwrap_or("-").to_string()
 }
 
-/// `hecate status`.
+/// `hecate status`. Wide, before the summary: how many Bundles could cross, the crossing under way,
+/// and what kinds of thing stand in the way.
 pub(crate) fn status(
     explanations: &[Explanation],
     all_namespaces: bool,
     namespace: &str,
+    columns: Columns,
     style: &Style,
 ) -> String {
     if explanations.is_empty() {
@@ -104,7 +108,11 @@ pub(crate) fn status(
             format!("no Gates in {namespace}\n")
         };
     }
-    let mut header = vec!["GATE", "STATE", "CURRENT", "HEALTH", "SUMMARY"];
+    let mut header = vec!["GATE", "STATE", "CURRENT", "HEALTH"];
+    if columns.wide() {
+        header.extend(["ELIGIBLE", "CROSSING", "BLOCKERS"]);
+    }
+    header.push("SUMMARY");
     if all_namespaces {
         header.insert(0, "NAMESPACE");
     }
@@ -117,14 +125,22 @@ pub(crate) fn status(
             Cell::styled(gate.state.as_str(), style, state_colour(gate.state)),
             Cell::plain(or_dash(gate.current.as_deref())),
             Cell::styled(health.as_str(), style, health_colour(health)),
-            Cell::plain(gate.summary.clone()),
         ];
+        if columns.wide() {
+            let kinds: Vec<&str> = gate.blockers.iter().map(|b| b.kind.as_str()).collect();
+            row.extend([
+                Cell::plain(gate.eligible.len().to_string()),
+                Cell::plain(or_dash(gate.crossing.as_ref().map(|c| c.passage.as_str()))),
+                Cell::plain(or_dash(Some(&kinds.join(",")))),
+            ]);
+        }
+        row.push(Cell::plain(gate.summary.clone()));
         if all_namespaces {
             row.insert(0, Cell::plain(gate.namespace.clone()));
         }
         table.row(row);
     }
-    table.render(style)
+    table.render(style, columns)
 }
 
 /// How many eligible or waiting Bundles a table shows; `-o json` has them all.
@@ -288,19 +304,26 @@ fn empty(what: &str, namespace: &str) -> String {
 }
 
 /// `hecate gates`: by name, each with its stage in the pipeline (ops'; `cycle` when
-/// its `after`s go round, so the number orders nothing).
+/// its `after`s go round, so the number orders nothing). Wide: the steps of a
+/// crossing, the crossing under way, how many Bundles are eligible, how many
+/// promotion windows it has.
 pub(crate) fn gates(
     gates: &[StagedGate],
     namespace: &str,
     now: Timestamp,
+    columns: Columns,
     style: &Style,
 ) -> String {
     if gates.is_empty() {
         return empty("Gates", namespace);
     }
-    let mut table = Table::new(&[
+    let mut header = vec![
         "NAME", "STAGE", "ADMITS", "AUTO", "CURRENT", "HEALTH", "AGE",
-    ]);
+    ];
+    if columns.wide() {
+        header.extend(["STEPS", "CROSSING", "ELIGIBLE", "WINDOWS"]);
+    }
+    let mut table = Table::new(&header);
     for StagedGate { gate, stage } in gates {
         let stage = if stage.cycle {
             format!("{} (cycle)", stage.index)
@@ -335,7 +358,7 @@ pub(crate) fn gates(
         if gate.spec.suspend {
             flags.push_str(" (suspended)");
         }
-        table.row(vec![
+        let mut row = vec![
             Cell::plain(gate.name_any()),
             Cell::plain(stage),
             Cell::plain(admits.join(", ")),
@@ -346,22 +369,52 @@ pub(crate) fn gates(
                 |h| Cell::styled(h.as_str(), style, health_colour(h)),
             ),
             Cell::plain(age(gate.metadata.creation_timestamp.as_ref(), now)),
-        ]);
+        ];
+        if columns.wide() {
+            let steps: Vec<&str> = gate
+                .spec
+                .passage
+                .iter()
+                .flat_map(|p| &p.steps)
+                .map(|s| {
+                    if s.alias.is_empty() {
+                        &s.uses
+                    } else {
+                        &s.alias
+                    }
+                })
+                .map(String::as_str)
+                .collect();
+            let status = gate.status.as_ref();
+            row.extend([
+                Cell::plain(or_dash(Some(&steps.join(",")))),
+                Cell::plain(or_dash(status.map(|s| s.active_passage.as_str()))),
+                Cell::plain(status.map_or(0, |s| s.eligible.len()).to_string()),
+                Cell::plain(gate.spec.windows.len().to_string()),
+            ]);
+        }
+        table.row(row);
     }
-    table.render(style)
+    table.render(style, columns)
 }
 
-/// `hecate bundles`.
+/// `hecate bundles`. Wide: the Gates each has cleared, been approved for (and by
+/// whom) and been blocked by.
 pub(crate) fn bundles(
     bundles: &[Bundle],
     namespace: &str,
     now: Timestamp,
+    columns: Columns,
     style: &Style,
 ) -> String {
     if bundles.is_empty() {
         return empty("Bundles", namespace);
     }
-    let mut table = Table::new(&["NAME", "BEACON", "ALIAS", "ARTIFACTS", "AGE"]);
+    let mut header = vec!["NAME", "BEACON", "ALIAS", "ARTIFACTS", "AGE"];
+    if columns.wide() {
+        header.extend(["CLEARED", "APPROVED", "BLOCKED"]);
+    }
+    let mut table = Table::new(&header);
     for bundle in bundles {
         let artifacts: Vec<String> = bundle
             .spec
@@ -390,15 +443,33 @@ pub(crate) fn bundles(
                 })
             })
             .collect();
-        table.row(vec![
+        let mut row = vec![
             Cell::plain(bundle.name_any()),
             Cell::plain(bundle.spec.beacon.clone()),
             Cell::plain(or_dash(Some(&bundle.spec.alias))),
             Cell::plain(artifacts.join(", ")),
             Cell::plain(age(bundle.metadata.creation_timestamp.as_ref(), now)),
-        ]);
+        ];
+        if columns.wide() {
+            let status = bundle.status.clone().unwrap_or_default();
+            let gates = |crossings: &[hecate_types::GateCrossing]| {
+                let gates: Vec<&str> = crossings.iter().map(|c| c.gate.as_str()).collect();
+                Cell::plain(or_dash(Some(&gates.join(","))))
+            };
+            let approved: Vec<String> = status
+                .approved_for
+                .iter()
+                .map(|a| format!("{} by {}", a.gate, a.actor))
+                .collect();
+            row.extend([
+                gates(&status.cleared),
+                Cell::plain(or_dash(Some(&approved.join(", ")))),
+                gates(&status.blocked),
+            ]);
+        }
+        table.row(row);
     }
-    table.render(style)
+    table.render(style, columns)
 }
 
 fn phase_colour(phase: PassagePhase) -> Option<Colour> {
@@ -410,42 +481,90 @@ fn phase_colour(phase: PassagePhase) -> Option<Colour> {
     }
 }
 
-/// `hecate passages`.
+/// `hecate passages`. Wide: the step it is at (or failed at) of how many, how long it
+/// has run (or ran), and what it says.
 pub(crate) fn passages(
     passages: &[Passage],
     namespace: &str,
     now: Timestamp,
+    columns: Columns,
     style: &Style,
 ) -> String {
     if passages.is_empty() {
         return empty("Passages", namespace);
     }
-    let mut table = Table::new(&["NAME", "GATE", "BUNDLE", "PHASE", "ACTOR", "AGE"]);
+    let mut header = vec!["NAME", "GATE", "BUNDLE", "PHASE", "ACTOR", "AGE"];
+    if columns.wide() {
+        header.extend(["STEP", "DURATION", "MESSAGE"]);
+    }
+    let mut table = Table::new(&header);
     for passage in passages {
         let phase = passage.phase();
-        table.row(vec![
+        let mut row = vec![
             Cell::plain(passage.name_any()),
             Cell::plain(passage.spec.gate.clone()),
             Cell::plain(passage.spec.bundle.clone()),
             Cell::styled(phase.as_str(), style, phase_colour(phase)),
             Cell::plain(or_dash(Some(&passage.spec.actor))),
             Cell::plain(age(passage.metadata.creation_timestamp.as_ref(), now)),
-        ]);
+        ];
+        if columns.wide() {
+            let status = passage.status.clone().unwrap_or_default();
+            let steps = &passage.spec.steps;
+            // The step in progress, or the first that failed (the last, once all ran).
+            let at = usize::try_from(status.current_step)
+                .unwrap_or(0)
+                .min(steps.len().saturating_sub(1));
+            let step = match steps.get(at) {
+                Some(step) if status.started_at.is_some() => format!(
+                    "{}/{} {}",
+                    at + 1,
+                    steps.len(),
+                    if step.alias.is_empty() {
+                        &step.uses
+                    } else {
+                        &step.alias
+                    }
+                ),
+                _ => "-".to_string(),
+            };
+            let ran = status.started_at.as_ref().map_or_else(
+                || "-".to_string(),
+                |started| {
+                    age(
+                        Some(started),
+                        status.finished_at.as_ref().map_or(now, |f| f.0),
+                    )
+                },
+            );
+            row.extend([
+                Cell::plain(step),
+                Cell::plain(ran),
+                Cell::plain(status.message.clone()),
+            ]);
+        }
+        table.row(row);
     }
-    table.render(style)
+    table.render(style, columns)
 }
 
-/// `hecate beacons`.
+/// `hecate beacons`. Wide: how often it looks, when it last did, whether it is
+/// suspended, and what its `Ready` condition says.
 pub(crate) fn beacons(
     beacons: &[Beacon],
     namespace: &str,
     now: Timestamp,
+    columns: Columns,
     style: &Style,
 ) -> String {
     if beacons.is_empty() {
         return empty("Beacons", namespace);
     }
-    let mut table = Table::new(&["NAME", "WATCHES", "LATEST", "READY", "AGE"]);
+    let mut header = vec!["NAME", "WATCHES", "LATEST", "READY", "AGE"];
+    if columns.wide() {
+        header.extend(["INTERVAL", "POLLED", "SUSPENDED", "MESSAGE"]);
+    }
+    let mut table = Table::new(&header);
     for beacon in beacons {
         let sources: Vec<String> = beacon
             .spec
@@ -461,30 +580,49 @@ pub(crate) fn beacons(
             })
             .collect();
         let status = beacon.status.as_ref();
-        let ready = status
-            .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Ready"))
-            .map(|c| match c.status {
-                ConditionStatus::True => "True",
-                ConditionStatus::False => "False",
-                ConditionStatus::Unknown => "Unknown",
-            });
-        table.row(vec![
+        let condition = status.and_then(|s| s.conditions.iter().find(|c| c.type_ == "Ready"));
+        let ready = condition.map(|c| match c.status {
+            ConditionStatus::True => "True",
+            ConditionStatus::False => "False",
+            ConditionStatus::Unknown => "Unknown",
+        });
+        let mut row = vec![
             Cell::plain(beacon.name_any()),
             Cell::plain(sources.join(", ")),
             Cell::plain(or_dash(status.map(|s| s.latest_bundle.as_str()))),
             Cell::plain(or_dash(ready)),
             Cell::plain(age(beacon.metadata.creation_timestamp.as_ref(), now)),
-        ]);
+        ];
+        if columns.wide() {
+            row.extend([
+                Cell::plain(or_dash(beacon.spec.interval.as_deref())),
+                Cell::plain(age(status.and_then(|s| s.last_polled.as_ref()), now)),
+                Cell::plain(if beacon.spec.suspend { "yes" } else { "no" }),
+                Cell::plain(condition.map(|c| c.message.clone()).unwrap_or_default()),
+            ]);
+        }
+        table.row(row);
     }
-    table.render(style)
+    table.render(style, columns)
 }
 
-/// `hecate audit`.
-pub(crate) fn audit(entries: &[AuditEntry], namespace: &str, style: &Style) -> String {
+/// `hecate audit`. Wide, before the detail: the Passage, and whether the crossing's
+/// evidence was verified.
+pub(crate) fn audit(
+    entries: &[AuditEntry],
+    namespace: &str,
+    columns: Columns,
+    style: &Style,
+) -> String {
     if entries.is_empty() {
         return format!("nothing has happened in {namespace} yet\n");
     }
-    let mut table = Table::new(&["WHEN", "WHAT", "GATE", "BUNDLE", "ACTOR", "DETAIL"]);
+    let mut header = vec!["WHEN", "WHAT", "GATE", "BUNDLE", "ACTOR"];
+    if columns.wide() {
+        header.extend(["PASSAGE", "VERIFIED"]);
+    }
+    header.push("DETAIL");
+    let mut table = Table::new(&header);
     for entry in entries {
         let (what, colour) = match entry.kind {
             AuditKind::Crossed => ("crossed", Some(Colour::Green)),
@@ -510,21 +648,38 @@ pub(crate) fn audit(entries: &[AuditEntry], namespace: &str, style: &Style) -> S
                 evidence.trail
             );
         }
-        table.row(vec![
+        let mut row = vec![
             Cell::plain(entry.at.0.strftime("%Y-%m-%d %H:%M:%S").to_string()),
             Cell::styled(what, style, colour),
             Cell::plain(entry.gate.clone()),
             Cell::plain(or_dash(Some(&entry.bundle))),
             Cell::plain(or_dash(Some(&entry.actor))),
-            Cell::plain(detail),
-        ]);
+        ];
+        if columns.wide() {
+            row.extend([
+                Cell::plain(or_dash(Some(&entry.passage))),
+                Cell::plain(match entry.verified {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "-",
+                }),
+            ]);
+        }
+        row.push(Cell::plain(detail));
+        table.row(row);
     }
-    table.render(style)
+    table.render(style, columns)
 }
 
 /// `hecate preflight`: one row per eligible Bundle — ready, would be refused (and
-/// what it misses, for which policies), or unknown (and why).
-pub(crate) fn preflight(verdicts: &[Preflight], gate: &str, style: &Style) -> String {
+/// what it misses, for which policies), or unknown (and why). It has no more to show
+/// wide.
+pub(crate) fn preflight(
+    verdicts: &[Preflight],
+    gate: &str,
+    columns: Columns,
+    style: &Style,
+) -> String {
     if verdicts.is_empty() {
         return format!(
             "nothing to check: {gate} has no eligible Bundles, or does not gate on evidence\n"
@@ -559,15 +714,26 @@ pub(crate) fn preflight(verdicts: &[Preflight], gate: &str, style: &Style) -> St
             Cell::plain(detail),
         ]);
     }
-    table.render(style)
+    table.render(style, columns)
 }
 
-/// `hecate flux <gate>`: the Flux objects the Gate depends on.
-pub(crate) fn flux(resources: &[FluxResource], gate: &str, style: &Style) -> String {
+/// `hecate flux <gate>`: the Flux objects the Gate depends on. Wide, before the
+/// detail: each one's namespace, and the last reconcile request Flux handled.
+pub(crate) fn flux(
+    resources: &[FluxResource],
+    gate: &str,
+    columns: Columns,
+    style: &Style,
+) -> String {
     if resources.is_empty() {
         return format!("Gate {gate} watches no Flux objects in its cluster\n");
     }
-    let mut table = Table::new(&["OBJECT", "HEALTH", "SUSPENDED", "REVISION", "DETAIL"]);
+    let mut header = vec!["OBJECT", "HEALTH", "SUSPENDED", "REVISION"];
+    if columns.wide() {
+        header.extend(["NAMESPACE", "HANDLED"]);
+    }
+    header.push("DETAIL");
+    let mut table = Table::new(&header);
     for resource in resources {
         let (health, colour) = if resource.missing {
             ("Missing".to_string(), Some(Colour::Yellow))
@@ -577,7 +743,7 @@ pub(crate) fn flux(resources: &[FluxResource], gate: &str, style: &Style) -> Str
                 health_colour(resource.health),
             )
         };
-        table.row(vec![
+        let mut row = vec![
             Cell::plain(format!("{}/{}", resource.kind, resource.name)),
             Cell::styled(health, style, colour),
             Cell::styled(
@@ -586,10 +752,17 @@ pub(crate) fn flux(resources: &[FluxResource], gate: &str, style: &Style) -> Str
                 resource.suspended.then_some(Colour::Yellow),
             ),
             Cell::plain(or_dash(Some(&resource.revision))),
-            Cell::plain(resource.detail.clone()),
-        ]);
+        ];
+        if columns.wide() {
+            row.extend([
+                Cell::plain(resource.namespace.clone()),
+                Cell::plain(or_dash(Some(&resource.last_handled))),
+            ]);
+        }
+        row.push(Cell::plain(resource.detail.clone()));
+        table.row(row);
     }
-    table.render(style)
+    table.render(style, columns)
 }
 
 /// `hecate flux suspend|resume`'s line.

@@ -13,6 +13,7 @@ use kube::api::ObjectMeta;
 
 use super::*;
 use crate::invocation::Invocation;
+use crate::output::Columns::{Narrow, Wide};
 use crate::output::Style;
 
 fn now() -> Timestamp {
@@ -138,18 +139,56 @@ fn explanation() -> Explanation {
 #[test]
 fn status_tables() {
     let all = statuses();
-    insta::assert_snapshot!("status", status(&all[..3], false, "acme", &Style::plain()));
+    insta::assert_snapshot!(
+        "status",
+        status(&all[..3], false, "acme", Narrow, &Style::plain())
+    );
     insta::assert_snapshot!(
         "status-all-namespaces",
-        status(&all, true, "acme", &Style::plain())
+        status(&all, true, "acme", Narrow, &Style::plain())
     );
     assert_eq!(
-        status(&[], false, "acme", &Style::plain()),
+        status(&[], false, "acme", Narrow, &Style::plain()),
         "no Gates in acme\n"
     );
     assert_eq!(
-        status(&[], true, "acme", &Style::plain()),
+        status(&[], true, "acme", Narrow, &Style::plain()),
         "no Gates in any namespace you may read\n"
+    );
+
+    // Wide: how many could cross, the crossing under way, what stands in the way.
+    let mut wide = all[..3].to_vec();
+    wide[0].eligible = vec!["app-2".into()];
+    wide[1].blockers = explanation().blockers;
+    wide[2].crossing = Some(hecate_ops::model::CrossingNow {
+        passage: "staging-4".into(),
+        bundle: "app-1".into(),
+        created_at: ago(3),
+        started_at: ago(3),
+        stalled: false,
+        step: None,
+    });
+    insta::assert_snapshot!(
+        "status-wide",
+        status(&wide, false, "acme", Wide, &Style::plain())
+    );
+    // Wide is never cut to the terminal; the plain table is.
+    let narrow = Style {
+        width: Some(60),
+        ..Style::plain()
+    };
+    assert!(
+        status(&wide, false, "acme", Narrow, &narrow)
+            .lines()
+            .all(|l| l.chars().count() <= 60)
+    );
+    assert_eq!(
+        status(&wide, false, "acme", Wide, &narrow),
+        status(&wide, false, "acme", Wide, &Style::plain())
+    );
+    assert_eq!(
+        status(&[], false, "acme", Wide, &Style::plain()),
+        "no Gates in acme\n"
     );
 }
 
@@ -202,9 +241,29 @@ fn list_tables() {
                 after: vec!["staging".into()],
                 require_approval: true,
             }],
+            passage: Some(hecate_types::PassageTemplate {
+                steps: vec![
+                    hecate_types::Step {
+                        uses: "git-push".into(),
+                        ..hecate_types::Step::default()
+                    },
+                    hecate_types::Step {
+                        uses: "flux-wait".into(),
+                        alias: "rollout".into(),
+                        ..hecate_types::Step::default()
+                    },
+                ],
+            }),
+            windows: vec![hecate_types::Window {
+                schedule: "0 9 * * 1-5".into(),
+                duration: "8h".into(),
+                ..hecate_types::Window::default()
+            }],
             ..GateSpec::default()
         },
         status: Some(GateStatus {
+            active_passage: "production-2".into(),
+            eligible: vec!["app-2".into(), "app-3".into()],
             current: Some(GateOccupant {
                 bundle: "app-1".into(),
                 digest: String::new(),
@@ -253,7 +312,14 @@ fn list_tables() {
             },
         },
     ];
-    insta::assert_snapshot!("gates", gates(&staged, "acme", now(), &Style::plain()));
+    insta::assert_snapshot!(
+        "gates",
+        gates(&staged, "acme", now(), Narrow, &Style::plain())
+    );
+    insta::assert_snapshot!(
+        "gates-wide",
+        gates(&staged, "acme", now(), Wide, &Style::plain())
+    );
 
     let bundle = Bundle {
         metadata: meta("app-0151d1d6c4cf", 5),
@@ -267,11 +333,38 @@ fn list_tables() {
                 Artifact::commit("https://github.com/acme/config", "0123456789abcdef0123"),
             ],
         },
-        status: None,
+        status: Some(hecate_types::BundleStatus {
+            cleared: ["dev", "staging"]
+                .into_iter()
+                .map(|gate| hecate_types::GateCrossing {
+                    gate: gate.into(),
+                    passage: format!("{gate}-1"),
+                    at: Time(now()),
+                    actor: String::new(),
+                    reason: String::new(),
+                })
+                .collect(),
+            blocked: vec![],
+            approved_for: vec![hecate_types::BundleApproval {
+                gate: "production".into(),
+                actor: "carol".into(),
+                at: Time(now()),
+            }],
+        }),
     };
     insta::assert_snapshot!(
         "bundles",
-        bundles(&[bundle], "acme", now(), &Style::plain())
+        bundles(
+            std::slice::from_ref(&bundle),
+            "acme",
+            now(),
+            Narrow,
+            &Style::plain()
+        )
+    );
+    insta::assert_snapshot!(
+        "bundles-wide",
+        bundles(&[bundle], "acme", now(), Wide, &Style::plain())
     );
 
     let passage = |name: &str, phase: PassagePhase, actor: &str, minutes: i64| Passage {
@@ -280,6 +373,13 @@ fn list_tables() {
             gate: "staging".into(),
             bundle: "app-1".into(),
             actor: actor.into(),
+            steps: ["git-push", "flux-wait"]
+                .into_iter()
+                .map(|uses| hecate_types::Step {
+                    uses: uses.into(),
+                    ..hecate_types::Step::default()
+                })
+                .collect(),
             ..PassageSpec::default()
         },
         status: Some(PassageStatus {
@@ -287,11 +387,34 @@ fn list_tables() {
             ..PassageStatus::default()
         }),
     };
-    let list = [
-        passage("staging-2", PassagePhase::Running, "alice", 1),
-        passage("staging-1", PassagePhase::Failed, "controller", 300),
-    ];
-    insta::assert_snapshot!("passages", passages(&list, "acme", now(), &Style::plain()));
+    let mut running = passage("staging-2", PassagePhase::Running, "alice", 1);
+    if let Some(status) = running.status.as_mut() {
+        status.started_at = ago(1);
+        status.current_step = 1;
+        status.message = "waiting for Flux to apply 1.2.0".into();
+    }
+    let mut failed = passage("staging-1", PassagePhase::Failed, "controller", 300);
+    if let Some(status) = failed.status.as_mut() {
+        status.started_at = ago(300);
+        status.finished_at = ago(290);
+        status.message = "git-push: the host rejected our credentials".into();
+    }
+    let pending = passage("staging-3", PassagePhase::Pending, "bob", 0);
+    let list = [running, failed];
+    insta::assert_snapshot!(
+        "passages",
+        passages(&list, "acme", now(), Narrow, &Style::plain())
+    );
+    insta::assert_snapshot!(
+        "passages-wide",
+        passages(
+            &[pending, list[0].clone(), list[1].clone()],
+            "acme",
+            now(),
+            Wide,
+            &Style::plain()
+        )
+    );
 
     let beacon = Beacon {
         metadata: meta("app", 60 * 24 * 40),
@@ -303,6 +426,7 @@ fn list_tables() {
                 }),
                 ..WatchSource::default()
             }],
+            interval: Some("5m".into()),
             ..BeaconSpec::default()
         },
         status: Some(BeaconStatus {
@@ -312,31 +436,42 @@ fn list_tables() {
                 observed_generation: 1,
                 last_transition_time: Time(now()),
                 reason: "Discovered".into(),
-                message: String::new(),
+                message: "1 artifact resolved".into(),
             }],
             latest_bundle: "app-0151d1d6c4cf".into(),
+            last_polled: ago(2),
             ..BeaconStatus::default()
         }),
     };
     insta::assert_snapshot!(
         "beacons",
-        beacons(&[beacon], "acme", now(), &Style::plain())
+        beacons(
+            std::slice::from_ref(&beacon),
+            "acme",
+            now(),
+            Narrow,
+            &Style::plain()
+        )
+    );
+    insta::assert_snapshot!(
+        "beacons-wide",
+        beacons(&[beacon], "acme", now(), Wide, &Style::plain())
     );
 
     assert_eq!(
-        gates(&[], "acme", now(), &Style::plain()),
+        gates(&[], "acme", now(), Narrow, &Style::plain()),
         "no Gates in acme\n"
     );
     assert_eq!(
-        bundles(&[], "acme", now(), &Style::plain()),
+        bundles(&[], "acme", now(), Narrow, &Style::plain()),
         "no Bundles in acme\n"
     );
     assert_eq!(
-        passages(&[], "acme", now(), &Style::plain()),
+        passages(&[], "acme", now(), Narrow, &Style::plain()),
         "no Passages in acme\n"
     );
     assert_eq!(
-        beacons(&[], "acme", now(), &Style::plain()),
+        beacons(&[], "acme", now(), Narrow, &Style::plain()),
         "no Beacons in acme\n"
     );
 }
@@ -373,9 +508,15 @@ fn audit_table() {
         ),
         entry(40, AuditKind::Approved, "carol", ""),
     ];
-    insta::assert_snapshot!("audit", audit(&entries, "acme", &Style::plain()));
+    insta::assert_snapshot!("audit", audit(&entries, "acme", Narrow, &Style::plain()));
+    let mut wide = entries.to_vec();
+    wide[0].passage = "production-3".into();
+    wide[0].verified = Some(true);
+    wide[2].passage = "production-2".into();
+    wide[2].verified = Some(false);
+    insta::assert_snapshot!("audit-wide", audit(&wide, "acme", Wide, &Style::plain()));
     assert_eq!(
-        audit(&[], "acme", &Style::plain()),
+        audit(&[], "acme", Narrow, &Style::plain()),
         "nothing has happened in acme yet\n"
     );
 }
@@ -634,10 +775,15 @@ fn preflight_says_ready_refused_or_unknown() {
     ];
     insta::assert_snapshot!(
         "preflight",
-        preflight(&verdicts, "production", &Style::plain())
+        preflight(&verdicts, "production", Narrow, &Style::plain())
     );
     assert_eq!(
-        preflight(&[], "production", &Style::plain()),
+        preflight(&verdicts, "production", Wide, &Style::plain()),
+        preflight(&verdicts, "production", Narrow, &Style::plain()),
+        "preflight has nothing more to show wide"
+    );
+    assert_eq!(
+        preflight(&[], "production", Narrow, &Style::plain()),
         "nothing to check: production has no eligible Bundles, or does not gate on evidence\n"
     );
 }
@@ -675,9 +821,18 @@ fn flux_lists_health_suspension_and_revision() {
             "not in the cluster",
         ),
     ];
-    insta::assert_snapshot!("flux", flux(&resources, "production", &Style::plain()));
+    insta::assert_snapshot!(
+        "flux",
+        flux(&resources, "production", Narrow, &Style::plain())
+    );
+    let mut wide = resources.to_vec();
+    wide[0].last_handled = "2026-08-11T11:58:00Z".into();
+    insta::assert_snapshot!(
+        "flux-wide",
+        flux(&wide, "production", Wide, &Style::plain())
+    );
     assert_eq!(
-        flux(&[], "production", &Style::plain()),
+        flux(&[], "production", Narrow, &Style::plain()),
         "Gate production watches no Flux objects in its cluster\n"
     );
     let suspended = FluxSuspended {
@@ -709,7 +864,7 @@ fn audit_says_how_a_refused_crossing_ended() {
         evidence: None,
         outcome: Some(hecate_ops::model::Outcome::Failed),
     };
-    let text = audit(&[entry], "acme", &Style::plain());
+    let text = audit(&[entry], "acme", Narrow, &Style::plain());
     let row = text.lines().nth(1).unwrap();
     assert!(
         row.contains(" failed ") && !row.contains("refused"),

@@ -88,9 +88,14 @@ async fn commands_flags_and_values_come_from_the_command_line_definition() {
     for flag in ["-o", "--output"] {
         assert_eq!(
             complete(&["status", flag, ""]).await,
-            ["table", "json", "yaml"]
+            ["table", "wide", "json", "yaml", "name", "jsonpath="]
         );
     }
+    // A report has no names to print.
+    assert_eq!(
+        complete(&["audit", "-o", ""]).await,
+        ["table", "wide", "json", "yaml", "jsonpath="]
+    );
     assert_eq!(complete(&["completion", ""]).await, ["bash", "zsh", "fish"]);
 }
 
@@ -260,7 +265,7 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
             examples.contains("follow the crossing \\(em exit 0 when it lands"),
             "{examples}"
         );
-        assert_eq!(examples.matches(".nf\n").count(), 6, "{examples}");
+        assert_eq!(examples.matches(".nf\n").count(), 7, "{examples}");
 
         let exits = section("\"EXIT STATUS\"");
         let codes: Vec<&str> = exits.lines().filter(|l| l.starts_with(".B ")).collect();

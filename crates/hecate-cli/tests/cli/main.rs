@@ -10,6 +10,7 @@ mod dialect;
 mod fides;
 mod flux;
 mod harness;
+mod output_formats;
 mod reads;
 mod watch;
 mod writes;
