@@ -241,11 +241,8 @@ async fn i21_the_api_answers_as_its_openapi_document_says() {
         })
         .map(|(who, found, _, said)| format!("schemathesis as {who}: {found:#?}\n{said}"))
         .collect();
+    // How long it took is printed above, not asserted: on a loaded machine a time
+    // limit fails a run whose every answer was right.
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
-    assert!(
-        started.elapsed() < Duration::from_secs(120),
-        "schemathesis took {:.0?}: lower MAX_EXAMPLES",
-        started.elapsed()
-    );
     let _ = std::fs::remove_dir_all(&dir);
 }
