@@ -17,7 +17,8 @@ use crate::{Identity, TestEnv, apply_manifest};
 const USER_ROLES: &str = include_str!("../../deploy/rbac/user-roles.yaml");
 /// The server's Namespace, ServiceAccount, ClusterRole, binding, Deployment, Service.
 const SERVER_MANIFEST: &str = include_str!("../../deploy/hecate-api/hecate-api.yaml");
-/// The controller's ServiceAccount, ClusterRole, bindings, Lease Role and Deployment.
+/// The controller's ServiceAccount, ClusterRole, bindings, Lease Role, PodDisruptionBudget,
+/// metrics Service and Deployment.
 pub const CONTROLLER_MANIFEST: &str =
     include_str!("../../deploy/hecate-controller/hecate-controller.yaml");
 const FIELD_MANAGER: &str = "hecate-testenv";

@@ -22,8 +22,9 @@ async fn the_manifests_are_accepted() {
             .len();
     }
     // Five user roles (viewer, promoter, approver, poker, flux-operator) and the
-    // server's six objects.
-    assert_eq!(applied, 5 + 6, "every object of both files");
+    // server's seven objects (Namespace, ServiceAccount, ClusterRole and its binding,
+    // PodDisruptionBudget, Service, Deployment).
+    assert_eq!(applied, 5 + 7, "every object of both files");
     let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
         kube::Api::namespaced(env.admin.clone(), "hecate-system");
     assert!(

@@ -14,7 +14,9 @@ async fn the_manifest_is_accepted_and_runs_locked_down() {
     let applied = apply_manifest(&env.admin, CONTROLLER_MANIFEST, true)
         .await
         .unwrap_or_else(|e| panic!("deploy/hecate-controller: {e:#}"));
-    assert_eq!(applied.len(), 7, "every object: {applied:?}");
+    // Namespace, ServiceAccount, ClusterRole and its binding, the Lease Role and its
+    // binding, PodDisruptionBudget, metrics Service, Deployment.
+    assert_eq!(applied.len(), 9, "every object: {applied:?}");
     let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
         kube::Api::namespaced(env.admin.clone(), "hecate-system");
     assert!(
