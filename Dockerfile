@@ -1,5 +1,7 @@
 # Images for hecate-api, hecate-mcp and hecate-controller: one build stage, one small
-# runtime stage each.
+# runtime stage each. Without Docker, `cargo xtask images` assembles the same images
+# from the binaries and Debian's packages; xtask's tests keep the two descriptions (and
+# the Helm chart's ports) in agreement.
 #   docker build --target hecate-api -t hecate-api .
 #   docker build --target hecate-mcp -t hecate-mcp .
 #   docker build --target hecate-controller -t hecate-controller .
@@ -30,15 +32,20 @@ ENTRYPOINT ["/usr/local/bin/hecate-api"]
 
 FROM gcr.io/distroless/cc-debian12:nonroot AS hecate-mcp
 COPY --from=build /src/target/release/hecate-mcp /usr/local/bin/hecate-mcp
+EXPOSE 8085
 ENTRYPOINT ["/usr/local/bin/hecate-mcp"]
 
 # The controller drives the git CLI (Beacons' ls-remote, the git steps), so its image
-# carries git and ssh: Debian slim, still non-root. kustomize and helm (the render
-# steps) are on PATH, where --kustomize-path and --helm-path find them by default.
+# carries git, ssh and a shell (git runs GIT_SSH_COMMAND with one): Debian slim, still
+# non-root, with a passwd entry for that user (ssh refuses to run without one).
+# kustomize and helm (the render steps) are on PATH, where --kustomize-path and
+# --helm-path find them by default.
 FROM debian:bookworm-slim AS hecate-controller
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
-    && rm -rf /var/lib/apt/lists/*
+    && rm -rf /var/lib/apt/lists/* \
+    && groupadd --gid 65532 nonroot \
+    && useradd --uid 65532 --gid 65532 --home-dir /home/nonroot --create-home --shell /usr/sbin/nologin nonroot
 COPY --from=tools /tools/kustomize /tools/helm /usr/local/bin/
 USER 65532:65532
 COPY --from=build /src/target/release/hecate-controller /usr/local/bin/hecate-controller

@@ -8,6 +8,7 @@
 //! | `crds` | writes the generated CRDs into the chart (`charts/hecate/files/crds/`) and `deploy/crds/` |
 //! | `manifests` | writes `deploy/` from the Helm chart (`charts/hecate`, default values) |
 //! | `check-layers` | fails when a dependency points the wrong way between our crates |
+//! | `images` | builds the images the chart runs with buildah, from the binaries and Debian's packages; `--push REPO`; `--check` runs them (CI) |
 //! | `downstream` | packages the published crates and builds a crate outside the workspace against them |
 //! | `control-plane build` | finds or builds etcd and kube-apiserver |
 //! | `control-plane start` | runs a local control plane in the background, with kubeconfigs in `target/hecate-dev/` |
@@ -20,8 +21,10 @@ mod control_plane;
 mod crds;
 mod demo;
 mod downstream;
+mod images;
 mod layers;
 mod manifests;
+mod system;
 mod test;
 
 use std::path::PathBuf;
@@ -74,6 +77,9 @@ enum Task {
         #[arg(long)]
         releases: Option<usize>,
     },
+    /// Build the images the Helm chart runs (hecate-api, hecate-mcp, hecate-controller)
+    /// with buildah, from the release binaries and Debian's packages; no Docker needed.
+    Images(images::Options),
     /// Start a local control plane with a realistic pipeline, hecate-api and the web UI
     /// to explore (Ctrl-C stops it).
     Demo(demo::Options),
@@ -103,6 +109,7 @@ fn main() -> ExitCode {
         Task::CheckLayers => check_layers(&root),
         Task::Downstream => downstream::run(&root),
         Task::Demo(options) => demo::run(&root, &options),
+        Task::Images(options) => images::run(&root, &options),
         Task::Test { args, dry_run } => test::run(&root, &args, dry_run),
         Task::Bench {
             scale,
