@@ -68,6 +68,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         steps,
         app_tokens,
         wakes,
+        flux_access,
     } = builtin(&client, &args, own)?;
     let beacons = BeaconReconciler {
         client: client.clone(),
@@ -151,6 +152,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             gate::controller::run(
                 client.clone(),
                 build,
+                flux_access,
                 args.watch_label_selector.clone(),
                 shutdown(stopped.clone()),
             ),
@@ -235,9 +237,11 @@ struct Builtin {
     app_tokens: AppTokens,
     /// Passages whose waited-for object changed.
     wakes: passage::wake::Wakes,
+    /// How the `flux` checker reaches Flux objects; the Gate controller's watches of
+    /// Flux's kinds feed it.
+    flux_access: Arc<hecate_steps::flux::FluxAccess>,
 }
 
-/// `--max-checkout-size`, `0` meaning no limit.
 /// `--allow-local-git` and `--max-checkout-size` (0: no limit), for every git the
 /// controller runs.
 fn git_limits(args: &Args) -> Limits {
@@ -254,7 +258,7 @@ fn builtin(
 ) -> anyhow::Result<Builtin> {
     let access = Arc::new(hecate_steps::flux::FluxAccess::new(client.clone()));
     let flux = Arc::new(hecate_steps::flux::FluxChecker::new(
-        access,
+        access.clone(),
         args.no_cross_namespace_refs,
     ));
     let mut health = health::Checkers::new();
@@ -286,6 +290,7 @@ fn builtin(
         steps,
         app_tokens: tools.app_tokens,
         wakes,
+        flux_access: access,
     })
 }
 

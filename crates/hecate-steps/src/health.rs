@@ -54,6 +54,14 @@ pub trait Checker: Send + Sync {
         namespace: &'a str,
         now: Timestamp,
     ) -> BoxFuture<'a, CheckResult>;
+
+    /// Whether the answer to the check whose `with` is `config` can change only when an
+    /// object the controller watches changes — the watch wakes the Gate — so that no
+    /// timer need look again. A checker that must poll says no (the default).
+    fn followed(&self, config: Option<&Value>) -> bool {
+        let _ = config;
+        false
+    }
 }
 
 /// A Gate's health, merged from all of its checks.
@@ -113,6 +121,16 @@ impl Checkers {
         }))
         .await;
         merge(results)
+    }
+
+    /// Whether every one of `checks` is [followed](Checker::followed) by its checker
+    /// (no checks at all: nothing to look at again).
+    pub fn followed(&self, checks: &[HealthCheck]) -> bool {
+        checks.iter().all(|check| {
+            self.checkers
+                .get(&check.uses)
+                .is_some_and(|checker| checker.followed(check.with.as_ref()))
+        })
     }
 
     fn unknown_checker(&self, name: &str) -> String {

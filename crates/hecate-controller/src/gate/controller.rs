@@ -12,7 +12,10 @@
 //! - a change of a Flux object a Gate's own watch names (a Kustomization or HelmRelease
 //!   Flux wrote, someone suspended) wakes that Gate, so its health follows Flux's
 //!   status at once rather than at the next tick ([`flux_wakes`]);
-//! - otherwise a Gate is looked at every [`super::RESYNC`].
+//! - otherwise a Gate is looked at every [`super::RESYNC`], or every
+//!   [`super::AT_REST_RESYNC`] when at rest (nothing under way, healthy by checks a
+//!   watch follows): the Flux watches' stores are what its `flux` checks read
+//!   (DECISION 131).
 //!
 //! Passages and Bundles are read from the same watches that wake Gates, so a reconcile
 //! costs no LIST; kube-runtime runs one reconcile per Gate at a time, which is what
@@ -23,6 +26,7 @@ use std::sync::Arc;
 
 use futures::StreamExt as _;
 use hecate_ops::lenient;
+use hecate_steps::flux::FluxAccess;
 use hecate_types::lenient::Lenient;
 use hecate_types::{Bundle, Gate, Passage};
 use kube::ResourceExt as _;
@@ -49,6 +53,7 @@ pub type Build = Box<dyn FnOnce(Stores) -> GateReconciler<Stores> + Send>;
 pub async fn run(
     client: kube::Client,
     build: Build,
+    flux: Arc<FluxAccess>,
     selector: Option<String>,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
@@ -118,7 +123,7 @@ pub async fn run(
             gates_in(&in_namespace, namespace.metadata.name.as_deref())
         });
     }
-    for (resource, changes) in flux_wakes(&client).await {
+    for (resource, changes) in flux_wakes(&client, &flux).await {
         let watching = controller.store();
         let kind = resource.kind;
         let wakes = changes.flat_map(move |change| {
@@ -217,9 +222,12 @@ fn error_policy(gate: Arc<Gate>, error: &Error, context: Arc<Context>) -> Action
 
 /// The Flux kinds whose objects' changes wake the Gates watching them, each with its
 /// changes: Flux's appliers, the kinds a Gate's health is usually about. A kind the
-/// cluster does not serve is left out (the tick still looks).
+/// cluster does not serve is left out (the tick still looks). What each watch holds is
+/// what `flux` reads its objects from ([`FluxAccess::follow`]): a Gate watching them
+/// costs no request until one changes.
 async fn flux_wakes(
     client: &kube::Client,
+    flux: &FluxAccess,
 ) -> Vec<(
     ApiResource,
     impl futures::Stream<Item = Result<DynamicObject, watcher::Error>> + Send + 'static,
@@ -234,11 +242,15 @@ async fn flux_wakes(
         let Ok((resource, _)) = kube::discovery::pinned_kind(client, &gvk).await else {
             continue;
         };
+        let writer = reflector::store::Writer::new(resource.clone());
+        flux.follow(&resource, writer.as_reader());
         let changes = watcher(
             Api::<DynamicObject>::all_with(client.clone(), &resource),
             watcher::Config::default(),
         )
         .default_backoff()
+        .modify(|object: &mut DynamicObject| object.metadata.managed_fields = None)
+        .reflect(writer)
         .touched_objects();
         wakes.push((resource, changes));
     }

@@ -24,4 +24,4 @@ pub mod record;
 pub mod retention;
 pub mod wakes;
 
-pub use reconcile::{Error, GateReconciler, Outcome, RESYNC, Written};
+pub use reconcile::{AT_REST_RESYNC, Error, GateReconciler, Outcome, RESYNC, Written};

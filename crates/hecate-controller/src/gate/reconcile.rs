@@ -18,7 +18,9 @@ use hecate_ops::rules::eligibility;
 use hecate_ops::rules::gate::{gate_steps, obstacle_given};
 use hecate_ops::rules::passage as passage_rule;
 use hecate_ops::rules::promotion::{new_passage, next_passage_name};
-use hecate_types::{Bundle, BundleStatus, Gate, GateStatus, Passage, PassagePhase, wellknown};
+use hecate_types::{
+    Bundle, BundleStatus, Gate, GateStatus, Health, Passage, PassagePhase, wellknown,
+};
 use jiff::Timestamp;
 use kube::api::{Api, PostParams};
 use kube::{Resource as _, ResourceExt as _};
@@ -38,9 +40,17 @@ use hecate_steps::{self as steps, health};
 /// finished crossings wake it at once; the tick catches health and windows.
 pub const RESYNC: Duration = Duration::from_secs(60);
 
+/// How often a Gate at rest is looked at: nothing under way or waiting on a poll,
+/// healthy by checks a watch follows (or none) — nothing about it changes but by an
+/// event that wakes it, so the look only covers an event missed (as controller-runtime's
+/// resync period does). An idle fleet costs the API server no request per Gate.
+pub const AT_REST_RESYNC: Duration = Duration::from_secs(10 * 60);
+
 /// How old `status.health.observedAt` may grow before a reconcile that changed nothing
-/// else writes the status anyway: the minute's tick always refreshes it, a burst of
-/// wakes in between does not write the same status again and again.
+/// else writes the status anyway: the minute's tick refreshes it while a check is
+/// polled, a burst of wakes in between does not write the same status again and again.
+/// A Gate at rest is not rewritten just to say it looked: its report stands until an
+/// event changes it.
 pub const OBSERVED_AT_FRESH: Duration = Duration::from_secs(30);
 
 /// What a Gate reconcile can fail with; the controller retries with backoff.
@@ -202,7 +212,7 @@ impl<R: Reads> GateReconciler<R> {
                     .publish(&gate.object_ref(&()), kind, &stop.ready.message)
                     .await;
             }
-            self.write_status(gate, status, now).await?;
+            self.write_status(gate, status, now, false).await?;
             return Ok(Outcome {
                 requeue_after: None,
             });
@@ -224,7 +234,7 @@ impl<R: Reads> GateReconciler<R> {
             }
             None => None,
         };
-        self.assess_health(gate, &mut status, &passages, now).await;
+        let followed = self.assess_health(gate, &mut status, &passages, now).await;
 
         // The controller's view may not hold a Passage it (or a person) just created:
         // ask the API server before treating the Gate as free (spec §0.5, Q13).
@@ -260,7 +270,16 @@ impl<R: Reads> GateReconciler<R> {
             Decision::Open(bundle) => self.open(gate, bundle, &passages).await?,
             Decision::Stand(standing) => standing,
         };
-        let mut requeue_after = RESYNC;
+        let at_rest = followed
+            && unverified.is_none()
+            && matches!(
+                standing,
+                Standing::Idle(_) | Standing::WindowClosed { .. } | Standing::CrossingFailed(_)
+            )
+            && status.health.as_ref().is_none_or(|health| {
+                matches!(health.status, Health::Healthy | Health::NotApplicable)
+            });
+        let mut requeue_after = if at_rest { AT_REST_RESYNC } else { RESYNC };
         status.active_passage.clear();
         status.evidence = None;
         match &standing {
@@ -287,7 +306,7 @@ impl<R: Reads> GateReconciler<R> {
 
         judged.status = Some(status.clone());
         retention::collect(&self.client, &judged, &passages).await;
-        self.write_status(gate, status, now).await?;
+        self.write_status(gate, status, now, at_rest).await?;
         Ok(Outcome {
             requeue_after: Some(requeue_after),
         })
@@ -384,7 +403,7 @@ impl<R: Reads> GateReconciler<R> {
         status: &mut GateStatus,
         passages: &[Passage],
         now: Timestamp,
-    ) {
+    ) -> bool {
         let namespace = gate.namespace().unwrap_or_default();
         let name = gate.name_any();
         let mut checks = gate.spec.watch.clone();
@@ -409,6 +428,7 @@ impl<R: Reads> GateReconciler<R> {
                 .await;
         }
         status.health = Some(report);
+        self.health.followed(&checks)
     }
 
     /// Opens a Passage for `bundle`, built and named exactly as `hecate promote`
@@ -461,17 +481,19 @@ impl<R: Reads> GateReconciler<R> {
     }
 
     /// Writes the Gate's status whole, with the resourceVersion it was read at —
-    /// unless it is what is stored already, but for a recent `health.observedAt`.
+    /// unless it is what is stored already, but for a recent `health.observedAt` (any
+    /// `observedAt` for a Gate `at_rest`).
     async fn write_status(
         &self,
         gate: &Gate,
         status: GateStatus,
         now: Timestamp,
+        at_rest: bool,
     ) -> Result<(), Error> {
         if gate
             .status
             .as_ref()
-            .is_some_and(|stored| unchanged(stored, &status, now))
+            .is_some_and(|stored| unchanged(stored, &status, now, at_rest))
             && self.written.is_current(gate)
         {
             return Ok(());
@@ -488,12 +510,14 @@ impl<R: Reads> GateReconciler<R> {
 }
 
 /// Whether writing `status` over `stored` would change nothing but a
-/// `health.observedAt` younger than [`OBSERVED_AT_FRESH`].
-pub fn unchanged(stored: &GateStatus, status: &GateStatus, now: Timestamp) -> bool {
+/// `health.observedAt` younger than [`OBSERVED_AT_FRESH`] — or, `at_rest`, nothing but
+/// `health.observedAt`.
+pub fn unchanged(stored: &GateStatus, status: &GateStatus, now: Timestamp, at_rest: bool) -> bool {
     let observed = |s: &GateStatus| s.health.as_ref().and_then(|h| h.observed_at.clone());
-    let fresh = observed(stored).is_some_and(|at| {
-        until(at.0, now).is_some_and(|age| age < OBSERVED_AT_FRESH) || at.0 >= now
-    });
+    let fresh = at_rest
+        || observed(stored).is_some_and(|at| {
+            until(at.0, now).is_some_and(|age| age < OBSERVED_AT_FRESH) || at.0 >= now
+        });
     if !fresh {
         return false;
     }
@@ -610,10 +634,14 @@ mod tests {
     #[test]
     fn a_status_that_changed_nothing_but_a_recent_observation_is_not_written_again() {
         let stored = status(at(1, 0));
-        assert!(unchanged(&stored, &status(at(1, 10)), at(1, 10)));
+        assert!(unchanged(&stored, &status(at(1, 10)), at(1, 10), false));
         assert!(
-            !unchanged(&stored, &status(at(1, 30)), at(1, 30)),
+            !unchanged(&stored, &status(at(1, 30)), at(1, 30), false),
             "an observation {OBSERVED_AT_FRESH:?} old is refreshed"
+        );
+        assert!(
+            unchanged(&stored, &status(at(30, 0)), at(30, 0), true),
+            "a Gate at rest is not rewritten to say it looked"
         );
         let mut moved = status(at(1, 10));
         moved.current = Some(GateOccupant {
@@ -624,9 +652,21 @@ mod tests {
             actor: String::new(),
             verified: None,
         });
-        assert!(!unchanged(&stored, &moved, at(1, 10)), "anything else");
+        assert!(
+            !unchanged(&stored, &moved, at(1, 10), false),
+            "anything else"
+        );
+        assert!(
+            !unchanged(&stored, &moved, at(1, 10), true),
+            "anything else, at rest too"
+        );
         let mut unobserved = stored.clone();
         unobserved.health = None;
-        assert!(!unchanged(&unobserved, &status(at(1, 10)), at(1, 10)));
+        assert!(!unchanged(
+            &unobserved,
+            &status(at(1, 10)),
+            at(1, 10),
+            false
+        ));
     }
 }

@@ -124,15 +124,53 @@ async fn two_shards_split_the_namespaces_and_never_touch_each_others_gates() {
 }
 
 #[tokio::test]
-async fn fifty_idle_gates_cost_one_status_write_each_per_minute_and_nothing_else() {
+async fn fifty_idle_gates_cost_nothing_at_rest_and_wake_when_what_they_watch_changes() {
+    use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
+    use hecate_types::{Health, HealthCheck};
+    use kube::api::{Api, DynamicObject, PostParams};
+
     const GATES: usize = 50;
     let h = Harness::new().await;
     let ns = h.env.namespace.clone();
     join_shard(&h.env, &ns, &ns).await;
+    // Flux's kinds are served before the controller starts: it watches them from then.
+    standins::install_flux_standins(&h.env.admin).await.unwrap();
+    let kustomizations: Api<DynamicObject> =
+        Api::namespaced_with(h.env.admin.clone(), &ns, &KUSTOMIZATION.api_resource());
+    let mut app = DynamicObject::new("app", &KUSTOMIZATION.api_resource());
+    app.data = serde_json::json!({"spec": {"path": "./apps"}});
+    kustomizations
+        .create(&PostParams::default(), &app)
+        .await
+        .unwrap();
+    standins::report_applied(&h.env.admin, KUSTOMIZATION, &ns, "app", "main@sha1:1")
+        .await
+        .unwrap();
+    // Half watch the Kustomization (health followed from the watch), half nothing.
     for i in 0..GATES {
-        create_gate(&h, &format!("idle-{i}"), gate_spec(i % 2 == 0, &[], false)).await;
+        let mut spec = gate_spec(i % 2 == 0, &[], false);
+        if i % 2 == 1 {
+            spec.watch = vec![HealthCheck {
+                uses: "flux".into(),
+                with: Some(
+                    serde_json::json!({"resources": [{"kind": "Kustomization", "name": "app"}]}),
+                ),
+            }];
+        }
+        create_gate(&h, &format!("idle-{i}"), spec).await;
     }
     let controller = Controller::start(&h.env, &ns, &[]).await;
+    let health_of = |name: &'static str| {
+        let api = h.env.api::<Gate>();
+        async move {
+            api.get(name)
+                .await
+                .unwrap()
+                .status
+                .and_then(|s| s.health)
+                .map(|health| health.status)
+        }
+    };
     eventually(Duration::from_secs(30), "every Gate reconciled", || async {
         let gates = h.env.api::<Gate>().list(&Default::default()).await.unwrap();
         gates
@@ -142,19 +180,49 @@ async fn fifty_idle_gates_cost_one_status_write_each_per_minute_and_nothing_else
             .then_some(())
     })
     .await;
+    assert_eq!(health_of("idle-1").await, Some(Health::Healthy));
     tokio::time::sleep(Duration::from_secs(2)).await;
+
     let before = controller.requests_sent().await;
     tokio::time::sleep(Duration::from_secs(60)).await;
     let spent = controller.requests_sent().await - before;
     eprintln!("{GATES} idle Gates: {spent} requests in 60 s");
-    // The budget: one reconcile per Gate per minute, each one status write; reads come
-    // from the watches. A little slack for a watch that reconnects.
+    // At rest a Gate is read from the watches, its Flux objects too, and its status is
+    // not rewritten to say it looked: nothing per Gate. Slack for a watch reconnecting.
     assert!(
-        spent <= (GATES + 5) as f64,
+        spent <= 5.0,
         "{spent} requests in 60 s for {GATES} idle Gates"
     );
-    assert!(
-        spent >= (GATES - 10) as f64,
-        "the Gates are still looked at: {spent}"
+
+    // What they watch failing wakes them by the watch, long before any tick.
+    let failed = Instant::now();
+    standins::report_failed(
+        &h.env.admin,
+        KUSTOMIZATION,
+        &ns,
+        "app",
+        "main@sha1:2",
+        "Deployment/app: 0 of 8 replicas ready",
+    )
+    .await
+    .unwrap();
+    eventually(
+        Duration::from_secs(20),
+        "idle-1 no longer Healthy",
+        || async {
+            health_of("idle-1")
+                .await
+                .filter(|health| *health != Health::Healthy)
+                .map(|_| ())
+        },
+    )
+    .await;
+    let woke = failed.elapsed();
+    eprintln!("a failing Kustomization reached its Gates' health in {woke:?}");
+    assert!(woke < Duration::from_secs(10), "took {woke:?}");
+    assert_eq!(
+        health_of("idle-0").await,
+        Some(Health::NotApplicable),
+        "a Gate watching nothing is untouched"
     );
 }

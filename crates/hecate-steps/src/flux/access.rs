@@ -5,8 +5,11 @@
 //!
 //! Both are cached: remote clients by the SHA-256 of their kubeconfig, so a rotated
 //! kubeconfig gets a fresh client and an unchanged one is not rebuilt on every
-//! reconcile; resolved kinds per cluster, so a check costs one GET per object. The
-//! `flux` checker and the `flux-*` steps share one [`FluxAccess`].
+//! reconcile; resolved kinds per cluster, so a check costs one GET per object. A kind
+//! the controller watches in its own cluster ([`FluxAccess::follow`]) is read from the
+//! watch's store instead, at no request: an idle fleet of Gates watching Flux costs
+//! the API server nothing. The `flux` checker and the `flux-*` steps share one
+//! [`FluxAccess`].
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -16,6 +19,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::Scope;
+use kube::runtime::reflector::{ObjectRef, Store};
 use sha2::{Digest as _, Sha256};
 
 use super::config::Target;
@@ -33,7 +37,12 @@ pub struct FluxAccess {
     local: kube::Client,
     remotes: Mutex<HashMap<String, kube::Client>>,
     kinds: Mutex<HashMap<KindKey, (ApiResource, Scope)>>,
+    /// The local cluster's kinds this controller watches, and what each watch holds.
+    followed: Mutex<HashMap<Gvk, (ApiResource, Store<DynamicObject>)>>,
 }
+
+/// (group, version, kind)
+type Gvk = (String, String, String);
 
 /// A cluster to read from.
 #[derive(Clone)]
@@ -79,7 +88,49 @@ impl FluxAccess {
             local,
             remotes: Mutex::default(),
             kinds: Mutex::default(),
+            followed: Mutex::default(),
         }
+    }
+
+    /// Reads `resource`'s objects in the local cluster from `store`, which a watch of
+    /// every namespace keeps, rather than with a GET each.
+    pub fn follow(&self, resource: &ApiResource, store: Store<DynamicObject>) {
+        lock(&self.followed).insert(
+            (
+                resource.group.clone(),
+                resource.version.clone(),
+                resource.kind.clone(),
+            ),
+            (resource.clone(), store),
+        );
+    }
+
+    /// Whether objects of this kind in the local cluster are read from a watch.
+    pub fn follows(&self, group: &str, version: &str, kind: &str) -> bool {
+        lock(&self.followed).contains_key(&(
+            group.to_string(),
+            version.to_string(),
+            kind.to_string(),
+        ))
+    }
+
+    /// `target` as the local cluster's watch holds it: `None` when `cluster` is remote,
+    /// its kind is not watched, or the watch has not listed yet; `Some(None)` when the
+    /// watch holds no such object.
+    pub fn watched(&self, cluster: &Cluster, target: &Target) -> Option<Option<DynamicObject>> {
+        if !cluster.id.is_empty() {
+            return None;
+        }
+        let (resource, store) = lock(&self.followed)
+            .get(&(
+                target.group.clone(),
+                target.version.clone(),
+                target.kind.clone(),
+            ))
+            .cloned()?;
+        futures::FutureExt::now_or_never(store.wait_until_ready())?.ok()?;
+        let key = ObjectRef::new_with(&target.name, resource).within(&target.namespace);
+        Some(store.get(&key).map(|object| object.as_ref().clone()))
     }
 
     /// The cluster to read from: the local one, or the one whose kubeconfig is in

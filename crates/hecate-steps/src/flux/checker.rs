@@ -114,6 +114,13 @@ impl FluxChecker {
     /// Reads one object. `Err` only when the cluster cannot be reached; every other
     /// failure is a [`Read::Failed`] for that object alone.
     async fn read(&self, cluster: &Cluster, target: &Target) -> Result<Read, kube::Error> {
+        if let Some(watched) = self.access.watched(cluster, target) {
+            return Ok(match watched {
+                Some(object) => serde_json::to_value(object)
+                    .map_or_else(|e| Read::Failed(e.to_string()), Read::Found),
+                None => Read::Missing,
+            });
+        }
         let api = match self.access.api(cluster, target).await {
             Ok(api) => api,
             Err(error) if unreachable(&error) => return Err(error),
@@ -156,6 +163,20 @@ impl Checker for FluxChecker {
                 Err(error) => CheckResult::unknown(format!("flux check: {error}")),
             }
         })
+    }
+
+    /// Followed when every object is in the local cluster and of a kind read from a
+    /// watch: a change of one wakes the Gates watching it.
+    fn followed(&self, config: Option<&Value>) -> bool {
+        let Ok(check) = FluxConfig::decode(config).and_then(|config| config.validate("", false))
+        else {
+            return false;
+        };
+        check.cluster_secret.is_none()
+            && check.targets.iter().all(|target| {
+                self.access
+                    .follows(&target.group, &target.version, &target.kind)
+            })
     }
 }
 
