@@ -57,6 +57,9 @@ pub(crate) enum Part {
     /// Releases through dev, staging and production on Flux's own controllers, with
     /// `flux-reconcile` and without: each stage's time, and where it went.
     Flux,
+    /// hecate-controller over a fleet (no seed): its first pass, requests per
+    /// reconcile, Bundle → Passage latency, requests per idle minute, memory.
+    Controller,
 }
 
 impl Part {
@@ -66,6 +69,7 @@ impl Part {
             Self::Overview => "overview",
             Self::Crossings => "crossings",
             Self::Flux => "flux",
+            Self::Controller => "controller",
         }
     }
 }
@@ -147,7 +151,7 @@ pub(crate) fn run(
         ],
         Some(Part::Explain) => &["hecate-cli", "hecate-mcp"],
         Some(Part::Overview) => &["hecate-api"],
-        Some(Part::Crossings | Part::Flux) => &["hecate-controller"],
+        Some(Part::Crossings | Part::Flux | Part::Controller) => &["hecate-controller"],
     };
     eprintln!("[bench] building {} ({PROFILE})…", packages.join(", "));
     let mut build = crate::cargo();
@@ -205,6 +209,18 @@ pub(crate) fn run(
             results.concurrent,
             results.concurrent_requests_per_crossing,
             results.concurrent_breakdown.lines()
+        );
+        return Ok(());
+    }
+    if only == Some(Part::Controller) {
+        let results = runtime.block_on(async {
+            let admin = endpoint.client(Identity::Admin).await?;
+            controller::run(root, &endpoint, &admin, scale).await
+        })?;
+        println!(
+            "\n`--only controller`, {} scale, {PROFILE} build\n\n{}",
+            scale.name(),
+            report::controller(&results)
         );
         return Ok(());
     }

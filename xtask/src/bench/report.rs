@@ -142,31 +142,7 @@ pub(crate) fn markdown(results: &Results) -> String {
         super::mcp::CALLS
     );
     table(&mut md, &results.mcp);
-    let c = &results.controller;
-    let _ = writeln!(
-        md,
-        "\n### hecate-controller over a fleet (its own process)\n\n\
-         {} Gates in {} namespaces, each namespace with {} Bundles every Gate judges.\n\n\
-         | what | value |\n|---|---:|\n\
-         | start to every Gate reconciled once | {:.0} ms |\n\
-         | requests per Gate reconcile (first pass, the controller's own count) | {:.2} |\n\
-         | Bundle created → automatic Gate's Passage exists, p50 / p99 / max ({} samples) | {:.0} / {:.0} / {:.0} ms |\n\
-         | requests per minute while idle (over {:.0} s) | {:.0} |\n\
-         | resident memory at the end / peak | {:.1} / {:.1} MiB |",
-        c.gates,
-        c.namespaces,
-        c.bundles / c.namespaces.max(1),
-        c.first_pass_ms,
-        c.requests_per_gate_reconcile,
-        c.namespaces,
-        c.eligible_to_passage_p50_ms,
-        c.eligible_to_passage_p99_ms,
-        c.eligible_to_passage_max_ms,
-        c.idle_window_s,
-        c.idle_requests_per_minute,
-        c.rss_mib,
-        c.peak_rss_mib
-    );
+    let _ = writeln!(md, "\n{}", controller(&results.controller));
     let _ = writeln!(md, "\n{}", crossings(&results.crossings));
     let _ = writeln!(md, "\n{}", flux(&results.flux));
     let b = &results.beacons;
@@ -209,6 +185,33 @@ pub(crate) fn markdown(results: &Results) -> String {
         results.scale
     );
     md
+}
+
+/// The controller over a fleet, as a section.
+pub(crate) fn controller(c: &super::controller::ControllerResults) -> String {
+    format!(
+        "### hecate-controller over a fleet (its own process)\n\n\
+         {} Gates in {} namespaces, each namespace with {} Bundles every Gate judges.\n\n\
+         | what | value |\n|---|---:|\n\
+         | start to every Gate reconciled once | {:.0} ms |\n\
+         | requests per Gate reconcile (first pass, the controller's own count) | {:.2} |\n\
+         | Bundle created → automatic Gate's Passage exists, p50 / p99 / max ({} samples) | {:.0} / {:.0} / {:.0} ms |\n\
+         | requests per minute while idle (over {:.0} s) | {:.0} |\n\
+         | resident memory at the end / peak | {:.1} / {:.1} MiB |",
+        c.gates,
+        c.namespaces,
+        c.bundles / c.namespaces.max(1),
+        c.first_pass_ms,
+        c.requests_per_gate_reconcile,
+        c.namespaces,
+        c.eligible_to_passage_p50_ms,
+        c.eligible_to_passage_p99_ms,
+        c.eligible_to_passage_max_ms,
+        c.idle_window_s,
+        c.idle_requests_per_minute,
+        c.rss_mib,
+        c.peak_rss_mib
+    )
 }
 
 /// The "Crossings end to end" section.

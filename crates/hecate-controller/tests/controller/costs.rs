@@ -12,9 +12,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
 use hecate_types::{Bundle, BundleSpec, Gate, HealthCheck, PassageTemplate, Step};
-use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::json;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -136,18 +134,7 @@ async fn many_gates_taking_one_bundle_cost_what_one_crossing_does_each() {
     let h = Harness::new().await;
     let ns = h.env.namespace.clone();
     join_shard(&h.env, &ns, &ns).await;
-    standins::install_flux_standins(&h.env.admin).await.unwrap();
-    let kustomizations: Api<DynamicObject> =
-        Api::namespaced_with(h.env.admin.clone(), &ns, &KUSTOMIZATION.api_resource());
-    let mut app = DynamicObject::new("app", &KUSTOMIZATION.api_resource());
-    app.data = json!({"spec": {"path": "./apps"}});
-    kustomizations
-        .create(&PostParams::default(), &app)
-        .await
-        .unwrap();
-    standins::report_applied(&h.env.admin, KUSTOMIZATION, &ns, "app", "main@sha1:1")
-        .await
-        .unwrap();
+    applied_kustomization(&h, "app", "main@sha1:1").await;
     let receiver = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(200))

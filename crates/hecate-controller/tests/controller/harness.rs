@@ -198,3 +198,31 @@ pub(crate) async fn create_gate(h: &Harness, name: &str, spec: GateSpec) -> Gate
 pub(crate) async fn auto_gate(h: &Harness, name: &str, after: &[&str]) -> Gate {
     create_gate(h, name, gate_spec(true, after, false)).await
 }
+
+/// Flux's stand-in CRDs installed, and Kustomization `name` in the test's namespace
+/// reporting `revision` applied (Ready) — what a Gate watching it finds healthy.
+pub(crate) async fn applied_kustomization(h: &Harness, name: &str, revision: &str) {
+    use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
+    use kube::api::{Api, DynamicObject, PostParams};
+    standins::install_flux_standins(&h.env.admin).await.unwrap();
+    let kustomizations: Api<DynamicObject> = Api::namespaced_with(
+        h.env.admin.clone(),
+        &h.env.namespace,
+        &KUSTOMIZATION.api_resource(),
+    );
+    let mut object = DynamicObject::new(name, &KUSTOMIZATION.api_resource());
+    object.data = serde_json::json!({"spec": {"path": "./apps"}});
+    kustomizations
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap();
+    standins::report_applied(
+        &h.env.admin,
+        KUSTOMIZATION,
+        &h.env.namespace,
+        name,
+        revision,
+    )
+    .await
+    .unwrap();
+}

@@ -127,25 +127,13 @@ async fn two_shards_split_the_namespaces_and_never_touch_each_others_gates() {
 async fn fifty_idle_gates_cost_nothing_at_rest_and_wake_when_what_they_watch_changes() {
     use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
     use hecate_types::{Health, HealthCheck};
-    use kube::api::{Api, DynamicObject, PostParams};
 
     const GATES: usize = 50;
     let h = Harness::new().await;
     let ns = h.env.namespace.clone();
     join_shard(&h.env, &ns, &ns).await;
     // Flux's kinds are served before the controller starts: it watches them from then.
-    standins::install_flux_standins(&h.env.admin).await.unwrap();
-    let kustomizations: Api<DynamicObject> =
-        Api::namespaced_with(h.env.admin.clone(), &ns, &KUSTOMIZATION.api_resource());
-    let mut app = DynamicObject::new("app", &KUSTOMIZATION.api_resource());
-    app.data = serde_json::json!({"spec": {"path": "./apps"}});
-    kustomizations
-        .create(&PostParams::default(), &app)
-        .await
-        .unwrap();
-    standins::report_applied(&h.env.admin, KUSTOMIZATION, &ns, "app", "main@sha1:1")
-        .await
-        .unwrap();
+    applied_kustomization(&h, "app", "main@sha1:1").await;
     // Half watch the Kustomization (health followed from the watch), half nothing.
     for i in 0..GATES {
         let mut spec = gate_spec(i % 2 == 0, &[], false);
