@@ -98,8 +98,8 @@ fn run_in(
     output(podman.arg(reference).args(args))
 }
 
-/// hecate-api and hecate-controller, each in its image with a kubeconfig for a local
-/// control plane, answer `/readyz`.
+/// Every image that serves `/readyz` (hecate-api and hecate-controller), run with a
+/// kubeconfig for a local control plane, answers it.
 fn serve_on_a_cluster(storage: &Storage, pulled: &[(&Image, String)]) -> anyhow::Result<()> {
     let dir = tempfile::Builder::new()
         .prefix("hecate-images-plane-")
@@ -119,16 +119,14 @@ fn serve_on_a_cluster(storage: &Storage, pulled: &[(&Image, String)]) -> anyhow:
     let mount = format!("{}:/etc/hecate/kubeconfig:ro", kubeconfig.display());
 
     for (image, reference) in pulled {
-        let port = free_port()?;
-        let args: Vec<String> = match image.name {
-            "hecate-api" => vec![format!("--addr=127.0.0.1:{port}")],
-            "hecate-controller" => vec![
-                format!("--health-probe-bind-address=127.0.0.1:{port}"),
-                format!("--metrics-bind-address=127.0.0.1:{}", free_port()?),
-                "--work-root=/tmp/hecate-passages".into(),
-            ],
-            _ => continue,
+        let Some(serves) = image.serves_readyz else {
+            continue;
         };
+        let port = free_port()?;
+        let args: Vec<String> = serves
+            .iter()
+            .map(|arg| arg.replace("{port}", &port.to_string()))
+            .collect();
         let container = format!("hecate-images-check-{}", image.name);
         let id = output(
             storage

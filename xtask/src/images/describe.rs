@@ -21,6 +21,9 @@ pub(crate) struct Image {
     pub tools: bool,
     /// The ports it listens on (`EXPOSE`; the chart's values name the same).
     pub ports: &'static [u16],
+    /// The arguments that make it serve `/readyz` on `127.0.0.1:{port}` once it has
+    /// reached its cluster; `None` for an image whose readiness is not checked.
+    pub serves_readyz: Option<&'static [&'static str]>,
 }
 
 /// The base an image starts from.
@@ -53,6 +56,7 @@ pub(crate) const IMAGES: [Image; 3] = [
         packages: &[],
         tools: false,
         ports: &[8080],
+        serves_readyz: Some(&["--addr=127.0.0.1:{port}"]),
     },
     Image {
         name: "hecate-mcp",
@@ -60,6 +64,7 @@ pub(crate) const IMAGES: [Image; 3] = [
         packages: &[],
         tools: false,
         ports: &[8085],
+        serves_readyz: None,
     },
     Image {
         name: "hecate-controller",
@@ -67,6 +72,11 @@ pub(crate) const IMAGES: [Image; 3] = [
         packages: &["git", "openssh-client", "ca-certificates"],
         tools: true,
         ports: &[8080, 8081],
+        serves_readyz: Some(&[
+            "--health-probe-bind-address=127.0.0.1:{port}",
+            "--metrics-bind-address=0",
+            "--work-root=/tmp/hecate-passages",
+        ]),
     },
 ];
 
