@@ -3,8 +3,10 @@
 //! the fleet, edit `values.yaml`, commit, push, wait for the stand-in Flux, call a
 //! loopback receiver) and a loop playing Flux. Measured: one crossing alone, from the
 //! commit being visible to the Beacon to the Passage succeeded, with what it cost in
-//! requests; then many at once — one Bundle, that many automatic Gates — and the
-//! controller's memory while they run.
+//! requests; twenty releases one after another, with what retention leaves after them
+//! checked against what the Gate and the Beacon declare (DECISION 132); then many at
+//! once — one Bundle, that many automatic Gates — and the controller's memory while
+//! they run.
 //!
 //! Each run uses a new namespace and removes it afterwards.
 
@@ -57,6 +59,9 @@ pub(crate) struct CrossingResults {
     pub(crate) loop_requests_per_release: f64,
     /// Requests the controller sent in 10 s of idling afterwards.
     pub(crate) loop_idle_requests: f64,
+    /// After the releases: `solo`'s Passages and Beacon `app`'s Bundles left, with what
+    /// the retention declares (DECISION 132).
+    pub(crate) retained: Retained,
     /// How many crossings ran at once.
     pub(crate) concurrent: usize,
     /// Their Gates applied → every Passage succeeded.
@@ -71,6 +76,26 @@ pub(crate) struct CrossingResults {
     pub(crate) rss_mib: f64,
     pub(crate) peak_rss_mib: f64,
 }
+
+/// What retention left after the releases, beside what it declares.
+#[derive(Serialize)]
+pub(crate) struct Retained {
+    /// `solo`'s finished Passages left, and its `spec.retain` (Passages it no longer
+    /// names), and how many of them it names (its occupant's and its history's).
+    pub(crate) passages: usize,
+    pub(crate) gate_retain: usize,
+    pub(crate) named: usize,
+    /// Beacon `app`'s Bundles left, and its `spec.retain` (Bundles nothing refers to).
+    pub(crate) bundles: usize,
+    pub(crate) beacon_retain: usize,
+    /// Of those Bundles, how many something refers to: a Passage left, or `solo`'s
+    /// current occupant or history.
+    pub(crate) referenced: usize,
+}
+
+/// What the loop's Gate and Beacon keep: small, so that twenty releases collect.
+const GATE_RETAIN: usize = 5;
+const BEACON_RETAIN: usize = 3;
 
 impl Scale {
     fn concurrent_crossings(self) -> usize {
@@ -218,7 +243,23 @@ async fn measure(
     let one_requests = one_breakdown.0.values().sum();
 
     // The whole loop, release after release: a commit, the Beacon asked to look (so
-    // its poll interval is not measured), then Bundle, Passage, crossed.
+    // its poll interval is not measured), then Bundle, Passage, crossed. The Gate and
+    // the Beacon keep little, so the releases also measure collecting what is old.
+    let retain = |n: usize| serde_json::json!({"spec": {"retain": n}});
+    Api::<hecate_types::Gate>::namespaced(admin.clone(), namespace)
+        .patch(
+            "solo",
+            &PatchParams::default(),
+            &Patch::Merge(&retain(GATE_RETAIN)),
+        )
+        .await?;
+    Api::<Beacon>::namespaced(admin.clone(), namespace)
+        .patch(
+            "app",
+            &PatchParams::default(),
+            &Patch::Merge(&retain(BEACON_RETAIN)),
+        )
+        .await?;
     let before = process.requests().await?;
     let mut shares: [Vec<Duration>; 4] = Default::default();
     for release in 1..=RELEASES {
@@ -234,6 +275,42 @@ async fn measure(
     let before = process.requests().await?;
     tokio::time::sleep(Duration::from_secs(10)).await;
     let loop_idle_requests = process.requests().await? - before;
+    // A Beacon collects when it looks: ask it once more, now that the Gate has let go
+    // of its old Passages (and so of their Bundles).
+    let asked = jiff::Timestamp::now().to_string();
+    let poke = serde_json::json!({"metadata": {"annotations": {
+        wellknown::ANNOTATION_RECONCILE_REQUESTED_AT: asked,
+    }}});
+    let beacons = Api::<Beacon>::namespaced(admin.clone(), namespace);
+    beacons
+        .patch("app", &PatchParams::default(), &Patch::Merge(&poke))
+        .await?;
+    let looked = Instant::now();
+    while beacons
+        .get("app")
+        .await?
+        .status
+        .is_none_or(|status| status.last_handled_reconcile_at != asked)
+    {
+        anyhow::ensure!(
+            looked.elapsed() < Duration::from_secs(30),
+            "Beacon app did not look again within 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let retained = retained(admin, namespace).await?;
+    anyhow::ensure!(
+        retained.passages <= retained.gate_retain + retained.named
+            && retained.bundles <= retained.beacon_retain + retained.referenced,
+        "after {RELEASES} releases, retention left too much: {} Passages of solo ({} named, \
+         retain {}), {} Bundles of app ({} referenced, retain {})",
+        retained.passages,
+        retained.named,
+        retained.gate_retain,
+        retained.bundles,
+        retained.referenced,
+        retained.beacon_retain
+    );
     let [beacon, gate, steps, total] = shares.map(|mut samples| {
         samples.sort();
         (
@@ -311,6 +388,7 @@ async fn measure(
         loop_total_p99_ms: total.1,
         loop_requests_per_release: loop_requests / RELEASES as f64,
         loop_idle_requests,
+        retained,
         concurrent: stages.len(),
         concurrent_all_ms: ms(concurrent),
         concurrent_per_second: stages.len() as f64 / concurrent.as_secs_f64(),
@@ -323,6 +401,50 @@ async fn measure(
 
 /// Releases carried through the whole loop.
 const RELEASES: usize = 20;
+
+/// What is left of `solo`'s Passages and Beacon `app`'s Bundles.
+async fn retained(admin: &kube::Client, namespace: &str) -> anyhow::Result<Retained> {
+    use std::collections::BTreeSet;
+    let passages: Vec<Passage> = Api::<Passage>::namespaced(admin.clone(), namespace)
+        .list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .filter(|p| p.spec.gate == "solo")
+        .collect();
+    let bundles = Api::<Bundle>::namespaced(admin.clone(), namespace)
+        .list(&ListParams::default().labels(&format!("{}=app", wellknown::LABEL_BEACON)))
+        .await?
+        .items;
+    let solo = Api::<hecate_types::Gate>::namespaced(admin.clone(), namespace)
+        .get("solo")
+        .await?;
+    let mut referenced: BTreeSet<&str> = passages.iter().map(|p| p.spec.bundle.as_str()).collect();
+    let mut named: BTreeSet<&str> = BTreeSet::new();
+    if let Some(status) = &solo.status {
+        for occupant in status.current.iter().chain(&status.history) {
+            referenced.insert(occupant.bundle.as_str());
+            named.insert(occupant.passage.as_str());
+        }
+    }
+    let finished: Vec<&Passage> = passages.iter().filter(|p| p.is_terminal()).collect();
+    let named = finished
+        .iter()
+        .filter(|p| named.contains(p.metadata.name.as_deref().unwrap_or_default()))
+        .count();
+    let referenced = bundles
+        .iter()
+        .filter(|b| referenced.contains(b.metadata.name.as_deref().unwrap_or_default()))
+        .count();
+    Ok(Retained {
+        passages: finished.len(),
+        gate_retain: GATE_RETAIN,
+        named,
+        bundles: bundles.len(),
+        beacon_retain: BEACON_RETAIN,
+        referenced,
+    })
+}
 
 /// Asks Beacon `app` to look now, then times the release to its `n`th Passage of
 /// `solo`: (Beacon, Gate, steps, total).

@@ -232,6 +232,7 @@ pub(crate) fn crossings(crossings: &super::crossings::CrossingResults) -> String
          | Passage → crossed (steps), p50 / p99 | {:.0} / {:.0} ms |\n\
          | commit → crossed, p50 / p99 | {:.0} / {:.0} ms |\n\
          | requests per release / in 10 s idle afterwards | {:.1} / {:.0} |\n\
+         | left after the releases: solo's Passages (retain {}, {} it names) / app's Bundles (retain {}, {} referenced) | {} / {} |\n\
          | {} crossings at once (one Bundle, {} automatic Gates): all succeeded | {:.0} ms ({:.1} per second) |\n\
          | requests per crossing among them | {:.1} |\n\
          | resident memory at the end / peak | {:.1} / {:.1} MiB |",
@@ -250,6 +251,12 @@ pub(crate) fn crossings(crossings: &super::crossings::CrossingResults) -> String
         x.loop_total_p99_ms,
         x.loop_requests_per_release,
         x.loop_idle_requests,
+        x.retained.gate_retain,
+        x.retained.named,
+        x.retained.beacon_retain,
+        x.retained.referenced,
+        x.retained.passages,
+        x.retained.bundles,
         x.concurrent,
         x.concurrent,
         x.concurrent_all_ms,
