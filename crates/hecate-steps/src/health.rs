@@ -211,6 +211,11 @@ mod tests {
                 }
             })
         }
+
+        /// Followed when its `with` says `"followed": true`.
+        fn followed(&self, config: Option<&Value>) -> bool {
+            config.is_some_and(|config| config["followed"] == json!(true))
+        }
     }
 
     fn registry() -> Checkers {
@@ -235,6 +240,21 @@ mod tests {
 
     async fn assess(registry: &Checkers, checks: &[HealthCheck]) -> Assessment {
         registry.assess(checks, "shop", now()).await
+    }
+
+    #[test]
+    fn checks_are_followed_only_when_every_checker_says_so() {
+        let registry = registry();
+        let followed = || check("flux", json!({"health": "Healthy", "followed": true}));
+        let polled = check("probe", json!({"health": "Healthy"}));
+        let unknown = check("nobody", json!({"followed": true}));
+        assert!(registry.followed(&[]), "nothing to look at again");
+        assert!(registry.followed(&[followed(), followed()]));
+        assert!(!registry.followed(&[followed(), polled]));
+        assert!(
+            !registry.followed(&[followed(), unknown]),
+            "an unregistered checker follows nothing"
+        );
     }
 
     #[tokio::test]

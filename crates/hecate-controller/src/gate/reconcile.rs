@@ -18,14 +18,12 @@ use hecate_ops::rules::eligibility;
 use hecate_ops::rules::gate::{gate_steps, obstacle_given};
 use hecate_ops::rules::passage as passage_rule;
 use hecate_ops::rules::promotion::{new_passage, next_passage_name};
-use hecate_types::{
-    Bundle, BundleStatus, Gate, GateStatus, Health, Passage, PassagePhase, wellknown,
-};
+use hecate_types::{Bundle, BundleStatus, Gate, GateStatus, Passage, PassagePhase, wellknown};
 use jiff::Timestamp;
 use kube::api::{Api, PostParams};
 use kube::{Resource as _, ResourceExt as _};
 
-use super::advance::{Decision, Standing, crossing_message, decide};
+use super::advance::{self, Decision, Standing, crossing_message, decide};
 use super::reads::Reads;
 use super::ready::{self, Ready};
 use super::{health_change, record, retention};
@@ -270,15 +268,12 @@ impl<R: Reads> GateReconciler<R> {
             Decision::Open(bundle) => self.open(gate, bundle, &passages).await?,
             Decision::Stand(standing) => standing,
         };
-        let at_rest = followed
-            && unverified.is_none()
-            && matches!(
-                standing,
-                Standing::Idle(_) | Standing::WindowClosed { .. } | Standing::CrossingFailed(_)
-            )
-            && status.health.as_ref().is_none_or(|health| {
-                matches!(health.status, Health::Healthy | Health::NotApplicable)
-            });
+        let at_rest = advance::at_rest(
+            &standing,
+            unverified.is_some(),
+            status.health.as_ref().map(|health| health.status),
+            followed,
+        );
         let mut requeue_after = if at_rest { AT_REST_RESYNC } else { RESYNC };
         status.active_passage.clear();
         status.evidence = None;

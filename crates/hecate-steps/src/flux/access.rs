@@ -95,23 +95,13 @@ impl FluxAccess {
     /// Reads `resource`'s objects in the local cluster from `store`, which a watch of
     /// every namespace keeps, rather than with a GET each.
     pub fn follow(&self, resource: &ApiResource, store: Store<DynamicObject>) {
-        lock(&self.followed).insert(
-            (
-                resource.group.clone(),
-                resource.version.clone(),
-                resource.kind.clone(),
-            ),
-            (resource.clone(), store),
-        );
+        let key = gvk(&resource.group, &resource.version, &resource.kind);
+        lock(&self.followed).insert(key, (resource.clone(), store));
     }
 
-    /// Whether objects of this kind in the local cluster are read from a watch.
-    pub fn follows(&self, group: &str, version: &str, kind: &str) -> bool {
-        lock(&self.followed).contains_key(&(
-            group.to_string(),
-            version.to_string(),
-            kind.to_string(),
-        ))
+    /// Whether objects of `target`'s kind in the local cluster are read from a watch.
+    pub fn follows(&self, target: &Target) -> bool {
+        lock(&self.followed).contains_key(&target_gvk(target))
     }
 
     /// `target` as the local cluster's watch holds it: `None` when `cluster` is remote,
@@ -121,13 +111,7 @@ impl FluxAccess {
         if !cluster.id.is_empty() {
             return None;
         }
-        let (resource, store) = lock(&self.followed)
-            .get(&(
-                target.group.clone(),
-                target.version.clone(),
-                target.kind.clone(),
-            ))
-            .cloned()?;
+        let (resource, store) = lock(&self.followed).get(&target_gvk(target)).cloned()?;
         futures::FutureExt::now_or_never(store.wait_until_ready())?.ok()?;
         let key = ObjectRef::new_with(&target.name, resource).within(&target.namespace);
         Some(store.get(&key).map(|object| object.as_ref().clone()))
@@ -216,6 +200,14 @@ impl Cluster {
     pub fn client(&self) -> &kube::Client {
         &self.client
     }
+}
+
+fn gvk(group: &str, version: &str, kind: &str) -> Gvk {
+    (group.to_string(), version.to_string(), kind.to_string())
+}
+
+fn target_gvk(target: &Target) -> Gvk {
+    gvk(&target.group, &target.version, &target.kind)
 }
 
 fn kind_key(cluster: &Cluster, target: &Target) -> KindKey {

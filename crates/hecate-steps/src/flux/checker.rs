@@ -173,10 +173,10 @@ impl Checker for FluxChecker {
             return false;
         };
         check.cluster_secret.is_none()
-            && check.targets.iter().all(|target| {
-                self.access
-                    .follows(&target.group, &target.version, &target.kind)
-            })
+            && check
+                .targets
+                .iter()
+                .all(|target| self.access.follows(target))
     }
 }
 
@@ -308,6 +308,72 @@ mod tests {
 
     fn reads(check: &FluxCheck, reads: Vec<Read>) -> Vec<(Target, Read)> {
         check.targets.iter().cloned().zip(reads).collect()
+    }
+
+    /// A checker whose local cluster answers nothing (nothing listens at its address),
+    /// with Kustomizations followed from a store holding `app`, ready.
+    async fn following_kustomizations() -> super::FluxChecker {
+        use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+        use kube::runtime::{reflector, watcher};
+        let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a URL"));
+        let access = super::FluxAccess::new(kube::Client::try_from(config).expect("a client"));
+        let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(
+            "kustomize.toolkit.fluxcd.io",
+            "v1",
+            "Kustomization",
+        ));
+        let mut writer = reflector::store::Writer::new(resource.clone());
+        let mut app: DynamicObject =
+            serde_json::from_value(ready("main@sha1:abc")).expect("an object");
+        app.metadata.name = Some("app".into());
+        app.metadata.namespace = Some("shop".into());
+        for event in [
+            watcher::Event::Init,
+            watcher::Event::InitApply(app),
+            watcher::Event::InitDone,
+        ] {
+            writer.apply_watcher_event(&event);
+        }
+        access.follow(&resource, writer.as_reader());
+        super::FluxChecker::new(std::sync::Arc::new(access), true)
+    }
+
+    #[tokio::test]
+    async fn a_followed_kind_is_read_from_the_watch_without_a_request() {
+        use crate::health::Checker as _;
+        let checker = following_kustomizations().await;
+        let app = json!({"resources": [{"kind": "Kustomization", "name": "app"}]});
+        let result = checker.check(Some(&app), "shop", now()).await;
+        assert_eq!(result.health, Healthy, "{:?}", result.issues);
+        let gone = json!({"resources": [{"kind": "Kustomization", "name": "gone"}]});
+        let result = checker.check(Some(&gone), "shop", now()).await;
+        assert!(
+            result
+                .issues
+                .iter()
+                .all(|issue| !issue.contains("cannot reach")),
+            "an object the watch lacks is missing, not asked for: {:?}",
+            result.issues
+        );
+        assert_ne!(result.health, Healthy);
+
+        assert!(checker.followed(Some(&app)));
+        let remote = json!({"resources": [{"kind": "Kustomization", "name": "app"}], "clusterRef": {"name": "prod"}});
+        assert!(
+            !checker.followed(Some(&remote)),
+            "a remote cluster is polled"
+        );
+        let source = json!({"resources": [{"kind": "GitRepository", "name": "fleet"}]});
+        assert!(
+            !checker.followed(Some(&source)),
+            "an unwatched kind is polled"
+        );
+        let mixed = json!({"resources": [
+            {"kind": "Kustomization", "name": "app"},
+            {"kind": "GitRepository", "name": "fleet"},
+        ]});
+        assert!(!checker.followed(Some(&mixed)));
+        assert!(!checker.followed(None), "no configuration follows nothing");
     }
 
     #[test]
