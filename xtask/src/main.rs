@@ -153,6 +153,34 @@ pub(crate) fn cargo() -> std::process::Command {
     command
 }
 
+/// Builds `packages`' binaries (`release` or the dev profile) quietly, from the
+/// committed `Cargo.lock` (as the Dockerfile does); returns the directory they are in (`target/release` or
+/// `target/debug`). The demo, the bench and the images run what it built.
+pub(crate) fn build(
+    root: &std::path::Path,
+    packages: &[&str],
+    release: bool,
+) -> anyhow::Result<PathBuf> {
+    let mut build = cargo();
+    build.args(["build", "--quiet", "--locked"]);
+    if release {
+        build.arg("--release");
+    }
+    let status = build
+        .args(packages.iter().flat_map(|package| ["--package", package]))
+        .current_dir(root)
+        .status()
+        .map_err(|error| anyhow::anyhow!("running cargo build: {error}"))?;
+    anyhow::ensure!(
+        status.success(),
+        "building {} failed ({status})",
+        packages.join(", ")
+    );
+    Ok(root
+        .join("target")
+        .join(if release { "release" } else { "debug" }))
+}
+
 fn check_layers(root: &std::path::Path) -> anyhow::Result<()> {
     let output = cargo()
         .args(["metadata", "--format-version", "1", "--no-deps"])

@@ -275,16 +275,13 @@ async fn measure(
     let before = process.requests().await?;
     tokio::time::sleep(Duration::from_secs(10)).await;
     let loop_idle_requests = process.requests().await? - before;
-    // A Beacon collects when it looks: ask it once more, now that the Gate has let go
-    // of its old Passages (and so of their Bundles).
-    let asked = jiff::Timestamp::now().to_string();
-    let poke = serde_json::json!({"metadata": {"annotations": {
-        wellknown::ANNOTATION_RECONCILE_REQUESTED_AT: asked,
-    }}});
+    // A Beacon collects when it looks: ask it once more (as `hecate poll` does), now
+    // that the Gate has let go of its old Passages (and so of their Bundles).
+    let asked = hecate_ops::Ops::new(admin.clone())
+        .poll(namespace, "app")
+        .await?
+        .requested_at;
     let beacons = Api::<Beacon>::namespaced(admin.clone(), namespace);
-    beacons
-        .patch("app", &PatchParams::default(), &Patch::Merge(&poke))
-        .await?;
     let looked = Instant::now();
     while beacons
         .get("app")

@@ -154,16 +154,7 @@ pub(crate) fn run(
         Some(Part::Crossings | Part::Flux | Part::Controller) => &["hecate-controller"],
     };
     eprintln!("[bench] building {} ({PROFILE})…", packages.join(", "));
-    let mut build = crate::cargo();
-    build.args(["build", "--quiet"]);
-    if PROFILE == "release" {
-        build.arg("--release");
-    }
-    let status = build
-        .args(packages.iter().flat_map(|p| ["--package", p]))
-        .current_dir(root)
-        .status()?;
-    anyhow::ensure!(status.success(), "building the binaries failed");
+    crate::build(root, packages, PROFILE == "release")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -159,21 +159,15 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
 
 /// Builds `hecate` and `hecate-api` (quietly; usually they are built already).
 fn build(root: &Path) -> anyhow::Result<(PathBuf, PathBuf, PathBuf)> {
-    let status = crate::cargo()
-        .args(["build", "--quiet"])
-        .args(["--package", "hecate-cli", "--package", "hecate-api"])
-        .args(["--package", "hecate-controller"])
-        .current_dir(root)
-        .status()
-        .context("building hecate, hecate-api and hecate-controller")?;
-    anyhow::ensure!(
-        status.success(),
-        "building hecate, hecate-api and hecate-controller failed"
-    );
+    let dir = crate::build(
+        root,
+        &["hecate-cli", "hecate-api", "hecate-controller"],
+        false,
+    )?;
     Ok((
-        root.join("target/debug/hecate"),
-        root.join("target/debug/hecate-api"),
-        root.join("target/debug/hecate-controller"),
+        dir.join("hecate"),
+        dir.join("hecate-api"),
+        dir.join("hecate-controller"),
     ))
 }
 

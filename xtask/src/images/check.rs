@@ -5,8 +5,7 @@
 //! hecate-api and hecate-controller, given a kubeconfig for a local control plane,
 //! become ready — which takes the cluster's answer through the image's TLS stack.
 
-use std::io::{Read as _, Write as _};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -79,7 +78,7 @@ pub(crate) fn run(storage: &Storage, built: &[(&Image, String)], tag: &str) -> a
         );
     }
 
-    serve_on_a_cluster(storage, &pulled)
+    serve_on_a_cluster(&runtime, storage, &pulled)
 }
 
 /// Runs `reference` (with `entrypoint` instead of its own) on the host's network;
@@ -100,7 +99,11 @@ fn run_in(
 
 /// Every image that serves `/readyz` (hecate-api and hecate-controller), run with a
 /// kubeconfig for a local control plane, answers it.
-fn serve_on_a_cluster(storage: &Storage, pulled: &[(&Image, String)]) -> anyhow::Result<()> {
+fn serve_on_a_cluster(
+    runtime: &tokio::runtime::Runtime,
+    storage: &Storage,
+    pulled: &[(&Image, String)],
+) -> anyhow::Result<()> {
     let dir = tempfile::Builder::new()
         .prefix("hecate-images-plane-")
         .tempdir()?;
@@ -137,7 +140,7 @@ fn serve_on_a_cluster(storage: &Storage, pulled: &[(&Image, String)]) -> anyhow:
                 .arg(reference)
                 .args(&args),
         )?;
-        let ready = wait_ready(SocketAddr::from(([127, 0, 0, 1], port)));
+        let ready = runtime.block_on(wait_ready(&format!("http://127.0.0.1:{port}/readyz")));
         let logs = storage
             .command("podman")
             .args(["logs", &id])
@@ -155,41 +158,28 @@ fn serve_on_a_cluster(storage: &Storage, pulled: &[(&Image, String)]) -> anyhow:
     Ok(())
 }
 
-/// Waits until `GET /readyz` on `addr` answers 200; how long that took.
-fn wait_ready(addr: SocketAddr) -> anyhow::Result<Duration> {
+/// Waits until `GET url` answers 200; how long that took.
+async fn wait_ready(url: &str) -> anyhow::Result<Duration> {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()?;
     let started = Instant::now();
     let mut last = String::from("nothing listening");
     while started.elapsed() < READY_WITHIN {
-        match get(addr, "/readyz") {
-            Ok((200, _)) => return Ok(started.elapsed()),
-            Ok((status, body)) => last = format!("{status}: {}", body.trim()),
+        match http.get(url).send().await {
+            Ok(answer) if answer.status().is_success() => return Ok(started.elapsed()),
+            Ok(answer) => {
+                let status = answer.status();
+                last = format!(
+                    "{status}: {}",
+                    answer.text().await.unwrap_or_default().trim()
+                );
+            }
             Err(error) => last = error.to_string(),
         }
-        std::thread::sleep(Duration::from_millis(250));
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
     anyhow::bail!("not ready within {READY_WITHIN:?}; last answer: {last}")
-}
-
-/// A plain HTTP/1.1 GET: the status and body.
-fn get(addr: SocketAddr, path: &str) -> anyhow::Result<(u16, String)> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response)?;
-    let status = response
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .context("an HTTP status line")?;
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default();
-    Ok((status, body))
 }
 
 fn free_port() -> anyhow::Result<u16> {

@@ -191,17 +191,7 @@ fn binaries(root: &Path, debug: bool) -> anyhow::Result<PathBuf> {
             " (a release build takes minutes the first time)"
         }
     );
-    let mut build = crate::cargo();
-    build.args(["build", "--quiet", "--locked"]);
-    if !debug {
-        build.arg("--release");
-    }
-    for image in &IMAGES {
-        build.args(["--package", image.name]);
-    }
-    let status = build.current_dir(root).status()?;
-    anyhow::ensure!(status.success(), "building the images' binaries failed");
-    Ok(root.join("target").join(profile))
+    crate::build(root, &IMAGES.map(|image| image.name), !debug)
 }
 
 /// Lays out `image`'s root file system in `rootfs`; returns the Debian packages in it.
