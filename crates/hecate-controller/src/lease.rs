@@ -174,7 +174,7 @@ impl Leadership {
 
 /// The steps' fence: a step's side effects happen only while this replica leads.
 impl hecate_steps::engine::Fence for Leadership {
-    fn holds(&self) -> bool {
+    fn holds(&self, _: &str) -> bool {
         self.leads()
     }
 }

@@ -16,6 +16,7 @@ use crate::gate::{self, GateReconciler, Written};
 use crate::lease::{Elector, Timings};
 use crate::metrics::Metrics;
 use crate::passage::{self, PassageReconciler};
+use crate::scope::Scope;
 use crate::{crd_check, flux_api, serve, telemetry, verify};
 use hecate_steps::clock::SystemClock;
 use hecate_steps::{self as steps, health};
@@ -87,10 +88,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .leader_elect
         .then(|| elector(&client, &args))
         .transpose()?;
-    // With election, a step runs only while this replica leads (DECISION 112).
+    // The namespaces this controller acts in: one watch of them for all three loops.
+    let scope = Scope::start(&client, args.watch_label_selector.as_deref());
+    // A step runs only in a namespace of this shard, and with election only while this
+    // replica leads (DECISIONS 112, 133).
     let steps = match &elector {
-        Some(elector) => steps.fenced_by(Arc::new(elector.leadership())),
-        None => steps,
+        Some(elector) => steps.fenced_by(Arc::new((elector.leadership(), scope.clone()))),
+        None => steps.fenced_by(Arc::new(scope.clone())),
     };
     let passages = PassageReconciler {
         client: client.clone(),
@@ -153,20 +157,20 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 client.clone(),
                 build,
                 flux_access,
-                args.watch_label_selector.clone(),
+                scope.clone(),
                 shutdown(stopped.clone()),
             ),
             passage::controller::run(
                 client.clone(),
                 passages,
                 wakes,
-                args.watch_label_selector.clone(),
+                scope.clone(),
                 shutdown(stopped.clone()),
             ),
             beacon::controller::run(
                 client.clone(),
                 beacons,
-                args.watch_label_selector.clone(),
+                scope.clone(),
                 shutdown(stopped.clone()),
             ),
         );

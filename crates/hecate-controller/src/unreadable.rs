@@ -36,7 +36,7 @@ impl Unreadable {
     /// The callback a lenient watch of `K` takes.
     pub fn of<K: Resource<DynamicType = ()>>(
         &self,
-    ) -> impl FnMut(&Undecodable) + Send + Sync + 'static {
+    ) -> impl FnMut(&Undecodable) + Send + Sync + 'static + use<K> {
         let sender = self.sender.clone();
         move |bad| {
             let object = ObjectReference {

@@ -18,58 +18,57 @@ use futures::StreamExt as _;
 use hecate_types::Beacon;
 use hecate_types::lenient::Lenient;
 use kube::ResourceExt as _;
-use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector;
 use kube::runtime::{WatchStreamExt as _, watcher};
 
 use super::{BeaconReconciler, Error};
 use crate::backoff::{self, Failures};
 use crate::metrics::Loop;
 use crate::predicate;
-use crate::scope::Scope;
+use crate::scope::{self, Scope};
 use crate::unreadable::Unreadable;
 
 /// How many Beacons reconcile (poll their sources) at the same time.
 pub const CONCURRENCY: u16 = 8;
 
-/// Runs the Beacon controller over the namespaces `selector` matches (all without one)
-/// until `shutdown` completes, then lets reconciles under way finish.
+/// Runs the Beacon controller over the namespaces of `scope` until `shutdown`
+/// completes, then lets reconciles under way finish.
 pub async fn run(
     client: kube::Client,
     reconciler: BeaconReconciler,
-    selector: Option<String>,
+    scope: Scope,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let (beacons_reader, beacons_writer) = reflector::store::<Beacon>();
     // Each object read on its own: one that does not decode is reported and skipped.
-    let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
     let unreadable = Unreadable::start(client.clone(), scope.clone(), reconciler.events.clone());
-    let beacons = hecate_ops::lenient::watcher(
-        Api::<Lenient<Beacon>>::all(client.clone()),
-        watcher::Config::default(),
-        unreadable.of::<Beacon>(),
-    )
-    .default_backoff()
-    .reflect(beacons_writer)
-    .applied_objects()
-    .predicate_filter(predicate::spec_or_request, Default::default());
+    let beacons = scope
+        .watch(
+            {
+                let client = client.clone();
+                move |namespace| {
+                    hecate_ops::lenient::watcher(
+                        scope::api::<Lenient<Beacon>>(&client, namespace),
+                        watcher::Config::default(),
+                        unreadable.of::<Beacon>(),
+                    )
+                }
+            },
+            beacons_reader.clone(),
+        )
+        .reflect(beacons_writer);
+    let beacons = predicate::changed(beacons, predicate::spec_or_request);
 
     let context = Arc::new(Context {
         scope,
         reconciler,
         failures: Failures::default(),
     });
-    let in_namespace = beacons_reader.clone();
-    let mut controller = Controller::for_stream(beacons, beacons_reader)
-        .with_config(controller::Config::default().concurrency(CONCURRENCY));
-    if let Some(namespaces) = namespaces {
-        // A namespace joining the shard: look at its Beacons now.
-        controller = controller.watches_stream(namespaces, move |namespace| {
-            beacons_in(&in_namespace, namespace.metadata.name.as_deref())
-        });
-    }
-    controller
+    // A namespace joining the shard is listed: its Beacons arrive as changes and are
+    // looked at then.
+    Controller::for_stream(beacons, beacons_reader)
+        .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, context)
         .for_each(|result| async move {
@@ -128,16 +127,6 @@ fn error_policy(beacon: Arc<Beacon>, error: &Error, context: Arc<Context>) -> Ac
         "Beacon reconcile failed"
     );
     Action::requeue(wait)
-}
-
-/// The Beacons in `namespace`.
-fn beacons_in(beacons: &Store<Beacon>, namespace: Option<&str>) -> Vec<ObjectRef<Beacon>> {
-    beacons
-        .state()
-        .iter()
-        .filter(|beacon| beacon.namespace().as_deref() == namespace)
-        .map(|beacon| ObjectRef::from(beacon.as_ref()))
-        .collect()
 }
 
 #[cfg(test)]

@@ -42,69 +42,90 @@ use super::{Error, GateReconciler};
 use crate::backoff::{self, Failures};
 use crate::metrics::Loop;
 use crate::predicate;
-use crate::scope::Scope;
+use crate::scope::{self, Scope};
 use crate::unreadable::Unreadable;
 
 /// Builds the reconciler around the stores this controller fills.
 pub type Build = Box<dyn FnOnce(Stores) -> GateReconciler<Stores> + Send>;
 
-/// Runs the Gate controller over the namespaces `selector` matches (all without one)
-/// until `shutdown` completes, then lets reconciles under way finish.
+/// Runs the Gate controller over the namespaces of `scope` until `shutdown` completes,
+/// then lets reconciles under way finish.
 pub async fn run(
     client: kube::Client,
     build: Build,
     flux: Arc<FluxAccess>,
-    selector: Option<String>,
+    scope: Scope,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let config = watcher::Config::default();
     let (gates_reader, gates_writer) = reflector::store::<Gate>();
     let (passages_reader, passages_writer) = reflector::store::<Passage>();
     let (bundles_reader, bundles_writer) = reflector::store::<Bundle>();
-    let reconciler = build(Stores::new(passages_reader, bundles_reader));
+    let reconciler = build(Stores::new(passages_reader.clone(), bundles_reader.clone()));
     // kube-runtime reconciles what exists; what the reconciler keeps per Gate (its
     // health series, its last write) is dropped here when a Gate goes.
     let forget = reconciler.forgetter();
     // Each object read on its own: one that does not decode is reported and skipped.
-    let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
     let unreadable = Unreadable::start(client.clone(), scope.clone(), reconciler.events.clone());
-    let gates = lenient::watcher(
-        Api::<Lenient<Gate>>::all(client.clone()),
-        config.clone(),
-        unreadable.of::<Gate>(),
-    )
-    .default_backoff()
-    .reflect(gates_writer)
-    .inspect(move |event| {
-        if let Ok(watcher::Event::Delete(gate)) = event {
-            forget.gate(gate);
-        }
-    })
-    .applied_objects()
-    .predicate_filter(predicate::spec_or_request, Default::default());
+    let gates = scope
+        .watch(
+            {
+                let (client, unreadable) = (client.clone(), unreadable.clone());
+                move |namespace| {
+                    lenient::watcher(
+                        scope::api::<Lenient<Gate>>(&client, namespace),
+                        watcher::Config::default(),
+                        unreadable.of::<Gate>(),
+                    )
+                }
+            },
+            gates_reader.clone(),
+        )
+        .reflect(gates_writer)
+        .inspect(move |event| {
+            if let Ok(watcher::Event::Delete(gate)) = event {
+                forget.gate(gate);
+            }
+        });
+    let gates = predicate::changed(gates, predicate::spec_or_request);
     let mut passage_wakes = PassageWakes::default();
     let passages = wakes::stream(
-        lenient::watcher(
-            Api::<Lenient<Passage>>::all(client.clone()),
-            config.clone(),
-            // The Passage controller reports it on the Passage.
-            |bad| lenient::warn("Passage", bad),
-        )
-        .default_backoff()
-        .modify(slim_passage)
-        .reflect(passages_writer),
+        scope
+            .watch(
+                {
+                    let client = client.clone();
+                    move |namespace| {
+                        lenient::watcher(
+                            scope::api::<Lenient<Passage>>(&client, namespace),
+                            watcher::Config::default(),
+                            // The Passage controller reports it on the Passage.
+                            |bad| lenient::warn("Passage", bad),
+                        )
+                    }
+                },
+                passages_reader,
+            )
+            .modify(slim_passage)
+            .reflect(passages_writer),
         move |event| passage_wakes.on(event),
     );
     let mut bundle_wakes = BundleWakes::new(gates_reader.clone());
     let bundles = wakes::stream(
-        lenient::watcher(
-            Api::<Lenient<Bundle>>::all(client.clone()),
-            config,
-            unreadable.of::<Bundle>(),
-        )
-        .default_backoff()
-        .modify(|bundle: &mut Bundle| bundle.metadata.managed_fields = None)
-        .reflect(bundles_writer),
+        scope
+            .watch(
+                {
+                    let client = client.clone();
+                    move |namespace| {
+                        lenient::watcher(
+                            scope::api::<Lenient<Bundle>>(&client, namespace),
+                            watcher::Config::default(),
+                            unreadable.of::<Bundle>(),
+                        )
+                    }
+                },
+                bundles_reader,
+            )
+            .modify(|bundle: &mut Bundle| bundle.metadata.managed_fields = None)
+            .reflect(bundles_writer),
         move |event| bundle_wakes.on(event),
     );
 
@@ -113,16 +134,11 @@ pub async fn run(
         reconciler,
         failures: Failures::default(),
     });
-    let in_namespace = gates_reader.clone();
+    // A namespace joining the shard is listed: its Gates arrive as changes and are
+    // looked at then.
     let mut controller = Controller::for_stream(gates, gates_reader)
         .reconcile_on(passages)
         .reconcile_on(bundles);
-    if let Some(namespaces) = namespaces {
-        // A namespace joining the shard: look at its Gates now.
-        controller = controller.watches_stream(namespaces, move |namespace| {
-            gates_in(&in_namespace, namespace.metadata.name.as_deref())
-        });
-    }
     for (resource, changes) in flux_wakes(&client, &flux).await {
         let watching = controller.store();
         let kind = resource.kind;
@@ -273,16 +289,6 @@ fn gates_watching(gates: &Store<Gate>, kind: &str, object: &DynamicObject) -> Ve
                 .iter()
                 .any(|w| w.kind == kind && w.name == name && w.namespace == namespace)
         })
-        .map(|gate| ObjectRef::from(gate.as_ref()))
-        .collect()
-}
-
-/// The Gates in `namespace`.
-fn gates_in(gates: &Store<Gate>, namespace: Option<&str>) -> Vec<ObjectRef<Gate>> {
-    gates
-        .state()
-        .iter()
-        .filter(|gate| gate.namespace().as_deref() == namespace)
         .map(|gate| ObjectRef::from(gate.as_ref()))
         .collect()
 }

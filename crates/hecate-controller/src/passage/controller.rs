@@ -13,47 +13,48 @@ use futures::StreamExt as _;
 use hecate_types::Passage;
 use hecate_types::lenient::Lenient;
 use kube::ResourceExt as _;
-use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector;
-use kube::runtime::{WatchStreamExt as _, predicates, watcher};
+use kube::runtime::{WatchStreamExt as _, watcher};
 
 use super::{Error, PassageReconciler};
 use crate::backoff;
 use crate::metrics::Loop;
-use crate::scope::Scope;
+use crate::predicate;
+use crate::scope::{self, Scope};
 use crate::unreadable::Unreadable;
 
 /// How many Passages advance at once.
 pub const CONCURRENCY: u16 = 4;
 
-/// Runs the Passage controller over the namespaces `selector` matches (all without
-/// one) until `shutdown` completes, then lets steps under way finish.
+/// Runs the Passage controller over the namespaces of `scope` until `shutdown`
+/// completes, then lets steps under way finish.
 pub async fn run(
     client: kube::Client,
     reconciler: PassageReconciler,
     wakes: super::wake::Wakes,
-    selector: Option<String>,
+    scope: Scope,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let (reader, writer) = reflector::store::<Passage>();
     // Each object read on its own: one that does not decode is reported and skipped.
-    let (scope, namespaces) = Scope::watch(&client, selector.as_deref());
     let unreadable = Unreadable::start(client.clone(), scope.clone(), reconciler.events.clone());
-    let passages = hecate_ops::lenient::watcher(
-        Api::<Lenient<Passage>>::all(client.clone()),
-        watcher::Config::default(),
-        unreadable.of::<Passage>(),
-    )
-    .default_backoff()
-    .modify(slim_finished)
-    .reflect(writer)
-    .applied_objects()
-    .predicate_filter(predicates::generation, Default::default());
-    if let Some(namespaces) = namespaces {
-        // Nothing else polls this watch: drive it here.
-        tokio::spawn(namespaces.for_each(|_| async {}));
-    }
+    let passages = scope
+        .watch(
+            move |namespace| {
+                hecate_ops::lenient::watcher(
+                    scope::api::<Lenient<Passage>>(&client, namespace),
+                    watcher::Config::default(),
+                    unreadable.of::<Passage>(),
+                )
+            },
+            reader.clone(),
+        )
+        .modify(slim_finished)
+        .reflect(writer);
+    let passages = predicate::changed(passages, |passage| {
+        passage.metadata.generation.map(|g| g as u64)
+    });
     let context = Arc::new(Context { reconciler, scope });
     Controller::for_stream(passages, reader)
         .with_config(controller::Config::default().concurrency(CONCURRENCY))

@@ -52,10 +52,13 @@ pub enum Error {
     /// The work directory could not be made.
     #[error("work directory {0}: {1}")]
     WorkDir(PathBuf, std::io::Error),
-    /// This replica no longer leads: the run stopped before a step, recording nothing
-    /// (DECISION 112); the process is giving up leadership.
-    #[error("this replica no longer leads: the crossing was left to the new leader")]
-    NotLeading,
+    /// This replica no longer leads, or the namespace left its shard: the run stopped
+    /// before a step, recording nothing (DECISIONS 112, 133); the crossing is left to
+    /// the controller that now may act on it.
+    #[error(
+        "this controller may no longer act here (it lost its Lease, or the namespace left its shard): the crossing was left to the one that may"
+    )]
+    Fenced,
 }
 
 impl Error {
@@ -64,7 +67,7 @@ impl Error {
         match self {
             Self::Kube(error) => crate::backoff::kind(error),
             Self::WorkDir(..) => "work_dir",
-            Self::NotLeading => "not_leading",
+            Self::Fenced => "fenced",
         }
     }
 }
@@ -159,8 +162,8 @@ impl PassageReconciler {
                 &trace::traceparent(trace_id),
             )
             .await;
-            if advance.not_leading {
-                return Err(Error::NotLeading);
+            if advance.fenced {
+                return Err(Error::Fenced);
             }
             let mut status = advance.status;
             status.observed_generation = passage.metadata.generation.unwrap_or_default();

@@ -1197,7 +1197,10 @@ async fn the_running_controller_polls_on_request_and_never_wakes_itself() {
     let running = tokio::spawn(controller::run(
         env.admin.clone(),
         reconciler(&env, Duration::from_secs(30), Arc::new(SystemClock)),
-        Some(format!("{}={ns}", crate::process::SHARD_LABEL)),
+        hecate_controller::scope::Scope::start(
+            &env.admin,
+            Some(&format!("{}={ns}", crate::process::SHARD_LABEL)),
+        ),
         async move {
             let _ = stopped.await;
         },

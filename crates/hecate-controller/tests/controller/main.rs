@@ -27,6 +27,7 @@ mod reach;
 mod recording;
 mod render;
 mod running;
+mod shards;
 mod traces;
 mod trust;
 mod unreadable;

@@ -68,6 +68,25 @@ impl Controller {
         Self::spawn(env, shard, extra, vars, true).await
     }
 
+    /// [`Self::start`] as `user`, with only the rights RBAC gives that user (the
+    /// administrator impersonating it): what a shard needs, and no more.
+    pub(crate) async fn start_as(env: &TestEnv, shard: &str, user: &str, extra: &[&str]) -> Self {
+        let (command, dir) = Self::command(env, shard, extra, &[], true).await;
+        let mut kubeconfig: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(&env.endpoint().kubeconfig_yaml(Identity::Admin)).unwrap();
+        for entry in kubeconfig["users"].as_sequence_mut().unwrap() {
+            if entry["name"] == "admin" {
+                entry["user"]["as"] = user.into();
+            }
+        }
+        std::fs::write(
+            dir.path().join("kubeconfig"),
+            serde_yaml_ng::to_string(&kubeconfig).unwrap(),
+        )
+        .unwrap();
+        Self::spawn_command(command, dir).await
+    }
+
     async fn spawn(
         env: &TestEnv,
         shard: &str,
@@ -75,7 +94,11 @@ impl Controller {
         vars: &[(&str, &str)],
         test_world: bool,
     ) -> Self {
-        let (mut command, dir) = Self::command(env, shard, extra, vars, test_world).await;
+        let (command, dir) = Self::command(env, shard, extra, vars, test_world).await;
+        Self::spawn_command(command, dir).await
+    }
+
+    async fn spawn_command(mut command: Command, dir: tempfile::TempDir) -> Self {
         let (metrics, probes) = (free_port(), free_port());
         let child = command
             .arg(format!("--metrics-bind-address={metrics}"))

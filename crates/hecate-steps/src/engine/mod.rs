@@ -46,11 +46,19 @@ mod tests;
 /// How long a waiting step waits when it does not say.
 pub const DEFAULT_RETRY: Duration = Duration::from_secs(15);
 
-/// Whether this process may still do a step's side effects — for the controller, that
-/// it still holds its Lease. The engine asks immediately before each step.
+/// Whether this process may still do a step's side effects in a namespace — for the
+/// controller, that it still holds its Lease and the namespace is still in its shard.
+/// The engine asks immediately before each step.
 pub trait Fence: Send + Sync {
-    /// Whether side effects may happen now.
-    fn holds(&self) -> bool;
+    /// Whether side effects may happen in `namespace` now.
+    fn holds(&self, namespace: &str) -> bool;
+}
+
+/// Both fences hold.
+impl<A: Fence, B: Fence> Fence for (A, B) {
+    fn holds(&self, namespace: &str) -> bool {
+        self.0.holds(namespace) && self.1.holds(namespace)
+    }
 }
 
 /// The steps an engine can run, by name, and the fence they run behind.
@@ -102,9 +110,10 @@ pub struct Advance {
     /// Health checks the steps handed over in this call (for the Gate, once the
     /// crossing succeeds).
     pub watch: Vec<HealthCheck>,
-    /// This replica no longer leads: the run stopped before a step, and nothing of it
-    /// may be recorded (`status` is the Passage's as read).
-    pub not_leading: bool,
+    /// The fence no longer holds (this replica lost its Lease, or the namespace left
+    /// its shard): the run stopped before a step, and nothing of it may be recorded
+    /// (`status` is the Passage's as read).
+    pub fenced: bool,
     /// A step ran and the next is due: record `status`, then call again at once.
     pub more: bool,
 }
@@ -123,7 +132,7 @@ pub async fn advance(
         status,
         requeue_after: None,
         watch: Vec::new(),
-        not_leading: false,
+        fenced: false,
         more: false,
     };
     if status.phase().is_terminal() {
@@ -265,7 +274,7 @@ pub async fn advance(
                 status,
                 requeue_after: None,
                 watch,
-                not_leading: false,
+                fenced: false,
                 more: true,
             };
         }
@@ -303,11 +312,16 @@ pub async fn advance(
             traceparent,
             started_at,
         };
-        // The fence: a replica whose Lease another may hold by now starts no step's side
-        // effects, and its record of this call is dropped (DECISION 112).
-        if registry.fence.as_ref().is_some_and(|fence| !fence.holds()) {
+        // The fence: a replica whose Lease another may hold by now, or whose shard the
+        // namespace has left, starts no step's side effects, and its record of this
+        // call is dropped (DECISIONS 112, 133).
+        if registry
+            .fence
+            .as_ref()
+            .is_some_and(|fence| !fence.holds(&env.namespace))
+        {
             return Advance {
-                not_leading: true,
+                fenced: true,
                 ..unchanged(passage.status.clone().unwrap_or_default())
             };
         }
@@ -371,7 +385,7 @@ pub async fn advance(
                             status,
                             requeue_after: Some(result.retry_after.unwrap_or(DEFAULT_RETRY)),
                             watch,
-                            not_leading: false,
+                            fenced: false,
                             more: false,
                         };
                     }
@@ -405,7 +419,7 @@ pub async fn advance(
         status,
         requeue_after: None,
         watch,
-        not_leading: false,
+        fenced: false,
         more: false,
     }
 }

@@ -645,14 +645,14 @@ async fn a_replica_that_no_longer_leads_runs_no_step_and_records_nothing() {
     /// Another replica may hold the Lease now.
     struct Deposed;
     impl Fence for Deposed {
-        fn holds(&self) -> bool {
+        fn holds(&self, _: &str) -> bool {
             false
         }
     }
     engine.registry = engine.registry.clone().fenced_by(Arc::new(Deposed));
     let mut p = passage(vec![step("a")]);
     let advance = engine.step(&mut p).await;
-    assert!(advance.not_leading);
+    assert!(advance.fenced);
     assert_eq!(
         advance.status,
         PassageStatus::default(),

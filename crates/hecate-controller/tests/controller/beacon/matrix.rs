@@ -738,7 +738,10 @@ async fn a_slow_failing_source_is_polled_once_an_interval() {
     let running = tokio::spawn(controller::run(
         env.admin.clone(),
         reconciler(&env, Duration::from_secs(2), Arc::new(SystemClock)),
-        Some(format!("{}={ns}", crate::process::SHARD_LABEL)),
+        hecate_controller::scope::Scope::start(
+            &env.admin,
+            Some(&format!("{}={ns}", crate::process::SHARD_LABEL)),
+        ),
         async move {
             let _ = stopped.await;
         },
