@@ -19,7 +19,7 @@
 //!   [`crd_check`], Flux discovery warnings in [`flux_api`], tracing from `OTEL_*` in
 //!   [`telemetry`], metrics and probes, leader election in [`lease`], the controllers
 //!   until SIGTERM), [`scope`] (namespace-label shards), [`metrics`], [`events`],
-//!   [`condition`], [`predicate`], [`ready`], [`unreadable`] (objects that do not
+//!   [`condition`], [`predicate`], [`index`] (a store's objects by namespace), [`ready`], [`unreadable`] (objects that do not
 //!   decode, reported on themselves).
 //!
 //! What a crossing does is a crate of its own, `hecate-steps`: the step contract, the
@@ -39,6 +39,7 @@ pub mod crd_check;
 pub mod events;
 pub mod flux_api;
 pub mod gate;
+pub mod index;
 pub mod lease;
 pub mod metrics;
 pub mod passage;

@@ -32,7 +32,7 @@ use hecate_types::{Bundle, Gate, Passage};
 use kube::ResourceExt as _;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::GroupVersionKind;
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 
@@ -40,10 +40,16 @@ use super::reads::Stores;
 use super::wakes::{self, BundleWakes, PassageWakes};
 use super::{Error, GateReconciler};
 use crate::backoff::{self, Failures};
+use crate::index::ByNamespace;
 use crate::metrics::Loop;
 use crate::predicate;
 use crate::scope::{self, Scope};
 use crate::unreadable::Unreadable;
+
+/// How many Gates reconcile at once: each holds copies of its namespace's Bundles and
+/// its Passages while it decides, so two thousand starting together must not all
+/// hold theirs at the same time.
+pub const CONCURRENCY: u16 = 16;
 
 /// Builds the reconciler around the stores this controller fills.
 pub type Build = Box<dyn FnOnce(Stores) -> GateReconciler<Stores> + Send>;
@@ -60,7 +66,15 @@ pub async fn run(
     let (gates_reader, gates_writer) = reflector::store::<Gate>();
     let (passages_reader, passages_writer) = reflector::store::<Passage>();
     let (bundles_reader, bundles_writer) = reflector::store::<Bundle>();
-    let reconciler = build(Stores::new(passages_reader.clone(), bundles_reader.clone()));
+    let (gates_index, passages_index, bundles_index) = (
+        ByNamespace::default(),
+        ByNamespace::default(),
+        ByNamespace::default(),
+    );
+    let reconciler = build(Stores::new(
+        (passages_reader.clone(), passages_index.clone()),
+        (bundles_reader.clone(), bundles_index.clone()),
+    ));
     // kube-runtime reconciles what exists; what the reconciler keeps per Gate (its
     // health series, its last write) is dropped here when a Gate goes.
     let forget = reconciler.forgetter();
@@ -81,9 +95,15 @@ pub async fn run(
             gates_reader.clone(),
         )
         .reflect(gates_writer)
-        .inspect(move |event| {
-            if let Ok(watcher::Event::Delete(gate)) = event {
-                forget.gate(gate);
+        .inspect({
+            let gates_index = gates_index.clone();
+            move |event| {
+                if let Ok(event) = event {
+                    gates_index.apply(event);
+                }
+                if let Ok(watcher::Event::Delete(gate)) = event {
+                    forget.gate(gate);
+                }
             }
         });
     let gates = predicate::changed(gates, predicate::spec_or_request);
@@ -105,10 +125,15 @@ pub async fn run(
                 passages_reader,
             )
             .modify(slim_passage)
-            .reflect(passages_writer),
+            .reflect(passages_writer)
+            .inspect(move |event| {
+                if let Ok(event) = event {
+                    passages_index.apply(event);
+                }
+            }),
         move |event| passage_wakes.on(event),
     );
-    let mut bundle_wakes = BundleWakes::new(gates_reader.clone());
+    let mut bundle_wakes = BundleWakes::new(gates_reader.clone(), gates_index);
     let bundles = wakes::stream(
         scope
             .watch(
@@ -125,7 +150,12 @@ pub async fn run(
                 bundles_reader,
             )
             .modify(|bundle: &mut Bundle| bundle.metadata.managed_fields = None)
-            .reflect(bundles_writer),
+            .reflect(bundles_writer)
+            .inspect(move |event| {
+                if let Ok(event) = event {
+                    bundles_index.apply(event);
+                }
+            }),
         move |event| bundle_wakes.on(event),
     );
 
@@ -137,6 +167,7 @@ pub async fn run(
     // A namespace joining the shard is listed: its Gates arrive as changes and are
     // looked at then.
     let mut controller = Controller::for_stream(gates, gates_reader)
+        .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .reconcile_on(passages)
         .reconcile_on(bundles);
     for (resource, changes) in flux_wakes(&client, &flux).await {

@@ -10,6 +10,7 @@ use kube::ResourceExt as _;
 use kube::api::ListParams;
 use kube::runtime::reflector::{ObjectRef, Store};
 
+use crate::index::ByNamespace;
 use crate::ready::Ready;
 
 /// Reads of a Gate's Passages and its namespace's Bundles.
@@ -52,18 +53,28 @@ impl Reads for Lists {
 pub struct Stores {
     passages: Store<Passage>,
     bundles: Store<Bundle>,
+    /// Which of them are in which namespace: a reconcile reads its namespace's, never
+    /// the whole store.
+    passages_by_namespace: ByNamespace,
+    bundles_by_namespace: ByNamespace,
     passages_ready: Ready,
     bundles_ready: Ready,
 }
 
 impl Stores {
-    /// Reads from these stores (each fed by a watch someone polls).
-    pub fn new(passages: Store<Passage>, bundles: Store<Bundle>) -> Self {
+    /// Reads from these stores (each fed by a watch someone polls), each with the
+    /// index the same events keep.
+    pub fn new(
+        (passages, passages_by_namespace): (Store<Passage>, ByNamespace),
+        (bundles, bundles_by_namespace): (Store<Bundle>, ByNamespace),
+    ) -> Self {
         Self {
             passages_ready: Ready::after(vec![passages.clone()]),
             bundles_ready: Ready::after(vec![bundles.clone()]),
             passages,
             bundles,
+            passages_by_namespace,
+            bundles_by_namespace,
         }
     }
 }
@@ -74,13 +85,10 @@ impl Reads for Stores {
         // Gate with no Passages: it could open a crossing beside a running one.
         self.passages_ready.wait().await;
         Ok(self
-            .passages
-            .state()
+            .passages_by_namespace
+            .in_namespace(&self.passages, namespace)
             .iter()
-            .filter(|p| {
-                p.metadata.namespace.as_deref() == Some(namespace)
-                    && p.labels().get(wellknown::LABEL_GATE).map(String::as_str) == Some(gate)
-            })
+            .filter(|p| p.labels().get(wellknown::LABEL_GATE).map(String::as_str) == Some(gate))
             .map(|p| Passage::clone(p))
             .collect())
     }
@@ -88,10 +96,9 @@ impl Reads for Stores {
     async fn bundles(&self, namespace: &str) -> Result<Vec<Bundle>, kube::Error> {
         self.bundles_ready.wait().await;
         Ok(self
-            .bundles
-            .state()
+            .bundles_by_namespace
+            .in_namespace(&self.bundles, namespace)
             .iter()
-            .filter(|b| b.metadata.namespace.as_deref() == Some(namespace))
             .map(|b| Bundle::clone(b))
             .collect())
     }

@@ -26,6 +26,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 
 use super::reads::gate_of;
+use crate::index::ByNamespace;
 
 /// The Gates to reconcile for each event of `events` (a reflected watch), as `on`
 /// decides.
@@ -56,6 +57,10 @@ pub struct PassageWakes {
     seen: HashMap<ObjectRef<Passage>, (u64, ObjectRef<Gate>)>,
     /// During a relist, what it listed so far: what it did not list went meanwhile.
     relisted: Option<HashSet<ObjectRef<Passage>>>,
+    /// Whether the first list has ended: until then every Gate is being looked at for
+    /// the first time anyway, and waking it for each of its Passages is work for
+    /// nothing.
+    listed: bool,
 }
 
 impl PassageWakes {
@@ -73,6 +78,7 @@ impl PassageWakes {
                 let fingerprint = fingerprint(&passage);
                 match self.seen.insert(key, (fingerprint, gate.clone())) {
                     Some((before, _)) if before == fingerprint => Vec::new(),
+                    _ if !self.listed => Vec::new(),
                     _ => vec![gate],
                 }
             }
@@ -85,6 +91,7 @@ impl PassageWakes {
                 Vec::new()
             }
             watcher::Event::InitDone => {
+                self.listed = true;
                 let relisted = self.relisted.take().unwrap_or_default();
                 let mut gates = Vec::new();
                 self.seen.retain(|key, (_, gate)| {
@@ -164,18 +171,25 @@ enum Change {
 /// Bundles: wakes the Gates a Bundle's change concerns.
 pub struct BundleWakes {
     gates: Store<Gate>,
+    /// Which Gates are in which namespace: a Bundle's change looks at its namespace's.
+    gates_by_namespace: ByNamespace,
     seen: HashMap<ObjectRef<Bundle>, SeenBundle>,
     /// During a relist, what it listed so far: what it did not list went meanwhile.
     relisted: Option<HashSet<ObjectRef<Bundle>>>,
+    /// Whether the first list has ended (until then, as for Passages, every Gate is
+    /// looked at anyway).
+    listed: bool,
 }
 
 impl BundleWakes {
-    /// Finds the Gates of a Bundle's namespace in `gates`.
-    pub fn new(gates: Store<Gate>) -> Self {
+    /// Finds the Gates of a Bundle's namespace in `gates`, by `gates_by_namespace`.
+    pub fn new(gates: Store<Gate>, gates_by_namespace: ByNamespace) -> Self {
         Self {
             gates,
+            gates_by_namespace,
             seen: HashMap::new(),
             relisted: None,
+            listed: false,
         }
     }
 
@@ -211,6 +225,9 @@ impl BundleWakes {
                 };
                 let namespace = key.namespace.clone();
                 self.seen.insert(key, now);
+                if !self.listed {
+                    return Vec::new();
+                }
                 self.concerned(namespace.as_deref(), &bundle.spec.beacon, &change)
             }
             watcher::Event::Delete(bundle) => {
@@ -226,6 +243,7 @@ impl BundleWakes {
                 Vec::new()
             }
             watcher::Event::InitDone => {
+                self.listed = true;
                 let relisted = self.relisted.take().unwrap_or_default();
                 let gone: Vec<(ObjectRef<Bundle>, String)> = self
                     .seen
@@ -253,10 +271,12 @@ impl BundleWakes {
         if matches!(change, Change::Entries(gates) if gates.is_empty()) {
             return Vec::new();
         }
-        self.gates
-            .state()
+        let Some(namespace) = namespace else {
+            return Vec::new();
+        };
+        self.gates_by_namespace
+            .in_namespace(&self.gates, namespace)
             .iter()
-            .filter(|gate| gate.metadata.namespace.as_deref() == namespace)
             .filter(|gate| {
                 let Some(admission) = gate.admission_for(beacon) else {
                     return false;
@@ -318,7 +338,17 @@ mod tests {
 
     /// Gates dev, staging (after dev), prod (after staging), and other (admitting
     /// another Beacon).
-    fn gates() -> Store<Gate> {
+    /// Bundle wakes over four Gates of `shop`, after the Bundles' first list.
+    fn bundle_wakes() -> BundleWakes {
+        let (gates, index) = gates();
+        let mut wakes = BundleWakes::new(gates, index);
+        assert!(wakes.on(watcher::Event::Init).is_empty());
+        assert!(wakes.on(watcher::Event::InitDone).is_empty());
+        wakes
+    }
+
+    fn gates() -> (Store<Gate>, ByNamespace) {
+        let index = ByNamespace::default();
         let mut writer = Writer::<Gate>::default();
         let mut other = gate("other", &[]);
         other.spec.admits[0].from.beacon = "api".into();
@@ -328,9 +358,11 @@ mod tests {
             gate("prod", &["staging"]),
             other,
         ] {
-            writer.apply_watcher_event(&watcher::Event::Apply(gate));
+            let event = watcher::Event::Apply(gate);
+            writer.apply_watcher_event(&event);
+            index.apply(&event);
         }
-        writer.as_reader()
+        (writer.as_reader(), index)
     }
 
     fn bundle(version: &str) -> Bundle {
@@ -364,7 +396,7 @@ mod tests {
 
     #[test]
     fn a_bundle_wakes_only_the_gates_its_change_concerns() {
-        let mut wakes = BundleWakes::new(gates());
+        let mut wakes = bundle_wakes();
         let new = bundle("1");
         assert_eq!(
             names(wakes.on(watcher::Event::Apply(new.clone()))),
@@ -434,7 +466,7 @@ mod tests {
 
     #[test]
     fn a_relisted_bundle_wakes_nobody_unless_it_changed_or_went() {
-        let mut wakes = BundleWakes::new(gates());
+        let mut wakes = bundle_wakes();
         wakes.on(watcher::Event::Apply(bundle("1")));
         let mut other = bundle("1");
         other.metadata.name = Some("app-2".into());
@@ -467,8 +499,38 @@ mod tests {
     }
 
     #[test]
+    fn the_first_lists_wake_nobody_every_gate_is_looked_at_anyway() {
+        let (gates, index) = gates();
+        let mut bundles = BundleWakes::new(gates, index);
+        let mut passages = PassageWakes::default();
+        assert!(bundles.on(watcher::Event::Init).is_empty());
+        assert!(
+            bundles
+                .on(watcher::Event::InitApply(bundle("1")))
+                .is_empty()
+        );
+        assert!(bundles.on(watcher::Event::InitDone).is_empty());
+        assert!(passages.on(watcher::Event::Init).is_empty());
+        assert!(
+            passages
+                .on(watcher::Event::InitApply(passage("1")))
+                .is_empty()
+        );
+        assert!(passages.on(watcher::Event::InitDone).is_empty());
+        // After it, a change wakes as it did.
+        let mut labelled = bundle("2");
+        labelled.metadata.labels = Some([("team".to_string(), "a".to_string())].into());
+        assert_eq!(
+            names(bundles.on(watcher::Event::Apply(labelled))),
+            ["dev", "prod", "staging"]
+        );
+    }
+
+    #[test]
     fn a_passage_wakes_its_gate_when_the_gates_copy_changes() {
         let mut wakes = PassageWakes::default();
+        assert!(wakes.on(watcher::Event::Init).is_empty());
+        assert!(wakes.on(watcher::Event::InitDone).is_empty());
         assert_eq!(
             names(wakes.on(watcher::Event::Apply(passage("1")))),
             ["dev"]
