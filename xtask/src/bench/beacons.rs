@@ -79,7 +79,7 @@ impl Scale {
     fn beacons(self) -> usize {
         match self {
             Self::Small => 20,
-            Self::Large => 200,
+            Self::Large | Self::Fleet => 200,
         }
     }
 
@@ -89,7 +89,7 @@ impl Scale {
     fn beacon_idle_window(self) -> Duration {
         match self {
             Self::Small => Duration::from_secs(30),
-            Self::Large => Duration::from_secs(50),
+            Self::Large | Self::Fleet => Duration::from_secs(50),
         }
     }
 }

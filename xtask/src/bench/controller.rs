@@ -61,14 +61,14 @@ impl Scale {
     fn fleet_namespaces(self) -> usize {
         match self {
             Self::Small => 5,
-            Self::Large => 50,
+            Self::Large | Self::Fleet => 50,
         }
     }
 
     fn idle_window(self) -> Duration {
         match self {
             Self::Small => Duration::from_secs(15),
-            Self::Large => Duration::from_secs(60),
+            Self::Large | Self::Fleet => Duration::from_secs(60),
         }
     }
 }
@@ -513,7 +513,8 @@ impl Breakdown {
 }
 
 /// (VmRSS, VmHWM) of `pid`, in MiB.
-fn memory(pid: u32) -> (f64, f64) {
+/// (resident, peak resident) memory of process `pid` in MiB.
+pub(crate) fn memory(pid: u32) -> (f64, f64) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| {
         status

@@ -101,7 +101,7 @@ impl Scale {
     fn concurrent_crossings(self) -> usize {
         match self {
             Self::Small => 5,
-            Self::Large => 50,
+            Self::Large | Self::Fleet => 50,
         }
     }
 }

@@ -77,7 +77,7 @@ impl Scale {
     fn flux_releases(self) -> usize {
         match self {
             Self::Small => 2,
-            Self::Large => 10,
+            Self::Large | Self::Fleet => 10,
         }
     }
 }

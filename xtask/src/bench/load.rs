@@ -98,7 +98,7 @@ pub(crate) async fn run(
     let mut levels = Vec::new();
     for route in routes {
         for concurrency in CONCURRENCY {
-            levels.push(level(&http, &base, route, &token, concurrency).await);
+            levels.push(level(&http, &base, route, &token, concurrency, LEVEL_DURATION).await);
         }
     }
     let load_seconds = load_started.elapsed().as_secs_f64();
@@ -156,14 +156,16 @@ pub(crate) async fn grant_viewer(admin: &kube::Client, namespace: &str) -> anyho
     Ok(())
 }
 
-async fn level(
+/// `concurrency` clients asking `route` as `token` for `duration`.
+pub(crate) async fn level(
     http: &reqwest::Client,
     base: &str,
     route: &str,
     token: &str,
     concurrency: usize,
+    duration: Duration,
 ) -> Level {
-    let deadline = Instant::now() + LEVEL_DURATION;
+    let deadline = Instant::now() + duration;
     let started = Instant::now();
     let workers = (0..concurrency).map(|_| {
         let (http, url, token) = (http.clone(), format!("{base}{route}"), token.to_string());

@@ -156,14 +156,14 @@ const MODERN: &str = "2026-07-28";
 /// deployed roles; the caller's own access is what each call is authorised on) with
 /// `--auth kubernetes`, and times `why_stuck` on `gate` as alice (granted the viewer
 /// role in `namespace` by [`super::load::grant_viewer`]): one POST per call, as an
-/// agent's HTTP client sends it.
+/// agent's HTTP client sends it. Also its peak memory (MiB).
 pub(crate) async fn http(
     root: &Path,
     endpoint: &Endpoint,
     admin: &kube::Client,
     namespace: &str,
     gate: &str,
-) -> anyhow::Result<Measurement> {
+) -> anyhow::Result<(Measurement, f64)> {
     super::load::grant_viewer(admin, namespace).await?;
     let binary = super::binary(root, "hecate-mcp");
     let mut child = Command::new(&binary)
@@ -259,10 +259,14 @@ pub(crate) async fn http(
             requests = before.until(apiserver::counts(admin).await?);
         }
     }
+    let (_, peak_rss_mib) = child.id().map_or((0.0, 0.0), super::controller::memory);
     let _ = child.kill().await;
-    Ok(summarise(
-        format!("hecate-mcp --listen: POST tools/call why_stuck {gate} (as alice)"),
-        samples,
-        Some(requests),
+    Ok((
+        summarise(
+            format!("hecate-mcp --listen: POST tools/call why_stuck {gate} (as alice)"),
+            samples,
+            Some(requests),
+        ),
+        peak_rss_mib,
     ))
 }

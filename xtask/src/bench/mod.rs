@@ -13,6 +13,7 @@ mod beacons;
 mod cli;
 mod controller;
 mod crossings;
+mod fleet;
 mod flux;
 mod load;
 mod mcp;
@@ -40,6 +41,9 @@ pub(crate) enum Scale {
     Small,
     /// 50 Gates, 5,000 Bundles, 10,000 Passages.
     Large,
+    /// The fleet alone: 200 namespaces, 2,000 Gates, 2,000 Beacons, 100,000 Bundles
+    /// and 100,000 Passages (`--only fleet` at the other scales: 4 or 50 namespaces).
+    Fleet,
 }
 
 /// A part of the bench measured on its own (`--only`).
@@ -60,6 +64,10 @@ pub(crate) enum Part {
     /// hecate-controller over a fleet (no seed): its first pass, requests per
     /// reconcile, Bundle → Passage latency, requests per idle minute, memory.
     Controller,
+    /// A platform's fleet (its own seed): the controller as one replica and as two
+    /// shards, hecate-api for one namespace's reader and for everyone's, `hecate
+    /// status`, hecate-mcp.
+    Fleet,
 }
 
 impl Part {
@@ -70,6 +78,7 @@ impl Part {
             Self::Crossings => "crossings",
             Self::Flux => "flux",
             Self::Controller => "controller",
+            Self::Fleet => "fleet",
         }
     }
 }
@@ -78,7 +87,7 @@ impl Scale {
     fn bundles(self) -> usize {
         match self {
             Self::Small => 500,
-            Self::Large => 5_000,
+            Self::Large | Self::Fleet => 5_000,
         }
     }
 
@@ -90,6 +99,7 @@ impl Scale {
         match self {
             Self::Small => "small",
             Self::Large => "large",
+            Self::Fleet => "fleet",
         }
     }
 
@@ -120,7 +130,7 @@ pub(crate) fn run(
     // Numbers from a debug build measure the debug build: the published (large) run
     // measures an optimised one. A small run checks that the harness works, so it
     // uses whatever build it finds itself in (in CI, the debug one the tests built).
-    if cfg!(debug_assertions) && scale == Scale::Large {
+    if cfg!(debug_assertions) && scale != Scale::Small {
         eprintln!("[bench] building xtask with optimisations…");
         let status = crate::cargo()
             .args(["run", "--quiet", "--release", "--package", "xtask", "--"])
@@ -152,6 +162,17 @@ pub(crate) fn run(
         Some(Part::Explain) => &["hecate-cli", "hecate-mcp"],
         Some(Part::Overview) => &["hecate-api"],
         Some(Part::Crossings | Part::Flux | Part::Controller) => &["hecate-controller"],
+        Some(Part::Fleet) => &[
+            "hecate-api",
+            "hecate-cli",
+            "hecate-mcp",
+            "hecate-controller",
+        ],
+    };
+    // `--scale fleet` is the fleet alone.
+    let only = match (scale, only) {
+        (Scale::Fleet, None) => Some(Part::Fleet),
+        (_, only) => only,
     };
     eprintln!("[bench] building {} ({PROFILE})…", packages.join(", "));
     crate::build(root, packages, PROFILE == "release")?;
@@ -215,6 +236,25 @@ pub(crate) fn run(
         );
         return Ok(());
     }
+    if only == Some(Part::Fleet) {
+        let results = runtime.block_on(async {
+            let admin = endpoint.client(Identity::Admin).await?;
+            fleet::run(root, &endpoint, &admin, scale).await
+        })?;
+        let markdown = report::fleet(&results);
+        let dir = root.join("target/bench");
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(
+            dir.join("fleet.json"),
+            serde_json::to_string_pretty(&results)?,
+        )?;
+        println!(
+            "\n`--only fleet`, {} scale, {PROFILE} build\n\n{markdown}",
+            scale.name()
+        );
+        println!("wrote target/bench/fleet.json");
+        return Ok(());
+    }
     if only == Some(Part::Flux) {
         let results = runtime.block_on(async {
             let admin = endpoint.client(Identity::Admin).await?;
@@ -264,6 +304,7 @@ pub(crate) struct Results {
     pub(crate) crossings: crossings::CrossingResults,
     pub(crate) flux: flux::FluxResults,
     pub(crate) beacons: beacons::BeaconResults,
+    pub(crate) fleet: fleet::FleetResults,
 }
 
 /// One thing timed.
@@ -350,7 +391,7 @@ async fn measure(
         GATE,
     )
     .await?;
-    mcp.push(mcp::http(root, endpoint, &admin, &namespace, GATE).await?);
+    mcp.push(mcp::http(root, endpoint, &admin, &namespace, GATE).await?.0);
 
     eprintln!("[bench] hecate-controller over a fleet…");
     let controller = controller::run(root, endpoint, &admin, scale).await?;
@@ -363,6 +404,9 @@ async fn measure(
 
     eprintln!("[bench] Beacons polling a registry…");
     let beacons = beacons::run(root, endpoint, &admin, scale).await?;
+
+    eprintln!("[bench] a fleet…");
+    let fleet = fleet::run(root, endpoint, &admin, scale).await?;
 
     Ok(Results {
         environment: report::Environment::describe(root).await,
@@ -380,6 +424,7 @@ async fn measure(
         crossings,
         flux,
         beacons,
+        fleet,
     })
 }
 
@@ -412,7 +457,7 @@ async fn measure_explain(
     );
     driver.abort();
     measurements.extend(mcp::run(root, &kubeconfig, &admin, &namespace, GATE).await?);
-    measurements.push(mcp::http(root, endpoint, &admin, &namespace, GATE).await?);
+    measurements.push(mcp::http(root, endpoint, &admin, &namespace, GATE).await?.0);
     Ok(measurements)
 }
 

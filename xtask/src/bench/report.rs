@@ -179,6 +179,8 @@ pub(crate) fn markdown(results: &Results) -> String {
         b.rss_mib,
         b.peak_rss_mib
     );
+    md.push('\n');
+    md.push_str(&fleet(&results.fleet));
     let _ = writeln!(
         md,
         "\nReproduce: `cargo xtask bench --scale {}`.",
@@ -212,6 +214,83 @@ pub(crate) fn controller(c: &super::controller::ControllerResults) -> String {
         c.rss_mib,
         c.peak_rss_mib
     )
+}
+
+/// The fleet, as a section.
+pub(crate) fn fleet(f: &super::fleet::FleetResults) -> String {
+    let mut md = format!(
+        "### A fleet ({} namespaces: {} Gates, {} Beacons, {} Bundles, {} Passages)\n\n",
+        f.namespaces, f.gates, f.beacons, f.bundles, f.passages
+    );
+    if let Some(seeded) = &f.seeded {
+        let _ = writeln!(
+            md,
+            "Seeded {} objects in {:.0} s ({:.0} objects/s).\n",
+            seeded.objects, seeded.seconds, seeded.per_second
+        );
+    }
+    let _ = writeln!(
+        md,
+        "| hecate-controller | namespaces | Gates | every Gate reconciled once | requests per Gate | idle requests/min | RSS at rest / peak |\n|---|---:|---:|---:|---:|---:|---:|"
+    );
+    for c in &f.controllers {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {:.0} ms | {:.2} | {:.0} | {:.1} / {:.1} MiB |",
+            c.name,
+            c.namespaces,
+            c.gates,
+            c.first_pass_ms,
+            c.requests_per_gate,
+            c.idle_requests_per_minute,
+            c.rss_mib,
+            c.peak_rss_mib
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\nOne replica, the fleet at rest: one Bundle → its crossing succeeded in {:.0} ms; \
+         then one Bundle in each of {} namespaces at once: p50 {:.0} ms, p99 {:.0} ms, \
+         max {:.0} ms (seen by a LIST every 50 ms).\n",
+        f.one_crossing_ms, f.at_once, f.at_once_p50_ms, f.at_once_p99_ms, f.at_once_max_ms
+    );
+    let _ = writeln!(
+        md,
+        "hecate-api: ready {:.0} ms after start, {:.1} MiB resident when ready, peak {:.1} MiB. \
+         Alice may read one namespace, carol all of them; 32 clients each.\n\n\
+         | route | clients | req/s | p50 ms | p99 ms | errors |\n|---|---:|---:|---:|---:|---:|",
+        f.api_ready_ms, f.api_rss_mib, f.api_peak_rss_mib
+    );
+    for level in &f.api {
+        let _ = writeln!(
+            md,
+            "| `{}` | {} | {:.0} | {:.1} | {:.1} | {} |",
+            level.route,
+            level.concurrency,
+            level.requests_per_second,
+            level.p50_ms,
+            level.p99_ms,
+            level.errors
+        );
+    }
+    md.push('\n');
+    let mut rows: Vec<Measurement> = Vec::new();
+    for m in f.first_page.iter().chain(&f.commands).chain([&f.mcp]) {
+        rows.push(Measurement {
+            name: m.name.clone(),
+            median_ms: m.median_ms,
+            min_ms: m.min_ms,
+            max_ms: m.max_ms,
+            apiserver_requests: m.apiserver_requests,
+        });
+    }
+    table(&mut md, &rows);
+    let _ = writeln!(
+        md,
+        "\nhecate-mcp --listen peak RSS {:.1} MiB.",
+        f.mcp_peak_rss_mib
+    );
+    md
 }
 
 /// The "Crossings end to end" section.
