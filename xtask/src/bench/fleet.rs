@@ -27,11 +27,9 @@ use hecate_types::{
 };
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleRef, Subject};
+use kube::ResourceExt as _;
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
-use kube::core::object::HasStatus;
-use kube::{Resource, ResourceExt as _};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use super::controller::Process;
 use super::{Measurement, Scale};
@@ -212,7 +210,7 @@ pub(crate) async fn run(
     for who in [Identity::Alice, Identity::Carol] {
         let token = endpoint.tokens[&who].clone();
         for route in [&overview, &explain] {
-            warm(&http, &server.base, route, &token).await?;
+            super::load::warm(&http, &server.base, route, &token).await?;
             let mut result =
                 super::load::level(&http, &server.base, route, &token, 32, level).await;
             result.route = format!("{route} as {who}");
@@ -500,24 +498,6 @@ impl Receiver {
             }
         });
         Ok(Self { url, _task: task })
-    }
-}
-
-/// Waits until `route` answers `token` with a success (a RoleBinding takes a moment).
-async fn warm(http: &reqwest::Client, base: &str, route: &str, token: &str) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let status = http
-            .get(format!("{base}{route}"))
-            .bearer_auth(token)
-            .send()
-            .await?
-            .status();
-        if status.is_success() {
-            return Ok(());
-        }
-        anyhow::ensure!(Instant::now() < deadline, "{route} answers {status}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
@@ -895,54 +875,10 @@ async fn seed_namespace(
             gate
         })
         .collect();
+    use super::seed::write_all;
     write_all(admin, namespace, beacons, written).await?;
     write_all(admin, namespace, gates, written).await?;
     write_all(admin, namespace, bundles, written).await?;
     write_all(admin, namespace, passages, written).await?;
-    Ok(())
-}
-
-/// Creates each object (or leaves an existing one) and writes its status, many at once.
-async fn write_all<K>(
-    client: &kube::Client,
-    namespace: &str,
-    objects: Vec<K>,
-    written: &AtomicUsize,
-) -> anyhow::Result<()>
-where
-    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-        + HasStatus
-        + Clone
-        + std::fmt::Debug
-        + Serialize
-        + DeserializeOwned,
-    K::Status: Serialize,
-{
-    let api: Api<K> = Api::namespaced(client.clone(), namespace);
-    futures::stream::iter(objects)
-        .map(|object| {
-            let api = api.clone();
-            async move {
-                match api.create(&PostParams::default(), &object).await {
-                    Ok(_) => {}
-                    Err(kube::Error::Api(status)) if status.code == 409 => {}
-                    Err(error) => return Err(error),
-                }
-                if let Some(status) = object.status() {
-                    let status = serde_json::json!({"status": status});
-                    api.patch_status(
-                        &object.name_any(),
-                        &PatchParams::default(),
-                        &Patch::Merge(&status),
-                    )
-                    .await?;
-                }
-                written.fetch_add(1, Ordering::Relaxed);
-                Ok(())
-            }
-        })
-        .buffer_unordered(CONCURRENCY)
-        .try_collect::<()>()
-        .await?;
     Ok(())
 }

@@ -78,20 +78,7 @@ pub(crate) async fn run(
     let token = endpoint.tokens[&Identity::Alice].clone();
     // Warm up (and wait for the RoleBinding to take effect).
     for route in routes {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let status = http
-                .get(format!("{base}{route}"))
-                .bearer_auth(&token)
-                .send()
-                .await?
-                .status();
-            if status.is_success() {
-                break;
-            }
-            anyhow::ensure!(Instant::now() < deadline, "{route} answers {status}");
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        warm(&http, &base, route, &token).await?;
     }
     let before = apiserver::counts(&admin).await?;
     let load_started = Instant::now();
@@ -126,6 +113,29 @@ pub(crate) async fn run(
             / (load_seconds / TOKEN_CACHE_PERIOD.as_secs_f64()),
         peak_rss_mib,
     })
+}
+
+/// Waits until `route` answers `token` with a success (a RoleBinding takes a moment).
+pub(crate) async fn warm(
+    http: &reqwest::Client,
+    base: &str,
+    route: &str,
+    token: &str,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = http
+            .get(format!("{base}{route}"))
+            .bearer_auth(token)
+            .send()
+            .await?
+            .status();
+        if status.is_success() {
+            return Ok(());
+        }
+        anyhow::ensure!(Instant::now() < deadline, "{route} answers {status}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// Installs the roles `deploy/` ships and binds alice to `hecate-viewer` in

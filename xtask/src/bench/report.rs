@@ -261,30 +261,15 @@ pub(crate) fn fleet(f: &super::fleet::FleetResults) -> String {
          | route | clients | req/s | p50 ms | p99 ms | errors |\n|---|---:|---:|---:|---:|---:|",
         f.api_ready_ms, f.api_rss_mib, f.api_peak_rss_mib
     );
-    for level in &f.api {
-        let _ = writeln!(
-            md,
-            "| `{}` | {} | {:.0} | {:.1} | {:.1} | {} |",
-            level.route,
-            level.concurrency,
-            level.requests_per_second,
-            level.p50_ms,
-            level.p99_ms,
-            level.errors
-        );
-    }
+    level_rows(&mut md, &f.api);
     md.push('\n');
-    let mut rows: Vec<Measurement> = Vec::new();
-    for m in f.first_page.iter().chain(&f.commands).chain([&f.mcp]) {
-        rows.push(Measurement {
-            name: m.name.clone(),
-            median_ms: m.median_ms,
-            min_ms: m.min_ms,
-            max_ms: m.max_ms,
-            apiserver_requests: m.apiserver_requests,
-        });
-    }
-    table(&mut md, &rows);
+    let rows: Vec<&Measurement> = f
+        .first_page
+        .iter()
+        .chain(&f.commands)
+        .chain([&f.mcp])
+        .collect();
+    table(&mut md, rows);
     let _ = writeln!(
         md,
         "\nhecate-mcp --listen peak RSS {:.1} MiB.",
@@ -403,7 +388,12 @@ pub(crate) fn levels(md: &mut String, api: &super::load::ApiResults) {
          | route | clients | req/s | p50 ms | p99 ms | errors |\n|---|---:|---:|---:|---:|---:|",
         api.ready_ms
     );
-    for level in &api.levels {
+    level_rows(md, &api.levels);
+}
+
+/// One table row per load level.
+fn level_rows(md: &mut String, levels: &[super::load::Level]) {
+    for level in levels {
         let _ = writeln!(
             md,
             "| `{}` | {} | {:.0} | {:.1} | {:.1} | {} |",
@@ -417,7 +407,7 @@ pub(crate) fn levels(md: &mut String, api: &super::load::ApiResults) {
     }
 }
 
-pub(crate) fn table(md: &mut String, measurements: &[Measurement]) {
+pub(crate) fn table<'a>(md: &mut String, measurements: impl IntoIterator<Item = &'a Measurement>) {
     let _ = writeln!(
         md,
         "| what | median | min–max | API server requests |\n|---|---:|---:|---|"

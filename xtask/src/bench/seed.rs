@@ -1,6 +1,7 @@
 //! The bench's namespace: five pipelines of ten Gates, with releases that crossed
 //! further the older they are, and two Passages per release (every tenth one failed).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::Context as _;
@@ -234,21 +235,28 @@ pub(crate) async fn seed(
             gates.push(gate);
         }
     }
-    write_all(client, namespace, gates)
+    let written = AtomicUsize::new(0);
+    write_all(client, namespace, gates, &written)
         .await
         .context("seeding Gates")?;
-    write_all(client, namespace, all_bundles)
+    write_all(client, namespace, all_bundles, &written)
         .await
         .context("seeding Bundles")?;
-    write_all(client, namespace, all_passages)
+    write_all(client, namespace, all_passages, &written)
         .await
         .context("seeding Passages")?;
     eprintln!("[bench] seeded in {:.0?}", started.elapsed());
     Ok(())
 }
 
-/// Creates each object (or leaves an existing one) and writes its status, many at once.
-async fn write_all<K>(client: &kube::Client, namespace: &str, objects: Vec<K>) -> anyhow::Result<()>
+/// Creates each object (or leaves an existing one) and writes its status, many at once,
+/// counting in `written` the objects done.
+pub(crate) async fn write_all<K>(
+    client: &kube::Client,
+    namespace: &str,
+    objects: Vec<K>,
+    written: &AtomicUsize,
+) -> anyhow::Result<()>
 where
     K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
         + HasStatus
@@ -268,14 +276,17 @@ where
                     Err(kube::Error::Api(status)) if status.code == 409 => {}
                     Err(error) => return Err(error),
                 }
-                let status = serde_json::json!({"status": object.status()});
-                api.patch_status(
-                    &object.name_any(),
-                    &PatchParams::default(),
-                    &Patch::Merge(&status),
-                )
-                .await
-                .map(|_| ())
+                if let Some(status) = object.status() {
+                    let status = serde_json::json!({"status": status});
+                    api.patch_status(
+                        &object.name_any(),
+                        &PatchParams::default(),
+                        &Patch::Merge(&status),
+                    )
+                    .await?;
+                }
+                written.fetch_add(1, Ordering::Relaxed);
+                Ok(())
             }
         })
         .buffer_unordered(CONCURRENCY)
