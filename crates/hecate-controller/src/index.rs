@@ -26,7 +26,9 @@ pub struct ByNamespace {
 }
 
 impl ByNamespace {
-    /// Follows one event of the stream that fills the store.
+    /// Follows one event of the stream that fills the store — before the store does, so
+    /// that whoever the store's readiness wakes finds the index listed as well (a name
+    /// whose object the store does not hold yet is skipped).
     pub fn apply<K: Resource>(&self, event: &Event<K>) {
         let id = |object: &K| {
             let meta = object.meta();

@@ -94,16 +94,18 @@ pub async fn run(
             },
             gates_reader.clone(),
         )
-        .reflect(gates_writer)
         .inspect({
             let gates_index = gates_index.clone();
             move |event| {
                 if let Ok(event) = event {
                     gates_index.apply(event);
                 }
-                if let Ok(watcher::Event::Delete(gate)) = event {
-                    forget.gate(gate);
-                }
+            }
+        })
+        .reflect(gates_writer)
+        .inspect(move |event| {
+            if let Ok(watcher::Event::Delete(gate)) = event {
+                forget.gate(gate);
             }
         });
     let gates = predicate::changed(gates, predicate::spec_or_request);
@@ -125,12 +127,14 @@ pub async fn run(
                 passages_reader,
             )
             .modify(slim_passage)
-            .reflect(passages_writer)
+            // The index first: a reconcile woken by the store becoming ready must find
+            // the index listed too.
             .inspect(move |event| {
                 if let Ok(event) = event {
                     passages_index.apply(event);
                 }
-            }),
+            })
+            .reflect(passages_writer),
         move |event| passage_wakes.on(event),
     );
     let mut bundle_wakes = BundleWakes::new(gates_reader.clone(), gates_index);
@@ -150,12 +154,12 @@ pub async fn run(
                 bundles_reader,
             )
             .modify(|bundle: &mut Bundle| bundle.metadata.managed_fields = None)
-            .reflect(bundles_writer)
             .inspect(move |event| {
                 if let Ok(event) = event {
                     bundles_index.apply(event);
                 }
-            }),
+            })
+            .reflect(bundles_writer),
         move |event| bundle_wakes.on(event),
     );
 
