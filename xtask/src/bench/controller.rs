@@ -266,22 +266,30 @@ async fn fresh_gates(admin: &kube::Client, namespaces: &[String]) -> anyhow::Res
         .await
 }
 
-/// Removes the latency probes: Gate `auto`, its Passages, Bundle `fresh-1`.
-async fn reset_probes(admin: &kube::Client, namespaces: &[String]) -> anyhow::Result<()> {
-    for namespace in namespaces {
-        let _ = Api::<Gate>::namespaced(admin.clone(), namespace)
-            .delete("auto", &DeleteParams::default())
-            .await;
-        let _ = Api::<Bundle>::namespaced(admin.clone(), namespace)
-            .delete("fresh-1", &DeleteParams::default())
-            .await;
-        let _ = Api::<Passage>::namespaced(admin.clone(), namespace)
-            .delete_collection(
-                &DeleteParams::default(),
-                &ListParams::default().labels(&format!("{}=auto", wellknown::LABEL_GATE)),
-            )
-            .await;
-    }
+/// Removes the latency probes of `namespaces` (the Gate `auto`, the Bundle `fresh-1` and
+/// their Passages), so that a run makes them afresh.
+pub(crate) async fn reset_probes(
+    admin: &kube::Client,
+    namespaces: &[String],
+) -> anyhow::Result<()> {
+    futures::stream::iter(namespaces)
+        .map(|namespace| async move {
+            let _ = Api::<Gate>::namespaced(admin.clone(), namespace)
+                .delete("auto", &DeleteParams::default())
+                .await;
+            let _ = Api::<Bundle>::namespaced(admin.clone(), namespace)
+                .delete("fresh-1", &DeleteParams::default())
+                .await;
+            let _ = Api::<Passage>::namespaced(admin.clone(), namespace)
+                .delete_collection(
+                    &DeleteParams::default(),
+                    &ListParams::default().labels(&format!("{}=auto", wellknown::LABEL_GATE)),
+                )
+                .await;
+        })
+        .buffer_unordered(48)
+        .collect::<Vec<()>>()
+        .await;
     Ok(())
 }
 

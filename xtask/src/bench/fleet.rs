@@ -26,12 +26,11 @@ use hecate_types::{
     PassageSpec, PassageStatus, PassageTemplate, Step, Time, WatchSource, digest, wellknown,
 };
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleRef, Subject};
 use kube::ResourceExt as _;
-use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{Api, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde::Serialize;
 
-use super::controller::Process;
+use super::controller::{Process, reset_probes};
 use super::{Measurement, Scale};
 
 /// The label that puts a fleet namespace in shard `<scale>-a` or `<scale>-b`.
@@ -147,8 +146,9 @@ pub(crate) async fn run(
     eprintln!("[bench] fleet: hecate-controller, one replica…");
     let everyone = format!("{},{}", shard(0), shard(1));
     let mut controllers = Vec::new();
+    clear_conditions(admin, &namespaces).await?;
     let (one, process) =
-        controller(root, endpoint, admin, "one replica", &everyone, &namespaces).await?;
+        controller_started(root, endpoint, admin, "one replica", &everyone, &namespaces).await?;
     controllers.push(idle(&process, one, idle_window).await?);
     let receiver = Receiver::start().await?;
     let (one_crossing, at_once) = crossings(admin, &namespaces, &receiver).await?;
@@ -184,8 +184,8 @@ pub(crate) async fn run(
 
     eprintln!("[bench] fleet: hecate-api, hecate status, hecate-mcp…");
     let first = &namespaces[0];
-    super::load::grant_viewer(admin, first).await?;
-    grant_cluster_viewer(admin, Identity::Carol).await?;
+    super::load::grant_viewer(admin, Identity::Alice, Some(first)).await?;
+    super::load::grant_viewer(admin, Identity::Carol, None).await?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
@@ -259,20 +259,6 @@ pub(crate) async fn run(
         mcp,
         mcp_peak_rss_mib,
     })
-}
-
-/// Starts a controller over the namespaces labelled with one of `shards`, clearing
-/// their Gates' conditions first, and waits for its first pass over `namespaces`.
-async fn controller(
-    root: &Path,
-    endpoint: &Endpoint,
-    admin: &kube::Client,
-    name: &str,
-    shards: &str,
-    namespaces: &[String],
-) -> anyhow::Result<(ControllerRun, Process)> {
-    clear_conditions(admin, namespaces).await?;
-    controller_started(root, endpoint, admin, name, shards, namespaces).await
 }
 
 /// Starts a controller over the namespaces labelled with one of `shards` (a selector
@@ -406,28 +392,6 @@ async fn cross(admin: &kube::Client, namespaces: &[String]) -> anyhow::Result<Ve
 }
 
 /// Removes the probes: Gates `auto`, Bundles `fresh-1`, their Passages.
-async fn reset_probes(admin: &kube::Client, namespaces: &[String]) -> anyhow::Result<()> {
-    futures::stream::iter(namespaces)
-        .map(|namespace| async move {
-            let _ = Api::<Gate>::namespaced(admin.clone(), namespace)
-                .delete("auto", &DeleteParams::default())
-                .await;
-            let _ = Api::<Bundle>::namespaced(admin.clone(), namespace)
-                .delete("fresh-1", &DeleteParams::default())
-                .await;
-            let _ = Api::<Passage>::namespaced(admin.clone(), namespace)
-                .delete_collection(
-                    &DeleteParams::default(),
-                    &ListParams::default().labels(&format!("{}=auto", wellknown::LABEL_GATE)),
-                )
-                .await;
-        })
-        .buffer_unordered(CONCURRENCY)
-        .collect::<Vec<()>>()
-        .await;
-    Ok(())
-}
-
 fn auto_gate(url: &str) -> Gate {
     Gate::new(
         "auto",
@@ -532,36 +496,6 @@ async fn page(
         samples,
         None,
     ))
-}
-
-/// Binds `who` to `hecate-viewer` in every namespace.
-async fn grant_cluster_viewer(admin: &kube::Client, who: Identity) -> anyhow::Result<()> {
-    let name = format!("{who}-viewer-everywhere");
-    let binding = ClusterRoleBinding {
-        metadata: ObjectMeta {
-            name: Some(name.clone()),
-            ..ObjectMeta::default()
-        },
-        role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".into(),
-            kind: "ClusterRole".into(),
-            name: "hecate-viewer".into(),
-        },
-        subjects: Some(vec![Subject {
-            api_group: Some("rbac.authorization.k8s.io".into()),
-            kind: "User".into(),
-            name: who.username().into(),
-            ..Subject::default()
-        }]),
-    };
-    Api::<ClusterRoleBinding>::all(admin.clone())
-        .patch(
-            &name,
-            &PatchParams::apply("hecate-bench").force(),
-            &Patch::Apply(&binding),
-        )
-        .await?;
-    Ok(())
 }
 
 /// How many of `namespaces`' pipeline Gates have a Ready condition (one LIST).

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hecate_testenv::{Endpoint, Identity};
-use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleBinding, RoleRef, Subject};
 use kube::api::{Api, ObjectMeta, Patch, PatchParams};
 use serde::Serialize;
 
@@ -59,7 +59,7 @@ pub(crate) async fn run(
     routes: &[String],
 ) -> anyhow::Result<ApiResults> {
     let admin = admin.clone();
-    grant_viewer(&admin, namespace).await?;
+    grant_viewer(&admin, Identity::Alice, Some(namespace)).await?;
 
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
@@ -138,31 +138,56 @@ pub(crate) async fn warm(
     }
 }
 
-/// Installs the roles `deploy/` ships and binds alice to `hecate-viewer` in
-/// `namespace` (idempotent: server-side apply).
-pub(crate) async fn grant_viewer(admin: &kube::Client, namespace: &str) -> anyhow::Result<()> {
+/// Installs the roles `deploy/` ships and binds `who` to `hecate-viewer` in `namespace`,
+/// or in every namespace for `None` (idempotent: server-side apply).
+pub(crate) async fn grant_viewer(
+    admin: &kube::Client,
+    who: Identity,
+    namespace: Option<&str>,
+) -> anyhow::Result<()> {
     hecate_testenv::rbac::install_deployed_roles(admin).await?;
     let params = PatchParams::apply("hecate-bench").force();
-    let viewer = RoleBinding {
-        metadata: ObjectMeta {
-            name: Some("alice-viewer".into()),
-            ..ObjectMeta::default()
-        },
-        role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".into(),
-            kind: "ClusterRole".into(),
-            name: "hecate-viewer".into(),
-        },
-        subjects: Some(vec![Subject {
-            api_group: Some("rbac.authorization.k8s.io".into()),
-            kind: "User".into(),
-            name: "alice".into(),
-            ..Subject::default()
-        }]),
+    let name = match namespace {
+        Some(_) => format!("{who}-viewer"),
+        None => format!("{who}-viewer-everywhere"),
     };
-    Api::<RoleBinding>::namespaced(admin.clone(), namespace)
-        .patch("alice-viewer", &params, &Patch::Apply(&viewer))
-        .await?;
+    let metadata = ObjectMeta {
+        name: Some(name.clone()),
+        ..ObjectMeta::default()
+    };
+    let role_ref = RoleRef {
+        api_group: "rbac.authorization.k8s.io".into(),
+        kind: "ClusterRole".into(),
+        name: "hecate-viewer".into(),
+    };
+    let subjects = Some(vec![Subject {
+        api_group: Some("rbac.authorization.k8s.io".into()),
+        kind: "User".into(),
+        name: who.username().into(),
+        ..Subject::default()
+    }]);
+    match namespace {
+        Some(namespace) => {
+            let binding = RoleBinding {
+                metadata,
+                role_ref,
+                subjects,
+            };
+            Api::<RoleBinding>::namespaced(admin.clone(), namespace)
+                .patch(&name, &params, &Patch::Apply(&binding))
+                .await?;
+        }
+        None => {
+            let binding = ClusterRoleBinding {
+                metadata,
+                role_ref,
+                subjects,
+            };
+            Api::<ClusterRoleBinding>::all(admin.clone())
+                .patch(&name, &params, &Patch::Apply(&binding))
+                .await?;
+        }
+    }
     Ok(())
 }
 

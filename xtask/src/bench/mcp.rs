@@ -164,7 +164,7 @@ pub(crate) async fn http(
     namespace: &str,
     gate: &str,
 ) -> anyhow::Result<(Measurement, f64)> {
-    super::load::grant_viewer(admin, namespace).await?;
+    super::load::grant_viewer(admin, Identity::Alice, Some(namespace)).await?;
     let binary = super::binary(root, "hecate-mcp");
     let mut child = Command::new(&binary)
         .args(["--context", "hecate-api", "--namespace", namespace])

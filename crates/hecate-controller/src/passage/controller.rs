@@ -6,6 +6,7 @@
 //! checkout is heavy on a small machine.
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ use hecate_types::lenient::Lenient;
 use kube::ResourceExt as _;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector;
+use kube::runtime::watcher::Event;
 use kube::runtime::{WatchStreamExt as _, watcher};
 
 use super::{Error, PassageReconciler};
@@ -50,7 +52,10 @@ pub async fn run(
             },
             reader.clone(),
         )
-        .modify(slim_finished)
+        .filter_map({
+            let finished = Finished::start(reconciler.work_root.clone());
+            move |event| futures::future::ready(under_way(event, &finished))
+        })
         .reflect(writer);
     let passages = predicate::changed(passages, |passage| {
         passage.metadata.generation.map(|g| g as u64)
@@ -69,19 +74,71 @@ pub async fn run(
         .await;
 }
 
-/// What the controller keeps of a Passage: a finished one is only ever looked at to
-/// remove its work directory, so its steps (most of its size) are dropped; field
-/// managers go for all. The cluster's whole history of crossings is held in memory.
-fn slim_finished(passage: &mut Passage) {
-    // `None`, not an empty list: this copy is written back with the status, and an
-    // empty list would erase the object's field ownership.
-    passage.metadata.managed_fields = None;
-    if passage.is_terminal() {
-        passage.spec.steps.clear();
-        passage.spec.vars.clear();
-        if let Some(status) = passage.status.as_mut() {
-            status.steps.clear();
-            status.watch.clear();
+/// What the Passage loop holds of an event: crossings under way only. A finished one is
+/// never advanced again, and 100,000 of them are what a fleet's history holds (the Gate
+/// loop keeps what it reads of them). So a finished Passage leaves the store as if
+/// deleted, and its work directory goes (the reconcile that finished it removes it too;
+/// this covers a process that stopped in between, and a crossing another replica
+/// finished). Field managers go for all: this copy is written back with the status, and
+/// `None`, not an empty list, leaves the object's field ownership alone.
+fn under_way<E>(
+    event: Result<Event<Passage>, E>,
+    finished: &Finished,
+) -> Option<Result<Event<Passage>, E>> {
+    let mut event = match event {
+        Ok(event) => event,
+        Err(error) => return Some(Err(error)),
+    };
+    match &mut event {
+        Event::Init | Event::InitDone | Event::Delete(_) => Some(Ok(event)),
+        Event::InitApply(passage) | Event::Apply(passage) if passage.is_terminal() => {
+            finished.remove_work_dir(passage);
+            match event {
+                Event::Apply(passage) => Some(Ok(Event::Delete(passage))),
+                // Not listed: the list's end replaces the store with what it named.
+                _ => None,
+            }
+        }
+        Event::InitApply(passage) | Event::Apply(passage) => {
+            passage.metadata.managed_fields = None;
+            Some(Ok(event))
+        }
+    }
+}
+
+/// Removes finished crossings' work directories on a thread of its own: most are long
+/// gone (a missing one costs a failed syscall), and none of it may block the watch.
+struct Finished {
+    uids: std::sync::mpsc::Sender<String>,
+}
+
+impl Finished {
+    fn start(work_root: PathBuf) -> Self {
+        let (uids, receiver) = std::sync::mpsc::channel::<String>();
+        // Ends when the watch (the sender) does.
+        let _ = std::thread::Builder::new()
+            .name("work-dir-cleanup".into())
+            .spawn(move || {
+                for uid in receiver {
+                    let dir = work_root.join(uid);
+                    if let Err(error) = std::fs::remove_dir_all(&dir)
+                        && error.kind() != std::io::ErrorKind::NotFound
+                    {
+                        tracing::warn!(dir = %dir.display(), %error, "could not remove a work directory");
+                    }
+                }
+            });
+        Self { uids }
+    }
+
+    fn remove_work_dir(&self, passage: &Passage) {
+        // The uid names the directory (`PassageReconciler::work_dir`): a path of one
+        // component, never `..` or a separator.
+        let Some(uid) = passage.metadata.uid.as_deref() else {
+            return;
+        };
+        if std::path::Path::new(uid).file_name() == Some(std::ffi::OsStr::new(uid)) {
+            let _ = self.uids.send(uid.to_owned());
         }
     }
 }
@@ -99,25 +156,16 @@ async fn reconcile(passage: Arc<Passage>, context: Arc<Context>) -> Result<Actio
     {
         return Ok(Action::await_change());
     }
-    // A crossing under way is read afresh, not from the watch's copy: a wake queued
-    // while the last reconcile ran (its own flux-reconcile touching what flux-wait
-    // watches, say) can find that copy older than the last status write, and would run
-    // finished steps — their side effects — again from the older record. A finished
-    // one never changes again.
+    // Read afresh, not from the watch's copy: a wake queued while the last reconcile ran
+    // (its own flux-reconcile touching what flux-wait watches, say) can find that copy
+    // older than the last status write, and would run finished steps — their side
+    // effects — again from the older record.
     let reconciler = &context.reconciler;
-    let outcome = if passage.is_terminal() {
-        reconciler
-            .metrics
-            .reconcile(Loop::Passage, reconciler.reconcile(&passage))
-            .await?
-    } else {
-        let (namespace, name) = (passage.namespace().unwrap_or_default(), passage.name_any());
-        let read_afresh = reconciler.reconcile_named(&namespace, &name);
-        reconciler
-            .metrics
-            .reconcile(Loop::Passage, read_afresh)
-            .await?
-    };
+    let (namespace, name) = (passage.namespace().unwrap_or_default(), passage.name_any());
+    let outcome = reconciler
+        .metrics
+        .reconcile(Loop::Passage, reconciler.reconcile_named(&namespace, &name))
+        .await?;
     Ok(match outcome.requeue_after {
         Some(after) => Action::requeue(after),
         None => Action::await_change(),
@@ -142,4 +190,102 @@ fn error_policy(passage: Arc<Passage>, error: &Error, context: Arc<Context>) -> 
         "Passage reconcile failed"
     );
     Action::requeue(Duration::from_secs(5))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hecate_types::{PassagePhase, PassageSpec, PassageStatus};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+
+    fn passage(uid: &str, phase: PassagePhase) -> Passage {
+        let mut passage = Passage::new("p", PassageSpec::default());
+        passage.metadata.namespace = Some("shop".into());
+        passage.metadata.uid = Some(uid.into());
+        passage.metadata.managed_fields = Some(vec![ManagedFieldsEntry::default()]);
+        passage.status = Some(PassageStatus {
+            phase: Some(phase),
+            ..PassageStatus::default()
+        });
+        passage
+    }
+
+    type Item = Result<Event<Passage>, ()>;
+
+    /// Waits for the cleanup thread to have removed `dir`.
+    fn gone(dir: &std::path::Path) -> bool {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while dir.exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        !dir.exists()
+    }
+
+    #[test]
+    fn a_finished_crossing_leaves_the_store_and_its_work_directory_goes() {
+        let root = tempfile::tempdir().expect("a temporary directory");
+        for uid in ["listed", "applied", "running"] {
+            std::fs::create_dir_all(root.path().join(uid).join("checkout")).expect("a work dir");
+        }
+        let finished = Finished::start(root.path().to_owned());
+
+        let listed: Item = Ok(Event::InitApply(passage("listed", PassagePhase::Succeeded)));
+        assert!(
+            under_way(listed, &finished).is_none(),
+            "not listed into the store"
+        );
+
+        let applied: Item = Ok(Event::Apply(passage("applied", PassagePhase::Failed)));
+        let Some(Ok(Event::Delete(deleted))) = under_way(applied, &finished) else {
+            panic!("a crossing that finished leaves the store as if deleted");
+        };
+        assert_eq!(deleted.metadata.uid.as_deref(), Some("applied"));
+
+        let running: Item = Ok(Event::Apply(passage("running", PassagePhase::Running)));
+        let Some(Ok(Event::Apply(kept))) = under_way(running, &finished) else {
+            panic!("a crossing under way is held");
+        };
+        assert_eq!(kept.metadata.managed_fields, None, "field managers dropped");
+
+        assert!(gone(&root.path().join("listed")));
+        assert!(gone(&root.path().join("applied")));
+        assert!(root.path().join("running").exists(), "under way: kept");
+    }
+
+    #[test]
+    fn a_uid_that_is_not_one_path_component_removes_nothing() {
+        let root = tempfile::tempdir().expect("a temporary directory");
+        let outside = root.path().join("outside");
+        std::fs::create_dir_all(&outside).expect("a directory");
+        let work_root = root.path().join("work");
+        let finished = Finished::start(work_root.clone());
+        for uid in ["../outside", "/", ".."] {
+            let event: Item = Ok(Event::Apply(passage(uid, PassagePhase::Succeeded)));
+            assert!(matches!(
+                under_way(event, &finished),
+                Some(Ok(Event::Delete(_)))
+            ));
+        }
+        // What was sent is handled in order: a marker sent last has been handled.
+        std::fs::create_dir_all(work_root.join("marker")).expect("a marker");
+        let marker: Item = Ok(Event::Apply(passage("marker", PassagePhase::Succeeded)));
+        under_way(marker, &finished);
+        assert!(gone(&work_root.join("marker")));
+        assert!(outside.exists());
+    }
+
+    #[test]
+    fn events_that_carry_no_passage_pass_through() {
+        let finished = Finished::start(std::env::temp_dir().join("hecate-unused-work-root"));
+        for event in [Event::Init, Event::InitDone] {
+            assert!(matches!(
+                under_way(Ok::<_, ()>(event), &finished),
+                Some(Ok(Event::Init | Event::InitDone))
+            ));
+        }
+        assert!(matches!(
+            under_way(Err::<Event<Passage>, _>(()), &finished),
+            Some(Err(()))
+        ));
+    }
 }

@@ -661,6 +661,60 @@ async fn a_replica_that_no_longer_leads_runs_no_step_and_records_nothing() {
     assert!(a.calls().is_empty(), "the step was not called");
 }
 
+/// A shard's fence: it holds in the namespaces named, as the controller's shard does.
+struct Shard(&'static [&'static str]);
+
+impl Fence for Shard {
+    fn holds(&self, namespace: &str) -> bool {
+        self.0.contains(&namespace)
+    }
+}
+
+/// The Lease's fence, held or not.
+struct Lease(bool);
+
+impl Fence for Lease {
+    fn holds(&self, _: &str) -> bool {
+        self.0
+    }
+}
+
+#[tokio::test]
+async fn a_namespace_that_left_the_shard_runs_no_step_while_one_still_in_it_does() {
+    let a = Scripted::new("a", vec![ok(json!({}))]);
+    let mut engine = Engine::new(std::slice::from_ref(&a));
+    engine.registry = engine
+        .registry
+        .clone()
+        .fenced_by(Arc::new((Lease(true), Shard(&["shop"]))));
+
+    let mut gone = passage(vec![step("a")]);
+    gone.metadata.namespace = Some("relabelled".into());
+    let advance = engine.step(&mut gone).await;
+    assert!(advance.fenced, "the namespace is another shard's now");
+    assert_eq!(
+        advance.status,
+        PassageStatus::default(),
+        "the record as read"
+    );
+    assert!(a.calls().is_empty());
+
+    let mut kept = passage(vec![step("a")]);
+    let advance = engine.step(&mut kept).await;
+    assert!(!advance.fenced);
+    assert_eq!(advance.status.phase, Some(PassagePhase::Succeeded));
+    assert_eq!(a.calls().len(), 1);
+}
+
+#[test]
+fn a_pair_of_fences_holds_only_where_both_hold() {
+    let pair = |lease| (Lease(lease), Shard(&["shop"]));
+    assert!(pair(true).holds("shop"));
+    assert!(!pair(true).holds("other"), "outside the shard");
+    assert!(!pair(false).holds("shop"), "the Lease lost");
+    assert!(!pair(false).holds("other"));
+}
+
 #[tokio::test]
 async fn each_call_runs_one_step_so_what_ran_is_recorded_before_the_next() {
     let a = Scripted::new("a", vec![ok(json!({"sha": "abc"}))]);
