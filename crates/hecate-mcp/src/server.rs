@@ -337,7 +337,7 @@ impl Call<'_> {
                 .namespaces
                 .into_iter()
                 .find(|n| n.namespace == namespace)
-                .map(|n| n.gates)
+                .map(|n| n.gates.clone())
                 .unwrap_or_default();
             Ok(GateList { namespace, gates })
         }

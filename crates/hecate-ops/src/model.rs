@@ -6,6 +6,8 @@
 //! Lists that are empty are omitted inside an [`Explanation`] (as in the reference) and
 //! are `[]`, never `null`, at the top level of every answer.
 
+use std::sync::Arc;
+
 use hecate_types::{EvidenceRef, Health, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -455,7 +457,9 @@ pub struct WindowWords {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 pub struct Overview {
     /// Namespaces holding at least one visible Gate, by name.
-    pub namespaces: Vec<NamespaceOverview>,
+    // Shared: a server keeps each namespace's share while it stands, and an Overview
+    // points at it (docs/DECISIONS.md 136).
+    pub namespaces: Vec<Arc<NamespaceOverview>>,
     /// Counts over all of them.
     pub totals: Totals,
     /// Crossings and failures per UTC day, the last 14 days, oldest first.

@@ -2,11 +2,12 @@
 //! questions a second.
 //!
 //! One reflector per kind (cluster-wide, metadata's managed fields dropped to save
-//! memory) keeps a store current; reads judge a snapshot of the stores instead of
-//! LISTing, so a request costs the API server nothing. A namespace's snapshot is built
-//! once per change in that namespace and shared (`Arc`) by every request until the
-//! next change, and a Gate's explanation once per change (or window opening or
-//! closing) too. The answers are the direct path's: the same rules over the same
+//! memory) keeps a store current, and an index beside it which names each namespace
+//! holds; reads judge a snapshot of the stores instead of LISTing, so a request costs
+//! the API server nothing. A namespace's snapshot is built from that namespace's
+//! objects (never a walk of the cluster's) once per change there, and shared (`Arc`)
+//! by every request until the next change, and a Gate's explanation once per change
+//! (or window opening or closing) too. The answers are the direct path's: the same rules over the same
 //! objects, a watch's latency later (milliseconds). Writes never read from here.
 
 use std::collections::{BTreeSet, HashMap};
@@ -21,7 +22,7 @@ use jiff::Timestamp;
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::Api;
 use kube::runtime::WatchStreamExt as _;
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
@@ -31,6 +32,10 @@ use crate::model::Explanation;
 use crate::rules::overview::NamespacePart;
 use crate::rules::{self, NamespaceSnapshot};
 use crate::watch::Change;
+
+mod index;
+
+use index::NamespaceIndex;
 
 /// How many changes a follower of [`Cache::subscribe`] may fall behind before it is
 /// told it lost some (and should read again).
@@ -55,6 +60,9 @@ struct Inner {
     bundles: Store<Bundle>,
     passages: Store<Passage>,
     beacons: Store<Beacon>,
+    /// Which names each namespace holds, per kind; updated after the store, before
+    /// the namespace's version moves.
+    indexes: Mutex<Indexes>,
     /// Bumped when a store is (re)listed: every snapshot is then stale.
     epoch: AtomicU64,
     /// How many kinds have been listed at least once.
@@ -74,6 +82,26 @@ struct Inner {
     followers: tokio::sync::broadcast::Sender<Followed>,
 }
 
+/// One [`NamespaceIndex`] per kind.
+#[derive(Default)]
+struct Indexes {
+    gates: NamespaceIndex,
+    bundles: NamespaceIndex,
+    passages: NamespaceIndex,
+    beacons: NamespaceIndex,
+}
+
+impl Indexes {
+    fn of(&mut self, kind: Kind) -> &mut NamespaceIndex {
+        match kind {
+            Kind::Gate => &mut self.gates,
+            Kind::Bundle => &mut self.bundles,
+            Kind::Passage => &mut self.passages,
+            Kind::Beacon => &mut self.beacons,
+        }
+    }
+}
+
 /// A remembered answer: it stands for `version` from `from` until `until`.
 struct Remembered<T> {
     version: Version,
@@ -90,6 +118,10 @@ impl<T> Remembered<T> {
 }
 
 impl Inner {
+    fn indexes(&self) -> std::sync::MutexGuard<'_, Indexes> {
+        self.indexes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn changed(&self, namespace: &str) {
         *self
             .changes
@@ -125,6 +157,7 @@ impl Cache {
             bundles,
             passages,
             beacons,
+            indexes: Mutex::new(Indexes::default()),
             epoch: AtomicU64::new(0),
             listed: AtomicUsize::new(0),
             changes: Mutex::new(HashMap::new()),
@@ -186,12 +219,19 @@ impl Cache {
         {
             return snapshot.clone();
         }
-        let here = |meta: &kube::api::ObjectMeta| meta.namespace.as_deref() == Some(namespace);
+        let (gates, bundles, passages) = {
+            let indexes = inner.indexes();
+            (
+                indexes.gates.names(namespace),
+                indexes.bundles.names(namespace),
+                indexes.passages.names(namespace),
+            )
+        };
         let snapshot = Arc::new(NamespaceSnapshot::shared(
             namespace,
-            inner.gates.state_filter(|g| here(&g.metadata)),
-            inner.bundles.state_filter(|b| here(&b.metadata)),
-            inner.passages.state_filter(|p| here(&p.metadata)),
+            objects(&inner.gates, namespace, &gates),
+            objects(&inner.bundles, namespace, &bundles),
+            objects(&inner.passages, namespace, &passages),
         ));
         inner
             .snapshots
@@ -309,43 +349,38 @@ impl Cache {
 
     /// The namespaces holding a Gate or a Beacon, sorted.
     pub(crate) fn namespaces(&self) -> Vec<String> {
-        let gates = self
-            .inner
+        let indexes = self.inner.indexes();
+        let namespaces: BTreeSet<&str> = indexes
             .gates
-            .state()
-            .into_iter()
-            .filter_map(|g| g.namespace());
-        let beacons = self
-            .inner
-            .beacons
-            .state()
-            .into_iter()
-            .filter_map(|b| b.namespace());
-        gates
-            .chain(beacons)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect()
+            .namespaces()
+            .chain(indexes.beacons.namespaces())
+            .collect();
+        namespaces.into_iter().map(str::to_string).collect()
     }
 
     /// The namespaces holding a Gate, sorted.
     pub(crate) fn gate_namespaces(&self) -> Vec<String> {
-        self.inner
-            .gates
-            .state()
-            .into_iter()
-            .filter_map(|g| g.namespace())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect()
+        let indexes = self.inner.indexes();
+        let namespaces: BTreeSet<&str> = indexes.gates.namespaces().collect();
+        namespaces.into_iter().map(str::to_string).collect()
     }
 
-    /// The Beacons of `namespace`.
+    /// The Beacons of `namespace`, by name.
     pub(crate) fn beacons(&self, namespace: &str) -> Vec<Arc<Beacon>> {
-        self.inner
-            .beacons
-            .state_filter(|b| b.metadata.namespace.as_deref() == Some(namespace))
+        let names = self.inner.indexes().beacons.names(namespace);
+        objects(&self.inner.beacons, namespace, &names)
     }
+}
+
+/// The objects of `store` in `namespace` named `names` (those still there).
+fn objects<K>(store: &Store<K>, namespace: &str, names: &[String]) -> Vec<Arc<K>>
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    names
+        .iter()
+        .filter_map(|name| store.get(&ObjectRef::new(name).within(namespace)))
+        .collect()
 }
 
 /// Lists as client-go's informers do: from the API server's watch cache (any recent
@@ -389,6 +424,9 @@ async fn follow<K>(
     .modify(|object| object.meta_mut().managed_fields = None)
     .reflect(writer)
     .for_each(|event| {
+        if let Ok(event) = &event {
+            index(inner.indexes().of(kind), event);
+        }
         match event {
             Ok(Event::Apply(object) | Event::Delete(object)) => {
                 let namespace = object.meta().namespace.clone().unwrap_or_default();
@@ -417,4 +455,31 @@ async fn follow<K>(
         futures::future::ready(())
     })
     .await;
+}
+
+/// Tells `index` of `event`, which the store has applied already.
+fn index<K: Resource>(index: &mut NamespaceIndex, event: &Event<K>) {
+    let key = |object: &K| {
+        let meta = object.meta();
+        (
+            meta.namespace.clone().unwrap_or_default(),
+            meta.name.clone().unwrap_or_default(),
+        )
+    };
+    match event {
+        Event::Init => index.init(),
+        Event::InitApply(object) => {
+            let (namespace, name) = key(object);
+            index.init_apply(&namespace, &name);
+        }
+        Event::InitDone => index.init_done(),
+        Event::Apply(object) => {
+            let (namespace, name) = key(object);
+            index.apply(&namespace, &name);
+        }
+        Event::Delete(object) => {
+            let (namespace, name) = key(object);
+            index.delete(&namespace, &name);
+        }
+    }
 }
