@@ -78,7 +78,7 @@ pub async fn grant_people(client: &kube::Client, namespace: &str) -> anyhow::Res
             name: "hecate-user".into(),
         },
         subjects: Some(
-            ["alice", "bob", "carol"]
+            ["alice", "bob", "carol", "dave"]
                 .iter()
                 .map(|user| Subject {
                     api_group: Some("rbac.authorization.k8s.io".into()),
@@ -187,6 +187,7 @@ fn gate(name: &str, after: Option<&str>, auto: bool, approval: bool) -> Gate {
             },
             after: after.into_iter().map(String::from).collect(),
             require_approval: approval,
+            approvals: None,
         }],
         passage: Some(PassageTemplate { steps: steps(name) }),
         watch: vec![HealthCheck {

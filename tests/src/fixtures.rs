@@ -27,6 +27,7 @@ pub fn gate_spec(after: &[&str], require_approval: bool) -> GateSpec {
             },
             after: after.iter().map(|s| s.to_string()).collect(),
             require_approval,
+            approvals: None,
         }],
         passage: Some(PassageTemplate {
             steps: ["git-push", "flux-wait"]

@@ -18,6 +18,8 @@ pub enum Identity {
     Bob,
     /// A release manager.
     Carol,
+    /// A release manager too: the second of the two a production policy asks for.
+    Dave,
     /// An automated pipeline.
     CiBot,
     /// The `hecate-api` server's own service identity.
@@ -28,11 +30,12 @@ pub enum Identity {
 
 impl Identity {
     /// Every identity.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Admin,
         Self::Alice,
         Self::Bob,
         Self::Carol,
+        Self::Dave,
         Self::CiBot,
         Self::HecateApi,
         Self::HecateController,
@@ -45,20 +48,26 @@ impl Identity {
             Self::Alice => "alice",
             Self::Bob => "bob",
             Self::Carol => "carol",
+            Self::Dave => "dave",
             Self::CiBot => "ci-bot",
             Self::HecateApi => "hecate-api",
             Self::HecateController => "hecate-controller",
         }
     }
 
-    /// Groups beyond `system:authenticated`, which every identity has.
+    /// Groups beyond `system:authenticated`, which every identity has: the cluster
+    /// administrator's, and the release managers' (what approval policies name).
     pub fn groups(self) -> &'static [&'static str] {
         match self {
             Self::Admin => &["system:masters"],
+            Self::Carol | Self::Dave => &[RELEASE_MANAGERS],
             _ => &[],
         }
     }
 }
+
+/// The group of the release managers, carol and dave.
+pub const RELEASE_MANAGERS: &str = "release-managers";
 
 impl fmt::Display for Identity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -86,6 +95,10 @@ mod tests {
         assert_eq!(
             token_file_line(Identity::Admin, "t0k"),
             "t0k,admin,admin,\"system:masters\""
+        );
+        assert_eq!(
+            token_file_line(Identity::Dave, "t0k"),
+            "t0k,dave,dave,\"release-managers\""
         );
     }
 }

@@ -74,5 +74,5 @@ pub use control_plane::{
     ControlPlane, Endpoint, Lifetime, Parts, RequestLog, install_crd_files, install_crds,
 };
 pub use env::{TestEnv, apply_manifest};
-pub use identity::Identity;
+pub use identity::{Identity, RELEASE_MANAGERS};
 pub use tools::{HELM_VERSION, KUSTOMIZE_VERSION, Tool};

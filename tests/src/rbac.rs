@@ -97,16 +97,16 @@ pub async fn install_controller_role(admin: &kube::Client) -> anyhow::Result<()>
 }
 
 /// RBAC as deployed for a test: [`install_deployed_roles`], then alice a viewer, bob a
-/// promoter and carol an approver in the test's namespace (ci-bot nothing). Returns
+/// promoter, carol and dave approvers in the test's namespace (ci-bot nothing). Returns
 /// once the cluster answers with the new bindings.
 pub async fn grant_deployed_roles(env: &TestEnv) {
     install_deployed_roles(&env.admin)
         .await
         .expect("installing the deployed roles");
-    for (who, role) in [
-        (Identity::Alice, "hecate-viewer"),
-        (Identity::Bob, "hecate-promoter"),
-        (Identity::Carol, "hecate-approver"),
+    for (people, role) in [
+        (&[Identity::Alice][..], "hecate-viewer"),
+        (&[Identity::Bob], "hecate-promoter"),
+        (&[Identity::Carol, Identity::Dave], "hecate-approver"),
     ] {
         env.create(RoleBinding {
             metadata: ObjectMeta {
@@ -118,7 +118,7 @@ pub async fn grant_deployed_roles(env: &TestEnv) {
                 kind: "ClusterRole".into(),
                 name: role.into(),
             },
-            subjects: Some(vec![subject(who)]),
+            subjects: Some(people.iter().map(|who| subject(*who)).collect()),
         })
         .await;
     }
@@ -127,6 +127,7 @@ pub async fn grant_deployed_roles(env: &TestEnv) {
         (Identity::Alice, "list", "gates", ""),
         (Identity::Bob, "create", "passages", ""),
         (Identity::Carol, "update", "bundles", "status"),
+        (Identity::Dave, "update", "bundles", "status"),
     ] {
         await_access(env, who, verb, resource, subresource).await;
     }

@@ -394,8 +394,20 @@ pub struct Stage<'a> {
     pub after: Option<&'a str>,
     /// It crosses by itself.
     pub auto: bool,
-    /// A Bundle needs an approval.
-    pub approval: bool,
+    /// What it asks of approvals.
+    pub approval: Approval,
+}
+
+/// What a [`Stage`] asks of approvals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Approval {
+    /// Nothing.
+    No,
+    /// One approval, from anyone allowed (`requireApproval`).
+    One,
+    /// Two release managers, neither of whom promoted the Bundle through an earlier
+    /// Gate (an approval policy).
+    TwoReleaseManagers,
 }
 
 /// The spec's §10.1 stages: dev crosses by itself, staging when someone promotes,
@@ -405,19 +417,30 @@ pub const DEV_STAGING_PRODUCTION: [Stage<'static>; 3] = [
         name: "dev",
         after: None,
         auto: true,
-        approval: false,
+        approval: Approval::No,
     },
     Stage {
         name: "staging",
         after: Some("dev"),
         auto: false,
-        approval: false,
+        approval: Approval::No,
     },
     Stage {
         name: "production",
         after: Some("staging"),
         auto: true,
-        approval: true,
+        approval: Approval::One,
+    },
+];
+
+/// The demo's stages: §10.1's, with production asking two release managers, neither
+/// of whom promoted the Bundle through staging.
+pub const DEMO_STAGES: [Stage<'static>; 3] = [
+    DEV_STAGING_PRODUCTION[0],
+    DEV_STAGING_PRODUCTION[1],
+    Stage {
+        approval: Approval::TwoReleaseManagers,
+        ..DEV_STAGING_PRODUCTION[2]
     },
 ];
 
@@ -459,6 +482,14 @@ spec:
             .after
             .map(|a| format!("\n      after: [{a}]"))
             .unwrap_or_default();
+        let approval = match approval {
+            Approval::No => "requireApproval: false".to_string(),
+            Approval::One => "requireApproval: true".to_string(),
+            Approval::TwoReleaseManagers => format!(
+                "requireApproval: true\n      approvals:\n        required:\n          - {{count: 2, groups: [{}]}}\n        excludeUpstreamPromoters: true",
+                crate::RELEASE_MANAGERS
+            ),
+        };
         let hook = self
             .hook
             .map(|url| {
@@ -504,7 +535,7 @@ spec:
   auto: {auto}
   admits:
     - from: {{beacon: {beacon}}}{after}
-      requireApproval: {approval}
+      {approval}
   vars:
     - {{name: fleet, value: "{fleet}"}}
   watch:

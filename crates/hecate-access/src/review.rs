@@ -28,6 +28,17 @@ pub struct Caller {
     pub groups: Vec<String>,
 }
 
+impl Caller {
+    /// The caller as ops' rules count people: an approval policy counts the groups
+    /// the cluster reported here, never a name typed in.
+    pub fn person(&self) -> hecate_ops::Person {
+        hecate_ops::Person {
+            name: self.username.clone(),
+            groups: self.groups.clone(),
+        }
+    }
+}
+
 /// The cluster could not be asked.
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("{context}: {message}")]

@@ -315,6 +315,36 @@ pub const ROUTES: &[Route] = &[
         answer: Answer::Json(schema::<hecate_ops::Approved>),
     },
     Route {
+        method: Method::Post,
+        path: ns!("/bundles/{name}/reject"),
+        guard: Guard::Namespaced(Operation::Reject),
+        summary: "Say no to the Bundle for one Gate, with a reason; it holds the Bundle there until withdrawn. The caller is the one who rejects",
+        query: &[],
+        handler: || post(reject),
+        request: Some(schema::<RejectRequest>),
+        answer: Answer::Json(schema::<hecate_ops::Rejected>),
+    },
+    Route {
+        method: Method::Post,
+        path: ns!("/bundles/{name}/withdraw-rejection"),
+        guard: Guard::Namespaced(Operation::WithdrawRejection),
+        summary: "Withdraw the rejections holding the Bundle from one Gate that the caller may withdraw: their own, or any when the Gate's approval policy names them",
+        query: &[],
+        handler: || post(withdraw_rejection),
+        request: Some(schema::<ApproveRequest>),
+        answer: Answer::Json(schema::<hecate_ops::Withdrawn>),
+    },
+    Route {
+        method: Method::Get,
+        path: ns!("/approvals"),
+        guard: Guard::Namespaced(Operation::Approvals),
+        summary: "The Bundles waiting on a person for a Gate — approvals missing, or a rejection standing — each with its progress against the Gate's policy and what the caller's own approval would do",
+        query: &[],
+        handler: || get(approvals),
+        request: None,
+        answer: Answer::Json(list::<hecate_ops::QueuedApproval>),
+    },
+    Route {
         method: Method::Get,
         path: ns!("/passages"),
         guard: Guard::Namespaced(Operation::ListPassages),
@@ -795,6 +825,19 @@ async fn audit(
     Ok(Json(state.ops.audit(&ns).await?).into_response())
 }
 
+async fn approvals(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path(ns): Path<String>,
+) -> Result<Response, ApiError> {
+    asked.admit(&state, &ns, None).await?;
+    let queue = state
+        .ops
+        .approval_queue(&ns, &asked.caller.person())
+        .await?;
+    Ok(Json(queue).into_response())
+}
+
 /// `POST …/gates/{name}/promote`.
 #[derive(Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -864,7 +907,78 @@ async fn approve(
     Ok(Json(
         state
             .ops
-            .approve(&ns, &name, &request.gate, &asked.caller.username)
+            .approve(&ns, &name, &request.gate, asked.caller.person())
+            .await?,
+    )
+    .into_response())
+}
+
+/// `POST …/bundles/{name}/reject`.
+#[derive(Deserialize, Default, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+// Required, though missing reads as empty: either way the answer is a 400 or a refusal.
+#[schemars(extend("required" = ["gate", "reason"]))]
+pub(crate) struct RejectRequest {
+    /// The Gate the Bundle is held from; a rejection is for one Gate only.
+    #[serde(default)]
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = names::DNS_SUBDOMAIN_PATTERN)
+    )]
+    gate: String,
+    /// Why: recorded with the rejection, shown wherever the Bundle is held.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 1000))]
+    reason: String,
+}
+
+async fn reject(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path((ns, name)): Named,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let request: RejectRequest = strict_body(&body)?;
+    asked.admit(&state, &ns, Some(&name)).await?;
+    if request.gate.is_empty() {
+        return Err(ApiError::bad_request(
+            "a rejection is for one Gate: {\"gate\": \"<name>\", \"reason\": \"…\"}",
+        ));
+    }
+    check_name(&request.gate)?;
+    Ok(Json(
+        state
+            .ops
+            .reject(
+                &ns,
+                &name,
+                &request.gate,
+                asked.caller.person(),
+                &request.reason,
+            )
+            .await?,
+    )
+    .into_response())
+}
+
+async fn withdraw_rejection(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path((ns, name)): Named,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let request: ApproveRequest = strict_body(&body)?;
+    asked.admit(&state, &ns, Some(&name)).await?;
+    if request.gate.is_empty() {
+        return Err(ApiError::bad_request(
+            "a withdrawal is for one Gate: {\"gate\": \"<name>\"}",
+        ));
+    }
+    check_name(&request.gate)?;
+    Ok(Json(
+        state
+            .ops
+            .withdraw_rejection(&ns, &name, &request.gate, asked.caller.person())
             .await?,
     )
     .into_response())

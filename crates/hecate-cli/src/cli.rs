@@ -363,6 +363,30 @@ pub(crate) enum Command {
         #[command(flatten)]
         output: OutputArg,
     },
+    /// Say no to a Bundle for one Gate: it is held there until the no is withdrawn.
+    Reject {
+        /// The Bundle.
+        bundle: String,
+        /// The Gate it is held from; a rejection is for one Gate only.
+        #[arg(short = 'g', long, value_name = "GATE")]
+        gate: String,
+        /// Why, recorded with the rejection and shown wherever the Bundle is held.
+        #[arg(long, value_name = "TEXT", required_unless_present = "withdraw")]
+        reason: Option<String>,
+        /// Withdraw the rejections you may withdraw instead: your own, or any when the
+        /// Gate's approval policy names you.
+        #[arg(long, conflicts_with = "reason")]
+        withdraw: bool,
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// The Bundles waiting on a person: approvals still missing, or a rejection
+    /// standing; each with its progress against the Gate's policy and whether your
+    /// approval would count.
+    Approvals {
+        #[command(flatten)]
+        output: OutputArg,
+    },
     /// Ask a running crossing to stop.
     Abort {
         /// The Passage.

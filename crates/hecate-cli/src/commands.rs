@@ -43,6 +43,9 @@ fn operation(command: &Command) -> Option<Operation> {
         Command::Verify(_) => Operation::Verify,
         Command::Promote { .. } => Operation::Promote,
         Command::Approve { .. } => Operation::Approve,
+        Command::Reject { withdraw: true, .. } => Operation::WithdrawRejection,
+        Command::Reject { .. } => Operation::Reject,
+        Command::Approvals { .. } => Operation::Approvals,
         Command::Abort { .. } => Operation::Abort,
         Command::Poll { .. } => Operation::Poll,
         Command::Completion { .. } | Command::Man | Command::Version | Command::Complete { .. } => {
@@ -177,7 +180,7 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             let timeout = timeout.as_deref().map(parse_timeout).transpose()?;
             let actor = cx.whoami().await?;
             let passage = ops
-                .promote(&ns, &gate, &bundle, &actor)
+                .promote(&ns, &gate, &bundle, &actor.name)
                 .await
                 .map_err(write)?;
             // Listening from the moment the Passage exists (before it is printed):
@@ -200,7 +203,7 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
         } => {
             let actor = cx.whoami().await?;
             let approved = ops
-                .approve(&ns, &bundle, &gate, &actor)
+                .approve(&ns, &bundle, &gate, actor)
                 .await
                 .map_err(write)?;
             let written = Written {
@@ -209,9 +212,46 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             };
             output::print(&output.format, &written, |_| render::approved(&approved))?;
         }
+        Command::Reject {
+            bundle,
+            gate,
+            reason,
+            withdraw,
+            output,
+        } => {
+            let actor = cx.whoami().await?;
+            if withdraw {
+                let withdrawn = ops
+                    .withdraw_rejection(&ns, &bundle, &gate, actor)
+                    .await
+                    .map_err(write)?;
+                let written = Written {
+                    action: "withdraw-rejection",
+                    answer: &withdrawn,
+                };
+                output::print(&output.format, &written, |_| render::withdrawn(&withdrawn))?;
+            } else {
+                let rejected = ops
+                    .reject(&ns, &bundle, &gate, actor, &reason.unwrap_or_default())
+                    .await
+                    .map_err(write)?;
+                let written = Written {
+                    action: "reject",
+                    answer: &rejected,
+                };
+                output::print(&output.format, &written, |_| render::rejected(&rejected))?;
+            }
+        }
+        Command::Approvals { output } => {
+            let me = cx.whoami().await?;
+            let queue = ops.approval_queue(&ns, &me).await.map_err(read)?;
+            output::print(&output.format, &queue, |columns| {
+                render::approvals(&queue, &ns, columns, &style)
+            })?;
+        }
         Command::Abort { passage, output } => {
             let actor = cx.whoami().await?;
-            let aborted = ops.abort(&ns, &passage, &actor).await.map_err(write)?;
+            let aborted = ops.abort(&ns, &passage, &actor.name).await.map_err(write)?;
             let written = Written {
                 action: "abort",
                 answer: &aborted,
@@ -666,7 +706,7 @@ async fn flux_action(
         Some(suspend) => {
             let actor = cx.whoami().await?;
             let answer = ops
-                .set_flux_suspend(ns, &target.gate, kind, name, suspend, &actor)
+                .set_flux_suspend(ns, &target.gate, kind, name, suspend, &actor.name)
                 .await
                 .map_err(write)?;
             let written = Written {

@@ -318,7 +318,7 @@ pub(crate) fn man_page(invoked_as: &str) -> Result<String, Failure> {
 }
 
 /// The man page's examples: what it does, and the command after the program's name.
-const EXAMPLES: [(&str, &str); 7] = [
+const EXAMPLES: [(&str, &str); 8] = [
     (
         "Every Gate of the namespace at a glance, upstream first:",
         "status -n shop",
@@ -326,6 +326,10 @@ const EXAMPLES: [(&str, &str); 7] = [
     (
         "Why nothing is crossing into production, and the command that would fix it:",
         "explain production -n shop",
+    ),
+    (
+        "What waits on a person, and whether your approval would count:",
+        "approvals -n shop",
     ),
     (
         "Approve a Bundle for production; someone else must then promote it:",

@@ -2,6 +2,7 @@
 //! impersonation — and who the cluster says the caller is.
 
 use hecate_access::{ConnectError, Connection, connect};
+use hecate_ops::Person;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use kube::api::{Api, PostParams};
 
@@ -42,22 +43,23 @@ impl Context {
         })
     }
 
-    /// Who the cluster says the caller is (a SelfSubjectReview): the actor every write
-    /// records. Never a name the caller merely claims.
-    pub(crate) async fn whoami(&self) -> Result<String, Failure> {
+    /// Who the cluster says the caller is (a SelfSubjectReview), with the groups it
+    /// says they are in: the actor every write records, and whom an approval policy
+    /// counts. Never a name the caller merely claims.
+    pub(crate) async fn whoami(&self) -> Result<Person, Failure> {
         let review = Api::<SelfSubjectReview>::all(self.client.clone())
             .create(&PostParams::default(), &SelfSubjectReview::default())
             .await
             .map_err(|e| Failure::from_kube(&self.server, "asking the cluster who you are", e))?;
-        review
-            .status
-            .and_then(|s| s.user_info)
-            .and_then(|u| u.username)
-            .filter(|u| !u.is_empty())
-            .ok_or_else(|| {
-                Failure::could_not_tell(
-                    "the cluster did not say who you are; writes must record an actor",
-                )
-            })
+        let user = review.status.and_then(|s| s.user_info).unwrap_or_default();
+        let name = user.username.filter(|u| !u.is_empty()).ok_or_else(|| {
+            Failure::could_not_tell(
+                "the cluster did not say who you are; writes must record an actor",
+            )
+        })?;
+        Ok(Person {
+            name,
+            groups: user.groups.unwrap_or_default(),
+        })
     }
 }

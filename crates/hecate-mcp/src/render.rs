@@ -215,6 +215,7 @@ mod tests {
                     Some(Remedy::Approve {
                         gate: "production".into(),
                         bundle: "b3".into(),
+                        from: vec![],
                     }),
                     "shop",
                 ),
@@ -228,6 +229,7 @@ mod tests {
                 reason: "awaiting approval".into(),
                 kind: None,
                 action: None,
+                approvals: None,
             }],
             health: Some(Health::Degraded),
             evidence: None,

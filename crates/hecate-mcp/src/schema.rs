@@ -7,7 +7,7 @@
 //! protocol revisions before 2026-07-28 allow only objects as `structuredContent`.
 
 use hecate_ops::model::GateSummary;
-use hecate_ops::{AuditEntry, RefusalCode};
+use hecate_ops::{AuditEntry, QueuedApproval, RefusalCode};
 use hecate_types::{Bundle, Passage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -164,6 +164,16 @@ pub struct AuditTrail {
     pub namespace: String,
     /// What happened, newest first.
     pub entries: Vec<AuditEntry>,
+}
+
+/// The answer of `approvals`.
+#[derive(Serialize, Deserialize, JsonSchema, Debug)]
+pub struct ApprovalQueue {
+    /// The namespace.
+    pub namespace: String,
+    /// The Bundles waiting on a person, Gates upstream first. `you` describes the
+    /// authenticated caller over HTTP; without one it is empty.
+    pub waiting: Vec<QueuedApproval>,
 }
 
 /// A tool result a model should read and act on rather than retry blindly: arguments

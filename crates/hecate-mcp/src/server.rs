@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::http::request::Parts;
-use hecate_ops::{Error as OpsError, Ops, Promoted, Scope};
+use hecate_ops::{Error as OpsError, Ops, Promoted, Scope, YourTurn};
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -38,9 +38,9 @@ use hecate_types::names::{is_dns_label, is_dns_subdomain};
 use crate::args::Writes;
 use crate::render;
 use crate::schema::{
-    AbortArgs, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName, InNamespace,
-    Lacking, Missing, NoArguments, PassageFilter, PassageList, PassageName, Problem, ProblemClass,
-    PromoteArgs,
+    AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName,
+    InNamespace, Lacking, Missing, NoArguments, PassageFilter, PassageList, PassageName, Problem,
+    ProblemClass, PromoteArgs,
 };
 use crate::tools::{self, ToolName};
 
@@ -223,6 +223,7 @@ impl HecateMcp {
             ToolName::ListPassages => with_arguments!(list_passages),
             ToolName::GetPassage => with_arguments!(get_passage),
             ToolName::Audit => with_arguments!(audit),
+            ToolName::Approvals => with_arguments!(approvals),
             ToolName::Evidence => with_arguments!(evidence),
             ToolName::Overview => with_arguments!(overview),
             ToolName::Promote => with_arguments!(promote),
@@ -434,6 +435,28 @@ impl Call<'_> {
                 .await
                 .map_err(|e| self.problem(&e))?;
             Ok(AuditTrail { namespace, entries })
+        }
+        .await;
+        result(answer, render::json)
+    }
+
+    async fn approvals(&self, args: InNamespace) -> CallToolResult {
+        let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            self.authorize(&namespace).await?;
+            let viewer = self.caller.map(Caller::person).unwrap_or_default();
+            let mut waiting = self
+                .ops()
+                .approval_queue(&namespace, &viewer)
+                .await
+                .map_err(|e| self.problem(&e))?;
+            if self.caller.is_none() {
+                // Nobody to say "you" of: an agent never approves.
+                for entry in &mut waiting {
+                    entry.you = YourTurn::default();
+                }
+            }
+            Ok(ApprovalQueue { namespace, waiting })
         }
         .await;
         result(answer, render::json)

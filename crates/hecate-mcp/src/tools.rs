@@ -17,9 +17,9 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::schema::{
-    AbortArgs, AuditTrail, BundleArgs, BundleList, FluxObjectArgs, FluxResourceList, GateArgs,
-    GateList, GateName, InNamespace, NoArguments, PassageFilter, PassageList, PassageName,
-    PreflightList, PromoteArgs, consts_as_enums,
+    AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, FluxObjectArgs, FluxResourceList,
+    GateArgs, GateList, GateName, InNamespace, NoArguments, PassageFilter, PassageList,
+    PassageName, PreflightList, PromoteArgs, consts_as_enums,
 };
 
 /// Why there is no `approve` tool. Approval is the second pair of eyes; an agent that
@@ -47,6 +47,8 @@ pub enum ToolName {
     GetPassage,
     /// `audit`
     Audit,
+    /// `approvals`
+    Approvals,
     /// `evidence`
     Evidence,
     /// `overview`
@@ -69,7 +71,7 @@ pub enum ToolName {
 
 impl ToolName {
     /// The tools that only read; always offered.
-    pub const READ: [Self; 11] = [
+    pub const READ: [Self; 12] = [
         Self::ListGates,
         Self::GetGate,
         Self::WhyStuck,
@@ -81,6 +83,7 @@ impl ToolName {
         Self::Overview,
         Self::Preflight,
         Self::FluxResources,
+        Self::Approvals,
     ];
 
     /// The tools that write; offered only with `--allow-writes`: crossings (promote,
@@ -103,6 +106,7 @@ impl ToolName {
             Self::ListPassages => "list_passages",
             Self::GetPassage => "get_passage",
             Self::Audit => "audit",
+            Self::Approvals => "approvals",
             Self::Evidence => "evidence",
             Self::Overview => "overview",
             Self::Promote => "promote",
@@ -134,6 +138,7 @@ impl ToolName {
             Self::ListPassages => Operation::ListPassages,
             Self::GetPassage => Operation::GetPassage,
             Self::Audit => Operation::Audit,
+            Self::Approvals => Operation::Approvals,
             Self::Evidence => Operation::Evidence,
             Self::Overview => Operation::Overview,
             Self::Promote => Operation::Promote,
@@ -159,6 +164,7 @@ impl ToolName {
             Self::ListPassages => "List Passages",
             Self::GetPassage => "Get a Passage",
             Self::Audit => "Audit trail",
+            Self::Approvals => "Bundles waiting on a person",
             Self::Evidence => "Compliance evidence for a Bundle",
             Self::Overview => "Overview of every namespace",
             Self::Promote => "Promote a Bundle",
@@ -213,6 +219,14 @@ impl ToolName {
                 "What happened in a namespace, newest first: crossings that landed, crossings \
                  that failed or were aborted, crossings in progress, approvals and aborts — each \
                  with when, which Gate and Bundle, the content digest, and who caused it."
+            }
+            Self::Approvals => {
+                "The Bundles in a namespace waiting on a person for a Gate: approvals the \
+                 Gate asks for still missing, or a rejection standing. Each shows how far its \
+                 approvals have come against the Gate's policy (\"1 of 2 from \
+                 release-managers; carol approved\"), whose approvals do not count and why, \
+                 and the rejection with its reason. Approving is for people, never for an \
+                 agent: tell the person who may give it (why_stuck's fix names them)."
             }
             Self::Evidence => {
                 "The compliance record for a Bundle's artifact from Fides: the change gate's \
@@ -298,6 +312,7 @@ impl ToolName {
             Self::ListPassages => pair::<PassageFilter, PassageList>(),
             Self::GetPassage => pair::<PassageName, Passage>(),
             Self::Audit => pair::<InNamespace, AuditTrail>(),
+            Self::Approvals => pair::<InNamespace, ApprovalQueue>(),
             Self::Evidence => pair::<BundleArgs, Evidence>(),
             Self::Overview => pair::<NoArguments, Overview>(),
             Self::Promote => pair::<PromoteArgs, Promoted>(),
@@ -387,8 +402,8 @@ mod tests {
                 "patch kustomizations"
             ]
         );
-        assert_eq!(offered(false).len(), 11);
-        assert_eq!(offered(true).len(), 16);
+        assert_eq!(offered(false).len(), 12);
+        assert_eq!(offered(true).len(), 17);
     }
 
     #[test]

@@ -99,6 +99,9 @@ fn who_acts(blocker: &Blocker) -> String {
         BlockerKind::ChangeHeld => "the change's approvers, in Fides".into(),
         BlockerKind::Unhealthy => "the environment's owner: what it runs is unwell".into(),
         BlockerKind::Manual => "anyone allowed to promote".into(),
+        BlockerKind::Rejected => {
+            "whoever rejected the Bundle, or an approver the Gate names".into()
+        }
     }
 }
 
@@ -109,7 +112,7 @@ fn call(remedy: &Remedy, namespace: &str) -> String {
         Remedy::Promote { gate, bundle } | Remedy::PromoteUpstream { gate, bundle } => {
             format!("ops.promote({namespace:?}, {gate:?}, {bundle:?}, actor)")
         }
-        Remedy::Approve { gate, bundle } => {
+        Remedy::Approve { gate, bundle, .. } => {
             format!("ops.approve({namespace:?}, {bundle:?}, {gate:?}, actor)")
         }
         Remedy::InspectPassage { passage } => {
@@ -121,6 +124,7 @@ fn call(remedy: &Remedy, namespace: &str) -> String {
         | Remedy::FixSteps { .. }
         | Remedy::CheckBeacons
         | Remedy::ResolveInFides
-        | Remedy::CheckController => remedy.fix(namespace),
+        | Remedy::CheckController
+        | Remedy::WithdrawRejection { .. } => remedy.fix(namespace),
     }
 }

@@ -4,17 +4,22 @@
 //! (a Passage name everyone computes alike; status updates conditional on the
 //! resourceVersion read, retried on conflict), never a read-then-write race.
 
+use std::ops::ControlFlow;
 use std::time::Duration;
 
-use hecate_types::{Beacon, Bundle, BundleApproval, BundleStatus, Gate, Passage, Time, wellknown};
+use hecate_types::{
+    Beacon, Bundle, BundleApproval, BundleStatus, Gate, Passage, PolicyApproval, Rejection, Time,
+    wellknown,
+};
 use kube::ResourceExt as _;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use crate::error::{Action, Error, Kind, Result};
-use crate::model::{Aborted, Approved, Polled};
+use crate::model::{Aborted, Approved, Person, Polled, Rejected, Withdrawn};
 use crate::ops::Ops;
 use crate::rules;
+use crate::rules::approval::{self, Asked};
 use crate::rules::refusal::{Refusal, RefusalCode};
 
 /// How many times an approval re-reads and retries after losing a race.
@@ -92,14 +97,19 @@ impl Ops {
         }
     }
 
-    /// Records that `actor` approves `bundle` for `gate` — that Gate only: approving
-    /// for staging must never approve for production.
+    /// Records that `approver` approves `bundle` for `gate` — that Gate only:
+    /// approving for staging must never approve for production.
     ///
     /// Refuses a Bundle the Gate does not admit (an approval that could never be used
-    /// is a mistake worth saying so). Idempotent: an approval already recorded for the
-    /// Gate, by anyone, stands and is returned. Approvals of one Bundle for different
-    /// Gates at once are all recorded: each update is conditional on the version it
-    /// read, and a caller that loses the race reads again.
+    /// is a mistake worth saying so). Under an approval policy, refuses someone whose
+    /// approval would not count (no rule names them or a group of theirs, or the
+    /// policy excludes them as the author or an upstream promoter: DECISION 137);
+    /// `approver`'s groups are what the cluster reported for them. Idempotent: without
+    /// a policy, an approval already recorded for the Gate, by anyone, stands and is
+    /// returned; under one, the approver's own approval that still counts does.
+    /// Approvals of one Bundle at once — for different Gates, or by several people
+    /// for one — are all recorded: each update is conditional on the version it read,
+    /// and a caller that loses the race reads again.
     ///
     /// ```no_run
     /// # async fn run(ops: hecate_ops::Ops) -> hecate_ops::Result<()> {
@@ -115,51 +125,232 @@ impl Ops {
         namespace: &str,
         bundle: &str,
         gate: &str,
-        actor: &str,
+        approver: impl Into<Person>,
     ) -> Result<Approved> {
+        let approver: Person = approver.into();
         let refused = |refusal| Error::refused(Action::Approve, refusal);
-        rules::actions::judge_actor(actor, "an approval").map_err(refused)?;
+        rules::actions::judge_actor(&approver.name, "an approval").map_err(refused)?;
         let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
-        let mut current: Bundle = self.get(Kind::Bundle, namespace, bundle).await?;
+        let current: Bundle = self.get(Kind::Bundle, namespace, bundle).await?;
         rules::actions::judge_approval(&gate, &current).map_err(refused)?;
         let gate_name = gate.name_any();
-        let approved = |approval: &BundleApproval, recorded| Approved {
+        let asked = asked(&gate, &current);
+        let approved = |approved_by: &str, recorded, bundle: &Bundle| Approved {
             namespace: namespace.to_string(),
-            bundle: bundle.to_string(),
+            bundle: bundle.name_any(),
             gate: gate_name.clone(),
-            approved_by: approval.actor.clone(),
+            approved_by: approved_by.to_string(),
+            recorded,
+            progress: match asked {
+                Asked::Policy(_) => approval::judge(asked, &gate_name, bundle, None, self.now()),
+                _ => None,
+            },
+        };
+        if let Asked::Policy(_) = asked {
+            rules::actions::judge_policy_approval(asked, &gate_name, &current, &approver)
+                .map_err(refused)?;
+            if counts_already(asked, &gate_name, &current, &approver.name, self.now()) {
+                return Ok(approved(&approver.name, false, &current));
+            }
+        } else if let Some(existing) = current.approval_for(&gate_name) {
+            return Ok(approved(&existing.actor.clone(), false, &current));
+        }
+        self.record_approval_evidence(&gate, &current, &approver.name)
+            .await?;
+        let now = self.now();
+        self.change_bundle_status(namespace, current, "recording approval", |bundle| {
+            if let Asked::Policy(_) = asked {
+                if counts_already(asked, &gate_name, bundle, &approver.name, now) {
+                    return ControlFlow::Break(approved(&approver.name, false, bundle));
+                }
+                let status = bundle.status.get_or_insert_with(BundleStatus::default);
+                // One approval per person and Gate: a fresh one replaces an expired one.
+                status
+                    .approvals
+                    .retain(|a| !(a.gate == gate_name && a.actor == approver.name));
+                status.approvals.push(PolicyApproval {
+                    gate: gate_name.clone(),
+                    actor: approver.name.clone(),
+                    groups: approver.groups.clone(),
+                    at: Time(now),
+                });
+                // The reference's record: this Gate's approval is complete.
+                let complete = approval::judge(asked, &gate_name, bundle, None, now)
+                    .is_some_and(|p| p.satisfied);
+                if complete && bundle.approval_for(&gate_name).is_none() {
+                    bundle
+                        .status
+                        .get_or_insert_with(BundleStatus::default)
+                        .approved_for
+                        .push(BundleApproval {
+                            gate: gate_name.clone(),
+                            actor: approver.name.clone(),
+                            at: Time(now),
+                        });
+                }
+            } else {
+                if let Some(existing) = bundle.approval_for(&gate_name) {
+                    let by = existing.actor.clone();
+                    return ControlFlow::Break(approved(&by, false, bundle));
+                }
+                bundle
+                    .status
+                    .get_or_insert_with(BundleStatus::default)
+                    .approved_for
+                    .push(BundleApproval {
+                        gate: gate_name.clone(),
+                        actor: approver.name.clone(),
+                        at: Time(now),
+                    });
+            }
+            ControlFlow::Continue(approved(&approver.name, true, bundle))
+        })
+        .await
+    }
+
+    /// Records `rejecter`'s "no" to `bundle` for `gate`, with their `reason`: it holds
+    /// the Bundle there — for the controller, promote and Explain alike — until
+    /// withdrawn ([`Ops::withdraw_rejection`]). Anyone who may approve may reject; a
+    /// rejection needs a reason and a Bundle the Gate admits. Idempotent: the caller's
+    /// own standing rejection stands and is returned.
+    pub async fn reject(
+        &self,
+        namespace: &str,
+        bundle: &str,
+        gate: &str,
+        rejecter: impl Into<Person>,
+        reason: &str,
+    ) -> Result<Rejected> {
+        let rejecter: Person = rejecter.into();
+        let refused = |refusal| Error::refused(Action::Reject, refusal);
+        rules::actions::judge_actor(&rejecter.name, "a rejection").map_err(refused)?;
+        let reason = rules::actions::judge_reason(reason).map_err(refused)?;
+        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
+        let current: Bundle = self.get(Kind::Bundle, namespace, bundle).await?;
+        rules::actions::judge_approval(&gate, &current).map_err(refused)?;
+        let gate_name = gate.name_any();
+        let answer = |reason: &str, recorded| Rejected {
+            namespace: namespace.to_string(),
+            bundle: current.name_any(),
+            gate: gate_name.clone(),
+            rejected_by: rejecter.name.clone(),
+            reason: reason.to_string(),
             recorded,
         };
-        if let Some(existing) = current.approval_for(&gate_name) {
-            return Ok(approved(existing, false));
-        }
-        self.record_approval_evidence(&gate, &current, actor)
-            .await?;
+        let now = self.now();
+        self.change_bundle_status(
+            namespace,
+            current.clone(),
+            "recording the rejection",
+            |bundle| {
+                let status = bundle.status.get_or_insert_with(BundleStatus::default);
+                if let Some(standing) = status
+                    .rejections
+                    .iter()
+                    .find(|r| r.gate == gate_name && r.actor == rejecter.name && r.stands())
+                {
+                    return ControlFlow::Break(answer(&standing.reason, false));
+                }
+                rules::actions::make_room(&mut status.rejections);
+                status.rejections.push(Rejection {
+                    gate: gate_name.clone(),
+                    actor: rejecter.name.clone(),
+                    at: Time(now),
+                    reason: reason.clone(),
+                    withdrawn_by: String::new(),
+                    withdrawn_at: None,
+                });
+                ControlFlow::Continue(answer(&reason, true))
+            },
+        )
+        .await
+    }
 
+    /// Withdraws the rejections holding `bundle` from `gate` that `person` may
+    /// withdraw: their own, and — when the Gate's approval policy names them — every
+    /// one. The record stays, marked withdrawn, for the audit trail. Withdrawing when
+    /// nothing stands changes nothing.
+    pub async fn withdraw_rejection(
+        &self,
+        namespace: &str,
+        bundle: &str,
+        gate: &str,
+        person: impl Into<Person>,
+    ) -> Result<Withdrawn> {
+        let person: Person = person.into();
+        let refused = |refusal| Error::refused(Action::Reject, refusal);
+        rules::actions::judge_actor(&person.name, "a withdrawal").map_err(refused)?;
+        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
+        let current: Bundle = self.get(Kind::Bundle, namespace, bundle).await?;
+        let gate_name = gate.name_any();
+        let answer = |rejections_of: Vec<String>| Withdrawn {
+            namespace: namespace.to_string(),
+            bundle: current.name_any(),
+            gate: gate_name.clone(),
+            withdrawn_by: person.name.clone(),
+            rejections_of,
+        };
+        if current.rejection_for(&gate_name).is_none() {
+            return Ok(answer(Vec::new()));
+        }
+        let asked = asked(&gate, &current);
+        rules::actions::judge_withdrawal(asked, &gate, &current, &person).map_err(refused)?;
+        let named = approval::may_withdraw_all(asked, &person);
+        let now = self.now();
+        self.change_bundle_status(
+            namespace,
+            current.clone(),
+            "withdrawing the rejection",
+            |bundle| {
+                let mut withdrawn = Vec::new();
+                for rejection in bundle
+                    .status
+                    .iter_mut()
+                    .flat_map(|s| s.rejections.iter_mut())
+                    .filter(|r| r.gate == gate_name && r.stands())
+                    .filter(|r| named || r.actor == person.name)
+                {
+                    rejection.withdrawn_by = person.name.clone();
+                    rejection.withdrawn_at = Some(Time(now));
+                    withdrawn.push(rejection.actor.clone());
+                }
+                if withdrawn.is_empty() {
+                    ControlFlow::Break(answer(withdrawn))
+                } else {
+                    ControlFlow::Continue(answer(withdrawn))
+                }
+            },
+        )
+        .await
+    }
+
+    /// Writes `current`'s status as `change` leaves it, conditional on the version
+    /// read; on a conflict (someone else wrote the Bundle since), reads it again and
+    /// asks `change` again. `change` answers `Break` when nothing needs writing (the
+    /// answer as it stands), `Continue` with the answer once written.
+    async fn change_bundle_status<T>(
+        &self,
+        namespace: &str,
+        mut current: Bundle,
+        context: &str,
+        mut change: impl FnMut(&mut Bundle) -> ControlFlow<T, T>,
+    ) -> Result<T> {
+        let name = current.name_any();
         let api = self.api::<Bundle>(namespace);
         for attempt in 0..APPROVAL_ATTEMPTS {
             if attempt > 0 {
-                current = self.get(Kind::Bundle, namespace, bundle).await?;
-                if let Some(existing) = current.approval_for(&gate_name) {
-                    return Ok(approved(existing, false));
-                }
+                current = self.get(Kind::Bundle, namespace, &name).await?;
             }
-            let approval = BundleApproval {
-                gate: gate_name.clone(),
-                actor: actor.into(),
-                at: Time(self.now()),
-            };
             let mut updated = current.clone();
-            updated
-                .status
-                .get_or_insert_with(BundleStatus::default)
-                .approved_for
-                .push(approval.clone());
+            let answer = match change(&mut updated) {
+                ControlFlow::Break(answer) => return Ok(answer),
+                ControlFlow::Continue(answer) => answer,
+            };
             match api
-                .replace_status(bundle, &PostParams::default(), &updated)
+                .replace_status(&name, &PostParams::default(), &updated)
                 .await
             {
-                Ok(_) => return Ok(approved(&approval, true)),
+                Ok(_) => return Ok(answer),
                 Err(kube::Error::Api(status)) if status.code == 409 => {
                     // Someone else wrote the Bundle's status since we read it. Back off a
                     // little (spread by attempt) and read again.
@@ -167,14 +358,14 @@ impl Ops {
                 }
                 Err(source) => {
                     return Err(Error::Kubernetes {
-                        context: "recording approval".into(),
+                        context: context.into(),
                         source,
                     });
                 }
             }
         }
         Err(Error::Kubernetes {
-            context: "recording approval".into(),
+            context: context.into(),
             source: kube::Error::Api(Box::new(kube::core::Status::failure(
                 &format!("the Bundle kept changing; gave up after {APPROVAL_ATTEMPTS} attempts"),
                 "Conflict",
@@ -247,4 +438,27 @@ fn aborted(namespace: &str, passage: &Passage) -> Aborted {
             .filter(|actor| !actor.is_empty())
             .cloned(),
     }
+}
+
+/// What `gate`'s admission of `bundle` asks of approvals.
+fn asked<'a>(gate: &'a Gate, bundle: &Bundle) -> Asked<'a> {
+    gate.admission_for(&bundle.spec.beacon)
+        .map_or(Asked::Nothing, Asked::of)
+}
+
+/// Whether `actor` approved `bundle` for `gate` in a way the policy still counts at
+/// `now`.
+fn counts_already(
+    asked: Asked<'_>,
+    gate: &str,
+    bundle: &Bundle,
+    actor: &str,
+    now: jiff::Timestamp,
+) -> bool {
+    approval::judge(asked, gate, bundle, None, now).is_some_and(|progress| {
+        progress
+            .rules
+            .iter()
+            .any(|rule| rule.approved_by.iter().any(|a| a == actor))
+    })
 }

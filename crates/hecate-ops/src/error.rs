@@ -36,6 +36,8 @@ pub enum Action {
     Promote,
     /// Approving a Bundle for a Gate.
     Approve,
+    /// Rejecting a Bundle for a Gate, or withdrawing a rejection.
+    Reject,
     /// Stopping a crossing.
     Abort,
     /// Asking a Beacon to look now.
@@ -51,6 +53,7 @@ impl fmt::Display for Action {
         f.write_str(match self {
             Self::Promote => "promote",
             Self::Approve => "approve",
+            Self::Reject => "reject",
             Self::Abort => "abort",
             Self::Poll => "poll",
             Self::Suspend => "suspend",

@@ -42,7 +42,7 @@
 //! println!("{}: {}", explanation.state.as_str(), explanation.summary);
 //! for blocker in &explanation.blockers {
 //!     match (blocker.kind, &blocker.action) {
-//!         (BlockerKind::NotApproved, Some(Remedy::Approve { gate, bundle })) => {
+//!         (BlockerKind::NotApproved, Some(Remedy::Approve { gate, bundle, .. })) => {
 //!             ops.approve("shop", bundle, gate, "release-bot").await?;
 //!         }
 //!         (BlockerKind::WindowClosed, _) => println!("wait until {:?}", blocker.until),
@@ -93,9 +93,10 @@ pub use evidence::{dial_fides, dial_fides_trusting};
 /// (only what the surfaces need of hecate-fides, not the whole crate).
 pub use hecate_fides::{Client as FidesClient, Config as FidesConfig};
 pub use model::{
-    Aborted, Approved, AuditEntry, AuditKind, Blocker, BlockerKind, ChainState, Evidence,
-    Explanation, FluxReconciled, FluxResource, FluxSuspended, Overview, Polled, Preflight,
-    Promoted, Remedy, StagedGate, State, VerifyReport, Waiting,
+    Aborted, ApprovalProgress, Approved, AuditEntry, AuditKind, Blocker, BlockerKind, ChainState,
+    Evidence, Explanation, FluxReconciled, FluxResource, FluxSuspended, Overview, Person, Polled,
+    Preflight, Promoted, QueuedApproval, Rejected, Remedy, StagedGate, State, Uncounted,
+    VerifyReport, Waiting, Withdrawn, YourTurn,
 };
 pub use operation::{Operation, Permission};
 pub use ops::{Clock, Ops, Scope, TimedExplanations};

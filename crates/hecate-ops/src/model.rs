@@ -18,6 +18,191 @@ use crate::rules::eligibility::Code;
 /// sources): part of this model, so a surface names them from here.
 pub use hecate_fides::model::{ChainVerdict, ChangeRequest, ChangeVerdict};
 
+/// Someone acting, as the cluster identified them: the username and the groups a
+/// TokenReview or SelfSubjectReview reported. What an approval policy counts.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct Person {
+    /// The username.
+    pub name: String,
+    /// The groups the cluster reports for them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+}
+
+impl From<&str> for Person {
+    fn from(name: &str) -> Self {
+        Self::named(name)
+    }
+}
+
+impl From<&String> for Person {
+    fn from(name: &String) -> Self {
+        Self::named(name.as_str())
+    }
+}
+
+impl From<String> for Person {
+    fn from(name: String) -> Self {
+        Self::named(name)
+    }
+}
+
+impl Person {
+    /// `name`, with no groups.
+    pub fn named(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            groups: Vec::new(),
+        }
+    }
+}
+
+/// How a Bundle stands against what a Gate asks of approvals: the one answer Explain's
+/// blocker, promote's refusal, the approvals queue and the controller read.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalProgress {
+    /// Whether the approvals let it cross (no rejection, every rule holds).
+    pub satisfied: bool,
+    /// Where it stands, in words: "1 of 2 from release-managers; carol approved".
+    pub summary: String,
+    /// Each rule that must hold and who counted toward it (`requireApproval` alone:
+    /// one rule, one approval from anyone).
+    pub rules: Vec<RuleProgress>,
+    /// The policy's alternatives (`anyOf`), each its rules' progress: one must hold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub any_of: Vec<Vec<RuleProgress>>,
+    /// Approvals given that do not count, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_counted: Vec<NotCounted>,
+    /// The "no" holding it, if one stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<RejectionView>,
+    /// When the first approval that counts stops counting (`expireAfter`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<Time>,
+}
+
+/// One rule of an approval policy, and who has counted toward it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleProgress {
+    /// How many distinct people it asks for.
+    pub count: usize,
+    /// The groups whose members count (none, and no users: anyone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    /// The people who count by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub users: Vec<String>,
+    /// Who counted, in the order they approved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approved_by: Vec<String>,
+    /// Whether it holds.
+    pub holds: bool,
+    /// Whether it can never hold for this Bundle: it names only people, and fewer of
+    /// them than it asks for may count (the policy, or the Bundle's history, leaves
+    /// out the rest).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub impossible: bool,
+}
+
+/// An approval that was given and does not count.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct NotCounted {
+    /// Who gave it.
+    pub actor: String,
+    /// Why it does not count.
+    pub why: Uncounted,
+}
+
+/// Why someone's approval does not count. Stable strings.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum Uncounted {
+    /// Older than the policy's `expireAfter`.
+    Expired,
+    /// They wrote the change (`excludeAuthor`).
+    Author,
+    /// They promoted the Bundle through an earlier Gate (`excludeUpstreamPromoters`).
+    UpstreamPromoter,
+    /// They are the one asking for the crossing: no one approves their own release.
+    Promoter,
+    /// No rule of the policy names them or a group of theirs.
+    NotNamed,
+}
+
+impl Uncounted {
+    /// The reason in words, short enough for a table cell.
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Expired => "it expired",
+            Self::Author => "they wrote the change",
+            Self::UpstreamPromoter => "they promoted it through an earlier Gate",
+            Self::Promoter => "they are the one promoting it",
+            Self::NotNamed => "no rule names them or a group of theirs",
+        }
+    }
+
+    /// The reason in words, addressed to the one it is about.
+    pub fn to_you(self) -> &'static str {
+        match self {
+            Self::Expired => "your approval has expired",
+            Self::Author => "you wrote the change",
+            Self::UpstreamPromoter => "you promoted it through an earlier Gate",
+            Self::Promoter => "you are the one promoting it",
+            Self::NotNamed => "the Gate's policy names neither you nor a group of yours",
+        }
+    }
+}
+
+/// A Bundle waiting on a person for a Gate: one row of the approvals queue.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct QueuedApproval {
+    /// The Gate.
+    pub gate: String,
+    /// Where the Gate stands in the pipeline.
+    pub stage: Stage,
+    /// The Bundle.
+    pub bundle: String,
+    /// Where its approvals stand.
+    pub progress: ApprovalProgress,
+    /// What the one asking could do about it.
+    pub you: YourTurn,
+}
+
+/// What the one asking could do for a queued Bundle, as the Gate's policy judges them
+/// (whether the cluster lets them approve at all is their rights' business).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct YourTurn {
+    /// Whether an approval from them would count now.
+    pub can_approve: bool,
+    /// Whether they have approved it already, in a way that counts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub approved: bool,
+    /// Why an approval from them would not count, when it would not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_counted: Option<Uncounted>,
+    /// The same, in words addressed to them ("you promoted it through an earlier
+    /// Gate").
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub why_not: String,
+    /// Whether they may withdraw the rejection holding it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub can_withdraw: bool,
+}
+
+/// A "no" that holds a Bundle for a Gate.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct RejectionView {
+    /// Who gave it.
+    pub by: String,
+    /// When.
+    pub at: Time,
+    /// Why, in their words.
+    pub reason: String,
+}
+
 /// Where a Gate is, in one word.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
 pub enum State {
@@ -81,11 +266,13 @@ pub enum BlockerKind {
     /// The Gate crosses only when asked, and nobody has asked.
     #[serde(rename = "AwaitingRequest")]
     Manual,
+    /// Someone said no to a Bundle for this Gate (Hecate's addition, DECISION 137).
+    Rejected,
 }
 
 impl BlockerKind {
     /// Every kind.
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 14] = [
         Self::Suspended,
         Self::InvalidSteps,
         Self::NoPassage,
@@ -99,6 +286,7 @@ impl BlockerKind {
         Self::ChangeHeld,
         Self::Unhealthy,
         Self::Manual,
+        Self::Rejected,
     ];
 
     /// The kind as it is written on the wire.
@@ -117,6 +305,7 @@ impl BlockerKind {
             Self::ChangeHeld => "ChangeHeld",
             Self::Unhealthy => "Unhealthy",
             Self::Manual => "AwaitingRequest",
+            Self::Rejected => "Rejected",
         }
     }
 }
@@ -191,6 +380,21 @@ pub enum Remedy {
         gate: String,
         /// The Bundle.
         bundle: String,
+        /// Whose approval would count, where the Gate's approval policy says: the
+        /// people and groups of the rules that do not hold yet. Empty: anyone who may
+        /// approve.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        from: Vec<String>,
+    },
+    /// Withdraw the rejection holding `bundle` from `gate` — or ask whoever may.
+    WithdrawRejection {
+        /// The Gate.
+        gate: String,
+        /// The Bundle.
+        bundle: String,
+        /// Who may withdraw it: the one who rejected it, and the people and groups
+        /// the Gate's approval policy names.
+        by: Vec<String>,
     },
     /// Resume the suspended `gate` (`spec.suspend: false`).
     Resume {
@@ -234,9 +438,18 @@ impl Remedy {
             Self::PromoteUpstream { gate, bundle } => format!(
                 "take it through the upstream Gate first: hecate promote {gate} --bundle {bundle} -n {namespace}"
             ),
-            Self::Approve { gate, bundle } => {
-                format!("hecate approve {bundle} --gate {gate} -n {namespace}")
+            Self::Approve { gate, bundle, from } => {
+                let command = format!("hecate approve {bundle} --gate {gate} -n {namespace}");
+                if from.is_empty() {
+                    command
+                } else {
+                    format!("{command} (by {})", from.join(" or "))
+                }
             }
+            Self::WithdrawRejection { gate, bundle, by } => format!(
+                "ask {} to withdraw the rejection: hecate reject {bundle} --gate {gate} --withdraw -n {namespace}",
+                by.join(" or ")
+            ),
             Self::Resume { gate } => format!(
                 r#"kubectl -n {namespace} patch gate {gate} --type=merge -p '{{"spec":{{"suspend":false}}}}'"#
             ),
@@ -272,6 +485,9 @@ pub struct Waiting {
     /// crossing of the upstream Gate it has not cleared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<Remedy>,
+    /// Where its approvals stand, when approvals (or a rejection) hold it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals: Option<ApprovalProgress>,
 }
 
 /// Why a Gate is where it is: the answer to "why is nothing crossing?".
@@ -658,6 +874,10 @@ pub enum AuditKind {
     /// A person aborted a crossing (recorded by this implementation, not the
     /// reference's).
     Aborted,
+    /// A person said no to a Bundle for a Gate (Hecate's addition, DECISION 137).
+    Rejected,
+    /// A person withdrew a "no" (Hecate's addition, DECISION 137).
+    Withdrawn,
 }
 
 /// One thing that happened, in the terms an auditor asks about.
@@ -829,6 +1049,44 @@ pub struct Approved {
     pub approved_by: String,
     /// Whether this request recorded it (false: it was there already).
     pub recorded: bool,
+    /// Where the Bundle's approvals for the Gate stand now, under an approval policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<ApprovalProgress>,
+}
+
+/// What a rejection recorded, or found standing: the answer of `reject`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Rejected {
+    /// Where.
+    pub namespace: String,
+    /// The Bundle held.
+    pub bundle: String,
+    /// The Gate it is held from.
+    pub gate: String,
+    /// Who rejected it: the caller.
+    pub rejected_by: String,
+    /// Why, as recorded (the first reason stands when the caller had rejected it
+    /// already).
+    pub reason: String,
+    /// Whether this request recorded it (false: the caller's "no" stood already).
+    pub recorded: bool,
+}
+
+/// What a withdrawal did: the answer of `withdraw_rejection`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Withdrawn {
+    /// Where.
+    pub namespace: String,
+    /// The Bundle.
+    pub bundle: String,
+    /// The Gate.
+    pub gate: String,
+    /// Who withdrew: the caller.
+    pub withdrawn_by: String,
+    /// Whose rejections this request withdrew (none: nothing stood).
+    pub rejections_of: Vec<String>,
 }
 
 /// What an abort asked for: the answer of `abort`.

@@ -41,6 +41,8 @@ pub enum Operation {
     ListBundles,
     /// One Bundle.
     GetBundle,
+    /// The Bundles waiting on a person for a Gate: approvals missing, or a "no".
+    Approvals,
     /// A Bundle's evidence in Fides.
     Evidence,
     /// Checking a Bundle's recorded trail.
@@ -61,6 +63,10 @@ pub enum Operation {
     Promote,
     /// Approving a Bundle for a Gate.
     Approve,
+    /// Saying no to a Bundle for a Gate.
+    Reject,
+    /// Withdrawing a "no".
+    WithdrawRejection,
     /// Stopping a crossing.
     Abort,
     /// Asking a Beacon to look now.
@@ -178,7 +184,7 @@ impl fmt::Display for Permission {
 
 impl Operation {
     /// Every operation, reads first.
-    pub const ALL: [Self; 29] = [
+    pub const ALL: [Self; 32] = [
         Self::Namespaces,
         Self::Overview,
         Self::ListGates,
@@ -186,6 +192,7 @@ impl Operation {
         Self::Explain,
         Self::ListBundles,
         Self::GetBundle,
+        Self::Approvals,
         Self::Evidence,
         Self::Verify,
         Self::ListPassages,
@@ -200,6 +207,8 @@ impl Operation {
         Self::ListGrants,
         Self::Promote,
         Self::Approve,
+        Self::Reject,
+        Self::WithdrawRejection,
         Self::Abort,
         Self::Poll,
         Self::SuspendFlux,
@@ -222,14 +231,16 @@ impl Operation {
             Self::GetGate | Self::Explain | Self::Preflight | Self::FluxResources => {
                 Permission::hecate("get", "gates")
             }
-            Self::ListBundles => Permission::hecate("list", "bundles"),
+            Self::ListBundles | Self::Approvals => Permission::hecate("list", "bundles"),
             Self::GetBundle | Self::Evidence | Self::Verify => Permission::hecate("get", "bundles"),
             Self::ListPassages => Permission::hecate("list", "passages"),
             Self::GetPassage => Permission::hecate("get", "passages"),
             Self::ListBeacons => Permission::hecate("list", "beacons"),
             Self::GetBeacon => Permission::hecate("get", "beacons"),
             Self::Promote => Permission::hecate("create", "passages"),
-            Self::Approve => Permission {
+            // A "no" and its withdrawal are written where approvals are, by the
+            // same people.
+            Self::Approve | Self::Reject | Self::WithdrawRejection => Permission {
                 subresource: "status",
                 ..Permission::hecate("update", "bundles")
             },
@@ -262,6 +273,8 @@ impl Operation {
             self,
             Self::Promote
                 | Self::Approve
+                | Self::Reject
+                | Self::WithdrawRejection
                 | Self::Abort
                 | Self::Poll
                 | Self::SuspendFlux
@@ -279,7 +292,7 @@ impl Operation {
     pub const fn role(self) -> Option<&'static str> {
         match self {
             Self::Promote | Self::Abort => Some("hecate-promoter"),
-            Self::Approve => Some("hecate-approver"),
+            Self::Approve | Self::Reject | Self::WithdrawRejection => Some("hecate-approver"),
             Self::Poll => Some("hecate-poker"),
             Self::SuspendFlux | Self::ReconcileFlux => Some("hecate-flux-operator"),
             Self::ListGrants
@@ -341,6 +354,11 @@ mod tests {
             [
                 (Operation::Promote, "create passages".to_string()),
                 (Operation::Approve, "update bundles/status".to_string()),
+                (Operation::Reject, "update bundles/status".to_string()),
+                (
+                    Operation::WithdrawRejection,
+                    "update bundles/status".to_string()
+                ),
                 (Operation::Abort, "patch passages".to_string()),
                 (Operation::Poll, "update beacons".to_string()),
                 (Operation::SuspendFlux, "patch kustomizations".to_string()),

@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 
 use crate::cache::Cache;
 use crate::error::{Error, Kind, Result};
-use crate::model::{Explanation, Overview, StagedGate};
+use crate::model::{Explanation, Overview, Person, QueuedApproval, StagedGate};
 use crate::rules::eligibility::newest_first;
 use crate::rules::{self, NamespaceSnapshot};
 
@@ -614,6 +614,21 @@ impl Ops {
             snapshots.retain(|s| visible.iter().any(|v| v == s.namespace()));
         }
         Ok(snapshots.into_iter().map(Arc::new).collect())
+    }
+
+    /// The Bundles of `namespace` waiting on a person for a Gate — approvals still
+    /// missing under `requireApproval` or an approval policy, or a "no" that stands —
+    /// each with where its approvals stand and what `viewer`'s own approval or
+    /// withdrawal would do (their groups, as the cluster reported them). Gates
+    /// upstream first. Three requests (Gates, Bundles, Passages), or none from the
+    /// cache.
+    pub async fn approval_queue(
+        &self,
+        namespace: &str,
+        viewer: &Person,
+    ) -> Result<Vec<QueuedApproval>> {
+        let snapshot = self.snapshot(namespace).await?;
+        Ok(rules::approval::queue(&snapshot, viewer, self.now()))
     }
 
     /// What happened in `namespace`, newest first: crossings, refusals, crossings in

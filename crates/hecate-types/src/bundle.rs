@@ -174,6 +174,11 @@ pub struct CommitArtifact {
     /// The commit's subject line, for display.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
+    /// The commit's author, `Name <email>`, where the Beacon read it: for display, and
+    /// for approval policies that exclude the author. Hecate's own addition (DECISION
+    /// 137); like the subject, not part of the Bundle's identity.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub author: String,
 }
 
 /// Where a Bundle has been: what it cleared, where it was stopped, who approved it.
@@ -187,10 +192,22 @@ pub struct BundleStatus {
     /// Crossings that failed or were aborted, newest first, at most ten.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocked: Vec<GateCrossing>,
-    /// Human approvals, at most one per Gate.
+    /// Human approvals, at most one per Gate. Under an approval policy, the approval
+    /// that completed it (the others are in `approvals`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["gate"]))]
     pub approved_for: Vec<BundleApproval>,
+    /// Every approval given for a Gate with an approval policy, at most one per person
+    /// and Gate, with the groups the cluster reported for the approver. Hecate's own
+    /// addition (DECISION 137).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_APPROVALS))]
+    pub approvals: Vec<PolicyApproval>,
+    /// Each "no" a person gave for a Gate: it holds the Bundle there until withdrawn.
+    /// At most one standing per person and Gate. Hecate's own addition (DECISION 137).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_APPROVALS))]
+    pub rejections: Vec<Rejection>,
 }
 
 /// A Bundle's passage through one Gate, as the Bundle remembers it.
@@ -222,7 +239,69 @@ pub struct BundleApproval {
     pub at: Time,
 }
 
+/// An approval under a Gate's approval policy: who, with which groups, when.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct PolicyApproval {
+    /// The Gate the approval is for.
+    pub gate: String,
+    /// Who approved, as the cluster identified them.
+    pub actor: String,
+    /// The groups the cluster reported for them when they approved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    /// When.
+    pub at: Time,
+}
+
+/// A person's "no" to a Bundle for one Gate.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Rejection {
+    /// The Gate it is held from.
+    pub gate: String,
+    /// Who rejected it, as the cluster identified them.
+    pub actor: String,
+    /// When.
+    pub at: Time,
+    /// Why, in their words.
+    #[schemars(length(max = crate::limits::MAX_REASON_CHARS))]
+    pub reason: String,
+    /// Who withdrew it; unset while it stands.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub withdrawn_by: String,
+    /// When it was withdrawn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withdrawn_at: Option<Time>,
+}
+
+impl Rejection {
+    /// Whether it still holds the Bundle.
+    pub fn stands(&self) -> bool {
+        self.withdrawn_by.is_empty()
+    }
+}
+
 impl Bundle {
+    /// The approvals given under the named Gate's approval policy.
+    pub fn policy_approvals_for<'a>(
+        &'a self,
+        gate: &'a str,
+    ) -> impl Iterator<Item = &'a PolicyApproval> + 'a {
+        self.status
+            .iter()
+            .flat_map(|s| s.approvals.iter())
+            .filter(move |a| a.gate == gate)
+    }
+
+    /// The rejection holding this Bundle from the named Gate, if any (the first given).
+    pub fn rejection_for(&self, gate: &str) -> Option<&Rejection> {
+        self.status
+            .as_ref()?
+            .rejections
+            .iter()
+            .find(|r| r.gate == gate && r.stands())
+    }
+
     /// Whether this Bundle has cleared (crossed and verified) the named Gate.
     pub fn has_cleared(&self, gate: &str) -> bool {
         self.status

@@ -146,6 +146,7 @@ mod tests {
                 branch: "main".into(),
                 tag: "v1".into(),
                 message: "fix the thing".into(),
+                author: "Jane Doe <jane@acme.example>".into(),
             }),
             ..Artifact::default()
         };

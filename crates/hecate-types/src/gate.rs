@@ -83,6 +83,89 @@ pub struct Admission {
     /// A person must approve each Bundle for this Gate before it may cross.
     #[serde(default, skip_serializing_if = "is_false")]
     pub require_approval: bool,
+    /// Who must approve each Bundle before it may cross: how many people, from which
+    /// groups, for how long an approval counts, and who never counts. Stricter than
+    /// `requireApproval` (which it implies); Hecate's own addition (DECISION 137).
+    ///
+    /// Two release managers and carol, approvals lasting a day, never the author or
+    /// anyone who promoted the Bundle through an earlier Gate:
+    ///
+    /// ```yaml
+    /// approvals:
+    ///   required:
+    ///   - count: 2
+    ///     groups: [release-managers]
+    ///   - count: 1
+    ///     users: [carol]
+    ///   expireAfter: 24h
+    ///   excludeAuthor: true
+    ///   excludeUpstreamPromoters: true
+    /// ```
+    ///
+    /// Two people from sre, or one from release-managers:
+    ///
+    /// ```yaml
+    /// approvals:
+    ///   anyOf:
+    ///   - required: [{count: 2, groups: [sre]}]
+    ///   - required: [{count: 1, groups: [release-managers]}]
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals: Option<ApprovalPolicy>,
+}
+
+/// Who must approve a Bundle for one admission of a Gate. Every rule in `required`
+/// must hold, each counting distinct people; the one who asks for the crossing never
+/// counts, whatever the policy says.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalPolicy {
+    /// Rules that must all hold. One approval counts toward each rule whose people it
+    /// is from. Neither this nor `anyOf` given: one approval, from anyone allowed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_APPROVAL_RULES))]
+    pub required: Vec<ApprovalRule>,
+    /// Alternatives, one of which must hold as well ("two from sre, or one from
+    /// release-managers"): each a set of rules that must all hold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_APPROVAL_RULES))]
+    pub any_of: Vec<ApprovalAlternative>,
+    /// How long an approval counts, as a Go duration (`24h`, `90m`); unset: for ever.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"))]
+    pub expire_after: String,
+    /// The Bundle's author (its commit's author, where its Beacon records one) cannot
+    /// approve it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub exclude_author: bool,
+    /// No one who promoted the Bundle through an earlier Gate counts as an approver
+    /// here: one person cannot carry a release through alone.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub exclude_upstream_promoters: bool,
+}
+
+/// One alternative of an approval policy's `anyOf`: rules that must all hold.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct ApprovalAlternative {
+    /// The rules; every one must hold for this alternative to.
+    #[schemars(length(min = 1, max = crate::limits::MAX_APPROVAL_RULES))]
+    pub required: Vec<ApprovalRule>,
+}
+
+/// How many distinct people must approve, and who counts: members of any of `groups`
+/// or any of `users`, as the cluster identified the approver when they approved;
+/// neither given: anyone who may approve.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct ApprovalRule {
+    /// How many distinct people.
+    #[schemars(range(min = 1, max = 100))]
+    pub count: i32,
+    /// Groups whose members count (the groups the cluster reports for the approver).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    /// People who count, by the username the cluster reports.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub users: Vec<String>,
 }
 
 /// Where admitted Bundles come from.

@@ -45,13 +45,14 @@ pub use beacon::{
 };
 pub use bundle::{
     Artifact, ArtifactRef, Bundle, BundleApproval, BundleSpec, BundleStatus, ChartArtifact,
-    CommitArtifact, GateCrossing, ImageArtifact,
+    CommitArtifact, GateCrossing, ImageArtifact, PolicyApproval, Rejection,
 };
 pub use common::{Condition, ConditionStatus, HealthCheck, LocalSecretRef, Step, Var};
 pub use error_chain::error_chain;
 pub use gate::{
-    Admission, BundleOrigin, EvidenceConfig, EvidenceRef, Gate, GateOccupant, GateSpec, GateStatus,
-    HealthReport, PassageTemplate, Verification, Window,
+    Admission, ApprovalAlternative, ApprovalPolicy, ApprovalRule, BundleOrigin, EvidenceConfig,
+    EvidenceRef, Gate, GateOccupant, GateSpec, GateStatus, HealthReport, PassageTemplate,
+    Verification, Window,
 };
 pub use health::Health;
 pub use passage::{Passage, PassagePhase, PassageSpec, PassageStatus, StepPhase, StepStatus};

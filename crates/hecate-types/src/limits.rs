@@ -10,6 +10,18 @@ pub const MAX_STEPS: usize = 100;
 /// The most checks a Gate's `spec.verify` holds.
 pub const MAX_VERIFICATIONS: usize = 100;
 
+/// The most rules one approval policy holds (`admits[].approvals.required`).
+pub const MAX_APPROVAL_RULES: usize = 20;
+
+/// The most approvals, and the most rejections, one Bundle records (`status.approvals`,
+/// `status.rejections`): one per person and Gate, so a pipeline would need hundreds of
+/// approvers to come near it, and the Bundle stays small enough to list by the
+/// thousand.
+pub const MAX_APPROVALS: usize = 200;
+
+/// The longest reason a rejection records, in characters.
+pub const MAX_REASON_CHARS: usize = 1000;
+
 /// The deepest a step's `with` may nest, counting each map and list. The API server
 /// cannot bound nesting in a free-form field (DECISIONS 110), so the controller
 /// judges it with the Gate's steps; no reader decodes an object much past 120.

@@ -212,7 +212,7 @@ async fn measure(
         name: "solo",
         after: None,
         auto: true,
-        approval: false,
+        approval: world::Approval::No,
     }];
     apply_manifest(admin, &pipeline(&solo).manifest(), false).await?;
     let mut bundle_at = None;
@@ -323,7 +323,7 @@ async fn measure(
             name,
             after: None,
             auto: true,
-            approval: false,
+            approval: world::Approval::No,
         })
         .collect();
     let before = process.requests_by_kind().await?;

@@ -772,6 +772,7 @@ async fn seed_namespace(
                                 vec![format!("g{}", g - 1)]
                             },
                             require_approval: g == GATES - 1,
+                            approvals: None,
                         })
                         .collect(),
                     passage: Some(PassageTemplate {

@@ -189,6 +189,7 @@ pub(crate) async fn seed(
                             vec![format!("{beacon}-g{}", g - 1)]
                         },
                         require_approval: g == GATES_PER_PIPELINE - 1,
+                        approvals: None,
                     }],
                     passage: Some(PassageTemplate {
                         steps: vec![Step {

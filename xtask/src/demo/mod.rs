@@ -282,11 +282,14 @@ async fn check(
     anyhow::ensure!(
         production["current"] == held.as_str()
             && production["waiting"].as_array().is_some_and(|waiting| {
-                waiting
-                    .iter()
-                    .any(|w| w["bundle"] == awaiting.as_str() && w["kind"] == "AwaitingApproval")
+                waiting.iter().any(|w| {
+                    w["bundle"] == awaiting.as_str()
+                        && w["kind"] == "AwaitingApproval"
+                        && w["approvals"]["summary"]
+                            == "1 of 2 from release-managers; carol approved"
+                })
             }),
-        "production should hold shop 1.2.0 and have 1.3.0 awaiting approval: {production}"
+        "production should hold shop 1.2.0 and have 1.3.0 awaiting the second release manager's approval: {production}"
     );
     // 1.1.0's failure is history once 1.2.0 crossed: nothing to report as a blocker.
     anyhow::ensure!(
@@ -377,10 +380,19 @@ fn print_tour(
             .to_string()
     };
     println!("Hecate demo: hecate-controller carried `shop` through namespace `{NAMESPACE}`.");
-    println!("  dev (automatic) → staging → production (approval required, frozen at weekends)");
+    println!(
+        "  dev (automatic) → staging → production (two release managers approve; frozen at weekends)"
+    );
     println!("  on Flux's own source-controller and kustomize-controller; kwok runs the pods.");
-    println!("  shop 1.4.0 is crossing staging, whose Kustomization is suspended; 1.3.0 waits for");
-    println!("  an approval; production's crossing of 1.1.0 failed at flux-wait: its pods ask for");
+    println!(
+        "  shop 1.4.0 is crossing staging, whose Kustomization is suspended; 1.3.0 has carol's"
+    );
+    println!(
+        "  approval and waits for a second release manager's (bob promoted it through staging:"
+    );
+    println!(
+        "  his does not count); production's crossing of 1.1.0 failed at flux-wait: its pods ask for"
+    );
     println!(
         "  200 CPUs each (200m was meant), production's eight replicas do not fit, and Flux's"
     );
@@ -397,7 +409,7 @@ fn print_tour(
     );
     println!("  control plane  {}", endpoint.server);
     println!(
-        "  kubeconfig     {}  (contexts: admin, alice, bob, carol, ci-bot, hecate-api)",
+        "  kubeconfig     {}  (contexts: admin, alice, bob, carol, dave, ci-bot, hecate-api)",
         kubeconfig.display()
     );
     println!();
@@ -406,7 +418,15 @@ fn print_tour(
     );
     println!("  export KUBECONFIG={}", kubeconfig.display());
     println!("  hecate explain production -n {NAMESPACE}");
-    println!("  hecate --context carol approve {candidate} --gate production -n {NAMESPACE}");
+    println!(
+        "  hecate --context bob approvals -n {NAMESPACE}    # 1 of 2 from release-managers; bob's would not count"
+    );
+    println!(
+        "  hecate --context bob approve {candidate} --gate production -n {NAMESPACE}   # refused: he promoted it"
+    );
+    println!(
+        "  hecate --context dave approve {candidate} --gate production -n {NAMESPACE}  # the second release manager"
+    );
     println!("  hecate status -n {NAMESPACE} --watch     # production takes it by itself");
     println!(
         "  cargo xtask demo release                # a new version of shop: dev takes it by itself"
@@ -426,14 +446,18 @@ fn print_tour(
     println!("(production is frozen at weekends: then the promotion is refused, and");
     println!(" `hecate explain production` says until when.)");
     println!();
-    println!("Tokens for the UI and the API (alice, bob and carol may read, promote, approve and");
     println!(
-        "abort in {NAMESPACE} — though never approve what they promote; ci-bot may do nothing):"
+        "Tokens for the UI and the API (alice, bob, carol and dave may read, promote, approve"
     );
+    println!(
+        "and abort in {NAMESPACE} — though never approve what they promote; carol and dave are the"
+    );
+    println!("release managers production counts; ci-bot may do nothing):");
     for who in [
         Identity::Alice,
         Identity::Bob,
         Identity::Carol,
+        Identity::Dave,
         Identity::CiBot,
     ] {
         println!("  {:<7} {}", who.username(), token(who));

@@ -4,7 +4,8 @@
 //! HTTP; per environment a Flux `GitRepository` and `Kustomization` applying the fleet
 //! into `demo-<env>`, where kwok runs the pods; a Beacon and three Gates — and
 //! `hecate-controller` running as its own process, carrying five releases through dev
-//! (by itself), staging (when bob promotes) and production (once carol approves). Each
+//! (by itself), staging (when bob promotes) and production (once two release
+//! managers, carol and dave, approve: bob, who promoted it, does not count). Each
 //! crossing renders shop's manifests at its release into the fleet, pushes, asks Flux
 //! to reconcile, and waits for Flux to say it applied that commit healthily.
 //!
@@ -19,7 +20,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use hecate_ops::Ops;
+use hecate_ops::{Ops, Person};
 use hecate_testenv::fleet::{self, FluxSettings, Release};
 use hecate_testenv::git_http::GitHttp;
 use hecate_testenv::world::{self, Repository};
@@ -118,6 +119,7 @@ pub(crate) async fn run(
         admin: admin.clone(),
         bob: Ops::new(endpoint.client(Identity::Bob).await?),
         carol: Ops::new(endpoint.client(Identity::Carol).await?),
+        dave: Ops::new(endpoint.client(Identity::Dave).await?),
         namespace: namespace.to_string(),
     };
     let mut bundles = Vec::new();
@@ -141,23 +143,35 @@ pub(crate) async fn run(
             story.cleared("staging", &bundle).await?;
             eprintln!("[demo] bob promoted it through staging");
         }
+        if i < RELEASES.len() - 1 {
+            // Production asks two release managers, and bob — who promoted it
+            // through staging — does not count: carol approves, then dave.
+            story
+                .carol
+                .approve(namespace, &bundle, "production", person(Identity::Carol))
+                .await?;
+        }
         if i < RELEASES.len() - 2 {
             let fails = *release == FAILS_IN_PRODUCTION.0;
             story
-                .carol
-                .approve(namespace, &bundle, "production", "carol")
+                .dave
+                .approve(namespace, &bundle, "production", person(Identity::Dave))
                 .await?;
             if fails {
                 let passage = story.failed("production", &bundle).await?;
                 eprintln!(
-                    "[demo] carol approved it; production's crossing {passage} failed at {FAILED_STEP}: \
+                    "[demo] carol and dave approved it; production's crossing {passage} failed at {FAILED_STEP}: \
                      {}, and Flux's health check gave up on them",
                     FAILS_IN_PRODUCTION.1
                 );
             } else {
                 story.cleared("production", &bundle).await?;
-                eprintln!("[demo] carol approved it; production took it by itself");
+                eprintln!("[demo] carol and dave approved it; production took it by itself");
             }
+        } else if i == RELEASES.len() - 2 {
+            eprintln!(
+                "[demo] carol approved it for production: 1 of the 2 release managers it asks"
+            );
         }
         bundles.push(bundle);
     }
@@ -204,7 +218,17 @@ struct Story {
     admin: kube::Client,
     bob: Ops,
     carol: Ops,
+    dave: Ops,
     namespace: String,
+}
+
+/// `who` as the cluster knows them (the test PKI's groups): whom an approval policy
+/// counts.
+fn person(who: Identity) -> Person {
+    Person {
+        name: who.username().into(),
+        groups: who.groups().iter().map(|g| g.to_string()).collect(),
+    }
 }
 
 impl Story {
@@ -366,7 +390,7 @@ fn manifest(namespace: &str, shop: &str, fleet: &str) -> String {
         app: shop,
         fleet,
         hook: None,
-        stages: &world::DEV_STAGING_PRODUCTION,
+        stages: &world::DEMO_STAGES,
         flux: world::Flux::Real { reconcile: true },
     }
     .manifest()

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod access;
+mod approvals;
 mod cached;
 mod deploy;
 mod flux;
@@ -17,6 +18,7 @@ mod routes;
 mod schemathesis;
 mod settings;
 mod ui;
+mod ui_approvals;
 mod ui_axe;
 mod ui_browser;
 mod ui_crossing;

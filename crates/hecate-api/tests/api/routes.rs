@@ -387,8 +387,10 @@ fn concrete(path: &str, name: &str) -> (String, Option<&'static str>) {
     let object = if name.is_empty() { object } else { name };
     let body = if path.ends_with("/promote") {
         Some(r#"{"bundle":"b1"}"#)
-    } else if path.ends_with("/approve") {
+    } else if path.ends_with("/approve") || path.ends_with("/withdraw-rejection") {
         Some(r#"{"gate":"staging"}"#)
+    } else if path.ends_with("/reject") {
+        Some(r#"{"gate":"staging","reason":"not this week"}"#)
     } else if path.ends_with("/flux/suspend") {
         Some(r#"{"kind":"Kustomization","name":"podinfo","suspend":true}"#)
     } else if path.ends_with("/flux/reconcile") {
@@ -456,8 +458,9 @@ async fn the_openapi_document_covers_every_route() {
     // The table the router and the document are built from: the spec's twenty routes
     // and the four of preflight and Flux.
     let routes = hecate_api::routes::ROUTES;
-    // and the five of the settings page, and the caller's rights.
-    assert_eq!(routes.len(), 30);
+    // and the five of the settings page, and the caller's rights; and the approvals
+    // queue, reject and withdraw (DECISION 137).
+    assert_eq!(routes.len(), 33);
     let mut seen = std::collections::BTreeSet::new();
     for route in routes {
         let (method, path) = (route.method.as_str(), route.path);

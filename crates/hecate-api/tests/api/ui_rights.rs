@@ -70,7 +70,10 @@ async fn the_api_tells_each_caller_what_they_may_do() {
     server.pipeline().await;
     assert_eq!(may(&server, Alice).await, (true, json!([])));
     assert_eq!(may(&server, Bob).await, (true, json!(["promote", "abort"])));
-    assert_eq!(may(&server, Carol).await, (true, json!(["approve"])));
+    assert_eq!(
+        may(&server, Carol).await,
+        (true, json!(["approve", "reject", "withdrawRejection"]))
+    );
     // Someone with no role is answered, not refused: that is what they may do.
     assert_eq!(may(&server, CiBot).await, (false, json!([])));
 

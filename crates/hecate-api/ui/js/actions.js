@@ -13,6 +13,8 @@ import * as notice from "./notice.js";
 const FORBIDDEN = {
   promote:
     "Starting a crossing is its own permission (creating Passages, the hecate-promoter role). The cluster decides who holds it; Hecate only asks.",
+  reject:
+    "Rejecting is an approver's permission (updating bundles/status, the hecate-approver role): ask someone who may approve.",
   approve:
     "Approving is a separate permission from promoting (updating bundles/status, the hecate-approver role). This separation is the control working, not a misconfiguration: ask someone who may approve.",
   abort:
@@ -22,26 +24,43 @@ const FORBIDDEN = {
     "Operating Flux is a separate permission from reading and promoting (patch on Flux's kustomizations, the hecate-flux-operator role). Ask someone who holds it.",
 };
 
-/** Asks in the dialog; resolves true when confirmed. */
-export function confirm({ title, text, detail, ok }) {
+/**
+ * Asks in the dialog; resolves true when confirmed. With `reason`, the dialog asks for
+ * one too (the confirm button waits for it) and resolves to the text instead.
+ */
+export function confirm({ title, text, detail, ok, reason = false }) {
   const dialog = document.getElementById("confirm");
   const opener = document.activeElement;
+  const field = document.getElementById("confirm-reason-field");
+  const input = document.getElementById("confirm-reason");
+  const okButton = document.getElementById("confirm-ok");
   document.getElementById("confirm-title").textContent = title;
   document.getElementById("confirm-text").textContent = text;
   document.getElementById("confirm-detail").textContent = detail || "";
-  document.getElementById("confirm-ok").textContent = ok;
+  okButton.textContent = ok;
+  field.hidden = !reason;
+  input.value = "";
+  input.required = reason;
+  okButton.disabled = reason;
+  const typed = () => {
+    okButton.disabled = reason && input.value.trim() === "";
+  };
+  input.addEventListener("input", typed);
   dialog.returnValue = "";
   return new Promise((resolve) => {
     dialog.addEventListener(
       "close",
       () => {
+        input.removeEventListener("input", typed);
+        okButton.disabled = false;
         if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
-        resolve(dialog.returnValue === "ok");
+        const confirmed = dialog.returnValue === "ok";
+        resolve(reason ? (confirmed ? input.value.trim() : null) : confirmed);
       },
       { once: true },
     );
     dialog.showModal();
-    document.getElementById("confirm-cancel").focus();
+    (reason ? input : document.getElementById("confirm-cancel")).focus();
   });
 }
 
@@ -107,21 +126,67 @@ export function promote(ns, gate, bundle, label, steps) {
   );
 }
 
-/** Approves `bundle` for `gate`. */
-export function approve(ns, gate, bundle, label) {
+/**
+ * Approves `bundle` for `gate`. `crossesItself`: the Gate is automatic, so the
+ * approval that completes what it asks for starts the crossing.
+ */
+export function approve(ns, gate, bundle, label, crossesItself = false) {
   return perform(
     "approve",
     {
       title: `Approve for ${gate}`,
       text: `Approve ${label} for ${gate} as you.`,
-      detail: "Approving does not cross the Gate: someone else starts the crossing, and the one who approved may not be the one who promotes.",
+      detail: crossesItself
+        ? `${gate} crosses by itself: once the approvals it asks for are complete, it starts crossing ${label} without anyone asking.`
+        : "Approving does not cross the Gate: someone else starts the crossing, and the one who approved may not be the one who promotes.",
       ok: `Approve for ${gate}`,
     },
     () => post(nsPath(ns, "bundles", bundle, "approve"), { gate }),
+    (answer) => {
+      const progress = answer.progress ? ` Now: ${answer.progress.summary}.` : "";
+      return answer.recorded
+        ? [h("strong", null, "Approved: "), `${label} is approved for ${gate}.${progress}`]
+        : [h("strong", null, "Already approved: "), `${label} was approved for ${gate} by ${answer.approvedBy}; nothing changed.${progress}`];
+    },
+  );
+}
+
+/** Says no to `bundle` for `gate`, with a reason asked for in the dialog. */
+export async function reject(ns, gate, bundle, label) {
+  const reason = await confirm({
+    title: `Reject for ${gate}`,
+    text: `Reject ${label} for ${gate} as you.`,
+    detail: `It is held from ${gate} — no one can promote it there, and the Gate does not take it by itself — until the rejection is withdrawn.`,
+    ok: `Reject for ${gate}`,
+    reason: true,
+  });
+  if (!reason) return null;
+  return perform(
+    "reject",
+    null,
+    () => post(nsPath(ns, "bundles", bundle, "reject"), { gate, reason }),
     (answer) =>
       answer.recorded
-        ? [h("strong", null, "Approved: "), `${label} is approved for ${gate}.`]
-        : [h("strong", null, "Already approved: "), `${label} was approved for ${gate} by ${answer.approvedBy}; nothing changed.`],
+        ? [h("strong", null, "Rejected: "), `${label} is held from ${gate} until the rejection is withdrawn.`]
+        : [h("strong", null, "Already rejected: "), `you had rejected ${label} for ${gate}; nothing changed.`],
+  );
+}
+
+/** Withdraws the rejections holding `bundle` from `gate` that the caller may withdraw. */
+export function withdrawRejection(ns, gate, bundle, label) {
+  return perform(
+    "reject",
+    {
+      title: `Withdraw the rejection`,
+      text: `Withdraw the rejection of ${label} for ${gate} as you.`,
+      detail: "The record stays in the audit trail; the Bundle is no longer held by it.",
+      ok: "Withdraw",
+    },
+    () => post(nsPath(ns, "bundles", bundle, "withdraw-rejection"), { gate }),
+    (answer) =>
+      answer.rejectionsOf.length
+        ? [h("strong", null, "Withdrawn: "), `${answer.rejectionsOf.join(", ")}'s rejection of ${label} for ${gate}.`]
+        : [h("strong", null, "Nothing to withdraw: "), `no rejection holds ${label} from ${gate}.`],
   );
 }
 

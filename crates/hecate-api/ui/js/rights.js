@@ -12,6 +12,8 @@ import { h } from "./dom.js";
 const ACTIONS = {
   promote: "promote",
   approve: "approve",
+  reject: "reject",
+  withdraw: "withdrawRejection",
   abort: "abort",
   poll: "poll",
   suspend: "suspendFlux",

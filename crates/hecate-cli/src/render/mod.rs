@@ -4,7 +4,8 @@
 use hecate_ops::rules::change;
 use hecate_ops::{
     Aborted, Approved, AuditEntry, AuditKind, ChainState, Evidence, Explanation, FluxReconciled,
-    FluxResource, FluxSuspended, Polled, Preflight, Promoted, StagedGate, State, VerifyReport,
+    FluxResource, FluxSuspended, Polled, Preflight, Promoted, QueuedApproval, Rejected, StagedGate,
+    State, VerifyReport, Withdrawn,
 };
 use hecate_types::{
     ArtifactRef, Beacon, Bundle, ConditionStatus, Health, Passage, PassagePhase, Time,
@@ -37,19 +38,95 @@ pub(crate) fn promoted(promoted: &Promoted) -> String {
     )
 }
 
-/// `approve`'s line: recorded now, or found already there.
+/// `approve`'s line: recorded now, or found already there; under an approval policy,
+/// where the Bundle stands after it.
 pub(crate) fn approved(approved: &Approved) -> String {
-    if approved.recorded {
+    let mut line = if approved.recorded {
         format!(
-            "{} approved for {} by {}\n",
+            "{} approved for {} by {}",
             approved.bundle, approved.gate, approved.approved_by
         )
     } else {
         format!(
-            "{} was already approved for {} by {}\n",
+            "{} was already approved for {} by {}",
             approved.bundle, approved.gate, approved.approved_by
         )
+    };
+    if let Some(progress) = &approved.progress {
+        line.push_str(&format!(" ({})", progress.summary));
     }
+    line.push('\n');
+    line
+}
+
+/// `reject`'s line.
+pub(crate) fn rejected(rejected: &Rejected) -> String {
+    let verb = if rejected.recorded {
+        "rejected"
+    } else {
+        "had already rejected"
+    };
+    format!(
+        "{} {verb} {} for {}: {}; it is held there until withdrawn\n",
+        rejected.rejected_by, rejected.bundle, rejected.gate, rejected.reason
+    )
+}
+
+/// `reject --withdraw`'s line.
+pub(crate) fn withdrawn(withdrawn: &Withdrawn) -> String {
+    if withdrawn.rejections_of.is_empty() {
+        return format!(
+            "no rejection holds {} from {}\n",
+            withdrawn.bundle, withdrawn.gate
+        );
+    }
+    format!(
+        "{} withdrew the rejection of {} for {} by {}\n",
+        withdrawn.withdrawn_by,
+        withdrawn.bundle,
+        withdrawn.gate,
+        withdrawn.rejections_of.join(", ")
+    )
+}
+
+/// `hecate approvals`: each Bundle waiting on a person, where its approvals stand,
+/// and what the caller's own approval would do — ops' judgement, in words.
+pub(crate) fn approvals(
+    queue: &[QueuedApproval],
+    namespace: &str,
+    columns: Columns,
+    style: &Style,
+) -> String {
+    if queue.is_empty() {
+        return format!("nothing is waiting for an approval in {namespace}\n");
+    }
+    let mut table = Table::new(&["GATE", "BUNDLE", "PROGRESS", "YOU"]);
+    for entry in queue {
+        let you = &entry.you;
+        let (words, colour) = if entry.progress.rejected.is_some() {
+            if you.can_withdraw {
+                (
+                    "may withdraw the rejection".to_string(),
+                    Some(Colour::Yellow),
+                )
+            } else {
+                ("rejected".to_string(), Some(Colour::Red))
+            }
+        } else if you.approved {
+            ("approved".to_string(), Some(Colour::Green))
+        } else if you.can_approve {
+            ("your approval counts".to_string(), Some(Colour::Cyan))
+        } else {
+            (format!("would not count: {}", you.why_not), None)
+        };
+        table.row(vec![
+            Cell::plain(entry.gate.clone()),
+            Cell::plain(entry.bundle.clone()),
+            Cell::plain(entry.progress.summary.clone()),
+            Cell::styled(words, style, colour),
+        ]);
+    }
+    table.render(style, columns)
 }
 
 /// `abort`'s line.
@@ -634,6 +711,8 @@ pub(crate) fn audit(
             AuditKind::Running => ("running", Some(Colour::Cyan)),
             AuditKind::Approved => ("approved", None),
             AuditKind::Aborted => ("aborted", Some(Colour::Yellow)),
+            AuditKind::Rejected => ("rejected", Some(Colour::Red)),
+            AuditKind::Withdrawn => ("withdrawn", None),
         };
         let mut detail = entry.detail.clone();
         if let Some(evidence) = entry.evidence.as_ref().filter(|e| !e.trail.is_empty()) {

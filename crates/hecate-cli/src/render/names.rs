@@ -6,7 +6,8 @@
 
 use hecate_ops::{
     Aborted, Approved, AuditEntry, Evidence, Explanation, FluxReconciled, FluxResource,
-    FluxSuspended, Polled, Preflight, Promoted, StagedGate, VerifyReport,
+    FluxSuspended, Polled, Preflight, Promoted, QueuedApproval, Rejected, StagedGate, VerifyReport,
+    Withdrawn,
 };
 use hecate_types::{Beacon, Bundle, Gate, Passage};
 use kube::{Resource, ResourceExt as _};
@@ -105,6 +106,27 @@ impl Named for Promoted {
 impl Named for Approved {
     fn names(&self) -> Option<Vec<String>> {
         Some(vec![object::<Bundle>(&self.bundle)])
+    }
+}
+
+/// `reject`: the Bundle the rejection is recorded on.
+impl Named for Rejected {
+    fn names(&self) -> Option<Vec<String>> {
+        Some(vec![object::<Bundle>(&self.bundle)])
+    }
+}
+
+/// `reject --withdraw`: the Bundle the withdrawal is recorded on.
+impl Named for Withdrawn {
+    fn names(&self) -> Option<Vec<String>> {
+        Some(vec![object::<Bundle>(&self.bundle)])
+    }
+}
+
+/// `approvals`: the Bundles waiting.
+impl Named for Vec<QueuedApproval> {
+    fn names(&self) -> Option<Vec<String>> {
+        Some(self.iter().map(|q| object::<Bundle>(&q.bundle)).collect())
     }
 }
 

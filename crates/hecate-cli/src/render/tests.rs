@@ -127,6 +127,7 @@ fn explanation() -> Explanation {
             reason: "has not cleared staging".into(),
             kind: Some(Code::UpstreamNotCleared),
             action: Some(Remedy::PromoteUpstream { gate: "staging".into(), bundle: "app-2".into() }),
+            approvals: None,
         }],
         health: Some(Health::Healthy),
         evidence: None,
@@ -217,7 +218,9 @@ fn explain_text_cuts_long_lists() {
             action: Some(Remedy::Approve {
                 gate: "production".into(),
                 bundle: format!("w{i}"),
+                from: vec![],
             }),
+            approvals: None,
         })
         .collect();
     insta::assert_snapshot!("explain-long", explain(&x, &Style::plain()));
@@ -240,6 +243,7 @@ fn list_tables() {
                 },
                 after: vec!["staging".into()],
                 require_approval: true,
+                approvals: None,
             }],
             passage: Some(hecate_types::PassageTemplate {
                 steps: vec![
@@ -350,6 +354,7 @@ fn list_tables() {
                 actor: "carol".into(),
                 at: Time(now()),
             }],
+            ..hecate_types::BundleStatus::default()
         }),
     };
     insta::assert_snapshot!(
@@ -547,6 +552,7 @@ fn action_lines() {
         bundle: "b1".into(),
         approved_by: "carol".into(),
         recorded: true,
+        progress: None,
     };
     assert_eq!(approved(&approve), "b1 approved for production by carol\n");
     let again = Approved {

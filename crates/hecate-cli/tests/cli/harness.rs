@@ -28,7 +28,12 @@ impl Hecate {
         env.endpoint()
             .write_kubeconfigs(kubeconfigs.path())
             .unwrap();
-        for who in [Identity::Alice, Identity::Bob, Identity::Carol] {
+        for who in [
+            Identity::Alice,
+            Identity::Bob,
+            Identity::Carol,
+            Identity::Dave,
+        ] {
             env.grant(
                 who,
                 &["get", "list", "watch", "create", "update", "patch"],

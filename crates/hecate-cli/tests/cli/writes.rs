@@ -374,6 +374,7 @@ async fn cli16_every_json_output_decodes_into_its_type() {
             gate: "staging".into(),
             approved_by: "carol".into(),
             recorded: true,
+            progress: None,
         }
     );
     let promoted: hecate_ops::Promoted = written(
@@ -432,4 +433,110 @@ async fn cli16_every_json_output_decodes_into_its_type() {
     let audit: Vec<hecate_ops::AuditEntry> = decoded(&json(Identity::Alice, &["audit"]).await);
     assert!(audit.len() >= 2, "{audit:?}");
     let _: hecate_ops::Evidence = decoded(&json(Identity::Alice, &["evidence", "b1"]).await);
+}
+
+/// An approval policy as people meet it at the command line: the groups that count are
+/// the ones the cluster's SelfSubjectReview reports (carol and dave are release
+/// managers; bob is not, and promoted the Bundle through staging).
+#[tokio::test]
+async fn an_approval_policy_at_the_command_line() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    let mut spec = gate_spec(&["staging"], true);
+    spec.admits[0].approvals = Some(hecate_types::ApprovalPolicy {
+        required: vec![hecate_types::ApprovalRule {
+            count: 2,
+            groups: vec![hecate_testenv::RELEASE_MANAGERS.into()],
+            users: vec![],
+        }],
+        exclude_upstream_promoters: true,
+        ..hecate_types::ApprovalPolicy::default()
+    });
+    gate(&env, "production", spec).await;
+    let b1 = bundle(&env, "b1").await;
+    let mut b1 = bundle_status(&env, b1, &["staging"], &[]).await;
+    if let Some(status) = b1.status.as_mut() {
+        status.cleared[0].actor = "bob".into();
+    }
+    env.write_status(&b1).await;
+
+    let refused = hecate
+        .run(Identity::Bob, &["approve", "b1", "--gate", "production"])
+        .await;
+    assert_eq!(
+        (refused.code, refused.stderr.as_str()),
+        (
+            i32::from(exit::REFUSED),
+            "approve refused: bob's approval would not count for production: they promoted it through an earlier Gate\n"
+        )
+    );
+    let carol = hecate
+        .run(Identity::Carol, &["approve", "b1", "--gate", "production"])
+        .await;
+    assert_eq!(
+        (carol.code, carol.stdout.as_str()),
+        (
+            0,
+            "b1 approved for production by carol (1 of 2 from release-managers; carol approved)\n"
+        ),
+        "{carol:?}"
+    );
+    let queue = hecate.run(Identity::Bob, &["approvals"]).await;
+    assert_eq!(queue.code, 0, "{queue:?}");
+    assert!(
+        queue
+            .stdout
+            .contains("1 of 2 from release-managers; carol approved")
+            && queue
+                .stdout
+                .contains("would not count: you promoted it through an earlier Gate"),
+        "{}",
+        queue.stdout
+    );
+    let dave = hecate.run(Identity::Dave, &["approvals"]).await;
+    assert!(
+        dave.stdout.contains("your approval counts"),
+        "{}",
+        dave.stdout
+    );
+
+    let rejected = hecate
+        .run(
+            Identity::Dave,
+            &[
+                "reject",
+                "b1",
+                "--gate",
+                "production",
+                "--reason",
+                "not this week",
+            ],
+        )
+        .await;
+    assert_eq!(
+        (rejected.code, rejected.stdout.as_str()),
+        (
+            0,
+            "dave rejected b1 for production: not this week; it is held there until withdrawn\n"
+        ),
+        "{rejected:?}"
+    );
+    let reasonless = hecate
+        .run(Identity::Dave, &["reject", "b1", "--gate", "production"])
+        .await;
+    assert_eq!(reasonless.code, i32::from(exit::USAGE), "{reasonless:?}");
+    let withdrawn = hecate
+        .run(
+            Identity::Carol,
+            &["reject", "b1", "--gate", "production", "--withdraw"],
+        )
+        .await;
+    assert_eq!(
+        (withdrawn.code, withdrawn.stdout.as_str()),
+        (
+            0,
+            "carol withdrew the rejection of b1 for production by dave\n"
+        ),
+        "{withdrawn:?}"
+    );
 }

@@ -138,11 +138,12 @@ impl Git {
             } else {
                 &commit.tag
             };
-            let (sha, subject) = session
+            let found = session
                 .newest_touching(watch, reference, &commit.sha)
                 .await?;
-            commit.sha = sha;
-            commit.message = subject;
+            commit.sha = found.sha;
+            commit.message = found.subject;
+            commit.author = found.author;
         }
         Ok(Artifact {
             commit: Some(commit),
@@ -186,7 +187,7 @@ impl Git {
 impl Session {
     /// The newest commit, walking first parents back from `head` (at most
     /// [`HISTORY_LIMIT`]), that changed a file under `paths` and not under
-    /// `ignorePaths`; and its subject. Walking back keeps the answer still while
+    /// `ignorePaths`; with its subject and author. Walking back keeps the answer still while
     /// unrelated commits land, and lets a new Beacon resolve in a repository whose head
     /// is unrelated.
     async fn newest_touching(
@@ -194,7 +195,7 @@ impl Session {
         watch: &GitWatch,
         reference: &str,
         head: &str,
-    ) -> Result<(String, String), ResolveError> {
+    ) -> Result<Touching, ResolveError> {
         let repo = watch.repo.as_str();
         let clone = self.dir.path().join("history.git");
         let depth = HISTORY_LIMIT.to_string();
@@ -248,7 +249,7 @@ impl Session {
             OsStr::new("--first-parent"),
             OsStr::new("--no-renames"),
             OsStr::new("--name-only"),
-            OsStr::new("--format=%x1e%H%x1f%s"),
+            OsStr::new("--format=%x1e%H%x1f%s%x1f%an <%ae>"),
             OsStr::new(&limit),
             OsStr::new(head),
             OsStr::new("--"),
@@ -308,11 +309,14 @@ pub fn first_touching(
     boundary: &HashSet<String>,
     paths: &[String],
     ignore: &[String],
-) -> Option<(String, String)> {
+) -> Option<Touching> {
     for record in log.split('\u{1e}').filter(|r| !r.trim().is_empty()) {
         let mut lines = record.lines();
         let header = lines.next()?;
-        let (sha, subject) = header.split_once('\u{1f}').unwrap_or((header, ""));
+        let mut fields = header.split('\u{1f}');
+        let sha = fields.next().unwrap_or_default();
+        let subject = fields.next().unwrap_or_default();
+        let author = fields.next().unwrap_or_default();
         if boundary.contains(sha) {
             return None;
         }
@@ -321,10 +325,30 @@ pub fn first_touching(
             .filter(|f| !f.is_empty())
             .any(|file| (paths.is_empty() || under(file, paths)) && !under(file, ignore));
         if touched {
-            return Some((sha.to_string(), subject.trim().to_string()));
+            return Some(Touching {
+                sha: sha.to_string(),
+                subject: subject.trim().to_string(),
+                // `%an <%ae>` of a commit without either is " <>": nobody.
+                author: Some(author.trim())
+                    .filter(|a| !a.is_empty() && *a != "<>")
+                    .unwrap_or_default()
+                    .to_string(),
+            });
         }
     }
     None
+}
+
+/// The newest commit a path-filtered git watch takes: its SHA, subject and author
+/// (`Name <email>`, empty when git had none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Touching {
+    /// The full SHA.
+    pub sha: String,
+    /// The subject line.
+    pub subject: String,
+    /// The author.
+    pub author: String,
 }
 
 /// Whether `file` is one of `paths` or inside one (a directory prefix: `app` covers
@@ -466,26 +490,30 @@ mod tests {
 
     #[test]
     fn the_walk_finds_the_newest_commit_touching_the_paths() {
-        let log = "\u{1e}ccc\u{1f}docs only\n\nREADME.md\n\
-                   \u{1e}bbb\u{1f}touch the app\n\napps/web/x.go\napps/web/README.md\n\
-                   \u{1e}aaa\u{1f}root\n\napps/web/main.go\nREADME.md\n";
+        let log = "\u{1e}ccc\u{1f}docs only\u{1f}Ann <ann@acme.example>\n\nREADME.md\n\
+                   \u{1e}bbb\u{1f}touch the app\u{1f}Bo <bo@acme.example>\n\napps/web/x.go\napps/web/README.md\n\
+                   \u{1e}aaa\u{1f}root\u{1f} <>\n\napps/web/main.go\nREADME.md\n";
         let none = HashSet::new();
         let web = strings(&["apps/web"]);
         assert_eq!(
             first_touching(log, &none, &web, &[]),
-            Some(("bbb".into(), "touch the app".into()))
+            Some(Touching {
+                sha: "bbb".into(),
+                subject: "touch the app".into(),
+                author: "Bo <bo@acme.example>".into(),
+            })
         );
         // Everything but READMEs: the newest commit with another file.
         let readme = strings(&["README.md", "apps/web/README.md"]);
         assert_eq!(
-            first_touching(log, &none, &[], &readme).map(|(sha, _)| sha),
+            first_touching(log, &none, &[], &readme).map(|t| t.sha),
             Some("bbb".into())
         );
         // Only READMEs changed in bbb once x.go is carved out too: the root.
         let carved = strings(&["apps/web/x.go", "apps/web/README.md"]);
         assert_eq!(
-            first_touching(log, &none, &web, &carved).map(|(sha, _)| sha),
-            Some("aaa".into())
+            first_touching(log, &none, &web, &carved).map(|t| (t.sha, t.author)),
+            Some(("aaa".into(), String::new()))
         );
         // Nothing under the path.
         assert_eq!(first_touching(log, &none, &strings(&["charts"]), &[]), None);

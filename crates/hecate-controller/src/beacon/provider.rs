@@ -92,6 +92,7 @@ pub fn artifact(name: &str, object: &Value) -> Result<Artifact, ResolveError> {
                 branch: field("branch"),
                 tag: field("tag"),
                 message: field("title"),
+                author: field("author"),
             }),
             ..Artifact::default()
         });
@@ -145,6 +146,7 @@ mod tests {
                     branch: "main".into(),
                     tag: String::new(),
                     message: "Fix it".into(),
+                    author: String::new(),
                 }),
                 ..Artifact::default()
             })

@@ -298,7 +298,7 @@ mod tests {
         let now: Timestamp = "2026-08-10T12:00:00Z".parse().expect("a time");
         let bundles = [bundle("b1")];
         let bare = gate(true, &[]);
-        let candidates = eligibility::evaluate(&bare, &bundles, None);
+        let candidates = eligibility::evaluate(&bare, &bundles, None, now);
         assert_eq!(
             decide(
                 &bare,
@@ -313,7 +313,7 @@ mod tests {
             ))
         );
         let stepped = gate(true, &["git-clone"]);
-        let candidates = eligibility::evaluate(&stepped, &bundles, None);
+        let candidates = eligibility::evaluate(&stepped, &bundles, None, now);
         assert_eq!(
             decide(&stepped, None, None, &candidates, &bundles, now),
             Decision::Open(&bundles[0]),

@@ -251,7 +251,7 @@ impl<R: Reads> GateReconciler<R> {
         // Judge with what this reconcile just recorded (a new occupant is AlreadyCurrent).
         let mut judged = gate.clone();
         judged.status = Some(status.clone());
-        let candidates = eligibility::evaluate(&judged, &bundles, None);
+        let candidates = eligibility::evaluate(&judged, &bundles, None, now);
         status.eligible = eligibility::eligible(&candidates)
             .iter()
             .map(|b| b.name_any())

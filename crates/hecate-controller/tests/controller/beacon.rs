@@ -290,6 +290,7 @@ fn commit(repo: &str, sha: &str, branch: &str, tag: &str) -> Artifact {
             branch: branch.into(),
             tag: tag.into(),
             message: String::new(),
+            author: String::new(),
         }),
         ..Artifact::default()
     }

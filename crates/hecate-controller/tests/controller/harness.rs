@@ -182,6 +182,7 @@ pub(crate) fn gate_spec(auto: bool, after: &[&str], require_approval: bool) -> G
             },
             after: after.iter().map(|s| s.to_string()).collect(),
             require_approval,
+            approvals: None,
         }],
         passage: Some(PassageTemplate { steps: steps() }),
         auto,

@@ -43,6 +43,7 @@ async fn write_tools_exist_only_with_allow_writes() {
     assert_eq!(
         names,
         [
+            "approvals",
             "audit",
             "evidence",
             "flux_resources",
@@ -80,7 +81,7 @@ async fn write_tools_exist_only_with_allow_writes() {
     for flux in ["suspend_flux", "resume_flux", "reconcile_flux"] {
         assert!(names.contains(&flux.to_string()), "{flux}");
     }
-    assert_eq!(names.len(), 16);
+    assert_eq!(names.len(), 17);
 }
 
 #[tokio::test]
@@ -134,6 +135,7 @@ async fn every_answer_matches_its_output_schema() {
         ("overview", json!({})),
         ("preflight", json!({"gate": "production"})),
         ("flux_resources", json!({"gate": "production"})),
+        ("approvals", json!({})),
         ("promote", json!({"gate": "staging", "bundle": "b2"})),
     ];
     for (tool, arguments) in calls {
@@ -158,6 +160,24 @@ async fn every_answer_matches_its_output_schema() {
     let aborted = structured(&result(&client, "abort", json!({"passage": passage})).await);
     let validator = jsonschema::validator_for(&schema_of("abort")).unwrap();
     assert!(validator.is_valid(&aborted), "{aborted:#}");
+}
+
+/// The approvals queue, as ops judges it: b1 waits for production's approval; over
+/// stdio there is no "you" to speak of, and an agent never approves.
+#[tokio::test]
+async fn the_approvals_queue_says_what_waits_on_a_person() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let client = piped(server(&env, Some("ada")).await, Era::Modern).await;
+    let queue = structured(&result(&client, "approvals", json!({})).await);
+    let waiting = queue["waiting"].as_array().unwrap();
+    assert_eq!(waiting.len(), 1, "{queue:#}");
+    assert_eq!(
+        (waiting[0]["gate"].as_str(), waiting[0]["bundle"].as_str()),
+        (Some("production"), Some("b1"))
+    );
+    assert_eq!(waiting[0]["progress"]["summary"], "0 of 1 from anyone");
+    assert_eq!(waiting[0]["you"]["canApprove"], false);
 }
 
 #[tokio::test]

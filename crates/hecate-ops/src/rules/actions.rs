@@ -2,10 +2,12 @@
 //! [`crate::Ops`] fetched, each rule written once. (Promote's own judgements live in
 //! [`super::promotion`], which shares the actor and admission rules from here.)
 
-use hecate_types::{Beacon, Bundle, Gate, Passage};
+use hecate_types::{Beacon, Bundle, Gate, Passage, Rejection, limits};
 use kube::ResourceExt as _;
 
+use super::approval::{self, Asked};
 use super::refusal::{Refusal, RefusalCode};
+use crate::model::Person;
 
 /// Every write records who asked for it (`what`: "a crossing", "an approval", …):
 /// refused without an actor.
@@ -26,6 +28,76 @@ pub fn judge_approval(gate: &Gate, bundle: &Bundle) -> Result<(), Refusal> {
         return Err(not_admitted(gate, bundle));
     }
     Ok(())
+}
+
+/// Whether `person`'s approval of `bundle` for `gate` would count under the admission's
+/// policy: approve refuses one that would not, saying why, rather than record an
+/// approval nobody counts.
+pub fn judge_policy_approval(
+    asked: Asked<'_>,
+    gate: &str,
+    bundle: &Bundle,
+    person: &Person,
+) -> Result<(), Refusal> {
+    approval::may_count(asked, gate, bundle, person).map_err(|why| {
+        Refusal::new(
+            RefusalCode::NotAnApprover,
+            format!(
+                "{}'s approval would not count for {gate}: {}",
+                person.name,
+                why.words()
+            ),
+        )
+    })
+}
+
+/// A rejection's reason, trimmed and cut to [`limits::MAX_REASON_CHARS`] characters:
+/// refused when there is none, since a "no" must say why.
+pub fn judge_reason(reason: &str) -> Result<String, Refusal> {
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return Err(Refusal::new(
+            RefusalCode::NoReason,
+            "no reason: a rejection must say why",
+        ));
+    }
+    Ok(reason.chars().take(limits::MAX_REASON_CHARS).collect())
+}
+
+/// Whether `person` may withdraw the rejection holding `bundle` from `gate`: the one
+/// who gave it, or someone the admission's policy names.
+pub fn judge_withdrawal(
+    asked: Asked<'_>,
+    gate: &Gate,
+    bundle: &Bundle,
+    person: &Person,
+) -> Result<(), Refusal> {
+    let gate_name = gate.name_any();
+    if approval::may_withdraw(asked, &gate_name, bundle, person) {
+        return Ok(());
+    }
+    Err(Refusal::new(
+        RefusalCode::MayNotWithdraw,
+        format!(
+            "{} may not withdraw the rejection of {} for {gate_name}: only {} may",
+            person.name,
+            bundle.name_any(),
+            approval::withdrawers(gate, bundle).join(" or ")
+        ),
+    ))
+}
+
+/// Leaves room for one more rejection within [`limits::MAX_APPROVALS`]: the oldest
+/// withdrawn ones go first; standing ones are never dropped.
+pub fn make_room(rejections: &mut Vec<Rejection>) {
+    while rejections.len() >= limits::MAX_APPROVALS {
+        match rejections.iter().position(|r| !r.stands()) {
+            Some(oldest) => {
+                rejections.remove(oldest);
+            }
+            None => return,
+        }
+    }
 }
 
 /// `gate` admits no Bundles of `bundle`'s Beacon: the refusal approve and promote give.

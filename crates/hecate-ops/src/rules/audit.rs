@@ -86,20 +86,69 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
     }
 
     for bundle in snapshot.bundles() {
-        for approval in bundle.status.iter().flat_map(|s| &s.approved_for) {
-            entries.push(AuditEntry {
-                at: approval.at.clone(),
-                kind: AuditKind::Approved,
-                gate: approval.gate.clone(),
-                bundle: bundle.name_any(),
-                digest: bundle.spec.digest.clone(),
-                actor: approval.actor.clone(),
-                passage: String::new(),
-                detail: String::new(),
-                verified: None,
-                evidence: None,
-                outcome: None,
-            });
+        let entry = |at: &Time, kind, gate: &str, actor: &str, detail: String| AuditEntry {
+            at: at.clone(),
+            kind,
+            gate: gate.to_string(),
+            bundle: bundle.name_any(),
+            digest: bundle.spec.digest.clone(),
+            actor: actor.to_string(),
+            passage: String::new(),
+            detail,
+            verified: None,
+            evidence: None,
+            outcome: None,
+        };
+        let Some(status) = bundle.status.as_ref() else {
+            continue;
+        };
+        // Under a policy, every approval with the groups it counted by; the
+        // reference's one per Gate only when it is not among them.
+        for approval in &status.approvals {
+            let detail = if approval.groups.is_empty() {
+                String::new()
+            } else {
+                format!("as a member of {}", approval.groups.join(", "))
+            };
+            entries.push(entry(
+                &approval.at,
+                AuditKind::Approved,
+                &approval.gate,
+                &approval.actor,
+                detail,
+            ));
+        }
+        for approval in status.approved_for.iter().filter(|a| {
+            !status
+                .approvals
+                .iter()
+                .any(|p| p.gate == a.gate && p.actor == a.actor)
+        }) {
+            entries.push(entry(
+                &approval.at,
+                AuditKind::Approved,
+                &approval.gate,
+                &approval.actor,
+                String::new(),
+            ));
+        }
+        for rejection in &status.rejections {
+            entries.push(entry(
+                &rejection.at,
+                AuditKind::Rejected,
+                &rejection.gate,
+                &rejection.actor,
+                rejection.reason.clone(),
+            ));
+            if let Some(at) = &rejection.withdrawn_at {
+                entries.push(entry(
+                    at,
+                    AuditKind::Withdrawn,
+                    &rejection.gate,
+                    &rejection.withdrawn_by,
+                    format!("{}'s rejection", rejection.actor),
+                ));
+            }
         }
     }
 

@@ -9,8 +9,12 @@
 use std::cmp::Ordering;
 
 use hecate_types::{Bundle, Gate, wellknown};
+use jiff::Timestamp;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use super::approval::{self, Asked};
+use crate::model::ApprovalProgress;
 
 /// Why a Bundle may not cross a Gate. Stable strings: surfaces and scripts branch on
 /// them.
@@ -20,12 +24,15 @@ pub enum Code {
     AlreadyCurrent,
     /// It has not cleared every Gate its admission lists in `after`.
     UpstreamNotCleared,
-    /// The admission requires an approval for this Gate and there is none.
+    /// The admission requires an approval for this Gate and there is none — or, under
+    /// an approval policy, not yet the approvals the policy asks for.
     AwaitingApproval,
     /// The only approval for this Gate was given by the person now asking to promote
     /// it. Someone else must approve: an approval a promoter can grant themselves is
-    /// not an approval.
+    /// not an approval. (Under a policy: it would hold, but for the promoter's own.)
     SelfApproved,
+    /// Someone said no to it for this Gate, and the "no" stands.
+    Rejected,
 }
 
 impl Code {
@@ -36,6 +43,7 @@ impl Code {
             Self::UpstreamNotCleared => "UpstreamNotCleared",
             Self::AwaitingApproval => "AwaitingApproval",
             Self::SelfApproved => "SelfApproved",
+            Self::Rejected => "Rejected",
         }
     }
 }
@@ -50,12 +58,24 @@ pub struct Candidate<'a> {
 }
 
 /// Why a candidate may not cross.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Ineligible {
     /// The stable code.
     pub code: Code,
     /// The reason in words, short enough for a table cell.
     pub reason: String,
+    /// Where its approvals stand, when approvals (or a rejection) are what hold it.
+    pub approvals: Option<ApprovalProgress>,
+}
+
+impl Ineligible {
+    fn new(code: Code, reason: impl Into<String>) -> Self {
+        Self {
+            code,
+            reason: reason.into(),
+            approvals: None,
+        }
+    }
 }
 
 impl Candidate<'_> {
@@ -80,12 +100,14 @@ pub fn admitted_beacons(gate: &Gate) -> std::collections::BTreeSet<&str> {
 /// does not admit are left out altogether (they are not "ineligible").
 ///
 /// `promoter`, when given, is who is asking for the crossing: an approval recorded by
-/// that same person does not satisfy `requireApproval`. Without one (Explain, the
-/// controller) any approval for the Gate counts.
+/// that same person does not count. Without one (Explain, the controller) every
+/// approval for the Gate counts that the admission's policy counts at `now` (an
+/// approval policy's approvals may expire; [`approval::judge`]).
 pub fn evaluate<'a>(
     gate: &Gate,
     bundles: impl IntoIterator<Item = &'a Bundle>,
     promoter: Option<&str>,
+    now: Timestamp,
 ) -> Vec<Candidate<'a>> {
     bundles
         .into_iter()
@@ -93,7 +115,7 @@ pub fn evaluate<'a>(
             let admission = gate.admission_for(&bundle.spec.beacon)?;
             Some(Candidate {
                 bundle,
-                blocked: judge(gate, admission, bundle, promoter),
+                blocked: judge(gate, admission, bundle, promoter, now),
             })
         })
         .collect()
@@ -105,13 +127,14 @@ fn judge(
     admission: &hecate_types::Admission,
     bundle: &Bundle,
     promoter: Option<&str>,
+    now: Timestamp,
 ) -> Option<Ineligible> {
     let gate_name = gate.metadata.name.as_deref().unwrap_or_default();
     if gate.current_bundle().is_some() && gate.current_bundle() == bundle.metadata.name.as_deref() {
-        return Some(Ineligible {
-            code: Code::AlreadyCurrent,
-            reason: "already in this Gate".into(),
-        });
+        return Some(Ineligible::new(
+            Code::AlreadyCurrent,
+            "already in this Gate",
+        ));
     }
     let missing: Vec<&str> = admission
         .after
@@ -120,32 +143,49 @@ fn judge(
         .map(String::as_str)
         .collect();
     if !missing.is_empty() {
-        return Some(Ineligible {
-            code: Code::UpstreamNotCleared,
-            reason: format!("has not cleared {}", missing.join(", ")),
-        });
+        return Some(Ineligible::new(
+            Code::UpstreamNotCleared,
+            format!("has not cleared {}", missing.join(", ")),
+        ));
     }
-    if admission.require_approval {
-        match bundle.approval_for(gate_name) {
-            None => {
-                return Some(Ineligible {
-                    code: Code::AwaitingApproval,
-                    reason: "awaiting approval".into(),
-                });
-            }
-            Some(approval) if promoter.is_some_and(|p| p == approval.actor) => {
-                return Some(Ineligible {
-                    code: Code::SelfApproved,
-                    reason: format!(
-                        "approved only by {}, who cannot also promote it",
-                        approval.actor
-                    ),
-                });
-            }
-            Some(_) => {}
-        }
+    let asked = Asked::of(admission);
+    let progress = approval::judge(asked, gate_name, bundle, promoter, now)?;
+    if progress.satisfied {
+        return None;
     }
-    None
+    let (code, reason) = if let Some(rejected) = &progress.rejected {
+        (
+            Code::Rejected,
+            format!("rejected by {}: {}", rejected.by, rejected.reason),
+        )
+    } else if promoter.is_some()
+        && approval::judge(asked, gate_name, bundle, None, now).is_some_and(|p| p.satisfied)
+    {
+        let reason = match asked {
+            // The reference's one approval, given by the one now asking.
+            Asked::One => format!(
+                "approved only by {}, who cannot also promote it",
+                promoter.unwrap_or_default()
+            ),
+            _ => format!(
+                "{} approved it and cannot also promote it ({})",
+                promoter.unwrap_or_default(),
+                progress.summary
+            ),
+        };
+        (Code::SelfApproved, reason)
+    } else {
+        let reason = match asked {
+            Asked::One => "awaiting approval".to_string(),
+            _ => format!("awaiting approval: {}", progress.summary),
+        };
+        (Code::AwaitingApproval, reason)
+    };
+    Some(Ineligible {
+        code,
+        reason,
+        approvals: Some(progress),
+    })
 }
 
 /// The eligible candidates' Bundles, newest first (ties by name).

@@ -11,6 +11,7 @@ use hecate_types::{Bundle, Gate, Health, Passage, PassagePhase, StepPhase, Time}
 use jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
 
+use super::approval;
 use super::change;
 use super::eligibility::{self, AutoNext, Candidate, Code};
 use super::gate::{self, Obstacle};
@@ -53,7 +54,9 @@ pub fn unchanged_until(
         .passages_of(&gate.name_any())
         .find(|p| !p.is_terminal())
         .and_then(|p| stalls_at(p).filter(|at| *at > now));
-    windows.chain(stall).min()
+    // An approval that stops counting changes what its Bundle is waiting for.
+    let expiry = approval::next_expiry(gate, snapshot.bundles(), now);
+    windows.chain(stall).chain(expiry).min()
 }
 
 /// When a Passage that has not started counts as stalled (`None`: it has started, or
@@ -129,7 +132,7 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
 
     let passages: Vec<&Passage> = snapshot.passages_of(&name).collect();
     let active = passages.iter().find(|p| !p.is_terminal()).copied();
-    let candidates = eligibility::evaluate(gate, snapshot.bundles(), None);
+    let candidates = eligibility::evaluate(gate, snapshot.bundles(), None, now);
     // As the controller finds it: a deleted occupant counts as none.
     let current = gate
         .current_bundle()
@@ -153,6 +156,16 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
                     Code::AwaitingApproval => Some(Remedy::Approve {
                         gate: name.clone(),
                         bundle: bundle.clone(),
+                        from: why
+                            .approvals
+                            .as_ref()
+                            .map(approval::missing_from)
+                            .unwrap_or_default(),
+                    }),
+                    Code::Rejected => Some(Remedy::WithdrawRejection {
+                        gate: name.clone(),
+                        bundle: bundle.clone(),
+                        by: approval::withdrawers(gate, candidate.bundle),
                     }),
                     Code::UpstreamNotCleared => {
                         first_uncleared(gate, candidate.bundle).map(|upstream| {
@@ -164,11 +177,20 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
                     }
                     Code::AlreadyCurrent | Code::SelfApproved => None,
                 };
+                // Under `requireApproval` alone, "awaiting approval" says it all, as
+                // it always has; a policy's progress, or a "no", says more.
+                let policy = gate
+                    .admission_for(&candidate.bundle.spec.beacon)
+                    .is_some_and(|a| a.approvals.is_some());
                 x.waiting.push(Waiting {
                     bundle,
                     reason: why.reason.clone(),
                     kind: Some(why.code),
                     action,
+                    approvals: why
+                        .approvals
+                        .clone()
+                        .filter(|p| policy || p.rejected.is_some()),
                 });
             }
         }
@@ -489,16 +511,18 @@ fn judge(
             let newest = &x.eligible[0];
             x.state = State::Ready;
             x.summary = format!("{count} ready to cross; this Gate crosses only when asked");
-            let approver = candidates
+            let approvers = candidates
                 .iter()
                 .find(|c| c.bundle.metadata.name.as_deref() == Some(newest.as_str()))
-                .and_then(|c| c.bundle.approval_for(name))
-                .map(|a| a.actor.clone());
-            let detail = match approver {
-                Some(approver) => format!(
-                    "this Gate crosses only when asked: someone other than {approver}, who approved {newest}, must ask"
-                ),
-                None => "this Gate crosses only when asked, and nobody has asked yet".into(),
+                .map(|c| approval::approvers(gate, c.bundle, now))
+                .unwrap_or_default();
+            let detail = if approvers.is_empty() {
+                "this Gate crosses only when asked, and nobody has asked yet".to_string()
+            } else {
+                format!(
+                    "this Gate crosses only when asked: someone other than {}, who approved {newest}, must ask",
+                    approvers.join(" and ")
+                )
             };
             // The one offered first should not fail the same way unannounced.
             let detail = match x.failed_before.iter().find(|f| &f.bundle == newest) {
@@ -537,6 +561,7 @@ fn judge(
             let kind = match waiting.kind {
                 Some(Code::AwaitingApproval) => BlockerKind::NotApproved,
                 Some(Code::UpstreamNotCleared) => BlockerKind::Upstream,
+                Some(Code::Rejected) => BlockerKind::Rejected,
                 _ => continue,
             };
             if seen.contains(&kind) {
@@ -549,7 +574,7 @@ fn judge(
                 waiting.action.clone(),
                 namespace,
             ));
-            if seen.len() == 2 {
+            if seen.len() == 3 {
                 break;
             }
         }

@@ -61,6 +61,7 @@ pub(crate) fn admits(beacon: &str, after: &[&str]) -> Admission {
         },
         after: after.iter().map(|s| s.to_string()).collect(),
         require_approval: false,
+        approvals: None,
     }
 }
 
@@ -182,6 +183,23 @@ pub(crate) fn approved(mut bundle: Bundle, gate: &str, actor: &str) -> Bundle {
             gate: gate.into(),
             actor: actor.into(),
             at: Time(t0()),
+        });
+    bundle
+}
+
+/// `bundle` with `actor`'s standing rejection for `gate`.
+pub(crate) fn rejected(mut bundle: Bundle, gate: &str, actor: &str, reason: &str) -> Bundle {
+    bundle
+        .status
+        .get_or_insert_with(BundleStatus::default)
+        .rejections
+        .push(hecate_types::Rejection {
+            gate: gate.into(),
+            actor: actor.into(),
+            at: Time(t0()),
+            reason: reason.into(),
+            withdrawn_by: String::new(),
+            withdrawn_at: None,
         });
     bundle
 }

@@ -5,6 +5,7 @@
 //! snapshots and calls these.
 
 pub mod actions;
+pub mod approval;
 pub mod audit;
 pub mod change;
 pub mod eligibility;

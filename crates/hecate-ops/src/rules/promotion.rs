@@ -56,7 +56,7 @@ pub fn judge_crossing(
     now: Timestamp,
 ) -> Result<(), Refusal> {
     refuse_obstacle(gate, obstacle)?;
-    let candidates = eligibility::evaluate(gate, std::iter::once(bundle), promoter);
+    let candidates = eligibility::evaluate(gate, std::iter::once(bundle), promoter, now);
     let Some(candidate) = candidates.first() else {
         return Err(actions::not_admitted(gate, bundle));
     };

@@ -29,6 +29,16 @@ pub enum RefusalCode {
     AwaitingApproval,
     /// The only approval was given by the person asking to promote.
     SelfApproved,
+    /// Someone said no to the Bundle for this Gate, and the "no" stands.
+    Rejected,
+    /// Under the Gate's approval policy, this person's approval would not count (not
+    /// named by any rule, the author, or an upstream promoter).
+    NotAnApprover,
+    /// A rejection must say why.
+    NoReason,
+    /// Only the one who rejected, or someone the Gate's policy names, may withdraw a
+    /// rejection.
+    MayNotWithdraw,
     /// Another Passage is crossing the Gate.
     AlreadyCrossing,
     /// A promotion window is closed.
@@ -75,6 +85,10 @@ impl RefusalCode {
             Self::UpstreamNotCleared => "UpstreamNotCleared",
             Self::AwaitingApproval => "AwaitingApproval",
             Self::SelfApproved => "SelfApproved",
+            Self::Rejected => "Rejected",
+            Self::NotAnApprover => "NotAnApprover",
+            Self::NoReason => "NoReason",
+            Self::MayNotWithdraw => "MayNotWithdraw",
             Self::AlreadyCrossing => "AlreadyCrossing",
             Self::WindowClosed => "WindowClosed",
             Self::AlreadyFinished => "AlreadyFinished",
@@ -105,6 +119,7 @@ impl From<Code> for RefusalCode {
             Code::UpstreamNotCleared => Self::UpstreamNotCleared,
             Code::AwaitingApproval => Self::AwaitingApproval,
             Code::SelfApproved => Self::SelfApproved,
+            Code::Rejected => Self::Rejected,
         }
     }
 }

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod actions;
+mod approvals;
 mod cache;
 mod compat;
 mod concurrency;

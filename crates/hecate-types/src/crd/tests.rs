@@ -7,8 +7,29 @@ use serde_json::{Value, json};
 use super::*;
 
 /// Differences from the reference's schemas that we make on purpose, as
-/// (`<plural>:<json path>`, why). Keep it empty unless a spec demands otherwise.
-const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[];
+/// (`<plural>:<json path>`, why): additive, optional fields, each with its DECISION.
+const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
+    (
+        "gates:schema.properties.spec.properties.admits.items.properties.approvals",
+        "approval policies (DECISION 137)",
+    ),
+    (
+        "bundles:schema.properties.status.properties.approvals",
+        "every approval under a policy, with the approver's groups (DECISION 137)",
+    ),
+    (
+        "bundles:schema.properties.status.properties.rejections",
+        "a \"no\" that holds a Bundle until withdrawn (DECISION 137)",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.commit.properties.author",
+        "a commit's author, for policies that exclude the author (DECISION 137)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.commit.properties.author",
+        "a commit's author, as the Beacon discovered it (DECISION 137)",
+    ),
+];
 
 /// Bounds the reference lacks and we add (`crate::limits`, docs/DECISIONS.md 98), as
 /// (`<plural>:<json path of the keyword>`, why). Each is tolerated only as a keyword

@@ -1,6 +1,7 @@
-// `/approvals/`: every Bundle waiting for an approval, across the namespace's Gates.
-// The queue is the Waiting entries whose typed remedy is an approval — the server's
-// decision, never the words.
+// `/approvals/`: every Bundle waiting on a person, across the namespace's Gates — the
+// server's queue (`GET {ns}/approvals`): how far each Bundle's approvals have come
+// against its Gate's policy, and what the signed-in person's own approval would do.
+// Nothing here judges: whether an approval counts is ops' answer, shown in its words.
 
 import { get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
@@ -10,46 +11,105 @@ import { h } from "../dom.js";
 export async function render(ctx) {
   const { ns } = ctx;
   ctx.title("Approvals");
-  const [gates, bundles] = await Promise.all([
-    get(nsPath(ns, "gates"), { signal: ctx.signal }),
+  const [queue, bundles, gates] = await Promise.all([
+    get(nsPath(ns, "approvals"), { signal: ctx.signal }),
     get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => []),
+    get(nsPath(ns, "gates"), { signal: ctx.signal }).catch(() => []),
   ]);
   const index = c.index(bundles);
-  const explanations = await Promise.all(gates.map((g) => get(nsPath(ns, "gates", g.metadata.name, "explain"), { signal: ctx.signal })));
-  const queue = explanations.flatMap((e) => (e.waiting || []).filter((w) => w.action && w.action.type === "approve").map((w) => ({ gate: w.action.gate, bundle: w.action.bundle })));
+  const automatic = new Set(gates.filter((g) => g.spec && g.spec.auto).map((g) => g.metadata.name));
   return h(
     "div",
     { class: "page" },
     c.title("Approvals", h("span", { class: "muted small" }, ` in ${ns}`)),
-    h("p", null, "Approving lets a Bundle cross a Gate that requires it; it does not cross the Gate. Someone other than the approver starts the crossing."),
+    h(
+      "p",
+      null,
+      "A Bundle waits here while a Gate asks for approvals it does not have yet, or while someone's rejection holds it. The one who promotes never counts as an approver.",
+    ),
     queue.length
       ? c.table(
-          `Bundles waiting for an approval in ${ns}`,
-          ["Bundle", "For Gate", "Action"],
-          queue.map((q) => {
-            const label = c.bundleText(q.bundle, index);
-            return {
-              attrs: { "data-bundle": q.bundle, "data-gate": q.gate },
-              cells: [
-                c.bundle(q.bundle, ns, index),
-                ["→ ", c.link("/gates/", { name: q.gate, namespace: ns }, q.gate)],
-                h(
-                  "button",
-                  {
-                    type: "button",
-                    "data-action": "approve",
-                    "data-bundle": q.bundle,
-                    "aria-label": `Approve for ${q.gate}: ${label}`,
-                    onclick: async () => {
-                      if (await actions.approve(ns, q.gate, q.bundle, label)) ctx.refresh();
-                    },
-                  },
-                  `Approve for ${q.gate}`,
-                ),
-              ],
-            };
-          }),
+          `Bundles waiting on a person in ${ns}`,
+          ["Bundle", "For Gate", "Where it stands", "You", "Action"],
+          queue.map((q) => row(ctx, q, index, automatic.has(q.gate))),
         )
       : c.empty(`Nothing is waiting for an approval in ${ns}.`),
   );
+}
+
+/** One queued Bundle: its progress in ops' words, and the caller's part in it. */
+function row(ctx, q, index, crossesItself) {
+  const label = c.bundleText(q.bundle, index);
+  const rejected = q.progress.rejected;
+  return {
+    attrs: { "data-bundle": q.bundle, "data-gate": q.gate },
+    cells: [
+      c.bundle(q.bundle, ctx.ns, index),
+      ["→ ", c.link("/gates/", { name: q.gate, namespace: ctx.ns }, q.gate)],
+      h("span", { class: "server-text", "data-progress": "" }, q.progress.summary),
+      h("span", { "data-you": "" }, you(q)),
+      h("div", { class: "actions" }, rejected ? withdrawButton(ctx, q, label) : approveButtons(ctx, q, label, crossesItself)),
+    ],
+  };
+}
+
+/** What the caller's own approval would do, in words anyone can read (not a tooltip). */
+function you(q) {
+  if (q.progress.rejected) return q.you.canWithdraw ? "You may withdraw the rejection." : "Only those who may withdraw the rejection can lift it.";
+  if (q.you.approved) return "You approved it.";
+  if (q.you.canApprove) return "Your approval would count.";
+  return `Your approval would not count: ${q.you.whyNot}.`;
+}
+
+function approveButtons(ctx, q, label, crossesItself) {
+  const approve = h(
+    "button",
+    {
+      type: "button",
+      "data-action": "approve",
+      "data-bundle": q.bundle,
+      "aria-label": `Approve for ${q.gate}: ${label}`,
+      disabled: !q.you.canApprove || undefined,
+      onclick: async () => {
+        if (await actions.approve(ctx.ns, q.gate, q.bundle, label, crossesItself)) ctx.refresh();
+      },
+    },
+    `Approve for ${q.gate}`,
+  );
+  const reject = h(
+    "button",
+    {
+      type: "button",
+      class: "danger",
+      "data-action": "reject",
+      "data-bundle": q.bundle,
+      "aria-label": `Reject for ${q.gate}: ${label}`,
+      onclick: async () => {
+        if (await actions.reject(ctx.ns, q.gate, q.bundle, label)) ctx.refresh();
+      },
+    },
+    `Reject for ${q.gate}`,
+  );
+  return [approve, reject];
+}
+
+function withdrawButton(ctx, q, label) {
+  const rejected = q.progress.rejected;
+  return [
+    h("p", { class: "small" }, "Rejected by ", h("strong", null, rejected.by), ": ", h("span", { class: "server-text" }, rejected.reason)),
+    h(
+      "button",
+      {
+        type: "button",
+        "data-action": "withdraw",
+        "data-bundle": q.bundle,
+        "aria-label": `Withdraw the rejection for ${q.gate}: ${label}`,
+        disabled: !q.you.canWithdraw || undefined,
+        onclick: async () => {
+          if (await actions.withdrawRejection(ctx.ns, q.gate, q.bundle, label)) ctx.refresh();
+        },
+      },
+      "Withdraw the rejection",
+    ),
+  ];
 }

@@ -462,6 +462,7 @@ async fn providers_new_inputs_two_beacons_refusal_outage_and_retention() {
                 branch: "feature".into(),
                 tag: String::new(),
                 message: title.into(),
+                author: String::new(),
             }),
             ..Artifact::default()
         }]

@@ -468,6 +468,7 @@ async fn providers_export_their_first_input_once_ready() {
                 branch: "feature".into(),
                 tag: String::new(),
                 message: "Add things".into(),
+                author: String::new(),
             }),
             ..Artifact::default()
         }]

@@ -28,7 +28,7 @@ fn verdicts(
     bundles: &[Bundle],
     promoter: Option<&str>,
 ) -> Vec<(String, Option<Code>, String)> {
-    evaluate(gate, bundles, promoter)
+    evaluate(gate, bundles, promoter, t0())
         .iter()
         .map(|c| {
             let (code, reason) = c
@@ -227,7 +227,7 @@ fn ac018_eligible_is_newest_first() {
         b("middle", 5, &[]),
     ];
     assert_eq!(
-        names(&eligible(&evaluate(&gate, &bundles, None))),
+        names(&eligible(&evaluate(&gate, &bundles, None, t0()))),
         ["newest", "middle", "oldest"]
     );
 }
@@ -237,7 +237,10 @@ fn ac019_eligible_order_is_stable_on_ties() {
     let gate = gate_admitting("dev", vec![admits("podinfo", &[])]);
     let bundles = [b("b", 0, &[]), b("a", 0, &[])];
     for _ in 0..5 {
-        assert_eq!(names(&eligible(&evaluate(&gate, &bundles, None)))[0], "a");
+        assert_eq!(
+            names(&eligible(&evaluate(&gate, &bundles, None, t0())))[0],
+            "a"
+        );
     }
 }
 
@@ -245,7 +248,7 @@ fn ac019_eligible_order_is_stable_on_ties() {
 fn ac020_to_022_next_auto_only_moves_forward() {
     let gate = gate_admitting("dev", vec![admits("podinfo", &[])]);
     let bundles = [b("older", 0, &[]), b("newer", 10, &[])];
-    let candidates = evaluate(&gate, &bundles, None);
+    let candidates = evaluate(&gate, &bundles, None, t0());
     // AC-020: an empty Gate takes the newest.
     assert_eq!(
         next_auto("dev", &candidates, None).map(|b| b.name_any()),
@@ -254,7 +257,7 @@ fn ac020_to_022_next_auto_only_moves_forward() {
 
     // AC-021: with `newer` current, `older` is eligible but never chosen.
     let gate = with_current(gate, "newer");
-    let candidates = evaluate(&gate, &bundles, None);
+    let candidates = evaluate(&gate, &bundles, None, t0());
     assert_eq!(names(&eligible(&candidates)), ["older"]);
     assert_eq!(next_auto("dev", &candidates, Some(&bundles[1])), None);
 
@@ -262,7 +265,7 @@ fn ac020_to_022_next_auto_only_moves_forward() {
     let gate = gate_admitting("production", vec![admits("podinfo", &["staging"])]);
     let bundles = [b("nope", 0, &[])];
     assert_eq!(
-        next_auto("production", &evaluate(&gate, &bundles, None), None),
+        next_auto("production", &evaluate(&gate, &bundles, None, t0()), None),
         None
     );
 }
@@ -271,7 +274,7 @@ fn ac020_to_022_next_auto_only_moves_forward() {
 fn ac023_auto_does_not_retry_a_failed_crossing() {
     let gate = gate_admitting("staging", vec![admits("podinfo", &[])]);
     let bundles = [blocked(b("b1", 0, &[]), "staging", "http: no such host")];
-    let candidates = evaluate(&gate, &bundles, None);
+    let candidates = evaluate(&gate, &bundles, None, t0());
     assert!(candidates[0].is_eligible(), "a person may still retry it");
     assert_eq!(next_auto("staging", &candidates, None), None);
 }
@@ -286,7 +289,7 @@ fn a_failure_older_than_the_current_bundle_is_history_not_a_blocker() {
         b("fixed", 10, &[]),
     ];
     let gate = with_current(gate, "fixed");
-    let candidates = evaluate(&gate, &bundles, None);
+    let candidates = evaluate(&gate, &bundles, None, t0());
     assert_eq!(names(&eligible(&candidates)), ["failed"]);
     assert_eq!(
         auto_next("production", &candidates, Some(&bundles[1])),
@@ -297,7 +300,7 @@ fn a_failure_older_than_the_current_bundle_is_history_not_a_blocker() {
     approval.require_approval = true;
     let gate = with_current(gate_admitting("production", vec![approval]), "fixed");
     let bundles = [b("fixed", 0, &[]), b("newest", 10, &[])];
-    let candidates = evaluate(&gate, &bundles, None);
+    let candidates = evaluate(&gate, &bundles, None, t0());
     assert_eq!(
         auto_next("production", &candidates, Some(&bundles[0])),
         AutoNext::NoneEligible
@@ -307,7 +310,7 @@ fn a_failure_older_than_the_current_bundle_is_history_not_a_blocker() {
         b("fixed", 5, &[]),
         b("newest", 10, &[]),
     ];
-    let candidates = evaluate(&gate, &bundles, None);
+    let candidates = evaluate(&gate, &bundles, None, t0());
     assert_eq!(
         auto_next("production", &candidates, Some(&bundles[1])),
         AutoNext::NothingNewer {
@@ -323,7 +326,7 @@ fn a_failure_older_than_the_current_bundle_is_history_not_a_blocker() {
         b("unapproved", 10, &["staging"]),
         b("untested", 20, &[]),
     ];
-    let candidates = evaluate(&gate, &bundles, None);
+    let candidates = evaluate(&gate, &bundles, None, t0());
     assert_eq!(
         auto_next("production", &candidates, Some(&bundles[1])),
         AutoNext::NothingNewer {
@@ -339,7 +342,7 @@ fn a_failure_older_than_the_current_bundle_is_history_not_a_blocker() {
         b("old", 0, &[]),
         blocked(b("failed", 10, &[]), "production", "health checks failing"),
     ];
-    let candidates = evaluate(&gate, &bundles, None);
+    let candidates = evaluate(&gate, &bundles, None, t0());
     assert_eq!(
         auto_next("production", &candidates, Some(&bundles[0])),
         AutoNext::FailedHere(&bundles[1])
@@ -352,7 +355,7 @@ fn a_failure_older_than_the_current_bundle_is_history_not_a_blocker() {
 fn ac024_a_failure_at_one_gate_does_not_block_another() {
     let gate = gate_admitting("production", vec![admits("podinfo", &["staging"])]);
     let bundles = [blocked(b("b1", 0, &["staging"]), "staging", "transient")];
-    let next = next_auto("production", &evaluate(&gate, &bundles, None), None);
+    let next = next_auto("production", &evaluate(&gate, &bundles, None, t0()), None);
     assert_eq!(next.map(|b| b.name_any()), Some("b1".into()));
 }
 
@@ -385,13 +388,13 @@ fn ac154_the_waiting_summary_names_the_commonest_reason_and_its_share() {
     admission.require_approval = true;
     let gate = gate_admitting("production", vec![admission]);
     let bundles = [b("a", 0, &["dev"]), b("b", 1, &[]), b("c", 2, &["dev"])];
-    let candidates = evaluate(&gate, &bundles, None);
+    let candidates = evaluate(&gate, &bundles, None, t0());
     assert_eq!(
         crate::rules::eligibility::waiting_on(&candidates).as_deref(),
         Some("awaiting approval (2 of 3 Bundles)")
     );
     // A reason every candidate shares needs no count; nothing admitted says so.
-    let all_waiting = evaluate(&gate, &bundles[1..2], None);
+    let all_waiting = evaluate(&gate, &bundles[1..2], None, t0());
     assert_eq!(
         crate::rules::eligibility::waiting_on(&all_waiting).as_deref(),
         Some("has not cleared dev")
@@ -403,7 +406,7 @@ fn ac154_the_waiting_summary_names_the_commonest_reason_and_its_share() {
     // Anything eligible: nothing is being waited on.
     let open = gate_admitting("production", vec![admits("podinfo", &[])]);
     assert_eq!(
-        crate::rules::eligibility::waiting_on(&evaluate(&open, &bundles, None)),
+        crate::rules::eligibility::waiting_on(&evaluate(&open, &bundles, None, t0())),
         None
     );
 }
@@ -431,7 +434,7 @@ fn a_bundle_emitted_in_the_same_second_as_the_current_one_is_still_newer() {
         gate_admitting("dev", vec![admits("podinfo", &[])]),
         "a-current",
     );
-    let candidates = evaluate(&gate, &bundles, None);
+    let candidates = evaluate(&gate, &bundles, None, t0());
     assert_eq!(
         next_auto("dev", &candidates, Some(&bundles[0])).map(|b| b.name_any()),
         Some("z-newer".into())
@@ -439,6 +442,6 @@ fn a_bundle_emitted_in_the_same_second_as_the_current_one_is_still_newer() {
     // Without the annotation the two tie, and nothing moves forward (the reference's
     // behaviour for objects it made).
     let plain = [b("a-current", 0, &[]), b("z-newer", 0, &[])];
-    let candidates = evaluate(&gate, &plain, None);
+    let candidates = evaluate(&gate, &plain, None, t0());
     assert_eq!(next_auto("dev", &candidates, Some(&plain[0])), None);
 }

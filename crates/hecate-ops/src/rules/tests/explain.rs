@@ -599,6 +599,19 @@ fn every_state_and_blocker_kind() {
             explain_at(after(gate("staging"), &["dev"]), b1(), vec![]),
         ),
         (
+            "Rejected",
+            explain_at(
+                gate("staging"),
+                vec![rejected(
+                    bundle("b1", 0),
+                    "staging",
+                    "carol",
+                    "the schema migration is not reversible",
+                )],
+                vec![],
+            ),
+        ),
+        (
             "WindowClosed",
             explain_at(
                 windowed(

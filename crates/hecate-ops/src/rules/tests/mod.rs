@@ -1,5 +1,6 @@
 //! The rules against the spec's acceptance cases (§11), over plain data.
 
+mod approval;
 mod audit;
 mod change;
 mod eligibility;

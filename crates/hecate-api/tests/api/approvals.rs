@@ -1,0 +1,169 @@
+//! Approval policies over HTTP, as real identities (DECISION 137): the groups that
+//! count are the ones the cluster's TokenReview reports for each caller — carol and
+//! dave are release managers in the test PKI, bob is not and promoted the Bundle
+//! through staging — and the queue, approve, reject and withdraw answer alike.
+
+use hecate_testenv::Identity::{Alice, Bob, Carol, Dave};
+use hecate_testenv::RELEASE_MANAGERS;
+use hecate_testenv::fixtures::{bundle, bundle_status, gate, gate_spec};
+use hecate_types::{ApprovalPolicy, ApprovalRule};
+
+use crate::harness::Server;
+
+/// Production after staging asking two release managers (never an upstream promoter),
+/// Bundle b1 cleared through staging by bob (the server grants everyone as deployed).
+async fn world(server: &Server) {
+    let mut spec = gate_spec(&["staging"], true);
+    spec.admits[0].approvals = Some(ApprovalPolicy {
+        required: vec![ApprovalRule {
+            count: 2,
+            groups: vec![RELEASE_MANAGERS.into()],
+            users: vec![],
+        }],
+        exclude_upstream_promoters: true,
+        ..ApprovalPolicy::default()
+    });
+    gate(&server.env, "production", spec).await;
+    let b1 = bundle(&server.env, "b1").await;
+    let mut b1 = bundle_status(&server.env, b1, &["staging"], &[]).await;
+    if let Some(status) = b1.status.as_mut() {
+        status.cleared[0].actor = "bob".into();
+    }
+    server.env.write_status(&b1).await;
+}
+
+const QUEUE: &str = "/api/v1alpha1/namespaces/{ns}/approvals";
+const APPROVE: &str = "/api/v1alpha1/namespaces/{ns}/bundles/b1/approve";
+const REJECT: &str = "/api/v1alpha1/namespaces/{ns}/bundles/b1/reject";
+const WITHDRAW: &str = "/api/v1alpha1/namespaces/{ns}/bundles/b1/withdraw-rejection";
+const FOR_PRODUCTION: &str = r#"{"gate":"production"}"#;
+
+#[tokio::test]
+async fn the_policy_counts_the_groups_the_cluster_reports() {
+    let server = Server::start().await;
+    world(&server).await;
+
+    // Before anyone approves: what each person's approval would do.
+    let you = |answer: &crate::harness::Answer| answer.json()[0]["you"].clone();
+    let queue = server.get(QUEUE, Some(Carol)).await;
+    assert_eq!(queue.status, 200, "{}", queue.body);
+    assert_eq!(
+        queue.json()[0]["progress"]["summary"],
+        "0 of 2 from release-managers"
+    );
+    assert_eq!(you(&queue)["canApprove"], true);
+    let bob = server.get(QUEUE, Some(Bob)).await;
+    assert_eq!(you(&bob)["canApprove"], false);
+    assert_eq!(you(&bob)["notCounted"], "UpstreamPromoter");
+    assert_eq!(
+        you(&bob)["whyNot"],
+        "you promoted it through an earlier Gate"
+    );
+
+    // bob may approve as far as RBAC goes, but he would not count: refused with the
+    // reason, nothing recorded. The policy narrows who counts, never who may act.
+    server
+        .env
+        .grant(Bob, &["update"], &["bundles/status"])
+        .await;
+    hecate_testenv::rbac::await_access(&server.env, Bob, "update", "bundles", "status").await;
+    let refused = server.post(APPROVE, Some(Bob), Some(FOR_PRODUCTION)).await;
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    assert_eq!(refused.json()["code"], "NotAnApprover");
+
+    let carol = server
+        .post(APPROVE, Some(Carol), Some(FOR_PRODUCTION))
+        .await;
+    assert_eq!(carol.status, 200, "{}", carol.body);
+    assert_eq!(
+        carol.json()["progress"]["summary"],
+        "1 of 2 from release-managers; carol approved"
+    );
+    let recorded = server
+        .get("/api/v1alpha1/namespaces/{ns}/bundles/b1", Some(Carol))
+        .await;
+    assert_eq!(
+        recorded.json()["status"]["approvals"][0]["groups"],
+        serde_json::json!([RELEASE_MANAGERS, "system:authenticated"]),
+        "the groups the TokenReview reported"
+    );
+    // Explain says what is missing, and whose approval would give it.
+    let explain = server
+        .get(
+            "/api/v1alpha1/namespaces/{ns}/gates/production/explain",
+            Some(Alice),
+        )
+        .await;
+    let blocker = &explain.json()["blockers"][0];
+    assert_eq!(blocker["kind"], "AwaitingApproval");
+    assert_eq!(
+        blocker["action"]["from"],
+        serde_json::json!([RELEASE_MANAGERS])
+    );
+
+    let dave = server.post(APPROVE, Some(Dave), Some(FOR_PRODUCTION)).await;
+    assert_eq!(dave.status, 200, "{}", dave.body);
+    assert_eq!(dave.json()["progress"]["satisfied"], true);
+    let queue = server.get(QUEUE, Some(Carol)).await;
+    assert_eq!(queue.json(), serde_json::json!([]), "nothing waits now");
+}
+
+#[tokio::test]
+async fn a_rejection_over_http_and_who_may_lift_it() {
+    let server = Server::start().await;
+    world(&server).await;
+    let bare = server.post(REJECT, Some(Carol), Some(FOR_PRODUCTION)).await;
+    assert_eq!(bare.status, 409, "{}", bare.body);
+    assert_eq!(bare.json()["code"], "NoReason");
+    let rejected = server
+        .post(
+            REJECT,
+            Some(Carol),
+            Some(r#"{"gate":"production","reason":"the migration is not reversible"}"#),
+        )
+        .await;
+    assert_eq!(rejected.status, 200, "{}", rejected.body);
+    assert_eq!(rejected.json()["rejectedBy"], "carol");
+    let queue = server.get(QUEUE, Some(Dave)).await;
+    assert_eq!(
+        queue.json()[0]["progress"]["rejected"]["reason"],
+        "the migration is not reversible"
+    );
+    assert_eq!(
+        queue.json()[0]["you"]["canWithdraw"],
+        true,
+        "dave is a release manager"
+    );
+    // Anything but what a rejection may say is refused before anything is read.
+    let unknown = server
+        .post(
+            REJECT,
+            Some(Carol),
+            Some(r#"{"gate":"production","reason":"x","force":true}"#),
+        )
+        .await;
+    assert_eq!(unknown.status, 400, "{}", unknown.body);
+
+    let withdrawn = server
+        .post(WITHDRAW, Some(Dave), Some(FOR_PRODUCTION))
+        .await;
+    assert_eq!(withdrawn.status, 200, "{}", withdrawn.body);
+    assert_eq!(
+        withdrawn.json()["rejectionsOf"],
+        serde_json::json!(["carol"])
+    );
+    let audit = server
+        .get("/api/v1alpha1/namespaces/{ns}/audit", Some(Alice))
+        .await;
+    let kinds: Vec<String> = audit
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["kind"].as_str().map(String::from))
+        .collect();
+    assert!(
+        kinds.contains(&"rejected".to_string()) && kinds.contains(&"withdrawn".to_string()),
+        "{kinds:?}"
+    );
+}

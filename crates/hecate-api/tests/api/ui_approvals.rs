@@ -1,0 +1,187 @@
+//! The Approvals page under an approval policy, in Chromium (DECISION 137): each row
+//! says where the Bundle stands against production's policy and what the signed-in
+//! person's approval would do — in words on the page, not a tooltip —, the approve
+//! button is disabled for someone who would not count, a rejection asks for its reason
+//! in the dialog, and the one the policy names may withdraw it. axe-core finds
+//! nothing.
+
+use hecate_testenv::Identity::{self, *};
+use hecate_testenv::RELEASE_MANAGERS;
+use hecate_testenv::fixtures::{bundle, bundle_status, gate, gate_spec};
+use hecate_types::{ApprovalPolicy, ApprovalRule, Bundle};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::harness::*;
+use crate::ui_browser::*;
+use crate::ui_rights::{at, drawn};
+
+const ROW: &str = "tr[data-bundle='b1']";
+
+async fn sign_in_as(browser: &Browser, server: &Server, who: Identity) {
+    if browser
+        .js("return !!document.querySelector('#sign-out');", vec![])
+        .await
+        == true
+    {
+        browser.click("#sign-out").await;
+        drawn(browser, "Sign in").await;
+    }
+    browser.open(&at(server, "/approvals/")).await;
+    browser.sign_in(&server.token(who)).await;
+    drawn(browser, "Approvals").await;
+}
+
+async fn cell(browser: &Browser, data: &str) -> String {
+    browser
+        .js(
+            &format!("return document.querySelector(\"{ROW} [data-{data}]\").textContent;"),
+            vec![],
+        )
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+async fn disabled(browser: &Browser, action: &str) -> bool {
+    browser
+        .js(
+            &format!(
+                "return document.querySelector(\"{ROW} button[data-action={action}]\").disabled;"
+            ),
+            vec![],
+        )
+        .await
+        == true
+}
+
+#[tokio::test]
+async fn the_queue_says_where_each_bundle_stands_and_what_your_approval_would_do() {
+    let server = Server::start().await;
+    let mut spec = gate_spec(&["staging"], true);
+    spec.admits[0].approvals = Some(ApprovalPolicy {
+        required: vec![ApprovalRule {
+            count: 2,
+            groups: vec![RELEASE_MANAGERS.into()],
+            users: vec![],
+        }],
+        exclude_upstream_promoters: true,
+        ..ApprovalPolicy::default()
+    });
+    gate(&server.env, "production", spec).await;
+    let b1 = bundle(&server.env, "b1").await;
+    let mut b1 = bundle_status(&server.env, b1, &["staging"], &[]).await;
+    if let Some(status) = b1.status.as_mut() {
+        status.cleared[0].actor = "bob".into();
+    }
+    server.env.write_status(&b1).await;
+    // bob may approve as far as the cluster goes; the policy still does not count him.
+    server
+        .env
+        .grant(Bob, &["update"], &["bundles/status"])
+        .await;
+    let browser = Browser::start(&server.base).await;
+
+    sign_in_as(&browser, &server, Bob).await;
+    browser
+        .until_text(ROW, "0 of 2 from release-managers")
+        .await;
+    assert_eq!(
+        cell(&browser, "you").await,
+        "Your approval would not count: you promoted it through an earlier Gate."
+    );
+    assert!(disabled(&browser, "approve").await, "bob's approve button");
+
+    // carol approves: the dialog, then the page says where it stands now.
+    sign_in_as(&browser, &server, Carol).await;
+    assert_eq!(cell(&browser, "you").await, "Your approval would count.");
+    browser
+        .click(&format!("{ROW} button[data-action=approve]"))
+        .await;
+    browser
+        .until(
+            "the confirmation",
+            "document.querySelector('dialog#confirm[open]')",
+        )
+        .await;
+    browser.click("#confirm-ok").await;
+    browser
+        .until_text(
+            "#notice",
+            "Now: 1 of 2 from release-managers; carol approved.",
+        )
+        .await;
+    browser
+        .until_text(&format!("{ROW} [data-you]"), "You approved it.")
+        .await;
+    assert_eq!(
+        cell(&browser, "progress").await,
+        "1 of 2 from release-managers; carol approved"
+    );
+
+    // dave rejects it, with a reason the dialog asks for.
+    sign_in_as(&browser, &server, Dave).await;
+    browser
+        .click(&format!("{ROW} button[data-action=reject]"))
+        .await;
+    browser
+        .until(
+            "the confirmation",
+            "document.querySelector('dialog#confirm[open]')",
+        )
+        .await;
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelector('#confirm-ok').disabled;",
+                vec![]
+            )
+            .await,
+        true,
+        "no reason yet"
+    );
+    browser.press("not this week").await;
+    browser.click("#confirm-ok").await;
+    browser.until_text("#notice", "Rejected:").await;
+    browser
+        .until_text(ROW, "Rejected by dave: not this week")
+        .await;
+    let held: Bundle = server.env.api().get("b1").await.unwrap();
+    let rejection = &held.status.unwrap().rejections[0];
+    assert_eq!(
+        (rejection.actor.as_str(), rejection.reason.as_str()),
+        ("dave", "not this week")
+    );
+    assert_eq!(
+        crate::ui_axe::check(&browser, "approvals with a rejection").await,
+        [0, 0]
+    );
+
+    // carol, a release manager the policy names, may lift it.
+    sign_in_as(&browser, &server, Carol).await;
+    assert_eq!(
+        cell(&browser, "you").await,
+        "You may withdraw the rejection."
+    );
+    assert!(!disabled(&browser, "withdraw").await);
+    browser
+        .click(&format!("{ROW} button[data-action=withdraw]"))
+        .await;
+    browser
+        .until(
+            "the confirmation",
+            "document.querySelector('dialog#confirm[open]')",
+        )
+        .await;
+    browser.click("#confirm-ok").await;
+    browser.until_text("#notice", "Withdrawn:").await;
+    browser
+        .until_text(&format!("{ROW} [data-you]"), "You approved it.")
+        .await;
+    let answer = server
+        .get("/api/v1alpha1/namespaces/{ns}/approvals", Some(Carol))
+        .await;
+    assert_eq!(answer.json()[0]["progress"]["rejected"], json!(null));
+    browser.close().await;
+}
