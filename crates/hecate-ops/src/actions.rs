@@ -236,34 +236,42 @@ impl Ops {
             rejected_by: rejecter.name.clone(),
             reason: reason.to_string(),
             recorded,
+            fides: None,
         };
         let now = self.now();
-        self.change_bundle_status(
-            namespace,
-            current.clone(),
-            "recording the rejection",
-            |bundle| {
-                let status = bundle.status.get_or_insert_with(BundleStatus::default);
-                if let Some(standing) = status
-                    .rejections
-                    .iter()
-                    .find(|r| r.gate == gate_name && r.actor == rejecter.name && r.stands())
-                {
-                    return ControlFlow::Break(answer(&standing.reason, false));
-                }
-                rules::actions::make_room(&mut status.rejections);
-                status.rejections.push(Rejection {
-                    gate: gate_name.clone(),
-                    actor: rejecter.name.clone(),
-                    at: Time(now),
-                    reason: reason.clone(),
-                    withdrawn_by: String::new(),
-                    withdrawn_at: None,
-                });
-                ControlFlow::Continue(answer(&reason, true))
-            },
-        )
-        .await
+        let mut rejected = self
+            .change_bundle_status(
+                namespace,
+                current.clone(),
+                "recording the rejection",
+                |bundle| {
+                    let status = bundle.status.get_or_insert_with(BundleStatus::default);
+                    if let Some(standing) = status
+                        .rejections
+                        .iter()
+                        .find(|r| r.gate == gate_name && r.actor == rejecter.name && r.stands())
+                    {
+                        return ControlFlow::Break(answer(&standing.reason, false));
+                    }
+                    rules::actions::make_room(&mut status.rejections);
+                    status.rejections.push(Rejection {
+                        gate: gate_name.clone(),
+                        actor: rejecter.name.clone(),
+                        at: Time(now),
+                        reason: reason.clone(),
+                        withdrawn_by: String::new(),
+                        withdrawn_at: None,
+                    });
+                    ControlFlow::Continue(answer(&reason, true))
+                },
+            )
+            .await?;
+        if rejected.recorded {
+            rejected.fides = self
+                .record_rejection_evidence(&gate, &current, &rejecter.name, &reason, false)
+                .await;
+        }
+        Ok(rejected)
     }
 
     /// Withdraws the rejections holding `bundle` from `gate` that `person` may
@@ -289,6 +297,7 @@ impl Ops {
             gate: gate_name.clone(),
             withdrawn_by: person.name.clone(),
             rejections_of,
+            fides: None,
         };
         if current.rejection_for(&gate_name).is_none() {
             return Ok(answer(Vec::new()));
@@ -297,31 +306,39 @@ impl Ops {
         rules::actions::judge_withdrawal(asked, &gate, &current, &person).map_err(refused)?;
         let named = approval::may_withdraw_all(asked, &person);
         let now = self.now();
-        self.change_bundle_status(
-            namespace,
-            current.clone(),
-            "withdrawing the rejection",
-            |bundle| {
-                let mut withdrawn = Vec::new();
-                for rejection in bundle
-                    .status
-                    .iter_mut()
-                    .flat_map(|s| s.rejections.iter_mut())
-                    .filter(|r| r.gate == gate_name && r.stands())
-                    .filter(|r| named || r.actor == person.name)
-                {
-                    rejection.withdrawn_by = person.name.clone();
-                    rejection.withdrawn_at = Some(Time(now));
-                    withdrawn.push(rejection.actor.clone());
-                }
-                if withdrawn.is_empty() {
-                    ControlFlow::Break(answer(withdrawn))
-                } else {
-                    ControlFlow::Continue(answer(withdrawn))
-                }
-            },
-        )
-        .await
+        let mut withdrawn = self
+            .change_bundle_status(
+                namespace,
+                current.clone(),
+                "withdrawing the rejection",
+                |bundle| {
+                    let mut withdrawn = Vec::new();
+                    for rejection in bundle
+                        .status
+                        .iter_mut()
+                        .flat_map(|s| s.rejections.iter_mut())
+                        .filter(|r| r.gate == gate_name && r.stands())
+                        .filter(|r| named || r.actor == person.name)
+                    {
+                        rejection.withdrawn_by = person.name.clone();
+                        rejection.withdrawn_at = Some(Time(now));
+                        withdrawn.push(rejection.actor.clone());
+                    }
+                    if withdrawn.is_empty() {
+                        ControlFlow::Break(answer(withdrawn))
+                    } else {
+                        ControlFlow::Continue(answer(withdrawn))
+                    }
+                },
+            )
+            .await?;
+        if !withdrawn.rejections_of.is_empty() {
+            let whose = format!("{}'s rejection", withdrawn.rejections_of.join(", "));
+            withdrawn.fides = self
+                .record_rejection_evidence(&gate, &current, &person.name, &whose, true)
+                .await;
+        }
+        Ok(withdrawn)
     }
 
     /// Writes `current`'s status as `change` leaves it, conditional on the version

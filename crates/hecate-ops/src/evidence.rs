@@ -8,7 +8,7 @@ use kube::ResourceExt as _;
 use kube::api::Api;
 
 use crate::error::{Action, Error, Kind, Result};
-use crate::model::{Evidence, VerifyReport};
+use crate::model::{Evidence, FidesRecord, VerifyReport};
 use crate::ops::Ops;
 use crate::rules::refusal::{Refusal, RefusalCode};
 use crate::rules::verify;
@@ -153,6 +153,70 @@ impl Ops {
             }
             Err(e) => Err(fides_error("recording the approval in Fides")(e)),
         }
+    }
+
+    /// Records a "no" — or its withdrawal — on the artifact's Fides trail, when the
+    /// Gate records evidence there: an attestation of type `hecate-rejection` (or
+    /// `hecate-rejection-withdrawn`) naming the Gate, the person and the reason. Asked
+    /// after the cluster's write, so a "no" never waits on Fides; what Fides answered
+    /// is the answer's `fides` (`None`: the Gate records nothing in Fides).
+    pub(crate) async fn record_rejection_evidence(
+        &self,
+        gate: &Gate,
+        bundle: &Bundle,
+        by: &str,
+        reason: &str,
+        withdrawn: bool,
+    ) -> Option<FidesRecord> {
+        gate.spec.evidence.as_ref()?;
+        let (gate_name, bundle_name) = (gate.name_any(), bundle.name_any());
+        let Some(digest) = bundle.image_digests().next() else {
+            return Some(FidesRecord::not_recorded(format!(
+                "Bundle {bundle_name} pins no image digest to record it against"
+            )));
+        };
+        let recorded = async {
+            let fides = self.dial_fides(gate).await?;
+            let trail = fides
+                .trail_for_artifact(digest)
+                .await
+                .map_err(fides_error("looking up the artifact's trail"))?
+                .ok_or_else(|| Error::Fides {
+                    context: "recording the rejection".into(),
+                    message: format!("Fides has no trail for {digest}"),
+                })?;
+            let (name, type_name) = if withdrawn {
+                ("rejection-withdrawn", "hecate-rejection-withdrawn")
+            } else {
+                ("rejection", "hecate-rejection")
+            };
+            let attestation = hecate_fides::model::Attestation {
+                name: name.into(),
+                type_name: type_name.into(),
+                artifact: digest.into(),
+                payload: serde_json::json!({
+                    "gate": gate_name,
+                    "namespace": gate.namespace().unwrap_or_default(),
+                    "bundle": bundle_name,
+                    "by": by,
+                    "reason": reason,
+                }),
+                signed_by: String::new(),
+            };
+            fides
+                .attest(&trail, &attestation)
+                .await
+                .map_err(fides_error("recording the rejection in Fides"))?;
+            Ok::<_, Error>(trail)
+        }
+        .await;
+        Some(match recorded {
+            Ok(trail) => FidesRecord {
+                trail,
+                problem: String::new(),
+            },
+            Err(error) => FidesRecord::not_recorded(hecate_types::error_chain(&error)),
+        })
     }
 
     /// Everything Fides holds about a Bundle's artifact: the trail, the change gate's

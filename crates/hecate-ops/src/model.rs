@@ -1071,6 +1071,30 @@ pub struct Rejected {
     pub reason: String,
     /// Whether this request recorded it (false: the caller's "no" stood already).
     pub recorded: bool,
+    /// What Fides made of it, when the Gate records evidence there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fides: Option<FidesRecord>,
+}
+
+/// A record made in Fides beside the cluster's: the trail it went on, or why it did
+/// not (the cluster's record stands either way).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct FidesRecord {
+    /// The trail it was recorded on; empty when it was not.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub trail: String,
+    /// Why it was not recorded; empty when it was.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub problem: String,
+}
+
+impl FidesRecord {
+    pub(crate) fn not_recorded(problem: impl Into<String>) -> Self {
+        Self {
+            trail: String::new(),
+            problem: problem.into(),
+        }
+    }
 }
 
 /// What a withdrawal did: the answer of `withdraw_rejection`.
@@ -1087,6 +1111,9 @@ pub struct Withdrawn {
     pub withdrawn_by: String,
     /// Whose rejections this request withdrew (none: nothing stood).
     pub rejections_of: Vec<String>,
+    /// What Fides made of it, when the Gate records evidence there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fides: Option<FidesRecord>,
 }
 
 /// What an abort asked for: the answer of `abort`.

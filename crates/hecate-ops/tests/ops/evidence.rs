@@ -125,6 +125,72 @@ async fn ac108_an_approval_is_recorded_in_fides_first() {
     );
 }
 
+/// A "no" goes on the artifact's trail after the cluster's record (DECISION 137): an
+/// attestation naming the Gate, the person and the reason; its withdrawal too. When
+/// Fides cannot take it, the "no" stands anyway and the answer says why.
+#[tokio::test]
+async fn a_rejection_and_its_withdrawal_are_attested_in_fides() {
+    let env = TestEnv::new().await;
+    let fides = MockServer::start().await;
+    setup(&env, &fides, Some(DIGEST)).await;
+    knows_the_trail(Some(TRAIL)).mount(&fides).await;
+    Mock::given(method("POST"))
+        .and(path("/api/v1/attestations"))
+        .and(body_partial_json(json!({
+            "trail_id": TRAIL,
+            "type_name": "hecate-rejection",
+            "artifact_sha256": "abcdef0123456789",
+        })))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({})))
+        .expect(1)
+        .mount(&fides)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/api/v1/attestations"))
+        .and(body_partial_json(
+            json!({"type_name": "hecate-rejection-withdrawn"}),
+        ))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({})))
+        .expect(1)
+        .mount(&fides)
+        .await;
+    let ops = Ops::new(env.admin.clone());
+    let rejected = ops
+        .reject(&env.namespace, "b1", "staging", "carol", "not this week")
+        .await
+        .unwrap();
+    assert_eq!(rejected.fides.unwrap().trail, TRAIL);
+    let requests = bearer_everywhere(&fides).await;
+    let attested = requests
+        .iter()
+        .find(|r| r.url.path() == "/api/v1/attestations")
+        .unwrap();
+    let body: Value = serde_json::from_slice(&attested.body).unwrap();
+    let payload: Value = serde_json::from_str(body["payload"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        (payload["gate"].as_str(), payload["by"].as_str(), payload["reason"].as_str()),
+        (Some("staging"), Some("carol"), Some("not this week"))
+    );
+    let withdrawn = ops
+        .withdraw_rejection(&env.namespace, "b1", "staging", "carol")
+        .await
+        .unwrap();
+    assert_eq!(withdrawn.fides.unwrap().trail, TRAIL);
+
+    // Fides answers nothing useful: the "no" still holds, and says Fides did not take it.
+    fides.verify().await;
+    fides.reset().await;
+    let rejected = ops
+        .reject(&env.namespace, "b1", "staging", "dave", "a second look")
+        .await
+        .unwrap();
+    assert!(rejected.recorded);
+    let record = rejected.fides.unwrap();
+    assert!(record.trail.is_empty() && !record.problem.is_empty(), "{record:?}");
+    let b1: Bundle = env.api().get("b1").await.unwrap();
+    assert!(b1.rejection_for("staging").is_some());
+}
+
 #[tokio::test]
 async fn ac109_a_fides_failure_writes_nothing() {
     let env = TestEnv::new().await;
