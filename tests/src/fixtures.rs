@@ -61,6 +61,36 @@ pub fn bundle_spec() -> BundleSpec {
     }
 }
 
+/// Production's admission after staging under an approval policy (DECISION 137): two
+/// release managers ([`crate::RELEASE_MANAGERS`]), never one who promoted the Bundle
+/// through an earlier Gate; approvals lasting `expire_after` (empty: for ever).
+pub fn release_managers_spec(expire_after: &str) -> GateSpec {
+    let mut spec = gate_spec(&["staging"], true);
+    spec.admits[0].approvals = Some(hecate_types::ApprovalPolicy {
+        required: vec![hecate_types::ApprovalRule {
+            count: 2,
+            groups: vec![crate::RELEASE_MANAGERS.into()],
+            users: vec![],
+        }],
+        expire_after: expire_after.into(),
+        exclude_upstream_promoters: true,
+        ..hecate_types::ApprovalPolicy::default()
+    });
+    spec
+}
+
+/// Creates Bundle `name`, cleared through `gates` by crossings `actor` asked for.
+pub async fn cleared_by(env: &TestEnv, name: &str, gates: &[&str], actor: &str) -> Bundle {
+    let created = bundle(env, name).await;
+    let mut cleared = bundle_status(env, created, gates, &[]).await;
+    if let Some(status) = cleared.status.as_mut() {
+        for crossing in &mut status.cleared {
+            crossing.actor = actor.into();
+        }
+    }
+    env.write_status(&cleared).await
+}
+
 /// Creates Bundle `name` ([`bundle_spec`]).
 pub async fn bundle(env: &TestEnv, name: &str) -> Bundle {
     env.create(Bundle::new(name, bundle_spec())).await

@@ -898,12 +898,7 @@ async fn approve(
 ) -> Result<Response, ApiError> {
     let request: ApproveRequest = strict_body(&body)?;
     asked.admit(&state, &ns, Some(&name)).await?;
-    if request.gate.is_empty() {
-        return Err(ApiError::bad_request(
-            "an approval is for one Gate: {\"gate\": \"<name>\"}",
-        ));
-    }
-    check_name(&request.gate)?;
+    one_gate(&request.gate, "an approval")?;
     Ok(Json(
         state
             .ops
@@ -911,6 +906,17 @@ async fn approve(
             .await?,
     )
     .into_response())
+}
+
+/// The one Gate a write about a Bundle (`what`: "an approval", …) is for: given, and
+/// a name.
+fn one_gate(gate: &str, what: &str) -> Result<(), ApiError> {
+    if gate.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "{what} is for one Gate: {{\"gate\": \"<name>\"}}"
+        )));
+    }
+    check_name(gate)
 }
 
 /// `POST …/bundles/{name}/reject`.
@@ -940,12 +946,7 @@ async fn reject(
 ) -> Result<Response, ApiError> {
     let request: RejectRequest = strict_body(&body)?;
     asked.admit(&state, &ns, Some(&name)).await?;
-    if request.gate.is_empty() {
-        return Err(ApiError::bad_request(
-            "a rejection is for one Gate: {\"gate\": \"<name>\", \"reason\": \"…\"}",
-        ));
-    }
-    check_name(&request.gate)?;
+    one_gate(&request.gate, "a rejection")?;
     Ok(Json(
         state
             .ops
@@ -969,12 +970,7 @@ async fn withdraw_rejection(
 ) -> Result<Response, ApiError> {
     let request: ApproveRequest = strict_body(&body)?;
     asked.admit(&state, &ns, Some(&name)).await?;
-    if request.gate.is_empty() {
-        return Err(ApiError::bad_request(
-            "a withdrawal is for one Gate: {\"gate\": \"<name>\"}",
-        ));
-    }
-    check_name(&request.gate)?;
+    one_gate(&request.gate, "a withdrawal")?;
     Ok(Json(
         state
             .ops

@@ -5,31 +5,15 @@
 
 use hecate_testenv::Identity::{Alice, Bob, Carol, Dave};
 use hecate_testenv::RELEASE_MANAGERS;
-use hecate_testenv::fixtures::{bundle, bundle_status, gate, gate_spec};
-use hecate_types::{ApprovalPolicy, ApprovalRule};
+use hecate_testenv::fixtures::{cleared_by, gate, release_managers_spec};
 
 use crate::harness::Server;
 
 /// Production after staging asking two release managers (never an upstream promoter),
 /// Bundle b1 cleared through staging by bob (the server grants everyone as deployed).
 async fn world(server: &Server) {
-    let mut spec = gate_spec(&["staging"], true);
-    spec.admits[0].approvals = Some(ApprovalPolicy {
-        required: vec![ApprovalRule {
-            count: 2,
-            groups: vec![RELEASE_MANAGERS.into()],
-            users: vec![],
-        }],
-        exclude_upstream_promoters: true,
-        ..ApprovalPolicy::default()
-    });
-    gate(&server.env, "production", spec).await;
-    let b1 = bundle(&server.env, "b1").await;
-    let mut b1 = bundle_status(&server.env, b1, &["staging"], &[]).await;
-    if let Some(status) = b1.status.as_mut() {
-        status.cleared[0].actor = "bob".into();
-    }
-    server.env.write_status(&b1).await;
+    gate(&server.env, "production", release_managers_spec("")).await;
+    cleared_by(&server.env, "b1", &["staging"], "bob").await;
 }
 
 const QUEUE: &str = "/api/v1alpha1/namespaces/{ns}/approvals";

@@ -6,9 +6,8 @@
 //! nothing.
 
 use hecate_testenv::Identity::{self, *};
-use hecate_testenv::RELEASE_MANAGERS;
-use hecate_testenv::fixtures::{bundle, bundle_status, gate, gate_spec};
-use hecate_types::{ApprovalPolicy, ApprovalRule, Bundle};
+use hecate_testenv::fixtures::{cleared_by, gate, release_managers_spec};
+use hecate_types::Bundle;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -19,17 +18,35 @@ use crate::ui_rights::{at, drawn};
 const ROW: &str = "tr[data-bundle='b1']";
 
 async fn sign_in_as(browser: &Browser, server: &Server, who: Identity) {
-    if browser
-        .js("return !!document.querySelector('#sign-out');", vec![])
-        .await
-        == true
-    {
-        browser.click("#sign-out").await;
-        drawn(browser, "Sign in").await;
-    }
-    browser.open(&at(server, "/approvals/")).await;
-    browser.sign_in(&server.token(who)).await;
+    crate::ui_rights::sign_in_as(browser, server, who, &at(server, "/approvals/")).await;
     drawn(browser, "Approvals").await;
+}
+
+/// Clicks `button` in the row, and confirms in the dialog that follows.
+async fn confirmed(browser: &Browser, button: &str, typed: Option<&str>) {
+    browser
+        .click(&format!("{ROW} button[data-action={button}]"))
+        .await;
+    browser
+        .until(
+            "the confirmation",
+            "document.querySelector('dialog#confirm[open]')",
+        )
+        .await;
+    if let Some(text) = typed {
+        assert_eq!(
+            browser
+                .js(
+                    "return document.querySelector('#confirm-ok').disabled;",
+                    vec![]
+                )
+                .await,
+            true,
+            "nothing typed yet"
+        );
+        browser.press(text).await;
+    }
+    browser.click("#confirm-ok").await;
 }
 
 async fn cell(browser: &Browser, data: &str) -> String {
@@ -59,23 +76,8 @@ async fn disabled(browser: &Browser, action: &str) -> bool {
 #[tokio::test]
 async fn the_queue_says_where_each_bundle_stands_and_what_your_approval_would_do() {
     let server = Server::start().await;
-    let mut spec = gate_spec(&["staging"], true);
-    spec.admits[0].approvals = Some(ApprovalPolicy {
-        required: vec![ApprovalRule {
-            count: 2,
-            groups: vec![RELEASE_MANAGERS.into()],
-            users: vec![],
-        }],
-        exclude_upstream_promoters: true,
-        ..ApprovalPolicy::default()
-    });
-    gate(&server.env, "production", spec).await;
-    let b1 = bundle(&server.env, "b1").await;
-    let mut b1 = bundle_status(&server.env, b1, &["staging"], &[]).await;
-    if let Some(status) = b1.status.as_mut() {
-        status.cleared[0].actor = "bob".into();
-    }
-    server.env.write_status(&b1).await;
+    gate(&server.env, "production", release_managers_spec("")).await;
+    cleared_by(&server.env, "b1", &["staging"], "bob").await;
     // bob may approve as far as the cluster goes; the policy still does not count him.
     server
         .env
@@ -96,16 +98,7 @@ async fn the_queue_says_where_each_bundle_stands_and_what_your_approval_would_do
     // carol approves: the dialog, then the page says where it stands now.
     sign_in_as(&browser, &server, Carol).await;
     assert_eq!(cell(&browser, "you").await, "Your approval would count.");
-    browser
-        .click(&format!("{ROW} button[data-action=approve]"))
-        .await;
-    browser
-        .until(
-            "the confirmation",
-            "document.querySelector('dialog#confirm[open]')",
-        )
-        .await;
-    browser.click("#confirm-ok").await;
+    confirmed(&browser, "approve", None).await;
     browser
         .until_text(
             "#notice",
@@ -122,27 +115,7 @@ async fn the_queue_says_where_each_bundle_stands_and_what_your_approval_would_do
 
     // dave rejects it, with a reason the dialog asks for.
     sign_in_as(&browser, &server, Dave).await;
-    browser
-        .click(&format!("{ROW} button[data-action=reject]"))
-        .await;
-    browser
-        .until(
-            "the confirmation",
-            "document.querySelector('dialog#confirm[open]')",
-        )
-        .await;
-    assert_eq!(
-        browser
-            .js(
-                "return document.querySelector('#confirm-ok').disabled;",
-                vec![]
-            )
-            .await,
-        true,
-        "no reason yet"
-    );
-    browser.press("not this week").await;
-    browser.click("#confirm-ok").await;
+    confirmed(&browser, "reject", Some("not this week")).await;
     browser.until_text("#notice", "Rejected:").await;
     browser
         .until_text(ROW, "Rejected by dave: not this week")
@@ -165,16 +138,7 @@ async fn the_queue_says_where_each_bundle_stands_and_what_your_approval_would_do
         "You may withdraw the rejection."
     );
     assert!(!disabled(&browser, "withdraw").await);
-    browser
-        .click(&format!("{ROW} button[data-action=withdraw]"))
-        .await;
-    browser
-        .until(
-            "the confirmation",
-            "document.querySelector('dialog#confirm[open]')",
-        )
-        .await;
-    browser.click("#confirm-ok").await;
+    confirmed(&browser, "withdraw", None).await;
     browser.until_text("#notice", "Withdrawn:").await;
     browser
         .until_text(&format!("{ROW} [data-you]"), "You approved it.")

@@ -131,7 +131,8 @@ async fn buttons(browser: &Browser, action: &str) -> Vec<(bool, String, String)>
     serde_json::from_value(value).unwrap()
 }
 
-async fn sign_in_as(browser: &Browser, server: &Server, who: Identity, path: &str) {
+/// Signs out whoever is signed in, opens `path` and signs in as `who`.
+pub(crate) async fn sign_in_as(browser: &Browser, server: &Server, who: Identity, path: &str) {
     if browser
         .js("return !!document.querySelector('#sign-out');", vec![])
         .await

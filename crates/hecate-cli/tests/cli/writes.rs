@@ -442,23 +442,8 @@ async fn cli16_every_json_output_decodes_into_its_type() {
 async fn an_approval_policy_at_the_command_line() {
     let env = TestEnv::new().await;
     let hecate = Hecate::new(&env).await;
-    let mut spec = gate_spec(&["staging"], true);
-    spec.admits[0].approvals = Some(hecate_types::ApprovalPolicy {
-        required: vec![hecate_types::ApprovalRule {
-            count: 2,
-            groups: vec![hecate_testenv::RELEASE_MANAGERS.into()],
-            users: vec![],
-        }],
-        exclude_upstream_promoters: true,
-        ..hecate_types::ApprovalPolicy::default()
-    });
-    gate(&env, "production", spec).await;
-    let b1 = bundle(&env, "b1").await;
-    let mut b1 = bundle_status(&env, b1, &["staging"], &[]).await;
-    if let Some(status) = b1.status.as_mut() {
-        status.cleared[0].actor = "bob".into();
-    }
-    env.write_status(&b1).await;
+    gate(&env, "production", release_managers_spec("")).await;
+    cleared_by(&env, "b1", &["staging"], "bob").await;
 
     let refused = hecate
         .run(Identity::Bob, &["approve", "b1", "--gate", "production"])

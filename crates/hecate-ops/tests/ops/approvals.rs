@@ -5,13 +5,13 @@
 
 use hecate_ops::{Error, Ops, Person, RefusalCode, Uncounted};
 use hecate_testenv::TestEnv;
-use hecate_types::{ApprovalPolicy, ApprovalRule, Bundle, GateSpec};
+use hecate_types::Bundle;
 use jiff::{SignedDuration, Timestamp};
 use pretty_assertions::assert_eq;
 
 use crate::fixtures::*;
 
-const RM: &str = "release-managers";
+const RM: &str = hecate_testenv::RELEASE_MANAGERS;
 
 fn t0() -> Timestamp {
     "2026-08-11T12:00:00Z".parse().unwrap()
@@ -24,32 +24,11 @@ fn release_manager(name: &str) -> Person {
     }
 }
 
-/// Production after staging, asking two release managers, approvals lasting a day,
-/// never whoever promoted the Bundle through staging.
-fn production() -> GateSpec {
-    let mut spec = gate_spec(&["staging"], true);
-    spec.admits[0].approvals = Some(ApprovalPolicy {
-        required: vec![ApprovalRule {
-            count: 2,
-            groups: vec![RM.into()],
-            users: vec![],
-        }],
-        expire_after: "24h".into(),
-        exclude_upstream_promoters: true,
-        ..ApprovalPolicy::default()
-    });
-    spec
-}
-
-/// Production, and Bundle b1 cleared through staging by bob.
+/// Production after staging asking two release managers, approvals lasting a day,
+/// never whoever promoted the Bundle through staging; b1 cleared there by bob.
 async fn world(env: &TestEnv) {
-    gate(env, "production", production()).await;
-    let b1 = bundle(env, "b1").await;
-    let mut b1 = bundle_status(env, b1, &["staging"], &[]).await;
-    if let Some(status) = b1.status.as_mut() {
-        status.cleared[0].actor = "bob".into();
-    }
-    env.write_status(&b1).await;
+    gate(env, "production", release_managers_spec("24h")).await;
+    cleared_by(env, "b1", &["staging"], "bob").await;
 }
 
 fn refusal(error: Error) -> (RefusalCode, String) {

@@ -168,7 +168,11 @@ async fn a_rejection_and_its_withdrawal_are_attested_in_fides() {
     let body: Value = serde_json::from_slice(&attested.body).unwrap();
     let payload: Value = serde_json::from_str(body["payload"].as_str().unwrap()).unwrap();
     assert_eq!(
-        (payload["gate"].as_str(), payload["by"].as_str(), payload["reason"].as_str()),
+        (
+            payload["gate"].as_str(),
+            payload["by"].as_str(),
+            payload["reason"].as_str()
+        ),
         (Some("staging"), Some("carol"), Some("not this week"))
     );
     let withdrawn = ops
@@ -186,7 +190,10 @@ async fn a_rejection_and_its_withdrawal_are_attested_in_fides() {
         .unwrap();
     assert!(rejected.recorded);
     let record = rejected.fides.unwrap();
-    assert!(record.trail.is_empty() && !record.problem.is_empty(), "{record:?}");
+    assert!(
+        record.trail.is_empty() && !record.problem.is_empty(),
+        "{record:?}"
+    );
     let b1: Bundle = env.api().get("b1").await.unwrap();
     assert!(b1.rejection_for("staging").is_some());
 }
