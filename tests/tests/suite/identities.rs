@@ -53,6 +53,7 @@ async fn the_shared_kubeconfig_has_a_context_per_identity() {
             "alice",
             "bob",
             "carol",
+            "dave",
             "ci-bot",
             "hecate-api",
             "hecate-controller"

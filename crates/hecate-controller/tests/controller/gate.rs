@@ -290,6 +290,78 @@ async fn ac033_an_approval_is_needed_then_crosses() {
     assert_eq!(h.the_passage().await.spec.bundle, "b1");
 }
 
+/// An automatic Gate under an approval policy (DECISION 137) opens nothing while the
+/// policy does not hold — one release manager of two, or a rejection — and crosses
+/// once it does, judged by the rule Explain and promote read.
+#[tokio::test]
+async fn an_approval_policy_holds_an_automatic_gate_until_it_is_met() {
+    let h = Harness::new().await;
+    let mut spec = gate_spec(true, &[], true);
+    spec.admits[0].approvals = Some(hecate_types::ApprovalPolicy {
+        required: vec![hecate_types::ApprovalRule {
+            count: 2,
+            groups: vec!["release-managers".into()],
+            users: vec![],
+        }],
+        ..hecate_types::ApprovalPolicy::default()
+    });
+    create_gate(&h, "production", spec).await;
+    let mut b1 = bundle(&h.env, "b1").await;
+    let approval = |actor: &str| hecate_types::PolicyApproval {
+        gate: "production".into(),
+        actor: actor.into(),
+        groups: vec!["release-managers".into()],
+        at: Time(Timestamp::now()),
+    };
+    let rejection = hecate_types::Rejection {
+        gate: "production".into(),
+        actor: "erin".into(),
+        at: Time(Timestamp::now()),
+        reason: "not this week".into(),
+        withdrawn_by: String::new(),
+        withdrawn_at: None,
+    };
+    let steps: [(
+        Vec<hecate_types::PolicyApproval>,
+        Vec<hecate_types::Rejection>,
+        &str,
+    ); 2] = [
+        (
+            vec![approval("carol")],
+            vec![],
+            "1 of 2 from release-managers",
+        ),
+        (
+            vec![approval("carol"), approval("dave")],
+            vec![rejection],
+            "rejected by erin: not this week",
+        ),
+    ];
+    for (approvals, rejections, said) in steps {
+        b1.status = Some(BundleStatus {
+            approvals,
+            rejections,
+            ..BundleStatus::default()
+        });
+        b1 = h.env.write_status(&b1).await;
+        h.reconcile("production").await;
+        assert!(h.passages().await.is_empty(), "{said}");
+        let ready = h.ready("production").await.message;
+        assert!(ready.contains(said), "{ready}");
+    }
+    if let Some(status) = b1.status.as_mut() {
+        status.rejections[0].withdrawn_by = "erin".into();
+        status.rejections[0].withdrawn_at = Some(Time(Timestamp::now()));
+    }
+    h.env.write_status(&b1).await;
+    h.reconcile("production").await;
+    let passage = h.the_passage().await;
+    assert_eq!(
+        (passage.spec.bundle.as_str(), passage.spec.actor.as_str()),
+        ("b1", "controller")
+    );
+}
+
 #[tokio::test]
 async fn ac034_a_closed_window_queues_rather_than_fails() {
     let h = Harness::new().await;
