@@ -49,7 +49,7 @@ fn operation(generator: &mut SchemaGenerator, route: &Route) -> Value {
     }
     for name in route.query {
         parameters.push(
-            json!({"name": name, "in": "query", "required": false, "schema": {"type": "string"}}),
+            json!({"name": name, "in": "query", "required": false, "schema": query_schema(name)}),
         );
     }
     let error = serde_json::to_value(generator.subschema_for::<ErrorBody>()).unwrap_or(Value::Null);
@@ -203,4 +203,18 @@ pub fn document() -> Value {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "A token the Kubernetes API server accepts"}},
         },
     })
+}
+
+/// A query parameter's schema: object names as Kubernetes spells them, a period as
+/// ops parses it (every value the schema allows is accepted; ops also takes Go
+/// durations).
+fn query_schema(name: &str) -> Value {
+    match name {
+        "gate" | "bundle" => json!({"type": "string", "maxLength": names::DNS_SUBDOMAIN_MAX,
+            "pattern": format!("^$|{}", names::DNS_SUBDOMAIN_PATTERN)}),
+        "since" => json!({"type": "string",
+            "description": "How far back: days (30d), weeks (2w), hours (12h) or minutes (90m)",
+            "pattern": hecate_ops::rules::delivery::PERIOD_PATTERN}),
+        _ => json!({"type": "string"}),
+    }
 }

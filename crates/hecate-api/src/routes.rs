@@ -346,6 +346,16 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: Method::Get,
+        path: ns!("/metrics"),
+        guard: Guard::Namespaced(Operation::Delivery),
+        summary: "How well releases are delivered: lead time, deployment frequency, change failure rate and time to restore, per Gate and where releases end up, over `since` (30d, 2w, 12h; 30 days when absent); `gate` asks for one Gate's",
+        query: &["gate", "since"],
+        handler: || get(delivery),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::Delivery>),
+    },
+    Route {
+        method: Method::Get,
         path: ns!("/passages"),
         guard: Guard::Namespaced(Operation::ListPassages),
         summary: "The Passages, newest first; `gate` and `bundle` filter",
@@ -823,6 +833,36 @@ async fn audit(
 ) -> Result<Response, ApiError> {
     asked.admit(&state, &ns, None).await?;
     Ok(Json(state.ops.audit(&ns).await?).into_response())
+}
+
+/// `?gate=&since=` on the delivery figures.
+#[derive(Deserialize, Default, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DeliveryQuery {
+    gate: Option<String>,
+    since: Option<String>,
+}
+
+async fn delivery(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path(ns): Path<String>,
+    query: Result<Query<DeliveryQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|e| {
+        ApiError::bad_request(format!(
+            "the query is not understood: {}",
+            bounded(&e.body_text(), MESSAGE_CHARS)
+        ))
+    })?;
+    let period = match query.since.as_deref().filter(|s| !s.is_empty()) {
+        Some(since) => hecate_ops::rules::delivery::parse_period(since)
+            .map_err(|e| ApiError::bad_request(format!("since: {}", bounded(&e, MESSAGE_CHARS))))?,
+        None => hecate_ops::rules::delivery::DEFAULT_PERIOD,
+    };
+    let gate = query.gate.filter(|g| !g.is_empty());
+    asked.admit(&state, &ns, gate.as_deref()).await?;
+    Ok(Json(state.ops.delivery(&ns, gate.as_deref(), period).await?).into_response())
 }
 
 async fn approvals(

@@ -25,7 +25,7 @@ use sha2::{Digest as _, Sha256};
 use crate::state::AppState;
 
 /// The page routes; each answers the shell.
-pub(crate) const PAGES: [&str; 8] = [
+pub(crate) const PAGES: [&str; 9] = [
     "/",
     "/gates/",
     "/bundles/",
@@ -33,6 +33,7 @@ pub(crate) const PAGES: [&str; 8] = [
     "/beacons/",
     "/approvals/",
     "/audit/",
+    "/delivery/",
     "/settings/",
 ];
 
@@ -92,6 +93,7 @@ const ASSETS: &[Asset] = assets![
     "js/pages/beacons.js",
     "js/pages/approvals.js",
     "js/pages/audit.js",
+    "js/pages/delivery.js",
     "js/pages/settings.js",
 ];
 

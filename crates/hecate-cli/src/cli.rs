@@ -407,6 +407,23 @@ pub(crate) enum Command {
         #[command(flatten)]
         output: OutputArg,
     },
+    /// How well releases are delivered: lead time, deployment frequency, change
+    /// failure rate and time to restore, per Gate and where releases end up.
+    Metrics {
+        /// Only this Gate's figures.
+        #[arg(short = 'g', long, value_name = "GATE")]
+        gate: Option<String>,
+        /// How far back: days (30d), weeks (2w) or hours and minutes (12h).
+        #[arg(
+            long,
+            value_name = "PERIOD",
+            default_value = "30d",
+            value_parser = hecate_ops::rules::delivery::parse_period
+        )]
+        since: jiff::SignedDuration,
+        #[command(flatten)]
+        output: ReportOutputArg,
+    },
     /// What happened: crossings, refusals, approvals, aborts, newest first.
     Audit {
         #[command(flatten)]

@@ -32,6 +32,7 @@ fn operation(command: &Command) -> Option<Operation> {
         Command::Passages { .. } => Operation::ListPassages,
         Command::Beacons { .. } => Operation::ListBeacons,
         Command::Audit { .. } => Operation::Audit,
+        Command::Metrics { .. } => Operation::Delivery,
         Command::Evidence { .. } => Operation::Evidence,
         Command::Preflight { .. } => Operation::Preflight,
         Command::Flux(FluxArgs { action: None, .. }) => Operation::FluxResources,
@@ -162,6 +163,19 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             let beacons = ops.beacons(&ns).await.map_err(read)?;
             output::print(&output.format, &beacons, |columns| {
                 render::beacons(&beacons, &ns, ops.now(), columns, &style)
+            })?;
+        }
+        Command::Metrics {
+            gate,
+            since,
+            output,
+        } => {
+            let delivery = ops
+                .delivery(&ns, gate.as_deref(), since)
+                .await
+                .map_err(read)?;
+            output::print(&output.format, &delivery, |columns| {
+                render::delivery(&delivery, columns, &style)
             })?;
         }
         Command::Audit { output } => {

@@ -318,7 +318,7 @@ pub(crate) fn man_page(invoked_as: &str) -> Result<String, Failure> {
 }
 
 /// The man page's examples: what it does, and the command after the program's name.
-const EXAMPLES: [(&str, &str); 8] = [
+const EXAMPLES: [(&str, &str); 9] = [
     (
         "Every Gate of the namespace at a glance, upstream first:",
         "status -n shop",
@@ -330,6 +330,10 @@ const EXAMPLES: [(&str, &str); 8] = [
     (
         "What waits on a person, and whether your approval would count:",
         "approvals -n shop",
+    ),
+    (
+        "How long releases take to reach production and how often it breaks, over a week:",
+        "metrics -n shop --since 7d",
     ),
     (
         "Approve a Bundle for production; someone else must then promote it:",

@@ -412,6 +412,67 @@ fn verb_and_resource(method: &http::Method, path: &str, watch: bool) -> (&'stati
 mod tests {
     use super::*;
 
+    /// The chart's Grafana dashboard asks only for metrics this controller exports,
+    /// grouped by labels they carry: the names are a contract (spec §8.1).
+    #[test]
+    fn the_charts_dashboard_queries_what_the_controller_exports() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../charts/hecate/files/dashboards/hecate-delivery.json"
+        );
+        let dashboard: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        // A family is exported once it has a series: one of each, as a crossing and a
+        // health change leave them.
+        let metrics = Metrics::new();
+        metrics.observe_passage("shop", "production", "Succeeded", Some(30.0));
+        metrics.observe_lead_time("shop", "production", 600.0);
+        metrics.observe_degraded("shop", "production", 60.0);
+        metrics.set_gate_health("shop", "production", Health::Healthy);
+        let exported = metrics.encode();
+        let mut queried = std::collections::BTreeSet::new();
+        for panel in dashboard["panels"].as_array().unwrap() {
+            for target in panel["targets"].as_array().unwrap() {
+                let expr = target["expr"].as_str().unwrap();
+                for (i, _) in expr.match_indices("hecate_") {
+                    let name: String = expr[i..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    let family = ["_bucket", "_total"]
+                        .iter()
+                        .find_map(|suffix| name.strip_suffix(suffix))
+                        .unwrap_or(&name)
+                        .to_string();
+                    assert!(
+                        exported.contains(&format!("# TYPE {family} ")),
+                        "{name} in {expr:?} is not exported"
+                    );
+                    queried.insert(family);
+                }
+                for (i, _) in expr.match_indices("by (") {
+                    let labels = &expr[i + 4..i + 4 + expr[i + 4..].find(')').unwrap()];
+                    for label in labels.split(',').map(str::trim) {
+                        assert!(
+                            ["le", "namespace", "gate", "outcome", "status"].contains(&label),
+                            "{label} in {expr:?} is no label of ours"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            queried.into_iter().collect::<Vec<_>>(),
+            [
+                "hecate_bundle_lead_time_seconds",
+                "hecate_gate_degraded_seconds",
+                "hecate_gate_health",
+                "hecate_passage_duration_seconds",
+                "hecate_passages",
+            ]
+        );
+    }
+
     #[test]
     fn requests_are_counted_by_verb_and_resource() {
         let metrics = Metrics::new();

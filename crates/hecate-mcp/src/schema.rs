@@ -83,6 +83,24 @@ pub struct PassageFilter {
     pub namespace: Option<String>,
 }
 
+/// Arguments of `delivery_metrics`.
+#[derive(Deserialize, JsonSchema, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DeliveryArgs {
+    /// Only this Gate's figures (then without the pipeline's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub gate: Option<String>,
+    /// How far back — days (`30d`), weeks (`2w`), hours (`12h`) — 30 days if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub since: Option<String>,
+    /// Kubernetes namespace to look in; defaults to the server's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub namespace: Option<String>,
+}
+
 /// Arguments of `evidence`.
 #[derive(Deserialize, JsonSchema, Debug)]
 #[serde(deny_unknown_fields)]

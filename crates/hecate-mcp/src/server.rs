@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::http::request::Parts;
-use hecate_ops::{Error as OpsError, Ops, Promoted, Scope, YourTurn};
+use hecate_ops::{Error as OpsError, Ops, Promoted, Scope, YourTurn, rules};
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -38,9 +38,9 @@ use hecate_types::names::{is_dns_label, is_dns_subdomain};
 use crate::args::Writes;
 use crate::render;
 use crate::schema::{
-    AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, GateArgs, GateList, GateName,
-    InNamespace, Lacking, Missing, NoArguments, PassageFilter, PassageList, PassageName, Problem,
-    ProblemClass, PromoteArgs,
+    AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, DeliveryArgs, GateArgs, GateList,
+    GateName, InNamespace, Lacking, Missing, NoArguments, PassageFilter, PassageList, PassageName,
+    Problem, ProblemClass, PromoteArgs,
 };
 use crate::tools::{self, ToolName};
 
@@ -224,6 +224,7 @@ impl HecateMcp {
             ToolName::GetPassage => with_arguments!(get_passage),
             ToolName::Audit => with_arguments!(audit),
             ToolName::Approvals => with_arguments!(approvals),
+            ToolName::DeliveryMetrics => with_arguments!(delivery_metrics),
             ToolName::Evidence => with_arguments!(evidence),
             ToolName::Overview => with_arguments!(overview),
             ToolName::Promote => with_arguments!(promote),
@@ -435,6 +436,28 @@ impl Call<'_> {
                 .await
                 .map_err(|e| self.problem(&e))?;
             Ok(AuditTrail { namespace, entries })
+        }
+        .await;
+        result(answer, render::json)
+    }
+
+    async fn delivery_metrics(&self, args: DeliveryArgs) -> CallToolResult {
+        let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let period = match args.since.as_deref().filter(|s| !s.is_empty()) {
+                Some(since) => rules::delivery::parse_period(since)
+                    .map_err(|e| invalid(format!("since: {e}")))?,
+                None => rules::delivery::DEFAULT_PERIOD,
+            };
+            let gate = match args.gate.filter(|g| !g.is_empty()) {
+                Some(gate) => Some(name_argument("gate", &gate)?),
+                None => None,
+            };
+            self.authorize(&namespace).await?;
+            self.ops()
+                .delivery(&namespace, gate.as_deref(), period)
+                .await
+                .map_err(|e| self.problem(&e))
         }
         .await;
         result(answer, render::json)

@@ -8,7 +8,8 @@
 use std::sync::Arc;
 
 use hecate_ops::{
-    Aborted, Evidence, Explanation, FluxReconciled, FluxSuspended, Operation, Overview, Promoted,
+    Aborted, Delivery, Evidence, Explanation, FluxReconciled, FluxSuspended, Operation, Overview,
+    Promoted,
 };
 use hecate_types::{Gate, Passage};
 use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
@@ -17,9 +18,9 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::schema::{
-    AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, FluxObjectArgs, FluxResourceList,
-    GateArgs, GateList, GateName, InNamespace, NoArguments, PassageFilter, PassageList,
-    PassageName, PreflightList, PromoteArgs, consts_as_enums,
+    AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, DeliveryArgs, FluxObjectArgs,
+    FluxResourceList, GateArgs, GateList, GateName, InNamespace, NoArguments, PassageFilter,
+    PassageList, PassageName, PreflightList, PromoteArgs, consts_as_enums,
 };
 
 /// Why there is no `approve` tool. Approval is the second pair of eyes; an agent that
@@ -49,6 +50,8 @@ pub enum ToolName {
     Audit,
     /// `approvals`
     Approvals,
+    /// `delivery_metrics`
+    DeliveryMetrics,
     /// `evidence`
     Evidence,
     /// `overview`
@@ -71,7 +74,7 @@ pub enum ToolName {
 
 impl ToolName {
     /// The tools that only read; always offered.
-    pub const READ: [Self; 12] = [
+    pub const READ: [Self; 13] = [
         Self::ListGates,
         Self::GetGate,
         Self::WhyStuck,
@@ -84,6 +87,7 @@ impl ToolName {
         Self::Preflight,
         Self::FluxResources,
         Self::Approvals,
+        Self::DeliveryMetrics,
     ];
 
     /// The tools that write; offered only with `--allow-writes`: crossings (promote,
@@ -107,6 +111,7 @@ impl ToolName {
             Self::GetPassage => "get_passage",
             Self::Audit => "audit",
             Self::Approvals => "approvals",
+            Self::DeliveryMetrics => "delivery_metrics",
             Self::Evidence => "evidence",
             Self::Overview => "overview",
             Self::Promote => "promote",
@@ -139,6 +144,7 @@ impl ToolName {
             Self::GetPassage => Operation::GetPassage,
             Self::Audit => Operation::Audit,
             Self::Approvals => Operation::Approvals,
+            Self::DeliveryMetrics => Operation::Delivery,
             Self::Evidence => Operation::Evidence,
             Self::Overview => Operation::Overview,
             Self::Promote => Operation::Promote,
@@ -165,6 +171,7 @@ impl ToolName {
             Self::GetPassage => "Get a Passage",
             Self::Audit => "Audit trail",
             Self::Approvals => "Bundles waiting on a person",
+            Self::DeliveryMetrics => "How well releases are delivered",
             Self::Evidence => "Compliance evidence for a Bundle",
             Self::Overview => "Overview of every namespace",
             Self::Promote => "Promote a Bundle",
@@ -227,6 +234,16 @@ impl ToolName {
                  release-managers; carol approved\"), whose approvals do not count and why, \
                  and the rejection with its reason. Approving is for people, never for an \
                  agent: tell the person who may give it (why_stuck's fix names them)."
+            }
+            Self::DeliveryMetrics => {
+                "The four DORA figures of a namespace over a period, per Gate and for the \
+                 pipeline's last stage (where releases end up): lead time (median and p90, \
+                 and where the time went: upstream, approval, window, queued, steps), \
+                 deployment frequency, change failure rate (failed, aborted, failed \
+                 verification, rolled back) and time to restore. Each figure says how many \
+                 crossings it rests on, and `reach` how far back the kept records go. For \
+                 \"how long does a change take to reach production\" and \"how often does \
+                 production break\"."
             }
             Self::Evidence => {
                 "The compliance record for a Bundle's artifact from Fides: the change gate's \
@@ -313,6 +330,7 @@ impl ToolName {
             Self::GetPassage => pair::<PassageName, Passage>(),
             Self::Audit => pair::<InNamespace, AuditTrail>(),
             Self::Approvals => pair::<InNamespace, ApprovalQueue>(),
+            Self::DeliveryMetrics => pair::<DeliveryArgs, Delivery>(),
             Self::Evidence => pair::<BundleArgs, Evidence>(),
             Self::Overview => pair::<NoArguments, Overview>(),
             Self::Promote => pair::<PromoteArgs, Promoted>(),
@@ -402,8 +420,8 @@ mod tests {
                 "patch kustomizations"
             ]
         );
-        assert_eq!(offered(false).len(), 12);
-        assert_eq!(offered(true).len(), 17);
+        assert_eq!(offered(false).len(), 13);
+        assert_eq!(offered(true).len(), 18);
     }
 
     #[test]

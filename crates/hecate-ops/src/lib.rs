@@ -94,8 +94,8 @@ pub use evidence::{dial_fides, dial_fides_trusting};
 pub use hecate_fides::{Client as FidesClient, Config as FidesConfig};
 pub use model::{
     Aborted, ApprovalProgress, Approved, AuditEntry, AuditKind, Blocker, BlockerKind, ChainState,
-    Evidence, Explanation, FluxReconciled, FluxResource, FluxSuspended, Overview, Person, Polled,
-    Preflight, Promoted, QueuedApproval, Rejected, Remedy, StagedGate, State, Uncounted,
+    Delivery, Evidence, Explanation, FluxReconciled, FluxResource, FluxSuspended, Overview, Person,
+    Polled, Preflight, Promoted, QueuedApproval, Rejected, Remedy, StagedGate, State, Uncounted,
     VerifyReport, Waiting, Withdrawn, YourTurn,
 };
 pub use operation::{Operation, Permission};

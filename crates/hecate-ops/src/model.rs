@@ -14,6 +14,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::rules::eligibility::Code;
 
+mod delivery;
+
+pub use delivery::{
+    ChangeFailureRate, DeliveredCrossing, Delivery, DeliveryOutcome, DeploymentFrequency,
+    FailureCounts, Figures, GateDelivery, LeadTime, LeadTimeParts, PipelineDelivery, Reach,
+    TimeToRestore,
+};
+
 /// Fides' answers as they appear inside Hecate's ([`Evidence`], [`VerifyReport`]'s
 /// sources): part of this model, so a surface names them from here.
 pub use hecate_fides::model::{ChainVerdict, ChangeRequest, ChangeVerdict};

@@ -57,6 +57,9 @@ pub enum Operation {
     GetBeacon,
     /// What happened in a namespace.
     Audit,
+    /// How well a namespace delivers: lead time, deployment frequency, change failure
+    /// rate and time to restore.
+    Delivery,
     /// Following changes in a namespace.
     Watch,
     /// Starting a crossing.
@@ -184,7 +187,7 @@ impl fmt::Display for Permission {
 
 impl Operation {
     /// Every operation, reads first.
-    pub const ALL: [Self; 32] = [
+    pub const ALL: [Self; 33] = [
         Self::Namespaces,
         Self::Overview,
         Self::ListGates,
@@ -200,6 +203,7 @@ impl Operation {
         Self::ListBeacons,
         Self::GetBeacon,
         Self::Audit,
+        Self::Delivery,
         Self::Watch,
         Self::Preflight,
         Self::FluxResources,
@@ -226,6 +230,7 @@ impl Operation {
             | Self::Overview
             | Self::ListGates
             | Self::Audit
+            | Self::Delivery
             | Self::Watch
             | Self::Settings => Permission::hecate("list", "gates"),
             Self::GetGate | Self::Explain | Self::Preflight | Self::FluxResources => {

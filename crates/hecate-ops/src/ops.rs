@@ -631,6 +631,22 @@ impl Ops {
         Ok(rules::approval::queue(&snapshot, viewer, self.now()))
     }
 
+    /// How well `namespace` delivers over the `period` before now — lead time,
+    /// deployment frequency, change failure rate and time to restore, per Gate (only
+    /// `gate`'s when given) and for the pipeline's last stage (DECISION 138). Three
+    /// requests (Gates, Bundles, Passages), or none from the cache.
+    pub async fn delivery(
+        &self,
+        namespace: &str,
+        gate: Option<&str>,
+        period: jiff::SignedDuration,
+    ) -> Result<crate::model::Delivery> {
+        let snapshot = self.snapshot(namespace).await?;
+        let now = self.now();
+        rules::delivery::delivery(&snapshot, gate, now - period, now)
+            .ok_or_else(|| not_found(Kind::Gate, namespace, gate.unwrap_or_default()))
+    }
+
     /// What happened in `namespace`, newest first: crossings, refusals, crossings in
     /// progress, approvals and aborts. Three requests (Gates, Passages, Bundles), or
     /// none from the cache.

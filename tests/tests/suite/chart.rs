@@ -200,6 +200,21 @@ async fn every_option_is_accepted_by_the_api_server() {
     assert_eq!(monitor["metadata"]["labels"]["release"], "prometheus");
     assert_eq!(monitor["spec"]["endpoints"][0]["port"], "metrics");
     assert_eq!(monitor["spec"]["endpoints"][0]["interval"], "30s");
+    // Grafana's sidecar loads the delivery dashboard by its label, from the file the
+    // controller's metrics test reads.
+    let dashboard = find(&objects, "ConfigMap", "hecate-dashboard");
+    assert_eq!(dashboard["metadata"]["labels"]["grafana_dashboard"], "1");
+    assert_eq!(
+        dashboard["metadata"]["annotations"]["grafana_folder"],
+        "Hecate"
+    );
+    let json: Value = serde_json::from_str(
+        dashboard["data"]["hecate-delivery.json"]
+            .as_str()
+            .expect("the dashboard's JSON"),
+    )
+    .unwrap();
+    assert_eq!(json["uid"], "hecate-delivery");
     let shard = find(&objects, "Deployment", "hecate-controller-shard1");
     let spread = &shard["spec"]["template"]["spec"]["topologySpreadConstraints"];
     assert_eq!(spread[0]["topologyKey"], "topology.kubernetes.io/zone");

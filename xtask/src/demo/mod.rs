@@ -106,6 +106,8 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         println!("\n$ hecate status -n {NAMESPACE}\n{status}");
         let explain = hecate_output(&hecate, &kubeconfig, &["explain", "production"])?;
         println!("$ hecate explain production -n {NAMESPACE}\n{explain}");
+        let metrics = hecate_output(&hecate, &kubeconfig, &["metrics"])?;
+        println!("$ hecate metrics -n {NAMESPACE}\n{metrics}");
 
         if options.check {
             check(
@@ -351,6 +353,7 @@ async fn check(
                 && p["status"]["phase"] == "Failed"
         })
     });
+    delivered(hecate, kubeconfig)?;
     let step = failure
         .and_then(|p| p["status"]["steps"].as_array())
         .and_then(|steps| steps.iter().find(|s| s["phase"] == "Failed"))
@@ -359,6 +362,31 @@ async fn check(
         step == Some(pipeline::FAILED_STEP),
         "production's crossing of {failed} should have failed at {}, not {step:?}: {failure:?}",
         pipeline::FAILED_STEP
+    );
+    Ok(())
+}
+
+/// `hecate metrics`: production crossed three times — 1.0.0, 1.1.0 failing, 1.2.0
+/// restoring it — and the figures say so.
+fn delivered(hecate: &Path, kubeconfig: &Path) -> anyhow::Result<()> {
+    let figures: serde_json::Value = serde_json::from_str(&hecate_output(
+        hecate,
+        kubeconfig,
+        &["metrics", "-o", "json"],
+    )?)
+    .context("hecate metrics -o json printed something else than JSON")?;
+    let pipeline = &figures["pipeline"];
+    anyhow::ensure!(
+        pipeline["gates"] == serde_json::json!(["production"])
+            && pipeline["changeFailureRate"]["crossings"] == 3
+            && pipeline["changeFailureRate"]["failed"] == 1
+            && pipeline["deploymentFrequency"]["crossings"] == 2
+            && pipeline["timeToRestore"]["restored"] == 1
+            && pipeline["timeToRestore"]["medianSeconds"]
+                .as_u64()
+                .is_some_and(|s| s > 0)
+            && pipeline["leadTime"]["crossings"] == 2,
+        "production's figures should count three crossings, one failed and restored: {pipeline}"
     );
     Ok(())
 }
@@ -439,6 +467,9 @@ fn print_tour(
         "  hecate --context bob flux resume staging Kustomization/app-staging -n {NAMESPACE}   # 1.4.0 lands"
     );
     println!("  hecate audit -n {NAMESPACE}");
+    println!(
+        "  hecate metrics -n {NAMESPACE}            # lead time, deployments, failure rate, time to restore"
+    );
     println!(
         "  curl -H \"Authorization: Bearer {}\" {base}/api/v1alpha1/overview",
         token(Identity::Alice)

@@ -8,6 +8,7 @@
 mod access;
 mod approvals;
 mod cached;
+mod delivery;
 mod deploy;
 mod flux;
 mod hardening;
@@ -22,6 +23,7 @@ mod ui_approvals;
 mod ui_axe;
 mod ui_browser;
 mod ui_crossing;
+mod ui_delivery;
 mod ui_flux;
 mod ui_graph;
 mod ui_pages;

@@ -459,8 +459,9 @@ async fn the_openapi_document_covers_every_route() {
     // and the four of preflight and Flux.
     let routes = hecate_api::routes::ROUTES;
     // and the five of the settings page, and the caller's rights; and the approvals
-    // queue, reject and withdraw (DECISION 137).
-    assert_eq!(routes.len(), 33);
+    // queue, reject and withdraw (DECISION 137); and the delivery figures (DECISION
+    // 138).
+    assert_eq!(routes.len(), 34);
     let mut seen = std::collections::BTreeSet::new();
     for route in routes {
         let (method, path) = (route.method.as_str(), route.path);

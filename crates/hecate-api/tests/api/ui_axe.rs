@@ -101,6 +101,8 @@ async fn every_page_has_no_axe_violations_at_either_size() {
         ("/passages/?name=staging-1-11-0", "staging-1-11-0"),
         ("/approvals/", "Approvals"),
         ("/audit/", "Audit"),
+        ("/delivery/", "Delivery"),
+        ("/delivery/?gate=staging&since=7d", "Delivery"),
     ];
     let mut counts = Vec::new();
     for (who, token) in [("alice", server.token(Alice)), ("bob", server.token(Bob))] {

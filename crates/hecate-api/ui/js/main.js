@@ -20,6 +20,7 @@ import * as passages from "./pages/passages.js";
 import * as beacons from "./pages/beacons.js";
 import * as approvals from "./pages/approvals.js";
 import * as audit from "./pages/audit.js";
+import * as delivery from "./pages/delivery.js";
 import * as settings from "./pages/settings.js";
 
 const PAGES = {
@@ -30,6 +31,7 @@ const PAGES = {
   "/beacons/": beacons,
   "/approvals/": approvals,
   "/audit/": audit,
+  "/delivery/": delivery,
   "/settings/": settings,
 };
 

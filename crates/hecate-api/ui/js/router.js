@@ -3,7 +3,7 @@
 // same-origin clicks over (history.pushState) so the event stream stays open, and
 // anything it does not know is a normal navigation (the server answers the 404 page).
 
-export const PAGES = ["/", "/gates/", "/bundles/", "/passages/", "/beacons/", "/approvals/", "/audit/", "/settings/"];
+export const PAGES = ["/", "/gates/", "/bundles/", "/passages/", "/beacons/", "/approvals/", "/audit/", "/delivery/", "/settings/"];
 
 let onRoute = () => {};
 

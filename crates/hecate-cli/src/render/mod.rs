@@ -1,11 +1,14 @@
 //! Text renderings: pure functions of a value, a style and the time, so every table
 //! is snapshot-tested exactly.
 
+use hecate_ops::model::{
+    ChangeFailureRate, DeploymentFrequency, Figures, LeadTime, LeadTimeParts, Reach, TimeToRestore,
+};
 use hecate_ops::rules::change;
 use hecate_ops::{
-    Aborted, Approved, AuditEntry, AuditKind, ChainState, Evidence, Explanation, FluxReconciled,
-    FluxResource, FluxSuspended, Polled, Preflight, Promoted, QueuedApproval, Rejected, StagedGate,
-    State, VerifyReport, Withdrawn,
+    Aborted, Approved, AuditEntry, AuditKind, ChainState, Delivery, Evidence, Explanation,
+    FluxReconciled, FluxResource, FluxSuspended, Polled, Preflight, Promoted, QueuedApproval,
+    Rejected, StagedGate, State, VerifyReport, Withdrawn,
 };
 use hecate_types::{
     ArtifactRef, Beacon, Bundle, ConditionStatus, Health, Passage, PassagePhase, Time,
@@ -1020,4 +1023,197 @@ pub(crate) fn evidence(e: &Evidence, style: &Style) -> String {
         );
     }
     out
+}
+
+/// `hecate metrics`: each Gate's four figures, the pipeline's, what they rest on and
+/// where the time goes — ops' figures (DECISION 138), in words.
+pub(crate) fn delivery(d: &Delivery, columns: Columns, style: &Style) -> String {
+    if d.gates.is_empty() {
+        return format!("no Gates in {}\n", d.namespace);
+    }
+    let mut header = vec![
+        "GATE",
+        "LEAD TIME",
+        "DEPLOYMENTS",
+        "FAILURE RATE",
+        "TIME TO RESTORE",
+    ];
+    if columns.wide() {
+        header.push("WHERE THE TIME GOES");
+    }
+    let mut table = Table::new(&header);
+    for gate in &d.gates {
+        let mut row = vec![Cell::plain(gate.gate.clone())];
+        row.extend(figure_cells(&gate.figures, style));
+        if columns.wide() {
+            row.push(Cell::plain(time_goes(&gate.figures.lead_time.parts)));
+        }
+        table.row(row);
+    }
+    let mut out = table.render(style, columns);
+    if let Some(pipeline) = &d.pipeline {
+        let f = &pipeline.figures;
+        out.push_str(&format!(
+            "\nwhere releases end up ({}): {}; {}; {}; {}\n",
+            pipeline.gates.join(", "),
+            lead_words(&f.lead_time),
+            frequency_words(&f.deployment_frequency),
+            failure_words(&f.change_failure_rate),
+            restore_words(&f.time_to_restore),
+        ));
+        out.push_str(&reach_words(
+            &pipeline.reach,
+            f.change_failure_rate.crossings,
+        ));
+        let parts = time_goes(&f.lead_time.parts);
+        if parts != "-" {
+            out.push_str(&format!("where the time goes: {parts}\n"));
+        }
+    } else if let [gate] = d.gates.as_slice() {
+        out.push('\n');
+        out.push_str(&reach_words(
+            &gate.reach,
+            gate.figures.change_failure_rate.crossings,
+        ));
+        let parts = time_goes(&gate.figures.lead_time.parts);
+        if parts != "-" {
+            out.push_str(&format!("where the time goes: {parts}\n"));
+        }
+    }
+    out
+}
+
+/// "1m 35s", "30m", "1d 3h": the two largest units, as the UI writes them.
+fn seconds(n: u64) -> String {
+    let mut rest = n;
+    let mut parts = Vec::new();
+    for (unit, size) in [("d", 86_400), ("h", 3_600), ("m", 60)] {
+        if rest >= size {
+            parts.push(format!("{}{unit}", rest / size));
+            rest %= size;
+        }
+    }
+    if parts.len() < 2 && (rest > 0 || parts.is_empty()) {
+        parts.push(format!("{rest}s"));
+    }
+    parts.truncate(2);
+    parts.join(" ")
+}
+
+fn figure_cells(f: &Figures, style: &Style) -> Vec<Cell> {
+    let lead = &f.lead_time;
+    let rate = &f.change_failure_rate;
+    let restore = &f.time_to_restore;
+    let rate_colour = match rate.rate {
+        Some(r) if r > 0.0 => Some(Colour::Red),
+        Some(_) => Some(Colour::Green),
+        None => None,
+    };
+    vec![
+        Cell::plain(match (lead.median_seconds, lead.p90_seconds) {
+            (Some(median), Some(p90)) => format!("{} (p90 {})", seconds(median), seconds(p90)),
+            _ => "-".into(),
+        }),
+        Cell::plain(format!(
+            "{} ({}/day)",
+            f.deployment_frequency.crossings, f.deployment_frequency.per_day
+        )),
+        Cell::styled(
+            match rate.rate {
+                Some(r) => format!("{}% of {}", (r * 100.0).round(), rate.crossings),
+                None => "-".into(),
+            },
+            style,
+            rate_colour,
+        ),
+        Cell::styled(
+            match (restore.median_seconds, &restore.open_since) {
+                (_, Some(_)) => "failing now".to_string(),
+                (Some(median), None) => seconds(median),
+                (None, None) => "-".into(),
+            },
+            style,
+            restore.open_since.as_ref().map(|_| Colour::Red),
+        ),
+    ]
+}
+
+fn lead_words(lead: &LeadTime) -> String {
+    match (lead.median_seconds, lead.p90_seconds) {
+        (Some(median), Some(p90)) => format!(
+            "lead time {} median, {} p90 over {} deployments",
+            seconds(median),
+            seconds(p90),
+            lead.crossings
+        ),
+        _ => "no lead time yet".into(),
+    }
+}
+
+fn frequency_words(f: &DeploymentFrequency) -> String {
+    format!("{} deployments a day ({} a week)", f.per_day, f.per_week)
+}
+
+fn failure_words(rate: &ChangeFailureRate) -> String {
+    match rate.rate {
+        Some(r) => format!(
+            "{}% of {} crossings failed",
+            (r * 100.0).round(),
+            rate.crossings
+        ),
+        None => "nothing crossed".into(),
+    }
+}
+
+fn restore_words(restore: &TimeToRestore) -> String {
+    let mut words = match restore.median_seconds {
+        Some(median) => format!(
+            "restored in {} (median of {})",
+            seconds(median),
+            restore.restored
+        ),
+        None if restore.failures == 0 => "no failures".into(),
+        None => "nothing restored yet".into(),
+    };
+    if let Some(since) = &restore.open_since {
+        words.push_str(&format!(
+            ", failing since {}",
+            since.0.strftime("%Y-%m-%d %H:%M UTC")
+        ));
+    }
+    words
+}
+
+/// "from 14 crossings since 2026-11-03 10:00 UTC", and whether older ones are gone.
+fn reach_words(reach: &Reach, crossings: usize) -> String {
+    let mut line = format!(
+        "figures from {crossings} crossings since {}",
+        reach.from.0.strftime("%Y-%m-%d %H:%M UTC")
+    );
+    if reach.partial {
+        line.push_str("; older crossings are no longer kept");
+    }
+    line.push('\n');
+    line
+}
+
+/// "upstream 40%, approval 30%, steps 30%", or "-" when nothing has a lead time.
+fn time_goes(parts: &LeadTimeParts) -> String {
+    let total = parts.total();
+    if total == 0 {
+        return "-".into();
+    }
+    let shares = [
+        ("upstream", parts.upstream_seconds),
+        ("approval", parts.approval_seconds),
+        ("window", parts.window_seconds),
+        ("queued", parts.queued_seconds),
+        ("steps", parts.steps_seconds),
+    ];
+    shares
+        .iter()
+        .filter(|(_, s)| *s > 0)
+        .map(|(name, s)| format!("{name} {}%", (*s as f64 * 100.0 / total as f64).round()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -5,7 +5,7 @@
 //! verdicts, chain checks) are not objects and name none.
 
 use hecate_ops::{
-    Aborted, Approved, AuditEntry, Evidence, Explanation, FluxReconciled, FluxResource,
+    Aborted, Approved, AuditEntry, Delivery, Evidence, Explanation, FluxReconciled, FluxResource,
     FluxSuspended, Polled, Preflight, Promoted, QueuedApproval, Rejected, StagedGate, VerifyReport,
     Withdrawn,
 };
@@ -158,6 +158,12 @@ impl Named for FluxReconciled {
 
 /// Reports: what happened, not objects.
 impl Named for Vec<AuditEntry> {
+    fn names(&self) -> Option<Vec<String>> {
+        None
+    }
+}
+
+impl Named for Delivery {
     fn names(&self) -> Option<Vec<String>> {
         None
     }

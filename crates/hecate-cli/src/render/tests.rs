@@ -913,3 +913,74 @@ fn a_waiting_step_counts_looks_not_attempts() {
         "{third}"
     );
 }
+
+/// A namespace's delivery figures as ops answers them: dev and production, production
+/// with a failed crossing restored and a lead time split into parts.
+fn delivery_figures() -> Delivery {
+    let figures = |lead: serde_json::Value,
+                   deployments: usize,
+                   rate: serde_json::Value,
+                   restore: serde_json::Value| {
+        serde_json::json!({
+            "leadTime": lead,
+            "deploymentFrequency": {"crossings": deployments, "days": 1.0, "perDay": deployments as f64, "perWeek": deployments as f64 * 7.0},
+            "changeFailureRate": rate,
+            "timeToRestore": restore,
+        })
+    };
+    let parts = serde_json::json!({
+        "upstreamSeconds": 1200, "approvalSeconds": 600, "windowSeconds": 0,
+        "queuedSeconds": 60, "stepsSeconds": 140,
+    });
+    let no_parts = serde_json::json!({
+        "upstreamSeconds": 0, "approvalSeconds": 0, "windowSeconds": 0,
+        "queuedSeconds": 0, "stepsSeconds": 95,
+    });
+    let no_failures =
+        serde_json::json!({"failed": 0, "aborted": 0, "unverified": 0, "rolledBack": 0});
+    let reach = serde_json::json!({"from": "2026-08-10T12:00:00Z", "partial": false});
+    let production = figures(
+        serde_json::json!({"crossings": 2, "medianSeconds": 1800, "p90Seconds": 2400, "parts": parts}),
+        2,
+        serde_json::json!({"crossings": 3, "failed": 1, "rate": 0.33, "by": {"failed": 1, "aborted": 0, "unverified": 0, "rolledBack": 0}}),
+        serde_json::json!({"failures": 1, "restored": 1, "medianSeconds": 540, "longestSeconds": 540}),
+    );
+    let mut dev = figures(
+        serde_json::json!({"crossings": 3, "medianSeconds": 95, "p90Seconds": 100, "parts": no_parts}),
+        3,
+        serde_json::json!({"crossings": 3, "failed": 0, "rate": 0.0, "by": no_failures}),
+        serde_json::json!({"failures": 0, "restored": 0}),
+    );
+    dev["gate"] = "dev".into();
+    dev["stage"] = 0.into();
+    dev["reach"] = reach.clone();
+    dev["crossings"] = serde_json::json!([]);
+    let mut gate = production.clone();
+    gate["gate"] = "production".into();
+    gate["stage"] = 1.into();
+    gate["reach"] = reach.clone();
+    gate["crossings"] = serde_json::json!([]);
+    let mut pipeline = production;
+    pipeline["gates"] = serde_json::json!(["production"]);
+    pipeline["reach"] = reach;
+    serde_json::from_value(serde_json::json!({
+        "namespace": "acme",
+        "since": "2026-07-12T12:00:00Z",
+        "until": "2026-08-11T12:00:00Z",
+        "gates": [dev, gate],
+        "pipeline": pipeline,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn metrics_table() {
+    insta::assert_snapshot!(
+        "metrics",
+        delivery(&delivery_figures(), Narrow, &Style::plain())
+    );
+    insta::assert_snapshot!(
+        "metrics-wide",
+        delivery(&delivery_figures(), Wide, &Style::plain())
+    );
+}

@@ -227,7 +227,7 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
         let entries: Vec<&str> = commands.lines().filter(|l| l.starts_with("\\fB")).collect();
         assert_eq!(
             entries.len(),
-            23,
+            24,
             "every command but the hidden one, and each of flux's actions: {commands}"
         );
         for entry in [
@@ -267,7 +267,7 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
             examples.contains("follow the crossing \\(em exit 0 when it lands"),
             "{examples}"
         );
-        assert_eq!(examples.matches(".nf\n").count(), 8, "{examples}");
+        assert_eq!(examples.matches(".nf\n").count(), 9, "{examples}");
 
         let exits = section("\"EXIT STATUS\"");
         let codes: Vec<&str> = exits.lines().filter(|l| l.starts_with(".B ")).collect();

@@ -332,3 +332,59 @@ async fn the_servers_own_rbac_is_reported_as_forbidden() {
         "Forbidden"
     );
 }
+
+/// `delivery_metrics` (issue 35): ops' figures, the pipeline's last stage beside each
+/// Gate's; one Gate's alone; a period it cannot read and a Gate that is not there are
+/// answers to correct.
+#[tokio::test]
+async fn delivery_metrics_answers_the_figures_ops_judged() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    let client = piped(server(&env, None).await, Era::Legacy).await;
+    let figures = structured(&result(&client, "delivery_metrics", json!({})).await);
+    let gates: Vec<&str> = figures["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["gate"].as_str().unwrap())
+        .collect();
+    assert_eq!(gates, ["dev", "staging", "production"]);
+    assert_eq!(figures["pipeline"]["gates"], json!(["production"]));
+    // dev-1 crossed dev: one deployment of b1, its lead time resting on it.
+    let dev = &figures["gates"][0];
+    assert_eq!(dev["deploymentFrequency"]["crossings"], 1);
+    assert_eq!(dev["leadTime"]["crossings"], 1);
+    assert_eq!(dev["crossings"][0]["passage"], "dev-1");
+    assert_eq!(dev["crossings"][0]["outcome"], "succeeded");
+
+    let one = structured(
+        &result(
+            &client,
+            "delivery_metrics",
+            json!({"gate": "dev", "since": "2w"}),
+        )
+        .await,
+    );
+    assert_eq!(one["gates"].as_array().unwrap().len(), 1);
+    assert_eq!(one.get("pipeline"), None);
+
+    for (arguments, class, said) in [
+        (json!({"since": "forever"}), "InvalidArguments", "since"),
+        (
+            json!({"gate": "Not_A_Name"}),
+            "InvalidArguments",
+            "Not_A_Name",
+        ),
+        (json!({"gate": "qa"}), "NotFound", "qa"),
+    ] {
+        let answer = result(&client, "delivery_metrics", arguments.clone()).await;
+        assert_eq!(answer.is_error, Some(true), "{arguments}");
+        let problem = &answer.structured_content.clone().unwrap()["error"];
+        assert_eq!(problem["class"], class, "{arguments}");
+        assert!(
+            text(&answer).contains(said),
+            "{arguments}: {}",
+            text(&answer)
+        );
+    }
+}

@@ -45,6 +45,7 @@ async fn write_tools_exist_only_with_allow_writes() {
         [
             "approvals",
             "audit",
+            "delivery_metrics",
             "evidence",
             "flux_resources",
             "get_gate",
@@ -81,7 +82,7 @@ async fn write_tools_exist_only_with_allow_writes() {
     for flux in ["suspend_flux", "resume_flux", "reconcile_flux"] {
         assert!(names.contains(&flux.to_string()), "{flux}");
     }
-    assert_eq!(names.len(), 17);
+    assert_eq!(names.len(), 18);
 }
 
 #[tokio::test]

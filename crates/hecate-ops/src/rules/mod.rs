@@ -8,6 +8,7 @@ pub mod actions;
 pub mod approval;
 pub mod audit;
 pub mod change;
+pub mod delivery;
 pub mod eligibility;
 pub mod explain;
 pub mod flux;

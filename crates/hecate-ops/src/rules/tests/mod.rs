@@ -3,6 +3,7 @@
 mod approval;
 mod audit;
 mod change;
+mod delivery;
 mod eligibility;
 mod explain;
 mod overview;
