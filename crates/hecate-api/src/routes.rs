@@ -9,6 +9,7 @@ use std::convert::Infallible;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{FromRequestParts, MatchedPath, Path, Query, Request, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
@@ -765,6 +766,16 @@ async fn evidence(
     Ok(Json(state.ops.evidence(&ns, &name).await?).into_response())
 }
 
+/// A query string decoded, or a 400 saying what is not understood.
+fn understood<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    query.map(|Query(query)| query).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the query is not understood: {}",
+            bounded(&e.body_text(), MESSAGE_CHARS)
+        ))
+    })
+}
+
 /// `?gate=&bundle=` on the Passage list: exact matches on `spec.gate` and `spec.bundle`.
 #[derive(Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -777,14 +788,9 @@ async fn passages(
     State(state): State<AppState>,
     asked: Asked,
     Path(ns): Path<String>,
-    filter: Result<Query<PassageFilter>, axum::extract::rejection::QueryRejection>,
+    filter: Result<Query<PassageFilter>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let Query(filter) = filter.map_err(|e| {
-        ApiError::bad_request(format!(
-            "the query is not understood: {}",
-            bounded(&e.body_text(), MESSAGE_CHARS)
-        ))
-    })?;
+    let filter = understood(filter)?;
     asked.admit(&state, &ns, None).await?;
     let (gate, bundle) = (
         filter.gate.filter(|g| !g.is_empty()),
@@ -847,14 +853,9 @@ async fn delivery(
     State(state): State<AppState>,
     asked: Asked,
     Path(ns): Path<String>,
-    query: Result<Query<DeliveryQuery>, axum::extract::rejection::QueryRejection>,
+    query: Result<Query<DeliveryQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let Query(query) = query.map_err(|e| {
-        ApiError::bad_request(format!(
-            "the query is not understood: {}",
-            bounded(&e.body_text(), MESSAGE_CHARS)
-        ))
-    })?;
+    let query = understood(query)?;
     let period = match query.since.as_deref().filter(|s| !s.is_empty()) {
         Some(since) => hecate_ops::rules::delivery::parse_period(since)
             .map_err(|e| ApiError::bad_request(format!("since: {}", bounded(&e, MESSAGE_CHARS))))?,

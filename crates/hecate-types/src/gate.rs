@@ -329,7 +329,21 @@ pub struct EvidenceRef {
     pub url: String,
 }
 
+/// How many finished Passages a Gate keeps when `spec.retain` is unset (spec
+/// controller.md §2.10).
+pub const DEFAULT_PASSAGES_RETAINED: usize = 20;
+
 impl Gate {
+    /// How many finished Passages the Gate keeps: `spec.retain`, [`DEFAULT_PASSAGES_RETAINED`]
+    /// when unset; `None` when it keeps all (`0`).
+    pub fn retained_passages(&self) -> Option<usize> {
+        match self.spec.retain {
+            Some(0) => None,
+            Some(n) => Some(usize::try_from(n).unwrap_or(0)),
+            None => Some(DEFAULT_PASSAGES_RETAINED),
+        }
+    }
+
     /// The admission that covers Bundles of the named Beacon: the first that names it.
     pub fn admission_for(&self, beacon: &str) -> Option<&Admission> {
         self.spec.admits.iter().find(|a| a.from.beacon == beacon)

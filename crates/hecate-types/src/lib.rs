@@ -50,9 +50,9 @@ pub use bundle::{
 pub use common::{Condition, ConditionStatus, HealthCheck, LocalSecretRef, Step, Var};
 pub use error_chain::error_chain;
 pub use gate::{
-    Admission, ApprovalAlternative, ApprovalPolicy, ApprovalRule, BundleOrigin, EvidenceConfig,
-    EvidenceRef, Gate, GateOccupant, GateSpec, GateStatus, HealthReport, PassageTemplate,
-    Verification, Window,
+    Admission, ApprovalAlternative, ApprovalPolicy, ApprovalRule, BundleOrigin,
+    DEFAULT_PASSAGES_RETAINED, EvidenceConfig, EvidenceRef, Gate, GateOccupant, GateSpec,
+    GateStatus, HealthReport, PassageTemplate, Verification, Window,
 };
 pub use health::Health;
 pub use passage::{Passage, PassagePhase, PassageSpec, PassageStatus, StepPhase, StepStatus};

@@ -43,6 +43,18 @@ export function navigate(url, { replace = false, quiet = false } = {}) {
   onRoute({ moved: !quiet });
 }
 
+/**
+ * A filter's change handler: `path` redrawn in place with the query parameter `key`
+ * set to the control's value (the view stays shareable: the filters live in the URL).
+ */
+export function refiltered(path, params) {
+  return (key) => (event) => {
+    const next = Object.fromEntries(params);
+    next[key] = event.target.value;
+    navigate(href(path, next), { replace: true, quiet: true });
+  };
+}
+
 /** Starts routing: `handler({moved})` runs for every route change. */
 export function start(handler) {
   onRoute = handler;

@@ -10,16 +10,11 @@ use hecate_types::{Gate, Passage, wellknown};
 use kube::ResourceExt as _;
 use kube::api::{Api, DeleteParams};
 
-/// How many finished Passages a Gate keeps when `spec.retain` is unset.
-pub const DEFAULT_RETAIN: usize = 20;
-
 /// The names of the Gate's Passages to delete: finished ones it does not name, beyond
 /// the newest `retain`.
 pub fn to_collect(gate: &Gate, passages: &[Passage]) -> Vec<String> {
-    let retain = match gate.spec.retain {
-        Some(0) => return Vec::new(),
-        Some(n) => usize::try_from(n).unwrap_or(0),
-        None => DEFAULT_RETAIN,
+    let Some(retain) = gate.retained_passages() else {
+        return Vec::new();
     };
     let mut named: HashSet<&str> = HashSet::new();
     if let Some(status) = &gate.status {

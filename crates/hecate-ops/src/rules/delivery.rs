@@ -37,9 +37,6 @@ use crate::model::{
 pub const DEFAULT_PERIOD: SignedDuration = SignedDuration::from_hours(30 * 24);
 /// The longest period that may be asked for: ten years.
 const MAX_PERIOD: SignedDuration = SignedDuration::from_hours(3660 * 24);
-/// How many finished Passages a Gate keeps when `spec.retain` is unset (the
-/// controller's default, spec controller.md §2.10).
-const DEFAULT_RETAIN: usize = 20;
 /// How many window edges are stepped over to measure a wait: beyond it, the rest of
 /// the wait is counted as queued.
 const MAX_WINDOW_EDGES: usize = 256;
@@ -185,11 +182,7 @@ fn judge_gate(
         a.1.cmp(&b.1)
             .then_with(|| a.0.name_any().cmp(&b.0.name_any()))
     });
-    let retain = match gate.spec.retain {
-        Some(0) => None,
-        Some(n) => usize::try_from(n).ok(),
-        None => Some(DEFAULT_RETAIN),
-    };
+    let retain = gate.retained_passages();
     let oldest_kept = finished.first().map(|(_, at)| *at);
     let maybe_collected = retain.is_some_and(|keep| finished.len() >= keep);
     // Nothing to count before the first record: the Gate's creation, or an older

@@ -5,7 +5,7 @@ import { get, nsPath } from "../api.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
 import { count, short, time } from "../format.js";
-import { href, navigate } from "../router.js";
+import { refiltered } from "../router.js";
 
 const KINDS = ["crossed", "refused", "running", "approved", "aborted"];
 const MARKS = { crossed: "✓", refused: "✗", running: "◐", approved: "✔", aborted: "■" };
@@ -25,11 +25,7 @@ export async function render(ctx) {
   // Newest first, as ops orders the trail.
   const shown = entries.filter((e) => (!gate || e.gate === gate) && (!kind || e.kind === kind));
   const gates = [...new Set(entries.map((e) => e.gate))].sort();
-  const filter = (key) => (event) => {
-    const next = Object.fromEntries(params);
-    next[key] = event.target.value;
-    navigate(href("/audit/", next), { replace: true, quiet: true });
-  };
+  const filter = refiltered("/audit/", params);
   return h(
     "div",
     { class: "page" },

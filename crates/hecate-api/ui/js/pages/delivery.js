@@ -7,7 +7,7 @@ import { get, nsPath } from "../api.js";
 import * as c from "../components.js";
 import { h, s } from "../dom.js";
 import { count, local } from "../format.js";
-import { href, navigate } from "../router.js";
+import { refiltered } from "../router.js";
 
 const PERIODS = [["7d", "7 days"], ["30d", "30 days"], ["90d", "90 days"], ["365d", "a year"]];
 const PARTS = [
@@ -28,11 +28,7 @@ export async function render(ctx) {
   const names = metrics.gates.map((g) => g.gate);
   const asked = params.get("gate");
   const focus = metrics.gates.find((g) => g.gate === asked) || metrics.gates.find((g) => g.gate === metrics.pipeline?.gates[0]) || metrics.gates[metrics.gates.length - 1];
-  const choose = (key) => (event) => {
-    const next = Object.fromEntries(params);
-    next[key] = event.target.value;
-    navigate(href("/delivery/", next), { replace: true, quiet: true });
-  };
+  const choose = refiltered("/delivery/", params);
   return h(
     "div",
     { class: "page delivery" },
