@@ -856,11 +856,8 @@ async fn delivery(
     query: Result<Query<DeliveryQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let query = understood(query)?;
-    let period = match query.since.as_deref().filter(|s| !s.is_empty()) {
-        Some(since) => hecate_ops::rules::delivery::parse_period(since)
-            .map_err(|e| ApiError::bad_request(format!("since: {}", bounded(&e, MESSAGE_CHARS))))?,
-        None => hecate_ops::rules::delivery::DEFAULT_PERIOD,
-    };
+    let period = hecate_ops::rules::delivery::period_or_default(query.since.as_deref())
+        .map_err(|e| ApiError::bad_request(format!("since: {}", bounded(&e, MESSAGE_CHARS))))?;
     let gate = query.gate.filter(|g| !g.is_empty());
     asked.admit(&state, &ns, gate.as_deref()).await?;
     Ok(Json(state.ops.delivery(&ns, gate.as_deref(), period).await?).into_response())

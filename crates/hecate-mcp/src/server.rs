@@ -444,11 +444,8 @@ impl Call<'_> {
     async fn delivery_metrics(&self, args: DeliveryArgs) -> CallToolResult {
         let answer = async {
             let namespace = self.namespace(args.namespace)?;
-            let period = match args.since.as_deref().filter(|s| !s.is_empty()) {
-                Some(since) => rules::delivery::parse_period(since)
-                    .map_err(|e| invalid(format!("since: {e}")))?,
-                None => rules::delivery::DEFAULT_PERIOD,
-            };
+            let period = rules::delivery::period_or_default(args.since.as_deref())
+                .map_err(|e| invalid(format!("since: {e}")))?;
             let gate = match args.gate.filter(|g| !g.is_empty()) {
                 Some(gate) => Some(name_argument("gate", &gate)?),
                 None => None,

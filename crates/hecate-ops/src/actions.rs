@@ -130,8 +130,7 @@ impl Ops {
         let approver: Person = approver.into();
         let refused = |refusal| Error::refused(Action::Approve, refusal);
         rules::actions::judge_actor(&approver.name, "an approval").map_err(refused)?;
-        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
-        let current: Bundle = self.get(Kind::Bundle, namespace, bundle).await?;
+        let (gate, current) = self.gate_and_bundle(namespace, gate, bundle).await?;
         rules::actions::judge_approval(&gate, &current).map_err(refused)?;
         let gate_name = gate.name_any();
         let asked = asked(&gate, &current);
@@ -225,8 +224,7 @@ impl Ops {
         let refused = |refusal| Error::refused(Action::Reject, refusal);
         rules::actions::judge_actor(&rejecter.name, "a rejection").map_err(refused)?;
         let reason = rules::actions::judge_reason(reason).map_err(refused)?;
-        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
-        let current: Bundle = self.get(Kind::Bundle, namespace, bundle).await?;
+        let (gate, current) = self.gate_and_bundle(namespace, gate, bundle).await?;
         rules::actions::judge_approval(&gate, &current).map_err(refused)?;
         let gate_name = gate.name_any();
         let answer = |reason: &str, recorded| Rejected {
@@ -288,8 +286,7 @@ impl Ops {
         let person: Person = person.into();
         let refused = |refusal| Error::refused(Action::Reject, refusal);
         rules::actions::judge_actor(&person.name, "a withdrawal").map_err(refused)?;
-        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
-        let current: Bundle = self.get(Kind::Bundle, namespace, bundle).await?;
+        let (gate, current) = self.gate_and_bundle(namespace, gate, bundle).await?;
         let gate_name = gate.name_any();
         let answer = |rejections_of: Vec<String>| Withdrawn {
             namespace: namespace.to_string(),
@@ -478,4 +475,19 @@ fn counts_already(
             .iter()
             .any(|rule| rule.approved_by.iter().any(|a| a == actor))
     })
+}
+
+impl Ops {
+    /// The Gate and the Bundle an approval, a rejection or a withdrawal is about: the
+    /// Gate first, so a missing Gate is what is reported (the reference's order).
+    async fn gate_and_bundle(
+        &self,
+        namespace: &str,
+        gate: &str,
+        bundle: &str,
+    ) -> Result<(Gate, Bundle)> {
+        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
+        let bundle: Bundle = self.get(Kind::Bundle, namespace, bundle).await?;
+        Ok((gate, bundle))
+    }
 }

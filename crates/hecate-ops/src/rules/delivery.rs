@@ -47,6 +47,15 @@ const MAX_WINDOW_EDGES: usize = 256;
 pub const PERIOD_PATTERN: &str =
     "^$|^([1-9][0-9]{0,2}d|[1-9][0-9]?w|[1-9][0-9]{0,3}h|[1-9][0-9]{0,4}m)$";
 
+/// The period asked for, if any (absent or empty: [`DEFAULT_PERIOD`]), as
+/// [`parse_period`] reads it: what the API's and MCP's optional `since` mean.
+pub fn period_or_default(text: Option<&str>) -> Result<SignedDuration, String> {
+    match text.filter(|t| !t.is_empty()) {
+        Some(text) => parse_period(text),
+        None => Ok(DEFAULT_PERIOD),
+    }
+}
+
 /// A period as people write it: `30d`, `2w`, or a Go duration (`12h`, `90m`); positive
 /// and at most ten years.
 pub fn parse_period(text: &str) -> Result<SignedDuration, String> {

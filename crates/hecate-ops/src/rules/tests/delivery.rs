@@ -12,7 +12,7 @@ use crate::model::{
     DeliveryOutcome::{self, *},
     FailureCounts, LeadTimeParts,
 };
-use crate::rules::delivery::{delivery, parse_period};
+use crate::rules::delivery::{DEFAULT_PERIOD, delivery, parse_period, period_or_default};
 use crate::rules::fixtures::*;
 use crate::rules::snapshot::NamespaceSnapshot;
 
@@ -373,6 +373,11 @@ fn periods_are_days_weeks_or_go_durations() {
     for bad in ["0d", "-1d", "1.5d", "d", "abc", "4000d", ""] {
         assert!(parse_period(bad).is_err(), "{bad}");
     }
+    // Absent or empty is the default; anything else is read as above.
+    assert_eq!(period_or_default(None), Ok(DEFAULT_PERIOD));
+    assert_eq!(period_or_default(Some("")), Ok(DEFAULT_PERIOD));
+    assert_eq!(period_or_default(Some("2w")), hours(336));
+    assert!(period_or_default(Some("forever")).is_err());
     // The largest of each unit the API's schema promises (PERIOD_PATTERN) is taken.
     for largest in ["999d", "99w", "9999h", "99999m", "1m"] {
         assert!(parse_period(largest).is_ok(), "{largest}");
