@@ -124,6 +124,21 @@ async fn crossed(h: &Harness, name: &str) -> Passage {
     .await
 }
 
+/// How many crossings of Gate `dev` in `namespace` `controller` has finished, once it
+/// has counted at least `least`: a crossing's counter is raised just after its status
+/// is written, so a test that saw the status waits for the count.
+async fn counted(controller: &Controller, namespace: &str, least: usize) -> usize {
+    eventually(
+        Duration::from_secs(10),
+        &format!("{least} crossings counted in {namespace}"),
+        || async {
+            let n = crossings(controller, namespace).await;
+            (n >= least).then_some(n)
+        },
+    )
+    .await
+}
+
 /// How many crossings of Gate `dev` in `namespace` `controller` has finished.
 async fn crossings(controller: &Controller, namespace: &str) -> usize {
     let series = format!(r#"hecate_passages_total{{namespace="{namespace}",gate="dev","#);
@@ -170,12 +185,12 @@ async fn two_shards_watch_only_their_namespaces_and_hand_one_over_when_it_is_rel
     crossed(&one, "dev-1").await;
     crossed(&two, "dev-1").await;
     assert_eq!(
-        (crossings(&a, &ns1).await, crossings(&a, &ns2).await),
+        (counted(&a, &ns1, 1).await, crossings(&a, &ns2).await),
         (1, 0),
         "a crossed in its namespace only"
     );
     assert_eq!(
-        (crossings(&b, &ns1).await, crossings(&b, &ns2).await),
+        (crossings(&b, &ns1).await, counted(&b, &ns2, 1).await),
         (0, 1),
         "b crossed in its namespace only"
     );
@@ -198,8 +213,8 @@ async fn two_shards_watch_only_their_namespaces_and_hand_one_over_when_it_is_rel
     );
     b.signal(Signal::SIGCONT);
     crossed(&one, "dev-2").await;
+    assert_eq!(counted(&b, &ns1, 1).await, 1, "b took ns1 up");
     assert_eq!(crossings(&a, &ns1).await, 1, "a did nothing more in ns1");
-    assert_eq!(crossings(&b, &ns1).await, 1, "b took ns1 up");
     assert_eq!(
         server.received_requests().await.unwrap().len(),
         3,
