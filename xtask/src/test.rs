@@ -1,7 +1,8 @@
 //! `cargo xtask test`: the README's test command. It makes sure the machine has what
 //! the tests use — Debian packages when missing (headless Chromium and its driver for
 //! the UI, git for the controller's steps and Beacons, `docker-registry` for the image
-//! Beacons' loopback registry, `openssh-server` for git over SSH; see [`crate::system`]),
+//! Beacons' loopback registry, `openssh-server` for git over SSH, `prometheus` for the
+//! `prometheus` verifier's queries; see [`crate::system`]),
 //! the control plane, `kustomize` and `helm` (the render steps' programs) built once
 //! into the shared cache, schemathesis (which checks the API against its OpenAPI
 //! document) installed once from PyPI into a virtualenv there — then runs `cargo test
@@ -16,12 +17,13 @@ use std::path::Path;
 use crate::system::Package;
 
 /// What the tests need from Debian.
-const PACKAGES: [Package; 5] = [
+const PACKAGES: [Package; 6] = [
     ("chromium", "chromium"),
     ("chromedriver", "chromium-driver"),
     ("git", "git"),
     ("docker-registry", "docker-registry"),
     ("/usr/sbin/sshd", "openssh-server"),
+    ("prometheus", "prometheus"),
 ];
 
 pub(crate) fn run(root: &Path, args: &[String], dry_run: bool) -> anyhow::Result<()> {

@@ -236,6 +236,16 @@ pub const ROUTES: &[Route] = &[
         answer: Answer::Json(schema::<hecate_types::Passage>),
     },
     Route {
+        method: Method::Post,
+        path: ns!("/gates/{name}/rollback"),
+        guard: Guard::Namespaced(Operation::Rollback),
+        summary: "Go back: cross a Bundle the Gate verified before again (by default the newest earlier one), undoing its latest crossing; the caller is the actor. Answers the created Passage",
+        query: &[],
+        handler: || post(rollback),
+        request: Some(schema::<RollbackRequest>),
+        answer: Answer::Json(schema::<hecate_types::Passage>),
+    },
+    Route {
         method: Method::Get,
         path: ns!("/gates/{name}/preflight"),
         guard: Guard::Namespaced(Operation::Preflight),
@@ -909,6 +919,41 @@ async fn promote(
     let passage = state
         .ops
         .promote(&ns, &name, &request.bundle, &asked.caller.username)
+        .await?;
+    Ok(Json(passage).into_response())
+}
+
+/// `POST …/gates/{name}/rollback`: the body is optional.
+#[derive(Deserialize, Default, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RollbackRequest {
+    /// The Bundle to go back to: one the Gate verified before. Without it, the newest
+    /// earlier Bundle the Gate verified.
+    #[serde(default)]
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = names::DNS_SUBDOMAIN_PATTERN)
+    )]
+    to: Option<String>,
+}
+
+async fn rollback(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path((ns, name)): Named,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let request: RollbackRequest = strict_body(&body)?;
+    asked.admit(&state, &ns, Some(&name)).await?;
+    // Empty reads as absent, as elsewhere: the Gate's own choice.
+    let to = request.to.filter(|to| !to.is_empty());
+    if let Some(to) = &to {
+        check_name(to)?;
+    }
+    // A REST create answers the created object, as promote does.
+    let passage = state
+        .ops
+        .rollback(&ns, &name, to.as_deref(), &asked.caller.username)
         .await?;
     Ok(Json(passage).into_response())
 }

@@ -353,6 +353,18 @@ pub(crate) enum Command {
         #[command(flatten)]
         output: OutputArg,
     },
+    /// Go back: cross a Bundle the Gate verified before again, undoing its latest
+    /// crossing.
+    Rollback {
+        /// The Gate.
+        gate: String,
+        /// The Bundle to go back to; without it, the newest earlier one the Gate
+        /// verified.
+        #[arg(long, value_name = "BUNDLE")]
+        to: Option<String>,
+        #[command(flatten)]
+        output: OutputArg,
+    },
     /// Approve a Bundle for one Gate (someone else must then promote it).
     Approve {
         /// The Bundle.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt as _, StreamExt as _};
-use hecate_ops::{Operation, Ops, Promoted, Scope};
+use hecate_ops::{Operation, Ops, Promoted, RolledBack, Scope};
 use hecate_types::{Passage, PassagePhase, StepPhase};
 use kube::ResourceExt as _;
 
@@ -43,6 +43,7 @@ fn operation(command: &Command) -> Option<Operation> {
         Command::Flux(_) => Operation::SuspendFlux,
         Command::Verify(_) => Operation::Verify,
         Command::Promote { .. } => Operation::Promote,
+        Command::Rollback { .. } => Operation::Rollback,
         Command::Approve { .. } => Operation::Approve,
         Command::Reject { withdraw: true, .. } => Operation::WithdrawRejection,
         Command::Reject { .. } => Operation::Reject,
@@ -209,6 +210,21 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             if let Some(interrupted) = interrupted {
                 return watch_crossing(&ops, &ns, &passage, timeout, interrupted, &style).await;
             }
+        }
+        Command::Rollback { gate, to, output } => {
+            let actor = cx.whoami().await?;
+            let passage = ops
+                .rollback(&ns, &gate, to.as_deref(), &actor.name)
+                .await
+                .map_err(write)?;
+            let rolled_back = RolledBack::from(&passage);
+            let written = Written {
+                action: "rollback",
+                answer: &rolled_back,
+            };
+            output::print(&output.format, &written, |_| {
+                render::rolled_back(&rolled_back)
+            })?;
         }
         Command::Approve {
             bundle,

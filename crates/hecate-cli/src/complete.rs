@@ -110,7 +110,7 @@ async fn complete(cluster: &ClusterArgs, prior: &[String], current: &str) -> Vec
                 .collect();
         }
         "-g" | "--gate" => Some(Names::Gates),
-        "-b" | "--bundle" => Some(Names::Bundles),
+        "-b" | "--bundle" | "--to" => Some(Names::Bundles),
         "-n" | "--namespace" => Some(Names::Namespaces),
         "--kubeconfig" | "--context" | "--as" | "--timeout" => return Vec::new(),
         _ if current.starts_with('-') => {
@@ -134,7 +134,7 @@ async fn complete(cluster: &ClusterArgs, prior: &[String], current: &str) -> Vec
         }
         _ => match command.get_name() {
             "completion" => return filter(["bash", "zsh", "fish"], current),
-            "explain" | "promote" | "preflight" | "flux" => Some(Names::Gates),
+            "explain" | "promote" | "rollback" | "preflight" | "flux" => Some(Names::Gates),
             "approve" => Some(Names::Bundles),
             "abort" => Some(Names::RunningPassages),
             "poll" => Some(Names::Beacons),
@@ -318,7 +318,7 @@ pub(crate) fn man_page(invoked_as: &str) -> Result<String, Failure> {
 }
 
 /// The man page's examples: what it does, and the command after the program's name.
-const EXAMPLES: [(&str, &str); 9] = [
+const EXAMPLES: [(&str, &str); 10] = [
     (
         "Every Gate of the namespace at a glance, upstream first:",
         "status -n shop",
@@ -342,6 +342,10 @@ const EXAMPLES: [(&str, &str); 9] = [
     (
         "Move it and follow the crossing \u{2014} exit 0 when it lands, 6 when it does not:",
         "promote production --bundle app-7f3c2a --watch --timeout 30m -n shop",
+    ),
+    (
+        "Go back to the Bundle production verified before, undoing its latest crossing:",
+        "rollback production -n shop",
     ),
     (
         "Ask a crossing to stop; its remaining steps are marked aborted:",
@@ -438,7 +442,7 @@ mod tests {
     async fn completion_offers_each_commands_formats() {
         let none = ClusterArgs::default();
         for command in [
-            "gates", "bundles", "passages", "beacons", "explain", "promote", "flux",
+            "gates", "bundles", "passages", "beacons", "explain", "promote", "rollback", "flux",
         ] {
             assert_eq!(
                 complete(&none, &words(&[command, "-o"]), "").await,

@@ -51,6 +51,18 @@ pub const CROSSING_FAILED: Kind = Kind {
     reason: "CrossingFailed",
     warning: true,
 };
+/// The verification of a crossing said no (Hecate's own, DECISION 139).
+pub const VERIFICATION_FAILED: Kind = Kind {
+    action: "Verifying",
+    reason: "VerificationFailed",
+    warning: true,
+};
+/// A Gate opened a rollback by itself (Hecate's own, DECISION 139).
+pub const ROLLBACK_STARTED: Kind = Kind {
+    action: "RollingBack",
+    reason: "RollbackStarted",
+    warning: true,
+};
 /// A Gate's health changed to something not worse than Progressing.
 pub const HEALTH_CHANGED: Kind = Kind {
     action: "Monitoring",

@@ -233,7 +233,7 @@ fn elector(client: &kube::Client, args: &Args) -> anyhow::Result<Elector> {
 struct Builtin {
     /// The health checkers: `flux`.
     health: health::Checkers,
-    /// The verifiers: `flagger`.
+    /// The verifiers: `flagger`, `soak`, `http`, `prometheus`.
     verifiers: verify::Verifiers,
     /// The steps.
     steps: hecate_steps::engine::Steps,
@@ -269,6 +269,17 @@ fn builtin(
     health.register(flux.clone())?;
     let mut verifiers = verify::Verifiers::new();
     verifiers.register(Arc::new(verify::FlaggerVerifier::new(client.clone())))?;
+    verifiers.register(Arc::new(verify::SoakVerifier))?;
+    let reach = hecate_steps::reach::Reach {
+        local: args.allow_local_http,
+        own,
+    };
+    // `http` verifications reach what `http` steps may, and nothing more.
+    verifiers.register(Arc::new(verify::HttpVerifier::new(
+        client.clone(),
+        reach.clone(),
+    )))?;
+    verifiers.register(Arc::new(verify::PrometheusVerifier::new(client.clone())))?;
     let (wake, wakes) = passage::wake::Watches::new(client.clone());
     let tools = steps::Tools {
         client: client.clone(),
@@ -281,10 +292,7 @@ fn builtin(
         helm: args.helm_path.clone(),
         allow_kustomize_load_restrictions_none: args.allow_kustomize_load_restrictions_none,
         git: git_limits(args),
-        reach: hecate_steps::reach::Reach {
-            local: args.allow_local_http,
-            own,
-        },
+        reach,
         wake: Arc::new(wake),
     };
     let steps = steps::runners(&tools)?;

@@ -13,7 +13,7 @@ use hecate_types::names::is_dns_label;
 /// An agent asks why a release is not moving (`why_stuck`), what the Gates, Bundles
 /// and Passages are, what happened (`audit`) and what the compliance record says
 /// (`evidence`). It is read-only unless started with --allow-writes, which adds
-/// `promote` and `abort`. There is no `approve` tool in any configuration: approval is a
+/// `promote`, `rollback` and `abort`. There is no `approve` tool in any configuration: approval is a
 /// segregation-of-duties control that stays with people.
 ///
 /// It reaches the cluster as kubectl does (--kubeconfig, else $KUBECONFIG, else
@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long, short = 'n')]
     pub namespace: Option<String>,
 
-    /// Also offer the `promote` and `abort` tools. Needs --actor, or --auth kubernetes
+    /// Also offer the `promote`, `rollback` and `abort` tools. Needs --actor, or --auth kubernetes
     /// (then each caller is the actor).
     #[arg(long)]
     pub allow_writes: bool,
@@ -99,7 +99,7 @@ pub enum Auth {
 /// Who the server's writes are recorded as.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Writes {
-    /// Read-only: `promote` and `abort` do not exist.
+    /// Read-only: `promote`, `rollback` and `abort` do not exist.
     Off,
     /// Writes record this actor (already `mcp:`-prefixed).
     As(String),

@@ -4,8 +4,8 @@
 //!
 //! It can never approve, in any configuration: approval is a segregation-of-duties
 //! control that belongs to people ([`tools::NO_APPROVE`]). It is read-only unless
-//! started with `--allow-writes`, which adds `promote` and `abort`, judged by the same
-//! ops rules as every other path.
+//! started with `--allow-writes`, which adds `promote`, `rollback` and `abort`, judged
+//! by the same ops rules as every other path.
 //!
 //! - [`args`]: the flags, checked into a [`args::Plan`] before anything touches the
 //!   network (writes need an actor; a non-loopback `--listen` needs `--insecure` or

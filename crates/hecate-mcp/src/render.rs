@@ -2,7 +2,7 @@
 //! `structuredContent`) reads. Short, and carrying the same facts as the structured
 //! answer; where a layout is given by the spec it is kept exactly.
 
-use hecate_ops::{Aborted, Explanation, Promoted};
+use hecate_ops::{Aborted, Explanation, Promoted, RolledBack};
 use serde::Serialize;
 
 use crate::schema::GateList;
@@ -97,6 +97,14 @@ pub fn promoted(promoted: &Promoted) -> String {
     format!(
         "opened Passage {} to cross {} through {}",
         promoted.passage, promoted.bundle, promoted.gate
+    )
+}
+
+/// `rollback`.
+pub fn rolled_back(rolled_back: &RolledBack) -> String {
+    format!(
+        "opened Passage {} to roll {} back to {} (undoing {})",
+        rolled_back.passage, rolled_back.gate, rolled_back.bundle, rolled_back.rollback_of
     )
 }
 
@@ -230,6 +238,7 @@ mod tests {
                 kind: None,
                 action: None,
                 approvals: None,
+                until: None,
             }],
             health: Some(Health::Degraded),
             evidence: None,

@@ -135,6 +135,24 @@ pub struct PromoteArgs {
     pub namespace: Option<String>,
 }
 
+/// Arguments of `rollback`.
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct RollbackArgs {
+    /// The Gate to roll back, e.g. `staging`.
+    #[schemars(length(min = 1, max = 253))]
+    pub gate: String,
+    /// The Bundle to go back to: one the Gate verified before. Leave it out for the
+    /// newest earlier Bundle the Gate verified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1, max = 253))]
+    pub to: Option<String>,
+    /// Kubernetes namespace of the Gate; defaults to the server's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub namespace: Option<String>,
+}
+
 /// Arguments of `abort`.
 #[derive(Deserialize, JsonSchema, Debug)]
 #[serde(deny_unknown_fields)]

@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::http::request::Parts;
-use hecate_ops::{Error as OpsError, Ops, Promoted, Scope, YourTurn, rules};
+use hecate_ops::{Error as OpsError, Ops, Promoted, RolledBack, Scope, YourTurn, rules};
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -40,7 +40,7 @@ use crate::render;
 use crate::schema::{
     AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, DeliveryArgs, GateArgs, GateList,
     GateName, InNamespace, Lacking, Missing, NoArguments, PassageFilter, PassageList, PassageName,
-    Problem, ProblemClass, PromoteArgs,
+    Problem, ProblemClass, PromoteArgs, RollbackArgs,
 };
 use crate::tools::{self, ToolName};
 
@@ -57,10 +57,10 @@ cluster itself. To answer why something has not deployed, call why_stuck: it app
 same rules as the controller, so do not assemble your own answer from the other tools.";
 
 const INSTRUCTIONS_READ_ONLY: &str = "This server is read-only: it cannot promote, \
-approve or abort anything. Never say or imply that you did; give the person the command \
+roll back, approve or abort anything. Never say or imply that you did; give the person the command \
 that would (why_stuck names it).";
 
-const INSTRUCTIONS_WRITES: &str = "This server can promote and abort. It can never \
+const INSTRUCTIONS_WRITES: &str = "This server can promote, roll back and abort. It can never \
 approve, and no setting changes that: approval is a segregation-of-duties control that \
 belongs to people. A Bundle waiting for approval must be handed to a person. A refusal is \
 the rules' answer: report it; do not retry it, and do not route around it through another \
@@ -181,7 +181,7 @@ impl HecateMcp {
         let Some(tool) = self.offered(name) else {
             let hint = match name {
                 "approve" => format!(" {}", tools::NO_APPROVE),
-                "promote" | "abort" => {
+                "promote" | "rollback" | "abort" => {
                     " This server is read-only: it was started without --allow-writes.".into()
                 }
                 _ => String::new(),
@@ -228,6 +228,7 @@ impl HecateMcp {
             ToolName::Evidence => with_arguments!(evidence),
             ToolName::Overview => with_arguments!(overview),
             ToolName::Promote => with_arguments!(promote),
+            ToolName::Rollback => with_arguments!(rollback),
             ToolName::Abort => with_arguments!(abort),
             ToolName::Preflight => with_arguments!(preflight),
             ToolName::FluxResources => with_arguments!(flux_resources),
@@ -545,6 +546,27 @@ impl Call<'_> {
         }
         .await;
         result(answer, render::promoted)
+    }
+
+    async fn rollback(&self, args: RollbackArgs) -> CallToolResult {
+        let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let gate = name_argument("gate", &args.gate)?;
+            let to = args
+                .to
+                .as_deref()
+                .filter(|to| !to.is_empty())
+                .map(|to| name_argument("to", to))
+                .transpose()?;
+            self.authorize(&namespace).await?;
+            self.ops()
+                .rollback(&namespace, &gate, to.as_deref(), &self.actor())
+                .await
+                .map(|passage| RolledBack::from(&passage))
+                .map_err(|e| self.problem(&e))
+        }
+        .await;
+        result(answer, render::rolled_back)
     }
 
     async fn abort(&self, args: AbortArgs) -> CallToolResult {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use hecate_ops::{
     Aborted, Delivery, Evidence, Explanation, FluxReconciled, FluxSuspended, Operation, Overview,
-    Promoted,
+    Promoted, RolledBack,
 };
 use hecate_types::{Gate, Passage};
 use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::schema::{
     AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, DeliveryArgs, FluxObjectArgs,
     FluxResourceList, GateArgs, GateList, GateName, InNamespace, NoArguments, PassageFilter,
-    PassageList, PassageName, PreflightList, PromoteArgs, consts_as_enums,
+    PassageList, PassageName, PreflightList, PromoteArgs, RollbackArgs, consts_as_enums,
 };
 
 /// Why there is no `approve` tool. Approval is the second pair of eyes; an agent that
@@ -58,6 +58,8 @@ pub enum ToolName {
     Overview,
     /// `promote`
     Promote,
+    /// `rollback`
+    Rollback,
     /// `abort`
     Abort,
     /// `preflight`
@@ -91,9 +93,11 @@ impl ToolName {
     ];
 
     /// The tools that write; offered only with `--allow-writes`: crossings (promote,
-    /// abort) and the Flux objects a Gate depends on (suspend, resume, reconcile).
-    pub const WRITE: [Self; 5] = [
+    /// rollback, abort) and the Flux objects a Gate depends on (suspend, resume,
+    /// reconcile).
+    pub const WRITE: [Self; 6] = [
         Self::Promote,
+        Self::Rollback,
         Self::Abort,
         Self::SuspendFlux,
         Self::ResumeFlux,
@@ -115,6 +119,7 @@ impl ToolName {
             Self::Evidence => "evidence",
             Self::Overview => "overview",
             Self::Promote => "promote",
+            Self::Rollback => "rollback",
             Self::Abort => "abort",
             Self::Preflight => "preflight",
             Self::FluxResources => "flux_resources",
@@ -148,6 +153,7 @@ impl ToolName {
             Self::Evidence => Operation::Evidence,
             Self::Overview => Operation::Overview,
             Self::Promote => Operation::Promote,
+            Self::Rollback => Operation::Rollback,
             Self::Abort => Operation::Abort,
             Self::Preflight => Operation::Preflight,
             Self::FluxResources => Operation::FluxResources,
@@ -175,6 +181,7 @@ impl ToolName {
             Self::Evidence => "Compliance evidence for a Bundle",
             Self::Overview => "Overview of every namespace",
             Self::Promote => "Promote a Bundle",
+            Self::Rollback => "Roll a Gate back",
             Self::Abort => "Abort a crossing",
             Self::Preflight => "Would evidence let it cross?",
             Self::FluxResources => "Flux objects a Gate depends on",
@@ -265,6 +272,16 @@ impl ToolName {
                  refusal is the rules' answer: report it; do not retry it or route around it \
                  through another Gate. Returns the Passage's name; follow it with get_passage."
             }
+            Self::Rollback => {
+                "Open a Passage that takes a Gate back to a Bundle it verified before, undoing \
+                 its latest crossing: `to` names the Bundle (one the Gate held and whose \
+                 verification there did not fail); without it, the newest earlier Bundle the \
+                 Gate verified. The same rules as promote apply — window open, nothing else \
+                 crossing, approvals — so call why_stuck first if unsure. A refusal \
+                 (NothingToRollBackTo, NotVerifiedHere, …) is the rules' answer: report it; \
+                 do not retry it. Returns the Passage's name and the crossing it undoes; \
+                 follow it with get_passage."
+            }
             Self::Abort => {
                 "Ask a running Passage to stop. Its remaining steps are marked aborted and the \
                  Passage is kept as the record; work already done (a pushed commit, say) is not \
@@ -334,6 +351,7 @@ impl ToolName {
             Self::Evidence => pair::<BundleArgs, Evidence>(),
             Self::Overview => pair::<NoArguments, Overview>(),
             Self::Promote => pair::<PromoteArgs, Promoted>(),
+            Self::Rollback => pair::<RollbackArgs, RolledBack>(),
             Self::Abort => pair::<AbortArgs, Aborted>(),
             Self::Preflight => pair::<GateArgs, PreflightList>(),
             Self::FluxResources => pair::<GateArgs, FluxResourceList>(),
@@ -345,7 +363,7 @@ impl ToolName {
     fn annotations(self) -> ToolAnnotations {
         let annotations = ToolAnnotations::with_title(self.title()).open_world(false);
         match self {
-            Self::Promote => annotations
+            Self::Promote | Self::Rollback => annotations
                 .read_only(false)
                 .destructive(false)
                 .idempotent(false),
@@ -407,12 +425,13 @@ mod tests {
 
     #[test]
     fn only_crossings_and_flux_objects_are_written() {
-        assert_eq!(ToolName::WRITE.len(), 5);
+        assert_eq!(ToolName::WRITE.len(), 6);
         assert!(ToolName::WRITE.iter().all(|t| t.writes()));
         assert!(ToolName::READ.iter().all(|t| !t.writes()));
         assert_eq!(
             ToolName::WRITE.map(|t| t.operation().permission().to_string()),
             [
+                "create passages",
                 "create passages",
                 "patch passages",
                 "patch kustomizations",
@@ -421,7 +440,7 @@ mod tests {
             ]
         );
         assert_eq!(offered(false).len(), 13);
-        assert_eq!(offered(true).len(), 18);
+        assert_eq!(offered(true).len(), 19);
     }
 
     #[test]

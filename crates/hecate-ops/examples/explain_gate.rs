@@ -102,6 +102,9 @@ fn who_acts(blocker: &Blocker) -> String {
         BlockerKind::Rejected => {
             "whoever rejected the Bundle, or an approver the Gate names".into()
         }
+        BlockerKind::VerificationFailed => {
+            "anyone allowed to promote: roll back, or fix forward".into()
+        }
     }
 }
 
@@ -114,6 +117,9 @@ fn call(remedy: &Remedy, namespace: &str) -> String {
         }
         Remedy::Approve { gate, bundle, .. } => {
             format!("ops.approve({namespace:?}, {bundle:?}, {gate:?}, actor)")
+        }
+        Remedy::Rollback { gate } => {
+            format!("ops.rollback({namespace:?}, {gate:?}, None, actor)")
         }
         Remedy::InspectPassage { passage } => {
             format!("ops.passage({namespace:?}, {passage:?}), then read its steps")

@@ -64,16 +64,100 @@ impl Ops {
         rules::actions::judge_actor(actor, "a crossing").map_err(refused)?;
         let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
         rules::promotion::judge_gate(&gate).map_err(refused)?;
+        self.cross(Crossing {
+            action: Action::Promote,
+            namespace,
+            gate: &gate,
+            bundle,
+            actor,
+            rollback_of: None,
+        })
+        .await
+    }
+
+    /// Rolls `gate` back, on behalf of `actor`: crosses again `to` — a Bundle the Gate
+    /// verified before — or, without one, the newest earlier Bundle the Gate verified
+    /// ([`rules::rollback::target`]), and says which Passage records it.
+    ///
+    /// A promotion in all but two things, judged by the same rules and leaving the same
+    /// audit trail: the Bundle may be the Gate's current occupant (crossing it again
+    /// restores what a failed crossing half-changed), and the Passage names the
+    /// crossing it undoes — the current occupant's — in
+    /// [`wellknown::ANNOTATION_ROLLBACK_OF`]. Refused, creating nothing, when the Gate
+    /// holds no Bundle or has nothing to go back to
+    /// ([`RefusalCode::NothingToRollBackTo`]), or when `to` is not a Bundle it verified
+    /// before ([`RefusalCode::NotVerifiedHere`]).
+    ///
+    /// ```no_run
+    /// use hecate_ops::RolledBack;
+    /// # async fn run(ops: hecate_ops::Ops) -> hecate_ops::Result<()> {
+    /// let passage = ops.rollback("shop", "staging", None, "olaf").await?;
+    /// let rolled = RolledBack::from(&passage);
+    /// println!("back to {} as {}, undoing {}", rolled.bundle, rolled.passage, rolled.rollback_of);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn rollback(
+        &self,
+        namespace: &str,
+        gate: &str,
+        to: Option<&str>,
+        actor: &str,
+    ) -> Result<Passage> {
+        let refused = |refusal| Error::refused(Action::Rollback, refusal);
+        rules::actions::judge_actor(actor, "a rollback").map_err(refused)?;
+        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
+        rules::promotion::judge_gate(&gate).map_err(refused)?;
+        let bundles = match to {
+            Some(_) => Vec::new(),
+            None => self.bundles(namespace).await?,
+        };
+        let plan = rules::actions::judge_rollback(&gate, &bundles, to).map_err(refused)?;
+        self.cross(Crossing {
+            action: Action::Rollback,
+            namespace,
+            gate: &gate,
+            bundle: &plan.bundle,
+            actor,
+            rollback_of: Some(&plan.undoing),
+        })
+        .await
+    }
+
+    /// Starts `crossing` once the Gate alone has been judged: reads the Bundle and the
+    /// Gate's Passages, judges the crossing, and creates its Passage under the name
+    /// everyone computes alike — refused as already crossing when another took it.
+    async fn cross(&self, crossing: Crossing<'_>) -> Result<Passage> {
+        let Crossing {
+            action,
+            namespace,
+            gate,
+            bundle,
+            actor,
+            rollback_of,
+        } = crossing;
+        let refused = |refusal| Error::refused(action, refusal);
         let gate_name = gate.name_any();
         let (bundle, passages) = futures::try_join!(
             self.get::<Bundle>(Kind::Bundle, namespace, bundle),
             self.passages_matching(namespace, Some(&gate_name), None)
         )?;
         let passages: Vec<&Passage> = passages.iter().collect();
-        rules::promotion::judge(&gate, &bundle, &passages, actor, self.now()).map_err(refused)?;
+        let kind = match rollback_of {
+            Some(_) => rules::promotion::CrossingKind::Rollback,
+            None => rules::promotion::CrossingKind::Promotion,
+        };
+        rules::promotion::judge(gate, &bundle, &passages, actor, kind, self.now())
+            .map_err(refused)?;
 
         let name = rules::promotion::next_passage_name(&gate_name, &passages);
-        let passage = rules::promotion::new_passage(&gate, &bundle, actor, &name, self.now());
+        let mut passage = rules::promotion::new_passage(gate, &bundle, actor, &name, self.now());
+        if let Some(undone) = rollback_of {
+            passage.annotations_mut().insert(
+                wellknown::ANNOTATION_ROLLBACK_OF.to_string(),
+                undone.to_string(),
+            );
+        }
         match self
             .api::<Passage>(namespace)
             .create(&PostParams::default(), &passage)
@@ -81,12 +165,11 @@ impl Ops {
         {
             Ok(created) => Ok(created),
             Err(kube::Error::Api(status)) if status.code == 409 => Err(Error::refused(
-                Action::Promote,
+                action,
                 Refusal::new(
                     RefusalCode::AlreadyCrossing,
                     format!(
-                        "another crossing of {} started at the same moment, as Passage {name}",
-                        gate.name_any()
+                        "another crossing of {gate_name} started at the same moment, as Passage {name}"
                     ),
                 ),
             )),
@@ -435,6 +518,17 @@ impl Ops {
             requested_at: token,
         })
     }
+}
+
+/// A crossing asked for by hand: a promotion, or a rollback undoing the crossing of
+/// the Passage `rollback_of`.
+struct Crossing<'a> {
+    action: Action,
+    namespace: &'a str,
+    gate: &'a Gate,
+    bundle: &'a str,
+    actor: &'a str,
+    rollback_of: Option<&'a str>,
 }
 
 /// An abort's answer from the Passage as stored: who aborted it is whoever the record

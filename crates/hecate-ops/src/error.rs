@@ -34,6 +34,8 @@ impl fmt::Display for Kind {
 pub enum Action {
     /// Starting a crossing.
     Promote,
+    /// Crossing a Gate's earlier Bundle again, undoing its latest crossing.
+    Rollback,
     /// Approving a Bundle for a Gate.
     Approve,
     /// Rejecting a Bundle for a Gate, or withdrawing a rejection.
@@ -52,6 +54,7 @@ impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Self::Promote => "promote",
+            Self::Rollback => "rollback",
             Self::Approve => "approve",
             Self::Reject => "reject",
             Self::Abort => "abort",

@@ -276,11 +276,13 @@ pub enum BlockerKind {
     Manual,
     /// Someone said no to a Bundle for this Gate (Hecate's addition, DECISION 137).
     Rejected,
+    /// The newest crossing's verification said no (Hecate's addition, DECISION 139).
+    VerificationFailed,
 }
 
 impl BlockerKind {
     /// Every kind.
-    pub const ALL: [Self; 14] = [
+    pub const ALL: [Self; 15] = [
         Self::Suspended,
         Self::InvalidSteps,
         Self::NoPassage,
@@ -295,6 +297,7 @@ impl BlockerKind {
         Self::Unhealthy,
         Self::Manual,
         Self::Rejected,
+        Self::VerificationFailed,
     ];
 
     /// The kind as it is written on the wire.
@@ -314,6 +317,7 @@ impl BlockerKind {
             Self::Unhealthy => "Unhealthy",
             Self::Manual => "AwaitingRequest",
             Self::Rejected => "Rejected",
+            Self::VerificationFailed => "VerificationFailed",
         }
     }
 }
@@ -433,6 +437,11 @@ pub enum Remedy {
     ResolveInFides,
     /// Check that hecate-controller, which starts and runs crossings, is running.
     CheckController,
+    /// Roll `gate` back to the Bundle it last verified.
+    Rollback {
+        /// The Gate.
+        gate: String,
+    },
 }
 
 impl Remedy {
@@ -475,6 +484,9 @@ impl Remedy {
             ),
             Self::ResolveInFides => "resolve what the change gate asks for in Fides; the crossing reads the verdict again and continues by itself".into(),
             Self::CheckController => "check that hecate-controller is running: kubectl get pods -A -l app.kubernetes.io/name=hecate-controller".into(),
+            Self::Rollback { gate } => format!(
+                "roll back to the last verified Bundle: hecate rollback {gate} -n {namespace}"
+            ),
         }
     }
 }
@@ -496,6 +508,10 @@ pub struct Waiting {
     /// Where its approvals stand, when approvals (or a rejection) hold it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approvals: Option<ApprovalProgress>,
+    /// When what holds it lifts by itself, if it will: an upstream soak's end (not the
+    /// reference's: additive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Time>,
 }
 
 /// Why a Gate is where it is: the answer to "why is nothing crossing?".
@@ -1239,4 +1255,41 @@ pub struct FluxReconciled {
     /// The value written to `reconcile.fluxcd.io/requestedAt` (RFC 3339, UTC); Flux
     /// echoes it in `status.lastHandledReconcileAt` once it has reconciled.
     pub requested_at: String,
+}
+
+/// What a rollback started: the answer of `rollback` on every surface — a promotion's,
+/// and the crossing it undoes.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolledBack {
+    /// Where.
+    pub namespace: String,
+    /// The Gate rolled back.
+    pub gate: String,
+    /// The Bundle crossing it again.
+    pub bundle: String,
+    /// The Passage opened; it records the crossing from now on.
+    pub passage: String,
+    /// Who the Passage records as having asked.
+    pub actor: String,
+    /// The Passage whose crossing it undoes.
+    pub rollback_of: String,
+}
+
+/// A rollback is the Passage it created ([`crate::Ops::rollback`] answers that, and the
+/// HTTP API with it); this is its summary.
+impl From<&hecate_types::Passage> for RolledBack {
+    fn from(passage: &hecate_types::Passage) -> Self {
+        let promoted = Promoted::from(passage);
+        Self {
+            namespace: promoted.namespace,
+            gate: promoted.gate,
+            bundle: promoted.bundle,
+            passage: promoted.passage,
+            actor: promoted.actor,
+            rollback_of: crate::rules::rollback::rollback_of(passage)
+                .unwrap_or_default()
+                .to_string(),
+        }
+    }
 }

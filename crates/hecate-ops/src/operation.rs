@@ -64,6 +64,8 @@ pub enum Operation {
     Watch,
     /// Starting a crossing.
     Promote,
+    /// Crossing a Gate's earlier Bundle again, undoing its latest crossing.
+    Rollback,
     /// Approving a Bundle for a Gate.
     Approve,
     /// Saying no to a Bundle for a Gate.
@@ -187,7 +189,7 @@ impl fmt::Display for Permission {
 
 impl Operation {
     /// Every operation, reads first.
-    pub const ALL: [Self; 33] = [
+    pub const ALL: [Self; 34] = [
         Self::Namespaces,
         Self::Overview,
         Self::ListGates,
@@ -210,6 +212,7 @@ impl Operation {
         Self::Settings,
         Self::ListGrants,
         Self::Promote,
+        Self::Rollback,
         Self::Approve,
         Self::Reject,
         Self::WithdrawRejection,
@@ -242,7 +245,8 @@ impl Operation {
             Self::GetPassage => Permission::hecate("get", "passages"),
             Self::ListBeacons => Permission::hecate("list", "beacons"),
             Self::GetBeacon => Permission::hecate("get", "beacons"),
-            Self::Promote => Permission::hecate("create", "passages"),
+            // A rollback is a crossing like any other: it creates a Passage.
+            Self::Promote | Self::Rollback => Permission::hecate("create", "passages"),
             // A "no" and its withdrawal are written where approvals are, by the
             // same people.
             Self::Approve | Self::Reject | Self::WithdrawRejection => Permission {
@@ -277,6 +281,7 @@ impl Operation {
         matches!(
             self,
             Self::Promote
+                | Self::Rollback
                 | Self::Approve
                 | Self::Reject
                 | Self::WithdrawRejection
@@ -296,7 +301,7 @@ impl Operation {
     /// (the settings writes: a cluster administrator's).
     pub const fn role(self) -> Option<&'static str> {
         match self {
-            Self::Promote | Self::Abort => Some("hecate-promoter"),
+            Self::Promote | Self::Rollback | Self::Abort => Some("hecate-promoter"),
             Self::Approve | Self::Reject | Self::WithdrawRejection => Some("hecate-approver"),
             Self::Poll => Some("hecate-poker"),
             Self::SuspendFlux | Self::ReconcileFlux => Some("hecate-flux-operator"),
@@ -358,6 +363,7 @@ mod tests {
             writes,
             [
                 (Operation::Promote, "create passages".to_string()),
+                (Operation::Rollback, "create passages".to_string()),
                 (Operation::Approve, "update bundles/status".to_string()),
                 (Operation::Reject, "update bundles/status".to_string()),
                 (
@@ -429,6 +435,7 @@ mod tests {
             assert_eq!(operation.role(), expected, "{operation:?}");
         }
         assert_eq!(Operation::Promote.role(), Some("hecate-promoter"));
+        assert_eq!(Operation::Rollback.role(), Some("hecate-promoter"));
         assert_eq!(Operation::Abort.role(), Some("hecate-promoter"));
         assert_eq!(Operation::Approve.role(), Some("hecate-approver"));
         assert_eq!(Operation::Poll.role(), Some("hecate-poker"));

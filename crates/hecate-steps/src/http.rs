@@ -5,6 +5,9 @@
 //! Where a request may go is the operator's ([`crate::reach`]): never the controller's
 //! own metrics or probes, and this host's own addresses (loopback, link-local, its
 //! interfaces') only with `--allow-local-http`; a refused URL fails `NotAllowed`.
+//!
+//! The request itself ([`Http::admit`], [`Http::exchange`]) is shared with the
+//! controller's `http` verifier, so both go where the same reach allows.
 
 use std::time::Duration;
 
@@ -16,7 +19,7 @@ use serde_json::{Value, json};
 use super::config::fields::Deferred;
 use super::runner::{StepContext, StepError, StepKind, StepResult};
 use crate::Tools;
-use crate::reach::Reach;
+use crate::reach::{Reach, Refused};
 use crate::reason::Reason;
 
 /// How much of a response body is kept.
@@ -99,6 +102,104 @@ impl Http {
     }
 }
 
+/// A request to send through [`Http::exchange`], its URL admitted by [`Http::admit`].
+pub struct Outgoing<'r> {
+    /// Where to send it.
+    pub url: &'r str,
+    /// The method.
+    pub method: reqwest::Method,
+    /// The headers, each name once.
+    pub headers: HeaderMap,
+    /// The body, if any.
+    pub body: Option<String>,
+    /// How long the request may take, the answer read.
+    pub timeout: Duration,
+    /// Whether the headers hold Secrets' values: redirects then stay within the origin.
+    pub carries_secrets: bool,
+}
+
+/// What a server answered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    /// The status code.
+    pub status: u16,
+    /// The first 4 KiB of the body, as text (bytes that are not UTF-8 replaced).
+    pub text: String,
+    /// Whether the body was longer than what [`Answer::text`] keeps.
+    pub truncated: bool,
+    /// The body as JSON, when what was kept parses.
+    pub json: Option<Value>,
+}
+
+/// Why a request has no answer to judge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoAnswer {
+    /// The operator's reach refused where the request led: a redirect, or a name that
+    /// resolved to this host when sent.
+    NotAllowed(Refused),
+    /// The server could not be reached, or its answer not read; the words say why
+    /// (without the URL).
+    Unreachable(String),
+    /// A request carrying Secrets' values was redirected to another origin, this one.
+    OtherOrigin(String),
+}
+
+impl Http {
+    /// Whether the operator's reach lets a request go to `url`, judged before sending:
+    /// its literal address, or every address its name resolves to now. A URL that does
+    /// not parse is left to the request, which fails on it.
+    pub async fn admit(&self, url: &str) -> Result<(), Refused> {
+        match reqwest::Url::parse(url) {
+            Ok(target) => self.reach.judge_url(&target).await,
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Sends one request and reads its answer, whatever its status: the `http` step's
+    /// exchange, shared with the `http` verifier.
+    pub async fn exchange(&self, outgoing: Outgoing<'_>) -> Result<Answer, NoAnswer> {
+        let http = if outgoing.carries_secrets {
+            &self.same_origin
+        } else {
+            &self.http
+        };
+        let mut request = http
+            .request(outgoing.method, outgoing.url)
+            .timeout(outgoing.timeout)
+            .headers(outgoing.headers);
+        if let Some(body) = outgoing.body {
+            request = request.body(body);
+        }
+        let response = request.send().await.map_err(|e| {
+            match crate::reach::refusal(&e) {
+                // A redirect, or a name that resolved here this time.
+                Some(refused) => NoAnswer::NotAllowed(refused.clone()),
+                None => NoAnswer::Unreachable(error_text(&e)),
+            }
+        })?;
+        let status = response.status().as_u16();
+        if outgoing.carries_secrets && response.status().is_redirection() {
+            let leads = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|location| location.to_str().ok())
+                .and_then(|location| response.url().join(location).ok());
+            if let Some(to) = leads.filter(|to| to.origin() != response.url().origin()) {
+                return Err(NoAnswer::OtherOrigin(to.origin().ascii_serialization()));
+            }
+        }
+        let (body, truncated) = read_limited(response).await.map_err(|e| {
+            NoAnswer::Unreachable(format!("reading the answer: {}", error_text(&e)))
+        })?;
+        Ok(Answer {
+            status,
+            text: String::from_utf8_lossy(&body).into_owned(),
+            truncated,
+            json: serde_json::from_slice(&body).ok(),
+        })
+    }
+}
+
 impl StepKind for Http {
     const USES: &'static str = "http";
     type With = crate::config::http::HttpConfig;
@@ -121,19 +222,9 @@ impl StepKind for Http {
                 .map_err(|_| StepError::config("timeout must be positive"))?;
             let method = reqwest::Method::from_bytes(method.as_bytes())
                 .map_err(|_| StepError::config(format!("{method:?} is not an HTTP method")))?;
-            if let Ok(target) = reqwest::Url::parse(&url) {
-                self.reach
-                    .judge_url(&target)
-                    .await
-                    .map_err(|refused| not_allowed(&url, &refused))?;
-            }
-            let carries_secrets = !config.secret_headers.is_empty();
-            let http = if carries_secrets {
-                &self.same_origin
-            } else {
-                &self.http
-            };
-            let mut request = http.request(method, &url).timeout(timeout);
+            self.admit(&url)
+                .await
+                .map_err(|refused| not_allowed(&url, &refused))?;
             // One map, each name set once: a secret header replaces a plain header of
             // the same name rather than being sent beside it (spec §5.15).
             let mut headers = HeaderMap::new();
@@ -143,11 +234,9 @@ impl StepKind for Http {
                 })?;
                 headers.insert(header_name(name)?, value);
             }
-            if let Some(body) = &config.body {
-                if !headers.contains_key(CONTENT_TYPE) {
-                    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                }
-                request = request.body(body.to_string());
+            let body = config.body.as_ref().map(Value::to_string);
+            if body.is_some() && !headers.contains_key(CONTENT_TYPE) {
+                headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             }
             // Secret headers last: they override plain ones of the same name.
             for header in &config.secret_headers {
@@ -166,44 +255,32 @@ impl StepKind for Http {
                 value.set_sensitive(true);
                 headers.insert(header_name(&header.name)?, value);
             }
-            request = request.headers(headers);
-
-            let response = request.send().await.map_err(|e| {
-                match crate::reach::refusal(&e) {
-                    // A redirect, or a name that resolved here this time.
-                    Some(refused) => not_allowed(&url, refused),
-                    None => StepError::retryable(
-                        Reason::HttpUnreachable,
-                        format!("{url}: {}", error_text(&e)),
+            let outgoing = Outgoing {
+                url: &url,
+                method,
+                headers,
+                body,
+                timeout,
+                carries_secrets: !config.secret_headers.is_empty(),
+            };
+            let Answer {
+                status,
+                text,
+                truncated,
+                json: parsed,
+            } = self.exchange(outgoing).await.map_err(|missing| match missing {
+                NoAnswer::NotAllowed(refused) => not_allowed(&url, &refused),
+                NoAnswer::Unreachable(why) => {
+                    StepError::retryable(Reason::HttpUnreachable, format!("{url}: {why}"))
+                }
+                NoAnswer::OtherOrigin(origin) => StepError::terminal(
+                    Reason::HttpFailed,
+                    format!(
+                        "{url} redirected to another origin ({origin}); a step's secret headers \
+                         are only ever sent to the origin it names"
                     ),
-                }
+                ),
             })?;
-            let status = response.status().as_u16();
-            if carries_secrets && response.status().is_redirection() {
-                let leads = response
-                    .headers()
-                    .get(reqwest::header::LOCATION)
-                    .and_then(|location| location.to_str().ok())
-                    .and_then(|location| response.url().join(location).ok());
-                if let Some(to) = leads.filter(|to| to.origin() != response.url().origin()) {
-                    return Err(StepError::terminal(
-                        Reason::HttpFailed,
-                        format!(
-                            "{url} redirected to another origin ({}); a step's secret headers \
-                             are only ever sent to the origin it names",
-                            to.origin().ascii_serialization()
-                        ),
-                    ));
-                }
-            }
-            let (body, truncated) = read_limited(response).await.map_err(|e| {
-                StepError::retryable(
-                    Reason::HttpUnreachable,
-                    format!("{url}: reading the answer: {}", error_text(&e)),
-                )
-            })?;
-            let text = String::from_utf8_lossy(&body).into_owned();
-            let parsed: Option<Value> = serde_json::from_slice(&body).ok();
             let mut output = json!({"status": status, "body": text, "truncated": truncated});
             if let Some(parsed) = &parsed {
                 output["json"] = parsed.clone();
@@ -248,7 +325,7 @@ impl StepKind for Http {
 }
 
 /// The terminal failure of a request the operator's reach refuses.
-fn not_allowed(url: &str, refused: &crate::reach::Refused) -> StepError {
+fn not_allowed(url: &str, refused: &Refused) -> StepError {
     StepError::terminal(Reason::NotAllowed, format!("{url}: {refused}"))
 }
 

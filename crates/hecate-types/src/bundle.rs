@@ -208,6 +208,11 @@ pub struct BundleStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = crate::limits::MAX_APPROVALS))]
     pub rejections: Vec<Rejection>,
+    /// Gates this Bundle crossed whose verification said no, newest first, at most ten;
+    /// `reason` is the verifier's. Such a Bundle never clears that Gate. Hecate's own
+    /// addition (DECISION 139).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unverified: Vec<GateCrossing>,
 }
 
 /// A Bundle's passage through one Gate, as the Bundle remembers it.
@@ -223,7 +228,7 @@ pub struct GateCrossing {
     /// Who asked for the crossing.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub actor: String,
-    /// Why the crossing failed; only on `blocked` entries.
+    /// Why the crossing failed; only on `blocked` and `unverified` entries.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
 }
@@ -307,6 +312,14 @@ impl Bundle {
         self.status
             .as_ref()
             .is_some_and(|s| s.cleared.iter().any(|c| c.gate == gate))
+    }
+
+    /// Why the verification of this Bundle's crossing of the named Gate said no, if it
+    /// did.
+    pub fn failed_verification(&self, gate: &str) -> Option<&GateCrossing> {
+        self.status
+            .as_ref()
+            .and_then(|s| s.unverified.iter().find(|c| c.gate == gate))
     }
 
     /// Whether a crossing of the named Gate failed or was aborted for this Bundle.

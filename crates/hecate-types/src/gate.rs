@@ -69,6 +69,19 @@ pub struct GateSpec {
     /// The Fides environment that records and judges crossings of this Gate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<EvidenceConfig>,
+    /// What the Gate does when a crossing fails or its verification says no. Hecate's
+    /// own addition (DECISION 139).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<RollbackPolicy>,
+}
+
+/// What a Gate does when a crossing fails or its verification says no.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct RollbackPolicy {
+    /// Cross the last verified Bundle again, as actor `controller`, without being
+    /// asked. An automatic rollback that itself fails is not rolled back.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub auto: bool,
 }
 
 /// One class of Bundle a Gate accepts.

@@ -52,10 +52,13 @@ pub use error_chain::error_chain;
 pub use gate::{
     Admission, ApprovalAlternative, ApprovalPolicy, ApprovalRule, BundleOrigin,
     DEFAULT_PASSAGES_RETAINED, EvidenceConfig, EvidenceRef, Gate, GateOccupant, GateSpec,
-    GateStatus, HealthReport, PassageTemplate, Verification, Window,
+    GateStatus, HealthReport, PassageTemplate, RollbackPolicy, Verification, Window,
 };
 pub use health::Health;
-pub use passage::{Passage, PassagePhase, PassageSpec, PassageStatus, StepPhase, StepStatus};
+pub use passage::{
+    Passage, PassagePhase, PassageSpec, PassageStatus, StepPhase, StepStatus, VerificationPhase,
+    VerificationStatus, VerifierStatus,
+};
 
 /// The API group of every Hecate kind.
 pub const GROUP: &str = "hecate.dev";

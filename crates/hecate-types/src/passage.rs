@@ -134,6 +134,91 @@ pub struct PassageStatus {
     /// The compliance record of this crossing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<EvidenceRef>,
+    /// Whether the crossing, once it succeeded, achieved its aim: the Gate's
+    /// verifications and how far each has got. Written by the Gate's reconcile; Hecate's
+    /// own addition (DECISION 139).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<VerificationStatus>,
+}
+
+/// Where the verification of a successful crossing stands.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VerificationStatus {
+    /// Verifying until every verification has passed (`Verified`) or one has said no
+    /// (`Failed`); both are final.
+    pub phase: VerificationPhase,
+    /// When verification began: when the crossing finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
+    /// When it reached its final phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<Time>,
+    /// Where it stands, in words: the "no" of the verification that said it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// One entry per `spec.verify[]` of the Gate, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_VERIFICATIONS))]
+    pub verifiers: Vec<VerifierStatus>,
+}
+
+/// How far one verification has got.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifierStatus {
+    /// The verifier, as `spec.verify[].uses` names it.
+    pub uses: String,
+    /// `Verifying`, or its final answer.
+    pub phase: VerificationPhase,
+    /// Passing looks in a row.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub passes: i32,
+    /// Failing looks so far.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failures: i32,
+    /// Looks that could not judge in a row (the server down, no data): never a pass.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub inconclusive: i32,
+    /// What the last look saw, e.g. a query's value or a response's status.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub last_value: String,
+    /// When it last looked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_look_at: Option<Time>,
+    /// When it looks next; for a soak, the instant the soak ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_look_at: Option<Time>,
+    /// Why it stands where it does, in words.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// Where a verification stands.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum VerificationPhase {
+    /// Not decided yet.
+    Verifying,
+    /// Passed: the crossing achieved its aim.
+    Verified,
+    /// Said no: final for this crossing.
+    Failed,
+}
+
+impl VerificationPhase {
+    /// The phase as it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Verifying => "Verifying",
+            Self::Verified => "Verified",
+            Self::Failed => "Failed",
+        }
+    }
+
+    /// Whether the phase is final.
+    pub fn is_final(self) -> bool {
+        !matches!(self, Self::Verifying)
+    }
 }
 
 impl PassageStatus {

@@ -31,6 +31,12 @@ pub const ANNOTATION_CREATED_AT: &str = "hecate.dev/created-at";
 /// either way; with it, the refusal can say the Gate changed since (promote again).
 pub const ANNOTATION_GATE_GENERATION: &str = "hecate.dev/gate-generation";
 
+/// Annotation on a Passage: it is a rollback, undoing the crossing of the Passage it
+/// names (the one that failed, or whose verification said no, or — by hand — the
+/// crossing of the Gate's current occupant). An automatic rollback is never undone by
+/// another (DECISION 139).
+pub const ANNOTATION_ROLLBACK_OF: &str = "hecate.dev/rollback-of";
+
 /// The actor recorded on Passages the controller starts by itself.
 pub const ACTOR_CONTROLLER: &str = "controller";
 
@@ -62,6 +68,8 @@ pub mod gate_reason {
     pub const PASSAGE_FAILED: &str = "PassageFailed";
     /// The newest crossing succeeded and is not yet verified.
     pub const VERIFYING: &str = "Verifying";
+    /// Gate: the newest crossing's verification said no (Hecate's own, DECISION 139).
+    pub const VERIFICATION_FAILED: &str = "VerificationFailed";
     /// The Gate does not decode (nested too deep for any reader): the controller
     /// skips it (DECISIONS 110).
     pub const UNREADABLE: &str = "Unreadable";

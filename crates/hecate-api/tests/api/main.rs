@@ -15,6 +15,7 @@ mod hardening;
 mod harness;
 mod oidc;
 mod oidc_browser;
+mod rollback;
 mod routes;
 mod schemathesis;
 mod settings;

@@ -384,9 +384,17 @@ fn concrete(path: &str, name: &str) -> (String, Option<&'static str>) {
         "beacons" => "app",
         _ => "",
     };
+    // A rollback needs a Gate that held something: `rolled`, holding b1.
+    let object = if path.ends_with("/rollback") {
+        "rolled"
+    } else {
+        object
+    };
     let object = if name.is_empty() { object } else { name };
     let body = if path.ends_with("/promote") {
         Some(r#"{"bundle":"b1"}"#)
+    } else if path.ends_with("/rollback") {
+        Some(r#"{"to":"b1"}"#)
     } else if path.ends_with("/approve") || path.ends_with("/withdraw-rejection") {
         Some(r#"{"gate":"staging"}"#)
     } else if path.ends_with("/reject") {
@@ -442,6 +450,7 @@ async fn the_openapi_document_covers_every_route() {
         ..PassageSpec::default()
     };
     server.env.create(Passage::new("p-1", crossing)).await;
+    crate::rollback::holding(&server, "rolled", "b1").await;
     // Staging depends on Kustomization podinfo, so the Flux routes have one to operate.
     crate::flux::kustomization(&server, "podinfo", json!({})).await;
     crate::flux::watch(
@@ -460,8 +469,8 @@ async fn the_openapi_document_covers_every_route() {
     let routes = hecate_api::routes::ROUTES;
     // and the five of the settings page, and the caller's rights; and the approvals
     // queue, reject and withdraw (DECISION 137); and the delivery figures (DECISION
-    // 138).
-    assert_eq!(routes.len(), 34);
+    // 138); and rollback (DECISION 139).
+    assert_eq!(routes.len(), 35);
     let mut seen = std::collections::BTreeSet::new();
     for route in routes {
         let (method, path) = (route.method.as_str(), route.path);
@@ -568,7 +577,7 @@ async fn the_openapi_document_covers_every_route() {
                 413,
                 "oversize body",
             );
-            if path.ends_with("/promote") {
+            if path.ends_with("/promote") || path.ends_with("/rollback") {
                 expect(
                     ask(&working, Some(&admin), body).await,
                     409,

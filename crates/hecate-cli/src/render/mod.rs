@@ -8,7 +8,7 @@ use hecate_ops::rules::change;
 use hecate_ops::{
     Aborted, Approved, AuditEntry, AuditKind, ChainState, Delivery, Evidence, Explanation,
     FluxReconciled, FluxResource, FluxSuspended, Polled, Preflight, Promoted, QueuedApproval,
-    Rejected, StagedGate, State, VerifyReport, Withdrawn,
+    Rejected, RolledBack, StagedGate, State, VerifyReport, Withdrawn,
 };
 use hecate_types::{
     ArtifactRef, Beacon, Bundle, ConditionStatus, Health, Passage, PassagePhase, Time,
@@ -38,6 +38,14 @@ pub(crate) fn promoted(promoted: &Promoted) -> String {
     format!(
         "crossing {} through {} as {}\n",
         promoted.bundle, promoted.gate, promoted.passage
+    )
+}
+
+/// `rollback`'s line: where the Gate goes back to, and the crossing it undoes.
+pub(crate) fn rolled_back(rolled_back: &RolledBack) -> String {
+    format!(
+        "rolling back {} to {} as Passage {} (undoing {})\n",
+        rolled_back.gate, rolled_back.bundle, rolled_back.passage, rolled_back.rollback_of
     )
 }
 

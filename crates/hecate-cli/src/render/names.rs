@@ -6,8 +6,8 @@
 
 use hecate_ops::{
     Aborted, Approved, AuditEntry, Delivery, Evidence, Explanation, FluxReconciled, FluxResource,
-    FluxSuspended, Polled, Preflight, Promoted, QueuedApproval, Rejected, StagedGate, VerifyReport,
-    Withdrawn,
+    FluxSuspended, Polled, Preflight, Promoted, QueuedApproval, Rejected, RolledBack, StagedGate,
+    VerifyReport, Withdrawn,
 };
 use hecate_types::{Beacon, Bundle, Gate, Passage};
 use kube::{Resource, ResourceExt as _};
@@ -97,6 +97,13 @@ impl<T: Named> Named for Written<'_, T> {
 
 /// `promote`: the Passage it created.
 impl Named for Promoted {
+    fn names(&self) -> Option<Vec<String>> {
+        Some(vec![object::<Passage>(&self.passage)])
+    }
+}
+
+/// `rollback`: the Passage it created.
+impl Named for RolledBack {
     fn names(&self) -> Option<Vec<String>> {
         Some(vec![object::<Passage>(&self.passage)])
     }

@@ -128,6 +128,7 @@ fn explanation() -> Explanation {
             kind: Some(Code::UpstreamNotCleared),
             action: Some(Remedy::PromoteUpstream { gate: "staging".into(), bundle: "app-2".into() }),
             approvals: None,
+            until: None,
         }],
         health: Some(Health::Healthy),
         evidence: None,
@@ -221,6 +222,7 @@ fn explain_text_cuts_long_lists() {
                 from: vec![],
             }),
             approvals: None,
+            until: None,
         })
         .collect();
     insta::assert_snapshot!("explain-long", explain(&x, &Style::plain()));
@@ -544,6 +546,25 @@ fn action_lines() {
         Written {
             action: "promote",
             answer: &promote
+        }
+    );
+    let rollback = RolledBack {
+        namespace: "acme".into(),
+        gate: "staging".into(),
+        bundle: "b1".into(),
+        passage: "staging-4".into(),
+        actor: "bob".into(),
+        rollback_of: "staging-3".into(),
+    };
+    assert_eq!(
+        rolled_back(&rollback),
+        "rolling back staging to b1 as Passage staging-4 (undoing staging-3)\n"
+    );
+    insta::assert_json_snapshot!(
+        "rollback-json",
+        Written {
+            action: "rollback",
+            answer: &rollback
         }
     );
     let approve = Approved {

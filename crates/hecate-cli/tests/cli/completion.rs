@@ -227,7 +227,7 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
         let entries: Vec<&str> = commands.lines().filter(|l| l.starts_with("\\fB")).collect();
         assert_eq!(
             entries.len(),
-            24,
+            25,
             "every command but the hidden one, and each of flux's actions: {commands}"
         );
         for entry in [
@@ -236,6 +236,7 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
             format!("\\fB{invoked} flux suspend [OPTIONS] <GATE> <KIND/NAME>\\fR"),
             format!("\\fB{invoked} status [OPTIONS]\\fR"),
             format!("\\fB{invoked} promote [OPTIONS] \\-\\-bundle <BUNDLE> <GATE>\\fR"),
+            format!("\\fB{invoked} rollback [OPTIONS] <GATE>\\fR"),
             format!("\\fB{invoked} approve [OPTIONS] \\-\\-gate <GATE> <BUNDLE>\\fR"),
             format!("\\fB{invoked} verify [OPTIONS] [BUNDLE]\\fR"),
             format!("\\fB{invoked} approvals [OPTIONS]\\fR"),
@@ -254,6 +255,7 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
         let examples = section("EXAMPLES");
         for line in [
             format!("\n{invoked} explain production \\-n shop\n"),
+            format!("\n{invoked} rollback production \\-n shop\n"),
             format!(
                 "\n{invoked} promote production \\-\\-bundle app\\-7f3c2a \\-\\-watch \\-\\-timeout 30m \\-n shop\n"
             ),
@@ -267,7 +269,7 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
             examples.contains("follow the crossing \\(em exit 0 when it lands"),
             "{examples}"
         );
-        assert_eq!(examples.matches(".nf\n").count(), 9, "{examples}");
+        assert_eq!(examples.matches(".nf\n").count(), 10, "{examples}");
 
         let exits = section("\"EXIT STATUS\"");
         let codes: Vec<&str> = exits.lines().filter(|l| l.starts_with(".B ")).collect();

@@ -2,7 +2,9 @@
 
 use hecate_cli::exit;
 use hecate_testenv::{Identity, TestEnv};
-use hecate_types::{Beacon, BeaconSpec, ImageWatch, PassagePhase, WatchSource};
+use hecate_types::{
+    Beacon, BeaconSpec, GateOccupant, GateStatus, ImageWatch, PassagePhase, WatchSource,
+};
 use pretty_assertions::assert_eq;
 
 use crate::harness::*;
@@ -523,5 +525,70 @@ async fn an_approval_policy_at_the_command_line() {
             "carol withdrew the rejection of b1 for production by dave\n"
         ),
         "{withdrawn:?}"
+    );
+}
+
+/// `rollback`: back to the Bundle the Gate held before, saying what it undoes; a Bundle
+/// the Gate never verified is refused, exit 5, nothing created.
+#[tokio::test]
+async fn rollback_goes_back_and_says_what_it_undoes() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    let ns = env.namespace.clone();
+    let mut staging = gate(&env, "staging", gate_spec(&[], false)).await;
+    bundles_in_order(&env, &["b1", "b2"]).await;
+    passage(&env, "staging-1", "staging", "b1", PassagePhase::Succeeded).await;
+    passage(&env, "staging-2", "staging", "b2", PassagePhase::Succeeded).await;
+    let occupant = |bundle: &str, passage: &str| GateOccupant {
+        bundle: bundle.into(),
+        digest: String::new(),
+        passage: passage.into(),
+        entered_at: now(),
+        actor: "bob".into(),
+        verified: None,
+    };
+    staging.status = Some(GateStatus {
+        current: Some(occupant("b2", "staging-2")),
+        history: vec![occupant("b2", "staging-2"), occupant("b1", "staging-1")],
+        ..GateStatus::default()
+    });
+    env.write_status(&staging).await;
+
+    let never = hecate
+        .run(Identity::Bob, &["rollback", "staging", "--to", "b9"])
+        .await;
+    assert_eq!(
+        (never.code, never.stderr.as_str()),
+        (
+            i32::from(exit::REFUSED),
+            "rollback refused: Gate staging never held b9: a rollback goes back only to a Bundle the Gate verified before\n"
+        )
+    );
+
+    let run = hecate
+        .run(Identity::Bob, &["rollback", "staging", "-o", "json"])
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let rolled: hecate_ops::RolledBack = written(&run, "rollback");
+    assert_eq!(
+        rolled,
+        hecate_ops::RolledBack {
+            namespace: ns,
+            gate: "staging".into(),
+            bundle: "b1".into(),
+            passage: "staging-3".into(),
+            actor: "bob".into(),
+            rollback_of: "staging-2".into(),
+        }
+    );
+    let busy = hecate
+        .run(Identity::Bob, &["rollback", "staging", "--to", "b2"])
+        .await;
+    assert_eq!(
+        (busy.code, busy.stderr.as_str()),
+        (
+            i32::from(exit::REFUSED),
+            "rollback refused: Passage staging-3 is already crossing b1\n"
+        )
     );
 }

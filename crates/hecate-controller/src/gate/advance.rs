@@ -9,6 +9,7 @@ use hecate_ops::model::Remedy;
 use hecate_ops::rules::change;
 use hecate_ops::rules::eligibility::{self, AutoNext, Candidate};
 use hecate_ops::rules::gate::Obstacle;
+use hecate_ops::rules::rollback::Automatic;
 use hecate_ops::rules::window;
 use hecate_types::{Bundle, Gate, Health, Passage};
 use jiff::Timestamp;
@@ -19,6 +20,16 @@ use kube::ResourceExt as _;
 pub enum Decision<'a> {
     /// Open a Passage for this Bundle.
     Open(&'a Bundle),
+    /// Open a rollback crossing this Bundle again, undoing the Passage `undoing`
+    /// (ops' [`rollback::automatic`]).
+    RollBack {
+        /// The Bundle to go back to.
+        bundle: &'a Bundle,
+        /// The Passage whose crossing it undoes.
+        undoing: String,
+        /// Why, in words.
+        why: String,
+    },
     /// Nothing to open: where the Gate stands.
     Stand(Standing),
 }
@@ -132,7 +143,12 @@ pub fn decide<'a>(
             let reason = newest
                 .status
                 .as_ref()
-                .and_then(|s| s.blocked.iter().find(|c| c.gate == name))
+                .and_then(|s| {
+                    s.blocked
+                        .iter()
+                        .chain(&s.unverified)
+                        .find(|c| c.gate == name)
+                })
                 .map(|failure| failure.reason.as_str())
                 .filter(|reason| !reason.is_empty())
                 .unwrap_or("no reason recorded");
@@ -155,6 +171,43 @@ pub fn decide<'a>(
         AutoNext::NoneEligible => Standing::Idle(waiting(candidates)),
     };
     Decision::Stand(standing)
+}
+
+/// What a Gate whose automatic rollback is due does (`automatic`, ops' judgement of
+/// its newest finished crossing): opens the rollback, unless the Gate has no steps or
+/// its windows are closed — a rollback meets the rules a promotion meets — or says why
+/// it will not. `None` when nothing is to be rolled back: decide as usual.
+pub fn roll_back<'a>(
+    gate: &Gate,
+    obstacle: Option<&Obstacle>,
+    automatic: Option<Automatic<'a>>,
+    now: Timestamp,
+) -> Option<Decision<'a>> {
+    let (bundle, undoing, why) = match automatic? {
+        Automatic::Open {
+            target,
+            undoing,
+            why,
+        } => (target, undoing, why),
+        Automatic::Stopped(why) => return Some(Decision::Stand(Standing::CrossingFailed(why))),
+    };
+    if obstacle == Some(&Obstacle::NoSteps) {
+        return Some(Decision::Stand(Standing::CannotOpen(format!(
+            "{why}, and the Gate has no passage steps; add spec.passage.steps"
+        ))));
+    }
+    let windows = window::judge(&gate.spec.windows, now);
+    if !windows.allowed {
+        return Some(Decision::Stand(Standing::WindowClosed {
+            message: format!("{why} once a window opens: {}", windows.reason_with_until()),
+            reopens: windows.next_change,
+        }));
+    }
+    Some(Decision::RollBack {
+        bundle,
+        undoing,
+        why,
+    })
 }
 
 /// What a running Passage is doing: held by the change gate (with its risk and

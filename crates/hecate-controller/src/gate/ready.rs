@@ -67,12 +67,32 @@ pub fn stop(obstacle: &Obstacle) -> Option<Stop> {
     }
 }
 
+/// Why a Gate's newest successful crossing is not verified.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unverified {
+    /// Its verification has not decided yet.
+    Verifying {
+        /// Where it stands.
+        message: String,
+        /// When it looks next (for a soak, when the soak ends): the Gate wakes then.
+        next_look: Option<jiff::Timestamp>,
+    },
+    /// Its verification said no: why. Final for that crossing.
+    Failed(String),
+}
+
 /// The condition of a Gate that stands at `standing`. `unverified` is why its newest
-/// successful crossing is not verified yet, if it is not: that comes first, and the
-/// Gate is not ready until it is.
-pub fn ready(standing: &Standing, unverified: Option<&str>) -> Ready {
-    if let Some(why) = unverified {
-        return Ready::new(false, gate_reason::VERIFYING, why);
+/// successful crossing is not verified, if it is not: that comes first, and the Gate is
+/// not ready until a crossing is.
+pub fn ready(standing: &Standing, unverified: Option<&Unverified>) -> Ready {
+    match unverified {
+        Some(Unverified::Verifying { message, .. }) => {
+            return Ready::new(false, gate_reason::VERIFYING, message);
+        }
+        Some(Unverified::Failed(why)) => {
+            return Ready::new(false, gate_reason::VERIFICATION_FAILED, why);
+        }
+        None => {}
     }
     match standing {
         Standing::Crossing { message, .. } => Ready::new(true, gate_reason::CROSSING, message),
@@ -170,8 +190,22 @@ mod tests {
             // Ready=True whatever the standing — CrossingFailed and PassageFailed too,
             // as the reference has it — until the newest crossing is verified.
             assert_eq!(
-                ready(&standing, Some("the canary has not finished")),
+                ready(
+                    &standing,
+                    Some(&Unverified::Verifying {
+                        message: "the canary has not finished".into(),
+                        next_look: None,
+                    })
+                ),
                 Ready::new(false, gate_reason::VERIFYING, "the canary has not finished"),
+                "{standing:?}"
+            );
+            assert_eq!(
+                ready(
+                    &standing,
+                    Some(&Unverified::Failed("the canary failed".into()))
+                ),
+                Ready::new(false, gate_reason::VERIFICATION_FAILED, "the canary failed"),
                 "{standing:?}"
             );
         }

@@ -18,14 +18,19 @@ use hecate_ops::rules::eligibility;
 use hecate_ops::rules::gate::{gate_steps, obstacle_given};
 use hecate_ops::rules::passage as passage_rule;
 use hecate_ops::rules::promotion::{new_passage, next_passage_name};
-use hecate_types::{Bundle, BundleStatus, Gate, GateStatus, Passage, PassagePhase, wellknown};
+use hecate_ops::rules::rollback::{self, Automatic};
+use hecate_ops::rules::verification;
+use hecate_types::{
+    Bundle, BundleStatus, Gate, GateStatus, Passage, PassagePhase, VerificationPhase,
+    VerificationStatus, wellknown,
+};
 use jiff::Timestamp;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Resource as _, ResourceExt as _};
 
 use super::advance::{self, Decision, Standing, crossing_message, decide};
 use super::reads::Reads;
-use super::ready::{self, Ready};
+use super::ready::{self, Ready, Unverified};
 use super::{health_change, record, retention};
 use crate::condition::set_ready;
 use crate::events::{self, Events};
@@ -51,15 +56,16 @@ pub const AT_REST_RESYNC: Duration = Duration::from_secs(10 * 60);
 /// event changes it.
 pub const OBSERVED_AT_FRESH: Duration = Duration::from_secs(30);
 
+/// The shortest wait for a verification's next look: a look due now is taken on the
+/// next reconcile, not in a loop.
+const MIN_LOOK_WAIT: Duration = Duration::from_secs(1);
+
 /// What a Gate reconcile can fail with; the controller retries with backoff.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A request to the API server failed.
     #[error(transparent)]
     Kube(#[from] kube::Error),
-    /// A verifier could not judge (unknown verifier, unreadable Canary).
-    #[error("verification: {0}")]
-    Verify(String),
     /// The controller's view lags: the Passage it meant to create exists and finished.
     #[error("Passage {0} already exists and has finished; waiting for the view to catch up")]
     Stale(String),
@@ -70,7 +76,6 @@ impl Error {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Kube(error) => crate::backoff::kind(error),
-            Self::Verify(_) => "verify",
             Self::Stale(_) => "stale",
         }
     }
@@ -221,11 +226,14 @@ impl<R: Reads> GateReconciler<R> {
         // Only a finished crossing that is this Gate's own is recorded: labels (how the
         // Passages were found) are metadata any promoter may patch (ops' rule).
         let gate_name = gate.name_any();
-        let latest = newest(&passages, |p| {
+        // A copy: recording it adds what its verification says now, which the
+        // rollback judgement below reads.
+        let mut latest = newest(&passages, |p| {
             p.is_terminal() && passage_rule::is_record_of(p, &gate_name)
-        });
+        })
+        .cloned();
         let mut bundles = self.reads.bundles(&namespace).await?;
-        let unverified = match latest {
+        let unverified = match latest.as_mut() {
             Some(latest) => {
                 self.record(gate, &mut status, latest, &mut bundles, now)
                     .await?
@@ -257,24 +265,77 @@ impl<R: Reads> GateReconciler<R> {
             .map(|b| b.name_any())
             .collect();
 
-        let standing = match decide(
-            &judged,
-            obstacle.as_ref(),
-            active.as_ref(),
-            &candidates,
-            &bundles,
-            now,
-        ) {
-            Decision::Open(bundle) => self.open(gate, bundle, &passages).await?,
+        // A failed crossing (or one whose verification said no) on a Gate that rolls
+        // back by itself is undone before anything else moves: once, never a loop.
+        let automatic = latest
+            .as_ref()
+            .filter(|_| active.is_none())
+            .and_then(|latest| rollback::automatic(&judged, latest, &passages, &bundles));
+        let stopped = matches!(automatic, Some(Automatic::Stopped(_)));
+        let decision = match advance::roll_back(&judged, obstacle.as_ref(), automatic, now) {
+            // A rollback that will not happen does not hold back a newer Bundle an
+            // automatic Gate may cross: it is said only when nothing else moves.
+            Some(Decision::Stand(Standing::CrossingFailed(why))) if stopped => {
+                match decide(
+                    &judged,
+                    obstacle.as_ref(),
+                    active.as_ref(),
+                    &candidates,
+                    &bundles,
+                    now,
+                ) {
+                    Decision::Stand(Standing::Idle(_) | Standing::CrossingFailed(_)) => {
+                        Decision::Stand(Standing::CrossingFailed(why))
+                    }
+                    other => other,
+                }
+            }
+            Some(decision) => decision,
+            None => decide(
+                &judged,
+                obstacle.as_ref(),
+                active.as_ref(),
+                &candidates,
+                &bundles,
+                now,
+            ),
+        };
+        let standing = match decision {
+            Decision::Open(bundle) => self.open(gate, bundle, &passages, None).await?,
+            Decision::RollBack {
+                bundle,
+                undoing,
+                why,
+            } => {
+                self.open(
+                    gate,
+                    bundle,
+                    &passages,
+                    Some((undoing.as_str(), why.as_str())),
+                )
+                .await?
+            }
             Decision::Stand(standing) => standing,
+        };
+        // A verification that knows when it looks next wakes the Gate then (a soak at
+        // its end); one that does not is looked at on the tick.
+        let next_look = match &unverified {
+            Some(Unverified::Verifying { next_look, .. }) => Some(*next_look),
+            _ => None,
         };
         let at_rest = advance::at_rest(
             &standing,
-            unverified.is_some(),
+            next_look.is_some_and(|at| at.is_none()),
             status.health.as_ref().map(|health| health.status),
             followed,
         );
         let mut requeue_after = if at_rest { AT_REST_RESYNC } else { RESYNC };
+        if let Some(wait) = next_look
+            .flatten()
+            .map(|at| until(now, at).unwrap_or(Duration::ZERO))
+        {
+            requeue_after = requeue_after.min(wait.max(MIN_LOOK_WAIT));
+        }
         status.active_passage.clear();
         status.evidence = None;
         match &standing {
@@ -295,7 +356,7 @@ impl<R: Reads> GateReconciler<R> {
         }
         set(
             &mut status,
-            &ready::ready(&standing, unverified.as_deref()),
+            &ready::ready(&standing, unverified.as_ref()),
             now,
         );
 
@@ -308,15 +369,15 @@ impl<R: Reads> GateReconciler<R> {
     }
 
     /// Records the outcome of the newest finished Passage, once (spec §2.4). Returns
-    /// why a successful crossing is not verified yet, if it is not.
+    /// why a successful crossing is not verified, if it is not.
     async fn record(
         &self,
         gate: &Gate,
         status: &mut GateStatus,
-        passage: &Passage,
+        passage: &mut Passage,
         bundles: &mut Vec<Bundle>,
         now: Timestamp,
-    ) -> Result<Option<String>, Error> {
+    ) -> Result<Option<Unverified>, Error> {
         let namespace = gate.namespace().unwrap_or_default();
         let gate_name = gate.name_any();
         let api = Api::<Bundle>::namespaced(self.client.clone(), &namespace);
@@ -359,16 +420,46 @@ impl<R: Reads> GateReconciler<R> {
             }
             PassagePhase::Succeeded => {
                 record::record_occupant(status, &bundle, passage, now);
-                let verdict = self
-                    .verifiers
-                    .verify(&gate.spec.verify, &namespace)
-                    .await
-                    .map_err(|e| Error::Verify(e.to_string()))?;
-                if !verdict.verified {
-                    return Ok(Some(verdict.reason));
+                let verification = self.verify(gate, passage, &bundle, now).await?;
+                passage
+                    .status
+                    .get_or_insert_with(Default::default)
+                    .verification = Some(verification.clone());
+                let passage = &*passage;
+                match verification.phase {
+                    VerificationPhase::Verifying => {
+                        return Ok(Some(Unverified::Verifying {
+                            next_look: verification::next_look(&verification),
+                            message: verification.message,
+                        }));
+                    }
+                    VerificationPhase::Failed => {
+                        record::mark_verified(status, false);
+                        let why = verification.message;
+                        let (unverified, known) = update_bundle(&api, bundle, |s| {
+                            record::record_unverified(s, &gate_name, passage, &why, now)
+                        })
+                        .await?;
+                        remember(bundles, known);
+                        if unverified {
+                            self.events
+                                .publish(
+                                    &gate.object_ref(&()),
+                                    events::VERIFICATION_FAILED,
+                                    &format!(
+                                        "{} crossed by {} and was not verified: {why}",
+                                        passage.spec.bundle,
+                                        passage.name_any()
+                                    ),
+                                )
+                                .await;
+                        }
+                        return Ok(Some(Unverified::Failed(why)));
+                    }
+                    VerificationPhase::Verified => {}
                 }
                 if !gate.spec.verify.is_empty() {
-                    record::mark_verified(status);
+                    record::mark_verified(status, true);
                 }
                 let (cleared, known) = update_bundle(&api, bundle, |s| {
                     record::record_cleared(s, &gate_name, passage, now)
@@ -388,6 +479,35 @@ impl<R: Reads> GateReconciler<R> {
             }
             PassagePhase::Pending | PassagePhase::Running => Ok(None),
         }
+    }
+
+    /// The verification of `passage`, a successful crossing of `gate`, after the looks
+    /// due now — written on the Passage when it changed, so the next reconcile carries
+    /// it on and every surface reads it there. A Gate with nothing to verify writes
+    /// nothing.
+    async fn verify(
+        &self,
+        gate: &Gate,
+        passage: &Passage,
+        bundle: &Bundle,
+        now: Timestamp,
+    ) -> Result<VerificationStatus, Error> {
+        let verification = self.verifiers.advance(gate, passage, bundle, now).await;
+        let recorded = passage
+            .status
+            .as_ref()
+            .and_then(|s| s.verification.as_ref());
+        if !gate.spec.verify.is_empty() && recorded != Some(&verification) {
+            let patch = serde_json::json!({"status": {"verification": verification}});
+            Api::<Passage>::namespaced(self.client.clone(), &gate.namespace().unwrap_or_default())
+                .patch_status(
+                    &passage.name_any(),
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await?;
+        }
+        Ok(verification)
     }
 
     /// Assesses what the Gate watches, plus what the crossing behind its occupant
@@ -429,31 +549,42 @@ impl<R: Reads> GateReconciler<R> {
     /// Opens a Passage for `bundle`, built and named exactly as `hecate promote`
     /// builds it, so that a person's promote racing this yields one Passage. The Gate
     /// then stands crossing it, or — the API server refusing it — unable to open.
+    /// Opens a Passage of `bundle` as actor `controller` — a rollback when `rollback`
+    /// names the Passage it undoes and why.
     async fn open(
         &self,
         gate: &Gate,
         bundle: &Bundle,
         passages: &[Passage],
+        rollback: Option<(&str, &str)>,
     ) -> Result<Standing, Error> {
         let namespace = gate.namespace().unwrap_or_default();
         let api = Api::<Passage>::namespaced(self.client.clone(), &namespace);
         let all: Vec<&Passage> = passages.iter().collect();
         let name = next_passage_name(&gate.name_any(), &all);
-        let passage = new_passage(
+        let mut passage = new_passage(
             gate,
             bundle,
             wellknown::ACTOR_CONTROLLER,
             &name,
             self.clock.now(),
         );
+        if let Some((undoing, _)) = rollback {
+            passage
+                .annotations_mut()
+                .insert(wellknown::ANNOTATION_ROLLBACK_OF.into(), undoing.into());
+        }
         match api.create(&PostParams::default(), &passage).await {
             Ok(created) => {
-                self.events
-                    .publish(
-                        &gate.object_ref(&()),
+                let (kind, message) = match rollback {
+                    Some((_, why)) => (events::ROLLBACK_STARTED, format!("{name}: {why}")),
+                    None => (
                         events::PASSAGE_STARTED,
-                        &format!("{name} crosses {}", bundle.name_any()),
-                    )
+                        format!("{name} crosses {}", bundle.name_any()),
+                    ),
+                };
+                self.events
+                    .publish(&gate.object_ref(&()), kind, &message)
                     .await;
                 Ok(crossing(&created))
             }

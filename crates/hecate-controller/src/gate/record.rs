@@ -95,20 +95,40 @@ pub fn record_occupant(
     true
 }
 
-/// Marks the current occupant verified (the reference never sets it; we set it when
-/// verification passes, so readers can tell a verified occupant from one still being
-/// judged).
-pub fn mark_verified(status: &mut GateStatus) -> bool {
+/// Marks the current occupant verified, or — `false` — that its verification said no
+/// (the reference never sets it; we do, so readers can tell a verified occupant from
+/// one still being judged and from one that failed, DECISION 139).
+pub fn mark_verified(status: &mut GateStatus, verified: bool) -> bool {
     match status.current.as_mut() {
-        Some(current) if current.verified != Some(true) => {
-            current.verified = Some(true);
+        Some(current) if current.verified != Some(verified) => {
+            current.verified = Some(verified);
             if let Some(first) = status.history.first_mut()
                 && first.passage == current.passage
             {
-                first.verified = Some(true);
+                first.verified = Some(verified);
             }
             true
         }
         _ => false,
     }
+}
+
+/// Records that the verification of the Bundle's crossing of `gate` by `passage` said
+/// no, `why`; newest first, capped as `blocked` is. Downstream Gates read it to say
+/// "not verified in `gate`" rather than "not cleared".
+pub fn record_unverified(
+    status: &mut BundleStatus,
+    gate: &str,
+    passage: &Passage,
+    why: &str,
+    now: Timestamp,
+) -> bool {
+    if recorded(&status.unverified, passage) {
+        return false;
+    }
+    status
+        .unverified
+        .insert(0, crossing(gate, passage, now, why.into()));
+    status.unverified.truncate(BLOCKED_CAP);
+    true
 }

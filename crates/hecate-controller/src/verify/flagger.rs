@@ -9,7 +9,9 @@ use kube::core::GroupVersionKind;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Verdict, Verifier, VerifyError};
+use hecate_ops::rules::verification::{Look, Seen};
+
+use super::{Subject, Verifier, VerifyError};
 
 /// Verifies by a Flagger Canary's `status.phase`.
 pub struct FlaggerVerifier {
@@ -63,18 +65,18 @@ impl Verifier for FlaggerVerifier {
         Self::NAME
     }
 
-    fn verify<'a>(
+    fn look<'a>(
         &'a self,
         config: Option<&'a Value>,
-        namespace: &'a str,
-    ) -> BoxFuture<'a, Result<Verdict, VerifyError>> {
+        subject: &'a Subject<'a>,
+    ) -> BoxFuture<'a, Result<Look, VerifyError>> {
         Box::pin(async move {
             let config = FlaggerConfig::decode(config).map_err(|problem| VerifyError::Config {
                 verifier: Self::NAME.into(),
                 problem,
             })?;
             let namespace = match config.namespace.trim() {
-                "" => namespace,
+                "" => subject.namespace,
                 given => given,
             };
             let name = config.name.trim();
@@ -97,30 +99,29 @@ impl Verifier for FlaggerVerifier {
     }
 }
 
-/// Judges a Canary by its phase: `Succeeded` is verified; `Failed` and `Terminated`
-/// are final failures, explained by the failed checks and the `Promoted` condition;
-/// any other phase — `Initialized` included, which only means Flagger took the
-/// workload over — is not verified yet. `what` names the Canary in the reason.
-pub fn judge(what: &str, canary: &Value) -> Verdict {
+/// Judges a Canary by its phase: `Succeeded` passes; `Failed` and `Terminated` are a
+/// final no, explained by the failed checks and the `Promoted` condition; any other
+/// phase — `Initialized` included, which only means Flagger took the workload over — is
+/// not yet. `what` names the Canary in the message; the phase is the look's value.
+pub fn judge(what: &str, canary: &Value) -> Look {
     let phase = canary
         .pointer("/status/phase")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let (verified, done, reason) = match phase {
-        "Succeeded" => (true, true, format!("{what} succeeded")),
-        "Failed" | "Terminated" => (false, true, failure(what, phase, canary)),
-        "" => (false, false, format!("{what} has no phase yet")),
+    let (seen, message) = match phase {
+        "Succeeded" => (Seen::Pass, format!("{what} succeeded")),
+        "Failed" | "Terminated" => (Seen::Refused, failure(what, phase, canary)),
+        "" => (Seen::NotYet, format!("{what} has no phase yet")),
         "Initialized" => (
-            false,
-            false,
+            Seen::NotYet,
             format!("{what} is Initialized; no analysis has run for this release yet"),
         ),
-        other => (false, false, format!("{what} is {other}")),
+        other => (Seen::NotYet, format!("{what} is {other}")),
     };
-    Verdict {
-        verified,
-        done,
-        reason,
+    Look {
+        seen,
+        value: phase.to_string(),
+        message,
     }
 }
 
@@ -150,6 +151,8 @@ fn failure(what: &str, phase: &str, canary: &Value) -> String {
 mod tests {
     use serde_json::{Value, json};
 
+    use hecate_ops::rules::verification::Seen;
+
     use super::{FlaggerConfig, judge};
 
     fn canary(phase: Option<&str>) -> Value {
@@ -175,81 +178,73 @@ mod tests {
     #[test]
     fn the_phase_decides() {
         let cases = [
-            (Some("Succeeded"), true, true, "Canary shop/api succeeded"),
+            (Some("Succeeded"), Seen::Pass, "Canary shop/api succeeded"),
             (
                 Some("Failed"),
-                false,
-                true,
+                Seen::Refused,
                 "Canary shop/api failed after 5 failed checks: Canary analysis failed, Deployment scaled to zero.",
             ),
             (
                 Some("Terminated"),
-                false,
-                true,
+                Seen::Refused,
                 "Canary shop/api terminated after 5 failed checks: Canary analysis failed, Deployment scaled to zero.",
             ),
-            (None, false, false, "Canary shop/api has no phase yet"),
-            (Some(""), false, false, "Canary shop/api has no phase yet"),
+            (None, Seen::NotYet, "Canary shop/api has no phase yet"),
+            (Some(""), Seen::NotYet, "Canary shop/api has no phase yet"),
             (
                 Some("Initialized"),
-                false,
-                false,
+                Seen::NotYet,
                 "Canary shop/api is Initialized; no analysis has run for this release yet",
             ),
             (
                 Some("Initializing"),
-                false,
-                false,
+                Seen::NotYet,
                 "Canary shop/api is Initializing",
             ),
-            (Some("Waiting"), false, false, "Canary shop/api is Waiting"),
+            (Some("Waiting"), Seen::NotYet, "Canary shop/api is Waiting"),
             (
                 Some("Progressing"),
-                false,
-                false,
+                Seen::NotYet,
                 "Canary shop/api is Progressing",
             ),
             (
                 Some("WaitingPromotion"),
-                false,
-                false,
+                Seen::NotYet,
                 "Canary shop/api is WaitingPromotion",
             ),
             (
                 Some("Promoting"),
-                false,
-                false,
+                Seen::NotYet,
                 "Canary shop/api is Promoting",
             ),
             (
                 Some("Finalising"),
-                false,
-                false,
+                Seen::NotYet,
                 "Canary shop/api is Finalising",
             ),
             (
                 Some("Terminating"),
-                false,
-                false,
+                Seen::NotYet,
                 "Canary shop/api is Terminating",
             ),
         ];
-        for (phase, verified, done, reason) in cases {
-            let verdict = judge("Canary shop/api", &canary(phase));
+        for (phase, seen, message) in cases {
+            let look = judge("Canary shop/api", &canary(phase));
             assert_eq!(
-                (verdict.verified, verdict.done, verdict.reason.as_str()),
-                (verified, done, reason),
+                (look.seen, look.message.as_str()),
+                (seen, message),
                 "{phase:?}"
             );
+            assert_eq!(look.value, phase.unwrap_or_default());
         }
     }
 
     #[test]
     fn a_failure_without_checks_or_message_still_says_it_failed() {
         let canary = json!({"status": {"phase": "Failed"}});
-        let verdict = judge("Canary shop/api", &canary);
-        assert_eq!(verdict.reason, "Canary shop/api failed");
-        assert!(verdict.done && !verdict.verified);
+        let look = judge("Canary shop/api", &canary);
+        assert_eq!(look.message, "Canary shop/api failed");
+        assert_eq!(look.seen, Seen::Refused);
     }
 
     #[test]

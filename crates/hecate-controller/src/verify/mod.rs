@@ -1,50 +1,43 @@
-//! Verification after a crossing (spec controller.md §7): did the release that crossed
-//! achieve its aim? A Gate lists verifications (`spec.verify[]`, each `{uses, with}`);
-//! after a successful crossing it asks them on every reconcile until all pass, and
-//! clears the Bundle only then.
+//! Verification after a crossing (spec controller.md §7, DECISION 139): did the release
+//! that crossed achieve its aim? A Gate lists verifications (`spec.verify[]`, each
+//! `{uses, with}`); after a successful crossing each looks at the environment on its
+//! own cadence until all pass or one says no, and the Bundle clears only then.
 //!
-//! - [`Verifiers`] runs a Gate's verifications: every one must pass, and the first that
-//!   does not is the answer. A verification naming no registered verifier is an error
-//!   (the Gate reconcile fails, the Bundle stays uncleared) — never "passed".
-//! - [`flagger`] verifies by a Flagger Canary's phase.
+//! - [`Verifiers`] runs a crossing's due looks, at once, and adds them up by ops' one
+//!   rule (`hecate_ops::rules::verification`): the record it returns is written on the
+//!   Passage, where every surface reads it.
+//! - A verifier only looks: [`flagger`] reads a Canary's phase, [`http`] asks a URL,
+//!   [`prometheus`] runs a query, [`soak`] waits for the crossing to have run long
+//!   enough while healthy. Anything that stops a look — an unknown verifier, a `with`
+//!   that cannot be read, a server down — is a look that cannot judge: never a pass.
 //!
 //! Health (`hecate_steps::health`) says whether things run now; verification says whether
-//! a crossing landed. The two stay separate.
+//! a crossing landed. The two stay separate; `soak` reads the Gate's health record.
 
 pub mod flagger;
+pub mod http;
+pub mod prometheus;
+pub mod soak;
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, join_all};
+use hecate_ops::rules::verification::{self as rule, Cadence, Look, Seen};
 use hecate_steps::by_name::{ByName, Duplicate, Named};
-use hecate_types::Verification;
+use hecate_types::{Bundle, Gate, Passage, VerificationStatus};
+use jiff::Timestamp;
+use kube::ResourceExt as _;
 use serde_json::Value;
 
 pub use flagger::FlaggerVerifier;
+pub use http::HttpVerifier;
+pub use prometheus::PrometheusVerifier;
+pub use soak::SoakVerifier;
 
-/// A verifier's answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Verdict {
-    /// The crossing achieved its aim.
-    pub verified: bool,
-    /// The answer is final: `false` with `done` is "no", without it "not yet". The Gate
-    /// acts on `verified` alone; `done` is for people.
-    pub done: bool,
-    /// Why, in words.
-    pub reason: String,
-}
-
-/// Why a verification could not judge at all.
+/// Why a verifier could not look. Each is a look that cannot judge, with this as its
+/// message: never a pass.
 #[derive(thiserror::Error, Debug)]
 pub enum VerifyError {
-    /// No verifier is registered under the name a verification uses.
-    #[error("unknown verifier {name:?} (registered: {registered})")]
-    UnknownVerifier {
-        /// The name used.
-        name: String,
-        /// The registered names, comma-separated.
-        registered: String,
-    },
     /// The verification's `with` cannot be used.
     #[error("{verifier} verification: {problem}")]
     Config {
@@ -66,6 +59,23 @@ pub enum VerifyError {
         #[source]
         source: kube::Error,
     },
+    /// A server the verifier asks did not answer usably.
+    #[error("{0}")]
+    Unanswered(String),
+}
+
+/// What a verifier looks at: the crossing being verified, its Gate, and the time.
+pub struct Subject<'a> {
+    /// The Gate's namespace.
+    pub namespace: &'a str,
+    /// The Gate, as this reconcile read it (its health record included).
+    pub gate: &'a Gate,
+    /// The crossing being verified.
+    pub passage: &'a Passage,
+    /// When verification began: when the crossing finished.
+    pub started: Timestamp,
+    /// Now.
+    pub now: Timestamp,
 }
 
 /// A kind of verification, registered under the name verifications `use`.
@@ -73,12 +83,13 @@ pub trait Verifier: Send + Sync {
     /// The name verifications refer to in `uses`, e.g. `flagger`.
     fn name(&self) -> &str;
 
-    /// Judges one verification whose `with` is `config`, for a Gate in `namespace`.
-    fn verify<'a>(
+    /// Looks once, with `config` — the verification's `with`, its expressions
+    /// substituted — at `subject`.
+    fn look<'a>(
         &'a self,
         config: Option<&'a Value>,
-        namespace: &'a str,
-    ) -> BoxFuture<'a, Result<Verdict, VerifyError>>;
+        subject: &'a Subject<'a>,
+    ) -> BoxFuture<'a, Result<Look, VerifyError>>;
 }
 
 /// The verifiers a controller knows, by name.
@@ -111,46 +122,124 @@ impl Verifiers {
         self.verifiers.names()
     }
 
-    /// Runs `verifications` in order until one does not pass, and answers with that
-    /// one's verdict; verified when all pass (or there are none), with their reasons
-    /// joined. Every name is looked
-    /// up before anything runs, so an unknown verifier is an error whatever the others
-    /// say.
-    pub async fn verify(
+    /// The verification of `passage` — a successful crossing of `gate` that moved
+    /// `bundle` — after the looks due at `now`: the record on the Passage carried on,
+    /// or a new one begun. A final record is returned as it was.
+    pub async fn advance(
         &self,
-        verifications: &[Verification],
-        namespace: &str,
-    ) -> Result<Verdict, VerifyError> {
-        let verifiers = verifications
-            .iter()
-            .map(|verification| {
-                self.verifiers
-                    .get(&verification.uses)
-                    .map(|verifier| (verifier, verification.with.as_ref()))
-                    .ok_or_else(|| VerifyError::UnknownVerifier {
-                        name: verification.uses.clone(),
-                        registered: self.verifiers.listed(),
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut reasons = Vec::with_capacity(verifiers.len());
-        for (verifier, config) in verifiers {
-            let verdict = verifier.verify(config, namespace).await?;
-            if !verdict.verified {
-                return Ok(verdict);
-            }
-            reasons.push(verdict.reason);
+        gate: &Gate,
+        passage: &Passage,
+        bundle: &Bundle,
+        now: Timestamp,
+    ) -> VerificationStatus {
+        let passage_status = passage.status.as_ref();
+        let started = passage_status
+            .and_then(|s| s.finished_at.as_ref())
+            .map_or(now, |t| t.0);
+        let mut status = passage_status
+            .and_then(|s| s.verification.clone())
+            // A Gate whose verifications changed since starts over: the record must
+            // say what the Gate asks now.
+            .filter(|v| v.phase.is_final() || same_verifications(gate, v))
+            .unwrap_or_else(|| rule::begin(gate, started));
+        if status.phase.is_final() {
+            return status;
         }
-        Ok(Verdict {
-            verified: true,
-            done: true,
-            reason: if reasons.is_empty() {
-                "nothing to verify".into()
-            } else {
-                reasons.join("; ")
-            },
-        })
+        let namespace = gate.namespace().unwrap_or_default();
+        let subject = Subject {
+            namespace: &namespace,
+            gate,
+            passage,
+            started,
+            now,
+        };
+        let env = hecate_expr::Env {
+            gate: gate.name_any(),
+            passage: passage.name_any(),
+            actor: passage.spec.actor.clone(),
+            namespace: namespace.clone(),
+            bundle: hecate_steps::engine::bundle_view(bundle),
+            vars: passage
+                .spec
+                .vars
+                .iter()
+                .map(|v| (v.name.clone(), v.value.clone()))
+                .collect(),
+            ..hecate_expr::Env::default()
+        };
+        let due: Vec<usize> = (0..status.verifiers.len())
+            .filter(|&i| rule::is_due(&status.verifiers[i], now))
+            .collect();
+        let looks = join_all(due.iter().map(|&i| {
+            let verification = &gate.spec.verify[i];
+            self.look_once(verification, &env, &subject)
+        }))
+        .await;
+        for (i, (cadence, look)) in due.into_iter().zip(looks) {
+            rule::record(&mut status.verifiers[i], &cadence, look, started, now);
+        }
+        rule::settle(&mut status, now);
+        status
     }
+
+    /// One look by `verification`, whatever stops it turned into a look that cannot
+    /// judge; with the cadence its `with` asks for (the default when it cannot be
+    /// read, which the look then reports).
+    async fn look_once(
+        &self,
+        verification: &hecate_types::Verification,
+        env: &hecate_expr::Env,
+        subject: &Subject<'_>,
+    ) -> (Cadence, Look) {
+        let cannot_judge = |message: String| Look {
+            seen: Seen::Inconclusive,
+            value: String::new(),
+            message,
+        };
+        let cadence = match Cadence::of(verification.with.as_ref()) {
+            Ok(cadence) => cadence,
+            Err(problem) => {
+                let message = format!("{} verification: {problem}", verification.uses);
+                return (Cadence::default(), cannot_judge(message));
+            }
+        };
+        let Some(verifier) = self.verifiers.get(&verification.uses) else {
+            let message = format!(
+                "unknown verifier {:?} (registered: {})",
+                verification.uses,
+                self.verifiers.listed()
+            );
+            return (cadence, cannot_judge(message));
+        };
+        let config = match verification
+            .with
+            .as_ref()
+            .map(|with| hecate_expr::interpolate(with, env))
+            .transpose()
+        {
+            Ok(config) => config,
+            Err(error) => {
+                let message = format!("{} verification: {error}", verification.uses);
+                return (cadence, cannot_judge(message));
+            }
+        };
+        let look = match verifier.look(config.as_ref(), subject).await {
+            Ok(look) => look,
+            Err(error) => cannot_judge(error.to_string()),
+        };
+        (cadence, look)
+    }
+}
+
+/// Whether `status` records the verifications `gate` asks for now, in order.
+fn same_verifications(gate: &Gate, status: &VerificationStatus) -> bool {
+    gate.spec.verify.len() == status.verifiers.len()
+        && gate
+            .spec
+            .verify
+            .iter()
+            .zip(&status.verifiers)
+            .all(|(asked, recorded)| asked.uses == recorded.uses)
 }
 
 #[cfg(test)]
@@ -159,17 +248,22 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use futures::future::BoxFuture;
-    use hecate_types::Verification;
+    use hecate_ops::rules::verification::{Look, Seen};
+    use hecate_types::{
+        Bundle, BundleSpec, Gate, GateSpec, Passage, PassagePhase, PassageSpec, PassageStatus,
+        Time, Verification, VerificationPhase,
+    };
+    use jiff::{SignedDuration, Timestamp};
     use serde_json::{Value, json};
 
-    use super::{Verdict, Verifier, Verifiers, VerifyError};
+    use super::{Subject, Verifier, Verifiers, VerifyError};
     use hecate_steps::by_name::Duplicate;
 
-    /// Answers what its `with` says (`{verified, done, reason}`, or `{missing: what}`
-    /// for a NotFound error) and counts its calls.
+    /// Answers what its `with` says (`{seen: pass|fail|refuse|wait, value}`, or
+    /// `{missing: what}` for a NotFound error) and counts its looks.
     #[derive(Default)]
     struct Scripted {
-        calls: AtomicUsize,
+        looks: AtomicUsize,
     }
 
     impl Verifier for Scripted {
@@ -177,21 +271,30 @@ mod tests {
             "scripted"
         }
 
-        fn verify<'a>(
+        fn look<'a>(
             &'a self,
             config: Option<&'a Value>,
-            namespace: &'a str,
-        ) -> BoxFuture<'a, Result<Verdict, VerifyError>> {
+            subject: &'a Subject<'a>,
+        ) -> BoxFuture<'a, Result<Look, VerifyError>> {
             Box::pin(async move {
-                self.calls.fetch_add(1, Ordering::Relaxed);
+                self.looks.fetch_add(1, Ordering::Relaxed);
                 let config = config.cloned().unwrap_or_default();
                 if let Some(missing) = config["missing"].as_str() {
-                    return Err(VerifyError::NotFound(format!("{namespace}/{missing}")));
+                    return Err(VerifyError::NotFound(format!(
+                        "{}/{missing}",
+                        subject.namespace
+                    )));
                 }
-                Ok(Verdict {
-                    verified: config["verified"].as_bool().unwrap_or_default(),
-                    done: config["done"].as_bool().unwrap_or_default(),
-                    reason: config["reason"].as_str().unwrap_or_default().into(),
+                let seen = match config["seen"].as_str().unwrap_or_default() {
+                    "pass" => Seen::Pass,
+                    "fail" => Seen::Fail,
+                    "refuse" => Seen::Refused,
+                    _ => Seen::NotYet,
+                };
+                Ok(Look {
+                    seen,
+                    value: config["value"].as_str().unwrap_or_default().into(),
+                    message: "as scripted".into(),
                 })
             })
         }
@@ -204,104 +307,160 @@ mod tests {
         (registry, scripted)
     }
 
-    fn uses(name: &str, with: Value) -> Verification {
-        Verification {
-            uses: name.into(),
-            with: Some(with),
-        }
+    fn t0() -> Timestamp {
+        "2026-12-03T12:00:00Z".parse().expect("a time")
     }
 
-    fn pass(reason: &str) -> Verification {
-        uses(
-            "scripted",
-            json!({"verified": true, "done": true, "reason": reason}),
-        )
-    }
-
-    #[tokio::test]
-    async fn all_must_pass_and_the_first_that_does_not_is_the_answer() {
-        let (registry, scripted) = registry();
-        let verdict = registry
-            .verify(
-                &[
-                    pass("a"),
-                    uses(
-                        "scripted",
-                        json!({"verified": false, "done": false, "reason": "b not yet"}),
-                    ),
-                    uses(
-                        "scripted",
-                        json!({"verified": false, "done": true, "reason": "c failed"}),
-                    ),
-                ],
-                "shop",
-            )
-            .await
-            .expect("a verdict");
-        assert_eq!(
-            verdict,
-            Verdict {
-                verified: false,
-                done: false,
-                reason: "b not yet".into()
-            }
+    fn gate(verify: Vec<Value>) -> Gate {
+        let mut gate = Gate::new(
+            "staging",
+            GateSpec {
+                verify: verify
+                    .into_iter()
+                    .map(|with| Verification {
+                        uses: with["uses"].as_str().unwrap_or("scripted").into(),
+                        with: Some(with),
+                    })
+                    .collect(),
+                ..GateSpec::default()
+            },
         );
-        assert_eq!(
-            scripted.calls.load(Ordering::Relaxed),
-            2,
-            "stops at the first"
+        gate.metadata.namespace = Some("shop".into());
+        gate
+    }
+
+    fn crossing() -> (Passage, Bundle) {
+        let mut passage = Passage::new(
+            "staging-1",
+            PassageSpec {
+                gate: "staging".into(),
+                bundle: "shop-abc".into(),
+                ..PassageSpec::default()
+            },
         );
-
-        let verdict = registry
-            .verify(&[pass("a"), pass("b")], "shop")
-            .await
-            .expect("a verdict");
-        assert!(verdict.verified && verdict.done, "{verdict:?}");
-        assert_eq!(verdict.reason, "a; b");
+        passage.status = Some(PassageStatus {
+            phase: Some(PassagePhase::Succeeded),
+            finished_at: Some(Time(t0())),
+            ..PassageStatus::default()
+        });
+        let bundle = Bundle::new(
+            "shop-abc",
+            BundleSpec {
+                beacon: "shop".into(),
+                ..BundleSpec::default()
+            },
+        );
+        (passage, bundle)
     }
 
     #[tokio::test]
-    async fn nothing_to_verify_is_verified() {
-        let (registry, _) = registry();
-        let verdict = registry.verify(&[], "shop").await.expect("a verdict");
-        assert!(verdict.verified && verdict.done, "{verdict:?}");
-        assert_eq!(verdict.reason, "nothing to verify");
-    }
-
-    #[tokio::test]
-    async fn an_unknown_verifier_is_an_error_even_after_a_failure() {
+    async fn due_looks_add_up_and_one_no_fails_the_crossing() {
         let (registry, scripted) = registry();
-        let error = registry
-            .verify(
-                &[
-                    uses("scripted", json!({"verified": false, "reason": "no"})),
-                    uses("argo-rollouts", json!({})),
-                ],
-                "shop",
+        let gate = gate(vec![
+            json!({"seen": "pass", "value": "1"}),
+            json!({"seen": "fail", "value": "0.4"}),
+        ]);
+        let (passage, bundle) = crossing();
+        let status = registry.advance(&gate, &passage, &bundle, t0()).await;
+        assert_eq!(scripted.looks.load(Ordering::Relaxed), 2, "both were due");
+        assert_eq!(status.phase, VerificationPhase::Failed);
+        assert_eq!(status.verifiers[0].phase, VerificationPhase::Verified);
+        assert_eq!(status.verifiers[1].last_value, "0.4");
+        assert_eq!(status.message, "scripted verification said no: as scripted");
+    }
+
+    #[tokio::test]
+    async fn a_look_not_due_is_not_taken_and_a_final_record_is_kept_as_it_is() {
+        let (registry, scripted) = registry();
+        let gate = gate(vec![json!({"seen": "wait", "interval": "1m"})]);
+        let (mut passage, bundle) = crossing();
+        let first = registry.advance(&gate, &passage, &bundle, t0()).await;
+        assert_eq!(first.phase, VerificationPhase::Verifying);
+        passage.status.as_mut().expect("a status").verification = Some(first.clone());
+        let later = t0() + SignedDuration::from_secs(30);
+        let again = registry.advance(&gate, &passage, &bundle, later).await;
+        assert_eq!(again.verifiers, first.verifiers, "not due for 30 s more");
+        assert_eq!(scripted.looks.load(Ordering::Relaxed), 1);
+
+        let mut decided = first;
+        decided.phase = VerificationPhase::Verified;
+        passage.status.as_mut().expect("a status").verification = Some(decided.clone());
+        let kept = registry
+            .advance(
+                &gate,
+                &passage,
+                &bundle,
+                later + SignedDuration::from_secs(60),
             )
-            .await
-            .expect_err("unknown verifier");
+            .await;
+        assert_eq!(kept, decided);
+        assert_eq!(scripted.looks.load(Ordering::Relaxed), 1, "nothing looked");
+    }
+
+    #[tokio::test]
+    async fn what_stops_a_look_cannot_judge_and_never_passes() {
+        let (registry, scripted) = registry();
+        let gate = gate(vec![
+            json!({"uses": "argo-rollouts"}),
+            json!({"seen": "pass", "successes": 0}),
+            json!({"seen": "pass", "value": "${{ bundle.nope( }}"}),
+            json!({"missing": "Canary api"}),
+        ]);
+        let (passage, bundle) = crossing();
+        let status = registry.advance(&gate, &passage, &bundle, t0()).await;
+        assert_eq!(status.phase, VerificationPhase::Verifying);
+        let messages: Vec<&str> = status
+            .verifiers
+            .iter()
+            .map(|v| v.message.as_str())
+            .collect();
         assert_eq!(
-            error.to_string(),
+            messages[0],
             r#"unknown verifier "argo-rollouts" (registered: scripted)"#
         );
-        assert_eq!(scripted.calls.load(Ordering::Relaxed), 0, "nothing ran");
+        assert!(messages[1].contains("successes"), "{}", messages[1]);
+        assert!(
+            messages[2].starts_with("scripted verification: "),
+            "{}",
+            messages[2]
+        );
+        assert_eq!(messages[3], "shop/Canary api not found");
+        assert!(status.verifiers.iter().all(|v| v.inconclusive == 1));
+        assert_eq!(
+            scripted.looks.load(Ordering::Relaxed),
+            1,
+            "only the last looked"
+        );
     }
 
     #[tokio::test]
-    async fn a_verifier_error_is_the_registrys_error() {
+    async fn expressions_in_with_read_the_crossing() {
         let (registry, _) = registry();
-        let error = registry
-            .verify(
-                &[
-                    pass("a"),
-                    uses("scripted", json!({"missing": "Canary api"})),
-                ],
-                "shop",
+        let gate = gate(vec![
+            json!({"seen": "pass", "value": "${{ bundle.name }} in ${{ gate }}"}),
+        ]);
+        let (passage, bundle) = crossing();
+        let status = registry.advance(&gate, &passage, &bundle, t0()).await;
+        assert_eq!(status.verifiers[0].last_value, "shop-abc in staging");
+        assert_eq!(status.phase, VerificationPhase::Verified);
+    }
+
+    #[tokio::test]
+    async fn a_gate_whose_verifications_changed_starts_over() {
+        let (registry, _) = registry();
+        let (mut passage, bundle) = crossing();
+        let before = registry
+            .advance(
+                &gate(vec![json!({"seen": "wait"})]),
+                &passage,
+                &bundle,
+                t0(),
             )
-            .await
-            .expect_err("not found");
-        assert_eq!(error.to_string(), "shop/Canary api not found");
+            .await;
+        passage.status.as_mut().expect("a status").verification = Some(before);
+        let now = gate(vec![json!({"seen": "wait"}), json!({"uses": "other"})]);
+        let status = registry.advance(&now, &passage, &bundle, t0()).await;
+        assert_eq!(status.verifiers.len(), 2);
     }
 
     #[test]

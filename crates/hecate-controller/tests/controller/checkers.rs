@@ -7,12 +7,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use hecate_controller::verify::{self, FlaggerVerifier, VerifyError};
+use hecate_controller::verify::{FlaggerVerifier, Subject, Verifier as _, VerifyError};
+use hecate_ops::rules::verification::{Look, Seen};
 use hecate_steps::flux::{FluxAccess, FluxChecker};
 use hecate_steps::health::{self, Assessment};
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION, StandIn};
 use hecate_testenv::{Identity, RequestLog, TestEnv};
-use hecate_types::{Health, HealthCheck, Verification};
+use hecate_types::{Gate, GateSpec, Health, HealthCheck, Passage, PassageSpec};
 use jiff::Timestamp;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
@@ -363,17 +364,11 @@ async fn a_remote_cluster_is_read_through_the_kubeconfig_in_a_secret() {
 async fn the_flagger_verifier_follows_a_canary() {
     let env = TestEnv::new().await;
     standins::install(&env.admin, &[CANARY]).await.unwrap();
-    let mut verifiers = verify::Verifiers::new();
-    verifiers
-        .register(Arc::new(FlaggerVerifier::new(env.admin.clone())))
-        .unwrap();
     let canaries: Api<DynamicObject> =
         Api::namespaced_with(env.admin.clone(), &env.namespace, &CANARY.api_resource());
     let namespace = env.namespace.as_str();
 
-    let absent = verify(&verifiers, namespace, json!({"name": "api"}))
-        .await
-        .unwrap_err();
+    let absent = look(&env, json!({"name": "api"})).await.unwrap_err();
     assert!(
         matches!(&absent, VerifyError::NotFound(what) if *what == format!("Canary {namespace}/api")),
         "{absent:?}"
@@ -391,12 +386,11 @@ async fn the_flagger_verifier_follows_a_canary() {
         .unwrap();
 
     let cases = [
-        (None, json!({"name": "api"}), false, false, "no phase yet"),
+        (None, json!({"name": "api"}), Seen::NotYet, "no phase yet"),
         (
             Some(json!({"phase": "Initialized"})),
             json!({"name": "api"}),
-            false,
-            false,
+            Seen::NotYet,
             "Initialized",
         ),
         (
@@ -406,48 +400,44 @@ async fn the_flagger_verifier_follows_a_canary() {
                                 "message": "Canary analysis failed, Deployment api scaled to zero."}],
             })),
             json!({"name": "api", "namespace": namespace}),
-            false,
-            true,
+            Seen::Refused,
             "failed after 3 failed checks: Canary analysis failed, Deployment api scaled to zero.",
         ),
         (
             Some(json!({"phase": "Succeeded"})),
             json!({"name": "api"}),
-            true,
-            true,
+            Seen::Pass,
             "succeeded",
         ),
     ];
-    for (status, with, verified, done, reason) in cases {
+    for (status, with, seen, message) in cases {
         if let Some(status) = status {
             set_status(&canaries, status).await;
         }
-        let verdict = verify(&verifiers, namespace, with).await.unwrap();
-        assert_eq!(
-            (verdict.verified, verdict.done),
-            (verified, done),
-            "{verdict:?}"
-        );
-        assert!(
-            verdict.reason.contains(reason),
-            "{verdict:?} lacks {reason:?}"
-        );
+        let look = look(&env, with).await.unwrap();
+        assert_eq!(look.seen, seen, "{look:?}");
+        assert!(look.message.contains(message), "{look:?} lacks {message:?}");
     }
 
-    let unnamed = verify(&verifiers, namespace, json!({})).await.unwrap_err();
+    let unnamed = look(&env, json!({})).await.unwrap_err();
     assert!(matches!(unnamed, VerifyError::Config { .. }), "{unnamed:?}");
 }
 
-async fn verify(
-    verifiers: &verify::Verifiers,
-    namespace: &str,
-    with: Value,
-) -> Result<verify::Verdict, VerifyError> {
-    let verification = Verification {
-        uses: "flagger".into(),
-        with: Some(with),
+/// One look by the `flagger` verifier, with `with`, at a crossing in `env`'s namespace.
+async fn look(env: &TestEnv, with: Value) -> Result<Look, VerifyError> {
+    let gate = Gate::new("staging", GateSpec::default());
+    let passage = Passage::new("staging-1", PassageSpec::default());
+    let now = Timestamp::now();
+    let subject = Subject {
+        namespace: &env.namespace,
+        gate: &gate,
+        passage: &passage,
+        started: now,
+        now,
     };
-    verifiers.verify(&[verification], namespace).await
+    FlaggerVerifier::new(env.admin.clone())
+        .look(Some(&with), &subject)
+        .await
 }
 
 /// Writes the Canary's status, as Flagger would.

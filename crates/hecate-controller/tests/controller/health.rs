@@ -4,11 +4,17 @@
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use hecate_controller::verify::{self, Verdict, Verifier, VerifyError};
+use hecate_controller::verify::{self, Subject, Verifier, VerifyError};
+use hecate_ops::rules::verification::{Look, Seen};
 use hecate_steps::clock::Clock as _;
 use hecate_steps::health::{self, CheckResult, Checker};
-use hecate_types::{Health, HealthCheck, PassagePhase, PassageStatus, Verification};
+use hecate_types::{
+    Gate, Health, HealthCheck, Passage, PassagePhase, PassageStatus, RollbackPolicy, Verification,
+    VerificationPhase, wellknown,
+};
 use jiff::{SignedDuration, Timestamp};
+use kube::ResourceExt as _;
+use kube::api::PostParams;
 use serde_json::Value;
 
 use crate::harness::*;
@@ -232,14 +238,21 @@ async fn with_checker_in(h: &Harness) -> (Harness, Arc<Scripted>) {
 }
 
 /// A `flagger` verifier answering whatever the test last set.
-struct Canary(Mutex<Result<Verdict, String>>);
+struct Canary(Mutex<Result<Look, String>>);
 
 impl Canary {
-    fn says(&self, verified: bool, reason: &str) {
-        *self.0.lock().unwrap() = Ok(Verdict {
-            verified,
-            done: true,
-            reason: reason.into(),
+    /// Says `Succeeded` (verified) or `Failed` (a final no) with `message`; `None`:
+    /// still progressing.
+    fn says(&self, verified: Option<bool>, message: &str) {
+        let seen = match verified {
+            Some(true) => Seen::Pass,
+            Some(false) => Seen::Refused,
+            None => Seen::NotYet,
+        };
+        *self.0.lock().unwrap() = Ok(Look {
+            seen,
+            value: String::new(),
+            message: message.into(),
         });
     }
 }
@@ -248,17 +261,17 @@ impl Verifier for Canary {
     fn name(&self) -> &str {
         "flagger"
     }
-    fn verify<'a>(
+    fn look<'a>(
         &'a self,
         _config: Option<&'a Value>,
-        _namespace: &'a str,
-    ) -> BoxFuture<'a, Result<Verdict, VerifyError>> {
+        _subject: &'a Subject<'a>,
+    ) -> BoxFuture<'a, Result<Look, VerifyError>> {
         let answer = self.0.lock().unwrap().clone();
         Box::pin(async move { answer.map_err(VerifyError::NotFound) })
     }
 }
 
-async fn verifying(first: (bool, &str)) -> (Harness, Arc<Canary>) {
+async fn verifying(first: (Option<bool>, &str)) -> (Harness, Arc<Canary>) {
     let canary = Arc::new(Canary(Mutex::new(Err("unset".into()))));
     canary.says(first.0, first.1);
     let mut verifiers = verify::Verifiers::new();
@@ -280,24 +293,33 @@ async fn verifying(first: (bool, &str)) -> (Harness, Arc<Canary>) {
 
 #[tokio::test]
 async fn ac051_a_failed_canary_stops_the_bundle_reaching_production() {
-    let (h, _canary) = verifying((false, "Canary podinfo Failed after 3 failed check(s)")).await;
+    let (h, _canary) =
+        verifying((Some(false), "Canary podinfo failed after 3 failed checks")).await;
     h.reconcile("staging").await;
     let status = h.bundle("b1").await.status.unwrap_or_default();
     assert!(status.cleared.is_empty() && status.blocked.is_empty());
+    // A "no" is final for the crossing (DECISION 139): recorded on the Bundle, where
+    // production reads it, and on the Gate's condition and occupant.
+    assert_eq!(status.unverified.len(), 1, "{status:?}");
+    assert!(status.unverified[0].reason.contains("3 failed checks"));
     let ready = h.ready("staging").await;
-    assert_eq!(ready.reason, "Verifying");
+    assert_eq!(ready.reason, "VerificationFailed");
     assert!(
-        ready.message.contains("3 failed check"),
+        ready.message.contains("3 failed checks"),
         "{}",
         ready.message
     );
+    let current = h.gate("staging").await.status.unwrap().current.unwrap();
+    assert_eq!(current.verified, Some(false));
+    let verification = h.the_passage().await.status.unwrap().verification.unwrap();
+    assert_eq!(verification.phase, VerificationPhase::Failed);
     h.reconcile("production").await;
     assert_eq!(h.passages().await.len(), 1, "no production Passage");
 }
 
 #[tokio::test]
 async fn ac052_ac054_a_passing_canary_clears_even_when_its_verdict_comes_late() {
-    let (h, canary) = verifying((false, "Canary podinfo is Progressing")).await;
+    let (h, canary) = verifying((None, "Canary podinfo is Progressing")).await;
     h.reconcile("staging").await;
     assert!(
         h.bundle("b1")
@@ -307,7 +329,25 @@ async fn ac052_ac054_a_passing_canary_clears_even_when_its_verdict_comes_late() 
             .cleared
             .is_empty()
     );
-    canary.says(true, "Canary podinfo Succeeded");
+    let progress = h.the_passage().await.status.unwrap().verification.unwrap();
+    assert_eq!(progress.phase, VerificationPhase::Verifying);
+    assert_eq!(
+        progress.verifiers[0].message,
+        "Canary podinfo is Progressing"
+    );
+    assert_eq!(h.ready("staging").await.reason, "Verifying");
+    canary.says(Some(true), "Canary podinfo Succeeded");
+    h.reconcile("staging").await;
+    assert!(
+        h.bundle("b1")
+            .await
+            .status
+            .unwrap_or_default()
+            .cleared
+            .is_empty(),
+        "the next look is 30 s away: nothing looked yet"
+    );
+    h.clock.advance(SignedDuration::from_secs(30));
     for _ in 0..3 {
         h.reconcile("staging").await;
     }
@@ -323,7 +363,7 @@ async fn ac052_ac054_a_passing_canary_clears_even_when_its_verdict_comes_late() 
 }
 
 #[tokio::test]
-async fn ac053_an_unknown_verifier_refuses() {
+async fn ac053_an_unknown_verifier_never_passes() {
     let h = Harness::new().await;
     let mut spec = gate_spec(true, &[], false);
     spec.verify = vec![Verification {
@@ -335,12 +375,16 @@ async fn ac053_an_unknown_verifier_refuses() {
     h.reconcile("staging").await;
     let passage = h.the_passage().await;
     h.finish(&passage, PassagePhase::Succeeded, "").await;
-    let error = h
-        .reconciler
-        .reconcile_named(&h.env.namespace, "staging")
-        .await
-        .expect_err("an unknown verifier is an error");
-    assert!(error.to_string().contains("nonesuch"), "{error}");
+    // It cannot judge: a look that never passes, backing off, said on the Gate.
+    for _ in 0..3 {
+        h.reconcile("staging").await;
+        h.clock.advance(SignedDuration::from_mins(5));
+    }
+    let ready = h.ready("staging").await;
+    assert_eq!(ready.reason, "Verifying");
+    assert!(ready.message.contains("nonesuch"), "{}", ready.message);
+    let verification = h.the_passage().await.status.unwrap().verification.unwrap();
+    assert_eq!(verification.verifiers[0].inconclusive, 3);
     assert!(
         h.bundle("b1")
             .await
@@ -348,5 +392,89 @@ async fn ac053_an_unknown_verifier_refuses() {
             .unwrap_or_default()
             .cleared
             .is_empty()
+    );
+}
+
+/// Passage `name` of `h`'s namespace.
+async fn passage_named(h: &Harness, name: &str) -> Passage {
+    h.env.api::<Passage>().get(name).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_no_rolls_back_by_itself_once_and_a_failed_rollback_stops() {
+    let (h, canary) = verifying((Some(true), "Canary podinfo succeeded")).await;
+    let mut gate = h.gate("staging").await;
+    gate.spec.rollback = Some(RollbackPolicy { auto: true });
+    h.env
+        .api::<Gate>()
+        .replace("staging", &PostParams::default(), &gate)
+        .await
+        .unwrap();
+    h.reconcile("staging").await;
+    assert_eq!(
+        h.gate("staging")
+            .await
+            .status
+            .unwrap()
+            .current
+            .unwrap()
+            .verified,
+        Some(true)
+    );
+
+    // b2 crosses, and its verification says no.
+    canary.says(Some(false), "Canary podinfo failed after 2 failed checks");
+    // A second later: creation times, to the second, order the Bundles.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    h.clock.advance(SignedDuration::from_mins(1));
+    bundle(&h.env, "b2").await;
+    h.reconcile("staging").await;
+    let crossing = passage_named(&h, "staging-2").await;
+    assert_eq!(crossing.spec.bundle, "b2");
+    h.finish(&crossing, PassagePhase::Succeeded, "").await;
+    h.clock.advance(SignedDuration::from_mins(1));
+    h.reconcile("staging").await;
+
+    // The Gate goes back to b1 by itself, as the controller, saying what it undoes.
+    let rollback = passage_named(&h, "staging-3").await;
+    assert_eq!(rollback.spec.bundle, "b1");
+    assert_eq!(rollback.spec.actor, "controller");
+    assert_eq!(
+        rollback
+            .annotations()
+            .get(wellknown::ANNOTATION_ROLLBACK_OF)
+            .map(String::as_str),
+        Some("staging-2")
+    );
+    let started = h.event("RollbackStarted").await;
+    assert!(
+        started
+            .note
+            .as_deref()
+            .unwrap_or_default()
+            .contains("b2 was not verified (staging-2): rolling back to b1"),
+        "{started:?}"
+    );
+    assert!(
+        h.bundle("b2")
+            .await
+            .status
+            .unwrap()
+            .unverified
+            .iter()
+            .any(|c| c.gate == "staging")
+    );
+
+    // The rollback fails too: nothing more opens, and the Gate says why.
+    h.finish(&rollback, PassagePhase::Failed, "flux-wait: timed out")
+        .await;
+    for _ in 0..2 {
+        h.reconcile("staging").await;
+    }
+    assert_eq!(h.passages().await.len(), 3, "never a loop");
+    let ready = h.ready("staging").await;
+    assert!(
+        ready.message.contains("itself a rollback (of staging-2)"),
+        "{ready:?}"
     );
 }

@@ -31,4 +31,5 @@ mod shards;
 mod traces;
 mod trust;
 mod unreadable;
+mod verifiers;
 mod waiting;

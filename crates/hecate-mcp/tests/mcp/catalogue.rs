@@ -22,6 +22,7 @@ async fn the_tool_list_with_its_schemas() {
         .filter(|t| {
             ![
                 "promote",
+                "rollback",
                 "abort",
                 "suspend_flux",
                 "resume_flux",
@@ -79,10 +80,11 @@ async fn write_tools_exist_only_with_allow_writes() {
     let names = tool_names(&writing).await;
     assert!(names.contains(&"promote".to_string()));
     assert!(names.contains(&"abort".to_string()));
+    assert!(names.contains(&"rollback".to_string()));
     for flux in ["suspend_flux", "resume_flux", "reconcile_flux"] {
         assert!(names.contains(&flux.to_string()), "{flux}");
     }
-    assert_eq!(names.len(), 18);
+    assert_eq!(names.len(), 19);
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ use kube::ResourceExt as _;
 
 use super::approval::{self, Asked};
 use super::refusal::{Refusal, RefusalCode};
+use super::rollback;
 use crate::model::Person;
 
 /// Every write records who asked for it (`what`: "a crossing", "an approval", …):
@@ -143,11 +144,72 @@ pub fn judge_poll(beacon: &Beacon) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// What a rollback of a Gate by hand would do, once judged: cross `bundle` again,
+/// undoing the crossing recorded by the Passage `undoing`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RollbackPlan {
+    /// The Bundle to cross again.
+    pub bundle: String,
+    /// The Passage whose crossing it undoes: the Gate's current occupant's.
+    pub undoing: String,
+}
+
+/// Where a rollback of `gate` by hand goes: `to`, when named — a Bundle the Gate held
+/// before (its current occupant or its history) whose verification there did not say
+/// no — or else the newest verified earlier occupant ([`rollback::target`], among
+/// `bundles`, which only that case reads). Refused when the Gate holds nothing (there
+/// is no crossing to undo) or has nothing to go back to.
+pub fn judge_rollback(
+    gate: &Gate,
+    bundles: &[Bundle],
+    to: Option<&str>,
+) -> Result<RollbackPlan, Refusal> {
+    let gate_name = gate.name_any();
+    let Some(undone) = rollback::undone_by_hand(gate) else {
+        return Err(Refusal::new(
+            RefusalCode::NothingToRollBackTo,
+            format!("Gate {gate_name} holds no Bundle yet, so there is nothing to roll back"),
+        ));
+    };
+    let plan = |bundle: String| RollbackPlan {
+        bundle,
+        undoing: undone.passage.clone(),
+    };
+    let Some(to) = to else {
+        return rollback::target(gate, bundles, &undone.bundle)
+            .map(|target| plan(target.name_any()))
+            .map_err(|no| Refusal::new(RefusalCode::NothingToRollBackTo, no.to_string()));
+    };
+    let held: Vec<_> = gate
+        .status
+        .iter()
+        .flat_map(|s| s.current.iter().chain(&s.history))
+        .filter(|o| o.bundle == to)
+        .collect();
+    if held.is_empty() {
+        return Err(Refusal::new(
+            RefusalCode::NotVerifiedHere,
+            format!(
+                "Gate {gate_name} never held {to}: a rollback goes back only to a Bundle the Gate verified before"
+            ),
+        ));
+    }
+    if held.iter().all(|o| o.verified == Some(false)) {
+        return Err(Refusal::new(
+            RefusalCode::NotVerifiedHere,
+            format!(
+                "{to} failed its verification in {gate_name}: a rollback goes back only to a Bundle the Gate verified before"
+            ),
+        ));
+    }
+    Ok(plan(to.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use hecate_types::{
-        Admission, BeaconSpec, BundleOrigin, BundleSpec, GateSpec, PassagePhase, PassageSpec,
-        PassageStatus,
+        Admission, BeaconSpec, BundleOrigin, BundleSpec, GateOccupant, GateSpec, GateStatus,
+        PassagePhase, PassageSpec, PassageStatus, Time,
     };
 
     use super::*;
@@ -245,5 +307,112 @@ mod tests {
         assert_eq!(code(judge_poll(&beacon)), None);
         beacon.spec.suspend = true;
         assert_eq!(code(judge_poll(&beacon)), Some(RefusalCode::Suspended));
+    }
+
+    fn occupant(bundle: &str, passage: &str, verified: Option<bool>) -> GateOccupant {
+        GateOccupant {
+            bundle: bundle.into(),
+            digest: String::new(),
+            passage: passage.into(),
+            entered_at: Time("2026-08-01T00:00:00Z".parse().expect("a time")),
+            actor: "olaf".into(),
+            verified,
+        }
+    }
+
+    /// staging, holding b3 (staging-3), having held b3, b2 (verified), b1 (not).
+    fn rolled_gate() -> Gate {
+        let mut gate = Gate::new("staging", GateSpec::default());
+        gate.status = Some(GateStatus {
+            current: Some(occupant("b3", "staging-3", None)),
+            history: vec![
+                occupant("b3", "staging-3", None),
+                occupant("b2", "staging-2", Some(true)),
+                occupant("b1", "staging-1", Some(false)),
+            ],
+            ..GateStatus::default()
+        });
+        gate
+    }
+
+    fn bundles(names: &[&str]) -> Vec<Bundle> {
+        names
+            .iter()
+            .map(|name| Bundle::new(name, BundleSpec::default()))
+            .collect()
+    }
+
+    #[test]
+    fn a_rollback_goes_back_to_the_newest_earlier_good_bundle() {
+        let plan = judge_rollback(&rolled_gate(), &bundles(&["b1", "b2", "b3"]), None);
+        assert_eq!(
+            plan,
+            Ok(RollbackPlan {
+                bundle: "b2".into(),
+                undoing: "staging-3".into(),
+            })
+        );
+    }
+
+    #[test]
+    fn a_rollback_named_goes_where_it_is_told_if_the_gate_verified_it() {
+        let gate = rolled_gate();
+        for to in ["b2", "b3"] {
+            assert_eq!(
+                judge_rollback(&gate, &[], Some(to)).map(|p| (p.bundle, p.undoing)),
+                Ok((to.to_string(), "staging-3".to_string())),
+                "{to}"
+            );
+        }
+        let failed = judge_rollback(&gate, &[], Some("b1")).err();
+        assert_eq!(
+            failed,
+            Some(Refusal::new(
+                RefusalCode::NotVerifiedHere,
+                "b1 failed its verification in staging: a rollback goes back only to a Bundle the Gate verified before"
+            ))
+        );
+        let never = judge_rollback(&gate, &[], Some("b9")).err();
+        assert_eq!(
+            never,
+            Some(Refusal::new(
+                RefusalCode::NotVerifiedHere,
+                "Gate staging never held b9: a rollback goes back only to a Bundle the Gate verified before"
+            ))
+        );
+    }
+
+    #[test]
+    fn a_rollback_needs_something_to_undo_and_somewhere_to_go() {
+        let empty = Gate::new("staging", GateSpec::default());
+        assert_eq!(
+            judge_rollback(&empty, &[], None).err(),
+            Some(Refusal::new(
+                RefusalCode::NothingToRollBackTo,
+                "Gate staging holds no Bundle yet, so there is nothing to roll back"
+            ))
+        );
+        assert_eq!(
+            code(judge_rollback(&empty, &[], Some("b2")).map(|_| ())),
+            Some(RefusalCode::NothingToRollBackTo)
+        );
+        let mut first = rolled_gate();
+        if let Some(status) = first.status.as_mut() {
+            status.history.truncate(1);
+        }
+        assert_eq!(
+            judge_rollback(&first, &bundles(&["b3"]), None).err(),
+            Some(Refusal::new(
+                RefusalCode::NothingToRollBackTo,
+                "staging has no earlier verified Bundle to roll back to"
+            ))
+        );
+        assert_eq!(
+            judge_rollback(&rolled_gate(), &bundles(&["b3"]), None).err(),
+            Some(Refusal::new(
+                RefusalCode::NothingToRollBackTo,
+                "staging would roll back to b2, which no longer exists"
+            ))
+        );
     }
 }

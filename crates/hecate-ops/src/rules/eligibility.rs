@@ -143,10 +143,17 @@ fn judge(
         .map(String::as_str)
         .collect();
     if !missing.is_empty() {
-        return Some(Ineligible::new(
-            Code::UpstreamNotCleared,
-            format!("has not cleared {}", missing.join(", ")),
-        ));
+        // A crossing whose verification said no is said as such: the Bundle will never
+        // clear that Gate, where one not cleared yet may (DECISION 139). The code stays
+        // the reference's.
+        let reason = match missing
+            .iter()
+            .find_map(|upstream| bundle.failed_verification(upstream))
+        {
+            Some(failed) => format!("not verified in {}: {}", failed.gate, failed.reason),
+            None => format!("has not cleared {}", missing.join(", ")),
+        };
+        return Some(Ineligible::new(Code::UpstreamNotCleared, reason));
     }
     let asked = Asked::of(admission);
     let progress = approval::judge(asked, gate_name, bundle, promoter, now)?;
@@ -239,7 +246,9 @@ pub fn auto_next<'a>(
             held_back: held_back(&newer),
         };
     }
-    if newest.was_blocked_by(gate_name) {
+    // A crossing that failed here, or whose verification said no, is never retried by
+    // automation: after a rollback, the Bundle it undid stays undone.
+    if newest.was_blocked_by(gate_name) || newest.failed_verification(gate_name).is_some() {
         return AutoNext::FailedHere(newest);
     }
     AutoNext::Cross(newest)

@@ -7,7 +7,9 @@
 
 use std::collections::HashMap;
 
-use hecate_types::{Bundle, Gate, Health, Passage, PassagePhase, StepPhase, Time};
+use hecate_types::{
+    Bundle, Gate, Health, Passage, PassagePhase, StepPhase, Time, VerificationPhase,
+};
 use jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
 
@@ -16,7 +18,7 @@ use super::change;
 use super::eligibility::{self, AutoNext, Candidate, Code};
 use super::gate::{self, Obstacle};
 use super::snapshot::NamespaceSnapshot;
-use super::window;
+use super::{verification, window};
 use crate::model::{
     Blocker, BlockerKind, CrossingNow, Explanation, FailedBefore, Outcome, Remedy, State, StepNow,
     Waiting,
@@ -152,6 +154,9 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
             Some(why) if why.code == Code::AlreadyCurrent => {} // the occupant is the goal, not a problem
             Some(why) => {
                 let bundle = candidate.bundle.name_any();
+                let upstream = (why.code == Code::UpstreamNotCleared)
+                    .then(|| upstream_verification(snapshot, gate, candidate.bundle))
+                    .flatten();
                 let action = match why.code {
                     Code::AwaitingApproval => Some(Remedy::Approve {
                         gate: name.clone(),
@@ -167,6 +172,9 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
                         bundle: bundle.clone(),
                         by: approval::withdrawers(gate, candidate.bundle),
                     }),
+                    // Being verified upstream, or refused there by a verifier: no
+                    // crossing upstream would help.
+                    Code::UpstreamNotCleared if upstream.is_some() => None,
                     Code::UpstreamNotCleared => {
                         first_uncleared(gate, candidate.bundle).map(|upstream| {
                             Remedy::PromoteUpstream {
@@ -177,6 +185,17 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
                     }
                     Code::AlreadyCurrent | Code::SelfApproved => None,
                 };
+                let (reason, until) = match &upstream {
+                    Some(Upstream::Verifying {
+                        gate: upstream,
+                        progress,
+                        until,
+                    }) => (
+                        format!("being verified in {upstream}: {progress}"),
+                        until.map(Time),
+                    ),
+                    _ => (why.reason.clone(), None),
+                };
                 // Under `requireApproval` alone, "awaiting approval" says it all, as
                 // it always has; a policy's progress, or a "no", says more.
                 let policy = gate
@@ -184,7 +203,8 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
                     .is_some_and(|a| a.approvals.is_some());
                 x.waiting.push(Waiting {
                     bundle,
-                    reason: why.reason.clone(),
+                    reason,
+                    until,
                     kind: Some(why.code),
                     action,
                     approvals: why
@@ -204,13 +224,19 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
     }
     x.blockers
         .extend(last_failure(&namespace, passages.first().copied()));
+    x.blockers.extend(failed_verification(
+        &name,
+        &namespace,
+        passages.first().copied(),
+    ));
     x.blockers.extend(health_blocker(gate));
     judge(&mut x, gate, &candidates, current, now);
-    if let Some(failure) = x
-        .blockers
-        .iter()
-        .find(|b| b.kind == BlockerKind::PassageFailed)
-    {
+    if let Some(failure) = x.blockers.iter().find(|b| {
+        matches!(
+            b.kind,
+            BlockerKind::PassageFailed | BlockerKind::VerificationFailed
+        )
+    }) {
         x.state = State::Failed;
         x.summary = failure.detail.clone();
     }
@@ -384,6 +410,70 @@ fn last_failure(namespace: &str, latest: Option<&Passage>) -> Option<Blocker> {
         }),
         namespace,
     ))
+}
+
+/// The newest crossing's verification said no: the Bundle is in the environment and
+/// will not clear this Gate; rolling back is the fix on offer.
+fn failed_verification(gate: &str, namespace: &str, latest: Option<&Passage>) -> Option<Blocker> {
+    let passage = latest.filter(|p| p.phase() == PassagePhase::Succeeded)?;
+    let verification = passage
+        .status
+        .as_ref()?
+        .verification
+        .as_ref()
+        .filter(|v| v.phase == VerificationPhase::Failed)?;
+    Some(Blocker::new(
+        BlockerKind::VerificationFailed,
+        format!(
+            "{} crossed ({}) and was not verified: {}",
+            passage.spec.bundle,
+            passage.name_any(),
+            verification.message
+        ),
+        Some(Remedy::Rollback { gate: gate.into() }),
+        namespace,
+    ))
+}
+
+/// What an upstream Gate's verification says of a Bundle that has not cleared it.
+enum Upstream {
+    /// It crossed and is being verified there: how far, and when that may end (a
+    /// soak's end), if known.
+    Verifying {
+        gate: String,
+        progress: String,
+        until: Option<Timestamp>,
+    },
+    /// It crossed and its verification said no (the eligibility reason says so).
+    Refused,
+}
+
+/// Where `bundle` stands in the verification of the first upstream Gate of `gate` it
+/// has not cleared: being verified, refused, or neither (not crossed there yet).
+fn upstream_verification(
+    snapshot: &NamespaceSnapshot,
+    gate: &Gate,
+    bundle: &Bundle,
+) -> Option<Upstream> {
+    let upstream = first_uncleared(gate, bundle)?;
+    if bundle.failed_verification(&upstream).is_some() {
+        return Some(Upstream::Refused);
+    }
+    let name = bundle.name_any();
+    let crossing = snapshot
+        .passages_of(&upstream)
+        .find(|p| p.spec.bundle == name && p.phase() == PassagePhase::Succeeded)?;
+    let verification = crossing
+        .status
+        .as_ref()?
+        .verification
+        .as_ref()
+        .filter(|v| v.phase == VerificationPhase::Verifying)?;
+    Some(Upstream::Verifying {
+        gate: upstream,
+        progress: verification::progress(verification),
+        until: verification::next_look(verification),
+    })
 }
 
 /// Degraded or unknown health: it does not stop crossings, but it is usually what the
@@ -568,12 +658,15 @@ fn judge(
                 continue;
             }
             seen.push(kind);
-            blockers.push(Blocker::new(
-                kind,
-                format!("{}: {}", waiting.bundle, waiting.reason),
-                waiting.action.clone(),
-                namespace,
-            ));
+            blockers.push(Blocker {
+                until: waiting.until.clone(),
+                ..Blocker::new(
+                    kind,
+                    format!("{}: {}", waiting.bundle, waiting.reason),
+                    waiting.action.clone(),
+                    namespace,
+                )
+            });
             if seen.len() == 3 {
                 break;
             }

@@ -20,10 +20,12 @@ pub mod pipeline;
 pub mod preflight;
 pub mod promotion;
 pub mod refusal;
+pub mod rollback;
 pub mod settings;
 pub mod snapshot;
 pub mod steps;
 pub mod timeline;
+pub mod verification;
 pub mod verify;
 pub mod window;
 

@@ -158,6 +158,7 @@ pub fn judge_start(
         bundle,
         &ahead,
         (!actor.is_empty()).then_some(actor),
+        promotion::CrossingKind::of(passage),
         asked_at,
     )
 }

@@ -26,6 +26,7 @@ pub fn judge(
     bundle: &Bundle,
     passages: &[&Passage],
     actor: &str,
+    kind: CrossingKind,
     now: Timestamp,
 ) -> Result<(), Refusal> {
     actions::judge_actor(actor, "a crossing")?;
@@ -35,14 +36,38 @@ pub fn judge(
         bundle,
         passages,
         Some(actor),
+        kind,
         now,
     )
+}
+
+/// What a crossing is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrossingKind {
+    /// Moving a Bundle in.
+    Promotion,
+    /// Going back to a Bundle the Gate verified before
+    /// ([`super::rollback`]): the same rules, except that it may be the Gate's current
+    /// occupant — crossing it again restores what a failed crossing half-changed.
+    Rollback,
+}
+
+impl CrossingKind {
+    /// What `passage` is for: a rollback when it says it undoes a crossing.
+    pub fn of(passage: &Passage) -> Self {
+        if super::rollback::rollback_of(passage).is_some() {
+            Self::Rollback
+        } else {
+            Self::Promotion
+        }
+    }
 }
 
 /// The rules of a crossing once someone has asked for it, in promote's order: what the
 /// Gate alone decides (`obstacle`, as the caller judged it — [`gate::obstacle`] for
 /// people, the controller's full step check for itself), the Bundle's eligibility
-/// (an approval by `promoter` does not count), one crossing at a time (`passages`: the
+/// (an approval by `promoter` does not count; a rollback may cross the current
+/// occupant again), one crossing at a time (`passages`: the
 /// other crossings of the Gate that come first), then the windows at `now`. Promote
 /// judges a request with it, and the controller a Passage before it starts
 /// ([`super::passage::judge_start`]), so a crossing asked for by hand and one asked for
@@ -53,6 +78,7 @@ pub fn judge_crossing(
     bundle: &Bundle,
     passages: &[&Passage],
     promoter: Option<&str>,
+    kind: CrossingKind,
     now: Timestamp,
 ) -> Result<(), Refusal> {
     refuse_obstacle(gate, obstacle)?;
@@ -60,7 +86,9 @@ pub fn judge_crossing(
     let Some(candidate) = candidates.first() else {
         return Err(actions::not_admitted(gate, bundle));
     };
-    if let Some(why) = &candidate.blocked {
+    if let Some(why) = &candidate.blocked
+        && !(kind == CrossingKind::Rollback && why.code == eligibility::Code::AlreadyCurrent)
+    {
         return Err(Refusal::new(why.code.into(), why.reason.clone()));
     }
     if let Some(active) = passages.iter().find(|p| !p.is_terminal()) {

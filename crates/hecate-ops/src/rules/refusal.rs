@@ -70,6 +70,12 @@ pub enum RefusalCode {
     /// The Passage is too large to record: its spec leaves no room for its status, or
     /// its status could not be written.
     TooLarge,
+    /// A rollback was asked of a Gate that holds no Bundle, or whose earlier
+    /// occupants are none it could go back to (none verified, or gone).
+    NothingToRollBackTo,
+    /// A rollback named a Bundle the Gate never held, or one whose verification there
+    /// said no: a rollback goes back only to what the Gate verified before.
+    NotVerifiedHere,
 }
 
 impl RefusalCode {
@@ -102,6 +108,8 @@ impl RefusalCode {
             Self::SpecChanged => "SpecChanged",
             Self::TooManySteps => "TooManySteps",
             Self::TooLarge => "TooLarge",
+            Self::NothingToRollBackTo => "NothingToRollBackTo",
+            Self::NotVerifiedHere => "NotVerifiedHere",
         }
     }
 }

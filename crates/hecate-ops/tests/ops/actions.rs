@@ -637,3 +637,99 @@ async fn ac157_a_person_may_roll_back_to_a_bundle_that_failed_here() {
         "b2 holds the Gate until the crossing lands"
     );
 }
+
+/// Rollback by hand (DECISION 139): staging holds b2 (staging-2), having held b1.
+/// Without a target it goes back to b1 through a new Passage that names the crossing it
+/// undoes; one crossing at a time still holds; a Gate that holds nothing, or a Bundle
+/// it never verified, is refused with its own code and nothing is created.
+#[tokio::test]
+async fn a_rollback_by_hand_crosses_the_earlier_bundle_again() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    let mut staging = gate(&env, "staging", gate_spec(&[], false)).await;
+    gate(&env, "empty", gate_spec(&[], false)).await;
+    bundles_in_order(&env, &["b1", "b2"]).await;
+    passage(&env, "staging-1", "staging", "b1", PassagePhase::Succeeded).await;
+    passage(&env, "staging-2", "staging", "b2", PassagePhase::Succeeded).await;
+    let occupant = |bundle: &str, passage: &str| GateOccupant {
+        bundle: bundle.into(),
+        digest: String::new(),
+        passage: passage.into(),
+        entered_at: now(),
+        actor: "olaf".into(),
+        verified: None,
+    };
+    staging.status = Some(GateStatus {
+        current: Some(occupant("b2", "staging-2")),
+        history: vec![occupant("b2", "staging-2"), occupant("b1", "staging-1")],
+        ..GateStatus::default()
+    });
+    env.write_status(&staging).await;
+    let ops = Ops::new(env.admin.clone());
+
+    let refused = [
+        (
+            ops.rollback(ns, "empty", None, "olaf").await.unwrap_err(),
+            RefusalCode::NothingToRollBackTo,
+            "rollback refused: Gate empty holds no Bundle yet, so there is nothing to roll back",
+        ),
+        (
+            ops.rollback(ns, "staging", Some("b9"), "olaf")
+                .await
+                .unwrap_err(),
+            RefusalCode::NotVerifiedHere,
+            "rollback refused: Gate staging never held b9: a rollback goes back only to a Bundle the Gate verified before",
+        ),
+        (
+            ops.rollback(ns, "staging", None, "").await.unwrap_err(),
+            RefusalCode::NoActor,
+            "rollback refused: no actor: a rollback must record who asked for it",
+        ),
+    ];
+    for (error, code, message) in refused {
+        assert_eq!(refusal(error), (code, message.to_string()));
+    }
+    assert!(
+        ops.rollback(ns, "ghost", None, "olaf")
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+    assert_eq!(passage_count(&env).await, 2, "refusals create nothing");
+
+    let opened = ops.rollback(ns, "staging", None, "olaf").await.unwrap();
+    let rolled = hecate_ops::RolledBack::from(&opened);
+    assert_eq!(
+        (
+            rolled.gate.as_str(),
+            rolled.bundle.as_str(),
+            rolled.passage.as_str(),
+            rolled.actor.as_str(),
+            rolled.rollback_of.as_str()
+        ),
+        ("staging", "b1", "staging-3", "olaf", "staging-2")
+    );
+    let stored = ops.passage(ns, "staging-3").await.unwrap();
+    assert_eq!(
+        stored
+            .annotations()
+            .get("hecate.dev/rollback-of")
+            .map(String::as_str),
+        Some("staging-2")
+    );
+    let steps: Vec<&str> = stored.spec.steps.iter().map(|s| s.uses.as_str()).collect();
+    assert_eq!(steps, ["git-push", "flux-wait"], "the Gate's steps, copied");
+
+    // The rollback is crossing: a second one waits, as a promotion would.
+    let again = ops
+        .rollback(ns, "staging", Some("b2"), "olaf")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refusal(again),
+        (
+            RefusalCode::AlreadyCrossing,
+            "rollback refused: Passage staging-3 is already crossing b1".to_string()
+        )
+    );
+}

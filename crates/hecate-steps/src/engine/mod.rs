@@ -426,7 +426,7 @@ pub async fn advance(
 
 /// What expressions read of `bundle` (`bundle.name`, `bundle.image('<repo>')`, …):
 /// each kind of artifact in the Bundle's order.
-fn bundle_view(bundle: &Bundle) -> expr::BundleView {
+pub fn bundle_view(bundle: &Bundle) -> expr::BundleView {
     let artifacts = &bundle.spec.artifacts;
     expr::BundleView {
         name: bundle.name_any(),

@@ -29,6 +29,18 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
         "beacons:schema.properties.status.properties.discovered.items.properties.commit.properties.author",
         "a commit's author, as the Beacon discovered it (DECISION 137)",
     ),
+    (
+        "gates:schema.properties.spec.properties.rollback",
+        "automatic rollback (DECISION 139)",
+    ),
+    (
+        "passages:schema.properties.status.properties.verification",
+        "how far a crossing's verification has got (DECISION 139)",
+    ),
+    (
+        "bundles:schema.properties.status.properties.unverified",
+        "crossings whose verification said no (DECISION 139)",
+    ),
 ];
 
 /// Bounds the reference lacks and we add (`crate::limits`, docs/DECISIONS.md 98), as

@@ -2,7 +2,8 @@
 //! Explanation for every State and every BlockerKind.
 
 use hecate_types::{
-    Bundle, ConditionStatus, Gate, Health, Passage, PassagePhase::*, StepPhase, Window,
+    Bundle, ConditionStatus, Gate, Health, Passage, PassagePhase::*, StepPhase, Verification,
+    VerificationPhase, Window,
 };
 use pretty_assertions::assert_eq;
 
@@ -11,6 +12,7 @@ use crate::rules::eligibility::Code;
 use crate::rules::explain::explain;
 use crate::rules::fixtures::*;
 use crate::rules::snapshot::NamespaceSnapshot;
+use crate::rules::verification;
 
 fn explain_at(gate: Gate, bundles: Vec<Bundle>, passages: Vec<Passage>) -> Explanation {
     let snapshot = NamespaceSnapshot::new(NS, vec![gate.clone()], bundles, passages);
@@ -54,6 +56,40 @@ fn auto(gate: Gate) -> Gate {
 fn windowed(gate: Gate, windows: Vec<Window>) -> Gate {
     let mut gate = gate;
     gate.spec.windows = windows;
+    gate
+}
+
+/// b1's crossing of `gate`, succeeded, with its verification at `phase`: a soak until
+/// minute 30 while verifying, a prometheus "no" when failed.
+fn verified_b1(gate: &str, phase: VerificationPhase) -> Passage {
+    let mut passage = passage(gate, "b1", Some(Succeeded), -5);
+    let mut verification = verification::begin(&verifying_gate(gate), t0());
+    match phase {
+        VerificationPhase::Failed => {
+            verification.verifiers[0].phase = VerificationPhase::Failed;
+            verification.verifiers[0].message = "error ratio 0.4 is not below 0.01".into();
+        }
+        VerificationPhase::Verifying => {
+            verification.verifiers[0].message =
+                "soaking until 2026-01-05T10:30:00Z (30m healthy from 2026-01-05T10:00:00Z)".into();
+            verification.verifiers[0].next_look_at = Some(minutes(t0(), 30));
+        }
+        VerificationPhase::Verified => verification.verifiers[0].phase = phase,
+    }
+    verification::settle(&mut verification, t0());
+    passage
+        .status
+        .get_or_insert_with(Default::default)
+        .verification = Some(verification);
+    passage
+}
+
+fn verifying_gate(name: &str) -> Gate {
+    let mut gate = gate(name);
+    gate.spec.verify = vec![Verification {
+        uses: "prometheus".into(),
+        with: None,
+    }];
     gate
 }
 
@@ -660,6 +696,14 @@ fn every_state_and_blocker_kind() {
             ),
         ),
         (
+            "VerificationFailed",
+            explain_at(
+                with_current(verifying_gate("staging"), "b1"),
+                b1(),
+                vec![verified_b1("staging", VerificationPhase::Failed)],
+            ),
+        ),
+        (
             "Ready-automatic",
             explain_at(auto(gate("dev")), b1(), vec![]),
         ),
@@ -752,4 +796,53 @@ fn an_automatic_gate_does_not_promise_a_retry() {
         x.blockers[0].detail
     );
     assert!(x.blockers[0].fix.contains("hecate promote dev --bundle b1"));
+}
+
+#[test]
+fn downstream_says_a_bundle_is_being_verified_upstream_and_until_when() {
+    let staging = verifying_gate("staging");
+    let production = after(gate("production"), &["staging"]);
+    let snapshot = NamespaceSnapshot::new(
+        NS,
+        vec![staging, production.clone()],
+        vec![bundle("b1", 0)],
+        vec![verified_b1("staging", VerificationPhase::Verifying)],
+    );
+    let x = explain(&snapshot, &production, t0());
+    assert_eq!(x.state, State::Blocked);
+    let blocker = &x.blockers[0];
+    assert_eq!(blocker.kind, BlockerKind::Upstream);
+    assert!(
+        blocker
+            .detail
+            .starts_with("b1: being verified in staging: prometheus: soaking until"),
+        "{}",
+        blocker.detail
+    );
+    assert_eq!(
+        blocker.until,
+        Some(minutes(t0(), 30)),
+        "until the soak ends"
+    );
+    assert_eq!(blocker.action, None, "no crossing upstream would help");
+}
+
+#[test]
+fn downstream_says_a_bundle_was_not_verified_upstream() {
+    let production = after(gate("production"), &["staging"]);
+    let mut b1 = bundle("b1", 0);
+    b1.status.get_or_insert_with(Default::default).unverified = vec![hecate_types::GateCrossing {
+        gate: "staging".into(),
+        passage: "staging-1".into(),
+        at: minutes(t0(), -1),
+        actor: "controller".into(),
+        reason: "prometheus verification said no: error ratio 0.4".into(),
+    }];
+    let x = explain_at(production, vec![b1], vec![]);
+    assert_eq!(x.waiting[0].kind, Some(Code::UpstreamNotCleared));
+    assert_eq!(
+        x.waiting[0].reason,
+        "not verified in staging: prometheus verification said no: error ratio 0.4"
+    );
+    assert_eq!(x.waiting[0].action, None);
 }

@@ -10,6 +10,8 @@ mod overview;
 mod passage;
 mod pipeline;
 mod promotion;
+mod rollback;
 mod steps;
 mod timeline;
+mod verification;
 mod window;

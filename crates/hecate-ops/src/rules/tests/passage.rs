@@ -444,7 +444,14 @@ fn promote_and_the_start_judge_the_same_crossing_alike() {
     running.status.as_mut().unwrap().started_at = Some(Time(t0()));
     for g in &cases {
         for others in [vec![], vec![&running]] {
-            let asked = crate::rules::promotion::judge(g, &b1, &others, "olaf", t0());
+            let asked = crate::rules::promotion::judge(
+                g,
+                &b1,
+                &others,
+                "olaf",
+                crate::rules::promotion::CrossingKind::Promotion,
+                t0(),
+            );
             let p = promoted(g, "b1", "olaf");
             let mut with_running = others.clone();
             with_running.push(&p);

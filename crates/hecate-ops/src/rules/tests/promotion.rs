@@ -5,7 +5,7 @@ use kube::ResourceExt as _;
 use pretty_assertions::assert_eq;
 
 use crate::rules::fixtures::*;
-use crate::rules::promotion::{judge, new_passage, next_passage_name};
+use crate::rules::promotion::{CrossingKind::Promotion, judge, new_passage, next_passage_name};
 use crate::rules::refusal::RefusalCode;
 
 fn refusal(result: Result<(), crate::rules::refusal::Refusal>) -> (RefusalCode, String) {
@@ -83,7 +83,7 @@ fn ac094_to_ac100_promote_applies_the_same_rules() {
     ];
     for (gate, bundle, passages, code, reason) in cases {
         assert_eq!(
-            refusal(judge(gate, bundle, &passages, "olaf", t0())),
+            refusal(judge(gate, bundle, &passages, "olaf", Promotion, t0())),
             (code, reason.to_string())
         );
     }
@@ -96,18 +96,26 @@ fn the_checks_run_in_order() {
     g.spec.suspend = true;
     g.spec.admits[0].after = vec!["dev".into()];
     assert_eq!(
-        refusal(judge(&g, &bundle("b1", 0), &[], "olaf", t0())).0,
+        refusal(judge(&g, &bundle("b1", 0), &[], "olaf", Promotion, t0())).0,
         RefusalCode::Suspended
     );
     let mut g = gate("staging");
     g.spec.admits[0].after = vec!["dev".into()];
     let running = passage("staging", "b0", Some(Running), 0);
     assert_eq!(
-        refusal(judge(&g, &bundle("b1", 0), &[&running], "olaf", t0())).0,
+        refusal(judge(
+            &g,
+            &bundle("b1", 0),
+            &[&running],
+            "olaf",
+            Promotion,
+            t0()
+        ))
+        .0,
         RefusalCode::UpstreamNotCleared
     );
     assert_eq!(
-        refusal(judge(&g, &bundle("b1", 0), &[], "", t0())).0,
+        refusal(judge(&g, &bundle("b1", 0), &[], "", Promotion, t0())).0,
         RefusalCode::NoActor
     );
 }
@@ -119,7 +127,10 @@ fn a_person_may_retry_a_failure_and_roll_back() {
     let g = with_current(gate("staging"), "b2");
     let b1 = blocked(bundle("b1", -10), "staging", "boom");
     let finished = passage("staging", "b2", Some(Succeeded), 0);
-    assert_eq!(judge(&g, &b1, &[&finished], "olaf", t0()), Ok(()));
+    assert_eq!(
+        judge(&g, &b1, &[&finished], "olaf", Promotion, t0()),
+        Ok(())
+    );
 }
 
 #[test]
@@ -127,10 +138,10 @@ fn segregation_of_duties() {
     let mut g = gate("production");
     g.spec.admits[0].require_approval = true;
     let b1 = approved(bundle("b1", 0), "production", "carol");
-    let (code, reason) = refusal(judge(&g, &b1, &[], "carol", t0()));
+    let (code, reason) = refusal(judge(&g, &b1, &[], "carol", Promotion, t0()));
     assert_eq!(code, RefusalCode::SelfApproved);
     assert!(reason.contains("carol"), "{reason}");
-    assert_eq!(judge(&g, &b1, &[], "bob", t0()), Ok(()));
+    assert_eq!(judge(&g, &b1, &[], "bob", Promotion, t0()), Ok(()));
 }
 
 #[test]

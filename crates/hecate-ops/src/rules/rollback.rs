@@ -1,0 +1,160 @@
+//! Rollback (DECISION 139): what a Gate goes back to, and when it goes back by itself.
+//!
+//! A rollback crosses the Gate's last verified Bundle again — through the same rules as
+//! any promotion (windows, approvals, segregation of duties, the audit trail) but one:
+//! the Bundle may be the Gate's current occupant, when what failed never became the
+//! occupant (a crossing whose steps failed leaves the environment half-changed, and
+//! crossing the occupant again restores it). The Passage carries
+//! [`wellknown::ANNOTATION_ROLLBACK_OF`] naming the crossing it undoes.
+//!
+//! A Gate with `spec.rollback.auto` rolls back by itself when its newest crossing failed
+//! or its verification said no — once: an automatic rollback that itself fails stops
+//! and says so, never a loop.
+
+use hecate_types::{
+    Bundle, Gate, GateOccupant, Passage, PassagePhase, VerificationPhase, wellknown,
+};
+use kube::ResourceExt as _;
+
+/// Why a Gate has nothing to roll back to.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoTarget {
+    /// No earlier occupant is verified (or, on a Gate that verifies nothing, crossed).
+    #[error("{gate} has no earlier verified Bundle to roll back to")]
+    NothingEarlier {
+        /// The Gate.
+        gate: String,
+    },
+    /// The Bundle it would go back to no longer exists.
+    #[error("{gate} would roll back to {bundle}, which no longer exists")]
+    Gone {
+        /// The Gate.
+        gate: String,
+        /// The Bundle.
+        bundle: String,
+    },
+}
+
+/// Whether `occupant` counts as a good place to go back to: verified, or — on a Gate
+/// that verifies nothing — crossed.
+fn good(gate: &Gate, occupant: &GateOccupant) -> bool {
+    if gate.spec.verify.is_empty() {
+        occupant.verified != Some(false)
+    } else {
+        occupant.verified == Some(true)
+    }
+}
+
+/// The Bundle a rollback of `gate` that undoes `undoing` (a Bundle's name) crosses:
+/// the newest verified occupant — the current one first, then the history — that is
+/// not `undoing`.
+pub fn target<'a>(
+    gate: &Gate,
+    bundles: &'a [Bundle],
+    undoing: &str,
+) -> Result<&'a Bundle, NoTarget> {
+    let gate_name = gate.name_any();
+    let status = gate.status.as_ref();
+    let occupant = status
+        .and_then(|s| {
+            s.current
+                .iter()
+                .chain(&s.history)
+                .find(|o| o.bundle != undoing && good(gate, o))
+        })
+        .ok_or_else(|| NoTarget::NothingEarlier {
+            gate: gate_name.clone(),
+        })?;
+    bundles
+        .iter()
+        .find(|b| b.name_any() == occupant.bundle)
+        .ok_or_else(|| NoTarget::Gone {
+            gate: gate_name,
+            bundle: occupant.bundle.clone(),
+        })
+}
+
+/// The crossing a rollback of `gate` by hand undoes: the current occupant's, or none
+/// when the Gate holds nothing.
+pub fn undone_by_hand(gate: &Gate) -> Option<&GateOccupant> {
+    gate.status.as_ref().and_then(|s| s.current.as_ref())
+}
+
+/// Whether `passage` is a rollback, and of which crossing.
+pub fn rollback_of(passage: &Passage) -> Option<&str> {
+    passage
+        .annotations()
+        .get(wellknown::ANNOTATION_ROLLBACK_OF)
+        .map(String::as_str)
+        .filter(|undone| !undone.is_empty())
+}
+
+/// What a Gate with automatic rollback does about its newest finished crossing.
+#[derive(Debug, PartialEq)]
+pub enum Automatic<'a> {
+    /// Open a rollback crossing `target`, undoing the Passage `undoing`.
+    Open {
+        /// The Bundle to cross again.
+        target: &'a Bundle,
+        /// The Passage whose failure it undoes.
+        undoing: String,
+        /// Why, in words: for the audit trail and the Event.
+        why: String,
+    },
+    /// It would, and will not: why, in words (the Gate says so in its condition).
+    Stopped(String),
+}
+
+/// What `gate` does about `latest`, its newest finished crossing, given every Passage
+/// of the Gate (to see a rollback already opened) and the namespace's Bundles: nothing
+/// (`None`) unless `spec.rollback.auto` is on and `latest` failed or its verification
+/// said no. An aborted crossing is a person's decision and is left alone.
+pub fn automatic<'a>(
+    gate: &Gate,
+    latest: &Passage,
+    passages: &[Passage],
+    bundles: &'a [Bundle],
+) -> Option<Automatic<'a>> {
+    if !gate.spec.rollback.as_ref().is_some_and(|r| r.auto) {
+        return None;
+    }
+    let status = latest.status.as_ref();
+    let failed = latest.phase() == PassagePhase::Failed;
+    let unverified = latest.phase() == PassagePhase::Succeeded
+        && status
+            .and_then(|s| s.verification.as_ref())
+            .is_some_and(|v| v.phase == VerificationPhase::Failed);
+    if !failed && !unverified {
+        return None;
+    }
+    let latest_name = latest.name_any();
+    if passages
+        .iter()
+        .any(|p| rollback_of(p) == Some(latest_name.as_str()))
+    {
+        return None;
+    }
+    let what = if failed {
+        format!("the crossing of {} failed", latest.spec.bundle)
+    } else {
+        format!("{} was not verified", latest.spec.bundle)
+    };
+    if let Some(undone) = rollback_of(latest) {
+        return Some(Automatic::Stopped(format!(
+            "{what}, and it was itself a rollback (of {undone}): automatic rollback stops here; a person decides what crosses next"
+        )));
+    }
+    match target(gate, bundles, &latest.spec.bundle) {
+        Ok(target) => Some(Automatic::Open {
+            why: format!(
+                "{what} ({latest_name}): rolling back to {}",
+                target.name_any()
+            ),
+            target,
+            undoing: latest_name,
+        }),
+        Err(no) => Some(Automatic::Stopped(format!(
+            "{what}; no automatic rollback: {no}"
+        ))),
+    }
+}
