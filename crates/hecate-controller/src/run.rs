@@ -274,12 +274,16 @@ fn builtin(
         local: args.allow_local_http,
         own,
     };
-    // `http` verifications reach what `http` steps may, and nothing more.
+    // `http` and `prometheus` verifications reach what `http` steps may, and nothing
+    // more.
     verifiers.register(Arc::new(verify::HttpVerifier::new(
         client.clone(),
         reach.clone(),
     )))?;
-    verifiers.register(Arc::new(verify::PrometheusVerifier::new(client.clone())))?;
+    verifiers.register(Arc::new(verify::PrometheusVerifier::new(
+        client.clone(),
+        reach.clone(),
+    )))?;
     let (wake, wakes) = passage::wake::Watches::new(client.clone());
     let tools = steps::Tools {
         client: client.clone(),

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use hecate_sources::tls::error_text;
+use hecate_steps::reach::Reach;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 use serde::Deserialize;
 use serde_json::Value;
@@ -29,6 +30,8 @@ const QUOTED: usize = 200;
 pub struct PrometheusVerifier {
     client: kube::Client,
     http: reqwest::Client,
+    /// Where queries may go: where `http` steps may, and nothing more.
+    reach: Reach,
 }
 
 /// The `with` of a `prometheus` verification. Unknown keys — the cadence's among them —
@@ -210,13 +213,22 @@ impl PrometheusVerifier {
     /// The name verifications use.
     pub const NAME: &'static str = "prometheus";
 
-    /// A verifier reading bearer tokens' Secrets through `client`.
-    pub fn new(client: kube::Client) -> Self {
+    /// A verifier reading bearer tokens' Secrets through `client`, querying servers
+    /// `reach` allows (the `http` step's rules: never the controller's own listeners,
+    /// this host's addresses only with `--allow-local-http`). Redirects are not
+    /// followed: Prometheus' API answers where it is asked.
+    pub fn new(client: kube::Client, reach: Reach) -> Self {
         // Building fails only when the TLS backend cannot start, where no client works.
         let http = hecate_sources::tls::client_builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .dns_resolver(reach.resolver())
             .build()
             .unwrap_or_default();
-        Self { client, http }
+        Self {
+            client,
+            http,
+            reach,
+        }
     }
 
     /// The bearer token `secret` holds, from the Gate's `namespace`.
@@ -257,6 +269,10 @@ impl Verifier for PrometheusVerifier {
         Box::pin(async move {
             let (config, condition) = PrometheusConfig::decode(config).map_err(config_error)?;
             let url = config.query_url().map_err(config_error)?;
+            self.reach
+                .judge_url(&url)
+                .await
+                .map_err(|refused| config_error(refused.0))?;
             let mut request = self.http.get(url).timeout(REQUEST_TIMEOUT);
             if let Some(secret) = &config.secret_ref {
                 request =

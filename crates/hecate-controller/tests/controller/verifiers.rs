@@ -211,7 +211,7 @@ async fn look_until(verifier: &PrometheusVerifier, with: &Value, seen: Seen) -> 
 async fn a_query_passes_below_its_threshold_and_fails_above_it_at_one_query_a_look() {
     let (exporter, app) = Exporter::serving("app_errors_ratio 0.002\n").await;
     let prometheus = Prometheus::scraping(&app.address().to_string()).await;
-    let verifier = PrometheusVerifier::new(no_cluster());
+    let verifier = PrometheusVerifier::new(no_cluster(), on_loopback());
     let with = prometheus.with("app_errors_ratio", "result < 0.01");
 
     let passed = look_until(&verifier, &with, Seen::Pass).await;
@@ -244,7 +244,7 @@ async fn a_query_passes_below_its_threshold_and_fails_above_it_at_one_query_a_lo
 async fn no_data_and_a_query_prometheus_rejects_cannot_judge() {
     let (_exporter, app) = Exporter::serving("app_errors_ratio 0.002\n").await;
     let prometheus = Prometheus::scraping(&app.address().to_string()).await;
-    let verifier = PrometheusVerifier::new(no_cluster());
+    let verifier = PrometheusVerifier::new(no_cluster(), on_loopback());
     // Data is there for what is scraped: what follows is not for want of a scrape.
     look_until(
         &verifier,
@@ -297,7 +297,7 @@ async fn no_data_and_a_query_prometheus_rejects_cannot_judge() {
 
 #[tokio::test]
 async fn a_prometheus_that_is_down_cannot_judge() {
-    let verifier = PrometheusVerifier::new(no_cluster());
+    let verifier = PrometheusVerifier::new(no_cluster(), on_loopback());
     let address = format!("http://127.0.0.1:{}", free_port());
     let with = json!({"address": address, "query": "up", "successIf": "result == 1"});
     let (error, took) = look_timed(&verifier, "shop", &with).await;
@@ -358,7 +358,7 @@ async fn the_bearer_token_is_read_from_a_secret_in_the_gates_namespace() {
             .mount(&server)
             .await;
     }
-    let verifier = PrometheusVerifier::new(client);
+    let verifier = PrometheusVerifier::new(client, on_loopback());
     let with = |secret_ref: Value| {
         json!({"address": server.uri(), "query": "up", "successIf": "result == 1",
                "secretRef": secret_ref})
@@ -410,14 +410,18 @@ async fn the_bearer_token_is_read_from_a_secret_in_the_gates_namespace() {
     );
 }
 
-/// The `http` verifier as the tests' world needs it: its servers listen on loopback,
-/// which an operator allows with `--allow-local-http`.
-fn http_on_loopback() -> HttpVerifier {
-    let reach = Reach {
+/// What the tests' world needs: its servers listen on loopback, which an operator
+/// allows with `--allow-local-http`.
+fn on_loopback() -> Reach {
+    Reach {
         local: true,
         ..Reach::default()
-    };
-    HttpVerifier::new(no_cluster(), reach)
+    }
+}
+
+/// The `http` verifier as the tests' world needs it ([`on_loopback`]).
+fn http_on_loopback() -> HttpVerifier {
+    HttpVerifier::new(no_cluster(), on_loopback())
 }
 
 #[tokio::test]
@@ -523,6 +527,30 @@ async fn the_http_verifier_reaches_only_what_http_steps_may() {
     )
     .await
     .unwrap_err();
+    assert!(
+        matches!(&error, VerifyError::Config { problem, .. } if problem.contains("controller itself")),
+        "{error:?}"
+    );
+    assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_prometheus_verifier_reaches_only_what_http_steps_may() {
+    let server = MockServer::start().await;
+    let with = json!({"address": server.uri(), "query": "up", "successIf": "result > 0"});
+    let verifier = PrometheusVerifier::new(no_cluster(), Reach::default());
+    let error = look(&verifier, &with).await.unwrap_err();
+    assert!(
+        matches!(&error, VerifyError::Config { problem, .. } if problem.contains("--allow-local-http")),
+        "{error:?}"
+    );
+    let own = Reach {
+        local: true,
+        own: vec![*server.address()],
+    };
+    let error = look(&PrometheusVerifier::new(no_cluster(), own), &with)
+        .await
+        .unwrap_err();
     assert!(
         matches!(&error, VerifyError::Config { problem, .. } if problem.contains("controller itself")),
         "{error:?}"
