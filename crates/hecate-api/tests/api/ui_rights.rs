@@ -69,7 +69,10 @@ async fn the_api_tells_each_caller_what_they_may_do() {
     let server = Server::start().await;
     server.pipeline().await;
     assert_eq!(may(&server, Alice).await, (true, json!([])));
-    assert_eq!(may(&server, Bob).await, (true, json!(["promote", "abort"])));
+    assert_eq!(
+        may(&server, Bob).await,
+        (true, json!(["promote", "rollback", "abort"]))
+    );
     assert_eq!(
         may(&server, Carol).await,
         (true, json!(["approve", "reject", "withdrawRejection"]))
