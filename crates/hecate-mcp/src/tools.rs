@@ -223,11 +223,17 @@ impl ToolName {
             Self::ListPassages => {
                 "The Passages in a namespace, newest first, optionally only those through one \
                  Gate and/or of one Bundle. A Passage is one attempt to move one Bundle through \
-                 one Gate, kept as the record: its phase, who asked, and each step's outcome."
+                 one Gate, kept as the record: its phase, who asked, each step's outcome, and \
+                 after a crossing that landed its verification (`status.verification`: \
+                 Verifying, Verified, or Failed and why)."
             }
             Self::GetPassage => {
-                "One Passage with each step's phase, reason, message and outputs: for finding \
-                 which step of a crossing failed and why, or where a running crossing is."
+                "One Passage with each step's phase, reason, message and outputs, and after a \
+                 successful crossing its verification (`status.verification`): Verifying, \
+                 Verified, or Failed and why, with each verifier's passes in a row, failures, \
+                 looks that could not judge, last value, and last and next look. For finding \
+                 which step of a crossing failed and why, where a running crossing is, or \
+                 whether what crossed has been shown to work."
             }
             Self::Audit => {
                 "What happened in a namespace, newest first: crossings that landed, crossings \
@@ -261,7 +267,9 @@ impl ToolName {
             Self::Overview => {
                 "Every namespace the caller may read that holds Gates, each Gate at a glance \
                  (state, summary, blockers, health, current Bundle), each namespace's recent \
-                 Bundles with the Gates each has cleared, failed or is crossing (timeline), \
+                 Bundles with the Gates each has cleared, failed or is crossing (timeline; a \
+                 crossing of a Gate that verifies is marked Verified, Verifying with its \
+                 progress, or Failed with why), \
                  totals, and two weeks of daily crossings and failures. For a question about \
                  the whole estate; for one namespace, list_gates is enough."
             }

@@ -754,8 +754,9 @@ pub struct BundleTrack {
 pub struct TrackStop {
     /// The Gate.
     pub gate: String,
-    /// How its latest crossing of the Gate went: `crossed` (it cleared the Gate),
-    /// `failed`, `aborted`, or `running`; absent while it has not tried.
+    /// How its latest crossing of the Gate went: `crossed` (it entered the Gate;
+    /// `verification` says whether what the Gate verifies held), `failed`, `aborted`,
+    /// or `running`; absent while it has not tried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
     /// The Gate holds it now.
@@ -768,9 +769,20 @@ pub struct TrackStop {
     /// The Passage of that crossing.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub passage: String,
-    /// Why it failed, in the words of what failed.
+    /// Why it failed, in the words of what failed; for a crossing whose verification
+    /// said no, the verifier's words.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
+    /// For a crossing (`outcome: crossed`) of a Gate that verifies what crossed: where
+    /// its verification stands — `Verifying`, `Verified` (it cleared the Gate), or
+    /// `Failed` (why in `reason`; it never clears the Gate). Absent when nothing was
+    /// to be verified, or no record says (DECISION 139).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<hecate_types::VerificationPhase>,
+    /// While `Verifying`: how far it has got, in words ("prometheus: 2 passes in a
+    /// row, last 0.002").
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub progress: String,
 }
 
 /// Where a Gate stands in its namespace's pipeline, derived from `admits[].after`.

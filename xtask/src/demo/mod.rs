@@ -8,6 +8,7 @@
 //! exits: CI runs it.
 
 mod pipeline;
+mod smoke;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -274,11 +275,8 @@ async fn check(
         "dev should be Idle with {newest}: {dev}"
     );
     anyhow::ensure!(
-        staging["state"] == "Crossing"
-            && staging["summary"]
-                .as_str()
-                .is_some_and(|s| s.contains(newest.as_str())),
-        "staging should be crossing with {newest}: {staging}"
+        staging["current"] == newest.as_str(),
+        "staging should hold {newest}, soaking: {staging}"
     );
     let (held, awaiting) = (&bundles[2], &bundles[3]);
     anyhow::ensure!(
@@ -293,6 +291,20 @@ async fn check(
             }),
         "production should hold shop 1.2.0 and have 1.3.0 awaiting the second release manager's approval: {production}"
     );
+    // The newest waits for staging's soak, and Explain says until when.
+    anyhow::ensure!(
+        production["waiting"].as_array().is_some_and(|waiting| {
+            waiting.iter().any(|w| {
+                w["bundle"] == newest.as_str()
+                    && w["reason"].as_str().is_some_and(|r| {
+                        r.starts_with("being verified in staging: soak: soaking until")
+                    })
+                    && w["until"].is_string()
+            })
+        }),
+        "production should have {newest} waiting for staging's soak, with its end: {production}"
+    );
+
     // 1.1.0's failure is history once 1.2.0 crossed: nothing to report as a blocker.
     anyhow::ensure!(
         production["blockers"]
@@ -353,6 +365,18 @@ async fn check(
                 && p["status"]["phase"] == "Failed"
         })
     });
+    let of = |release: &str| {
+        pipeline::RELEASES
+            .iter()
+            .position(|r| *r == release)
+            .and_then(|i| bundles.get(i))
+            .with_context(|| format!("shop {release} emitted no Bundle"))
+    };
+    rolled_back(
+        &passages,
+        of(pipeline::FAILS_IN_STAGING.0)?,
+        of(pipeline::AWAITS_APPROVAL)?,
+    )?;
     delivered(hecate, kubeconfig)?;
     let step = failure
         .and_then(|p| p["status"]["steps"].as_array())
@@ -362,6 +386,38 @@ async fn check(
         step == Some(pipeline::FAILED_STEP),
         "production's crossing of {failed} should have failed at {}, not {step:?}: {failure:?}",
         pipeline::FAILED_STEP
+    );
+    Ok(())
+}
+
+/// Staging's smoke test said no to `failed`'s crossing, and staging rolled back to
+/// `restored` by itself: both are in the Passages alice reads.
+fn rolled_back(passages: &serde_json::Value, failed: &str, restored: &str) -> anyhow::Result<()> {
+    let staging: Vec<&serde_json::Value> = passages
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .filter(|p| p["spec"]["gate"] == "staging")
+                .collect()
+        })
+        .unwrap_or_default();
+    let refused = staging.iter().find(|p| {
+        p["spec"]["bundle"] == failed && p["status"]["verification"]["phase"] == "Failed"
+    });
+    let refused_name = refused
+        .and_then(|p| p["metadata"]["name"].as_str())
+        .with_context(|| {
+            format!("staging's crossing of {failed} should have failed its verification")
+        })?;
+    let rollback = staging.iter().find(|p| {
+        p["spec"]["bundle"] == restored
+            && p["spec"]["actor"] == "controller"
+            && p["metadata"]["annotations"]["hecate.dev/rollback-of"] == refused_name
+            && p["status"]["phase"] == "Succeeded"
+    });
+    anyhow::ensure!(
+        rollback.is_some(),
+        "staging should have rolled back to {restored} by itself after {refused_name}: {staging:?}"
     );
     Ok(())
 }
@@ -413,7 +469,10 @@ fn print_tour(
     );
     println!("  on Flux's own source-controller and kustomize-controller; kwok runs the pods.");
     println!(
-        "  shop 1.4.0 is crossing staging, whose Kustomization is suspended; 1.3.0 has carol's"
+        "  staging's smoke test said no to shop 1.3.1 and staging rolled back to 1.3.0 by itself;"
+    );
+    println!(
+        "  since then it asks each release to soak 30 minutes: 1.4.0 soaks there now. 1.3.0 has carol's"
     );
     println!(
         "  approval and waits for a second release manager's (bob promoted it through staging:"
@@ -462,10 +521,13 @@ fn print_tour(
     println!(
         "  hecate --context ci-bot status -n {NAMESPACE}    # refused: ci-bot has no Role here"
     );
-    println!("  hecate flux staging -n {NAMESPACE}           # staging's Kustomization: suspended");
     println!(
-        "  hecate --context bob flux resume staging Kustomization/app-staging -n {NAMESPACE}   # 1.4.0 lands"
+        "  hecate passages -n {NAMESPACE}               # staging's rollback, and each crossing's verification"
     );
+    println!(
+        "  hecate --context bob rollback staging -n {NAMESPACE}   # back to the last verified release, by hand"
+    );
+    println!("  hecate flux staging -n {NAMESPACE}           # the Flux objects staging watches");
     println!("  hecate audit -n {NAMESPACE}");
     println!(
         "  hecate metrics -n {NAMESPACE}            # lead time, deployments, failure rate, time to restore"

@@ -3,17 +3,20 @@
 //! and a fleet repository with a branch per environment, both served over git's smart
 //! HTTP; per environment a Flux `GitRepository` and `Kustomization` applying the fleet
 //! into `demo-<env>`, where kwok runs the pods; a Beacon and three Gates — and
-//! `hecate-controller` running as its own process, carrying five releases through dev
-//! (by itself), staging (when bob promotes) and production (once two release
-//! managers, carol and dave, approve: bob, who promoted it, does not count). Each
-//! crossing renders shop's manifests at its release into the fleet, pushes, asks Flux
-//! to reconcile, and waits for Flux to say it applied that commit healthily.
+//! `hecate-controller` running as its own process, carrying six releases through dev
+//! (by itself), staging (when bob promotes, then verified by a smoke test) and
+//! production (once two release managers, carol and dave, approve: bob, who promoted
+//! it, does not count). Each crossing renders shop's manifests at its release into the
+//! fleet, pushes, asks Flux to reconcile, and waits for Flux to say it applied that
+//! commit healthily.
 //!
 //! One production crossing fails at `flux-wait`: release 1.1.0 asks for 2,000 CPUs a
 //! pod, the scheduler cannot place them, and kustomize-controller's health check gives
-//! up on it. It leaves the pipeline mid-story: the newest release crossing staging
-//! while staging's Kustomization is suspended, the one before it waiting for an
-//! approval, production frozen at weekends.
+//! up on it. Release 1.3.1 crosses staging and its smoke test says no: staging rolls
+//! back to 1.3.0 by itself, and from then on asks every release to soak for 30 minutes.
+//! It leaves the pipeline mid-story: the newest release soaking in staging, production
+//! waiting for that soak to end and for a second approval of the release before it,
+//! production frozen at weekends.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -25,14 +28,24 @@ use hecate_testenv::fleet::{self, FluxSettings, Release};
 use hecate_testenv::git_http::GitHttp;
 use hecate_testenv::world::{self, Repository};
 use hecate_testenv::{Endpoint, Identity, apply_manifest};
-use hecate_types::{Beacon, Bundle, Gate, Passage, Window};
+use hecate_types::{Beacon, Bundle, Gate, Passage, VerificationPhase, Window};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, Patch, PatchParams};
 use tokio::process::{Child, Command};
 
+use super::smoke::{self, Smoke};
+
 const ENVIRONMENTS: [&str; 3] = ["dev", "staging", "production"];
 /// The releases the story carries, oldest first.
-pub(crate) const RELEASES: [&str; 5] = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0"];
+pub(crate) const RELEASES: [&str; 6] = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.3.1", "1.4.0"];
+/// The release staging's smoke test says no to, and what is wrong with it: staging
+/// rolls back by itself.
+pub(crate) const FAILS_IN_STAGING: (&str, &str) =
+    ("1.3.1", "its checkout answers 500 in 3 tries of 10");
+/// The release production waits for a second release manager's approval of.
+pub(crate) const AWAITS_APPROVAL: &str = "1.3.0";
+/// How long staging asks a release to run healthy once 1.3.1 has shown why.
+pub(crate) const SOAK: &str = "30m";
 /// The release whose production crossing fails, and what is wrong with it.
 pub(crate) const FAILS_IN_PRODUCTION: (&str, &str) = (
     "1.1.0",
@@ -51,6 +64,7 @@ const SHARD: &str = "hecate.dev/demo";
 pub(crate) struct Pipeline {
     _controller: Child,
     _git: GitHttp,
+    _smoke: Smoke,
     /// The Bundle of each release, in [`RELEASES`] order.
     pub(crate) bundles: Vec<String>,
 }
@@ -95,6 +109,15 @@ pub(crate) async fn run(
     apply_manifest(&admin, &manifest(namespace, &shop_url, &fleet_url), false)
         .await
         .context("applying the demo's Beacon and Gates")?;
+    // Staging smoke-tests every release after it crosses, and rolls back by itself
+    // when the test says no.
+    let smoke = smoke::start(FAILS_IN_STAGING.0).await?;
+    let verify = staging_verify(smoke.addr, &shop_url, false);
+    let patch = serde_json::json!({"spec": {"verify": verify, "rollback": {"auto": true}}});
+    Api::<Gate>::namespaced(admin.clone(), namespace)
+        .patch("staging", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .context("giving staging its smoke test")?;
 
     let kubeconfig = dir.join("kubeconfig");
     std::fs::write(&kubeconfig, endpoint.kubeconfig_yaml(Identity::Admin))?;
@@ -107,6 +130,8 @@ pub(crate) async fn run(
             &format!("--watch-label-selector={SHARD}=true"),
             &format!("--work-root={}", dir.join("work").display()),
             &format!("--kustomize-path={}", kustomize.display()),
+            // The smoke endpoint listens on loopback, as everything here does.
+            "--allow-local-http",
         ])
         .env("KUBECONFIG", &kubeconfig)
         .stdout(Stdio::null())
@@ -122,7 +147,7 @@ pub(crate) async fn run(
         dave: Ops::new(endpoint.client(Identity::Dave).await?),
         namespace: namespace.to_string(),
     };
-    let mut bundles = Vec::new();
+    let mut bundles: Vec<String> = Vec::new();
     for (i, release) in RELEASES.iter().enumerate() {
         if i > 0 {
             commit_release(&shop, release).await?;
@@ -130,48 +155,69 @@ pub(crate) async fn run(
         let bundle = story.emitted(&bundles, release).await?;
         story.occupies("dev", &bundle).await?;
         eprintln!("[demo] shop {release} is {bundle}: crossed dev by itself");
-        if i == RELEASES.len() - 1 {
-            // Someone suspended Flux in staging: the newest release's crossing waits
-            // there until it is resumed.
-            story.suspend("app-staging").await?;
-        }
         story
             .bob
             .promote(namespace, "staging", &bundle, "bob")
             .await?;
-        if i < RELEASES.len() - 1 {
-            story.cleared("staging", &bundle).await?;
-            eprintln!("[demo] bob promoted it through staging");
+        if *release == FAILS_IN_STAGING.0 {
+            let previous = bundles.last().context("a release before it")?;
+            let rollback = story.rolled_back("staging", previous).await?;
+            eprintln!(
+                "[demo] bob promoted it through staging; staging's smoke test said no ({}), \
+                 and staging rolled back to {} by itself as {rollback}",
+                FAILS_IN_STAGING.1,
+                RELEASES[i - 1]
+            );
+            let verify = staging_verify(smoke.addr, &shop_url, true);
+            let patch = serde_json::json!({"spec": {"verify": verify}});
+            Api::<Gate>::namespaced(admin.clone(), namespace)
+                .patch("staging", &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .context("adding a soak to staging")?;
+            eprintln!(
+                "[demo] since then, staging asks every release to run {SOAK} healthy before it counts as verified"
+            );
+            bundles.push(bundle);
+            continue;
         }
-        if i < RELEASES.len() - 1 {
-            // Production asks two release managers, and bob — who promoted it
-            // through staging — does not count: carol approves, then dave.
-            story
-                .carol
-                .approve(namespace, &bundle, "production", person(Identity::Carol))
-                .await?;
+        if i == RELEASES.len() - 1 {
+            story.occupies("staging", &bundle).await?;
+            story.soaking("staging").await?;
+            eprintln!(
+                "[demo] bob promoted it through staging, where it soaks for {SOAK}: production waits until then"
+            );
+            bundles.push(bundle);
+            continue;
         }
-        if i < RELEASES.len() - 2 {
-            let fails = *release == FAILS_IN_PRODUCTION.0;
-            story
-                .dave
-                .approve(namespace, &bundle, "production", person(Identity::Dave))
-                .await?;
-            if fails {
-                let passage = story.failed("production", &bundle).await?;
-                eprintln!(
-                    "[demo] carol and dave approved it; production's crossing {passage} failed at {FAILED_STEP}: \
-                     {}, and Flux's health check gave up on them",
-                    FAILS_IN_PRODUCTION.1
-                );
-            } else {
-                story.cleared("production", &bundle).await?;
-                eprintln!("[demo] carol and dave approved it; production took it by itself");
-            }
-        } else if i == RELEASES.len() - 2 {
+        story.cleared("staging", &bundle).await?;
+        eprintln!("[demo] bob promoted it through staging");
+        // Production asks two release managers, and bob — who promoted it through
+        // staging — does not count: carol approves, then dave.
+        story
+            .carol
+            .approve(namespace, &bundle, "production", person(Identity::Carol))
+            .await?;
+        if *release == AWAITS_APPROVAL {
             eprintln!(
                 "[demo] carol approved it for production: 1 of the 2 release managers it asks"
             );
+            bundles.push(bundle);
+            continue;
+        }
+        story
+            .dave
+            .approve(namespace, &bundle, "production", person(Identity::Dave))
+            .await?;
+        if *release == FAILS_IN_PRODUCTION.0 {
+            let passage = story.failed("production", &bundle).await?;
+            eprintln!(
+                "[demo] carol and dave approved it; production's crossing {passage} failed at {FAILED_STEP}: \
+                 {}, and Flux's health check gave up on them",
+                FAILS_IN_PRODUCTION.1
+            );
+        } else {
+            story.cleared("production", &bundle).await?;
+            eprintln!("[demo] carol and dave approved it; production took it by itself");
         }
         bundles.push(bundle);
     }
@@ -183,8 +229,28 @@ pub(crate) async fn run(
     Ok(Pipeline {
         _controller: child,
         _git: git,
+        _smoke: smoke,
         bundles,
     })
+}
+
+/// Staging's verifications: the smoke test of the release that crossed, asked every
+/// two seconds (two answers in a row decide), and — once `soak` — 30 minutes healthy.
+fn staging_verify(smoke: std::net::SocketAddr, shop: &str, soak: bool) -> serde_json::Value {
+    let mut verify = vec![serde_json::json!({
+        "uses": "http",
+        "with": {
+            "url": format!("http://{smoke}/smoke/${{{{ bundle.commit('{shop}').tag }}}}"),
+            "interval": "2s",
+            "successes": 2,
+            "failures": 2,
+            "timeout": "2m",
+        },
+    })];
+    if soak {
+        verify.push(serde_json::json!({"uses": "soak", "with": {"duration": SOAK}}));
+    }
+    serde_json::Value::Array(verify)
 }
 
 /// What release `version` of shop asks of the cluster.
@@ -291,6 +357,63 @@ impl Story {
         lines.join("\n")
     }
 
+    /// Waits until `gate` has rolled back to `bundle` by itself and verified it again;
+    /// answers the rollback's Passage.
+    async fn rolled_back(&self, gate: &str, bundle: &str) -> anyhow::Result<String> {
+        let gates: Api<Gate> = Api::namespaced(self.admin.clone(), &self.namespace);
+        let passages: Api<Passage> = Api::namespaced(self.admin.clone(), &self.namespace);
+        let waited = until(&format!("{gate} rolling back to {bundle}"), || async {
+            let current = gates.get(gate).await.ok()?.status?.current?;
+            if current.bundle != bundle || current.verified != Some(true) {
+                return None;
+            }
+            let rollback = passages.get(&current.passage).await.ok()?;
+            rollback
+                .metadata
+                .annotations
+                .as_ref()?
+                .contains_key(hecate_types::wellknown::ANNOTATION_ROLLBACK_OF)
+                .then_some(current.passage)
+        })
+        .await;
+        match waited {
+            Ok(name) => Ok(name),
+            Err(error) => Err(error.context(self.describe(gate).await)),
+        }
+    }
+
+    /// Waits until the crossing of `gate`'s occupant has passed every verification
+    /// but its soak, which is under way.
+    async fn soaking(&self, gate: &str) -> anyhow::Result<()> {
+        let gates: Api<Gate> = Api::namespaced(self.admin.clone(), &self.namespace);
+        let passages: Api<Passage> = Api::namespaced(self.admin.clone(), &self.namespace);
+        let waited = until(&format!("{gate}'s soak to begin"), || async {
+            let current = gates.get(gate).await.ok()?.status?.current?;
+            let verification = passages
+                .get(&current.passage)
+                .await
+                .ok()?
+                .status?
+                .verification?;
+            verification
+                .verifiers
+                .iter()
+                .all(|v| {
+                    // A soak under way looks next when it ends, not in a minute.
+                    let soaks = v.next_look_at.as_ref().is_some_and(|at| {
+                        at.0 > jiff::Timestamp::now() + jiff::SignedDuration::from_mins(5)
+                    });
+                    v.phase == VerificationPhase::Verified || (v.uses == "soak" && soaks)
+                })
+                .then_some(())
+        })
+        .await;
+        match waited {
+            Ok(()) => Ok(()),
+            Err(error) => Err(error.context(self.describe(gate).await)),
+        }
+    }
+
     /// Waits until `bundle` has cleared `gate`.
     async fn cleared(&self, gate: &str, bundle: &str) -> anyhow::Result<()> {
         let bundles: Api<Bundle> = Api::namespaced(self.admin.clone(), &self.namespace);
@@ -332,18 +455,6 @@ impl Story {
             Ok(name) => Ok(name),
             Err(error) => Err(error.context(self.describe(gate).await)),
         }
-    }
-
-    /// Suspends Kustomization `name`, as `flux suspend kustomization` does.
-    async fn suspend(&self, name: &str) -> anyhow::Result<()> {
-        let resource = hecate_testenv::flux::KUSTOMIZATION.api_resource();
-        let api: Api<kube::api::DynamicObject> =
-            Api::namespaced_with(self.admin.clone(), &self.namespace, &resource);
-        let patch = serde_json::json!({"spec": {"suspend": true}});
-        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .with_context(|| format!("suspending Kustomization {name}"))?;
-        Ok(())
     }
 
     /// Production: no crossing starts at weekends.

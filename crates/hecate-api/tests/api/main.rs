@@ -30,6 +30,8 @@ mod ui_graph;
 mod ui_pages;
 mod ui_passage;
 mod ui_rights;
+mod ui_rollback;
 mod ui_settings;
 mod ui_timeline;
+mod ui_verification;
 mod watch;

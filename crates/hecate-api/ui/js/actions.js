@@ -1,4 +1,4 @@
-// The three writes (promote, approve, abort) and poll. Each write is confirmed in a
+// The writes (promote, rollback, approve, reject, abort, Flux) and poll. Each write is confirmed in a
 // dialog that says exactly what will happen; the server's answer is shown as it is —
 // a refusal in the API's own words, a 401 as an expired session, a 403 explained as
 // the separation of permissions it is. Writes never send an actor: the server records
@@ -13,6 +13,8 @@ import * as notice from "./notice.js";
 const FORBIDDEN = {
   promote:
     "Starting a crossing is its own permission (creating Passages, the hecate-promoter role). The cluster decides who holds it; Hecate only asks.",
+  rollback:
+    "Rolling back starts a crossing, so it is the promoter's permission (creating Passages, the hecate-promoter role). The cluster decides who holds it; Hecate only asks.",
   reject:
     "Rejecting is an approver's permission (updating bundles/status, the hecate-approver role): ask someone who may approve.",
   approve:
@@ -92,8 +94,24 @@ export function failed(action, error) {
   notice.show("error", h("strong", null, "It did not work: "), h("span", { class: "server-text" }, error.message || String(error)));
 }
 
-/** Confirms, performs, reports. Resolves to the server's answer, or null. */
-async function perform(action, question, run, report) {
+/**
+ * Why a write failed, in one line for beside the button that asked for it (the
+ * notice says it at length), or null when there is nothing to say there (an expired
+ * session is the whole page's business).
+ */
+export function refusalText(error) {
+  if (error instanceof Unauthenticated) return null;
+  if (error instanceof ApiError && error.status === 403) return `Not permitted: ${error.message}`;
+  // The API's refusals say so themselves ("rollback refused: …").
+  if (error instanceof ApiError && error.status === 409) return `${error.message}${error.code ? ` (${error.code})` : ""}`;
+  return `It did not work: ${error.message || String(error)}`;
+}
+
+/**
+ * Confirms, performs, reports. Resolves to the server's answer, or null. `onError`
+ * hears a failure too, after the notice has said it.
+ */
+async function perform(action, question, run, report, onError) {
   if (question && !(await confirm(question))) return null;
   notice.show("pending", "Asking the cluster…");
   try {
@@ -102,8 +120,14 @@ async function perform(action, question, run, report) {
     return answer;
   } catch (error) {
     failed(action, error);
+    if (onError) onError(error);
     return null;
   }
+}
+
+/** Where the UI shows Passage `name`. */
+function passageHref(ns, name) {
+  return `/passages/?name=${encodeURIComponent(name)}&namespace=${encodeURIComponent(ns)}`;
 }
 
 /** Starts a crossing of `gate` with `bundle` (named as `label`). */
@@ -120,9 +144,40 @@ export function promote(ns, gate, bundle, label, steps) {
     (passage) => [
       h("strong", null, "Crossing started: "),
       `${label} is crossing ${gate} in Passage `,
-      h("a", { href: `/passages/?name=${encodeURIComponent(passage.metadata.name)}&namespace=${encodeURIComponent(ns)}` }, passage.metadata.name),
+      h("a", { href: passageHref(ns, passage.metadata.name) }, passage.metadata.name),
       ".",
     ],
+  );
+}
+
+/**
+ * Rolls `gate` back (DECISION 139): crosses `to` (a Bundle it held before, named as
+ * `label`) again — or, without `to`, the newest earlier Bundle the Gate verified, which
+ * the server chooses — undoing the crossing of its current occupant (`current`, a
+ * label). `onError` hears a refusal, to say it beside the button.
+ */
+export function rollback(ns, gate, { to = null, label = null, current = null, steps = 0 } = {}, onError = null) {
+  const undoing = current ? `undoing the crossing of ${current}` : "undoing its latest crossing";
+  return perform(
+    "rollback",
+    {
+      title: `Roll back ${gate}`,
+      text: to ? `Roll ${gate} back to ${label || to} as you, ${undoing}.` : `Roll ${gate} back to the newest Bundle it verified before, as you, ${undoing}.`,
+      detail: `This creates a Passage in namespace ${ns} that crosses ${to ? label || to : "that Bundle"} through ${gate} again and runs its ${steps ? steps + " " : ""}steps, under the same rules as any crossing (windows, approvals). The cluster records you as the one who asked.`,
+      ok: `Roll back ${gate}`,
+    },
+    () => post(nsPath(ns, "gates", gate, "rollback"), to ? { to } : {}),
+    (passage) => {
+      const undone = passage.metadata.annotations && passage.metadata.annotations["hecate.dev/rollback-of"];
+      return [
+        h("strong", null, "Rollback started: "),
+        `${passage.spec.bundle} is crossing ${gate} again in Passage `,
+        h("a", { href: passageHref(ns, passage.metadata.name), "data-rollback-passage": passage.metadata.name }, passage.metadata.name),
+        undone ? [`, undoing `, h("a", { href: passageHref(ns, undone) }, undone)] : null,
+        ".",
+      ];
+    },
+    onError,
   );
 }
 

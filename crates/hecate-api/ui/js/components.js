@@ -20,6 +20,9 @@ const PHASE_ICONS = {
   Failed: "✗",
   Aborted: "■",
   Skipped: "↷",
+  // A crossing's verification (DECISION 139); `Failed` is a phase's.
+  Verifying: "◐",
+  Verified: "✓",
 };
 
 const STATE_ICONS = { Crossing: "➜", Ready: "●", Blocked: "‖", Idle: "–", Failed: "✗" };
@@ -35,7 +38,7 @@ export function state(value) {
   return h("span", { class: ["badge", `state-${value}`], "data-state": value }, h("span", { "aria-hidden": "true" }, STATE_ICONS[value] || ""), " ", value);
 }
 
-/** A Passage's or step's phase with an icon and its word. */
+/** A Passage's, step's or verification's phase with an icon and its word. */
 export function phase(value) {
   const v = value || "Pending";
   return h("span", { class: ["badge", `phase-${v}`], "data-phase": v }, h("span", { "aria-hidden": "true" }, PHASE_ICONS[v] || ""), " ", v);

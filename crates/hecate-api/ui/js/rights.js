@@ -1,7 +1,8 @@
 // What the signed-in person may do here: `GET {ns}/rights` answers every operation of
 // ops' catalogue as the cluster decided it for them, with the shipped role that grants
 // it. The header says who is signed in and what they may do; a write button they may
-// not use is disabled, its title naming the role that would allow it. Only advice:
+// not use is disabled, its title naming the role that would allow it (and, where the
+// page asks with `data-shows-why`, the same words beside it). Only advice:
 // the cluster still decides each write when it is made, and a page whose rights could
 // not be read keeps its buttons.
 
@@ -11,6 +12,7 @@ import { h } from "./dom.js";
 // A write button's `data-action` → the operation the server names.
 const ACTIONS = {
   promote: "promote",
+  rollback: "rollback",
   approve: "approve",
   reject: "reject",
   withdraw: "withdrawRejection",
@@ -89,7 +91,9 @@ function refusal(right, rights) {
 
 /**
  * Disables every write button under `root` the caller may not use, its title naming
- * the role that would allow it. Unknown rights (null) change nothing.
+ * the role that would allow it — and, for a button marked `data-shows-why`, the same
+ * words as text after it (replacing the page's own `.why-not` there, the more basic
+ * reason). Unknown rights (null) change nothing.
  */
 export function enforce(root, rights) {
   if (!rights || !root) return;
@@ -100,5 +104,11 @@ export function enforce(root, rights) {
     button.disabled = true;
     button.title = refusal(right, rights);
     if (right.role) button.dataset.needsRole = right.role;
+    if (button.hasAttribute("data-shows-why")) {
+      const next = button.nextElementSibling;
+      const why = next && next.classList.contains("why-not") ? next : button.insertAdjacentElement("afterend", h("span", { class: "why-not" }));
+      why.textContent = button.title;
+      why.dataset.whyNot = right.operation;
+    }
   }
 }

@@ -4,7 +4,7 @@
 use hecate_ops::model::{
     ChangeFailureRate, DeploymentFrequency, Figures, LeadTime, LeadTimeParts, Reach, TimeToRestore,
 };
-use hecate_ops::rules::change;
+use hecate_ops::rules::{change, verification};
 use hecate_ops::{
     Aborted, Approved, AuditEntry, AuditKind, ChainState, Delivery, Evidence, Explanation,
     FluxReconciled, FluxResource, FluxSuspended, Polled, Preflight, Promoted, QueuedApproval,
@@ -12,7 +12,7 @@ use hecate_ops::{
 };
 use hecate_types::{
     ArtifactRef, Beacon, Bundle, ConditionStatus, Health, Passage, PassagePhase, Time,
-    WatchSourceRef,
+    VerificationPhase, WatchSourceRef,
 };
 use jiff::Timestamp;
 use kube::ResourceExt as _;
@@ -569,8 +569,29 @@ fn phase_colour(phase: PassagePhase) -> Option<Colour> {
     }
 }
 
-/// `hecate passages`. Wide: the step it is at (or failed at) of how many, how long it
-/// has run (or ran), and what it says.
+/// A crossing's verification in the passages table: ops' one line, coloured by its
+/// phase; `-` when the Passage has none (not crossed, or nothing to verify).
+fn verification_cell(passage: &Passage, style: &Style) -> Cell {
+    match passage
+        .status
+        .as_ref()
+        .and_then(|s| s.verification.as_ref())
+    {
+        Some(record) => {
+            let colour = match record.phase {
+                VerificationPhase::Verified => Colour::Green,
+                VerificationPhase::Failed => Colour::Red,
+                VerificationPhase::Verifying => Colour::Cyan,
+            };
+            Cell::styled(verification::summary(record), style, Some(colour))
+        }
+        None => Cell::plain("-"),
+    }
+}
+
+/// `hecate passages`: each with how its verification went, or is going, after a
+/// successful crossing (DECISION 139). Wide: the step it is at (or failed at) of how
+/// many, how long it has run (or ran), and what it says.
 pub(crate) fn passages(
     passages: &[Passage],
     namespace: &str,
@@ -581,7 +602,9 @@ pub(crate) fn passages(
     if passages.is_empty() {
         return empty("Passages", namespace);
     }
-    let mut header = vec!["NAME", "GATE", "BUNDLE", "PHASE", "ACTOR", "AGE"];
+    let mut header = vec![
+        "NAME", "GATE", "BUNDLE", "PHASE", "ACTOR", "AGE", "VERIFIED",
+    ];
     if columns.wide() {
         header.extend(["STEP", "DURATION", "MESSAGE"]);
     }
@@ -595,6 +618,7 @@ pub(crate) fn passages(
             Cell::styled(phase.as_str(), style, phase_colour(phase)),
             Cell::plain(or_dash(Some(&passage.spec.actor))),
             Cell::plain(age(passage.metadata.creation_timestamp.as_ref(), now)),
+            verification_cell(passage, style),
         ];
         if columns.wide() {
             let status = passage.status.clone().unwrap_or_default();

@@ -6,7 +6,8 @@ use hecate_ops::{AuditEntry, AuditKind, Blocker, BlockerKind, Explanation, State
 use hecate_types::{
     Admission, Artifact, Beacon, BeaconSpec, BeaconStatus, Bundle, BundleOrigin, BundleSpec,
     Condition, ConditionStatus, EvidenceRef, Gate, GateOccupant, GateSpec, GateStatus, Health,
-    HealthReport, ImageWatch, Passage, PassagePhase, PassageSpec, PassageStatus, Time, WatchSource,
+    HealthReport, ImageWatch, Passage, PassagePhase, PassageSpec, PassageStatus, Time,
+    VerificationPhase, VerificationStatus, VerifierStatus, WatchSource,
 };
 use jiff::{SignedDuration, Timestamp};
 use kube::api::ObjectMeta;
@@ -407,7 +408,70 @@ fn list_tables() {
         status.message = "git-push: the host rejected our credentials".into();
     }
     let pending = passage("staging-3", PassagePhase::Pending, "bob", 0);
-    let list = [running, failed];
+    // Three crossings that landed: one being verified, one verified, one whose
+    // verification said no (DECISION 139); the record as the controller writes it.
+    let landed = |name: &str, minutes: i64, verification: VerificationStatus| {
+        let mut p = passage(name, PassagePhase::Succeeded, "bob", minutes);
+        p.spec.gate = "production".into();
+        if let Some(status) = p.status.as_mut() {
+            status.started_at = ago(minutes);
+            status.finished_at = ago(minutes - 1);
+            status.current_step = 1;
+            status.verification = Some(verification);
+        }
+        p
+    };
+    let prometheus =
+        |phase: VerificationPhase, passes: i32, failures: i32, message: &str| VerifierStatus {
+            uses: "prometheus".into(),
+            phase,
+            passes,
+            failures,
+            inconclusive: 0,
+            last_value: "0.002".into(),
+            last_look_at: ago(1),
+            next_look_at: (phase == VerificationPhase::Verifying).then(|| ago(0).unwrap()),
+            message: message.into(),
+        };
+    let verifying = landed(
+        "production-4",
+        4,
+        VerificationStatus {
+            phase: VerificationPhase::Verifying,
+            started_at: ago(3),
+            finished_at: None,
+            message: String::new(),
+            verifiers: vec![prometheus(VerificationPhase::Verifying, 2, 0, "")],
+        },
+    );
+    let verified = landed(
+        "production-3",
+        60,
+        VerificationStatus {
+            phase: VerificationPhase::Verified,
+            started_at: ago(59),
+            finished_at: ago(55),
+            message: "every verification passed".into(),
+            verifiers: vec![prometheus(VerificationPhase::Verified, 3, 0, "")],
+        },
+    );
+    let unverified = landed(
+        "production-2",
+        120,
+        VerificationStatus {
+            phase: VerificationPhase::Failed,
+            started_at: ago(119),
+            finished_at: ago(110),
+            message: "prometheus verification said no: error rate 0.2 > 0.01".into(),
+            verifiers: vec![prometheus(
+                VerificationPhase::Failed,
+                0,
+                2,
+                "error rate 0.2 > 0.01",
+            )],
+        },
+    );
+    let list = [running, verifying, verified, unverified, failed];
     insta::assert_snapshot!(
         "passages",
         passages(&list, "acme", now(), Narrow, &Style::plain())
@@ -415,7 +479,7 @@ fn list_tables() {
     insta::assert_snapshot!(
         "passages-wide",
         passages(
-            &[pending, list[0].clone(), list[1].clone()],
+            &[pending, list[0].clone(), list[1].clone(), list[4].clone()],
             "acme",
             now(),
             Wide,

@@ -233,9 +233,9 @@ b1    app     -      ghcr.io/acme/app:1.0.0  ~~~  dev      production by carol  
     assert_eq!(
         ages_masked(&run(&["passages", "-o", "wide"]).await),
         "\
-NAME   GATE  BUNDLE  PHASE    ACTOR  AGE  STEP           DURATION  MESSAGE
-dev-1  dev   b2      Running  -      ~~~  -              -         Running
-dev-0  dev   b1      Failed   -      ~~~  1/1 flux-wait  90s       Failed
+NAME   GATE  BUNDLE  PHASE    ACTOR  AGE  VERIFIED  STEP           DURATION  MESSAGE
+dev-1  dev   b2      Running  -      ~~~  -         -              -         Running
+dev-0  dev   b1      Failed   -      ~~~  -         1/1 flux-wait  90s       Failed
 "
     );
     assert_eq!(
@@ -249,9 +249,9 @@ app   ghcr.io/acme/app  -       -      ~~~  5m        -       no
     assert_eq!(
         ages_masked(&run(&["passages"]).await),
         "\
-NAME   GATE  BUNDLE  PHASE    ACTOR  AGE
-dev-1  dev   b2      Running  -      ~~~
-dev-0  dev   b1      Failed   -      ~~~
+NAME   GATE  BUNDLE  PHASE    ACTOR  AGE  VERIFIED
+dev-1  dev   b2      Running  -      ~~~  -
+dev-0  dev   b1      Failed   -      ~~~  -
 "
     );
     // Text that is no table is the same wide.

@@ -49,7 +49,7 @@ pub fn judge(gate: &Gate, length: Duration, started: Timestamp, now: Timestamp) 
             .unwrap_or_default();
         return Look {
             seen: Seen::NotYet,
-            value: state.to_string(),
+            value: String::new(),
             message: format!(
                 "the Gate is {state}{since}: the {} soak starts again once it is Healthy",
                 words(length)

@@ -96,12 +96,36 @@ async fn the_reads_answer_what_the_cluster_holds() {
         .collect();
     assert_eq!(names, ["b2", "b1"], "newest first");
 
+    // A crossing's verification, as the controller records it on the Passage
+    // (DECISION 139), is carried as it is by both passage tools.
+    let verification = json!({
+        "phase": "Verifying",
+        "startedAt": "2026-08-11T12:00:00Z",
+        "message": "prometheus: 2 passes in a row, last 0.002",
+        "verifiers": [{
+            "uses": "prometheus", "phase": "Verifying", "passes": 2, "lastValue": "0.002",
+            "lastLookAt": "2026-08-11T12:01:00Z", "nextLookAt": "2026-08-11T12:01:30Z",
+        }],
+    });
+    env.api::<Passage>()
+        .patch_status(
+            "dev-1",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"status": {"verification": verification}})),
+        )
+        .await
+        .unwrap();
     let passages = structured(&result(&client, "list_passages", json!({"gate": "dev"})).await);
     assert_eq!(passages["passages"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        passages["passages"][0]["status"]["verification"],
+        verification
+    );
     let none = structured(&result(&client, "list_passages", json!({"gate": "staging"})).await);
     assert_eq!(none["passages"], json!([]));
 
     let passage = structured(&result(&client, "get_passage", json!({"name": "dev-1"})).await);
+    assert_eq!(passage["status"]["verification"], verification);
     let passage: Passage = serde_json::from_value(passage).unwrap();
     assert_eq!(passage.spec.bundle, "b1");
 

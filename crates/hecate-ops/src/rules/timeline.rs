@@ -4,17 +4,22 @@
 //! once so that every surface draws the same dots.
 //!
 //! Everything comes from the snapshot the Overview already holds (one LIST per kind):
-//! the Bundles' own records (`status.cleared`, `status.blocked`), the Gates' current
-//! Bundles, and the Passages under way or failed.
+//! the Bundles' own records (`status.cleared`, `status.blocked`, `status.unverified`),
+//! the Gates' current Bundles and history, and the Passages under way, failed, or
+//! being verified (DECISION 139: a crossing is said crossed, verified, or not
+//! verified and why).
 
 use std::collections::{BTreeSet, HashMap};
 
-use hecate_types::{Bundle, Gate, PassagePhase};
+use hecate_types::{
+    Bundle, Gate, GateCrossing, GateOccupant, PassagePhase, VerificationPhase, VerificationStatus,
+};
 use kube::ResourceExt as _;
 
 use super::eligibility::{admitted_beacons, created_at};
 use super::pipeline;
 use super::snapshot::NamespaceSnapshot;
+use super::verification;
 use crate::model::{BundleTrack, Outcome, TrackStop};
 
 /// How many of the newest Bundles the timeline shows (with any older one a Gate still
@@ -73,18 +78,41 @@ fn stop(
     let gate_name = gate.name_any();
     let status = bundle.status.as_ref();
     let cleared = status.and_then(|s| s.cleared.iter().rev().find(|c| c.gate == gate_name));
-    // `blocked` is newest first.
+    // `blocked` and `unverified` are newest first.
     let blocked = status.and_then(|s| s.blocked.iter().find(|c| c.gate == gate_name));
+    let unverified = status.and_then(|s| s.unverified.iter().find(|c| c.gate == gate_name));
     let current = gate
         .status
         .as_ref()
         .and_then(|s| s.current.as_ref())
         .filter(|c| c.bundle == name);
+    // In the Gate by a crossing the Bundle has no record of yet: its verification is
+    // under way (or its record about to be written).
+    let entered = current.filter(|c| {
+        let records = [cleared, blocked, unverified];
+        if c.passage.is_empty() {
+            records.iter().all(Option::is_none)
+        } else {
+            !status.is_some_and(|s| {
+                s.cleared
+                    .iter()
+                    .chain(&s.blocked)
+                    .chain(&s.unverified)
+                    .any(|r| r.gate == gate_name && r.passage == c.passage)
+            })
+        }
+    });
     let running = snapshot
         .passages_of(&gate_name)
         .find(|p| p.spec.bundle == name && !p.is_terminal());
     let admits = admitted_beacons(gate).contains(bundle.spec.beacon.as_str());
-    if !admits && cleared.is_none() && blocked.is_none() && current.is_none() && running.is_none() {
+    if !admits
+        && cleared.is_none()
+        && blocked.is_none()
+        && unverified.is_none()
+        && current.is_none()
+        && running.is_none()
+    {
         return None;
     }
     let mut stop = TrackStop {
@@ -94,6 +122,8 @@ fn stop(
         at: None,
         passage: String::new(),
         reason: String::new(),
+        verification: None,
+        progress: String::new(),
     };
     if let Some(passage) = running {
         stop.outcome = Some(Outcome::Running);
@@ -105,36 +135,114 @@ fn stop(
         stop.passage = passage.name_any();
         return Some(stop);
     }
-    // The later of its record here: cleared, or a crossing that did not land.
-    match (cleared, blocked) {
-        (Some(c), Some(b)) if b.at.0 > c.at.0 => failed_at(snapshot, &gate_name, b, &mut stop),
-        (Some(c), _) => {
+    // The latest of its records here: cleared (crossed and verified), a crossing that
+    // did not land, one whose verification said no, or an entry not recorded yet. On
+    // a tie the later in this list wins.
+    let latest = [
+        blocked.map(|b| (&b.at, Latest::Blocked(b))),
+        unverified.map(|u| (&u.at, Latest::Unverified(u))),
+        cleared.map(|c| (&c.at, Latest::Cleared(c))),
+        entered.map(|c| (&c.entered_at, Latest::Entered(c))),
+    ]
+    .into_iter()
+    .flatten()
+    .max_by_key(|(at, _)| at.0)
+    .map(|(_, latest)| latest);
+    match latest {
+        Some(Latest::Blocked(b)) => failed_at(snapshot, &gate_name, b, &mut stop),
+        Some(Latest::Unverified(u)) => {
+            stop.outcome = Some(Outcome::Crossed);
+            stop.at = Some(u.at.clone());
+            stop.passage = u.passage.clone();
+            stop.reason = u.reason.clone();
+            stop.verification = Some(VerificationPhase::Failed);
+        }
+        Some(Latest::Cleared(c)) => {
             stop.outcome = Some(Outcome::Crossed);
             stop.at = Some(c.at.clone());
             stop.passage = c.passage.clone();
+            // Cleared is written once verified; said so where a record shows there
+            // was something to verify.
+            let verified = record_of(snapshot, &gate_name, &c.passage)
+                .is_some_and(|v| v.phase == VerificationPhase::Verified)
+                || occupant(gate, &c.passage).is_some_and(|o| o.verified == Some(true));
+            stop.verification = verified.then_some(VerificationPhase::Verified);
         }
-        (None, Some(b)) => failed_at(snapshot, &gate_name, b, &mut stop),
-        (None, None) => {
+        Some(Latest::Entered(c)) => {
             // Held without a record of clearing (it entered, whatever the Bundle
             // says): it crossed, when the Gate says it entered.
-            if let Some(c) = current {
-                stop.outcome = Some(Outcome::Crossed);
-                stop.at = Some(c.entered_at.clone());
-                stop.passage = c.passage.clone();
+            stop.outcome = Some(Outcome::Crossed);
+            stop.at = Some(c.entered_at.clone());
+            stop.passage = c.passage.clone();
+            match record_of(snapshot, &gate_name, &c.passage) {
+                Some(record) => {
+                    stop.verification = Some(record.phase);
+                    match record.phase {
+                        VerificationPhase::Verifying => {
+                            stop.progress = verification::progress(record);
+                        }
+                        VerificationPhase::Failed => stop.reason = record.message.clone(),
+                        VerificationPhase::Verified => {}
+                    }
+                }
+                None => {
+                    stop.verification = match c.verified {
+                        Some(true) => Some(VerificationPhase::Verified),
+                        Some(false) => Some(VerificationPhase::Failed),
+                        None => {
+                            (!gate.spec.verify.is_empty()).then_some(VerificationPhase::Verifying)
+                        }
+                    };
+                }
             }
         }
+        None => {}
     }
     Some(stop)
 }
 
+/// The record a stop is drawn from.
+enum Latest<'a> {
+    Blocked(&'a GateCrossing),
+    Unverified(&'a GateCrossing),
+    Cleared(&'a GateCrossing),
+    Entered(&'a GateOccupant),
+}
+
+/// The verification record of the Passage `passage` of `gate`, if it is still kept
+/// and has one.
+fn record_of<'a>(
+    snapshot: &'a NamespaceSnapshot,
+    gate: &str,
+    passage: &str,
+) -> Option<&'a VerificationStatus> {
+    if passage.is_empty() {
+        return None;
+    }
+    snapshot
+        .passages_of(gate)
+        .find(|p| p.metadata.name.as_deref() == Some(passage))?
+        .status
+        .as_ref()?
+        .verification
+        .as_ref()
+}
+
+/// The Gate's history entry of the crossing by `passage`, if it still keeps one.
+fn occupant<'a>(gate: &'a Gate, passage: &str) -> Option<&'a GateOccupant> {
+    if passage.is_empty() {
+        return None;
+    }
+    gate.status
+        .as_ref()?
+        .history
+        .iter()
+        .find(|o| o.passage == passage)
+}
+
 /// `stop` as the failed (or aborted) crossing `entry` left it: aborted when its
 /// Passage says so, else failed.
-fn failed_at(
-    snapshot: &NamespaceSnapshot,
-    gate: &str,
-    entry: &hecate_types::GateCrossing,
-    stop: &mut TrackStop,
-) {
+fn failed_at(snapshot: &NamespaceSnapshot, gate: &str, entry: &GateCrossing, stop: &mut TrackStop) {
     let aborted = !entry.passage.is_empty()
         && snapshot.passages_of(gate).any(|p| {
             p.metadata.name.as_deref() == Some(entry.passage.as_str())

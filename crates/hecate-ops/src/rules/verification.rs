@@ -311,6 +311,26 @@ pub fn progress(status: &VerificationStatus) -> String {
         .unwrap_or_else(|| status.phase.as_str().to_lowercase())
 }
 
+/// The verification of a crossing in one line, for a list of Passages: `Verifying
+/// (prometheus: 2 passes in a row, last 0.002)`, `Verified`, or `Failed: <why>`.
+pub fn summary(status: &VerificationStatus) -> String {
+    let phase = status.phase.as_str();
+    match status.phase {
+        VerificationPhase::Verifying
+            if status
+                .verifiers
+                .iter()
+                .any(|v| v.phase == VerificationPhase::Verifying) =>
+        {
+            format!("{phase} ({})", progress(status))
+        }
+        VerificationPhase::Verifying => phase.into(),
+        VerificationPhase::Verified => phase.into(),
+        VerificationPhase::Failed if status.message.is_empty() => phase.into(),
+        VerificationPhase::Failed => format!("{phase}: {}", status.message),
+    }
+}
+
 /// One verification's progress in words: "2 passes in a row; last 0.002: …".
 pub fn verifier_words(verifier: &VerifierStatus) -> String {
     let mut parts = Vec::new();

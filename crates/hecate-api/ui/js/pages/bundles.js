@@ -1,5 +1,6 @@
 // `/bundles/`: every Bundle, newest first, with where it has got to.
-// `/bundles/?name=X`: its artifacts and digests, the Gates it cleared, its approvals,
+// `/bundles/?name=X`: its artifacts and digests, where it stands at each Gate (ops'
+// timeline: cleared, verified, being verified, not verified), the Gates it cleared, its approvals,
 // and the evidence Fides holds — where "unavailable" is said as such and a Fides that
 // did not answer is never shown as a clean record.
 
@@ -7,6 +8,7 @@ import { API, ApiError, get, nsPath } from "../api.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
 import { count, local, time } from "../format.js";
+import { stops } from "../timeline.js";
 
 export async function render(ctx) {
   return ctx.name ? detail(ctx) : list(ctx);
@@ -140,14 +142,22 @@ async function detail(ctx) {
   const { ns, name } = ctx;
   ctx.title(`Bundle ${name}`);
   const evidence = ctx.once("evidence", () => get(nsPath(ns, "bundles", name, "evidence"), { signal: ctx.signal }));
-  const b = await get(nsPath(ns, "bundles", name), { signal: ctx.signal });
+  const [b, overview] = await Promise.all([
+    get(nsPath(ns, "bundles", name), { signal: ctx.signal }),
+    // Where it stands at each Gate is ops' answer (the Overview's timeline), for the
+    // Bundles it keeps there: the newest, and any a Gate runs.
+    get(`${API}/overview`, { signal: ctx.signal }).catch(() => ({ namespaces: [] })),
+  ]);
   const st = b.status || {};
   const approvals = st.approvedFor || [];
   const cleared = st.cleared || [];
+  const track = ((overview.namespaces.find((n) => n.namespace === ns) || {}).timeline || []).find((t) => t.bundle === name);
   const timeline = [
     { at: c.emittedAt(b), what: "emitted", gate: "", actor: b.spec.beacon ? `Beacon ${b.spec.beacon}` : "", reason: "", passage: "" },
     ...cleared.map((x) => ({ ...x, what: "cleared" })),
     ...(st.blocked || []).map((x) => ({ ...x, what: "failed" })),
+    // Crossed, and its verification there said no (DECISION 139).
+    ...(st.unverified || []).map((x) => ({ ...x, what: "not verified" })),
   ].sort((x, y) => Date.parse(x.at) - Date.parse(y.at));
   return h(
     "div",
@@ -177,6 +187,7 @@ async function detail(ctx) {
         }),
       ),
     ),
+    track && track.gates.length ? c.section("Where it stands", { class: "timeline" }, stops(ns, track, b.spec.alias || name)) : null,
     c.section(
       "Gates cleared",
       null,
@@ -192,7 +203,7 @@ async function detail(ctx) {
         `What happened to ${name}, oldest first`,
         ["When", "What", "Gate", "Who", "Passage", "Why"],
         timeline.map((x) => ({
-          attrs: { class: x.what === "failed" ? "refused" : "" },
+          attrs: { class: x.what === "failed" || x.what === "not verified" ? "refused" : "", "data-what": x.what },
           cells: [time(x.at, "local"), x.what, x.gate, x.actor, x.passage ? c.link("/passages/", { name: x.passage, namespace: ns }, x.passage) : "", x.reason],
         })),
       ),

@@ -206,10 +206,81 @@ function abortButton(ctx, passage, label) {
   });
 }
 
+// ---- rollback (DECISION 139) --------------------------------------------------------
+
+/** Rollbacks the cluster refused from this page: `ns/gate/to` → why, said beside the button. */
+const REFUSED = new Map();
+
+/** The Gate's current occupant's row among its history (the same crossing). */
+function isCurrent(current, o) {
+  if (!current || o.bundle !== current.bundle) return false;
+  return current.passage ? o.passage === current.passage : o.enteredAt === current.enteredAt;
+}
+
+/**
+ * A button that rolls `gate` back — to `to` (a Bundle it held), or without `to` to the
+ * newest Bundle it verified before, as the server chooses — with, beside it, why it
+ * cannot be used (`blockedBecause`; the rights the caller lacks are added by
+ * rights.enforce, `data-shows-why`) and what the cluster said when it refused.
+ */
+function rollbackControl(ctx, gate, to, { index, steps, current, blockedBecause = "" }) {
+  const key = `${ctx.ns}/${gate}/${to || ""}`;
+  const label = to ? c.bundleText(to, index) : null;
+  const attrs = {
+    class: "danger",
+    "data-action": "rollback",
+    "data-shows-why": true,
+    "aria-label": to ? `Roll ${gate} back to ${label}` : `Roll ${gate} back to the Bundle it last verified`,
+  };
+  if (to) attrs["data-bundle"] = to;
+  if (blockedBecause) Object.assign(attrs, { disabled: true, title: blockedBecause });
+  const run = button(to ? "Roll back to this" : `Roll back ${gate}`, attrs, async () => {
+    REFUSED.delete(key);
+    const refused = (error) => {
+      const text = actions.refusalText(error);
+      if (text) REFUSED.set(key, text);
+    };
+    const undoing = current ? c.bundleText(current.bundle, index) : null;
+    await actions.rollback(ctx.ns, gate, { to, label, current: undoing, steps }, refused);
+    ctx.refresh();
+  });
+  const said = REFUSED.get(key);
+  return h(
+    "span",
+    { class: "rollback" },
+    run,
+    blockedBecause ? h("span", { class: "why-not", "data-why-not": "page" }, blockedBecause) : null,
+    said ? h("span", { class: "refused-here server-text", "data-refused": to || gate, role: "status" }, said) : null,
+  );
+}
+
+/**
+ * Why no rollback can start now, whoever asks, or "" (the cluster judges the rest —
+ * windows, approvals — when it is asked).
+ */
+function rollbackBlocked(gate) {
+  const name = gate.metadata.name;
+  if (gate.spec.suspend) return `${name} is suspended: nothing crosses it, a rollback neither, until it is resumed.`;
+  const active = gate.status && gate.status.activePassage;
+  return active ? `${active} is crossing ${name} now: a rollback can start once it ends.` : "";
+}
+
+/** An occupant's verification as the page marks it. */
+function verifiedMark(o, current) {
+  if (o.verified === true) return h("span", { "data-verified": "true" }, c.pill("verified", "ok"));
+  if (o.verified === false) return h("span", { "data-verified": "false" }, c.pill("not verified", "bad"));
+  return h("span", { class: "muted", "data-verified": "unknown" }, current ? "being verified" : "not recorded");
+}
+
 /** The button for a typed remedy the server offers, when it is something done here. */
-function remedyButton(ctx, action, index, steps, verdicts) {
+function remedyButton(ctx, action, index, steps, verdicts, gate) {
   if (!action) return null;
   if (action.type === "approve") return approveButton(ctx, action.gate, action.bundle, index);
+  if (action.type === "rollback") {
+    const here = gate && action.gate === ctx.name;
+    const current = here ? gate.status && gate.status.current : null;
+    return rollbackControl(ctx, action.gate, null, { index, steps: here ? steps : 0, current, blockedBecause: here ? rollbackBlocked(gate) : "" });
+  }
   if (action.type === "promote") {
     const refused = action.gate === ctx.name && verdicts ? refusal(verdicts.get(action.bundle)) : "";
     return promoteButton(ctx, action.gate, action.bundle, index, steps, refused);
@@ -229,7 +300,7 @@ function blockers(ctx, explanation, gate, index, steps, verdicts) {
       list.map((b) => {
         // A button only where the server's remedy is an action taken here; the
         // cluster still decides whether the caller may.
-        const button = remedyButton(ctx, b.action, index, steps, verdicts);
+        const button = remedyButton(ctx, b.action, index, steps, verdicts, gate);
         return h(
           "li",
           { class: "blocker", "data-kind": b.kind },
@@ -347,6 +418,8 @@ async function detail(ctx) {
   const index = c.index(bundles);
   const steps = ((gate.spec.passage && gate.spec.passage.steps) || []).length;
   const history = (gate.status && gate.status.history) || [];
+  const occupant = gate.status && gate.status.current;
+  const blocked = rollbackBlocked(gate);
   const windows = gate.spec.windows || [];
   const eligible = explanation.eligible || [];
   const waiting = explanation.waiting || [];
@@ -425,14 +498,24 @@ async function detail(ctx) {
       history.length
         ? c.table(
             `Bundles that entered ${name}, newest first`,
-            ["Bundle", "Entered", "By", "Passage", "Verified"],
-            history.map((o) => [
-              c.bundle(o.bundle, ns, index),
-              time(o.enteredAt),
-              o.actor || "automatically",
-              o.passage ? c.link("/passages/", { name: o.passage, namespace: ns }, o.passage) : "",
-              o.verified === true ? "verified" : o.verified === false ? "verification failed" : "not verified",
-            ]),
+            ["Bundle", "Entered", "By", "Passage", "Verified", "Action"],
+            history.map((o) => {
+              const now = isCurrent(occupant, o);
+              // A rollback goes back to a Bundle the Gate held, never to one whose
+              // verification here said no, and undoes the current occupant's crossing.
+              const back = !now && o.verified !== false && occupant;
+              return {
+                cells: [
+                  [c.bundle(o.bundle, ns, index), now ? [" ", c.pill("running now", "info")] : null],
+                  time(o.enteredAt),
+                  o.actor || "automatically",
+                  o.passage ? c.link("/passages/", { name: o.passage, namespace: ns }, o.passage) : "",
+                  verifiedMark(o, now),
+                  back ? rollbackControl(ctx, name, o.bundle, { index, steps, current: occupant, blockedBecause: blocked }) : "",
+                ],
+                attrs: { class: now ? "current" : null, "data-bundle": o.bundle, "data-passage": o.passage || null },
+              };
+            }),
           )
         : c.empty(`Nothing has entered ${name} yet.`),
     ),

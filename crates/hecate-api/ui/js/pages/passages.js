@@ -1,5 +1,6 @@
 // `/passages/` (optionally `?gate=`): every crossing attempt, newest first.
-// `/passages/?name=P`: one crossing, step by step, with abort while it runs.
+// `/passages/?name=P`: one crossing, step by step, with abort while it runs, and
+// after it landed its verification.
 
 import { get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
@@ -80,6 +81,55 @@ function outputs(output) {
   );
 }
 
+/** A time as the steps show theirs: how long ago (or how soon), and the local date and time with its zone. */
+function when(at, field) {
+  return at ? h("span", { "data-field": field }, time(at), h("span", { class: "muted small" }, ` · ${local(at)}`)) : h("span", { class: "muted", "data-field": field }, field === "next" ? "no more looks" : "not yet");
+}
+
+/**
+ * After a successful crossing, its verification as the controller records it on the
+ * Passage (`status.verification`, DECISION 139): where it stands, and each verifier's
+ * phase, counts, last value and looks. The page words what it reads; it judges nothing.
+ */
+function verification(v) {
+  if (!v) return null;
+  const verifiers = v.verifiers || [];
+  return c.section(
+    "Verification",
+    null,
+    h(
+      "p",
+      { class: "lead", "data-field": "verification" },
+      c.phase(v.phase),
+      v.message ? [" ", h("span", { class: v.phase === "Failed" ? "error-text" : "", "data-field": "verification-message" }, v.message)] : null,
+    ),
+    c.facts([
+      ["Began", when(v.startedAt, "began")],
+      v.finishedAt ? ["Decided", when(v.finishedAt, "decided")] : null,
+    ]),
+    verifiers.length
+      ? c.table(
+          "Verifications, in the Gate's order",
+          ["Verifier", "Phase", "Passes in a row", "Failures", "Could not judge", "Last value", "Last look", "Next look", "Message"],
+          verifiers.map((x, i) => ({
+            attrs: { class: x.phase === "Failed" ? "refused" : "", "data-verifier": x.uses, "data-index": String(i) },
+            cells: [
+              x.uses,
+              c.phase(x.phase),
+              h("span", { "data-field": "passes" }, String(x.passes || 0)),
+              h("span", { "data-field": "failures" }, String(x.failures || 0)),
+              h("span", { "data-field": "inconclusive" }, String(x.inconclusive || 0)),
+              x.lastValue ? h("code", { "data-field": "value" }, x.lastValue) : h("span", { class: "muted", "data-field": "value" }, "none"),
+              when(x.lastLookAt, "last"),
+              when(x.nextLookAt, "next"),
+              h("span", { class: x.phase === "Failed" ? "error-text" : "", "data-field": "message" }, x.message || ""),
+            ],
+          })),
+        )
+      : c.empty("The Gate verifies nothing."),
+  );
+}
+
 async function detail(ctx) {
   const { ns, name } = ctx;
   ctx.title(`Passage ${name}`);
@@ -154,6 +204,7 @@ async function detail(ctx) {
         })),
       ),
     ),
+    verification(st.verification),
     abortSection,
     st.evidence
       ? c.section("Evidence", null, h("p", null, `${st.evidence.verdict || "no verdict"}${st.evidence.risk != null ? ` · risk ${st.evidence.risk}/100` : ""}${st.evidence.trail ? ` · trail ${st.evidence.trail}` : ""}`))

@@ -245,3 +245,177 @@ fn the_overview_carries_each_namespaces_timeline() {
     let json = serde_json::to_value(&o).unwrap();
     assert_eq!(json["namespaces"][0]["timeline"][0]["holding"], json!([]));
 }
+
+/// Passage `{gate}-{bundle}`, succeeded, with its verification as `edit` leaves a
+/// fresh one of `uses`.
+fn verified_passage(
+    gate: &str,
+    bundle: &str,
+    uses: &str,
+    edit: impl FnOnce(&mut hecate_types::VerificationStatus),
+) -> Passage {
+    use hecate_types::Verification;
+    let mut g = crate::rules::fixtures::gate(gate);
+    g.spec.verify = vec![Verification {
+        uses: uses.into(),
+        with: None,
+    }];
+    let mut record = crate::rules::verification::begin(&g, t0());
+    edit(&mut record);
+    let mut passage = passage(gate, bundle, Some(Succeeded), 20);
+    passage
+        .status
+        .get_or_insert_with(Default::default)
+        .verification = Some(record);
+    passage
+}
+
+#[test]
+fn a_crossing_is_said_crossed_verified_being_verified_or_not_verified_and_why() {
+    use crate::rules::verification::{self, Cadence, Look, Seen, settle};
+    use hecate_types::{Verification, VerificationPhase};
+
+    let verifies = |mut gate: Gate, uses: &str| {
+        gate.spec.verify = vec![Verification {
+            uses: uses.into(),
+            with: None,
+        }];
+        gate
+    };
+    let mut staging = with_current(
+        verifies(after("staging", "app", &["dev"]), "prometheus"),
+        "app-3",
+    );
+    // app-1's crossing of staging: its Passage is gone, the Gate's history remembers.
+    staging.status.as_mut().unwrap().history = vec![hecate_types::GateOccupant {
+        bundle: "app-1".into(),
+        digest: String::new(),
+        passage: "staging-app-1".into(),
+        entered_at: minutes(t0(), 12),
+        actor: String::new(),
+        verified: Some(true),
+    }];
+    let mut production = with_current(
+        verifies(after("production", "app", &["staging"]), "soak"),
+        "app-2",
+    );
+    production
+        .status
+        .as_mut()
+        .unwrap()
+        .current
+        .as_mut()
+        .unwrap()
+        .verified = Some(false);
+    let gates = vec![after("dev", "app", &[]), staging, production];
+
+    let mut app2 = with_records(bundle("app-2", 20), &[("dev", 21), ("staging", 22)], &[]);
+    app2.status.as_mut().unwrap().unverified = vec![record(
+        "production",
+        "app-2",
+        25,
+        "soak verification said no: what this Gate watches is Degraded",
+    )];
+    // Cleared production, crossed it again later, and that crossing said no.
+    let mut app0 = with_records(bundle("app-0", 1), &[("production", 5)], &[]);
+    let mut again = record(
+        "production",
+        "app-0",
+        8,
+        "http verification said no: HTTP 500",
+    );
+    again.passage = "production-app-0-again".into();
+    app0.status.as_mut().unwrap().unverified = vec![again];
+    let bundles = vec![
+        with_records(bundle("app-3", 30), &[("dev", 31)], &[]),
+        app2,
+        with_records(bundle("app-1", 10), &[("dev", 11), ("staging", 12)], &[]),
+        app0,
+    ];
+    let passages = vec![
+        verified_passage("staging", "app-3", "prometheus", |v| {
+            let cadence = Cadence {
+                successes: 3,
+                ..Cadence::default()
+            };
+            for (s, value) in [(0, "0.001"), (30, "0.002")] {
+                let look = Look {
+                    seen: Seen::Pass,
+                    value: value.into(),
+                    message: String::new(),
+                };
+                let at = t0() + jiff::SignedDuration::from_secs(s);
+                verification::record(&mut v.verifiers[0], &cadence, look, t0(), at);
+            }
+            settle(v, t0());
+        }),
+        verified_passage("staging", "app-2", "prometheus", |v| {
+            v.phase = VerificationPhase::Verified;
+        }),
+        verified_passage("production", "app-2", "soak", |v| {
+            v.phase = VerificationPhase::Failed;
+        }),
+    ];
+    let tracks = timeline(&NamespaceSnapshot::new(NS, gates, bundles, passages));
+
+    // Crossed dev (nothing to verify there: said as before); being verified in
+    // staging, how far said.
+    assert_eq!(
+        serde_json::to_value(&track(&tracks, "app-3").gates).unwrap(),
+        json!([
+            {"gate": "dev", "outcome": "crossed", "at": "2026-08-11T12:31:00Z", "passage": "dev-app-3"},
+            {
+                "gate": "staging", "outcome": "crossed", "holding": true,
+                "at": "2026-08-11T12:00:00Z", "passage": "staging-app-3",
+                "verification": "Verifying",
+                "progress": "prometheus: 2 passes in a row, last 0.002",
+            },
+            {"gate": "production"},
+        ])
+    );
+    let marks = |b: &str| -> Vec<(String, Option<Outcome>, Option<VerificationPhase>, String)> {
+        track(&tracks, b)
+            .gates
+            .iter()
+            .map(|s| (s.gate.clone(), s.outcome, s.verification, s.reason.clone()))
+            .collect()
+    };
+    let crossed = Some(Outcome::Crossed);
+    // Verified in staging (its Passage says so); not verified in production, and why,
+    // though it is still there.
+    assert_eq!(
+        marks("app-2"),
+        [
+            ("dev".into(), crossed, None, String::new()),
+            (
+                "staging".into(),
+                crossed,
+                Some(VerificationPhase::Verified),
+                String::new()
+            ),
+            (
+                "production".into(),
+                crossed,
+                Some(VerificationPhase::Failed),
+                "soak verification said no: what this Gate watches is Degraded".into()
+            ),
+        ]
+    );
+    assert!(track(&tracks, "app-2").gates[2].holding);
+    // Its Passage collected, the Gate's history says it was verified.
+    assert_eq!(
+        marks("app-1")[1],
+        (
+            "staging".into(),
+            crossed,
+            Some(VerificationPhase::Verified),
+            String::new()
+        )
+    );
+    // The later crossing is the one said: it was not verified.
+    let production = &track(&tracks, "app-0").gates[2];
+    assert_eq!(
+        (production.verification, production.passage.as_str()),
+        (Some(VerificationPhase::Failed), "production-app-0-again")
+    );
+}

@@ -331,3 +331,45 @@ fn durations_read_as_people_write_them() {
         Timestamp::MAX
     );
 }
+
+#[test]
+fn a_crossings_verification_is_said_in_one_line_for_lists() {
+    let cadence = Cadence {
+        successes: 3,
+        ..Cadence::default()
+    };
+    let mut status = verifying(&["prometheus", "soak"]);
+    assert_eq!(summary(&status), "Verifying (prometheus: not looked yet)");
+    for (at, value) in [(0, "0.001"), (30, "0.002")] {
+        let mut seen = look(Seen::Pass, value);
+        seen.message = String::new();
+        record(&mut status.verifiers[0], &cadence, seen, t0(), after(at));
+    }
+    settle(&mut status, after(30));
+    assert_eq!(
+        summary(&status),
+        "Verifying (prometheus: 2 passes in a row, last 0.002)"
+    );
+
+    let mut passed = verifying(&[]);
+    passed.phase = VerificationPhase::Verified;
+    assert_eq!(summary(&passed), "Verified");
+
+    record(
+        &mut status.verifiers[1],
+        &Cadence::default(),
+        look(Seen::Refused, "Failed"),
+        t0(),
+        after(60),
+    );
+    settle(&mut status, after(60));
+    assert_eq!(
+        summary(&status),
+        "Failed: soak verification said no: saw Failed"
+    );
+
+    // Undecided with no verifier left to look: the phase alone, never "(verifying)".
+    let mut undecided = verifying(&["prometheus"]);
+    undecided.verifiers[0].phase = VerificationPhase::Verified;
+    assert_eq!(summary(&undecided), "Verifying");
+}
