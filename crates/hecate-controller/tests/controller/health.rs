@@ -478,3 +478,60 @@ async fn a_no_rolls_back_by_itself_once_and_a_failed_rollback_stops() {
         "{ready:?}"
     );
 }
+
+#[tokio::test]
+async fn a_soak_wakes_the_gate_when_it_ends_and_only_then_clears() {
+    let mut verifiers = verify::Verifiers::new();
+    verifiers.register(Arc::new(verify::SoakVerifier)).unwrap();
+    let h = Harness::with(health::Checkers::new(), verifiers).await;
+    let mut spec = gate_spec(true, &[], false);
+    spec.verify = vec![Verification {
+        uses: "soak".into(),
+        with: Some(serde_json::json!({"duration": "5m"})),
+    }];
+    create_gate(&h, "staging", spec).await;
+    bundle(&h.env, "b1").await;
+    h.reconcile("staging").await;
+    let passage = h.the_passage().await;
+    let mut finished = passage.clone();
+    finished.status = Some(PassageStatus {
+        phase: Some(PassagePhase::Succeeded),
+        finished_at: Some(hecate_types::Time(h.clock.now())),
+        ..PassageStatus::default()
+    });
+    h.env.write_status(&finished).await;
+
+    // Nothing to poll: the Gate sleeps until the soak's end, to the second.
+    let outcome = h.reconcile("staging").await;
+    assert_eq!(
+        outcome.requeue_after,
+        Some(std::time::Duration::from_secs(5 * 60))
+    );
+    let ready = h.ready("staging").await;
+    assert_eq!(ready.reason, "Verifying");
+    assert!(
+        ready.message.starts_with("soak: soaking until"),
+        "{}",
+        ready.message
+    );
+    h.clock.advance(SignedDuration::from_mins(2));
+    assert_eq!(
+        h.reconcile("staging").await.requeue_after,
+        Some(std::time::Duration::from_secs(3 * 60)),
+        "a reconcile in between does not move the end"
+    );
+    assert!(
+        h.bundle("b1")
+            .await
+            .status
+            .unwrap_or_default()
+            .cleared
+            .is_empty()
+    );
+
+    h.clock.advance(SignedDuration::from_mins(3));
+    h.reconcile("staging").await;
+    assert_eq!(h.bundle("b1").await.status.unwrap().cleared.len(), 1);
+    let verification = h.the_passage().await.status.unwrap().verification.unwrap();
+    assert_eq!(verification.phase, VerificationPhase::Verified);
+}
