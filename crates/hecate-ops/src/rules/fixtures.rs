@@ -149,7 +149,7 @@ pub(crate) fn bundle(name: &str, m: i64) -> Bundle {
     bundle_of(name, "app", t0(), m)
 }
 
-fn crossing(gate: &str, reason: &str) -> GateCrossing {
+pub(crate) fn crossing(gate: &str, reason: &str) -> GateCrossing {
     GateCrossing {
         gate: gate.into(),
         passage: format!("{gate}-abc123"),

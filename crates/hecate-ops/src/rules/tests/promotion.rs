@@ -203,3 +203,41 @@ fn passage_names_count_up_per_gate() {
     let refs: Vec<&Passage> = existing.iter().collect();
     assert_eq!(next_passage_name("staging", &refs), "staging-8");
 }
+
+/// Verification is never skipped (DECISION 139): a Bundle whose verification said no
+/// upstream is refused downstream whoever asks and whatever approvals it has, and a
+/// rollback may cross the occupant again where a promotion may not.
+#[test]
+fn a_bundle_not_verified_upstream_is_refused_and_a_rollback_may_restore_the_occupant() {
+    let mut production = gate("production");
+    production.spec.admits[0].after = vec!["staging".into()];
+    production.spec.admits[0].require_approval = true;
+    let mut b1 = approved(bundle("b1", 0), "production", "carol");
+    b1.status.get_or_insert_with(Default::default).unverified =
+        vec![crossing("staging", "http verification said no: HTTP 503")];
+    assert_eq!(
+        refusal(judge(&production, &b1, &[], "olaf", Promotion, t0())),
+        (
+            RefusalCode::UpstreamNotCleared,
+            "not verified in staging: http verification said no: HTTP 503".into()
+        )
+    );
+
+    let staging = with_current(gate("staging"), "b1");
+    let b1 = bundle("b1", 0);
+    assert_eq!(
+        refusal(judge(&staging, &b1, &[], "olaf", Promotion, t0())).0,
+        RefusalCode::AlreadyCurrent
+    );
+    assert_eq!(
+        judge(
+            &staging,
+            &b1,
+            &[],
+            "olaf",
+            crate::rules::promotion::CrossingKind::Rollback,
+            t0()
+        ),
+        Ok(())
+    );
+}
