@@ -7,8 +7,9 @@
 //!   `Aborted`), at the time it finished; it belongs to the period when it finished
 //!   inside it.
 //! - A *deployment* is a crossing that entered the Gate. It is a *failed change* when
-//!   its verification said no (`history[].verified: false`) or an older Bundle crossed
-//!   right after it (a rollback); a failed or aborted crossing is one too.
+//!   its verification said no (its Passage's record, or `history[].verified: false`)
+//!   or an older Bundle crossed right after it (a rollback); a failed or aborted
+//!   crossing is one too.
 //! - *Lead time* runs from the Bundle's emission to the deployment's end, in five
 //!   parts that add up to it: upstream (until the Gates it comes after cleared it),
 //!   approval, window (while every window was closed), queued (the rest of the wait)
@@ -26,7 +27,7 @@ use kube::ResourceExt as _;
 use super::eligibility::created_at;
 use super::pipeline;
 use super::snapshot::NamespaceSnapshot;
-use super::window;
+use super::{verification, window};
 use crate::model::{
     ChangeFailureRate, DeliveredCrossing, Delivery, DeliveryOutcome, DeploymentFrequency,
     FailureCounts, Figures, GateDelivery, LeadTime, LeadTimeParts, PipelineDelivery, Reach,
@@ -221,7 +222,9 @@ fn judge_gate(
         let outcome = match passage.phase() {
             PassagePhase::Failed => DeliveryOutcome::Failed,
             PassagePhase::Aborted => DeliveryOutcome::Aborted,
-            _ if verified.get(passage.name_any().as_str()) == Some(&Some(false)) => {
+            _ if verification::said_no(passage)
+                || verified.get(passage.name_any().as_str()) == Some(&Some(false)) =>
+            {
                 DeliveryOutcome::Unverified
             }
             _ if rolled_back_after(&finished[i + 1..], bundle, bundles) => {

@@ -11,9 +11,7 @@
 //! or its verification said no — once: an automatic rollback that itself fails stops
 //! and says so, never a loop.
 
-use hecate_types::{
-    Bundle, Gate, GateOccupant, Passage, PassagePhase, VerificationPhase, wellknown,
-};
+use hecate_types::{Bundle, Gate, GateOccupant, Passage, PassagePhase, wellknown};
 use kube::ResourceExt as _;
 
 /// Why a Gate has nothing to roll back to.
@@ -118,12 +116,9 @@ pub fn automatic<'a>(
     if !gate.spec.rollback.as_ref().is_some_and(|r| r.auto) {
         return None;
     }
-    let status = latest.status.as_ref();
     let failed = latest.phase() == PassagePhase::Failed;
-    let unverified = latest.phase() == PassagePhase::Succeeded
-        && status
-            .and_then(|s| s.verification.as_ref())
-            .is_some_and(|v| v.phase == VerificationPhase::Failed);
+    let unverified =
+        latest.phase() == PassagePhase::Succeeded && super::verification::said_no(latest);
     if !failed && !unverified {
         return None;
     }

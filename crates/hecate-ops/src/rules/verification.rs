@@ -286,6 +286,15 @@ pub fn settle(status: &mut VerificationStatus, now: Timestamp) {
     }
 }
 
+/// Whether `passage`'s verification said no.
+pub fn said_no(passage: &hecate_types::Passage) -> bool {
+    passage
+        .status
+        .as_ref()
+        .and_then(|s| s.verification.as_ref())
+        .is_some_and(|v| v.phase == VerificationPhase::Failed)
+}
+
 /// When the verification next looks, if it is undecided: its earliest verifier's next
 /// look.
 pub fn next_look(status: &VerificationStatus) -> Option<Timestamp> {

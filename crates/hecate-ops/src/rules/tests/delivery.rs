@@ -210,6 +210,44 @@ fn each_crossing_counts_as_what_became_of_it() {
     );
 }
 
+/// A crossing whose Passage records a "no" counts as unverified even once the Gate's
+/// history no longer holds it (DECISION 139).
+#[test]
+fn a_no_on_the_passage_is_an_unverified_crossing() {
+    let mut snapshot_parts = history();
+    let mut production = snapshot_parts
+        .gate("production")
+        .cloned()
+        .expect("production");
+    production.status = None;
+    let passages: Vec<Passage> = snapshot_parts
+        .passages_of("production")
+        .cloned()
+        .map(|mut p| {
+            if p.metadata.name.as_deref() == Some("x7") {
+                let mut gate = production.clone();
+                gate.spec.verify = vec![hecate_types::Verification {
+                    uses: "http".into(),
+                    with: None,
+                }];
+                let mut record = crate::rules::verification::begin(&gate, t0());
+                record.phase = hecate_types::VerificationPhase::Failed;
+                p.status.get_or_insert_with(Default::default).verification = Some(record);
+            }
+            p
+        })
+        .collect();
+    let bundles = snapshot_parts.bundles().cloned().collect();
+    snapshot_parts = NamespaceSnapshot::new(NS, vec![production], bundles, passages);
+    let figures = delivery(&snapshot_parts, None, since(), now()).unwrap();
+    let x7 = figures.gates[0]
+        .crossings
+        .iter()
+        .find(|c| c.passage == "x7")
+        .expect("x7");
+    assert_eq!(x7.outcome, Unverified);
+}
+
 #[test]
 fn the_four_figures_of_a_history() {
     let figures = delivery(&history(), None, since(), now()).unwrap();
