@@ -173,41 +173,55 @@ pub fn decide<'a>(
     Decision::Stand(standing)
 }
 
-/// What a Gate whose automatic rollback is due does (`automatic`, ops' judgement of
-/// its newest finished crossing): opens the rollback, unless the Gate has no steps or
-/// its windows are closed — a rollback meets the rules a promotion meets — or says why
-/// it will not. `None` when nothing is to be rolled back: decide as usual.
-pub fn roll_back<'a>(
+/// The Gate's next move, given what ops judged of its newest finished crossing
+/// (`automatic`, [`rollback::automatic`](hecate_ops::rules::rollback::automatic)): a
+/// rollback that is due comes before anything else — unless the Gate has no steps or
+/// its windows are closed, as for any crossing —; one that will not happen is said
+/// when nothing else moves, and never holds back a newer Bundle an automatic Gate would
+/// cross. Without either, [`decide`].
+pub fn next_move<'a>(
     gate: &Gate,
     obstacle: Option<&Obstacle>,
+    active: Option<&Passage>,
+    candidates: &[Candidate<'a>],
+    bundles: &'a [Bundle],
     automatic: Option<Automatic<'a>>,
     now: Timestamp,
-) -> Option<Decision<'a>> {
-    let (bundle, undoing, why) = match automatic? {
-        Automatic::Open {
+) -> Decision<'a> {
+    let usual = || decide(gate, obstacle, active, candidates, bundles, now);
+    let (bundle, undoing, why) = match automatic {
+        None => return usual(),
+        Some(Automatic::Stopped(why)) => {
+            return match usual() {
+                Decision::Stand(Standing::Idle(_) | Standing::CrossingFailed(_)) => {
+                    Decision::Stand(Standing::CrossingFailed(why))
+                }
+                other => other,
+            };
+        }
+        Some(Automatic::Open {
             target,
             undoing,
             why,
-        } => (target, undoing, why),
-        Automatic::Stopped(why) => return Some(Decision::Stand(Standing::CrossingFailed(why))),
+        }) => (target, undoing, why),
     };
     if obstacle == Some(&Obstacle::NoSteps) {
-        return Some(Decision::Stand(Standing::CannotOpen(format!(
+        return Decision::Stand(Standing::CannotOpen(format!(
             "{why}, and the Gate has no passage steps; add spec.passage.steps"
-        ))));
+        )));
     }
     let windows = window::judge(&gate.spec.windows, now);
     if !windows.allowed {
-        return Some(Decision::Stand(Standing::WindowClosed {
+        return Decision::Stand(Standing::WindowClosed {
             message: format!("{why} once a window opens: {}", windows.reason_with_until()),
             reopens: windows.next_change,
-        }));
+        });
     }
-    Some(Decision::RollBack {
+    Decision::RollBack {
         bundle,
         undoing,
         why,
-    })
+    }
 }
 
 /// What a running Passage is doing: held by the change gate (with its risk and
@@ -371,6 +385,54 @@ mod tests {
             decide(&stepped, None, None, &candidates, &bundles, now),
             Decision::Open(&bundles[0]),
             "the same Gate with steps opens it"
+        );
+    }
+
+    #[test]
+    fn a_due_rollback_comes_first_and_one_that_stopped_holds_nothing_back() {
+        let now: Timestamp = "2026-08-10T12:00:00Z".parse().expect("a time");
+        let bundles = [bundle("b1"), bundle("b2")];
+        let stepped = gate(true, &["git-clone"]);
+        let candidates = eligibility::evaluate(&stepped, &bundles, None, now);
+        let open = || {
+            Some(Automatic::Open {
+                target: &bundles[0],
+                undoing: "dev-2".into(),
+                why: "b2 was not verified (dev-2): rolling back to b1".into(),
+            })
+        };
+        assert_eq!(
+            next_move(&stepped, None, None, &candidates, &bundles, open(), now),
+            Decision::RollBack {
+                bundle: &bundles[0],
+                undoing: "dev-2".into(),
+                why: "b2 was not verified (dev-2): rolling back to b1".into(),
+            }
+        );
+        // A rollback meets the windows a crossing meets.
+        let mut frozen = stepped.clone();
+        frozen.spec.windows = vec![hecate_types::Window {
+            schedule: "0 0 * * *".into(),
+            duration: "24h".into(),
+            time_zone: "UTC".into(),
+            deny: true,
+        }];
+        assert!(matches!(
+            next_move(&frozen, None, None, &candidates, &bundles, open(), now),
+            Decision::Stand(Standing::WindowClosed { message, .. }) if message.starts_with("b2 was not verified")
+        ));
+        // One that stopped: the newest Bundle still crosses an automatic Gate.
+        let stopped = Some(Automatic::Stopped("it was itself a rollback".into()));
+        assert_eq!(
+            next_move(&stepped, None, None, &candidates, &bundles, stopped, now),
+            decide(&stepped, None, None, &candidates, &bundles, now)
+        );
+        // And is said when nothing else moves.
+        let manual = gate(false, &["git-clone"]);
+        let stopped = Some(Automatic::Stopped("it was itself a rollback".into()));
+        assert_eq!(
+            next_move(&manual, None, None, &[], &bundles, stopped, now),
+            Decision::Stand(Standing::CrossingFailed("it was itself a rollback".into()))
         );
     }
 }

@@ -18,7 +18,7 @@ use hecate_ops::rules::eligibility;
 use hecate_ops::rules::gate::{gate_steps, obstacle_given};
 use hecate_ops::rules::passage as passage_rule;
 use hecate_ops::rules::promotion::{new_passage, next_passage_name};
-use hecate_ops::rules::rollback::{self, Automatic};
+use hecate_ops::rules::rollback;
 use hecate_ops::rules::verification;
 use hecate_types::{
     Bundle, BundleStatus, Gate, GateStatus, Passage, PassagePhase, VerificationPhase,
@@ -28,13 +28,14 @@ use jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Resource as _, ResourceExt as _};
 
-use super::advance::{self, Decision, Standing, crossing_message, decide};
+use super::advance::{self, Decision, Standing, crossing_message};
 use super::reads::Reads;
 use super::ready::{self, Ready, Unverified};
 use super::{health_change, record, retention};
 use crate::condition::set_ready;
 use crate::events::{self, Events};
 use crate::metrics::Metrics;
+use crate::passage::attest::{self, Attested};
 use crate::verify;
 use hecate_steps::clock::Clock;
 use hecate_steps::{self as steps, health};
@@ -106,6 +107,9 @@ pub struct GateReconciler<R> {
     pub metrics: Arc<Metrics>,
     /// The resourceVersion of each Gate's last status write by this reconciler.
     pub written: Written,
+    /// `--fides-server`: the Fides a Gate's evidence uses when it names none (for
+    /// attesting a crossing's verification once it is final).
+    pub fides_server: Option<String>,
 }
 
 /// The resourceVersion each Gate's status was last written at, by Gate (namespace,
@@ -271,35 +275,15 @@ impl<R: Reads> GateReconciler<R> {
             .as_ref()
             .filter(|_| active.is_none())
             .and_then(|latest| rollback::automatic(&judged, latest, &passages, &bundles));
-        let stopped = matches!(automatic, Some(Automatic::Stopped(_)));
-        let decision = match advance::roll_back(&judged, obstacle.as_ref(), automatic, now) {
-            // A rollback that will not happen does not hold back a newer Bundle an
-            // automatic Gate may cross: it is said only when nothing else moves.
-            Some(Decision::Stand(Standing::CrossingFailed(why))) if stopped => {
-                match decide(
-                    &judged,
-                    obstacle.as_ref(),
-                    active.as_ref(),
-                    &candidates,
-                    &bundles,
-                    now,
-                ) {
-                    Decision::Stand(Standing::Idle(_) | Standing::CrossingFailed(_)) => {
-                        Decision::Stand(Standing::CrossingFailed(why))
-                    }
-                    other => other,
-                }
-            }
-            Some(decision) => decision,
-            None => decide(
-                &judged,
-                obstacle.as_ref(),
-                active.as_ref(),
-                &candidates,
-                &bundles,
-                now,
-            ),
-        };
+        let decision = advance::next_move(
+            &judged,
+            obstacle.as_ref(),
+            active.as_ref(),
+            &candidates,
+            &bundles,
+            automatic,
+            now,
+        );
         let standing = match decision {
             Decision::Open(bundle) => self.open(gate, bundle, &passages, None).await?,
             Decision::RollBack {
@@ -485,6 +469,11 @@ impl<R: Reads> GateReconciler<R> {
     /// due now — written on the Passage when it changed, so the next reconcile carries
     /// it on and every surface reads it there. A Gate with nothing to verify writes
     /// nothing.
+    ///
+    /// On a Gate that binds Fides, the write that makes the verification final carries
+    /// the resourceVersion read: only one reconcile's write can make it so, and that
+    /// one — once it succeeded — attests the verdict, at most once and never retried
+    /// (`passage::attest::verification`). A Gate without Fides writes as before.
     async fn verify(
         &self,
         gate: &Gate,
@@ -498,7 +487,14 @@ impl<R: Reads> GateReconciler<R> {
             .as_ref()
             .and_then(|s| s.verification.as_ref());
         if !gate.spec.verify.is_empty() && recorded != Some(&verification) {
-            let patch = serde_json::json!({"status": {"verification": verification}});
+            let decided =
+                verification.phase.is_final() && !recorded.is_some_and(|r| r.phase.is_final());
+            let claims = decided && gate.spec.evidence.is_some();
+            let mut patch = serde_json::json!({"status": {"verification": verification}});
+            if claims {
+                patch["metadata"] =
+                    serde_json::json!({"resourceVersion": passage.resource_version()});
+            }
             Api::<Passage>::namespaced(self.client.clone(), &gate.namespace().unwrap_or_default())
                 .patch_status(
                     &passage.name_any(),
@@ -506,8 +502,41 @@ impl<R: Reads> GateReconciler<R> {
                     &Patch::Merge(&patch),
                 )
                 .await?;
+            if claims {
+                self.attest(gate, passage, bundle, &verification).await;
+            }
         }
         Ok(verification)
+    }
+
+    /// Records the final `verification` of `passage` in the Fides `gate` binds; says so
+    /// in an Event on the Passage when it cannot (as its `promotion` attestation does).
+    /// Never fails: the verdict stands either way.
+    async fn attest(
+        &self,
+        gate: &Gate,
+        passage: &Passage,
+        bundle: &Bundle,
+        verification: &VerificationStatus,
+    ) {
+        let default_server = self.fides_server.as_deref().unwrap_or_default();
+        let attested = attest::verification(
+            &self.client,
+            default_server,
+            gate,
+            passage,
+            bundle,
+            verification,
+        )
+        .await;
+        let (kind, why) = match attested {
+            Attested::NotAsked | Attested::Recorded(_) => return,
+            Attested::Skipped(why) => (events::ATTESTATION_SKIPPED, why),
+            Attested::Failed(why) => (events::ATTESTATION_FAILED, why),
+        };
+        self.events
+            .publish(&passage.object_ref(&()), kind, &why)
+            .await;
     }
 
     /// Assesses what the Gate watches, plus what the crossing behind its occupant
