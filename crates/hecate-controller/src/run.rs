@@ -109,6 +109,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let gate_client = client.clone();
     let gate_metrics = metrics.clone();
     let gate_events = Events::new(client.clone(), "gate-controller", args.pod_name.clone());
+    let gate_fides_server = args.fides_server.clone();
     let build: gate::controller::Build = Box::new(move |stores| GateReconciler {
         client: gate_client.clone(),
         reads: stores,
@@ -118,6 +119,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         events: gate_events,
         metrics: gate_metrics,
         written: Written::default(),
+        fides_server: gate_fides_server,
     });
     // Standby replicas are ready too: readiness says the process works, not that it
     // leads (as controller-runtime has it).

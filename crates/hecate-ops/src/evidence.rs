@@ -2,14 +2,15 @@
 //! approvals there, assembling a Bundle's evidence, and checking recorded chains.
 
 use hecate_fides::model::{Approval, ApprovalRole};
-use hecate_types::{Bundle, Gate};
+use hecate_types::{Bundle, Gate, Passage};
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt as _;
 use kube::api::Api;
 
 use crate::error::{Action, Error, Kind, Result};
-use crate::model::{Evidence, FidesRecord, VerifyReport};
+use crate::model::{CrossingVerification, Evidence, FidesRecord, VerifyReport};
 use crate::ops::Ops;
+use crate::rules::eligibility::passages_newest_first;
 use crate::rules::refusal::{Refusal, RefusalCode};
 use crate::rules::verify;
 
@@ -89,6 +90,20 @@ pub async fn dial_fides_trusting(
         roots,
     )
     .map_err(|e| fail(e.to_string()))
+}
+
+/// The verification `passage` records, if it records one.
+fn verification_of(passage: &Passage) -> Option<CrossingVerification> {
+    let record = passage.status.as_ref()?.verification.clone()?;
+    Some(CrossingVerification {
+        gate: passage.spec.gate.clone(),
+        passage: passage.name_any(),
+        phase: record.phase,
+        started_at: record.started_at,
+        finished_at: record.finished_at,
+        message: record.message,
+        verifiers: record.verifiers,
+    })
 }
 
 impl Ops {
@@ -226,9 +241,17 @@ impl Ops {
     /// Never fails for want of evidence: no Gate configured for Fides, no image digest,
     /// no trail — each is an answer, in `unavailable`. Only a configured Fides that
     /// does not answer is an error, because that one is worth retrying.
+    ///
+    /// What verification said of each crossing of the Bundle (`verifications`) is the
+    /// cluster's record, read with one LIST of the Bundle's Passages and there on every
+    /// answer, Fides or not.
     pub async fn evidence(&self, namespace: &str, bundle: &str) -> Result<Evidence> {
-        let (bundle, gates) =
-            futures::try_join!(self.bundle(namespace, bundle), self.gates(namespace))?;
+        let (bundle, gates, mut passages) = futures::try_join!(
+            self.bundle(namespace, bundle),
+            self.gates(namespace),
+            self.passages_matching(namespace, None, Some(bundle)),
+        )?;
+        passages.sort_by(passages_newest_first);
         let mut evidence = Evidence {
             bundle: bundle.name_any(),
             namespace: namespace.into(),
@@ -243,6 +266,7 @@ impl Ops {
                 .map(|s| s.approved_for.clone())
                 .unwrap_or_default(),
             unavailable: String::new(),
+            verifications: passages.iter().filter_map(verification_of).collect(),
         };
         let Some(gate) = gates.iter().find(|g| g.spec.evidence.is_some()) else {
             evidence.unavailable = "no Gate in this namespace records evidence in Fides".into();

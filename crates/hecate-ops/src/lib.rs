@@ -94,9 +94,9 @@ pub use evidence::{dial_fides, dial_fides_trusting};
 pub use hecate_fides::{Client as FidesClient, Config as FidesConfig};
 pub use model::{
     Aborted, ApprovalProgress, Approved, AuditEntry, AuditKind, Blocker, BlockerKind, ChainState,
-    Delivery, Evidence, Explanation, FluxReconciled, FluxResource, FluxSuspended, Overview, Person,
-    Polled, Preflight, Promoted, QueuedApproval, Rejected, Remedy, RolledBack, StagedGate, State,
-    Uncounted, VerifyReport, Waiting, Withdrawn, YourTurn,
+    CrossingVerification, Delivery, Evidence, Explanation, FluxReconciled, FluxResource,
+    FluxSuspended, Overview, Person, Polled, Preflight, Promoted, QueuedApproval, Rejected, Remedy,
+    RolledBack, StagedGate, State, Uncounted, VerifyReport, Waiting, Withdrawn, YourTurn,
 };
 pub use operation::{Operation, Permission};
 pub use ops::{Clock, Ops, Scope, TimedExplanations};

@@ -983,6 +983,36 @@ pub struct Evidence {
     /// Why there is nothing to show, when there is nothing.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub unavailable: String,
+    /// What verification said of each crossing of the Bundle that had something to
+    /// verify, newest crossing first: the cluster's record (the Passages'
+    /// `status.verification`), there whether or not Fides answers (ours: additive).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verifications: Vec<CrossingVerification>,
+}
+
+/// The verification of one crossing, as its Passage records it (DECISION 139).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CrossingVerification {
+    /// The Gate crossed.
+    pub gate: String,
+    /// The crossing.
+    pub passage: String,
+    /// `Verifying`, `Verified` or `Failed`; the last two are final.
+    pub phase: hecate_types::VerificationPhase,
+    /// When verification began: when the crossing finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
+    /// When it reached its final phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<Time>,
+    /// Where it stands, in words: the "no" of the verification that said it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// Each verification the Gate asks for, in its order: passes, failures, the last
+    /// value seen, and why it stands where it does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verifiers: Vec<hecate_types::VerifierStatus>,
 }
 
 /// One trail's chain, checked.

@@ -1054,6 +1054,49 @@ pub(crate) fn evidence(e: &Evidence, style: &Style) -> String {
             ),
         );
     }
+    // The cluster's record of each crossing's verification, newest first (DECISION
+    // 139): a line per crossing, one per verifier under it.
+    for record in &e.verifications {
+        let colour = match record.phase {
+            VerificationPhase::Verified => Colour::Green,
+            VerificationPhase::Failed => Colour::Red,
+            VerificationPhase::Verifying => Colour::Cyan,
+        };
+        let when = match (
+            record.phase.is_final(),
+            &record.finished_at,
+            &record.started_at,
+        ) {
+            (true, Some(at), _) => format!(" at {}", at.0.strftime("%Y-%m-%d %H:%M:%S")),
+            (false, _, Some(at)) => format!(" since {}", at.0.strftime("%Y-%m-%d %H:%M:%S")),
+            _ => String::new(),
+        };
+        let why = if record.phase == VerificationPhase::Failed && !record.message.is_empty() {
+            format!(": {}", record.message)
+        } else {
+            String::new()
+        };
+        field(
+            "verified:",
+            format!(
+                "{} ({}): {}{when}{why}",
+                record.gate,
+                record.passage,
+                style.paint(colour, record.phase.as_str())
+            ),
+        );
+        for verifier in &record.verifiers {
+            field(
+                "",
+                format!(
+                    "- {} {}: {}",
+                    verifier.uses,
+                    verifier.phase.as_str(),
+                    verification::verifier_words(verifier)
+                ),
+            );
+        }
+    }
     out
 }
 

@@ -747,6 +747,76 @@ fn short_trails() {
     assert_eq!(short_trail("-leading"), "-leading");
 }
 
+/// Three crossings' verifications, newest first: under way, said no, passed.
+fn crossing_verifications() -> Vec<hecate_ops::CrossingVerification> {
+    use hecate_types::VerifierStatus;
+    let verifier =
+        |uses: &str, phase, passes, failures, last: &str, message: &str| VerifierStatus {
+            uses: uses.into(),
+            phase,
+            passes,
+            failures,
+            inconclusive: 0,
+            last_value: last.into(),
+            last_look_at: ago(1),
+            next_look_at: None,
+            message: message.into(),
+        };
+    vec![
+        hecate_ops::CrossingVerification {
+            gate: "production".into(),
+            passage: "production-3".into(),
+            phase: VerificationPhase::Verifying,
+            started_at: ago(4),
+            finished_at: None,
+            message: String::new(),
+            verifiers: vec![verifier(
+                "prometheus",
+                VerificationPhase::Verifying,
+                2,
+                0,
+                "0.002",
+                "",
+            )],
+        },
+        hecate_ops::CrossingVerification {
+            gate: "production".into(),
+            passage: "production-2".into(),
+            phase: VerificationPhase::Failed,
+            started_at: ago(90),
+            finished_at: ago(80),
+            message: "prometheus: error rate 0.2 is not below 0.01".into(),
+            verifiers: vec![
+                verifier("soak", VerificationPhase::Verified, 1, 0, "", "soaked 5m"),
+                verifier(
+                    "prometheus",
+                    VerificationPhase::Failed,
+                    0,
+                    3,
+                    "0.2",
+                    "error rate 0.2 is not below 0.01",
+                ),
+            ],
+        },
+        hecate_ops::CrossingVerification {
+            gate: "staging".into(),
+            passage: "staging-1".into(),
+            phase: VerificationPhase::Verified,
+            started_at: ago(130),
+            finished_at: ago(120),
+            message: String::new(),
+            verifiers: vec![verifier(
+                "flagger",
+                VerificationPhase::Verified,
+                1,
+                0,
+                "",
+                "Canary podinfo succeeded",
+            )],
+        },
+    ]
+}
+
 #[test]
 fn evidence_text() {
     let verdict: hecate_ops::model::ChangeVerdict = serde_json::from_value(serde_json::json!({"recommendation":"hold","approved":false,"risk_score":45,"risk_level":"medium","passed":["CC8.1"],"failed":[{"control":"CC7.2","name":"Vulnerability scanning","reasons":["failed vuln-scan"]}],"attestations":{"total":4,"non_compliant":1},"approvals":{"count":1,"human_approvers":1,"four_eyes":false,"approvers":["olaf@acme.example"]},"segregation_of_duties":{"committer":"olaf@acme.example","approvers":["olaf@acme.example"],"compliant":false,"violations":["committer and approver are the same person"]}})).unwrap();
@@ -769,6 +839,7 @@ fn evidence_text() {
             at: Time(now()),
         }],
         unavailable: String::new(),
+        verifications: crossing_verifications(),
     };
     insta::assert_snapshot!("evidence", super::evidence(&evidence, &Style::plain()));
     let none = Evidence {

@@ -1,25 +1,36 @@
-//! Attestation on finish (spec controller.md §3.11, fides.md §4.4): a crossing of a
-//! Gate that binds a Fides environment is recorded there when it ends — succeeded,
-//! failed or aborted — as one `promotion` attestation on the trail of the Bundle's
-//! first image digest, saying who crossed what, how it went and what every step did.
+//! Attestations of a crossing (spec controller.md §3.11, fides.md §4.4), on the Fides
+//! trail of the Bundle's artifact, when the crossing's Gate binds a Fides environment:
+//!
+//! - [`attest`]: a crossing, when it ends — succeeded, failed or aborted — as one
+//!   `promotion` attestation saying who crossed what, how it went and what every step
+//!   did. The Passage reconciler calls it only after the status write that finished the
+//!   Passage succeeded — that write is the claim, so neither a conflict nor a restart
+//!   can attest a crossing twice (see `PassageReconciler::reconcile`).
+//! - [`verification`]: the verdict of a successful crossing's verification (DECISION
+//!   139), once it is final, as one `verification` attestation on the trail the
+//!   `promotion` used. The Gate reconciler calls it only after its write that made the
+//!   Passage's `status.verification` final succeeded, a write made with the
+//!   resourceVersion it read — the claim again (see `GateReconciler::verify`).
+//!
+//! Both go through [`record`], the one place that dials the Gate's Fides and finds
+//! the trail: the trail the crossing was judged on (`status.evidence.trail`, set by an
+//! `evidence-gate` step or by the `promotion` attestation), else the trail of the
+//! Bundle's first image digest.
 //!
 //! At most once, and never retried: Fides' trail is an append-only hash chain, where a
 //! second record of one crossing cannot be told from a replay; a gap, reported as an
-//! Event, is the honest failure. It never fails the Passage either: the promotion has
-//! happened whether or not it was recorded. The Passage reconciler calls [`attest`]
-//! only after the status write that finished the Passage succeeded — that write is the
-//! claim, so neither a conflict nor a restart can attest a crossing twice (see
-//! `PassageReconciler::reconcile`).
+//! Event, is the honest failure. It never fails the Passage or the verification
+//! either: what happened has happened whether or not it was recorded.
 //!
-//! [`payload`] is pure; [`attest`] reads the Gate and talks to Fides.
+//! [`payload`] and [`verification_payload`] are pure; the rest talks to Fides.
 
 use hecate_fides::model::Attestation;
-use hecate_types::{Bundle, Gate, Passage, PassageStatus, Time};
+use hecate_types::{Bundle, Gate, Passage, PassageStatus, Time, VerificationStatus};
 use kube::ResourceExt as _;
 use kube::api::Api;
 use serde_json::{Map, Value, json};
 
-/// What attesting a finished crossing came to.
+/// What attesting came to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Attested {
     /// Not asked for: the Gate is gone, or binds no Fides. Nothing to say.
@@ -32,9 +43,98 @@ pub enum Attested {
     Recorded(String),
 }
 
+/// One attestation about a crossing of `bundle` through `gate`, to record on the
+/// Bundle's trail, and the words for what became of it.
+pub struct Record<'a> {
+    /// The Gate crossed: its Fides is the one asked.
+    pub gate: &'a Gate,
+    /// The Bundle that crossed: its first image digest is the attestation's artifact.
+    pub bundle: &'a Bundle,
+    /// The trail already known for the crossing (`status.evidence.trail`), if any: no
+    /// lookup then.
+    pub trail: Option<&'a str>,
+    /// What is attested, in words: "the crossing of Gate production".
+    pub subject: String,
+    /// What happened, in words: "the crossing of Gate production ended Succeeded".
+    pub happened: String,
+    /// The attestation's name, and its type.
+    pub name: &'static str,
+    /// The attestation's document.
+    pub payload: Value,
+    /// Who signs it; empty is `hecate`.
+    pub signed_by: String,
+}
+
+/// Records `record` in the Fides its Gate binds (`default_server` is
+/// `--fides-server`), reading the credentials Secret through `client`: dials, finds
+/// the trail, attests — once, never retried. A Gate that binds no Fides is
+/// [`Attested::NotAsked`], with no request made.
+pub async fn record(client: &kube::Client, default_server: &str, record: Record<'_>) -> Attested {
+    let Record {
+        gate,
+        bundle,
+        trail,
+        subject,
+        happened,
+        name,
+        payload,
+        signed_by,
+    } = record;
+    if gate.spec.evidence.is_none() {
+        return Attested::NotAsked;
+    }
+    let failed =
+        |why: String| Attested::Failed(format!("{happened}, but Fides has no record of it: {why}"));
+    let roots = hecate_sources::tls::platform_roots();
+    let fides = match hecate_ops::dial_fides_trusting(client, gate, default_server, roots).await {
+        Ok(fides) => fides,
+        Err(error) => return failed(error.to_string()),
+    };
+    let first = bundle.image_digests().next();
+    let trail = match (trail.filter(|t| !t.is_empty()), first) {
+        (Some(trail), _) => trail.to_string(),
+        (None, None) => {
+            return Attested::Skipped(format!(
+                "Bundle {} pins no image digest, so Fides holds no trail to attest {subject} on",
+                bundle.name_any()
+            ));
+        }
+        (None, Some(digest)) => match fides.trail_for_artifact(digest).await {
+            Ok(Some(trail)) => trail,
+            Ok(None) => {
+                return Attested::Skipped(format!(
+                    "Fides has no trail for {digest} (the build that produced it did not report the artifact), so {subject} is not attested"
+                ));
+            }
+            Err(error) => return failed(format!("looking up the trail of {digest}: {error}")),
+        },
+    };
+    let attestation = Attestation {
+        name: name.into(),
+        type_name: name.into(),
+        artifact: first.unwrap_or_default().into(),
+        payload,
+        signed_by,
+    };
+    match fides.attest(&trail, &attestation).await {
+        Ok(()) => Attested::Recorded(trail),
+        Err(error) => failed(format!(
+            "recording the attestation on trail {trail}: {error}"
+        )),
+    }
+}
+
+/// The trail a crossing already names (`status.evidence.trail`), if any.
+fn known_trail(status: Option<&PassageStatus>) -> Option<&str> {
+    status
+        .and_then(|s| s.evidence.as_ref())
+        .map(|e| e.trail.as_str())
+        .filter(|t| !t.is_empty())
+}
+
 /// Records the finished crossing `passage` (its final `status`) of `bundle` in the
-/// Fides its Gate binds; `default_server` is `--fides-server`. Reads the Gate and
-/// the credentials Secret through `client`.
+/// Fides its Gate binds, as a `promotion` attestation; `default_server` is
+/// `--fides-server`. Reads the Gate and the credentials Secret through `client`.
 pub async fn attest(
     client: &kube::Client,
     default_server: &str,
@@ -56,58 +156,59 @@ pub async fn attest(
             ));
         }
     };
-    if gate.spec.evidence.is_none() {
-        return Attested::NotAsked;
-    }
     let outcome = status.phase().as_str();
-    let failed = |why: String| {
-        Attested::Failed(format!(
-            "the crossing of Gate {gate_name} ended {outcome}, but Fides has no record of it: {why}"
-        ))
-    };
-    let roots = hecate_sources::tls::platform_roots();
-    let fides = match hecate_ops::dial_fides_trusting(client, &gate, default_server, roots).await {
-        Ok(fides) => fides,
-        Err(error) => return failed(error.to_string()),
-    };
-    let first = bundle.image_digests().next();
-    // The trail the crossing was judged on, when an evidence-gate step found it.
-    let judged = status
-        .evidence
-        .as_ref()
-        .map(|e| e.trail.clone())
-        .filter(|t| !t.is_empty());
-    let trail = match (judged, first) {
-        (Some(trail), _) => trail,
-        (None, None) => {
-            return Attested::Skipped(format!(
-                "Bundle {} pins no image digest, so Fides holds no trail to attest the crossing of Gate {gate_name} on",
-                passage.spec.bundle
-            ));
-        }
-        (None, Some(digest)) => match fides.trail_for_artifact(digest).await {
-            Ok(Some(trail)) => trail,
-            Ok(None) => {
-                return Attested::Skipped(format!(
-                    "Fides has no trail for {digest} (the build that produced it did not report the artifact), so the crossing of Gate {gate_name} is not attested"
-                ));
-            }
-            Err(error) => return failed(format!("looking up the trail of {digest}: {error}")),
+    record(
+        client,
+        default_server,
+        Record {
+            gate: &gate,
+            bundle,
+            // The trail the crossing was judged on, when an evidence-gate step found it.
+            trail: known_trail(Some(status)),
+            subject: format!("the crossing of Gate {gate_name}"),
+            happened: format!("the crossing of Gate {gate_name} ended {outcome}"),
+            name: "promotion",
+            payload: payload(passage, bundle, status),
+            signed_by: passage.spec.actor.clone(),
         },
-    };
-    let attestation = Attestation {
-        name: "promotion".into(),
-        type_name: "promotion".into(),
-        artifact: first.unwrap_or_default().into(),
-        payload: payload(passage, bundle, status),
-        signed_by: passage.spec.actor.clone(),
-    };
-    match fides.attest(&trail, &attestation).await {
-        Ok(()) => Attested::Recorded(trail),
-        Err(error) => failed(format!(
-            "recording the attestation on trail {trail}: {error}"
-        )),
-    }
+    )
+    .await
+}
+
+/// Records the final `verification` of `passage`, a successful crossing of `gate` by
+/// `bundle`, in the Fides the Gate binds, as a `verification` attestation on the trail
+/// the crossing's `promotion` attestation used; `default_server` is `--fides-server`.
+/// A Gate that binds no Fides is [`Attested::NotAsked`] with no request made; else it
+/// reads the credentials Secret through `client`. Signed by `hecate`: the verdict is
+/// the controller's, not the crossing's actor's.
+pub async fn verification(
+    client: &kube::Client,
+    default_server: &str,
+    gate: &Gate,
+    passage: &Passage,
+    bundle: &Bundle,
+    verification: &VerificationStatus,
+) -> Attested {
+    let gate_name = gate.name_any();
+    let passage_name = passage.name_any();
+    let phase = verification.phase.as_str();
+    record(
+        client,
+        default_server,
+        Record {
+            gate,
+            bundle,
+            trail: known_trail(passage.status.as_ref()),
+            subject: format!("the verification of {passage_name} (Gate {gate_name})"),
+            happened: format!(
+                "the verification of {passage_name} (Gate {gate_name}) ended {phase}"
+            ),
+            name: "verification",
+            payload: verification_payload(passage, verification),
+            signed_by: String::new(),
+        },
+    )
+    .await
 }
 
 /// The attestation's document (fides.md §4.4): the crossing, its outcome, and every
@@ -160,6 +261,54 @@ pub fn payload(passage: &Passage, bundle: &Bundle, status: &PassageStatus) -> Va
     Value::Object(document)
 }
 
+/// The `verification` attestation's document: the crossing, the verdict, and every
+/// verifier's account of it as the record has them (a verifier's counts always, its
+/// last value and words when it has them).
+pub fn verification_payload(passage: &Passage, verification: &VerificationStatus) -> Value {
+    let verifiers: Vec<Value> = verification
+        .verifiers
+        .iter()
+        .map(|verifier| {
+            let mut entry = Map::new();
+            entry.insert("uses".into(), json!(verifier.uses));
+            entry.insert("phase".into(), json!(verifier.phase.as_str()));
+            entry.insert("passes".into(), json!(verifier.passes));
+            entry.insert("failures".into(), json!(verifier.failures));
+            if verifier.inconclusive > 0 {
+                entry.insert("inconclusive".into(), json!(verifier.inconclusive));
+            }
+            for (key, value) in [
+                ("lastValue", &verifier.last_value),
+                ("message", &verifier.message),
+            ] {
+                if !value.is_empty() {
+                    entry.insert(key.into(), json!(value));
+                }
+            }
+            Value::Object(entry)
+        })
+        .collect();
+    let mut document = Map::new();
+    document.insert("passage".into(), json!(passage.name_any()));
+    document.insert(
+        "namespace".into(),
+        json!(passage.namespace().unwrap_or_default()),
+    );
+    document.insert("gate".into(), json!(passage.spec.gate));
+    document.insert("bundle".into(), json!(passage.spec.bundle));
+    document.insert("phase".into(), json!(verification.phase.as_str()));
+    document.insert("verifiers".into(), Value::Array(verifiers));
+    let mut optional = |key: &str, value: &str| {
+        if !value.is_empty() {
+            document.insert(key.into(), json!(value));
+        }
+    };
+    optional("message", &verification.message);
+    optional("startedAt", &utc(verification.started_at.as_ref()));
+    optional("finishedAt", &utc(verification.finished_at.as_ref()));
+    Value::Object(document)
+}
+
 /// `YYYY-MM-DDTHH:MM:SSZ`, or empty when unset.
 fn utc(time: Option<&Time>) -> String {
     time.map(|t| t.0.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
@@ -170,6 +319,7 @@ fn utc(time: Option<&Time>) -> String {
 mod tests {
     use hecate_types::{
         Artifact, BundleSpec, PassagePhase, PassageSpec, StepPhase, StepStatus, Time,
+        VerificationPhase, VerifierStatus,
     };
     use jiff::Timestamp;
     use pretty_assertions::assert_eq;
@@ -257,6 +407,106 @@ mod tests {
                 "bundleDigest": "sha256:bbbb",
             })
         );
+    }
+
+    #[test]
+    fn the_verification_payload_holds_the_verdict_and_every_verifier() {
+        let mut passage = Passage::new(
+            "staging-3",
+            PassageSpec {
+                gate: "staging".into(),
+                bundle: "b1".into(),
+                actor: "olaf@acme.example".into(),
+                ..PassageSpec::default()
+            },
+        );
+        passage.metadata.namespace = Some("acme".into());
+        let verification = VerificationStatus {
+            phase: VerificationPhase::Failed,
+            started_at: at(1_786_000_000),
+            finished_at: at(1_786_000_300),
+            message: "prometheus: 3 failures, last 0.2".into(),
+            verifiers: vec![
+                VerifierStatus {
+                    uses: "soak".into(),
+                    phase: VerificationPhase::Verified,
+                    passes: 1,
+                    message: "soaked 5m".into(),
+                    ..verifier()
+                },
+                VerifierStatus {
+                    uses: "prometheus".into(),
+                    phase: VerificationPhase::Failed,
+                    failures: 3,
+                    inconclusive: 1,
+                    last_value: "0.2".into(),
+                    last_look_at: at(1_786_000_300),
+                    ..verifier()
+                },
+            ],
+        };
+        assert_eq!(
+            verification_payload(&passage, &verification),
+            json!({
+                "passage": "staging-3",
+                "namespace": "acme",
+                "gate": "staging",
+                "bundle": "b1",
+                "phase": "Failed",
+                "verifiers": [
+                    {"uses": "soak", "phase": "Verified", "passes": 1, "failures": 0, "message": "soaked 5m"},
+                    {"uses": "prometheus", "phase": "Failed", "passes": 0, "failures": 3, "inconclusive": 1, "lastValue": "0.2"},
+                ],
+                "message": "prometheus: 3 failures, last 0.2",
+                "startedAt": "2026-08-06T07:06:40Z",
+                "finishedAt": "2026-08-06T07:11:40Z",
+            })
+        );
+    }
+
+    #[test]
+    fn a_verification_with_nothing_to_say_says_only_its_verdict() {
+        let mut passage = Passage::new(
+            "dev-1",
+            PassageSpec {
+                gate: "dev".into(),
+                bundle: "b2".into(),
+                ..PassageSpec::default()
+            },
+        );
+        passage.metadata.namespace = Some("acme".into());
+        let verification = VerificationStatus {
+            phase: VerificationPhase::Verified,
+            started_at: None,
+            finished_at: None,
+            message: String::new(),
+            verifiers: vec![],
+        };
+        assert_eq!(
+            verification_payload(&passage, &verification),
+            json!({
+                "passage": "dev-1",
+                "namespace": "acme",
+                "gate": "dev",
+                "bundle": "b2",
+                "phase": "Verified",
+                "verifiers": [],
+            })
+        );
+    }
+
+    fn verifier() -> VerifierStatus {
+        VerifierStatus {
+            uses: String::new(),
+            phase: VerificationPhase::Verifying,
+            passes: 0,
+            failures: 0,
+            inconclusive: 0,
+            last_value: String::new(),
+            last_look_at: None,
+            next_look_at: None,
+            message: String::new(),
+        }
     }
 
     #[test]

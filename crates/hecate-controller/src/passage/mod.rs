@@ -4,7 +4,8 @@
 //!
 //! - [`reconcile`]: one reconcile, the I/O around `hecate_steps`' engine (which
 //!   advances the steps and bounds what a status holds);
-//! - [`attest`]: recording a finished crossing in Fides;
+//! - [`attest`]: recording a crossing in Fides — when it finishes, and its verification's
+//!   verdict;
 //! - [`controller`]: what wakes a Passage, on kube-runtime;
 //! - [`wake`]: waking a waiting step when the object it waits for changes (`flux-wait`'s
 //!   `Wake`).

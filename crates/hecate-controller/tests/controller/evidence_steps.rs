@@ -11,17 +11,21 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use hecate_controller::events::Events;
 use hecate_controller::metrics::Metrics;
 use hecate_controller::passage::PassageReconciler;
+use hecate_controller::verify::{self, Subject, Verifier, VerifyError};
+use hecate_ops::rules::verification::{Look, Seen};
 use hecate_steps::clock::SystemClock;
 use hecate_steps::evidence::EvidenceGate;
+use hecate_steps::health;
 use hecate_steps::runner::{Progress, Runner, StepContext, StepError, StepResult};
 use hecate_steps::{Tools, runners};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{
     Artifact, Bundle, BundleSpec, EvidenceConfig, EvidenceRef, Gate, GateSpec, LocalSecretRef,
-    Passage, PassagePhase, Step, StepPhase, Time,
+    Passage, PassagePhase, Step, StepPhase, Time, Verification, VerificationPhase,
 };
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::ByteString;
@@ -1180,4 +1184,198 @@ async fn the_controller_judges_a_crossing_by_its_evidence_and_attests_it() {
         bundle.has_cleared("prod").then_some(())
     })
     .await;
+}
+
+// ---------------------------------------------------------------------------------
+// A verification's verdict and its attestation (DECISION 139)
+
+/// A `flagger` verifier saying whatever the test last set.
+struct Says(std::sync::Mutex<Seen>);
+
+impl Says {
+    fn new(seen: Seen) -> Arc<Self> {
+        Arc::new(Self(std::sync::Mutex::new(seen)))
+    }
+    fn set(&self, seen: Seen) {
+        *self.0.lock().unwrap() = seen;
+    }
+}
+
+impl Verifier for Says {
+    fn name(&self) -> &str {
+        "flagger"
+    }
+    fn look<'a>(
+        &'a self,
+        _config: Option<&'a Value>,
+        _subject: &'a Subject<'a>,
+    ) -> BoxFuture<'a, Result<Look, VerifyError>> {
+        let seen = self.0.lock().unwrap().clone();
+        Box::pin(async move {
+            Ok(Look {
+                seen,
+                value: "0.001".into(),
+                message: "Canary podinfo looked".into(),
+            })
+        })
+    }
+}
+
+/// A Gate reconciler over the fixture's namespace asking `says`, with `server` as
+/// `--fides-server`.
+fn verifying_reconciler(f: &Fixture, says: &Arc<Says>, server: &str) -> Harness {
+    let mut verifiers = verify::Verifiers::new();
+    verifiers.register(says.clone()).unwrap();
+    let mut h = f.h.sibling(health::Checkers::new(), verifiers);
+    h.reconciler.fides_server = Some(server.into());
+    h
+}
+
+/// Gate `name`, bound to Fides (default server) or not, verified by `flagger`, and a
+/// successful crossing of it by Passage `<name>-1`, which names `trail` (the one its
+/// evidence was judged on, or its `promotion` attested on) when given.
+async fn verified_gate(f: &Fixture, name: &str, fides: bool, trail: Option<&str>) -> Passage {
+    let mut spec = gate(vec![], false, fides.then(|| evidence("fides", "")));
+    spec.verify = vec![Verification {
+        uses: "flagger".into(),
+        with: Some(json!({"name": "podinfo"})),
+    }];
+    create_gate(&f.h, name, spec).await;
+    let passage_name = format!("{name}-1");
+    f.passage(&passage_name, name, PERSON, steps()).await;
+    let mut passage: Passage = f.h.env.api().get(&passage_name).await.unwrap();
+    if let Some(trail) = trail {
+        passage.status.get_or_insert_with(Default::default).evidence = Some(EvidenceRef {
+            trail: trail.into(),
+            ..EvidenceRef::default()
+        });
+    }
+    f.h.finish(&passage, PassagePhase::Succeeded, "crossed")
+        .await
+}
+
+#[tokio::test]
+async fn a_final_verification_is_attested_once_on_the_crossings_trail() {
+    const PROMOTED_ON: &str = "aaaa1111-0000-4000-8000-00000000aaaa";
+    let f = fixture().await;
+    let fides = fake_fides().await;
+    let says = Says::new(Seen::NotYet);
+    let h = verifying_reconciler(&f, &says, &fides.uri());
+    verified_gate(&f, "staging", true, Some(PROMOTED_ON)).await;
+
+    // Undecided: nothing to attest.
+    h.reconcile("staging").await;
+    let passage: Passage = h.env.api().get("staging-1").await.unwrap();
+    let undecided = passage.status.unwrap().verification.unwrap();
+    assert_eq!(undecided.phase, VerificationPhase::Verifying);
+    assert_eq!(calls(&fides).await, Vec::<String>::new());
+
+    says.set(Seen::Pass);
+    h.clock.advance(SignedDuration::from_secs(30));
+    h.reconcile("staging").await;
+    let passage: Passage = h.env.api().get("staging-1").await.unwrap();
+    let verified = passage.status.unwrap().verification.unwrap();
+    assert_eq!(verified.phase, VerificationPhase::Verified);
+    assert!(h.bundle("podinfo-abc123").await.has_cleared("staging"));
+
+    let (body, payload) = the_attestation(&fides).await;
+    assert_eq!(
+        body,
+        json!({
+            "trail_id": PROMOTED_ON,
+            "artifact_sha256": SHA,
+            "name": "verification",
+            "type_name": "verification",
+            "payload": body["payload"],
+            "signed_by": "hecate",
+        })
+    );
+    assert_eq!(
+        payload,
+        json!({
+            "passage": "staging-1",
+            "namespace": h.env.namespace,
+            "gate": "staging",
+            "bundle": "podinfo-abc123",
+            "phase": "Verified",
+            "verifiers": [
+                {"uses": "flagger", "phase": "Verified", "passes": 1, "failures": 0, "lastValue": "0.001", "message": "Canary podinfo looked"},
+            ],
+            "message": "every verification passed",
+            "startedAt": utc(verified.started_at.as_ref()),
+            "finishedAt": utc(verified.finished_at.as_ref()),
+        })
+    );
+    assert_eq!(
+        calls(&fides).await,
+        [ATTESTATIONS.to_string()],
+        "the trail the crossing named: no lookup"
+    );
+
+    // Asked again, and asked by a new process: a final verdict is attested once.
+    h.clock.advance(SignedDuration::from_secs(60));
+    h.reconcile("staging").await;
+    verifying_reconciler(&f, &says, &fides.uri())
+        .reconcile("staging")
+        .await;
+    assert_eq!(bodies(&fides, ATTESTATIONS).await.len(), 1, "never twice");
+    assert_eq!(f.attestation_events().await, Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn a_no_fides_cannot_take_is_an_event_and_a_gate_without_fides_asks_nothing() {
+    let f = fixture().await;
+    let fides = fake_fides().await;
+    answer(&fides, ATTESTATIONS, 500, json!("refused")).await;
+    let says = Says::new(Seen::Refused);
+    let h = verifying_reconciler(&f, &says, &fides.uri());
+
+    // A Gate that binds no Fides: its verdict goes nowhere but the cluster.
+    verified_gate(&f, "dev", false, None).await;
+    h.reconcile("dev").await;
+    let passage: Passage = h.env.api().get("dev-1").await.unwrap();
+    assert_eq!(
+        passage.status.unwrap().verification.unwrap().phase,
+        VerificationPhase::Failed
+    );
+    assert_eq!(calls(&fides).await, Vec::<String>::new());
+
+    // One that does, with no trail named: the first digest's, looked up; Fides
+    // refuses, which an Event says, and the "no" stands.
+    verified_gate(&f, "staging", true, None).await;
+    h.reconcile("staging").await;
+    assert_eq!(
+        calls(&fides).await,
+        [SEARCH.to_string(), ATTESTATIONS.into()]
+    );
+    let unverified = h
+        .bundle("podinfo-abc123")
+        .await
+        .status
+        .unwrap_or_default()
+        .unverified;
+    assert!(
+        unverified.iter().any(|u| u.passage == "staging-1"),
+        "{unverified:?}"
+    );
+    assert_eq!(h.ready("staging").await.reason, "VerificationFailed");
+    let event = h
+        .events()
+        .await
+        .into_iter()
+        .find(|e| {
+            e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("staging-1")
+                && e.reason.as_deref() == Some("AttestationFailed")
+        })
+        .expect("an AttestationFailed Event about staging-1");
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    assert_eq!(event.action.as_deref(), Some("Attesting"));
+    contains_all(
+        event.note.as_deref().unwrap_or_default(),
+        &["verification of staging-1", "Failed", "500"],
+    );
+
+    // Never retried.
+    h.reconcile("staging").await;
+    assert_eq!(bodies(&fides, ATTESTATIONS).await.len(), 1, "never retried");
 }

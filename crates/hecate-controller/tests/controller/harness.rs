@@ -59,6 +59,7 @@ impl Harness {
             events: Events::new(env.admin.clone(), "gate-controller", None),
             metrics: metrics.clone(),
             written: Default::default(),
+            fides_server: None,
         };
         Self {
             env,

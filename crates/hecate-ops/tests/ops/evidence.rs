@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 
 use hecate_ops::{ChainState, Error, Ops, RefusalCode};
-use hecate_testenv::TestEnv;
+use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{
     Artifact, Bundle, BundleSpec, EvidenceConfig, EvidenceRef, LocalSecretRef, Passage,
-    PassagePhase, PassageSpec, PassageStatus, Step,
+    PassagePhase, PassageSpec, PassageStatus, Step, Time, VerificationPhase, VerificationStatus,
+    VerifierStatus,
 };
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
@@ -442,6 +443,11 @@ async fn ac121_to_ac123_evidence_says_why_there_is_none() {
         "{}",
         none.unavailable
     );
+    assert_eq!(
+        serde_json::to_value(&none).unwrap().get("verifications"),
+        None,
+        "no crossing verified: the answer is as it was"
+    );
 
     // The Bundle pins no digest.
     let env = TestEnv::new().await;
@@ -655,5 +661,148 @@ async fn every_recorded_chain_is_checked_and_the_worst_decides() {
             .await
             .unwrap()
             .is_empty()
+    );
+}
+
+/// A succeeded crossing of `bundle` through `gate`, started `minute` minutes into the
+/// day, whose verification (if any) says `phase`.
+async fn verified(
+    env: &TestEnv,
+    name: &str,
+    gate: &str,
+    bundle: &str,
+    minute: i64,
+    phase: Option<VerificationPhase>,
+) {
+    let mut passage = passage(env, name, gate, bundle, PassagePhase::Succeeded).await;
+    let at = |m: i64| {
+        Some(Time(
+            "2026-08-11T12:00:00Z".parse::<jiff::Timestamp>().unwrap()
+                + jiff::SignedDuration::from_mins(m),
+        ))
+    };
+    let status = passage.status.as_mut().unwrap();
+    status.started_at = at(minute);
+    status.finished_at = at(minute + 1);
+    status.verification = phase.map(|phase| VerificationStatus {
+        phase,
+        started_at: at(minute + 1),
+        finished_at: phase.is_final().then(|| at(minute + 6)).flatten(),
+        message: match phase {
+            VerificationPhase::Failed => "prometheus: error rate 0.2 is not below 0.01".into(),
+            _ => String::new(),
+        },
+        verifiers: vec![VerifierStatus {
+            uses: "prometheus".into(),
+            phase,
+            passes: i32::from(phase == VerificationPhase::Verified) * 3,
+            failures: i32::from(phase == VerificationPhase::Failed) * 3,
+            inconclusive: 0,
+            last_value: "0.2".into(),
+            last_look_at: at(minute + 6),
+            next_look_at: None,
+            message: String::new(),
+        }],
+    });
+    env.write_status(&passage).await;
+}
+
+/// What verification said of each crossing is the cluster's record: in the pack
+/// newest first, from one LIST of the Bundle's Passages, even when Fides has nothing.
+#[tokio::test]
+async fn the_pack_carries_each_crossings_verification_fides_or_not() {
+    let env = TestEnv::new().await;
+    let fides = MockServer::start().await;
+    setup(&env, &fides, Some(DIGEST)).await;
+    knows_the_trail(None).expect(1).mount(&fides).await;
+    verified(
+        &env,
+        "staging-1",
+        "staging",
+        "b1",
+        0,
+        Some(VerificationPhase::Verified),
+    )
+    .await;
+    verified(&env, "production-1", "production", "b1", 30, None).await;
+    verified(
+        &env,
+        "production-2",
+        "production",
+        "b1",
+        60,
+        Some(VerificationPhase::Failed),
+    )
+    .await;
+    verified(
+        &env,
+        "staging-2",
+        "staging",
+        "b2",
+        90,
+        Some(VerificationPhase::Verified),
+    )
+    .await;
+
+    let (client, log) = env
+        .endpoint()
+        .recording_client(Identity::Admin)
+        .await
+        .unwrap();
+    let evidence = Ops::new(client)
+        .evidence(&env.namespace, "b1")
+        .await
+        .unwrap();
+    assert!(
+        evidence.unavailable.contains("did not report the artifact"),
+        "{}",
+        evidence.unavailable
+    );
+    let said: Vec<(&str, &str, VerificationPhase)> = evidence
+        .verifications
+        .iter()
+        .map(|v| (v.gate.as_str(), v.passage.as_str(), v.phase))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("production", "production-2", VerificationPhase::Failed),
+            ("staging", "staging-1", VerificationPhase::Verified),
+        ],
+        "newest first; a crossing with nothing to verify, and another Bundle's, left out"
+    );
+    let failed = &evidence.verifications[0];
+    assert_eq!(
+        failed.message,
+        "prometheus: error rate 0.2 is not below 0.01"
+    );
+    assert_eq!(
+        failed.finished_at.as_ref().map(|t| t.0.to_string()),
+        Some("2026-08-11T13:06:00Z".to_string())
+    );
+    assert_eq!(
+        (
+            failed.verifiers[0].uses.as_str(),
+            failed.verifiers[0].failures,
+            failed.verifiers[0].last_value.as_str()
+        ),
+        ("prometheus", 3, "0.2")
+    );
+    let json = serde_json::to_value(&evidence).unwrap();
+    assert_eq!(json["verifications"][1]["verifiers"][0]["passes"], 3);
+    assert_eq!(json["verifications"][0]["phase"], "Failed");
+
+    let passages: Vec<String> = log
+        .requests()
+        .into_iter()
+        .filter(|r| r.contains("/passages"))
+        .collect();
+    assert_eq!(
+        passages,
+        [format!(
+            "GET /apis/hecate.dev/v1alpha1/namespaces/{}/passages?&fieldSelector=spec.bundle%3Db1",
+            env.namespace
+        )],
+        "one LIST of the Bundle's Passages"
     );
 }
