@@ -425,6 +425,18 @@ impl Process {
         Ok(Breakdown::of(&self.scrape().await?))
     }
 
+    /// The reconciles its `controller` loop (`gate`, `passage`, `beacon`) has run so
+    /// far, by its own `hecate_controller_reconciles_total`.
+    pub(crate) async fn reconciles(&self, controller: &str) -> anyhow::Result<f64> {
+        let series = format!("hecate_controller_reconciles_total{{controller=\"{controller}\"}} ");
+        Ok(self
+            .scrape()
+            .await?
+            .lines()
+            .find_map(|line| line.strip_prefix(&series)?.trim().parse::<f64>().ok())
+            .unwrap_or(0.0))
+    }
+
     async fn scrape(&self) -> anyhow::Result<String> {
         Ok(reqwest::get(format!("http://{}/metrics", self.metrics))
             .await

@@ -19,6 +19,7 @@ mod load;
 mod mcp;
 mod report;
 mod seed;
+mod verification;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -68,6 +69,10 @@ pub(crate) enum Part {
     /// shards, hecate-api for one namespace's reader and for everyone's, `hecate
     /// status`, hecate-mcp.
     Fleet,
+    /// Gates verifying at once (no seed): the stand-ins' requests per verifier look,
+    /// the controller's per reconcile, a minute of soaking, and plain crossings beside
+    /// them against a baseline.
+    Verification,
 }
 
 impl Part {
@@ -79,6 +84,7 @@ impl Part {
             Self::Flux => "flux",
             Self::Controller => "controller",
             Self::Fleet => "fleet",
+            Self::Verification => "verification",
         }
     }
 }
@@ -161,7 +167,9 @@ pub(crate) fn run(
         ],
         Some(Part::Explain) => &["hecate-cli", "hecate-mcp"],
         Some(Part::Overview) => &["hecate-api"],
-        Some(Part::Crossings | Part::Flux | Part::Controller) => &["hecate-controller"],
+        Some(Part::Crossings | Part::Flux | Part::Controller | Part::Verification) => {
+            &["hecate-controller"]
+        }
         Some(Part::Fleet) => &[
             "hecate-api",
             "hecate-cli",
@@ -234,6 +242,25 @@ pub(crate) fn run(
             scale.name(),
             report::controller(&results)
         );
+        return Ok(());
+    }
+    if only == Some(Part::Verification) {
+        let results = runtime.block_on(async {
+            let admin = endpoint.client(Identity::Admin).await?;
+            verification::run(root, &endpoint, &admin, scale).await
+        })?;
+        let dir = root.join("target/bench");
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(
+            dir.join("verification.json"),
+            serde_json::to_string_pretty(&results)?,
+        )?;
+        println!(
+            "\n`--only verification`, {} scale, {PROFILE} build\n\n{}",
+            scale.name(),
+            verification::report(&results)
+        );
+        println!("wrote target/bench/verification.json");
         return Ok(());
     }
     if only == Some(Part::Fleet) {

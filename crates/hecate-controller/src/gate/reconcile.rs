@@ -412,9 +412,11 @@ impl<R: Reads> GateReconciler<R> {
                 let passage = &*passage;
                 match verification.phase {
                     VerificationPhase::Verifying => {
+                        // Words a look does not change: the Gate's status is not
+                        // rewritten for every look (the progress is the Passage's).
                         return Ok(Some(Unverified::Verifying {
                             next_look: verification::next_look(&verification),
-                            message: verification.message,
+                            message: verification::waiting_on(&passage.name_any(), &verification),
                         }));
                     }
                     VerificationPhase::Failed => {

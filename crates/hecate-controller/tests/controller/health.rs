@@ -382,9 +382,20 @@ async fn ac053_an_unknown_verifier_never_passes() {
     }
     let ready = h.ready("staging").await;
     assert_eq!(ready.reason, "Verifying");
-    assert!(ready.message.contains("nonesuch"), "{}", ready.message);
+    assert!(
+        ready.message.contains("nonesuch has not decided"),
+        "{}",
+        ready.message
+    );
     let verification = h.the_passage().await.status.unwrap().verification.unwrap();
     assert_eq!(verification.verifiers[0].inconclusive, 3);
+    assert!(
+        verification.verifiers[0]
+            .message
+            .starts_with("unknown verifier \"nonesuch\""),
+        "{:?}",
+        verification.verifiers[0]
+    );
     assert!(
         h.bundle("b1")
             .await
@@ -509,10 +520,18 @@ async fn a_soak_wakes_the_gate_when_it_ends_and_only_then_clears() {
     );
     let ready = h.ready("staging").await;
     assert_eq!(ready.reason, "Verifying");
+    assert_eq!(
+        ready.message,
+        format!(
+            "verifying passage {}: soak has not decided",
+            passage.name_any()
+        )
+    );
+    let record = h.the_passage().await.status.unwrap().verification.unwrap();
     assert!(
-        ready.message.starts_with("soak: soaking until"),
-        "{}",
-        ready.message
+        record.verifiers[0].message.starts_with("soaking until"),
+        "{:?}",
+        record.verifiers[0]
     );
     h.clock.advance(SignedDuration::from_mins(2));
     assert_eq!(

@@ -340,6 +340,25 @@ pub fn summary(status: &VerificationStatus) -> String {
     }
 }
 
+/// What an undecided verification waits on, in words that change only when a
+/// verification decides — the Gate's `Ready` message, which a look must not rewrite
+/// (the progress itself is the Passage's record): "verifying passage staging-3: http
+/// and soak have not decided".
+pub fn waiting_on(passage: &str, status: &VerificationStatus) -> String {
+    let undecided: Vec<&str> = status
+        .verifiers
+        .iter()
+        .filter(|v| v.phase == VerificationPhase::Verifying)
+        .map(|v| v.uses.as_str())
+        .collect();
+    let list = match undecided.as_slice() {
+        [] => return format!("verifying passage {passage}"),
+        [one] => format!("{one} has"),
+        [init @ .., last] => format!("{} and {last} have", init.join(", ")),
+    };
+    format!("verifying passage {passage}: {list} not decided")
+}
+
 /// One verification's progress in words: "2 passes in a row; last 0.002: …".
 pub fn verifier_words(verifier: &VerifierStatus) -> String {
     let mut parts = Vec::new();

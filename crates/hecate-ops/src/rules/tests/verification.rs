@@ -373,3 +373,30 @@ fn a_crossings_verification_is_said_in_one_line_for_lists() {
     undecided.verifiers[0].phase = VerificationPhase::Verified;
     assert_eq!(summary(&undecided), "Verifying");
 }
+
+#[test]
+fn the_gates_words_change_only_when_a_verification_decides() {
+    let mut status = verifying(&["http", "prometheus", "soak"]);
+    assert_eq!(
+        waiting_on("staging-3", &status),
+        "verifying passage staging-3: http, prometheus and soak have not decided"
+    );
+    let before = waiting_on("staging-3", &status);
+    record(
+        &mut status.verifiers[0],
+        &Cadence {
+            successes: 3,
+            ..Cadence::default()
+        },
+        look(Seen::Pass, "HTTP 200"),
+        t0(),
+        t0(),
+    );
+    assert_eq!(waiting_on("staging-3", &status), before, "a look alone");
+    status.verifiers[0].phase = VerificationPhase::Verified;
+    status.verifiers[1].phase = VerificationPhase::Verified;
+    assert_eq!(
+        waiting_on("staging-3", &status),
+        "verifying passage staging-3: soak has not decided"
+    );
+}
