@@ -226,34 +226,24 @@ pub fn payload(passage: &Passage, bundle: &Bundle, status: &PassageStatus) -> Va
                 ("reason", &step.reason),
                 ("message", &step.message),
             ] {
-                if !value.is_empty() {
-                    entry.insert(key.into(), json!(value));
-                }
+                insert_text(&mut entry, key, value);
             }
             Value::Object(entry)
         })
         .collect();
-    let mut document = Map::new();
-    document.insert("passage".into(), json!(passage.name_any()));
-    document.insert(
-        "namespace".into(),
-        json!(passage.namespace().unwrap_or_default()),
-    );
-    document.insert("gate".into(), json!(passage.spec.gate));
-    document.insert("bundle".into(), json!(passage.spec.bundle));
+    let mut document = crossing(passage);
     document.insert("outcome".into(), json!(status.phase().as_str()));
     document.insert("steps".into(), Value::Array(steps));
-    let mut optional = |key: &str, value: &str| {
-        if !value.is_empty() {
-            document.insert(key.into(), json!(value));
-        }
-    };
-    optional("actor", &passage.spec.actor);
-    optional("message", &status.message);
-    optional("startedAt", &utc(status.started_at.as_ref()));
-    optional("finishedAt", &utc(status.finished_at.as_ref()));
-    optional("traceID", &status.trace_id);
-    optional("bundleDigest", &bundle.spec.digest);
+    for (key, value) in [
+        ("actor", passage.spec.actor.clone()),
+        ("message", status.message.clone()),
+        ("startedAt", utc(status.started_at.as_ref())),
+        ("finishedAt", utc(status.finished_at.as_ref())),
+        ("traceID", status.trace_id.clone()),
+        ("bundleDigest", bundle.spec.digest.clone()),
+    ] {
+        insert_text(&mut document, key, &value);
+    }
     let artifacts: Vec<&str> = bundle.image_digests().collect();
     if !artifacts.is_empty() {
         document.insert("artifacts".into(), json!(artifacts));
@@ -277,17 +267,31 @@ pub fn verification_payload(passage: &Passage, verification: &VerificationStatus
             if verifier.inconclusive > 0 {
                 entry.insert("inconclusive".into(), json!(verifier.inconclusive));
             }
-            for (key, value) in [
-                ("lastValue", &verifier.last_value),
-                ("message", &verifier.message),
-            ] {
-                if !value.is_empty() {
-                    entry.insert(key.into(), json!(value));
-                }
-            }
+            insert_text(&mut entry, "lastValue", &verifier.last_value);
+            insert_text(&mut entry, "message", &verifier.message);
             Value::Object(entry)
         })
         .collect();
+    let mut document = crossing(passage);
+    document.insert("phase".into(), json!(verification.phase.as_str()));
+    document.insert("verifiers".into(), Value::Array(verifiers));
+    insert_text(&mut document, "message", &verification.message);
+    insert_text(
+        &mut document,
+        "startedAt",
+        &utc(verification.started_at.as_ref()),
+    );
+    insert_text(
+        &mut document,
+        "finishedAt",
+        &utc(verification.finished_at.as_ref()),
+    );
+    Value::Object(document)
+}
+
+/// What both attestations say of the crossing first: which Passage moved which Bundle
+/// through which Gate.
+fn crossing(passage: &Passage) -> Map<String, Value> {
     let mut document = Map::new();
     document.insert("passage".into(), json!(passage.name_any()));
     document.insert(
@@ -296,17 +300,14 @@ pub fn verification_payload(passage: &Passage, verification: &VerificationStatus
     );
     document.insert("gate".into(), json!(passage.spec.gate));
     document.insert("bundle".into(), json!(passage.spec.bundle));
-    document.insert("phase".into(), json!(verification.phase.as_str()));
-    document.insert("verifiers".into(), Value::Array(verifiers));
-    let mut optional = |key: &str, value: &str| {
-        if !value.is_empty() {
-            document.insert(key.into(), json!(value));
-        }
-    };
-    optional("message", &verification.message);
-    optional("startedAt", &utc(verification.started_at.as_ref()));
-    optional("finishedAt", &utc(verification.finished_at.as_ref()));
-    Value::Object(document)
+    document
+}
+
+/// Puts `value` under `key` unless it is empty: an attestation says only what is known.
+fn insert_text(document: &mut Map<String, Value>, key: &str, value: &str) {
+    if !value.is_empty() {
+        document.insert(key.into(), json!(value));
+    }
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ`, or empty when unset.
