@@ -194,11 +194,16 @@ pub fn judge_rollback(
             ),
         ));
     }
-    if held.iter().all(|o| o.verified == Some(false)) {
+    if !held.iter().any(|o| rollback::may_return_to(gate, o)) {
+        let why = if held.iter().all(|o| o.verified == Some(false)) {
+            "failed its verification in"
+        } else {
+            "was never verified in"
+        };
         return Err(Refusal::new(
             RefusalCode::NotVerifiedHere,
             format!(
-                "{to} failed its verification in {gate_name}: a rollback goes back only to a Bundle the Gate verified before"
+                "{to} {why} {gate_name}: a rollback goes back only to a Bundle the Gate verified before"
             ),
         ));
     }
@@ -380,6 +385,21 @@ mod tests {
                 "Gate staging never held b9: a rollback goes back only to a Bundle the Gate verified before"
             ))
         );
+        // On a Gate that verifies, a Bundle held but never verified is no place to go
+        // back to: the same test as the target chosen (rules::rollback::may_return_to).
+        let mut verifying = gate;
+        verifying.spec.verify = vec![hecate_types::Verification {
+            uses: "soak".into(),
+            with: None,
+        }];
+        assert_eq!(
+            judge_rollback(&verifying, &[], Some("b3")).err(),
+            Some(Refusal::new(
+                RefusalCode::NotVerifiedHere,
+                "b3 was never verified in staging: a rollback goes back only to a Bundle the Gate verified before"
+            ))
+        );
+        assert!(judge_rollback(&verifying, &[], Some("b2")).is_ok());
     }
 
     #[test]

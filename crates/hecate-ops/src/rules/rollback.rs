@@ -34,8 +34,9 @@ pub enum NoTarget {
 }
 
 /// Whether `occupant` counts as a good place to go back to: verified, or — on a Gate
-/// that verifies nothing — crossed.
-fn good(gate: &Gate, occupant: &GateOccupant) -> bool {
+/// that verifies nothing — crossed. The one test, for the target chosen and the one
+/// named alike.
+pub fn may_return_to(gate: &Gate, occupant: &GateOccupant) -> bool {
     if gate.spec.verify.is_empty() {
         occupant.verified != Some(false)
     } else {
@@ -58,7 +59,7 @@ pub fn target<'a>(
             s.current
                 .iter()
                 .chain(&s.history)
-                .find(|o| o.bundle != undoing && good(gate, o))
+                .find(|o| o.bundle != undoing && may_return_to(gate, o))
         })
         .ok_or_else(|| NoTarget::NothingEarlier {
             gate: gate_name.clone(),
