@@ -27,7 +27,7 @@ use hecate_testenv::registry::Distribution;
 use hecate_types::{Beacon, BeaconSpec, ImageWatch, WatchSource};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt as _;
-use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use serde::Serialize;
 
 use super::Scale;
@@ -128,19 +128,7 @@ pub(crate) async fn run(
         scale.name(),
         jiff::Timestamp::now().as_second()
     );
-    Api::<Namespace>::all(admin.clone())
-        .create(
-            &PostParams::default(),
-            &Namespace {
-                metadata: ObjectMeta {
-                    name: Some(namespace.clone()),
-                    labels: Some([(SHARD_LABEL.to_string(), "true".to_string())].into()),
-                    ..ObjectMeta::default()
-                },
-                ..Namespace::default()
-            },
-        )
-        .await?;
+    super::shard_namespace(admin, &namespace, SHARD_LABEL).await?;
     let result = measure(root, endpoint, admin, &namespace, &registry, &paths, scale).await;
     Api::<Namespace>::all(admin.clone())
         .delete(&namespace, &DeleteParams::background())

@@ -339,7 +339,8 @@ fn gate(name: &str, beacon: &str, auto: bool) -> Gate {
     )
 }
 
-fn bundle(name: &str, beacon: &str, i: usize) -> Bundle {
+/// Bundle `name` of Beacon `beacon`: one image, `1.0.<i>`, its own digest.
+pub(crate) fn bundle(name: &str, beacon: &str, i: usize) -> Bundle {
     Bundle::new(
         name,
         BundleSpec {

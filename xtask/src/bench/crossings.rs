@@ -17,7 +17,7 @@ use hecate_testenv::world::{self, FluxPlayer, Pipeline, Repository, Stage};
 use hecate_testenv::{Endpoint, apply_manifest};
 use hecate_types::{Beacon, Bundle, Passage, PassagePhase, wellknown};
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use serde::Serialize;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
@@ -141,19 +141,7 @@ pub(crate) async fn run(
     )
     .await?;
 
-    Api::<Namespace>::all(admin.clone())
-        .create(
-            &PostParams::default(),
-            &Namespace {
-                metadata: ObjectMeta {
-                    name: Some(namespace.clone()),
-                    labels: Some([(SHARD_LABEL.to_string(), "true".to_string())].into()),
-                    ..ObjectMeta::default()
-                },
-                ..Namespace::default()
-            },
-        )
-        .await?;
+    super::shard_namespace(admin, &namespace, SHARD_LABEL).await?;
     let result = measure(
         root,
         endpoint,

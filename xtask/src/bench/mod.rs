@@ -545,3 +545,26 @@ where
     }
     Ok(summarise(name.into(), samples, Some(requests)))
 }
+
+/// Creates `namespace` labelled `<label>=true`: a bench part's controller watches only
+/// its own namespace (`--watch-label-selector`), never the seed's or another part's.
+pub(crate) async fn shard_namespace(
+    admin: &kube::Client,
+    namespace: &str,
+    label: &str,
+) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::Namespace;
+    use kube::api::{Api, ObjectMeta, PostParams};
+    let object = Namespace {
+        metadata: ObjectMeta {
+            name: Some(namespace.to_string()),
+            labels: Some([(label.to_string(), "true".to_string())].into()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    Api::<Namespace>::all(admin.clone())
+        .create(&PostParams::default(), &object)
+        .await?;
+    Ok(())
+}

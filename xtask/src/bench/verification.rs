@@ -22,12 +22,12 @@ use std::time::{Duration, Instant};
 
 use hecate_testenv::Endpoint;
 use hecate_types::{
-    Admission, Artifact, Bundle, BundleOrigin, BundleSpec, Gate, GateSpec, Passage, PassagePhase,
-    PassageTemplate, Step, Verification, VerificationPhase,
+    Admission, Bundle, BundleOrigin, Gate, GateSpec, Passage, PassagePhase, PassageTemplate, Step,
+    Verification, VerificationPhase,
 };
 use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt as _;
-use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use serde::Serialize;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
@@ -133,19 +133,7 @@ pub(crate) async fn run(
         scale.name(),
         jiff::Timestamp::now().as_second()
     );
-    Api::<Namespace>::all(admin.clone())
-        .create(
-            &PostParams::default(),
-            &Namespace {
-                metadata: ObjectMeta {
-                    name: Some(namespace.clone()),
-                    labels: Some([(SHARD_LABEL.to_string(), "true".to_string())].into()),
-                    ..ObjectMeta::default()
-                },
-                ..Namespace::default()
-            },
-        )
-        .await?;
+    super::shard_namespace(admin, &namespace, SHARD_LABEL).await?;
     let result = measure(root, endpoint, admin, &namespace, scale.verifying_gates()).await;
     Api::<Namespace>::all(admin.clone())
         .delete(&namespace, &DeleteParams::background())
@@ -223,7 +211,10 @@ async fn measure(
     eprintln!("[bench] {verifying} verifying Gates cross at once…");
     let created = Instant::now();
     bundles
-        .create(&PostParams::default(), &bundle("v-1", "v", 1))
+        .create(
+            &PostParams::default(),
+            &super::controller::bundle("v-1", "v", 1),
+        )
         .await?;
     loop {
         anyhow::ensure!(
@@ -403,7 +394,10 @@ async fn plain_crossings(
 ) -> anyhow::Result<(Vec<Duration>, f64)> {
     let created = Instant::now();
     bundles
-        .create(&PostParams::default(), &bundle(&format!("p-{n}"), "p", n))
+        .create(
+            &PostParams::default(),
+            &super::controller::bundle(&format!("p-{n}"), "p", n),
+        )
         .await?;
     let mut done: BTreeMap<String, Duration> = BTreeMap::new();
     while done.len() < names.len() {
@@ -563,21 +557,6 @@ fn gate(name: &str, beacon: &str, stand_in: &StandIn, verify: bool) -> Gate {
             verify,
             auto: true,
             ..GateSpec::default()
-        },
-    )
-}
-
-fn bundle(name: &str, beacon: &str, i: usize) -> Bundle {
-    Bundle::new(
-        name,
-        BundleSpec {
-            beacon: beacon.into(),
-            artifacts: vec![Artifact::image(
-                "ghcr.io/acme/app",
-                format!("1.0.{i}"),
-                format!("sha256:{:064x}", i),
-            )],
-            ..BundleSpec::default()
         },
     )
 }
