@@ -16,7 +16,8 @@
 //!   the provider's keys, issuer, audience = client ID, expiry, nonce), then the
 //!   session cookie for as long as the token lives;
 //! - `POST /auth/logout`: the session cookie cleared;
-//! - `GET /auth/config`: tells the web UI that sign-in goes through the provider.
+//! - `GET /auth/config` (the UI's routes answer it, with or without a provider:
+//!   [`config`]): tells the web UI that sign-in goes through the provider.
 //!
 //! Every cookie is `Path=/; HttpOnly; SameSite=Lax`, and `Secure` unless
 //! `--oidc-insecure-cookie`.
@@ -268,7 +269,6 @@ impl Oidc {
     /// The `/auth/*` routes.
     pub fn router(self: Arc<Self>) -> Router {
         Router::new()
-            .route("/auth/config", get(config))
             .route("/auth/login", get(login))
             .route("/auth/callback", get(callback))
             .route("/auth/logout", post(logout))
@@ -316,10 +316,21 @@ fn redirect(location: &str, cookies: Vec<HeaderValue>) -> Response {
     response
 }
 
-/// `GET /auth/config`: for the web UI, where sign-in starts and ends.
-async fn config() -> Response {
-    axum::Json(serde_json::json!({"login": "/auth/login", "logout": "/auth/logout"}))
-        .into_response()
+/// The answer of `GET /auth/config`, for the web UI: whether sign-in goes through the
+/// provider (`oidc`), and then where it starts and ends. The server answers it whether
+/// or not it has a provider (`AppState::with_oidc_sign_in`), so the UI asks without
+/// meeting a 404.
+pub(crate) fn config(oidc: bool) -> Response {
+    let answer = if oidc {
+        serde_json::json!({"oidc": true, "login": "/auth/login", "logout": "/auth/logout"})
+    } else {
+        serde_json::json!({"oidc": false})
+    };
+    let mut response = axum::Json(answer).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
 
 /// `GET /auth/login`: to the provider, with a fresh state and PKCE challenge.

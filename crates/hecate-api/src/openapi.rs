@@ -210,8 +210,10 @@ pub fn document() -> Value {
 /// durations).
 fn query_schema(name: &str) -> Value {
     match name {
-        "gate" | "bundle" => json!({"type": "string", "maxLength": names::DNS_SUBDOMAIN_MAX,
-            "pattern": format!("^$|{}", names::DNS_SUBDOMAIN_PATTERN)}),
+        "gate" | "bundle" | "against" => {
+            json!({"type": "string", "maxLength": names::DNS_SUBDOMAIN_MAX,
+            "pattern": format!("^$|{}", names::DNS_SUBDOMAIN_PATTERN)})
+        }
         "since" => json!({"type": "string",
             "description": "How far back: days (30d), weeks (2w), hours (12h) or minutes (90m)",
             "pattern": hecate_ops::rules::delivery::PERIOD_PATTERN}),

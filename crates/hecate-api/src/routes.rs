@@ -316,6 +316,16 @@ pub const ROUTES: &[Route] = &[
         answer: Answer::Json(schema::<hecate_ops::Evidence>),
     },
     Route {
+        method: Method::Get,
+        path: ns!("/bundles/{name}/diff"),
+        guard: Guard::Namespaced(Operation::GetBundle),
+        summary: "What changed from another Bundle to this one: their artifacts side by side and the commits between them, newest first (going back: the commits undone), as the Beacon recorded them. `against` names a Gate (what it runs now) or a Bundle, a Gate when one has the name; without it, the Beacon's previous Bundle",
+        query: &["against"],
+        handler: || get(diff),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::BundleDiff>),
+    },
+    Route {
         method: Method::Post,
         path: ns!("/bundles/{name}/approve"),
         guard: Guard::Namespaced(Operation::Approve),
@@ -774,6 +784,33 @@ async fn evidence(
 ) -> Result<Response, ApiError> {
     asked.admit(&state, &ns, Some(&name)).await?;
     Ok(Json(state.ops.evidence(&ns, &name).await?).into_response())
+}
+
+/// `?against=` on a Bundle's diff: a Gate or a Bundle.
+#[derive(Deserialize, Default, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DiffQuery {
+    against: Option<String>,
+}
+
+/// `GET …/bundles/{name}/diff`: read as the Bundle is (DECISION 140).
+async fn diff(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path((ns, name)): Named,
+    query: Result<Query<DiffQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let query = understood(query)?;
+    asked.admit(&state, &ns, Some(&name)).await?;
+    // Empty reads as absent, as elsewhere: the Beacon's previous Bundle.
+    let against = match query.against.filter(|a| !a.is_empty()) {
+        Some(against) => {
+            check_name(&against)?;
+            hecate_ops::DiffAgainst::Named(against)
+        }
+        None => hecate_ops::DiffAgainst::Previous,
+    };
+    Ok(Json(state.ops.diff(&ns, &name, against).await?).into_response())
 }
 
 /// A query string decoded, or a 400 saying what is not understood.

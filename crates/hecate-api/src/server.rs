@@ -125,6 +125,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .with_fides_server(args.fides_server.unwrap_or_default())
         .with_limits(limits)
         .cached();
+    let state = if oidc.is_some() {
+        state.with_oidc_sign_in()
+    } else {
+        state
+    };
     let app = match oidc {
         Some(oidc) => oidc.router().merge(crate::routes::router(state)),
         None => crate::routes::router(state),

@@ -19,6 +19,9 @@ pub struct AppState {
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) limits: Limits,
     pub(crate) streams: Arc<Streams>,
+    /// Browsers sign in through an OIDC provider (`/auth/*`), as `/auth/config` tells
+    /// the web UI.
+    pub(crate) oidc_sign_in: bool,
 }
 
 impl AppState {
@@ -46,7 +49,16 @@ impl AppState {
             metrics,
             limits: Limits::default(),
             streams: Arc::new(Streams::default()),
+            oidc_sign_in: false,
         }
+    }
+
+    /// The same state on a server that signs browsers in through an OIDC provider
+    /// ([`crate::oidc::Oidc::router`] serves its routes): `/auth/config` says so.
+    #[must_use]
+    pub fn with_oidc_sign_in(mut self) -> Self {
+        self.oidc_sign_in = true;
+        self
     }
 
     /// The same state with other limits (timeouts, event streams).

@@ -108,7 +108,17 @@ pub(crate) fn router() -> Router<AppState> {
             router = router.route(page.trim_end_matches('/'), get(add_slash));
         }
     }
-    router.route("/ui/{*path}", get(asset)).fallback(not_found)
+    router
+        .route("/ui/{*path}", get(asset))
+        .route("/auth/config", get(sign_in))
+        .fallback(not_found)
+}
+
+/// `GET /auth/config`: how the web UI signs people in — through the OIDC provider when
+/// the server has one, else with a bearer token. Always answered, so a page's sign-in
+/// never meets a 404 it has to ignore.
+async fn sign_in(axum::extract::State(state): axum::extract::State<AppState>) -> Response {
+    crate::oidc::config(state.oidc_sign_in)
 }
 
 /// The file's media type, by its extension.

@@ -316,10 +316,22 @@ pub(crate) enum Command {
         #[command(flatten)]
         output: OutputArg,
     },
-    /// List the Bundles, newest first.
+    /// List the Bundles, newest first, each with its version and what its commit says.
     Bundles {
         #[command(flatten)]
         output: OutputArg,
+    },
+    /// What changed between two Bundles: their artifacts side by side and the commits
+    /// between them (newest first); going back lists the commits a rollback undoes.
+    Diff {
+        /// The Bundle.
+        bundle: String,
+        /// What to compare it with: a Gate (what it runs now) or another Bundle; a
+        /// Gate when one has the name. Without it, the Beacon's previous Bundle.
+        #[arg(long, value_name = "GATE|BUNDLE")]
+        against: Option<String>,
+        #[command(flatten)]
+        output: ReportOutputArg,
     },
     /// List the Passages, newest first.
     Passages {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt as _, StreamExt as _};
-use hecate_ops::{Operation, Ops, Promoted, RolledBack, Scope};
+use hecate_ops::{DiffAgainst, Operation, Ops, Promoted, RolledBack, Scope};
 use hecate_types::{Passage, PassagePhase, StepPhase};
 use kube::ResourceExt as _;
 
@@ -29,6 +29,7 @@ fn operation(command: &Command) -> Option<Operation> {
         Command::Explain { .. } => Operation::Explain,
         Command::Gates { .. } => Operation::ListGates,
         Command::Bundles { .. } => Operation::ListBundles,
+        Command::Diff { .. } => Operation::GetBundle,
         Command::Passages { .. } => Operation::ListPassages,
         Command::Beacons { .. } => Operation::ListBeacons,
         Command::Audit { .. } => Operation::Audit,
@@ -147,17 +148,29 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 render::bundles(&bundles, &ns, ops.now(), columns, &style)
             })?;
         }
+        Command::Diff {
+            bundle,
+            against,
+            output,
+        } => {
+            let against = against.map_or(DiffAgainst::Previous, DiffAgainst::Named);
+            let diff = ops.diff(&ns, &bundle, against).await.map_err(read)?;
+            output::print(&output.format, &diff, |columns| {
+                render::diff(&diff, columns, &style)
+            })?;
+        }
         Command::Passages {
             gate,
             bundle,
             output,
         } => {
-            let passages = ops
-                .passages(&ns, gate.as_deref(), bundle.as_deref())
-                .await
-                .map_err(read)?;
+            let (passages, versions) = futures::try_join!(
+                ops.passages(&ns, gate.as_deref(), bundle.as_deref()),
+                versions(&ops, &ns)
+            )
+            .map_err(read)?;
             output::print(&output.format, &passages, |columns| {
-                render::passages(&passages, &ns, ops.now(), columns, &style)
+                render::passages(&passages, &versions, &ns, ops.now(), columns, &style)
             })?;
         }
         Command::Beacons { output } => {
@@ -339,6 +352,12 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
         | Command::Verify(_) => {}
     }
     Ok(exit::OK)
+}
+
+/// The versions of `namespace`'s Bundles for a table that names them
+/// ([`render::versions`]): one LIST.
+async fn versions(ops: &Ops, namespace: &str) -> hecate_ops::Result<render::Versions> {
+    Ok(render::versions(&ops.bundles(namespace).await?))
 }
 
 /// `explain --ai`: the model's phrasing after the table (table mode only). It never

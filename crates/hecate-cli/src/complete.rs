@@ -71,6 +71,8 @@ fn commands(prefix: &str) -> Vec<String> {
 enum Names {
     Gates,
     Bundles,
+    /// `diff --against`: a Gate or a Bundle.
+    GatesAndBundles,
     RunningPassages,
     Beacons,
     Namespaces,
@@ -111,6 +113,7 @@ async fn complete(cluster: &ClusterArgs, prior: &[String], current: &str) -> Vec
         }
         "-g" | "--gate" => Some(Names::Gates),
         "-b" | "--bundle" | "--to" => Some(Names::Bundles),
+        "--against" => Some(Names::GatesAndBundles),
         "-n" | "--namespace" => Some(Names::Namespaces),
         "--kubeconfig" | "--context" | "--as" | "--timeout" => return Vec::new(),
         _ if current.starts_with('-') => {
@@ -135,7 +138,7 @@ async fn complete(cluster: &ClusterArgs, prior: &[String], current: &str) -> Vec
         _ => match command.get_name() {
             "completion" => return filter(["bash", "zsh", "fish"], current),
             "explain" | "promote" | "rollback" | "preflight" | "flux" => Some(Names::Gates),
-            "approve" => Some(Names::Bundles),
+            "approve" | "diff" => Some(Names::Bundles),
             "abort" => Some(Names::RunningPassages),
             "poll" => Some(Names::Beacons),
             _ => None,
@@ -213,6 +216,14 @@ async fn list(cluster: &ClusterArgs, names: Names) -> Option<Vec<String>> {
             .iter()
             .map(|b| b.name_any())
             .collect(),
+        Names::GatesAndBundles => {
+            let (gates, bundles) = futures::try_join!(ops.gates(ns), ops.bundles(ns)).ok()?;
+            gates
+                .iter()
+                .map(|g| g.name_any())
+                .chain(bundles.iter().map(|b| b.name_any()))
+                .collect()
+        }
         Names::Beacons => ops
             .beacons(ns)
             .await
@@ -318,7 +329,7 @@ pub(crate) fn man_page(invoked_as: &str) -> Result<String, Failure> {
 }
 
 /// The man page's examples: what it does, and the command after the program's name.
-const EXAMPLES: [(&str, &str); 10] = [
+const EXAMPLES: [(&str, &str); 11] = [
     (
         "Every Gate of the namespace at a glance, upstream first:",
         "status -n shop",
@@ -342,6 +353,10 @@ const EXAMPLES: [(&str, &str); 10] = [
     (
         "Move it and follow the crossing \u{2014} exit 0 when it lands, 6 when it does not:",
         "promote production --bundle app-7f3c2a --watch --timeout 30m -n shop",
+    ),
+    (
+        "What a Bundle would change in production: artifacts and commits, newest first:",
+        "diff app-7f3c2a --against production -n shop",
     ),
     (
         "Go back to the Bundle production verified before, undoing its latest crossing:",
@@ -450,7 +465,7 @@ mod tests {
                 "{command}"
             );
         }
-        for command in ["audit", "evidence", "preflight", "verify"] {
+        for command in ["audit", "evidence", "preflight", "verify", "diff"] {
             assert_eq!(
                 complete(&none, &words(&[command, "-o"]), "").await,
                 ["table", "wide", "json", "yaml", "jsonpath="],

@@ -245,6 +245,8 @@ mod tests {
             crossing: None,
             failed_before: vec![],
             windows: vec![],
+            versions: Default::default(),
+            left_behind: None,
         };
         insta::assert_snapshot!(why_stuck(&explanation), @r"
         production is Blocked: b3 is waiting for an approval
@@ -298,7 +300,12 @@ mod tests {
                 deny: true,
                 open: false,
                 next: None,
+                zone: "UTC".into(),
+                opens: None,
+                closes: None,
             }],
+            versions: Default::default(),
+            left_behind: None,
         };
         insta::assert_snapshot!(why_stuck(&explanation), @r"
         production is Crossing: crossing b2

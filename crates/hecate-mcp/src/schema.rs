@@ -114,6 +114,24 @@ pub struct BundleArgs {
     pub namespace: Option<String>,
 }
 
+/// Arguments of `diff_bundles`.
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct DiffArgs {
+    /// The Bundle's name, e.g. `shop-9f8c1a2b3c4d` (list_bundles shows them).
+    #[schemars(length(min = 1, max = 253))]
+    pub bundle: String,
+    /// What to compare it with: a Gate's name (what it runs now) or another Bundle's;
+    /// a Gate when one has the name. Leave it out for the Beacon's previous Bundle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1, max = 253))]
+    pub against: Option<String>,
+    /// Kubernetes namespace of the Bundle; defaults to the server's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub namespace: Option<String>,
+}
+
 /// Arguments of `overview`: none.
 #[derive(Deserialize, JsonSchema, Debug, Default)]
 #[serde(deny_unknown_fields)]

@@ -18,7 +18,9 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::http::request::Parts;
-use hecate_ops::{Error as OpsError, Ops, Promoted, RolledBack, Scope, YourTurn, rules};
+use hecate_ops::{
+    DiffAgainst, Error as OpsError, Ops, Promoted, RolledBack, Scope, YourTurn, rules,
+};
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -38,9 +40,9 @@ use hecate_types::names::{is_dns_label, is_dns_subdomain};
 use crate::args::Writes;
 use crate::render;
 use crate::schema::{
-    AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, DeliveryArgs, GateArgs, GateList,
-    GateName, InNamespace, Lacking, Missing, NoArguments, PassageFilter, PassageList, PassageName,
-    Problem, ProblemClass, PromoteArgs, RollbackArgs,
+    AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, DeliveryArgs, DiffArgs, GateArgs,
+    GateList, GateName, InNamespace, Lacking, Missing, NoArguments, PassageFilter, PassageList,
+    PassageName, Problem, ProblemClass, PromoteArgs, RollbackArgs,
 };
 use crate::tools::{self, ToolName};
 
@@ -225,6 +227,7 @@ impl HecateMcp {
             ToolName::Audit => with_arguments!(audit),
             ToolName::Approvals => with_arguments!(approvals),
             ToolName::DeliveryMetrics => with_arguments!(delivery_metrics),
+            ToolName::DiffBundles => with_arguments!(diff_bundles),
             ToolName::Evidence => with_arguments!(evidence),
             ToolName::Overview => with_arguments!(overview),
             ToolName::Promote => with_arguments!(promote),
@@ -454,6 +457,24 @@ impl Call<'_> {
             self.authorize(&namespace).await?;
             self.ops()
                 .delivery(&namespace, gate.as_deref(), period)
+                .await
+                .map_err(|e| self.problem(&e))
+        }
+        .await;
+        result(answer, render::json)
+    }
+
+    async fn diff_bundles(&self, args: DiffArgs) -> CallToolResult {
+        let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let bundle = name_argument("bundle", &args.bundle)?;
+            let against = match args.against.filter(|a| !a.is_empty()) {
+                Some(against) => DiffAgainst::Named(name_argument("against", &against)?),
+                None => DiffAgainst::Previous,
+            };
+            self.authorize(&namespace).await?;
+            self.ops()
+                .diff(&namespace, &bundle, against)
                 .await
                 .map_err(|e| self.problem(&e))
         }

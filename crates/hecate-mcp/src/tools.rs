@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use hecate_ops::{
-    Aborted, Delivery, Evidence, Explanation, FluxReconciled, FluxSuspended, Operation, Overview,
-    Promoted, RolledBack,
+    Aborted, BundleDiff, Delivery, Evidence, Explanation, FluxReconciled, FluxSuspended, Operation,
+    Overview, Promoted, RolledBack,
 };
 use hecate_types::{Gate, Passage};
 use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
@@ -18,9 +18,10 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::schema::{
-    AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, DeliveryArgs, FluxObjectArgs,
-    FluxResourceList, GateArgs, GateList, GateName, InNamespace, NoArguments, PassageFilter,
-    PassageList, PassageName, PreflightList, PromoteArgs, RollbackArgs, consts_as_enums,
+    AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, DeliveryArgs, DiffArgs,
+    FluxObjectArgs, FluxResourceList, GateArgs, GateList, GateName, InNamespace, NoArguments,
+    PassageFilter, PassageList, PassageName, PreflightList, PromoteArgs, RollbackArgs,
+    consts_as_enums,
 };
 
 /// Why there is no `approve` tool. Approval is the second pair of eyes; an agent that
@@ -52,6 +53,8 @@ pub enum ToolName {
     Approvals,
     /// `delivery_metrics`
     DeliveryMetrics,
+    /// `diff_bundles`
+    DiffBundles,
     /// `evidence`
     Evidence,
     /// `overview`
@@ -76,7 +79,7 @@ pub enum ToolName {
 
 impl ToolName {
     /// The tools that only read; always offered.
-    pub const READ: [Self; 13] = [
+    pub const READ: [Self; 14] = [
         Self::ListGates,
         Self::GetGate,
         Self::WhyStuck,
@@ -90,6 +93,7 @@ impl ToolName {
         Self::FluxResources,
         Self::Approvals,
         Self::DeliveryMetrics,
+        Self::DiffBundles,
     ];
 
     /// The tools that write; offered only with `--allow-writes`: crossings (promote,
@@ -116,6 +120,7 @@ impl ToolName {
             Self::Audit => "audit",
             Self::Approvals => "approvals",
             Self::DeliveryMetrics => "delivery_metrics",
+            Self::DiffBundles => "diff_bundles",
             Self::Evidence => "evidence",
             Self::Overview => "overview",
             Self::Promote => "promote",
@@ -150,6 +155,8 @@ impl ToolName {
             Self::Audit => Operation::Audit,
             Self::Approvals => Operation::Approvals,
             Self::DeliveryMetrics => Operation::Delivery,
+            // Read as the Bundle is (the API's diff route asks the same).
+            Self::DiffBundles => Operation::GetBundle,
             Self::Evidence => Operation::Evidence,
             Self::Overview => Operation::Overview,
             Self::Promote => Operation::Promote,
@@ -178,6 +185,7 @@ impl ToolName {
             Self::Audit => "Audit trail",
             Self::Approvals => "Bundles waiting on a person",
             Self::DeliveryMetrics => "How well releases are delivered",
+            Self::DiffBundles => "What changed between two Bundles",
             Self::Evidence => "Compliance evidence for a Bundle",
             Self::Overview => "Overview of every namespace",
             Self::Promote => "Promote a Bundle",
@@ -218,7 +226,10 @@ impl ToolName {
                 "The Bundles in a namespace, newest first. A Bundle is an immutable, \
                  content-addressed set of artifact versions (images, charts, commits) that a \
                  Beacon emitted; it is the unit that moves through Gates. Each shows its \
-                 artifacts, digest and the Gates it is approved for."
+                 artifacts, digest and the Gates it is approved for; `spec.alias` is its \
+                 version for people (`v1.3.0`), and a commit artifact carries its subject, \
+                 author, time and the commits it brings. For what changed between two, \
+                 call diff_bundles."
             }
             Self::ListPassages => {
                 "The Passages in a namespace, newest first, optionally only those through one \
@@ -250,13 +261,25 @@ impl ToolName {
             }
             Self::DeliveryMetrics => {
                 "The four DORA figures of a namespace over a period, per Gate and for the \
-                 pipeline's last stage (where releases end up): lead time (median and p90, \
-                 and where the time went: upstream, approval, window, queued, steps), \
+                 pipeline's last stage (where releases end up): lead time from the commit \
+                 where the Beacon recorded its time (median and p90, and where the time \
+                 went: emission, upstream, approval, window, queued, steps), \
                  deployment frequency, change failure rate (failed, aborted, failed \
                  verification, rolled back) and time to restore. Each figure says how many \
                  crossings it rests on, and `reach` how far back the kept records go. For \
                  \"how long does a change take to reach production\" and \"how often does \
                  production break\"."
+            }
+            Self::DiffBundles => {
+                "What a Bundle changes compared with another: each artifact's version on \
+                 both sides (added, removed, changed or the same), the commits between them \
+                 newest first with subject, author and time, and `direction` — `forward`, or \
+                 `back` when moving to it is a rollback (the commits listed are then those \
+                 it undoes). `against` names a Gate (compared with what it runs now) or a \
+                 Bundle; without it, the Bundle its Beacon emitted before. Each Bundle's \
+                 `version` is its name for people (`v1.3.0`). `gap` says when the list may \
+                 be incomplete. For \"what would this release change in production?\" and \
+                 \"what does rolling back undo?\"."
             }
             Self::Evidence => {
                 "The compliance record for a Bundle's artifact from Fides: the change gate's \
@@ -356,6 +379,7 @@ impl ToolName {
             Self::Audit => pair::<InNamespace, AuditTrail>(),
             Self::Approvals => pair::<InNamespace, ApprovalQueue>(),
             Self::DeliveryMetrics => pair::<DeliveryArgs, Delivery>(),
+            Self::DiffBundles => pair::<DiffArgs, BundleDiff>(),
             Self::Evidence => pair::<BundleArgs, Evidence>(),
             Self::Overview => pair::<NoArguments, Overview>(),
             Self::Promote => pair::<PromoteArgs, Promoted>(),
@@ -447,8 +471,8 @@ mod tests {
                 "patch kustomizations"
             ]
         );
-        assert_eq!(offered(false).len(), 13);
-        assert_eq!(offered(true).len(), 19);
+        assert_eq!(offered(false).len(), 14);
+        assert_eq!(offered(true).len(), 20);
     }
 
     #[test]

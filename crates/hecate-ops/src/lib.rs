@@ -93,13 +93,15 @@ pub use evidence::{dial_fides, dial_fides_trusting};
 /// (only what the surfaces need of hecate-fides, not the whole crate).
 pub use hecate_fides::{Client as FidesClient, Config as FidesConfig};
 pub use model::{
-    Aborted, ApprovalProgress, Approved, AuditEntry, AuditKind, Blocker, BlockerKind, ChainState,
-    CrossingVerification, Delivery, Evidence, Explanation, FluxReconciled, FluxResource,
-    FluxSuspended, Overview, Person, Polled, Preflight, Promoted, QueuedApproval, Rejected, Remedy,
-    RolledBack, StagedGate, State, Uncounted, VerifyReport, Waiting, Withdrawn, YourTurn,
+    Aborted, ApprovalProgress, Approved, Attention, AttentionKind, AuditEntry, AuditKind, Blocker,
+    BlockerKind, ChainState, CrossingVerification, Delivery, Evidence, Explanation, FluxReconciled,
+    FluxResource, FluxSuspended, Overview, Person, Polled, Preflight, Promoted, QueuedApproval,
+    Rejected, Remedy, RolledBack, StagedGate, State, Uncounted, VerifyReport, Waiting, Withdrawn,
+    YourTurn,
 };
+pub use model::{ArtifactChange, ArtifactKind, BundleDiff, BundleRef, CommitGap, DiffDirection};
 pub use operation::{Operation, Permission};
-pub use ops::{Clock, Ops, Scope, TimedExplanations};
+pub use ops::{Clock, DiffAgainst, Ops, Scope, TimedExplanations};
 pub use rights::{Right, Rights};
 pub use rules::refusal::RefusalCode;
 pub use watch::Change;

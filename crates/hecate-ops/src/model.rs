@@ -6,6 +6,7 @@
 //! Lists that are empty are omitted inside an [`Explanation`] (as in the reference) and
 //! are `[]`, never `null`, at the top level of every answer.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use hecate_types::{EvidenceRef, Health, Time};
@@ -15,12 +16,14 @@ use serde::{Deserialize, Serialize};
 use crate::rules::eligibility::Code;
 
 mod delivery;
+mod diff;
 
 pub use delivery::{
     ChangeFailureRate, DeliveredCrossing, Delivery, DeliveryOutcome, DeploymentFrequency,
     FailureCounts, Figures, GateDelivery, LeadTime, LeadTimeParts, PipelineDelivery, Reach,
     TimeToRestore,
 };
+pub use diff::{ArtifactChange, ArtifactKind, BundleDiff, BundleRef, CommitGap, DiffDirection};
 
 /// Fides' answers as they appear inside Hecate's ([`Evidence`], [`VerifyReport`]'s
 /// sources): part of this model, so a surface names them from here.
@@ -565,6 +568,33 @@ pub struct Explanation {
     /// reference's: additive).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub windows: Vec<WindowWords>,
+    /// How the Bundles named above read for people, by name: their versions
+    /// (`hecate_ops::rules::version`; not the reference's: additive, DECISION 140).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub versions: BTreeMap<String, String>,
+    /// The commit the Gate's newest crossing pushed before it was aborted: still on the
+    /// branch it pushed to, so the environment may run it until the next crossing (not
+    /// the reference's: additive).
+    #[serde(
+        default,
+        rename = "leftBehind",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub left_behind: Option<LeftBehind>,
+}
+
+/// A commit an aborted crossing pushed, as its Passage records it: the abort stopped
+/// the steps after the push, not the push.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct LeftBehind {
+    /// The aborted Passage.
+    pub passage: String,
+    /// The Bundle it was moving.
+    pub bundle: String,
+    /// The branch it pushed to.
+    pub branch: String,
+    /// The commit it pushed.
+    pub commit: String,
 }
 
 /// How a crossing ended, or that it has not: one vocabulary for the audit trail,
@@ -691,6 +721,17 @@ pub struct WindowWords {
     /// When it next opens or closes, for a surface to say how far off that is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<Time>,
+    /// The zone its schedule is read in, as an IANA name (`UTC` when it names none),
+    /// for a surface to tell whether the viewer's differs.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub zone: String,
+    /// When its current opening began — or, while it is not open, when the next one
+    /// begins: with `closes`, one opening a surface can say in the viewer's zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opens: Option<Time>,
+    /// When that opening ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closes: Option<Time>,
 }
 
 /// Every visible Gate at a glance: what `hecate status` and the UI's front page show.
@@ -704,6 +745,54 @@ pub struct Overview {
     pub totals: Totals,
     /// Crossings and failures per UTC day, the last 14 days, oldest first.
     pub activity: Vec<Day>,
+    /// What waits on a person, most pressing first: failures, crossings that run too
+    /// long, approvals and rejections to settle (Hecate's own, DECISION 141).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attention: Vec<Attention>,
+}
+
+/// Something on the Overview that waits on a person, and what would settle it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Attention {
+    /// What kind of thing.
+    pub kind: AttentionKind,
+    /// The namespace.
+    pub namespace: String,
+    /// The Gate.
+    pub gate: String,
+    /// The Bundle it is about, if one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
+    /// The Passage it is about, if one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passage: Option<String>,
+    /// Since when: the failure's end, the crossing's start, or when the Bundle was
+    /// emitted (an approval waits on it since then at the latest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<Time>,
+    /// What it is, in words: whose approval would count, how long a crossing has run
+    /// against its usual time or its step's timeout, what failed.
+    pub detail: String,
+    /// What would settle it, as a value a surface acts on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<Remedy>,
+}
+
+/// What kind of thing waits on a person; the order is how pressing it is.
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, JsonSchema,
+)]
+pub enum AttentionKind {
+    /// The Gate's newest crossing failed, or its verification said no.
+    Failed,
+    /// A crossing has run past its step's timeout, or far longer than the Gate's
+    /// crossings usually take.
+    Slow,
+    /// A Bundle waits for an approval.
+    Approval,
+    /// Someone said no to a Bundle, and it waits until they withdraw it.
+    Rejected,
 }
 
 /// One namespace's Gates.

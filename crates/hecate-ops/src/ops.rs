@@ -16,7 +16,8 @@ use serde::de::DeserializeOwned;
 
 use crate::cache::Cache;
 use crate::error::{Error, Kind, Result};
-use crate::model::{Explanation, Overview, Person, QueuedApproval, StagedGate};
+use crate::model::{BundleDiff, Explanation, Overview, Person, QueuedApproval, StagedGate};
+pub use crate::rules::diff::DiffAgainst;
 use crate::rules::eligibility::newest_first;
 use crate::rules::{self, NamespaceSnapshot};
 
@@ -645,6 +646,52 @@ impl Ops {
         let now = self.now();
         rules::delivery::delivery(&snapshot, gate, now - period, now)
             .ok_or_else(|| not_found(Kind::Gate, namespace, gate.unwrap_or_default()))
+    }
+
+    /// What changed from what `against` names to Bundle `bundle` in `namespace`: the
+    /// artifacts side by side and the commits between them (DECISION 140,
+    /// [`rules::diff`]). One LIST of the namespace's Bundles, and one GET of the Gate
+    /// when `against` may name one — or none, from the cache.
+    ///
+    /// A Bundle or Gate that is not there (a name no object could have included) is
+    /// [`Error::NotFound`]; [`DiffAgainst::Named`] names a Bundle when no Gate has the
+    /// name.
+    pub async fn diff(
+        &self,
+        namespace: &str,
+        bundle: &str,
+        against: DiffAgainst,
+    ) -> Result<BundleDiff> {
+        use hecate_types::names::is_dns_subdomain;
+        let missing = |missing: rules::diff::Missing| match missing {
+            rules::diff::Missing::Gate(name) => not_found(Kind::Gate, namespace, &name),
+            rules::diff::Missing::Bundle(name) => not_found(Kind::Bundle, namespace, &name),
+        };
+        if !is_dns_subdomain(bundle) {
+            return Err(not_found(Kind::Bundle, namespace, bundle));
+        }
+        // A name no Gate could have names none: asked by name, it is a Bundle's.
+        let gate_name = against.gate().filter(|name| is_dns_subdomain(name));
+        if let Some(cache) = self.cache() {
+            let snapshot = cache.snapshot(namespace);
+            let bundles: Vec<&Bundle> = snapshot.bundles().collect();
+            let gate = gate_name.and_then(|name| snapshot.gate(name));
+            return rules::diff::judge(&bundles, gate, bundle, &against).map_err(missing);
+        }
+        let gate = async {
+            match gate_name {
+                Some(name) => self
+                    .api::<Gate>(namespace)
+                    .get_opt(name)
+                    .await
+                    .map_err(Error::kubernetes(format!("reading Gate {name}"))),
+                None => Ok(None),
+            }
+        };
+        let (gate, bundles) =
+            futures::try_join!(gate, self.list::<Bundle>(Kind::Bundle, Some(namespace)))?;
+        let bundles: Vec<&Bundle> = bundles.iter().collect();
+        rules::diff::judge(&bundles, gate.as_ref(), bundle, &against).map_err(missing)
     }
 
     /// What happened in `namespace`, newest first: crossings, refusals, crossings in

@@ -179,6 +179,60 @@ pub struct CommitArtifact {
     /// 137); like the subject, not part of the Bundle's identity.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub author: String,
+    /// When the commit was made (its committer time), where the Beacon read it: where
+    /// lead time starts. Hecate's own addition (DECISION 140); for display, not part
+    /// of the Bundle's identity.
+    #[serde(
+        default,
+        rename = "committedAt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub committed_at: Option<Time>,
+    /// The commits this Bundle brings since its Beacon's previous Bundle, newest
+    /// first along first parents (filtered by the watch's paths), at most
+    /// [`crate::limits::MAX_BUNDLE_COMMITS`]; empty when the Beacon could not tell
+    /// (`commitsSince` is empty then). Hecate's own addition (DECISION 140); for
+    /// display, not part of the Bundle's identity.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_BUNDLE_COMMITS))]
+    pub commits: Vec<CommitSummary>,
+    /// How many more commits it brings than `commits` lists. An `int32` on the wire,
+    /// as Kubernetes spells integers.
+    #[schemars(with = "i32", range(min = 0))]
+    #[serde(
+        default,
+        rename = "moreCommits",
+        skip_serializing_if = "crate::schema::is_zero"
+    )]
+    pub more_commits: u32,
+    /// The commit of the Beacon's previous Bundle that `commits` count from (not
+    /// included): how a reader chains one Bundle's commits to the next, and knows
+    /// when a Bundle between two is gone. Empty when the Beacon knew no previous
+    /// commit, or did not find it in the history it reads. Hecate's own addition
+    /// (DECISION 140).
+    #[serde(
+        default,
+        rename = "commitsSince",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub commits_since: String,
+}
+
+/// One commit, as a Beacon read it: for people.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommitSummary {
+    /// The full SHA.
+    pub sha: String,
+    /// The subject line.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub subject: String,
+    /// The author, `Name <email>`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub author: String,
+    /// When it was committed (its committer time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub committed_at: Option<Time>,
 }
 
 /// Where a Bundle has been: what it cleared, where it was stopped, who approved it.

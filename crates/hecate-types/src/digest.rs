@@ -3,10 +3,10 @@
 //! Each artifact becomes one line of NUL-separated fields (`image␀repo␀digest-or-tag`,
 //! `chart␀repo␀name␀version`, `commit␀repo␀sha`); the lines are sorted by byte order,
 //! joined with `\n` and hashed. Only identity counts: an image's tag is ignored once it
-//! has a digest, a commit's branch, tag and message never count, and nothing is
-//! normalised (case, scheme and trailing slashes are significant). The same set of
-//! artifacts in any order therefore has the same address, in this implementation and
-//! in the Go reference alike.
+//! has a digest, a commit's branch, tag, message, author, time and the commits it
+//! brings never count, and nothing is normalised (case, scheme and trailing slashes
+//! are significant). The same set of artifacts in any order therefore has the same
+//! address, in this implementation and in the Go reference alike.
 
 use sha2::{Digest as _, Sha256};
 
@@ -147,10 +147,47 @@ mod tests {
                 tag: "v1".into(),
                 message: "fix the thing".into(),
                 author: "Jane Doe <jane@acme.example>".into(),
+                ..CommitArtifact::default()
             }),
             ..Artifact::default()
         };
         assert_eq!(content_digest(&[bare]), content_digest(&[decorated]));
+    }
+
+    #[test]
+    fn the_commits_a_bundle_brings_do_not_count() {
+        // Commit time, the commits since the previous Bundle and where they count from
+        // are for people (DECISION 140): the same commit is the same Bundle with or
+        // without them, and with the address the spec's vector gives.
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        let bare = Artifact::commit("https://github.com/acme/app", sha);
+        let at = |s: &str| Some(crate::Time(s.parse().expect("a timestamp")));
+        let chronicled = Artifact {
+            commit: Some(CommitArtifact {
+                repo: "https://github.com/acme/app".into(),
+                sha: sha.into(),
+                tag: "v1.3.0".into(),
+                committed_at: at("2026-03-01T10:00:00Z"),
+                commits: vec![crate::CommitSummary {
+                    sha: sha.into(),
+                    subject: "fix checkout".into(),
+                    author: "Jane Doe <jane@acme.example>".into(),
+                    committed_at: at("2026-03-01T10:00:00Z"),
+                }],
+                more_commits: 7,
+                commits_since: "fedcba9876543210fedcba9876543210fedcba98".into(),
+                ..CommitArtifact::default()
+            }),
+            ..Artifact::default()
+        };
+        assert_eq!(
+            content_digest(std::slice::from_ref(&chronicled)),
+            content_digest(&[bare])
+        );
+        assert_eq!(
+            content_digest(&[chronicled]),
+            "ce73bb6246b06182abbc448393d9af93bbf1c4642989b8266fb75c2b9192a29e"
+        );
     }
 
     #[test]

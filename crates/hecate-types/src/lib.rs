@@ -45,7 +45,7 @@ pub use beacon::{
 };
 pub use bundle::{
     Artifact, ArtifactRef, Bundle, BundleApproval, BundleSpec, BundleStatus, ChartArtifact,
-    CommitArtifact, GateCrossing, ImageArtifact, PolicyApproval, Rejection,
+    CommitArtifact, CommitSummary, GateCrossing, ImageArtifact, PolicyApproval, Rejection,
 };
 pub use common::{Condition, ConditionStatus, HealthCheck, LocalSecretRef, Step, Var};
 pub use error_chain::error_chain;

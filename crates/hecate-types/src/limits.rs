@@ -43,6 +43,15 @@ pub const MAX_PASSAGE_STATUS_BYTES: usize = 512 * 1024;
 /// refused before its first step.
 pub const MAX_PASSAGE_BYTES: usize = 1024 * 1024;
 
+/// The most commits a commit artifact lists as what its Bundle brings
+/// (`commits`; the rest are counted in `moreCommits`, DECISION 140).
+pub const MAX_BUNDLE_COMMITS: usize = 20;
+
+/// The longest commit subject a Beacon records, in bytes (cut on a character
+/// boundary): a subject is one line for people, and a Bundle lists up to
+/// [`MAX_BUNDLE_COMMITS`] of them.
+pub const MAX_SUBJECT_BYTES: usize = 200;
+
 /// `text` cut to at most `max` bytes, on a character boundary: how every bounded text
 /// the controller writes (a condition's message, an Event's note, a step's message) is
 /// cut.

@@ -499,20 +499,55 @@ async fn the_insecure_cookie_flag_drops_secure_and_nothing_else() {
     }
 }
 
+/// `/auth/config` is answered with a provider and without one: the UI asks it on every
+/// sign-in page and must never meet a 404.
 #[tokio::test]
 async fn the_ui_learns_where_sign_in_starts() {
     let sso = sso(true).await;
-    let answer = sso
-        .http
-        .get(format!("{}/auth/config", sso.base))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), StatusCode::OK);
-    assert_eq!(
-        serde_json::from_str::<Value>(&answer.text().await.unwrap()).unwrap(),
-        serde_json::json!({"login": "/auth/login", "logout": "/auth/logout"})
-    );
+    // The server as it runs with a provider: its routes and the provider's.
+    let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+    let client = kube::Client::try_from(config).unwrap();
+    let nowhere = hecate_api::AppState::new(client, vec![]);
+    for (signs_in, expected) in [
+        (
+            true,
+            serde_json::json!({"oidc": true, "login": "/auth/login", "logout": "/auth/logout"}),
+        ),
+        (false, serde_json::json!({"oidc": false})),
+    ] {
+        let state = if signs_in {
+            nowhere.clone().with_oidc_sign_in()
+        } else {
+            nowhere.clone()
+        };
+        let app = hecate_api::router(state);
+        let app = if signs_in {
+            let provider = &sso.provider;
+            let oidc = Oidc::discover(
+                &settings(provider, &sso.base, true),
+                &[provider.ca_pem().as_bytes().to_vec()],
+            )
+            .await
+            .unwrap();
+            Arc::new(oidc).router().merge(app)
+        } else {
+            app
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let answer = sso
+            .http
+            .get(format!("{base}/auth/config"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::OK);
+        assert_eq!(
+            serde_json::from_str::<Value>(&answer.text().await.unwrap()).unwrap(),
+            expected
+        );
+    }
 }
 
 #[tokio::test]

@@ -85,7 +85,7 @@ async fn sign_in_with_sso_in_chromium_is_the_cluster_deciding() {
     )
     .await
     .unwrap();
-    let state = AppState::new(env.client(Identity::HecateApi).await, vec![]);
+    let state = AppState::new(env.client(Identity::HecateApi).await, vec![]).with_oidc_sign_in();
     let app = Arc::new(oidc).router().merge(hecate_api::router(state));
     tokio::spawn(hecate_api::serve(
         listener,

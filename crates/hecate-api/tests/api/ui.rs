@@ -239,4 +239,14 @@ async fn unknown_paths_answer_the_not_found_page_and_api_paths_json() {
         .unwrap();
     let health: serde_json::Value = serde_json::from_str(&health).unwrap();
     assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
+    // The sign-in page asks how to sign in: a server without a provider answers too
+    // (never a 404 in the browser's console).
+    let config = http()
+        .get(format!("{base}/auth/config"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(config.status(), 200);
+    let config: serde_json::Value = serde_json::from_str(&config.text().await.unwrap()).unwrap();
+    assert_eq!(config, serde_json::json!({"oidc": false}));
 }

@@ -149,3 +149,92 @@ async fn the_queue_says_where_each_bundle_stands_and_what_your_approval_would_do
     assert_eq!(answer.json()[0]["progress"]["rejected"], json!(null));
     browser.close().await;
 }
+
+/// The approve dialog says what will happen (issue 34, item 1): on a Gate that crosses
+/// by itself (`spec.auto`), approving is what lets it cross — the controller starts
+/// the crossing once nothing else holds the Bundle —; on one that crosses when asked,
+/// someone else starts it. From the Approvals page and from the Gate's own page.
+#[tokio::test]
+async fn the_approve_dialog_says_whether_the_gate_crosses_by_itself() {
+    use kube::ResourceExt as _;
+    let server = Server::start().await;
+    crate::ui_rights::demo_as_deployed(&server).await;
+    let awaiting = hecate_testenv::demo::awaiting_approval().name_any();
+    let browser = Browser::start(&server.base).await;
+    let approvals = at(&server, "/approvals/");
+    let production = at(&server, "/gates/?name=production");
+    let row = format!("tr[data-bundle='{awaiting}']");
+
+    /// The dialog's detail after clicking `button`; the dialog is then cancelled.
+    async fn detail(browser: &Browser, button: &str) -> String {
+        browser.click(button).await;
+        browser
+            .until(
+                "the confirmation",
+                "document.querySelector('dialog#confirm[open]')",
+            )
+            .await;
+        let text = browser
+            .js(
+                "return document.querySelector('#confirm-detail').textContent;",
+                vec![],
+            )
+            .await;
+        browser.click("#confirm-cancel").await;
+        browser
+            .until(
+                "the dialog closed",
+                "!document.querySelector('dialog#confirm[open]')",
+            )
+            .await;
+        text.as_str().unwrap_or_default().to_string()
+    }
+
+    let manual = "Approving does not cross the Gate: someone else starts the crossing, and the one who approved may not be the one who promotes.";
+    let automatic = "Approving lets production cross by itself: the controller starts the crossing as soon as nothing else holds it.";
+    crate::ui_rights::sign_in_as(&browser, &server, Carol, &approvals).await;
+    drawn(&browser, "Approvals").await;
+    let approve = format!("{row} button[data-action=approve]");
+    browser
+        .until(
+            "carol's approve button",
+            &format!("document.querySelector(\"{approve}\")?.disabled === false"),
+        )
+        .await;
+    assert_eq!(
+        detail(&browser, &approve).await,
+        manual,
+        "production crosses when asked"
+    );
+
+    // production crosses by itself from now on.
+    server
+        .env
+        .api::<hecate_types::Gate>()
+        .patch(
+            "production",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"auto": true}})),
+        )
+        .await
+        .unwrap();
+    browser.open(&approvals).await;
+    drawn(&browser, "Approvals").await;
+    browser
+        .until(
+            "carol's approve button",
+            &format!("document.querySelector(\"{approve}\")?.disabled === false"),
+        )
+        .await;
+    assert_eq!(detail(&browser, &approve).await, automatic);
+    browser.open(&production).await;
+    drawn(&browser, "production").await;
+    browser
+        .until(
+            "carol's approve button on the Gate's page",
+            &format!("document.querySelector(\"{approve}\")?.disabled === false"),
+        )
+        .await;
+    assert_eq!(detail(&browser, &approve).await, automatic);
+    browser.close().await;
+}

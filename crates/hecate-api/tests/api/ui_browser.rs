@@ -268,6 +268,39 @@ impl Browser {
     }
 }
 
+/// What the page's console said since the last time it was asked (chromedriver's
+/// browser log): `[{level, message, timestamp}]`.
+#[derive(Debug)]
+struct ConsoleLog;
+
+impl fantoccini::wd::WebDriverCompatibleCommand for ConsoleLog {
+    fn endpoint(
+        &self,
+        base: &reqwest::Url,
+        session: Option<&str>,
+    ) -> Result<reqwest::Url, <reqwest::Url as std::str::FromStr>::Err> {
+        base.join(&format!("session/{}/se/log", session.unwrap_or_default()))
+    }
+
+    fn method_and_body(&self, _: &reqwest::Url) -> (axum::http::Method, Option<String>) {
+        (
+            axum::http::Method::POST,
+            Some(json!({"type": "browser"}).to_string()),
+        )
+    }
+}
+
+impl Browser {
+    /// The console's entries since it was last asked: errors a page logged, and every
+    /// load that failed (a 404 included).
+    pub(crate) async fn console(&self) -> Vec<Value> {
+        match self.client.issue_cmd(ConsoleLog).await {
+            Ok(Value::Array(entries)) => entries,
+            other => panic!("reading the browser's console: {other:?}"),
+        }
+    }
+}
+
 /// SIGKILLs the process group `leader` leads. Through `pkill -g`, not `kill -KILL
 /// -<pgid>`: procps-ng 4.0.2's `kill` reads that negative pid as -1 and signals every
 /// process the user owns.
@@ -316,6 +349,8 @@ async fn session(url: &str, chromium: &Path, extra: &[&str]) -> Result<Client, S
                 "--force-prefers-reduced-motion",
             ],
         },
+        // What the page logs (errors, failed loads), for `Browser::console`.
+        "goog:loggingPrefs": {"browser": "ALL"},
     });
     if let Some(args) = capabilities["goog:chromeOptions"]["args"].as_array_mut() {
         args.extend(extra.iter().map(|a| json!(a)));

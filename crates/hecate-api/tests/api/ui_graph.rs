@@ -81,9 +81,10 @@ async fn the_pipeline_is_a_graph_of_links_and_totals_open_their_lists() {
         assert_eq!(node[2], summary["state"], "{name}'s state is the server's");
         assert_eq!(node[3], summary["health"]);
         let label = node[4].as_str().unwrap();
+        // The words drawn on the node first (label in name).
         assert!(
             label.starts_with(&format!(
-                "Gate {name}, {}, {}",
+                "{name}, {} · {}",
                 summary["state"].as_str().unwrap(),
                 summary["health"].as_str().unwrap()
             )),

@@ -39,6 +39,26 @@ async fn drawn(browser: &Browser, heading: &str) {
 }
 
 /// Waits for the confirmation dialog and returns what it says will happen.
+/// The refusal said beside `button` once there is one: its words and role, whether it
+/// is in the viewport, how far it is from the button (the gap between their boxes, in
+/// CSS pixels), and what the notice at the top says.
+async fn refused_beside(browser: &Browser, button: &str) -> Value {
+    browser
+        .until(
+            "a refusal beside the button",
+            &format!(
+                "(() => {{ const b = document.querySelector({button}); const r = b && b.parentElement.querySelector(':scope > .refused-here'); \
+                   if (!r) return null; const a = b.getBoundingClientRect(), z = r.getBoundingClientRect(); \
+                   const gap = Math.max(0, z.left - a.right, a.left - z.right, z.top - a.bottom, a.top - z.bottom); \
+                   return {{ text: r.textContent, role: r.getAttribute('role'), gap, \
+                     inView: z.top >= 0 && z.left >= 0 && z.bottom <= innerHeight && z.right <= innerWidth, \
+                     notice: document.getElementById('notice').textContent }}; }})()",
+                button = json!(button)
+            ),
+        )
+        .await
+}
+
 async fn confirmation(browser: &Browser) -> Value {
     browser
         .until(
@@ -140,7 +160,7 @@ async fn signs_in_and_shows_every_page() {
     let shown = browser
         .js(
             "return [...document.querySelectorAll(`section[aria-labelledby='ns-${arguments[0]}'] .graph-svg a[data-gate]`)].map(a => \
-               [a.dataset.gate, a.dataset.state, a.dataset.health, a.getAttribute('aria-label').includes(`${a.dataset.state}, ${a.dataset.health}`)]);",
+               [a.dataset.gate, a.dataset.state, a.dataset.health, a.getAttribute('aria-label').includes(`${a.dataset.state} · ${a.dataset.health}`)]);",
             vec![json!(ns)],
         )
         .await;
@@ -431,15 +451,9 @@ async fn carol_approves_bob_promotes_and_a_refusal_is_shown_verbatim() {
         .await;
 
     // Carol may not cross with her own approval: the server refuses (SelfApproved,
-    // segregation of duties), and the page says so in the server's own words.
-    browser
-        .click(&format!(
-            "tr[data-bundle='{bundle}'] button[data-action=promote]"
-        ))
-        .await;
-    confirmation(&browser).await;
-    browser.click("#confirm-ok").await;
-    let text = browser.until_text("#notice", "Refused:").await;
+    // segregation of duties), and the page says so in the server's own words — beside
+    // the button she clicked, in view, on a desktop and on a phone (issue 34, item 2).
+    let promote = format!("tr[data-bundle='{bundle}'] button[data-action=promote]");
     let refusal = server
         .post(
             "/api/v1alpha1/namespaces/{ns}/gates/production/promote",
@@ -450,18 +464,42 @@ async fn carol_approves_bob_promotes_and_a_refusal_is_shown_verbatim() {
     assert_eq!(refusal.status, 409);
     assert_eq!(refusal.json()["code"], "SelfApproved");
     let message = refusal.json()["error"].as_str().unwrap().to_string();
-    assert_eq!(
+    for (width, height) in [crate::ui_axe::DESKTOP, crate::ui_axe::NARROW_PHONE] {
+        browser.client.set_window_size(width, height).await.unwrap();
         browser
             .js(
-                "return document.querySelector('#notice .server-text').textContent;",
-                vec![]
+                "document.querySelector(arguments[0]).scrollIntoView({block: 'center'});",
+                vec![json!(promote)],
             )
-            .await,
-        message,
-        "the refusal verbatim: {text}"
-    );
-    assert!(text.contains("SelfApproved"), "{text}");
-    browser.screenshot("refusal", 1280).await;
+            .await;
+        browser.click(&promote).await;
+        confirmation(&browser).await;
+        browser.click("#confirm-ok").await;
+        let beside = refused_beside(&browser, &promote).await;
+        assert_eq!(
+            beside["text"],
+            format!("{message} (SelfApproved)"),
+            "the refusal verbatim, at {width} px: {beside}"
+        );
+        assert_eq!(beside["role"], "alert", "announced: {beside}");
+        assert_eq!(beside["inView"], true, "in view at {width} px: {beside}");
+        assert!(
+            beside["gap"].as_f64().unwrap() <= 16.0,
+            "beside the button at {width} px: {beside}"
+        );
+        assert_eq!(beside["notice"], "", "not at the top of the page: {beside}");
+        browser
+            .screenshot(
+                if width > 1000 {
+                    "refusal"
+                } else {
+                    "refusal-phone"
+                },
+                width,
+            )
+            .await;
+    }
+    browser.client.set_window_size(1280, 900).await.unwrap();
     let passages = server.env.api::<Passage>();
     let crossing = |list: Vec<Passage>| -> Vec<Passage> {
         list.into_iter()
@@ -593,5 +631,72 @@ async fn live_updates_appear_without_reloading_and_server_text_stays_text() {
     );
     browser.until_text("#live", "updated").await;
     browser.screenshot("gates-live-update", 1280).await;
+    browser.close().await;
+}
+
+/// No page load asks for something that is not there, or logs an error (issue 34,
+/// item 11): the sign-in page asks how to sign in (`/auth/config`), which the server
+/// answers without an identity provider too, and every page after it loads clean.
+#[tokio::test]
+async fn no_page_meets_a_404_or_logs_an_error() {
+    let server = Server::start().await;
+    server.demo().await;
+    let browser = Browser::start(&server.base).await;
+    /// The resources the page loaded that failed (`[url, status]`), and the console's
+    /// errors since it was last asked.
+    async fn trouble(browser: &Browser) -> (Value, Vec<Value>) {
+        let failed = browser
+            .js(
+                "return performance.getEntriesByType('resource').filter(e => e.responseStatus >= 400).map(e => [e.name, e.responseStatus]);",
+                vec![],
+            )
+            .await;
+        let errors = browser
+            .console()
+            .await
+            .into_iter()
+            .filter(|e| e["level"] == "SEVERE")
+            .collect();
+        (failed, errors)
+    }
+    browser.open(&at(&server, "/")).await;
+    drawn(&browser, "Sign in").await;
+    browser
+        .until(
+            "the sign-in page asked how to sign in",
+            "performance.getEntriesByType('resource').some(e => e.name.endsWith('/auth/config') && e.responseStatus === 200)",
+        )
+        .await;
+    assert_eq!(
+        trouble(&browser).await,
+        (json!([]), vec![]),
+        "the sign-in page"
+    );
+    browser.sign_in(&server.token(Alice)).await;
+    for (path, heading) in [
+        ("/", "Overview"),
+        ("/gates/?name=production", "production"),
+        ("/approvals/", "Approvals"),
+        ("/audit/", "Audit"),
+    ] {
+        browser.open(&at(&server, path)).await;
+        drawn(&browser, heading).await;
+        browser
+            .until("the header's rights", "document.querySelector('#whoami')")
+            .await;
+        assert_eq!(trouble(&browser).await, (json!([]), vec![]), "{path}");
+    }
+    // Settings asks who holds the roles, which the cluster may refuse alice (a 403,
+    // shown as such): an answer, not something missing.
+    browser.open(&at(&server, "/settings/")).await;
+    drawn(&browser, "Settings").await;
+    browser
+        .until("the settings", "document.querySelector('#identity')")
+        .await;
+    let (failed, _) = trouble(&browser).await;
+    assert!(
+        failed.as_array().unwrap().iter().all(|f| f[1] == 403),
+        "nothing missing on the settings page: {failed}"
+    );
     browser.close().await;
 }

@@ -194,3 +194,99 @@ async fn a_passage_shows_each_steps_start_duration_attempts_and_outputs() {
     assert_eq!([axe_passage, axe_list], [[0, 0], [0, 0]]);
     browser.close().await;
 }
+
+/// An aborted crossing whose `git-push` had succeeded left its commit on the
+/// environment's branch (issue 34, item 13): its page says so, from ops' reading of
+/// the step records (the Gate's `leftBehind`). One aborted before its push says
+/// nothing of the kind.
+#[tokio::test]
+async fn an_aborted_passage_says_the_commit_it_pushed_is_still_on_the_branch() {
+    use hecate_types::{
+        PassagePhase, PassageSpec, PassageStatus, Step, StepPhase, StepStatus, Time,
+    };
+    use kube::ResourceExt as _;
+    let server = Server::start().await;
+    demo_as_deployed(&server).await;
+    let bundle = hecate_testenv::demo::awaiting_approval().name_any();
+    let now = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second()).unwrap();
+    let sha = "46eeba7c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a";
+    // Two aborted crossings of production, the newest first to have pushed.
+    for (name, pushed, minutes_ago) in [
+        ("production-aborted-early", false, 2),
+        ("production-aborted", true, 1),
+    ] {
+        let step = |uses: &str| Step {
+            uses: uses.into(),
+            ..Step::default()
+        };
+        let mut passage = Passage::new(
+            name,
+            PassageSpec {
+                gate: "production".into(),
+                bundle: bundle.clone(),
+                steps: vec![step("git-push"), step("flux-wait")],
+                actor: "bob".into(),
+                ..PassageSpec::default()
+            },
+        );
+        passage.labels_mut().insert(
+            hecate_types::wellknown::LABEL_GATE.into(),
+            "production".into(),
+        );
+        let mut passage = server.env.create(passage).await;
+        let started = Time(now - jiff::SignedDuration::from_mins(minutes_ago));
+        let push = StepStatus {
+            uses: "git-push".into(),
+            phase: if pushed {
+                StepPhase::Succeeded
+            } else {
+                StepPhase::Aborted
+            },
+            output: pushed.then(|| json!({"branch": "env/production", "sha": sha, "pushed": true})),
+            started_at: Some(started.clone()),
+            ..StepStatus::default()
+        };
+        let wait = StepStatus {
+            uses: "flux-wait".into(),
+            phase: StepPhase::Aborted,
+            ..StepStatus::default()
+        };
+        passage.status = Some(PassageStatus {
+            phase: Some(PassagePhase::Aborted),
+            message: "aborted".into(),
+            steps: vec![push, wait],
+            started_at: Some(started.clone()),
+            finished_at: Some(started),
+            ..PassageStatus::default()
+        });
+        server.env.write_status(&passage).await;
+    }
+    let browser = Browser::start(&server.base).await;
+    browser
+        .open(&at(&server, "/passages/?name=production-aborted"))
+        .await;
+    browser.sign_in(&server.token(Alice)).await;
+    drawn(&browser, "production-aborted").await;
+    let said = browser
+        .until_text("[data-left-behind=production-aborted]", "still on")
+        .await;
+    assert_eq!(
+        said,
+        "The commit pushed by this crossing (46eeba7) is still on env/production: the environment may run it until the next crossing."
+    );
+    browser
+        .open(&at(&server, "/passages/?name=production-aborted-early"))
+        .await;
+    drawn(&browser, "production-aborted-early").await;
+    browser.until_text("main", "Steps").await;
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelectorAll('[data-left-behind]').length;",
+                vec![]
+            )
+            .await,
+        json!(0)
+    );
+    browser.close().await;
+}

@@ -134,6 +134,18 @@ async fn buttons(browser: &Browser, action: &str) -> Vec<(bool, String, String)>
     serde_json::from_value(value).unwrap()
 }
 
+/// Every disabled write button in <main>: `(its words, the text its
+/// aria-describedby points at, whether that text is shown)`.
+pub(crate) async fn disabled_reasons(browser: &Browser) -> Vec<(String, String, bool)> {
+    let value = browser
+        .js(
+            "return [...document.querySelectorAll('main button[data-action]:disabled')].map(b => {                const said = (b.getAttribute('aria-describedby') || '').split(' ').filter(Boolean).map(id => document.getElementById(id));                return [b.getAttribute('aria-label') || b.textContent, said.map(el => el ? el.textContent : '').join(' '),                  said.length > 0 && said.every(el => el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden' && el.textContent.trim() !== '')]; });",
+            vec![],
+        )
+        .await;
+    serde_json::from_value(value).unwrap()
+}
+
 /// Signs out whoever is signed in, opens `path` and signs in as `who`.
 pub(crate) async fn sign_in_as(browser: &Browser, server: &Server, who: Identity, path: &str) {
     if browser
@@ -186,6 +198,29 @@ async fn the_header_names_the_caller_and_buttons_name_the_role_they_need() {
         assert_eq!(role, "hecate-approver");
         assert!(title.contains("update bundles/status"), "{title}");
     }
+    // Not only on hover: every disabled write says why in text on the page, tied to
+    // the button, which a keyboard or a phone reaches too (issue 34, item 4).
+    for (width, height) in [crate::ui_axe::DESKTOP, crate::ui_axe::NARROW_PHONE] {
+        browser.client.set_window_size(width, height).await.unwrap();
+        let reasons = disabled_reasons(&browser).await;
+        assert!(
+            reasons.len() >= 3,
+            "production's writes, disabled: {reasons:?}"
+        );
+        for (button, said, visible) in &reasons {
+            assert!(
+                visible,
+                "{button}'s reason is shown at {width} px: {said:?}"
+            );
+            assert!(
+                said.starts_with(&format!(
+                    "alice may not do this in {ns}: it needs the hecate-"
+                )),
+                "{button}: {said:?}"
+            );
+        }
+    }
+    browser.client.set_window_size(1280, 900).await.unwrap();
     let axe_alice = crate::ui_axe::check(&browser, "production as alice").await;
     browser.screenshot("rights-alice-gate", 1280).await;
     browser.screenshot("rights-alice-gate-phone", 390).await;

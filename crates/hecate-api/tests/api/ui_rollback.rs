@@ -16,12 +16,18 @@ use crate::harness::*;
 use crate::ui_browser::*;
 use crate::ui_rights::{at, drawn, sign_in_as};
 
-/// Production held b1, then b2 (both verified), and now b3, whose verification said
-/// no: the crossings are Passages `production-1` … `-3`.
+/// Production, which verifies what crosses it (an `http` check), held b1, then b2
+/// (both verified), and now b3, whose verification said no: the crossings are
+/// Passages `production-1` … `-3`.
 async fn unverified_production(server: &Server) {
     let env = &server.env;
     bundles_in_order(env, &["b1", "b2", "b3"]).await;
-    let mut production = gate(env, "production", gate_spec(&[], false)).await;
+    let mut spec = gate_spec(&[], false);
+    spec.verify = vec![hecate_types::Verification {
+        uses: "http".into(),
+        with: Some(json!({"url": "http://shop.example/healthz"})),
+    }];
+    let mut production = gate(env, "production", spec).await;
     for (n, bundle) in [(1, "b1"), (2, "b2"), (3, "b3")] {
         passage(
             env,
@@ -260,8 +266,8 @@ async fn a_promoter_rolls_back_from_the_history_and_a_viewer_is_told_why_not() {
     browser.close().await;
 }
 
-/// A refusal is said beside the button that was clicked, in the API's words (the
-/// notice says it too).
+/// A refusal is said beside the button that was clicked, in the API's words, and
+/// announced there — not at the top of the page (issue 34, item 2).
 #[tokio::test]
 async fn a_refused_rollback_is_said_beside_its_button() {
     let server = Server::start().await;
@@ -306,10 +312,17 @@ async fn a_refused_rollback_is_said_beside_its_button() {
             "rollback refused: ",
         )
         .await;
-    browser
-        .until_text("#notice [data-kind=error]", "Refused")
-        .await;
     assert!(beside.ends_with("(WindowClosed)"), "{beside}");
+    assert_eq!(
+        browser
+            .js(
+                "return document.getElementById('notice').textContent;",
+                vec![]
+            )
+            .await,
+        json!(""),
+        "said where the button is, not at the top"
+    );
     browser.screenshot("rollback-refused", 1280).await;
     phone_screenshot(&browser, "rollback-refused-phone").await;
     // No Passage was opened.

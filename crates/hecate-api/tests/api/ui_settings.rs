@@ -194,40 +194,87 @@ async fn the_settings_page_shows_the_installation_and_its_forms_write() {
     assert_eq!(evidence.fides_environment, environment);
     assert_eq!(evidence.server_url, fides.uri());
 
-    // Alice (a viewer) does not see the grants, and a write is refused in the
-    // cluster's words.
-    browser.click("#sign-out").await;
-    browser.open(&format!("/settings/?namespace={ns}")).await;
-    browser.sign_in(&server.token(Alice)).await;
-    browser.until_text("#identity", "alice").await;
+    // A write the server refuses is said beside the button that sent it, not at the
+    // top of the page (issue 34, item 2): here, an environment that is no UUID — once
+    // the page has been drawn again after the last write.
     browser
-        .until("grants hidden", "document.querySelector('#grants-hidden')")
+        .until(
+            "the page drawn again",
+            "!document.querySelector('main[aria-busy]') && document.querySelector('#evidence-form')",
+        )
         .await;
-    assert_eq!(
-        browser
-            .js(
-                "return document.querySelector('#grant-form') === null;",
-                vec![]
-            )
-            .await,
-        json!(true)
-    );
     fill_and_submit(
         &browser,
-        "cluster-form",
+        "evidence-form",
         &[
-            ("cluster-name", "sneaky"),
-            ("cluster-kubeconfig", "apiVersion: v1"),
+            ("evidence-gate", "staging"),
+            ("evidence-server", &fides.uri()),
+            ("evidence-environment", "not-a-uuid"),
         ],
     )
     .await;
-    let refusal = browser
-        .until_text("#notice [data-kind=error]", "Not permitted")
+    let beside = browser
+        .until_text(
+            "#evidence-form button[type=submit] + .refused-here[role=alert]",
+            "It did not work: ",
+        )
         .await;
-    assert!(
-        refusal.contains(&format!("alice may not create secrets in {ns}")),
-        "{refusal}"
+    assert!(beside.contains("fidesEnvironment"), "{beside}");
+    assert_eq!(
+        browser
+            .js(
+                "return document.getElementById('notice').textContent;",
+                vec![]
+            )
+            .await,
+        json!("")
     );
-    assert!(secrets.get_opt("sneaky").await.unwrap().is_none());
+
+    // Alice (a viewer) and ci-bot (no role at all) may change nothing here: they do not
+    // see the grants, and the forms are there read-only, saying why (issue 34, item 5).
+    for who in [Alice, CiBot] {
+        browser.click("#sign-out").await;
+        browser.open(&format!("/settings/?namespace={ns}")).await;
+        browser.sign_in(&server.token(who)).await;
+        browser.until_text("#identity", who.username()).await;
+        browser
+            .until("grants hidden", "document.querySelector('#grants-hidden')")
+            .await;
+        assert_eq!(
+            browser
+                .js(
+                    "return document.querySelector('#grant-form') === null;",
+                    vec![]
+                )
+                .await,
+            json!(true)
+        );
+        for (form, needs) in [
+            ("evidence-form", "(update gates)"),
+            ("cluster-form", "(create secrets)"),
+        ] {
+            let state = browser
+                .js(
+                    "const form = document.getElementById(arguments[0]);                      const group = form.querySelector('fieldset');                      const why = document.getElementById(group.getAttribute('aria-describedby') || '');                      return [form.querySelectorAll('input:enabled, select:enabled, textarea:enabled, button:enabled').length,                              why ? why.textContent : '', why ? why.getClientRects().length > 0 : false];",
+                    vec![json!(form)],
+                )
+                .await;
+            assert_eq!(
+                state[0],
+                json!(0),
+                "{who:?}: nothing in #{form} can be used"
+            );
+            let why = state[1].as_str().unwrap_or_default();
+            assert!(
+                why.starts_with(&format!(
+                    "{} may not do this in {ns}: it needs ",
+                    who.username()
+                )) && why.contains(needs),
+                "{who:?}, #{form}: {why:?}"
+            );
+            assert_eq!(state[2], json!(true), "{who:?}: the reason is shown");
+        }
+        crate::ui_axe::check(&browser, &format!("settings as {who:?}")).await;
+    }
     browser.close().await;
 }

@@ -373,3 +373,121 @@ async fn times_are_the_viewers_with_their_zone_and_relative_ones_tick() {
         .await;
     browser.close().await;
 }
+
+/// A Bundle's timeline starts with its emission (issue 34, item 6), even when a Gate
+/// cleared it within the second it was emitted: the emission's time has a fraction of
+/// a second (`hecate.dev/created-at`), the records' whole seconds, and "cleared" at
+/// 12:00:01 is not before "emitted" at 12:00:01.9.
+#[tokio::test]
+async fn a_bundles_timeline_starts_with_its_emission() {
+    use hecate_types::{Bundle, BundleStatus, GateCrossing, Time};
+    let server = Server::start().await;
+    server.pipeline().await;
+    let second = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second()).unwrap();
+    let emitted = second + jiff::SignedDuration::from_millis(900);
+    let mut fresh = Bundle::new("b2", hecate_testenv::fixtures::bundle_spec());
+    fresh.annotations_mut().insert(
+        "hecate.dev/created-at".into(),
+        emitted.strftime("%Y-%m-%dT%H:%M:%S%.9fZ").to_string(),
+    );
+    let mut fresh = server.env.create(fresh).await;
+    fresh.status = Some(BundleStatus {
+        cleared: vec![GateCrossing {
+            gate: "staging".into(),
+            passage: "staging-1".into(),
+            at: Time(second),
+            actor: "bob".into(),
+            reason: String::new(),
+        }],
+        ..BundleStatus::default()
+    });
+    server.env.write_status(&fresh).await;
+    let browser = Browser::start(&server.base).await;
+    browser.open(&at(&server, "/bundles/?name=b2")).await;
+    browser.sign_in(&server.token(Alice)).await;
+    drawn(&browser, "b2").await;
+    browser.until_text("main", "Timeline").await;
+    let order = browser
+        .js(
+            "return [...document.querySelectorAll('main tr[data-what]')].map(r => r.dataset.what);",
+            vec![],
+        )
+        .await;
+    assert_eq!(order, json!(["emitted", "cleared"]));
+    browser.close().await;
+}
+
+/// A Gate's window is said in its own zone, and — when the viewer's clock reads it
+/// differently — its opening in the viewer's zone too (issue 34, item 7).
+#[tokio::test]
+async fn a_window_is_said_in_the_viewers_zone_too() {
+    let server = Server::start().await;
+    demo_as_deployed(&server).await;
+    // production's weekend freeze, in London.
+    server
+        .env
+        .api::<hecate_types::Gate>()
+        .patch(
+            "production",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"windows": [
+                {"schedule": "0 0 * * 6", "duration": "48h", "timeZone": "Europe/London", "deny": true}
+            ]}})),
+        )
+        .await
+        .unwrap();
+    let browser = Browser::start(&server.base).await;
+    let page = at(&server, "/gates/?name=production");
+    let zone = |id: &'static str| Cdp("Emulation.setTimezoneOverride", json!({"timezoneId": id}));
+
+    // A viewer in India: the freeze's opening in their time, with their zone.
+    browser
+        .client
+        .issue_cmd(zone("Asia/Kolkata"))
+        .await
+        .unwrap();
+    browser.open(&page).await;
+    browser.sign_in(&server.token(Alice)).await;
+    drawn(&browser, "production").await;
+    let theirs = browser
+        .until_text("ul.windows li .your-zone", "In your time zone: ")
+        .await;
+    assert!(
+        theirs.matches("GMT+5:30").count() == 2,
+        "its start and end in the viewer's zone: {theirs}"
+    );
+    let text = browser
+        .js(
+            "return document.querySelector('ul.windows li').textContent;",
+            vec![],
+        )
+        .await;
+    assert!(
+        text.as_str()
+            .unwrap()
+            .starts_with("no crossings Sat 00:00 – Mon 00:00"),
+        "the window in its own zone first: {text}"
+    );
+
+    // A viewer in London reads the window's own words: nothing more.
+    browser
+        .client
+        .issue_cmd(zone("Europe/London"))
+        .await
+        .unwrap();
+    browser.open(&page).await;
+    drawn(&browser, "production").await;
+    browser
+        .until("the windows", "document.querySelector('ul.windows li')")
+        .await;
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelectorAll('.your-zone').length;",
+                vec![]
+            )
+            .await,
+        json!(0)
+    );
+    browser.close().await;
+}

@@ -312,3 +312,50 @@ async fn a_passage_shows_its_verification_and_the_timeline_marks_verified_from_c
     assert_eq!([axe, axe_overview, axe_bundle], [[0, 0]; 3]);
     browser.close().await;
 }
+
+/// A Gate that verifies nothing (no `spec.verify`) has no verified state to show
+/// (issue 34, item 9): its history has no Verified column, and the audit trail's rows
+/// for it say nothing there — never "not verified" on every row.
+#[tokio::test]
+async fn a_gate_that_verifies_nothing_shows_no_verified_state() {
+    let server = Server::start().await;
+    demo_as_deployed(&server).await;
+    let browser = Browser::start(&server.base).await;
+    browser.open(&at(&server, "/gates/?name=production")).await;
+    browser.sign_in(&server.token(Alice)).await;
+    drawn(&browser, "production").await;
+    browser.until_text("main", "History").await;
+    let history = browser
+        .js(
+            "const t = [...document.querySelectorAll('main table')].find(t => t.caption.textContent.startsWith('Bundles that entered')); \
+             return [[...t.querySelectorAll('thead th')].map(th => th.textContent), t.querySelectorAll('tbody tr').length, t.querySelectorAll('[data-verified]').length];",
+            vec![],
+        )
+        .await;
+    assert_eq!(
+        history,
+        json!([
+            ["Bundle", "Entered", "By", "Passage", "Action"],
+            history[1],
+            0
+        ]),
+        "{history}"
+    );
+    assert!(history[1].as_u64().unwrap() > 0, "production has a history");
+
+    browser.open(&at(&server, "/audit/")).await;
+    drawn(&browser, "Audit").await;
+    let audit = browser
+        .js(
+            "return [...document.querySelectorAll('main tr.entry')].map(r => r.querySelector('td[data-label=Verified]').textContent);",
+            vec![],
+        )
+        .await;
+    let cells = audit.as_array().unwrap();
+    assert!(!cells.is_empty());
+    assert!(
+        cells.iter().all(|c| c == "—nothing to verify"),
+        "no Gate of the demo verifies: {audit}"
+    );
+    browser.close().await;
+}

@@ -1,7 +1,7 @@
 // The writes (promote, rollback, approve, reject, abort, Flux) and poll. Each write is confirmed in a
 // dialog that says exactly what will happen; the server's answer is shown as it is —
-// a refusal in the API's own words, a 401 as an expired session, a 403 explained as
-// the separation of permissions it is. Writes never send an actor: the server records
+// a refusal in the API's own words beside the button that asked, a 401 as an expired
+// session, a 403 explained as the separation of permissions it is. Writes never send an actor: the server records
 // whoever the token belongs to.
 
 import { ApiError, Unauthenticated, nsPath, post } from "./api.js";
@@ -66,6 +66,66 @@ export function confirm({ title, text, detail, ok, reason = false }) {
   });
 }
 
+// ---- refusals beside the button that asked ------------------------------------------
+
+/**
+ * The write button last clicked: a refusal is said beside it, where the eye is, rather
+ * than at the top of a long page (hundreds of pixels away on a phone). Heard on the
+ * document, before any page's own handler, so no page has to pass it along.
+ */
+let clicked = null;
+document.addEventListener(
+  "click",
+  (event) => {
+    const button = event.target instanceof Element ? event.target.closest("button[data-action]") : null;
+    if (button) clicked = button;
+  },
+  true,
+);
+
+/** Refusals said on this page: a button's key → `{text, heard}`; kept across redraws. */
+const REFUSED = new Map();
+
+/** What names a button across redraws: its action and its accessible words. */
+function buttonKey(button) {
+  return `${button.dataset.action}|${button.getAttribute("aria-label") || button.textContent.trim()}`;
+}
+
+/** The refusal's line for `button` (`heard`: already announced, so said quietly). */
+function refusalLine(button, said) {
+  const attrs = { class: "refused-here server-text", "data-refused": button.dataset.bundle || button.dataset.passage || button.dataset.action };
+  // Announced once, when it appears; a redraw that puts it back says nothing again.
+  if (!said.heard) attrs.role = "alert";
+  return h("span", attrs, said.text);
+}
+
+/** Puts the refusal for `button`, if any, right after it (replacing an older one). */
+function placeRefusal(button) {
+  const said = REFUSED.get(buttonKey(button));
+  const old = button.parentElement && button.parentElement.querySelector(":scope > .refused-here");
+  if (old) old.remove();
+  if (!said) return;
+  button.insertAdjacentElement("afterend", refusalLine(button, said));
+  said.heard = true;
+}
+
+/** Says `text` beside `button`, now and after every redraw until it is clicked again. */
+export function refuseBeside(button, text) {
+  REFUSED.set(buttonKey(button), { text, heard: false });
+  placeRefusal(button);
+}
+
+/** After a redraw: each refusal said on this page back beside its button. */
+export function besides(root) {
+  if (!REFUSED.size || !root) return;
+  for (const button of root.querySelectorAll("button[data-action]")) placeRefusal(button);
+}
+
+/** A new page: what was refused on the last one is not said here. */
+export function forgetRefusals() {
+  REFUSED.clear();
+}
+
 /** Shows why a write failed. */
 export function failed(action, error) {
   if (error instanceof Unauthenticated) {
@@ -99,19 +159,25 @@ export function failed(action, error) {
  * notice says it at length), or null when there is nothing to say there (an expired
  * session is the whole page's business).
  */
-export function refusalText(error) {
+export function refusalText(error, action = "") {
   if (error instanceof Unauthenticated) return null;
-  if (error instanceof ApiError && error.status === 403) return `Not permitted: ${error.message}`;
+  if (error instanceof ApiError && error.status === 403) return `Not permitted: ${error.message}. ${FORBIDDEN[action] || ""}`.trim();
   // The API's refusals say so themselves ("rollback refused: …").
   if (error instanceof ApiError && error.status === 409) return `${error.message}${error.code ? ` (${error.code})` : ""}`;
   return `It did not work: ${error.message || String(error)}`;
 }
 
 /**
- * Confirms, performs, reports. Resolves to the server's answer, or null. `onError`
- * hears a failure too, after the notice has said it.
+ * Confirms, performs, reports. Resolves to the server's answer, or null. A refusal is
+ * said beside the button that asked (announced there: `role=alert`); without one — or
+ * for an expired session, the whole page's business — in the notice. `onError` hears
+ * a failure too.
  */
 async function perform(action, question, run, report, onError) {
+  const button = clicked && clicked.isConnected ? clicked : null;
+  clicked = null;
+  if (button) REFUSED.delete(buttonKey(button));
+  if (button) placeRefusal(button);
   if (question && !(await confirm(question))) return null;
   notice.show("pending", "Asking the cluster…");
   try {
@@ -119,10 +185,24 @@ async function perform(action, question, run, report, onError) {
     notice.show("ok", ...report(answer));
     return answer;
   } catch (error) {
-    failed(action, error);
+    const text = refusalText(error, action);
+    // The page may have been redrawn while asking: the button that now stands there.
+    const here = button && (button.isConnected ? button : sameButton(button));
+    if (text && here) {
+      notice.clear();
+      refuseBeside(here, text);
+    } else {
+      failed(action, error);
+    }
     if (onError) onError(error);
     return null;
   }
+}
+
+/** The button on the page now that is `button` redrawn, if there is one. */
+function sameButton(button) {
+  const key = buttonKey(button);
+  return [...document.querySelectorAll("main button[data-action]")].find((b) => buttonKey(b) === key) || null;
 }
 
 /** Where the UI shows Passage `name`. */
@@ -182,8 +262,9 @@ export function rollback(ns, gate, { to = null, label = null, current = null, st
 }
 
 /**
- * Approves `bundle` for `gate`. `crossesItself`: the Gate is automatic, so the
- * approval that completes what it asks for starts the crossing.
+ * Approves `bundle` for `gate`. `crossesItself`: the Gate's spec says it crosses by
+ * itself (`spec.auto`), so an approval that leaves nothing else holding the Bundle is
+ * what starts the crossing — the dialog must not say someone else will.
  */
 export function approve(ns, gate, bundle, label, crossesItself = false) {
   return perform(
@@ -192,7 +273,7 @@ export function approve(ns, gate, bundle, label, crossesItself = false) {
       title: `Approve for ${gate}`,
       text: `Approve ${label} for ${gate} as you.`,
       detail: crossesItself
-        ? `${gate} crosses by itself: once the approvals it asks for are complete, it starts crossing ${label} without anyone asking.`
+        ? `Approving lets ${gate} cross by itself: the controller starts the crossing as soon as nothing else holds it.`
         : "Approving does not cross the Gate: someone else starts the crossing, and the one who approved may not be the one who promotes.",
       ok: `Approve for ${gate}`,
     },

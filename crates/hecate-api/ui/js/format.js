@@ -31,6 +31,22 @@ export function local(when) {
   return Number.isNaN(t) ? "" : absolute.format(t);
 }
 
+/**
+ * Whether the viewer's clock reads `when` as the clock of `zone` (an IANA name) does:
+ * a time said in that zone needs no second telling in theirs. An unknown zone reads
+ * differently.
+ */
+export function sameClock(when, zone) {
+  const t = Date.parse(when);
+  if (Number.isNaN(t)) return true;
+  const parts = { day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit" };
+  try {
+    return new Intl.DateTimeFormat(undefined, parts).format(t) === new Intl.DateTimeFormat(undefined, { ...parts, timeZone: zone }).format(t);
+  } catch {
+    return false;
+  }
+}
+
 /** The time of day in the viewer's zone, with the zone: "10:30:12 CET". */
 export function clock(when = Date.now()) {
   return clockTime.format(when);

@@ -42,49 +42,77 @@ function edges(gates) {
   return [...found.values()];
 }
 
-/** Words for a Gate node: what its link says to a screen reader. */
-function spoken(node) {
-  const parts = [`Gate ${node.name}`, node.state, node.health];
-  if (node.running) parts.push(`crossing: ${node.running}`);
-  else if (node.waiting) parts.push(`${node.waiting} waiting`);
-  parts.push(node.current ? `running ${node.currentLabel}` : "nothing yet");
-  return parts.filter(Boolean).join(", ");
+/**
+ * Words for a node: what its link says to a screen reader — the words drawn on it
+ * first, in their order (a name that starts with what is seen: WCAG 2.5.3, label in
+ * name), then in full what the drawing cut short.
+ */
+function spoken(shown, full) {
+  const cut = full.filter(([drawn, whole]) => drawn !== whole).map(([, whole]) => whole);
+  return `${shown.filter(Boolean).join(", ")}${cut.length ? ` (${cut.join(", ")})` : ""}`;
 }
 
 function gateNode(ns, node) {
+  const name = clip(node.name, 22);
+  const current = clip(node.currentLabel, 24);
+  const running = clip(node.running, 18);
   const lines = [
     [`${node.state ? node.state + " · " : ""}${node.health}`, "graph-state"],
-    [node.current ? `now ${clip(node.currentLabel, 24)}` : "nothing yet", "graph-small"],
-    [node.running ? `crossing: ${clip(node.running, 18)}` : node.waiting ? `${node.waiting} waiting` : node.suspended ? "suspended" : "", node.running ? "graph-small graph-running" : "graph-small"],
+    [node.current ? `now ${current}` : "nothing yet", "graph-small"],
+    [node.running ? `crossing: ${running}` : node.waiting ? `${node.waiting} waiting` : node.suspended ? "suspended" : "", node.running ? "graph-small graph-running" : "graph-small"],
   ];
-  return s(
-    "a",
-    {
-      href: href("/gates/", { name: node.name, namespace: ns }),
-      class: ["graph-node", `graph-${node.health}`, node.state && `graph-state-${node.state}`],
-      "data-gate": node.name,
-      "data-state": node.state || "",
-      "data-health": node.health,
-      "aria-label": spoken(node),
-      transform: `translate(${node.x} ${node.y})`,
-    },
+  const words = spoken(
+    [name, ...lines.map(([text]) => text)],
+    [
+      [name, `Gate ${node.name}`],
+      [current, node.current ? `running ${node.currentLabel}` : current],
+      [running, node.running ? `crossing: ${node.running}` : running],
+    ],
+  );
+  return tipped(
+    node,
     // On hover, also where it is in one line (the Overview's summary, when known).
-    s("title", null, node.summary ? `${spoken(node)}. ${node.summary}` : spoken(node)),
-    s("rect", { width: W, height: H, rx: 8 }),
-    s("rect", { class: "graph-edge-mark", width: 5, height: H, rx: 2 }),
-    s("text", { x: 14, y: 22, class: "graph-name" }, clip(node.name, 22)),
-    lines.map(([text, cls], i) => (text ? s("text", { x: 14, y: 42 + i * 16, class: cls }, text) : null)),
+    node.summary ? `${words}. ${node.summary}` : words,
+    s(
+      "a",
+      {
+        href: href("/gates/", { name: node.name, namespace: ns }),
+        class: ["graph-node", `graph-${node.health}`, node.state && `graph-state-${node.state}`],
+        "data-gate": node.name,
+        "data-state": node.state || "",
+        "data-health": node.health,
+        "aria-label": words,
+      },
+      s("rect", { width: W, height: H, rx: 8 }),
+      s("rect", { class: "graph-edge-mark", width: 5, height: H, rx: 2 }),
+      s("text", { x: 14, y: 22, class: "graph-name" }, name),
+      lines.map(([text, cls], i) => (text ? s("text", { x: 14, y: 42 + i * 16, class: cls }, text) : null)),
+    ),
   );
 }
 
+/**
+ * A node placed where it stands, with its hover text: the `<title>` beside the link,
+ * not in it — inside, it would count as the link's own words, which its name must
+ * then contain (label in name).
+ */
+function tipped(node, tip, link) {
+  return s("g", { transform: `translate(${node.x} ${node.y})` }, s("title", null, tip), link);
+}
+
 function beaconNode(ns, node) {
-  return s(
-    "a",
-    { href: href("/beacons/", { name: node.name, namespace: ns }), class: "graph-node graph-beacon", "data-beacon": node.name, "aria-label": `Beacon ${node.name}`, transform: `translate(${node.x} ${node.y})` },
-    s("title", null, `Beacon ${node.name}`),
-    s("rect", { width: W, height: H, rx: 8 }),
-    s("text", { x: 14, y: 22, class: "graph-name" }, clip(node.name, 22)),
-    s("text", { x: 14, y: 42, class: "graph-small" }, "Beacon"),
+  const name = clip(node.name, 22);
+  const words = spoken([name, "Beacon"], [[name, node.name]]);
+  return tipped(
+    node,
+    `Beacon ${node.name}`,
+    s(
+      "a",
+      { href: href("/beacons/", { name: node.name, namespace: ns }), class: "graph-node graph-beacon", "data-beacon": node.name, "aria-label": words },
+      s("rect", { width: W, height: H, rx: 8 }),
+      s("text", { x: 14, y: 22, class: "graph-name" }, name),
+      s("text", { x: 14, y: 42, class: "graph-small" }, "Beacon"),
+    ),
   );
 }
 

@@ -2,6 +2,7 @@
 // and re-renders the page when live updates arrive — keeping focus and scroll where
 // they were, and leaving the page alone when nothing it shows has changed.
 
+import * as actions from "./actions.js";
 import { ApiError, Unauthenticated, whenUnauthenticated } from "./api.js";
 import { h, replace } from "./dom.js";
 import { syncTicking } from "./format.js";
@@ -109,10 +110,14 @@ async function draw(current, { first, moved }) {
     node = problem(error, () => draw(current, { first: false, moved: false }));
   }
   if (current.controller.signal.aborted || seq !== current.seq || page !== current) return;
-  // What the caller may not do is disabled before the page is compared or shown.
+  // What the caller may not do is disabled before the page is compared or shown, and
+  // what the cluster refused stays said beside the button that asked.
   const may = await current.rights;
   if (current.controller.signal.aborted || seq !== current.seq || page !== current) return;
-  if (node instanceof Element) rights.enforce(node, may);
+  if (node instanceof Element) {
+    rights.enforce(node, may);
+    actions.besides(node);
+  }
   el.removeAttribute("aria-busy");
   const changed = swap(node, { focusHeading: first && moved });
   // Relative times tick while the page shows some, and only then.
@@ -124,6 +129,7 @@ async function draw(current, { first, moved }) {
 async function show({ moved = false } = {}) {
   if (page) page.controller.abort();
   page = null;
+  actions.forgetRefusals();
   const route = router.current();
   const el = main();
   // A draw the abort cut short never clears its busy mark: this is a new page.

@@ -24,3 +24,8 @@ export function sources(gate) {
 export function needsApproval(gate) {
   return ((gate.spec && gate.spec.admits) || []).some((a) => a.requireApproval);
 }
+
+/** Whether the Gate verifies what crosses it: its spec lists verifications. */
+export function verifies(gate) {
+  return Boolean(gate && gate.spec && (gate.spec.verify || []).length);
+}

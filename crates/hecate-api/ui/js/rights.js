@@ -1,10 +1,11 @@
 // What the signed-in person may do here: `GET {ns}/rights` answers every operation of
 // ops' catalogue as the cluster decided it for them, with the shipped role that grants
 // it. The header says who is signed in and what they may do; a write button they may
-// not use is disabled, its title naming the role that would allow it (and, where the
-// page asks with `data-shows-why`, the same words beside it). Only advice:
-// the cluster still decides each write when it is made, and a page whose rights could
-// not be read keeps its buttons.
+// not use is disabled, the role that would allow it said in words beside it — every
+// disabled write button says why in text tied to it (`aria-describedby`), never only
+// in a tooltip that a keyboard or a phone cannot reach. Only advice: the cluster still
+// decides each write when it is made, and a page whose rights could not be read keeps
+// its buttons.
 
 import { get, nsPath } from "./api.js";
 import { h } from "./dom.js";
@@ -89,26 +90,60 @@ function refusal(right, rights) {
   return `${rights.user} may not do this in ${rights.namespace}: it needs ${role} (${permission}).`;
 }
 
+/** The right to `operation` in `rights`, or null when unknown. */
+function right(rights, operation) {
+  return (rights && (rights.operations || []).find((r) => r.operation === operation)) || null;
+}
+
 /**
- * Disables every write button under `root` the caller may not use, its title naming
- * the role that would allow it — and, for a button marked `data-shows-why`, the same
- * words as text after it (replacing the page's own `.why-not` there, the more basic
- * reason). Unknown rights (null) change nothing.
+ * Why the caller may not perform `operation` here, in words, or "" when they may (or
+ * their rights are unknown: the cluster will say when asked).
+ */
+export function whyNot(rights, operation) {
+  const r = right(rights, operation);
+  return r && !r.allowed ? refusal(r, rights) : "";
+}
+
+/**
+ * Disables every write button under `root` the caller may not use, the role that
+ * would allow it in its title — the more basic reason than any the page gave — and
+ * then says why beside every disabled write button ([`explainDisabled`]). Unknown
+ * rights (null) disable nothing.
  */
 export function enforce(root, rights) {
-  if (!rights || !root) return;
-  const byOperation = new Map((rights.operations || []).map((r) => [r.operation, r]));
+  if (!root) return;
+  const byOperation = new Map(((rights && rights.operations) || []).map((r) => [r.operation, r]));
   for (const button of root.querySelectorAll("button[data-action]")) {
-    const right = byOperation.get(ACTIONS[button.dataset.action]);
-    if (!right || right.allowed) continue;
+    const r = byOperation.get(ACTIONS[button.dataset.action]);
+    if (!r || r.allowed) continue;
     button.disabled = true;
-    button.title = refusal(right, rights);
-    if (right.role) button.dataset.needsRole = right.role;
-    if (button.hasAttribute("data-shows-why")) {
-      const next = button.nextElementSibling;
-      const why = next && next.classList.contains("why-not") ? next : button.insertAdjacentElement("afterend", h("span", { class: "why-not" }));
-      why.textContent = button.title;
-      why.dataset.whyNot = right.operation;
-    }
+    button.title = refusal(r, rights);
+    button.dataset.whyNot = r.operation;
+    if (r.role) button.dataset.needsRole = r.role;
+  }
+  explainDisabled(root);
+}
+
+/**
+ * Every disabled write button under `root` says why in a small line after it, tied to
+ * it by `aria-describedby`: its title (the page's reason, or the role it needs) as
+ * text. A button the page already points at its reason on the page (its own
+ * `aria-describedby`) keeps that — and gains the line only when the caller's rights
+ * are what disabled it. The ids follow the buttons' order, so a redraw of the same
+ * page makes the same nodes.
+ */
+function explainDisabled(root) {
+  let n = 0;
+  for (const button of root.querySelectorAll("button[data-action]")) {
+    if (!button.disabled || !button.title) continue;
+    const own = button.getAttribute("aria-describedby") || "";
+    if (own && !button.dataset.whyNot) continue;
+    const id = `why-not-${n++}`;
+    const next = button.nextElementSibling;
+    const why = next && next.classList.contains("why-not") ? next : button.insertAdjacentElement("afterend", h("span", { class: "why-not" }));
+    why.id = id;
+    why.textContent = button.title;
+    if (button.dataset.whyNot) why.dataset.whyNot = button.dataset.whyNot;
+    button.setAttribute("aria-describedby", [own, id].filter(Boolean).join(" "));
   }
 }

@@ -1,14 +1,15 @@
 //! Text renderings: pure functions of a value, a style and the time, so every table
 //! is snapshot-tested exactly.
 
+use hecate_ops::model::{BundleRef, DiffDirection};
 use hecate_ops::model::{
     ChangeFailureRate, DeploymentFrequency, Figures, LeadTime, LeadTimeParts, Reach, TimeToRestore,
 };
-use hecate_ops::rules::{change, verification};
+use hecate_ops::rules::{change, verification, version};
 use hecate_ops::{
-    Aborted, Approved, AuditEntry, AuditKind, ChainState, Delivery, Evidence, Explanation,
-    FluxReconciled, FluxResource, FluxSuspended, Polled, Preflight, Promoted, QueuedApproval,
-    Rejected, RolledBack, StagedGate, State, VerifyReport, Withdrawn,
+    Aborted, Approved, AuditEntry, AuditKind, BundleDiff, ChainState, Delivery, Evidence,
+    Explanation, FluxReconciled, FluxResource, FluxSuspended, Polled, Preflight, Promoted,
+    QueuedApproval, Rejected, RolledBack, StagedGate, State, VerifyReport, Withdrawn,
 };
 use hecate_types::{
     ArtifactRef, Beacon, Bundle, ConditionStatus, Health, Passage, PassagePhase, Time,
@@ -180,8 +181,9 @@ fn or_dash(value: Option<&str>) -> String {
     value.filter(|v| !v.is_empty()).unwrap_or("-").to_string()
 }
 
-/// `hecate status`. Wide, before the summary: how many Bundles could cross, the crossing under way,
-/// and what kinds of thing stand in the way.
+/// `hecate status`, with the version of each Gate's current Bundle (Explain's
+/// `versions`). Wide, before the summary: how many Bundles could
+/// cross, the crossing under way, and what kinds of thing stand in the way.
 pub(crate) fn status(
     explanations: &[Explanation],
     all_namespaces: bool,
@@ -196,7 +198,7 @@ pub(crate) fn status(
             format!("no Gates in {namespace}\n")
         };
     }
-    let mut header = vec!["GATE", "STATE", "CURRENT", "HEALTH"];
+    let mut header = vec!["GATE", "STATE", "CURRENT", "VERSION", "HEALTH"];
     if columns.wide() {
         header.extend(["ELIGIBLE", "CROSSING", "BLOCKERS"]);
     }
@@ -212,8 +214,9 @@ pub(crate) fn status(
             Cell::plain(gate.gate.clone()),
             Cell::styled(gate.state.as_str(), style, state_colour(gate.state)),
             Cell::plain(or_dash(gate.current.as_deref())),
-            Cell::styled(health.as_str(), style, health_colour(health)),
         ];
+        row.push(version_cell(&gate.versions, gate.current.as_deref()));
+        row.push(Cell::styled(health.as_str(), style, health_colour(health)));
         if columns.wide() {
             let kinds: Vec<&str> = gate.blockers.iter().map(|b| b.kind.as_str()).collect();
             row.extend([
@@ -486,8 +489,52 @@ pub(crate) fn gates(
     table.render(style, columns)
 }
 
-/// `hecate bundles`. Wide: the Gates each has cleared, been approved for (and by
-/// whom) and been blocked by.
+/// Each Bundle's version for people, by name ([`version::of`]): what the tables that
+/// name a Bundle show beside it.
+pub(crate) type Versions = std::collections::BTreeMap<String, String>;
+
+/// The versions of `bundles`, by name.
+pub(crate) fn versions(bundles: &[Bundle]) -> Versions {
+    bundles
+        .iter()
+        .map(|b| (b.name_any(), version::of(b)))
+        .collect()
+}
+
+/// A Bundle's version from `versions`, or `-`.
+fn version_cell(versions: &Versions, bundle: Option<&str>) -> Cell {
+    Cell::plain(or_dash(
+        bundle.and_then(|b| versions.get(b)).map(String::as_str),
+    ))
+}
+
+/// An artifact in a line: `repo:tag`, `repo/name@version`, `repo@sha`.
+fn artifact_words(artifact: &hecate_types::Artifact) -> Option<String> {
+    Some(match artifact.get()? {
+        ArtifactRef::Image(i) => format!(
+            "{}:{}",
+            i.repo,
+            if i.tag.is_empty() { &i.digest } else { &i.tag }
+        ),
+        ArtifactRef::Chart(c) => format!(
+            "{}{}@{}",
+            c.repo,
+            if c.name.is_empty() {
+                String::new()
+            } else {
+                format!("/{}", c.name)
+            },
+            c.version
+        ),
+        ArtifactRef::Commit(c) => {
+            format!("{}@{}", c.repo, c.sha.get(..12).unwrap_or(&c.sha))
+        }
+    })
+}
+
+/// `hecate bundles`: each with its version and what its commit says (DECISION 140).
+/// Wide: its artifacts, the Gates it has cleared, been approved for (and by whom) and
+/// been blocked by, and its commit's author.
 pub(crate) fn bundles(
     bundles: &[Bundle],
     namespace: &str,
@@ -498,47 +545,27 @@ pub(crate) fn bundles(
     if bundles.is_empty() {
         return empty("Bundles", namespace);
     }
-    let mut header = vec!["NAME", "BEACON", "ALIAS", "ARTIFACTS", "AGE"];
+    let mut header = vec!["NAME", "BEACON", "VERSION", "AGE"];
     if columns.wide() {
-        header.extend(["CLEARED", "APPROVED", "BLOCKED"]);
+        header.extend(["ARTIFACTS", "CLEARED", "APPROVED", "BLOCKED", "AUTHOR"]);
     }
+    header.push("SUBJECT");
     let mut table = Table::new(&header);
     for bundle in bundles {
-        let artifacts: Vec<String> = bundle
-            .spec
-            .artifacts
-            .iter()
-            .filter_map(|a| {
-                Some(match a.get()? {
-                    ArtifactRef::Image(i) => format!(
-                        "{}:{}",
-                        i.repo,
-                        if i.tag.is_empty() { &i.digest } else { &i.tag }
-                    ),
-                    ArtifactRef::Chart(c) => format!(
-                        "{}{}@{}",
-                        c.repo,
-                        if c.name.is_empty() {
-                            String::new()
-                        } else {
-                            format!("/{}", c.name)
-                        },
-                        c.version
-                    ),
-                    ArtifactRef::Commit(c) => {
-                        format!("{}@{}", c.repo, c.sha.get(..12).unwrap_or(&c.sha))
-                    }
-                })
-            })
-            .collect();
+        let name = version::name(bundle);
         let mut row = vec![
             Cell::plain(bundle.name_any()),
             Cell::plain(bundle.spec.beacon.clone()),
-            Cell::plain(or_dash(Some(&bundle.spec.alias))),
-            Cell::plain(artifacts.join(", ")),
+            Cell::plain(or_dash(Some(&name.version))),
             Cell::plain(age(bundle.metadata.creation_timestamp.as_ref(), now)),
         ];
         if columns.wide() {
+            let artifacts: Vec<String> = bundle
+                .spec
+                .artifacts
+                .iter()
+                .filter_map(artifact_words)
+                .collect();
             let status = bundle.status.clone().unwrap_or_default();
             let gates = |crossings: &[hecate_types::GateCrossing]| {
                 let gates: Vec<&str> = crossings.iter().map(|c| c.gate.as_str()).collect();
@@ -550,14 +577,137 @@ pub(crate) fn bundles(
                 .map(|a| format!("{} by {}", a.gate, a.actor))
                 .collect();
             row.extend([
+                Cell::plain(artifacts.join(", ")),
                 gates(&status.cleared),
                 Cell::plain(or_dash(Some(&approved.join(", ")))),
                 gates(&status.blocked),
+                Cell::plain(or_dash(Some(&name.author))),
             ]);
         }
+        row.push(Cell::plain(or_dash(Some(&name.subject))));
         table.row(row);
     }
     table.render(style, columns)
+}
+
+/// `hecate diff`: the two Bundles and which way the one lies from the other, their
+/// artifacts side by side, and the commits between them — ops' answer, in words.
+/// Wide: the digests (or full SHAs) behind each version, and the commits' authors in
+/// full.
+pub(crate) fn diff(diff: &BundleDiff, columns: Columns, style: &Style) -> String {
+    let named = |b: &BundleRef| {
+        if b.version.is_empty() {
+            b.name.clone()
+        } else {
+            format!("{} ({})", b.name, b.version)
+        }
+    };
+    let mut out = format!("{}\n", style.paint(Colour::Bold, &named(&diff.to)));
+    let runs = |from: &BundleRef| match &diff.gate {
+        Some(gate) => format!("{}, what {gate} runs", named(from)),
+        None => named(from),
+    };
+    out.push_str(&match (&diff.from, diff.direction) {
+        (None, _) => match &diff.gate {
+            Some(gate) => format!("{gate} holds no Bundle: everything is new\n"),
+            None => "nothing before it: everything is new\n".to_string(),
+        },
+        (Some(from), DiffDirection::Same) => format!("the same as {}\n", runs(from)),
+        (Some(from), DiffDirection::Forward) => format!("newer than {}\n", runs(from)),
+        (Some(from), DiffDirection::Back) => format!(
+            "{} {}: moving to it rolls back\n",
+            style.paint(Colour::Yellow, "older than"),
+            runs(from)
+        ),
+    });
+    if !diff.artifacts.is_empty() {
+        let mut header = vec!["ARTIFACT", "CHANGE", "FROM", "TO"];
+        if columns.wide() {
+            header.extend(["FROM DIGEST", "TO DIGEST"]);
+        }
+        header.push("REPOSITORY");
+        let mut table = Table::new(&header);
+        for change in &diff.artifacts {
+            let (words, colour) = match (&change.from, &change.to) {
+                (None, _) => ("added", Some(Colour::Green)),
+                (_, None) => ("removed", Some(Colour::Red)),
+                _ if change.changed => ("changed", Some(Colour::Cyan)),
+                _ => ("same", None),
+            };
+            let mut row = vec![
+                Cell::plain(change.kind.as_str()),
+                Cell::styled(words, style, colour),
+                Cell::plain(or_dash(change.from.as_deref())),
+                Cell::plain(or_dash(change.to.as_deref())),
+            ];
+            if columns.wide() {
+                row.extend([
+                    Cell::plain(or_dash(change.from_digest.as_deref())),
+                    Cell::plain(or_dash(change.to_digest.as_deref())),
+                ]);
+            }
+            let repo = if change.name.is_empty() {
+                change.repo.clone()
+            } else {
+                format!("{}/{}", change.repo, change.name)
+            };
+            row.push(Cell::plain(repo));
+            table.row(row);
+        }
+        out.push('\n');
+        out.push_str(&table.render(style, columns));
+    }
+    let total = diff.commits.len() + diff.more_commits as usize;
+    if total > 0 {
+        out.push('\n');
+        out.push_str(&match diff.direction {
+            DiffDirection::Back => format!("{} undone:\n", commits_words(total)),
+            _ => format!("{}:\n", commits_words(total)),
+        });
+        let mut table = Table::new(&["COMMIT", "WHEN", "AUTHOR", "SUBJECT"]);
+        for commit in &diff.commits {
+            let author = if columns.wide() {
+                commit.author.clone()
+            } else {
+                // The name without the address, where there is one.
+                commit
+                    .author
+                    .split_once(" <")
+                    .map_or(commit.author.as_str(), |(name, _)| name)
+                    .to_string()
+            };
+            table.row(vec![
+                Cell::plain(version::short(&commit.sha)),
+                Cell::plain(or_dash(
+                    commit
+                        .committed_at
+                        .as_ref()
+                        .map(|t| t.0.strftime("%Y-%m-%d %H:%M UTC").to_string())
+                        .as_deref(),
+                )),
+                Cell::plain(or_dash(Some(&author))),
+                Cell::plain(or_dash(Some(&commit.subject))),
+            ]);
+        }
+        out.push_str(&table.render(style, columns));
+        if diff.more_commits > 0 {
+            out.push_str(&format!("… and {} more\n", diff.more_commits));
+        }
+    } else if diff.direction != DiffDirection::Same && diff.gap.is_none() {
+        out.push_str("\nno commits recorded between them\n");
+    }
+    if let Some(gap) = diff.gap {
+        out.push_str(&format!("\n{}\n", style.paint(Colour::Yellow, gap.words())));
+    }
+    out
+}
+
+fn commits_words(n: usize) -> String {
+    if n == 1 {
+        "1 commit".to_string()
+    } else {
+        format!("{n} commits")
+    }
 }
 
 fn phase_colour(phase: PassagePhase) -> Option<Colour> {
@@ -589,11 +739,13 @@ fn verification_cell(passage: &Passage, style: &Style) -> Cell {
     }
 }
 
-/// `hecate passages`: each with how its verification went, or is going, after a
-/// successful crossing (DECISION 139). Wide: the step it is at (or failed at) of how
-/// many, how long it has run (or ran), and what it says.
+/// `hecate passages`: each with its Bundle's version (from `versions`) and how its
+/// verification went, or is going, after a successful crossing (DECISION 139). Wide:
+/// the step it is at (or failed at) of how many, how long it has run (or ran), and
+/// what it says.
 pub(crate) fn passages(
     passages: &[Passage],
+    versions: &Versions,
     namespace: &str,
     now: Timestamp,
     columns: Columns,
@@ -603,7 +755,7 @@ pub(crate) fn passages(
         return empty("Passages", namespace);
     }
     let mut header = vec![
-        "NAME", "GATE", "BUNDLE", "PHASE", "ACTOR", "AGE", "VERIFIED",
+        "NAME", "GATE", "BUNDLE", "VERSION", "PHASE", "ACTOR", "AGE", "VERIFIED",
     ];
     if columns.wide() {
         header.extend(["STEP", "DURATION", "MESSAGE"]);
@@ -615,6 +767,7 @@ pub(crate) fn passages(
             Cell::plain(passage.name_any()),
             Cell::plain(passage.spec.gate.clone()),
             Cell::plain(passage.spec.bundle.clone()),
+            version_cell(versions, Some(&passage.spec.bundle)),
             Cell::styled(phase.as_str(), style, phase_colour(phase)),
             Cell::plain(or_dash(Some(&passage.spec.actor))),
             Cell::plain(age(passage.metadata.creation_timestamp.as_ref(), now)),
@@ -1279,6 +1432,7 @@ fn time_goes(parts: &LeadTimeParts) -> String {
         return "-".into();
     }
     let shares = [
+        ("emission", parts.emission_seconds),
         ("upstream", parts.upstream_seconds),
         ("approval", parts.approval_seconds),
         ("window", parts.window_seconds),

@@ -5,9 +5,9 @@
 //! verdicts, chain checks) are not objects and name none.
 
 use hecate_ops::{
-    Aborted, Approved, AuditEntry, Delivery, Evidence, Explanation, FluxReconciled, FluxResource,
-    FluxSuspended, Polled, Preflight, Promoted, QueuedApproval, Rejected, RolledBack, StagedGate,
-    VerifyReport, Withdrawn,
+    Aborted, Approved, AuditEntry, BundleDiff, Delivery, Evidence, Explanation, FluxReconciled,
+    FluxResource, FluxSuspended, Polled, Preflight, Promoted, QueuedApproval, Rejected, RolledBack,
+    StagedGate, VerifyReport, Withdrawn,
 };
 use hecate_types::{Beacon, Bundle, Gate, Passage};
 use kube::{Resource, ResourceExt as _};
@@ -171,6 +171,12 @@ impl Named for Vec<AuditEntry> {
 }
 
 impl Named for Delivery {
+    fn names(&self) -> Option<Vec<String>> {
+        None
+    }
+}
+
+impl Named for BundleDiff {
     fn names(&self) -> Option<Vec<String>> {
         None
     }

@@ -58,6 +58,11 @@ fn gate_status(
         crossing: None,
         failed_before: vec![],
         windows: vec![],
+        versions: [("app-0", "v1.0.0"), ("app-1", "1.1.0")]
+            .into_iter()
+            .map(|(b, v)| (b.to_string(), v.to_string()))
+            .collect(),
+        left_behind: None,
     }
 }
 
@@ -136,7 +141,25 @@ fn explanation() -> Explanation {
         crossing: None,
         failed_before: vec![],
         windows: vec![],
+        versions: Default::default(),
+        left_behind: None,
     }
+}
+
+/// The versions the status and passage tables name: one Bundle the Beacon wrote a
+/// version for, one derived again from its artifacts.
+fn versions() -> Versions {
+    let bundle = |name: &str, alias: &str| Bundle {
+        metadata: meta(name, 30),
+        spec: BundleSpec {
+            beacon: "app".into(),
+            alias: alias.into(),
+            artifacts: vec![Artifact::image("ghcr.io/acme/app", "1.1.0", "sha256:aaa")],
+            ..BundleSpec::default()
+        },
+        status: None,
+    };
+    super::versions(&[bundle("app-0", "v1.0.0"), bundle("app-1", "")])
 }
 
 #[test]
@@ -337,7 +360,16 @@ fn list_tables() {
             artifacts: vec![
                 Artifact::image("ghcr.io/acme/app", "1.2.0", "sha256:aaa"),
                 Artifact::chart("oci://ghcr.io/acme/charts/app", "", "1.2.0"),
-                Artifact::commit("https://github.com/acme/config", "0123456789abcdef0123"),
+                Artifact {
+                    commit: Some(hecate_types::CommitArtifact {
+                        repo: "https://github.com/acme/config".into(),
+                        sha: "0123456789abcdef0123".into(),
+                        message: "config: two more replicas for the sale".into(),
+                        author: "Ann Example <ann@example.com>".into(),
+                        ..hecate_types::CommitArtifact::default()
+                    }),
+                    ..Artifact::default()
+                },
             ],
         },
         status: Some(hecate_types::BundleStatus {
@@ -474,12 +506,13 @@ fn list_tables() {
     let list = [running, verifying, verified, unverified, failed];
     insta::assert_snapshot!(
         "passages",
-        passages(&list, "acme", now(), Narrow, &Style::plain())
+        passages(&list, &versions(), "acme", now(), Narrow, &Style::plain())
     );
     insta::assert_snapshot!(
         "passages-wide",
         passages(
             &[pending, list[0].clone(), list[1].clone(), list[4].clone()],
+            &versions(),
             "acme",
             now(),
             Wide,
@@ -538,7 +571,14 @@ fn list_tables() {
         "no Bundles in acme\n"
     );
     assert_eq!(
-        passages(&[], "acme", now(), Narrow, &Style::plain()),
+        passages(
+            &[],
+            &Versions::new(),
+            "acme",
+            now(),
+            Narrow,
+            &Style::plain()
+        ),
         "no Passages in acme\n"
     );
     assert_eq!(
@@ -886,6 +926,9 @@ fn explain_text_says_how_long_and_what_failed_before() {
         deny: true,
         open: false,
         next: ago(-(60 * 27 + 30)),
+        zone: "Europe/London".into(),
+        opens: None,
+        closes: None,
     }];
     insta::assert_snapshot!(
         "explain-crossing",
@@ -1138,5 +1181,113 @@ fn metrics_table() {
     insta::assert_snapshot!(
         "metrics-wide",
         delivery(&delivery_figures(), Wide, &Style::plain())
+    );
+}
+
+fn diff_between() -> BundleDiff {
+    use hecate_ops::model::{ArtifactChange, ArtifactKind, BundleRef, DiffDirection};
+    let at = |minutes: i64| ago(minutes);
+    let commit = |sha: char, subject: &str, minutes: i64| hecate_types::CommitSummary {
+        sha: sha.to_string().repeat(40),
+        subject: subject.into(),
+        author: "Ann Example <ann@example.com>".into(),
+        committed_at: at(minutes),
+    };
+    BundleDiff {
+        namespace: "acme".into(),
+        from: Some(BundleRef {
+            name: "app-0151d1d6c4cf".into(),
+            version: "v1.2.0".into(),
+        }),
+        to: BundleRef {
+            name: "app-9f8c1a2b3c4d".into(),
+            version: "v1.3.0".into(),
+        },
+        gate: Some("production".into()),
+        direction: DiffDirection::Forward,
+        artifacts: vec![
+            ArtifactChange {
+                kind: ArtifactKind::Commit,
+                repo: "https://github.com/acme/app".into(),
+                name: String::new(),
+                from: Some("v1.2.0".into()),
+                to: Some("v1.3.0".into()),
+                from_digest: Some("0".repeat(40)),
+                to_digest: Some("f".repeat(40)),
+                changed: true,
+            },
+            ArtifactChange {
+                kind: ArtifactKind::Chart,
+                repo: "https://charts.acme.example".into(),
+                name: "app".into(),
+                from: Some("6.3.5".into()),
+                to: Some("6.3.5".into()),
+                from_digest: None,
+                to_digest: None,
+                changed: false,
+            },
+            ArtifactChange {
+                kind: ArtifactKind::Image,
+                repo: "ghcr.io/acme/worker".into(),
+                name: String::new(),
+                from: None,
+                to: Some("0.1.0".into()),
+                from_digest: None,
+                to_digest: Some("sha256:bbb".into()),
+                changed: true,
+            },
+        ],
+        commits: vec![
+            commit('f', "checkout: retry the payment call", 90),
+            commit('e', "cart: keep the basket across sign-in", 200),
+        ],
+        more_commits: 3,
+        gap: None,
+    }
+}
+
+#[test]
+fn diff_tables() {
+    use hecate_ops::model::{CommitGap, DiffDirection};
+    let forward = diff_between();
+    insta::assert_snapshot!("diff", diff(&forward, Narrow, &Style::plain()));
+    insta::assert_snapshot!("diff-wide", diff(&forward, Wide, &Style::plain()));
+
+    // Going back: the commits are those undone; what is missing is said.
+    let mut back = diff_between();
+    back.from = Some(forward.to.clone());
+    back.to = forward.from.clone().expect("a from");
+    back.gate = None;
+    back.direction = DiffDirection::Back;
+    back.more_commits = 0;
+    back.gap = Some(CommitGap::BundlesCollected);
+    back.artifacts.truncate(1);
+    insta::assert_snapshot!("diff-back", diff(&back, Narrow, &Style::plain()));
+
+    // Nothing in the Gate; nothing between two Bundles.
+    let mut empty_gate = diff_between();
+    empty_gate.from = None;
+    empty_gate.commits.clear();
+    empty_gate.more_commits = 0;
+    let text = diff(&empty_gate, Narrow, &Style::plain());
+    assert!(
+        text.starts_with(
+            "app-9f8c1a2b3c4d (v1.3.0)\nproduction holds no Bundle: everything is new\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("no commits recorded between them\n"),
+        "{text}"
+    );
+    let mut same = diff_between();
+    same.direction = DiffDirection::Same;
+    same.gate = None;
+    same.commits.clear();
+    same.more_commits = 0;
+    same.artifacts.truncate(0);
+    assert_eq!(
+        diff(&same, Narrow, &Style::plain()),
+        "app-9f8c1a2b3c4d (v1.3.0)\nthe same as app-0151d1d6c4cf (v1.2.0)\n"
     );
 }

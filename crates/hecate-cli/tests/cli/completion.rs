@@ -56,6 +56,7 @@ async fn commands_flags_and_values_come_from_the_command_line_definition() {
         "abort",
         "poll",
         "audit",
+        "diff",
         "completion",
         "man",
     ] {
@@ -145,6 +146,25 @@ async fn names_come_from_the_cluster() {
         ["dev-1"],
         "only running Passages"
     );
+    // `diff` takes a Bundle, and compares it against a Gate or a Bundle.
+    assert_eq!(
+        complete(&["diff", "--kubeconfig", kubeconfig, "-n", ns, ""]).await,
+        ["b1"]
+    );
+    assert_eq!(
+        complete(&[
+            "diff",
+            "b1",
+            "--kubeconfig",
+            kubeconfig,
+            "-n",
+            ns,
+            "--against",
+            ""
+        ])
+        .await,
+        ["b1", "dev", "production"]
+    );
 }
 
 #[tokio::test]
@@ -227,7 +247,7 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
         let entries: Vec<&str> = commands.lines().filter(|l| l.starts_with("\\fB")).collect();
         assert_eq!(
             entries.len(),
-            25,
+            26,
             "every command but the hidden one, and each of flux's actions: {commands}"
         );
         for entry in [
@@ -241,6 +261,7 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
             format!("\\fB{invoked} verify [OPTIONS] [BUNDLE]\\fR"),
             format!("\\fB{invoked} approvals [OPTIONS]\\fR"),
             format!("\\fB{invoked} reject [OPTIONS] \\-\\-gate <GATE> <BUNDLE>\\fR"),
+            format!("\\fB{invoked} diff [OPTIONS] <BUNDLE>\\fR"),
         ] {
             assert!(entries.contains(&entry.as_str()), "{entry}: {commands}");
         }
@@ -269,7 +290,7 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
             examples.contains("follow the crossing \\(em exit 0 when it lands"),
             "{examples}"
         );
-        assert_eq!(examples.matches(".nf\n").count(), 10, "{examples}");
+        assert_eq!(examples.matches(".nf\n").count(), 11, "{examples}");
 
         let exits = section("\"EXIT STATUS\"");
         let codes: Vec<&str> = exits.lines().filter(|l| l.starts_with(".B ")).collect();

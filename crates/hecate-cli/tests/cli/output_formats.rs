@@ -209,9 +209,9 @@ async fn output_formats_on_reads() {
     assert_eq!(
         run(&["status", "-o", "wide"]).await,
         "\
-GATE        STATE     CURRENT  HEALTH   ELIGIBLE  CROSSING  BLOCKERS         SUMMARY
-dev         Crossing  -        Unknown  1         dev-1     -                crossing b2
-production  Ready     -        Unknown  1         -         AwaitingRequest  1 Bundle ready to cross; this Gate crosses only when asked
+GATE        STATE     CURRENT  VERSION  HEALTH   ELIGIBLE  CROSSING  BLOCKERS         SUMMARY
+dev         Crossing  -        -        Unknown  1         dev-1     -                crossing b2
+production  Ready     -        -        Unknown  1         -         AwaitingRequest  1 Bundle ready to cross; this Gate crosses only when asked
 "
     );
     assert_eq!(
@@ -225,17 +225,17 @@ production  1      app after dev (approval)  no    -        -       ~~~  git-pus
     assert_eq!(
         ages_masked(&run(&["bundles", "-o", "wide"]).await),
         "\
-NAME  BEACON  ALIAS  ARTIFACTS               AGE  CLEARED  APPROVED             BLOCKED
-b2    app     -      ghcr.io/acme/app:1.0.0  ~~~  -        -                    -
-b1    app     -      ghcr.io/acme/app:1.0.0  ~~~  dev      production by carol  -
+NAME  BEACON  VERSION  AGE  ARTIFACTS               CLEARED  APPROVED             BLOCKED  AUTHOR  SUBJECT
+b2    app     1.0.0    ~~~  ghcr.io/acme/app:1.0.0  -        -                    -        -       -
+b1    app     1.0.0    ~~~  ghcr.io/acme/app:1.0.0  dev      production by carol  -        -       -
 "
     );
     assert_eq!(
         ages_masked(&run(&["passages", "-o", "wide"]).await),
         "\
-NAME   GATE  BUNDLE  PHASE    ACTOR  AGE  VERIFIED  STEP           DURATION  MESSAGE
-dev-1  dev   b2      Running  -      ~~~  -         -              -         Running
-dev-0  dev   b1      Failed   -      ~~~  -         1/1 flux-wait  90s       Failed
+NAME   GATE  BUNDLE  VERSION  PHASE    ACTOR  AGE  VERIFIED  STEP           DURATION  MESSAGE
+dev-1  dev   b2      1.0.0    Running  -      ~~~  -         -              -         Running
+dev-0  dev   b1      1.0.0    Failed   -      ~~~  -         1/1 flux-wait  90s       Failed
 "
     );
     assert_eq!(
@@ -249,9 +249,9 @@ app   ghcr.io/acme/app  -       -      ~~~  5m        -       no
     assert_eq!(
         ages_masked(&run(&["passages"]).await),
         "\
-NAME   GATE  BUNDLE  PHASE    ACTOR  AGE  VERIFIED
-dev-1  dev   b2      Running  -      ~~~  -
-dev-0  dev   b1      Failed   -      ~~~  -
+NAME   GATE  BUNDLE  VERSION  PHASE    ACTOR  AGE  VERIFIED
+dev-1  dev   b2      1.0.0    Running  -      ~~~  -
+dev-0  dev   b1      1.0.0    Failed   -      ~~~  -
 "
     );
     // Text that is no table is the same wide.

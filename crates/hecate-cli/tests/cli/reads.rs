@@ -3,7 +3,7 @@
 
 use hecate_cli::exit;
 use hecate_testenv::{Identity, TestEnv};
-use hecate_types::PassagePhase;
+use hecate_types::{GateOccupant, GateStatus, PassagePhase, Time};
 use pretty_assertions::assert_eq;
 
 use crate::harness::*;
@@ -317,4 +317,132 @@ async fn status_orders_a_diamond_by_its_longest_path() {
         .filter_map(|line| line.split_whitespace().next())
         .collect();
     assert_eq!(names, order);
+}
+
+/// `hecate diff` (DECISION 140): a Bundle against its Beacon's previous one, against
+/// what a Gate runs, or against a Bundle named; the commits between them from what the
+/// Beacon recorded; a name that is neither is said as a missing Bundle.
+#[tokio::test]
+async fn diff_against_the_previous_bundle_a_gate_or_a_bundle() {
+    use hecate_types::{Artifact, Bundle, BundleSpec, CommitArtifact, CommitSummary, wellknown};
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    let sha = |c: char| c.to_string().repeat(40);
+    let release = |name: &str, minute: u32, head: char, tag: &str, since: &str, brings: &[&str]| {
+        let mut bundle = Bundle::new(
+            name,
+            BundleSpec {
+                beacon: "shop".into(),
+                artifacts: vec![Artifact {
+                    commit: Some(CommitArtifact {
+                        repo: "https://git.example/shop".into(),
+                        sha: sha(head),
+                        tag: tag.into(),
+                        commits: brings
+                            .iter()
+                            .map(|subject| CommitSummary {
+                                sha: sha(head),
+                                subject: subject.to_string(),
+                                ..CommitSummary::default()
+                            })
+                            .collect(),
+                        commits_since: since.into(),
+                        ..CommitArtifact::default()
+                    }),
+                    ..Artifact::default()
+                }],
+                ..BundleSpec::default()
+            },
+        );
+        bundle.metadata.annotations = Some(
+            [(
+                wellknown::ANNOTATION_CREATED_AT.to_string(),
+                format!("2026-03-01T10:{minute:02}:00Z"),
+            )]
+            .into(),
+        );
+        bundle
+    };
+    env.create(release("shop-1", 0, 'a', "v1.0.0", "", &[]))
+        .await;
+    env.create(release("shop-2", 10, 'b', "v1.1.0", &sha('a'), &["cart"]))
+        .await;
+    env.create(release(
+        "shop-3",
+        20,
+        'c',
+        "v1.2.0",
+        &sha('b'),
+        &["checkout", "search"],
+    ))
+    .await;
+    let mut production = gate(&env, "production", gate_spec(&[], false)).await;
+    production.status = Some(GateStatus {
+        current: Some(GateOccupant {
+            bundle: "shop-1".into(),
+            digest: String::new(),
+            passage: "production-1".into(),
+            entered_at: Time(jiff::Timestamp::now()),
+            actor: "bob".into(),
+            verified: None,
+        }),
+        ..GateStatus::default()
+    });
+    env.write_status(&production).await;
+
+    // Against the previous Bundle, by default.
+    let json = hecate
+        .run(Identity::Alice, &["diff", "shop-3", "-o", "json"])
+        .await;
+    assert_eq!(json.code, 0, "{json:?}");
+    let diff: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        diff["from"],
+        serde_json::json!({"name": "shop-2", "version": "v1.1.0"})
+    );
+    assert_eq!(
+        diff["to"],
+        serde_json::json!({"name": "shop-3", "version": "v1.2.0"})
+    );
+    assert_eq!(diff["direction"], "forward");
+    assert_eq!(diff["commits"].as_array().map(Vec::len), Some(2));
+    assert_eq!(diff["artifacts"][0]["changed"], true);
+
+    // Against what production runs: every commit since.
+    let table = hecate
+        .run(
+            Identity::Alice,
+            &["diff", "shop-3", "--against", "production"],
+        )
+        .await;
+    assert_eq!(table.code, 0, "{table:?}");
+    assert!(
+        table
+            .stdout
+            .starts_with("shop-3 (v1.2.0)\nnewer than shop-1 (v1.0.0), what production runs\n"),
+        "{}",
+        table.stdout
+    );
+    assert!(table.stdout.contains("3 commits:"), "{}", table.stdout);
+
+    // Against a Bundle named: going back, the commits undone.
+    let back = hecate
+        .run(
+            Identity::Alice,
+            &["diff", "shop-1", "--against", "shop-3", "-o", "json"],
+        )
+        .await;
+    let back: serde_json::Value = serde_json::from_str(&back.stdout).unwrap();
+    assert_eq!(back["direction"], "back");
+    assert_eq!(back["commits"].as_array().map(Vec::len), Some(3));
+
+    // Neither a Gate nor a Bundle.
+    let missing = hecate
+        .run(Identity::Alice, &["diff", "shop-3", "--against", "qa"])
+        .await;
+    assert_eq!(missing.code, i32::from(exit::USAGE), "{missing:?}");
+    assert_eq!(
+        missing.stderr,
+        format!("hecate: no Bundle named qa in {}\n", env.namespace)
+    );
 }

@@ -17,7 +17,9 @@ use kube::api::{Api, ObjectMeta, PostParams};
 /// The Bundle a Beacon emits for `artifacts` (in watch order) at `now`: named by
 /// content, labelled with the Beacon, its creation time kept to the nanosecond (so a
 /// Bundle emitted in the same second as the last is still the newer), owned by nobody
-/// (deleting the Beacon keeps its Bundles).
+/// (deleting the Beacon keeps its Bundles), and with its version for people as its
+/// alias — `v1.3.0` — decided by ops' `rules::version`, as every surface reads it
+/// (DECISION 140).
 pub fn bundle_for(beacon: &Beacon, artifacts: Vec<Artifact>, now: jiff::Timestamp) -> Bundle {
     let name = beacon.name_any();
     let digest = content_digest(&artifacts);
@@ -35,7 +37,7 @@ pub fn bundle_for(beacon: &Beacon, artifacts: Vec<Artifact>, now: jiff::Timestam
         spec: BundleSpec {
             beacon: name,
             digest,
-            alias: String::new(),
+            alias: hecate_ops::rules::version::derive(&artifacts),
             artifacts,
         },
         status: None,
@@ -104,7 +106,8 @@ mod tests {
         );
         assert_eq!(bundle.spec.beacon, "app");
         assert_eq!(bundle.spec.artifacts, artifacts);
-        assert!(bundle.spec.alias.is_empty());
+        // No tag: the commit's short SHA is its version.
+        assert_eq!(bundle.spec.alias, "0123456");
         assert!(bundle.owner_references().is_empty());
     }
 
@@ -121,5 +124,8 @@ mod tests {
         let other = bundle_for(&beacon, vec![web, api], jiff::Timestamp::UNIX_EPOCH);
         assert_eq!(one.name_any(), other.name_any());
         assert!(one.spec.digest.starts_with("0151d1d6c4cf9f3b"));
+        // Its version follows the watch order; the content address does not.
+        assert_eq!(one.spec.alias, "1.2.3, bbb");
+        assert_eq!(other.spec.alias, "bbb, 1.2.3");
     }
 }

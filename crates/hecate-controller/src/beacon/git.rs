@@ -20,6 +20,14 @@
 //! within [`HISTORY_LIMIT`]) that changed a watched file, read from a shallow bare
 //! clone in the same temporary directory.
 //!
+//! When the Beacon emits a new Bundle, [`Git::history`] reads the same bounded history
+//! once more for what the Bundle's commit brings (DECISION 140): its subject, author
+//! and committer time, and the commits since the Beacon's previous Bundle's commit
+//! (those that touched the watched paths, with filters), newest first — at most
+//! [`MAX_BUNDLE_COMMITS`] listed, the rest counted. A previous commit the history does
+//! not reach (further back than [`HISTORY_LIMIT`], or not an ancestor: a tag moved
+//! back, a branch rewritten) leaves the list empty rather than guessed.
+//!
 //! As for the git steps, the operator decides what a watch may reach (issue 30): a path
 //! or `file://` on the controller's own disk only with `--allow-local-git`, a remote
 //! helper never ([`hecate_sources::git::remote`]); the path filters' clone holds at most
@@ -31,7 +39,8 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
 
 use hecate_sources::git::{AppTokens, GitCredentials, GitFailure, Limits, Scratch, apply};
-use hecate_types::{Artifact, CommitArtifact, GitWatch};
+use hecate_types::limits::{MAX_BUNDLE_COMMITS, MAX_SUBJECT_BYTES};
+use hecate_types::{Artifact, CommitArtifact, CommitSummary, GitWatch, Time};
 
 use super::select::Selection;
 use super::source::ResolveError;
@@ -144,11 +153,53 @@ impl Git {
             commit.sha = found.sha;
             commit.message = found.subject;
             commit.author = found.author;
+            commit.committed_at = found.committed_at;
         }
         Ok(Artifact {
             commit: Some(commit),
             ..Artifact::default()
         })
+    }
+
+    /// What `commit`, which `watch` resolved to, brings since the commit `since` (the
+    /// Beacon's previous Bundle's, if it had one): read from the same bounded history
+    /// as the path filters, along first parents, those filters applied.
+    pub async fn history(
+        &self,
+        watch: &GitWatch,
+        credentials: &GitCredentials,
+        apps: &AppTokens,
+        commit: &CommitArtifact,
+        since: Option<&str>,
+    ) -> Result<Chronicle, ResolveError> {
+        let repo = watch.repo.as_str();
+        if repo.is_empty() || repo.starts_with('-') {
+            return Err(ResolveError::failed(format!(
+                "{repo:?} is not a repository URL"
+            )));
+        }
+        if commit.sha.is_empty() || commit.sha.starts_with('-') {
+            return Err(ResolveError::failed(format!(
+                "{:?} is not a commit",
+                commit.sha
+            )));
+        }
+        hecate_sources::git::remote::check(repo, self.limits.local)
+            .map_err(ResolveError::failed)?;
+        let reference = if commit.tag.is_empty() {
+            &commit.branch
+        } else {
+            &commit.tag
+        };
+        let session = self.session(repo, credentials, apps).await?;
+        let (log, boundary) = session.log(repo, reference, &commit.sha).await?;
+        Ok(chronicle(
+            &log,
+            &boundary,
+            &watch.paths,
+            &watch.ignore_paths,
+            since,
+        ))
     }
 
     /// A private directory and git in it, given `credentials` for `repo`.
@@ -197,6 +248,35 @@ impl Session {
         head: &str,
     ) -> Result<Touching, ResolveError> {
         let repo = watch.repo.as_str();
+        let (output, boundary) = self.log(repo, reference, head).await?;
+        first_touching(&output, &boundary, &watch.paths, &watch.ignore_paths).ok_or_else(|| {
+            ResolveError::no_match(format!(
+                "no commit among the last {HISTORY_LIMIT} on {reference} of {repo} changed {}{}",
+                if watch.paths.is_empty() {
+                    "anything".to_string()
+                } else {
+                    watch.paths.join(", ")
+                },
+                if watch.ignore_paths.is_empty() {
+                    String::new()
+                } else {
+                    format!(" outside {}", watch.ignore_paths.join(", "))
+                }
+            ))
+        })
+    }
+
+    /// The history of `reference` (a branch or tag of `repo`) back from `head`: at
+    /// most [`HISTORY_LIMIT`] commits along first parents, each with the files it
+    /// changed ([`LOG_FORMAT`], read from a shallow bare clone in the session's
+    /// directory), and the shallow boundary — the clone's oldest commits, which look
+    /// parentless.
+    async fn log(
+        &self,
+        repo: &str,
+        reference: &str,
+        head: &str,
+    ) -> Result<(String, HashSet<String>), ResolveError> {
         let clone = self.dir.path().join("history.git");
         let depth = HISTORY_LIMIT.to_string();
         let mut args: Vec<&OsStr> = [
@@ -249,34 +329,20 @@ impl Session {
             OsStr::new("--first-parent"),
             OsStr::new("--no-renames"),
             OsStr::new("--name-only"),
-            OsStr::new("--format=%x1e%H%x1f%s%x1f%an <%ae>"),
+            OsStr::new(LOG_FORMAT),
             OsStr::new(&limit),
             OsStr::new(head),
             OsStr::new("--"),
         ];
         let output = self.git.run(self.dir.path(), &log).await.map_err(history)?;
         // A shallow clone's oldest commits look parentless; what they changed is
-        // unknowable, so the walk stops there rather than count their whole tree.
+        // unknowable, so a walk stops there rather than count their whole tree.
         let boundary: HashSet<String> = std::fs::read_to_string(clone.join("shallow"))
             .unwrap_or_default()
             .lines()
             .map(|l| l.trim().to_string())
             .collect();
-        first_touching(&output, &boundary, &watch.paths, &watch.ignore_paths).ok_or_else(|| {
-            ResolveError::no_match(format!(
-                "no commit among the last {HISTORY_LIMIT} on {reference} of {repo} changed {}{}",
-                if watch.paths.is_empty() {
-                    "anything".to_string()
-                } else {
-                    watch.paths.join(", ")
-                },
-                if watch.ignore_paths.is_empty() {
-                    String::new()
-                } else {
-                    format!(" outside {}", watch.ignore_paths.join(", "))
-                }
-            ))
-        })
+        Ok((output, boundary))
     }
 
     /// `git ls-remote <flags> <repo> <patterns>`: `(sha, ref)` pairs.
@@ -301,38 +367,82 @@ impl Session {
     }
 }
 
-/// The first commit in `log` (`git log --name-only --format=%x1e%H%x1f%s` output, newest
-/// first) that changed a file under `paths` (or anything, when empty) and not under
-/// `ignore`; stops at the shallow `boundary`.
+/// How the history is read: each commit a record (`0x1e`) of its SHA, subject, author
+/// (`Name <email>`) and committer time (strict ISO 8601), separated by `0x1f`, then the
+/// files it changed, one a line.
+pub const LOG_FORMAT: &str = "--format=%x1e%H%x1f%s%x1f%an <%ae>%x1f%cI";
+
+/// One commit of a [`LOG_FORMAT`] log.
+struct Record<'a> {
+    commit: CommitSummary,
+    files: Vec<&'a str>,
+}
+
+impl Record<'_> {
+    /// Whether it changed a file under `paths` (or anything, when empty) and not under
+    /// `ignore`.
+    fn touches(&self, paths: &[String], ignore: &[String]) -> bool {
+        self.files
+            .iter()
+            .any(|file| (paths.is_empty() || under(file, paths)) && !under(file, ignore))
+    }
+}
+
+/// The commits of a [`LOG_FORMAT`] log, newest first (as git gives them).
+fn records(log: &str) -> impl Iterator<Item = Record<'_>> {
+    log.split('\u{1e}')
+        .filter(|r| !r.trim().is_empty())
+        .filter_map(|record| {
+            let mut lines = record.lines();
+            let mut fields = lines.next()?.split('\u{1f}');
+            let sha = fields.next().unwrap_or_default().trim();
+            let subject = fields.next().unwrap_or_default().trim();
+            let author = fields.next().unwrap_or_default().trim();
+            let committed = fields.next().unwrap_or_default().trim();
+            let files = lines.map(str::trim).filter(|f| !f.is_empty()).collect();
+            Some(Record {
+                commit: CommitSummary {
+                    sha: sha.to_string(),
+                    subject: hecate_types::limits::truncate(subject, MAX_SUBJECT_BYTES).to_string(),
+                    // `%an <%ae>` of a commit without either is "<>": nobody.
+                    author: Some(author)
+                        .filter(|a| !a.is_empty() && *a != "<>")
+                        .unwrap_or_default()
+                        .to_string(),
+                    // An offset git wrote is read as the instant it names; anything
+                    // else is no time.
+                    committed_at: committed.parse::<jiff::Timestamp>().ok().map(Time),
+                },
+                files,
+            })
+        })
+}
+
+/// The first commit in `log` ([`LOG_FORMAT`], newest first) that changed a file under
+/// `paths` (or anything, when empty) and not under `ignore`; stops at the shallow
+/// `boundary`.
 pub fn first_touching(
     log: &str,
     boundary: &HashSet<String>,
     paths: &[String],
     ignore: &[String],
 ) -> Option<Touching> {
-    for record in log.split('\u{1e}').filter(|r| !r.trim().is_empty()) {
-        let mut lines = record.lines();
-        let header = lines.next()?;
-        let mut fields = header.split('\u{1f}');
-        let sha = fields.next().unwrap_or_default();
-        let subject = fields.next().unwrap_or_default();
-        let author = fields.next().unwrap_or_default();
-        if boundary.contains(sha) {
+    for record in records(log) {
+        if boundary.contains(&record.commit.sha) {
             return None;
         }
-        let touched = lines
-            .map(str::trim)
-            .filter(|f| !f.is_empty())
-            .any(|file| (paths.is_empty() || under(file, paths)) && !under(file, ignore));
-        if touched {
+        if record.touches(paths, ignore) {
+            let CommitSummary {
+                sha,
+                subject,
+                author,
+                committed_at,
+            } = record.commit;
             return Some(Touching {
-                sha: sha.to_string(),
-                subject: subject.trim().to_string(),
-                // `%an <%ae>` of a commit without either is " <>": nobody.
-                author: Some(author.trim())
-                    .filter(|a| !a.is_empty() && *a != "<>")
-                    .unwrap_or_default()
-                    .to_string(),
+                sha,
+                subject,
+                author,
+                committed_at,
             });
         }
     }
@@ -349,6 +459,89 @@ pub struct Touching {
     pub subject: String,
     /// The author.
     pub author: String,
+    /// The committer time.
+    pub committed_at: Option<Time>,
+}
+
+/// What a Bundle's commit brings, read from its history ([`chronicle`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Chronicle {
+    /// The commit itself, as the history says it: subject, author, time.
+    pub head: Option<CommitSummary>,
+    /// The commits since the previous one, newest first, at most
+    /// [`MAX_BUNDLE_COMMITS`]; empty when that one was not reached.
+    pub commits: Vec<CommitSummary>,
+    /// How many more there are than `commits` lists.
+    pub more: u32,
+    /// The previous commit, when the history reached it: `commits` count from it.
+    pub since: Option<String>,
+}
+
+impl Chronicle {
+    /// Writes what it read onto `commit` (the one it was read for): what the watch
+    /// left empty of its subject and author, its time, and the commits it brings.
+    pub fn apply(self, commit: &mut CommitArtifact) {
+        if let Some(head) = self.head.filter(|h| h.sha == commit.sha) {
+            if commit.message.is_empty() {
+                commit.message = head.subject;
+            }
+            if commit.author.is_empty() {
+                commit.author = head.author;
+            }
+            commit.committed_at = head.committed_at;
+        }
+        commit.commits = self.commits;
+        commit.more_commits = self.more;
+        commit.commits_since = self.since.unwrap_or_default();
+    }
+}
+
+/// What the commit at the head of `log` ([`LOG_FORMAT`], newest first) brings since
+/// the commit `since`: the commits after it that changed a file under `paths` (all,
+/// without filters) and not under `ignore`, newest first, at most
+/// [`MAX_BUNDLE_COMMITS`] and the rest counted. A `since` the log does not reach before
+/// the shallow `boundary` — beyond the history read, or not an ancestor — and no
+/// `since` at all leave the list empty: nothing is guessed.
+pub fn chronicle(
+    log: &str,
+    boundary: &HashSet<String>,
+    paths: &[String],
+    ignore: &[String],
+    since: Option<&str>,
+) -> Chronicle {
+    let mut records = records(log).peekable();
+    let head = records.peek().map(|r| r.commit.clone());
+    let mut found = Vec::new();
+    let mut reached = false;
+    if let Some(since) = since.filter(|s| !s.is_empty()) {
+        for record in records {
+            if record.commit.sha == since {
+                reached = true;
+                break;
+            }
+            if boundary.contains(&record.commit.sha) {
+                break;
+            }
+            let filtered = !paths.is_empty() || !ignore.is_empty();
+            if !filtered || record.touches(paths, ignore) {
+                found.push(record.commit);
+            }
+        }
+    }
+    if !reached {
+        return Chronicle {
+            head,
+            ..Chronicle::default()
+        };
+    }
+    let more = u32::try_from(found.len().saturating_sub(MAX_BUNDLE_COMMITS)).unwrap_or(u32::MAX);
+    found.truncate(MAX_BUNDLE_COMMITS);
+    Chronicle {
+        head,
+        commits: found,
+        more,
+        since: since.map(str::to_string),
+    }
 }
 
 /// Whether `file` is one of `paths` or inside one (a directory prefix: `app` covers
@@ -490,9 +683,9 @@ mod tests {
 
     #[test]
     fn the_walk_finds_the_newest_commit_touching_the_paths() {
-        let log = "\u{1e}ccc\u{1f}docs only\u{1f}Ann <ann@acme.example>\n\nREADME.md\n\
-                   \u{1e}bbb\u{1f}touch the app\u{1f}Bo <bo@acme.example>\n\napps/web/x.go\napps/web/README.md\n\
-                   \u{1e}aaa\u{1f}root\u{1f} <>\n\napps/web/main.go\nREADME.md\n";
+        let log = "\u{1e}ccc\u{1f}docs only\u{1f}Ann <ann@acme.example>\u{1f}2026-03-01T12:00:00+01:00\n\nREADME.md\n\
+                   \u{1e}bbb\u{1f}touch the app\u{1f}Bo <bo@acme.example>\u{1f}2026-03-01T10:30:00+01:00\n\napps/web/x.go\napps/web/README.md\n\
+                   \u{1e}aaa\u{1f}root\u{1f} <>\u{1f}not a time\n\napps/web/main.go\nREADME.md\n";
         let none = HashSet::new();
         let web = strings(&["apps/web"]);
         assert_eq!(
@@ -501,6 +694,8 @@ mod tests {
                 sha: "bbb".into(),
                 subject: "touch the app".into(),
                 author: "Bo <bo@acme.example>".into(),
+                // The committer's offset is kept as the instant it names.
+                committed_at: Some(Time("2026-03-01T09:30:00Z".parse().unwrap())),
             })
         );
         // Everything but READMEs: the newest commit with another file.
@@ -520,6 +715,207 @@ mod tests {
         // The shallow boundary is not evidence.
         let boundary = HashSet::from(["bbb".to_string()]);
         assert_eq!(first_touching(log, &boundary, &web, &[]), None);
+        // A time git did not write as one is no time.
+        assert_eq!(
+            first_touching(log, &none, &web, &carved).and_then(|t| t.committed_at),
+            None
+        );
+    }
+
+    /// A log of `n` commits `c<n-1>` (newest) … `c0`, each changing `app/<i>` or, every
+    /// third, `docs/<i>`.
+    fn history(n: usize) -> String {
+        (0..n)
+            .rev()
+            .map(|i| {
+                let dir = if i % 3 == 0 { "docs" } else { "app" };
+                format!(
+                    "\u{1e}c{i}\u{1f}change {i}\u{1f}Ann <ann@example.com>\u{1f}2026-03-01T10:{:02}:00Z\n\n{dir}/{i}\n",
+                    i % 60
+                )
+            })
+            .collect()
+    }
+
+    fn shas(chronicle: &Chronicle) -> Vec<&str> {
+        chronicle.commits.iter().map(|c| c.sha.as_str()).collect()
+    }
+
+    #[test]
+    fn a_chronicle_lists_what_came_since_the_previous_commit() {
+        let none = HashSet::new();
+        let log = history(10);
+        // Everything after c6, newest first, with the head's own words and time.
+        let all = chronicle(&log, &none, &[], &[], Some("c6"));
+        assert_eq!(shas(&all), ["c9", "c8", "c7"]);
+        assert_eq!((all.more, all.since.as_deref()), (0, Some("c6")));
+        let head = all.head.clone().expect("the head");
+        assert_eq!(
+            (
+                head.sha.as_str(),
+                head.subject.as_str(),
+                head.author.as_str()
+            ),
+            ("c9", "change 9", "Ann <ann@example.com>")
+        );
+        assert_eq!(
+            head.committed_at,
+            Some(Time("2026-03-01T10:09:00Z".parse().unwrap()))
+        );
+        // With path filters, only the commits that touched them.
+        let app = strings(&["app"]);
+        assert_eq!(
+            shas(&chronicle(&log, &none, &app, &[], Some("c2"))),
+            ["c8", "c7", "c5", "c4"]
+        );
+        let no_docs = strings(&["docs"]);
+        assert_eq!(
+            shas(&chronicle(&log, &none, &[], &no_docs, Some("c6"))),
+            ["c8", "c7"]
+        );
+        // The same commit again brings nothing, and says so.
+        let again = chronicle(&log, &none, &[], &[], Some("c9"));
+        assert_eq!((shas(&again), again.since.as_deref()), (vec![], Some("c9")));
+    }
+
+    #[test]
+    fn a_chronicle_is_bounded_and_never_guessed() {
+        let none = HashSet::new();
+        let log = history(60);
+        let bounded = chronicle(&log, &none, &[], &[], Some("c0"));
+        assert_eq!(bounded.commits.len(), MAX_BUNDLE_COMMITS);
+        assert_eq!(bounded.commits[0].sha, "c59");
+        assert_eq!(bounded.more, 59 - 20);
+        // A previous commit the history does not reach — further back, or not an
+        // ancestor — and none at all: nothing listed, the head still read.
+        for since in [Some("elsewhere"), None, Some("")] {
+            let unknown = chronicle(&log, &none, &[], &[], since);
+            assert_eq!(
+                (unknown.commits.len(), unknown.more, unknown.since),
+                (0, 0, None),
+                "{since:?}"
+            );
+            assert_eq!(unknown.head.map(|h| h.sha), Some("c59".into()));
+        }
+        // Nor past the shallow boundary.
+        let boundary = HashSet::from(["c5".to_string()]);
+        assert_eq!(chronicle(&log, &boundary, &[], &[], Some("c2")).since, None);
+        // The boundary itself may be the previous commit.
+        assert_eq!(
+            chronicle(&log, &boundary, &[], &[], Some("c5"))
+                .commits
+                .len(),
+            MAX_BUNDLE_COMMITS
+        );
+        // Long subjects are cut.
+        let long = format!("\u{1e}x\u{1f}{}\u{1f}A <a@b>\u{1f}\n", "é".repeat(300));
+        let head = chronicle(&long, &none, &[], &[], None)
+            .head
+            .expect("the head");
+        assert!(
+            head.subject.len() <= MAX_SUBJECT_BYTES,
+            "{}",
+            head.subject.len()
+        );
+        assert_eq!(head.committed_at, None);
+    }
+
+    #[test]
+    fn a_chronicle_fills_what_the_watch_left_empty() {
+        let mut commit = CommitArtifact {
+            repo: "r".into(),
+            sha: "c9".into(),
+            tag: "v9".into(),
+            ..CommitArtifact::default()
+        };
+        chronicle(&history(10), &HashSet::new(), &[], &[], Some("c7")).apply(&mut commit);
+        assert_eq!(commit.message, "change 9");
+        assert_eq!(commit.author, "Ann <ann@example.com>");
+        assert!(commit.committed_at.is_some());
+        assert_eq!(
+            (
+                commit.commits.len(),
+                commit.more_commits,
+                commit.commits_since.as_str()
+            ),
+            (2, 0, "c7")
+        );
+        // A subject the watch read already stays; a head of another commit (a race
+        // with a push) gives no words.
+        let mut other = CommitArtifact {
+            sha: "c8".into(),
+            message: "ours".into(),
+            ..CommitArtifact::default()
+        };
+        chronicle(&history(10), &HashSet::new(), &[], &[], None).apply(&mut other);
+        assert_eq!((other.message.as_str(), other.committed_at), ("ours", None));
+        assert_eq!(other.commits_since, "");
+    }
+
+    /// The history as a real git writes it: a bare repository, commits pushed to it
+    /// one by one, read back through the Beacon's own session.
+    #[tokio::test]
+    async fn a_chronicle_from_a_real_repository() {
+        use hecate_sources::git::testing::{bare_repo, git, path, write};
+        let root = tempfile::tempdir().expect("a directory");
+        let bare = bare_repo(root.path(), "shop").await;
+        let work = root.path().join("work");
+        git(root.path(), &["clone", "-q", &path(&bare), &path(&work)]).await;
+        let mut shas = Vec::new();
+        for (i, file) in ["app/a", "docs/b", "app/c", "app/d"].iter().enumerate() {
+            write(&work.join(file), &format!("{i}\n")).await;
+            git(&work, &["add", "-A"]).await;
+            git(&work, &["commit", "-q", "-m", &format!("change {i}")]).await;
+            shas.push(git(&work, &["rev-parse", "HEAD"]).await.trim().to_string());
+        }
+        git(&work, &["tag", "v1.0.0"]).await;
+        git(&work, &["push", "-q", "origin", "main", "v1.0.0"]).await;
+        let beacon = Git::new(DEFAULT_TIMEOUT).within(Limits {
+            local: true,
+            ..Limits::default()
+        });
+        let mut watch = GitWatch {
+            repo: path(&bare),
+            tags: Some(hecate_types::TagWatch::default()),
+            ..GitWatch::default()
+        };
+        let commit = CommitArtifact {
+            repo: watch.repo.clone(),
+            sha: shas[3].clone(),
+            tag: "v1.0.0".into(),
+            ..CommitArtifact::default()
+        };
+        let none = GitCredentials::Anonymous;
+        let apps = AppTokens::default();
+        let read = beacon
+            .history(&watch, &none, &apps, &commit, Some(&shas[0]))
+            .await
+            .expect("the history");
+        let subjects: Vec<&str> = read.commits.iter().map(|c| c.subject.as_str()).collect();
+        assert_eq!(subjects, ["change 3", "change 2", "change 1"]);
+        assert_eq!(read.since.as_deref(), Some(shas[0].as_str()));
+        let head = read.head.expect("the head");
+        assert_eq!(head.author, "Someone <someone@example.com>");
+        assert!(head.committed_at.is_some());
+        // The watch's path filters apply.
+        watch.paths = vec!["app".into()];
+        let read = beacon
+            .history(&watch, &none, &apps, &commit, Some(&shas[0]))
+            .await
+            .expect("the history");
+        assert_eq!(read.commits.len(), 2);
+        // A branch reads the same way.
+        let on_main = CommitArtifact {
+            tag: String::new(),
+            branch: "main".into(),
+            ..commit.clone()
+        };
+        watch.paths.clear();
+        let read = beacon
+            .history(&watch, &none, &apps, &on_main, Some(&shas[2]))
+            .await
+            .expect("the history");
+        assert_eq!(read.commits.len(), 1);
     }
 
     #[tokio::test]

@@ -93,6 +93,7 @@ pub fn artifact(name: &str, object: &Value) -> Result<Artifact, ResolveError> {
                 tag: field("tag"),
                 message: field("title"),
                 author: field("author"),
+                ..CommitArtifact::default()
             }),
             ..Artifact::default()
         });
@@ -147,6 +148,7 @@ mod tests {
                     tag: String::new(),
                     message: "Fix it".into(),
                     author: String::new(),
+                    ..CommitArtifact::default()
                 }),
                 ..Artifact::default()
             })

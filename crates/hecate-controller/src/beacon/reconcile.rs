@@ -18,7 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
-use hecate_types::{Beacon, BeaconStatus, Time, wellknown};
+use hecate_types::{
+    ArtifactRef, Beacon, BeaconStatus, Bundle, GitWatch, Time, WatchSourceRef, wellknown,
+};
 use kube::api::{Api, PostParams};
 use kube::{Resource as _, ResourceExt as _};
 
@@ -172,8 +174,14 @@ impl BeaconReconciler {
                 );
             }
             Next::Emit(artifacts) => {
-                let bundle = emit::bundle_for(beacon, artifacts, now);
+                let mut bundle = emit::bundle_for(beacon, artifacts, now);
                 let bundle_name = bundle.name_any();
+                if bundle_name != status.latest_bundle {
+                    // New content, as far as the Beacon knows: what it brings is read
+                    // once, now (an existing Bundle is never updated).
+                    self.chronicle(&namespace, beacon, &status.latest_bundle, &mut bundle)
+                        .await;
+                }
                 match emit::create(&self.client, &bundle).await {
                     Ok(emitted) => {
                         if let Emitted::Created(created) = &emitted {
@@ -246,6 +254,85 @@ impl BeaconReconciler {
         .await
     }
 
+    /// Records on `bundle`'s commits from git watches what each brings since the
+    /// Beacon's previous Bundle, `latest` (DECISION 140): one GET of that Bundle, and
+    /// each watch's history read once. What cannot be read is logged and left out —
+    /// it is for people, and never holds a Bundle back.
+    async fn chronicle(&self, namespace: &str, beacon: &Beacon, latest: &str, bundle: &mut Bundle) {
+        // The artifacts are in watch order, one per entry (every entry resolved).
+        let git: Vec<(usize, &GitWatch)> = beacon
+            .spec
+            .watch
+            .iter()
+            .enumerate()
+            .filter_map(|(i, w)| match w.get() {
+                Some(WatchSourceRef::Git(git)) => Some((i, git)),
+                _ => None,
+            })
+            .filter(|(i, _)| {
+                bundle
+                    .spec
+                    .artifacts
+                    .get(*i)
+                    .is_some_and(|a| a.commit.is_some())
+            })
+            .collect();
+        if git.is_empty() {
+            return;
+        }
+        let previous = self.previous_bundle(namespace, latest).await;
+        let histories = join_all(git.iter().map(|(i, watch)| {
+            let commit = bundle.spec.artifacts[*i].commit.as_ref();
+            let since = commit.and_then(|commit| previous_commit(previous.as_ref(), &commit.repo));
+            async move {
+                match commit {
+                    Some(commit) => {
+                        Some(self.sources.history(namespace, watch, commit, since).await)
+                    }
+                    None => None,
+                }
+            }
+        }))
+        .await;
+        for ((i, watch), history) in git.iter().zip(histories) {
+            let commit = bundle.spec.artifacts[*i].commit.as_mut();
+            match (commit, history) {
+                (Some(commit), Some(Ok(chronicle))) => chronicle.apply(commit),
+                (_, Some(Err(error))) => tracing::warn!(
+                    beacon = %beacon.name_any(),
+                    namespace,
+                    repo = %watch.repo,
+                    %error,
+                    "could not read what the new Bundle's commit brings; emitting it without"
+                ),
+                _ => {}
+            }
+        }
+    }
+
+    /// The Beacon's previous Bundle, `latest` by name, if it has one and it is still
+    /// there.
+    async fn previous_bundle(&self, namespace: &str, latest: &str) -> Option<Bundle> {
+        if latest.is_empty() {
+            return None;
+        }
+        match Api::<Bundle>::namespaced(self.client.clone(), namespace)
+            .get_opt(latest)
+            .await
+        {
+            Ok(found) => found,
+            Err(error) => {
+                tracing::warn!(
+                    namespace,
+                    bundle = latest,
+                    %error,
+                    "could not read the previous Bundle"
+                );
+                None
+            }
+        }
+    }
+
     /// Writes the Beacon's status whole, with the resourceVersion it was read at.
     async fn write_status(&self, beacon: &Beacon, status: BeaconStatus) -> Result<(), Error> {
         let mut object = beacon.clone();
@@ -255,4 +342,16 @@ impl BeaconReconciler {
             .await?;
         Ok(())
     }
+}
+
+/// The commit `previous` (a Bundle) holds of `repo`, if any.
+fn previous_commit<'a>(previous: Option<&'a Bundle>, repo: &str) -> Option<&'a str> {
+    previous?
+        .spec
+        .artifacts
+        .iter()
+        .find_map(|a| match a.get()? {
+            ArtifactRef::Commit(commit) if commit.repo == repo => Some(commit.sha.as_str()),
+            _ => None,
+        })
 }

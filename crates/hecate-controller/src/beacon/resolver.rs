@@ -9,7 +9,9 @@ use futures::future::BoxFuture;
 use hecate_sources::git::{AppTokens, GitCredentials};
 use hecate_sources::oci::{Basic, Cache, Registry, Repository};
 use hecate_sources::secrets::SecretData;
-use hecate_types::{Artifact, ChartWatch, GitWatch, ImageWatch, LocalSecretRef, WatchSourceRef};
+use hecate_types::{
+    Artifact, ChartWatch, CommitArtifact, GitWatch, ImageWatch, LocalSecretRef, WatchSourceRef,
+};
 
 use super::credentials;
 use super::git::{self, Git};
@@ -176,5 +178,22 @@ impl Source for Resolver {
         occasion: Occasion,
     ) -> BoxFuture<'a, Result<Artifact, ResolveError>> {
         self.one(namespace, watch, occasion).boxed()
+    }
+
+    fn history<'a>(
+        &'a self,
+        namespace: &'a str,
+        watch: &'a GitWatch,
+        commit: &'a CommitArtifact,
+        since: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<git::Chronicle, ResolveError>> {
+        async move {
+            let secret = watch.credentials_ref.as_ref().map(|s| s.name.as_str());
+            let credentials = GitCredentials::read(&self.client, namespace, secret).await?;
+            self.git
+                .history(watch, &credentials, &self.app_tokens, commit, since)
+                .await
+        }
+        .boxed()
     }
 }

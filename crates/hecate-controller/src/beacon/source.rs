@@ -8,8 +8,11 @@
 
 use std::fmt;
 
+use futures::FutureExt as _;
 use futures::future::BoxFuture;
-use hecate_types::{Artifact, WatchSourceRef, wellknown};
+use hecate_types::{Artifact, CommitArtifact, GitWatch, WatchSourceRef, wellknown};
+
+use super::git::Chronicle;
 
 /// How a watch entry failed to resolve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,4 +116,18 @@ pub trait Source: Send + Sync + 'static {
         watch: WatchSourceRef<'a>,
         occasion: Occasion,
     ) -> BoxFuture<'a, Result<Artifact, ResolveError>>;
+
+    /// What `commit`, which the git watch `watch` resolved to, brings since the commit
+    /// `since` (the Beacon's previous Bundle's): asked once, when the Beacon emits a
+    /// new Bundle (DECISION 140). A source that cannot read history tells nothing.
+    fn history<'a>(
+        &'a self,
+        namespace: &'a str,
+        watch: &'a GitWatch,
+        commit: &'a CommitArtifact,
+        since: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Chronicle, ResolveError>> {
+        let _ = (namespace, watch, commit, since);
+        async { Ok(Chronicle::default()) }.boxed()
+    }
 }

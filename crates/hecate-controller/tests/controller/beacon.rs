@@ -291,8 +291,39 @@ fn commit(repo: &str, sha: &str, branch: &str, tag: &str) -> Artifact {
             tag: tag.into(),
             message: String::new(),
             author: String::new(),
+            ..CommitArtifact::default()
         }),
         ..Artifact::default()
+    }
+}
+
+/// `artifacts` as the watches resolved them: without what the Beacon reads of a
+/// commit's history when it emits a Bundle (DECISION 140) — the commit's subject,
+/// author and time, and the commits it brings.
+fn resolved(artifacts: &[Artifact]) -> Vec<Artifact> {
+    artifacts
+        .iter()
+        .cloned()
+        .map(|mut artifact| {
+            if let Some(commit) = artifact.commit.as_mut() {
+                *commit = CommitArtifact {
+                    repo: std::mem::take(&mut commit.repo),
+                    sha: std::mem::take(&mut commit.sha),
+                    branch: std::mem::take(&mut commit.branch),
+                    tag: std::mem::take(&mut commit.tag),
+                    ..CommitArtifact::default()
+                };
+            }
+            artifact
+        })
+        .collect()
+}
+
+/// The one commit artifact of `bundle`.
+fn only_commit(bundle: &Bundle) -> &CommitArtifact {
+    match bundle.spec.artifacts.as_slice() {
+        [artifact] => artifact.commit.as_ref().expect("a commit"),
+        other => panic!("one artifact, not {other:?}"),
     }
 }
 
@@ -314,7 +345,17 @@ async fn check1_a_new_commit_emits_exactly_one_bundle() {
     assert_eq!(bundles.len(), 1, "{bundles:#?}");
     let bundle = &bundles[0];
     let artifacts = vec![commit(&repo.url, &first, "main", "")];
-    assert_eq!(bundle.spec.artifacts, artifacts);
+    assert_eq!(resolved(&bundle.spec.artifacts), artifacts);
+    // What the Beacon read of the commit, for people (DECISION 140): the first Bundle
+    // has no previous one to count commits from.
+    let read = only_commit(bundle);
+    assert_eq!(
+        (read.message.as_str(), read.author.as_str()),
+        ("one", "Test <test@example.com>")
+    );
+    assert!(read.committed_at.is_some());
+    assert_eq!((read.commits.len(), read.commits_since.as_str()), (0, ""));
+    assert_eq!(bundle.spec.alias, &first[..7], "its version: the short SHA");
     assert_eq!(bundle.spec.beacon, "app");
     assert_eq!(
         bundle.spec.digest,
@@ -369,8 +410,20 @@ async fn check1_a_new_commit_emits_exactly_one_bundle() {
     let latest = b.beacon("app").await.status.unwrap().latest_bundle;
     let newest = b.env.api::<Bundle>().get(&latest).await.unwrap();
     assert_eq!(
-        newest.spec.artifacts,
+        resolved(&newest.spec.artifacts),
         [commit(&repo.url, &second, "main", "")]
+    );
+    // It brings the one commit since the first Bundle's.
+    let read = only_commit(&newest);
+    let brought: Vec<(&str, &str)> = read
+        .commits
+        .iter()
+        .map(|c| (c.sha.as_str(), c.subject.as_str()))
+        .collect();
+    assert_eq!(brought, [(second.as_str(), "two")]);
+    assert_eq!(
+        (read.more_commits, read.commits_since.as_str()),
+        (0, first.as_str())
     );
     assert_eq!(b.emissions().await, 2);
 
@@ -441,9 +494,12 @@ async fn tag_policies_pick_the_right_tag() {
         .await
         .unwrap();
     assert_eq!(
-        bundle.spec.artifacts, want,
+        resolved(&bundle.spec.artifacts),
+        want,
         "artifacts keep the watch order"
     );
+    // Its version: each tag once, in watch order.
+    assert_eq!(bundle.spec.alias, "v1.1.0, v2.0.0-rc.1, v1.0.0");
 }
 
 /// Path filters: the newest commit (first parents) that changed a watched path, with
@@ -886,7 +942,10 @@ async fn git_over_ssh_with_a_key() {
     let tip = git(&repo.work(), &["rev-parse", "HEAD"]);
     let bundles = b.bundles("app").await;
     assert_eq!(bundles.len(), 1, "{bundles:#?}");
-    assert_eq!(bundles[0].spec.artifacts, [commit(&url, &tip, "main", "")]);
+    assert_eq!(
+        resolved(&bundles[0].spec.artifacts),
+        [commit(&url, &tip, "main", "")]
+    );
 
     // A passphrase-protected key, no known_hosts (the host is accepted), and a path
     // filter: the shallow clone goes over SSH too.

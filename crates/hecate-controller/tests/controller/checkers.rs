@@ -182,7 +182,7 @@ async fn a_kustomization_is_judged_as_flux_writes_it_at_one_get_per_check() {
     assert_eq!(
         elsewhere.issues,
         [format!(
-            "{}: ready at {REVISION}; waiting for 0123abcd",
+            "{}: Flux has not applied 0123abc yet; the last applied is 9f8c1a2",
             flux.key("app")
         )]
     );

@@ -47,6 +47,7 @@ async fn write_tools_exist_only_with_allow_writes() {
             "approvals",
             "audit",
             "delivery_metrics",
+            "diff_bundles",
             "evidence",
             "flux_resources",
             "get_gate",
@@ -84,7 +85,7 @@ async fn write_tools_exist_only_with_allow_writes() {
     for flux in ["suspend_flux", "resume_flux", "reconcile_flux"] {
         assert!(names.contains(&flux.to_string()), "{flux}");
     }
-    assert_eq!(names.len(), 19);
+    assert_eq!(names.len(), 20);
 }
 
 #[tokio::test]
@@ -139,6 +140,12 @@ async fn every_answer_matches_its_output_schema() {
         ("preflight", json!({"gate": "production"})),
         ("flux_resources", json!({"gate": "production"})),
         ("approvals", json!({})),
+        ("diff_bundles", json!({"bundle": "b2"})),
+        (
+            "diff_bundles",
+            json!({"bundle": "b2", "against": "production"}),
+        ),
+        ("diff_bundles", json!({"bundle": "b1", "against": "b2"})),
         ("promote", json!({"gate": "staging", "bundle": "b2"})),
     ];
     for (tool, arguments) in calls {

@@ -79,7 +79,8 @@ pub struct Reach {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Figures {
-    /// From a Bundle's emission to its crossing into the Gate.
+    /// From the commit (where its Beacon recorded the time; else the Bundle's
+    /// emission) to its crossing into the Gate.
     pub lead_time: LeadTime,
     /// Deployments (crossings that entered the Gate) per day and per week.
     pub deployment_frequency: DeploymentFrequency,
@@ -111,6 +112,11 @@ pub struct LeadTime {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LeadTimeParts {
+    /// From the commit to the Bundle's emission — building, tagging, publishing, the
+    /// Beacon's next look — where the Beacon recorded the commit's time (DECISION
+    /// 140); 0 where it did not, and lead time starts at the emission.
+    #[serde(default)]
+    pub emission_seconds: u64,
     /// Until the Gates upstream cleared the Bundle (their crossing and verification).
     pub upstream_seconds: u64,
     /// Then until the approval the Gate asks for was given.
@@ -127,7 +133,8 @@ pub struct LeadTimeParts {
 impl LeadTimeParts {
     /// The whole lead time.
     pub fn total(&self) -> u64 {
-        self.upstream_seconds
+        self.emission_seconds
+            + self.upstream_seconds
             + self.approval_seconds
             + self.window_seconds
             + self.queued_seconds
@@ -137,6 +144,7 @@ impl LeadTimeParts {
     /// `self` and `other` added part by part.
     pub fn plus(self, other: Self) -> Self {
         Self {
+            emission_seconds: self.emission_seconds + other.emission_seconds,
             upstream_seconds: self.upstream_seconds + other.upstream_seconds,
             approval_seconds: self.approval_seconds + other.approval_seconds,
             window_seconds: self.window_seconds + other.window_seconds,

@@ -10,10 +10,11 @@
 //!   its verification said no (its Passage's record, or `history[].verified: false`)
 //!   or an older Bundle crossed right after it (a rollback); a failed or aborted
 //!   crossing is one too.
-//! - *Lead time* runs from the Bundle's emission to the deployment's end, in five
-//!   parts that add up to it: upstream (until the Gates it comes after cleared it),
-//!   approval, window (while every window was closed), queued (the rest of the wait)
-//!   and steps.
+//! - *Lead time* runs from the commit — its committer time, where the Beacon recorded
+//!   it (DECISION 140) — or else the Bundle's emission, to the deployment's end, in
+//!   six parts that add up to it: emission (from the commit to the Bundle), upstream
+//!   (until the Gates it comes after cleared it), approval, window (while every window
+//!   was closed), queued (the rest of the wait) and steps.
 //! - *Time to restore* runs from the first failed change after a success to the next
 //!   crossing that succeeded (a run of failures is one failure); a Gate Degraded now
 //!   with no failure open opens one at the time it turned Degraded.
@@ -27,7 +28,7 @@ use kube::ResourceExt as _;
 use super::eligibility::created_at;
 use super::pipeline;
 use super::snapshot::NamespaceSnapshot;
-use super::{verification, window};
+use super::{verification, version, window};
 use crate::model::{
     ChangeFailureRate, DeliveredCrossing, Delivery, DeliveryOutcome, DeploymentFrequency,
     FailureCounts, Figures, GateDelivery, LeadTime, LeadTimeParts, PipelineDelivery, Reach,
@@ -294,7 +295,9 @@ fn degraded_since(gate: &Gate) -> Option<Timestamp> {
 }
 
 /// `bundle`'s lead time into `gate` by `passage`, which finished at `end`, in parts;
-/// `None` when the Bundle's emission is not known.
+/// `None` when the Bundle's emission is not known. It starts at the commit where the
+/// Beacon recorded its time (the Bundle's first commit artifact's, as
+/// [`version::name`] reads it), never after the emission.
 fn lead_time(
     gate: &Gate,
     bundle: &Bundle,
@@ -302,6 +305,9 @@ fn lead_time(
     end: Timestamp,
 ) -> Option<LeadTimeParts> {
     let emitted = created_at(bundle)?.min(end);
+    let committed = version::name(bundle)
+        .committed_at
+        .map_or(emitted, |t| t.0.min(emitted));
     let gate_name = gate.name_any();
     let status = bundle.status.as_ref();
     let admission = gate
@@ -353,6 +359,7 @@ fn lead_time(
     );
     let window = closed_between(&gate.spec.windows, approved, opened);
     Some(LeadTimeParts {
+        emission_seconds: seconds(emitted.duration_since(committed)),
         upstream_seconds: seconds(upstream.duration_since(emitted)),
         approval_seconds: seconds(approved.duration_since(upstream)),
         window_seconds: seconds(window),

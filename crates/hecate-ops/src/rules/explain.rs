@@ -5,7 +5,7 @@
 //! candidates — eligibility and windows come from their own modules, never restated
 //! here. Each blocker's fix is a typed [`Remedy`], put in words by the model.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use hecate_types::{
     Bundle, Gate, Health, Passage, PassagePhase, StepPhase, Time, VerificationPhase,
@@ -18,7 +18,7 @@ use super::change;
 use super::eligibility::{self, AutoNext, Candidate, Code};
 use super::gate::{self, Obstacle};
 use super::snapshot::NamespaceSnapshot;
-use super::{verification, window};
+use super::{passage, verification, window};
 use crate::model::{
     Blocker, BlockerKind, CrossingNow, Explanation, FailedBefore, Outcome, Remedy, State, StepNow,
     Waiting,
@@ -76,6 +76,34 @@ fn stalls_at(passage: &Passage) -> Option<Timestamp> {
 
 /// Explains `gate` (one of `snapshot`'s Gates) at `now`.
 pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Explanation {
+    let mut x = judged(snapshot, gate, now);
+    x.versions = versions(snapshot, &x);
+    x
+}
+
+/// How each Bundle `x` names reads for people ([`super::version::of`]): the current
+/// one, the crossing, the eligible and the waiting — so that no surface needs the
+/// Bundles themselves to say "v1.3.0".
+fn versions(snapshot: &NamespaceSnapshot, x: &Explanation) -> BTreeMap<String, String> {
+    let mut named: BTreeSet<&str> = x.current.iter().map(String::as_str).collect();
+    named.extend(x.eligible.iter().map(String::as_str));
+    named.extend(x.waiting.iter().map(|w| w.bundle.as_str()));
+    named.extend(x.crossing.iter().map(|c| c.bundle.as_str()));
+    if named.is_empty() {
+        return BTreeMap::new();
+    }
+    snapshot
+        .bundles()
+        .filter_map(|b| {
+            let name = b.metadata.name.as_deref()?;
+            named
+                .contains(name)
+                .then(|| (name.to_string(), super::version::of(b)))
+        })
+        .collect()
+}
+
+fn judged(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Explanation {
     let name = gate.name_any();
     let namespace = snapshot.namespace().to_string();
     let status = gate.status.as_ref();
@@ -94,6 +122,12 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
         crossing: None,
         failed_before: Vec::new(),
         windows: window::describe(&gate.spec.windows, now),
+        // Whatever stands in the way: what the environment's branch holds is a fact.
+        versions: BTreeMap::new(),
+        left_behind: snapshot
+            .passages_of(&name)
+            .next()
+            .and_then(passage::left_behind),
     };
 
     if let Some(obstacle) = gate::obstacle(gate) {
@@ -361,13 +395,29 @@ fn crossing(x: &mut Explanation, passage: &Passage, now: Timestamp) {
         ));
         return;
     }
-    let running = status.and_then(|s| s.steps.iter().find(|step| step.phase == StepPhase::Running));
-    if let Some(step) = running {
-        let detail = if step.message.is_empty() {
+    let running = status.and_then(|s| {
+        s.steps
+            .iter()
+            .enumerate()
+            .find(|(_, step)| step.phase == StepPhase::Running)
+    });
+    if let Some((i, step)) = running {
+        let mut detail = if step.message.is_empty() {
             step.uses.clone()
         } else {
             format!("{}: {}", step.uses, step.message)
         };
+        // How long it may go on waiting: the step's own `timeout` (the engine's record
+        // and spec are index for index), as written.
+        if let Some(timeout) = passage
+            .spec
+            .steps
+            .get(i)
+            .map(|s| s.timeout.trim())
+            .filter(|t| !t.is_empty())
+        {
+            detail.push_str(&format!(" (the step gives up {timeout} after it started)"));
+        }
         x.summary = format!("crossing {bundle}, waiting on {detail}");
         x.blockers.push(Blocker::new(
             BlockerKind::StepWaiting,

@@ -85,7 +85,9 @@ pub fn evaluate(
         return verdict(
             Health::Progressing,
             format!(
-                "waiting for {expected}; the last attempt, at {attempted}, failed: {}",
+                "Flux has not tried {} yet; its last attempt, at {}, failed: {}",
+                short_revision(expected),
+                short_revision(&attempted),
                 failure.explanation()
             ),
         );
@@ -108,10 +110,9 @@ pub fn evaluate(
                     .as_deref()
                     .is_some_and(|applied| revision_matches(applied, expected)) =>
             {
-                let at = revision.as_deref().unwrap_or("no revision");
                 verdict(
                     Health::Progressing,
-                    format!("ready at {at}; waiting for {expected}"),
+                    not_applied_yet(expected, revision.as_deref()),
                 )
             }
             _ => Evaluation {
@@ -197,6 +198,35 @@ pub fn revision_matches(a: &str, b: &str) -> bool {
     let (shorter, longer) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     !shorter.is_empty() && longer.starts_with(shorter)
 }
+
+/// Ready at another revision than the one waited for, in words a person compares at a
+/// glance: `Flux has not applied 46eeba7 yet; the last applied is f577c28`.
+fn not_applied_yet(expected: &str, applied: Option<&str>) -> String {
+    let expected = short_revision(expected);
+    match applied {
+        Some(applied) => format!(
+            "Flux has not applied {expected} yet; the last applied is {}",
+            short_revision(applied)
+        ),
+        None => format!("Flux has not applied {expected} yet, nor anything before it"),
+    }
+}
+
+/// How a revision is said: a commit or digest as its first 7 hex digits (as git
+/// abbreviates them), `main@sha1:f577c28…` as `f577c28`; anything else — a chart
+/// version, a tag — whole.
+pub fn short_revision(revision: &str) -> &str {
+    let digest = digest_part(revision);
+    let hex = !digest.is_empty() && digest.bytes().all(|b| b.is_ascii_hexdigit());
+    if hex {
+        &digest[..digest.len().min(SHORT)]
+    } else {
+        revision.trim()
+    }
+}
+
+/// How many hex digits a short revision keeps.
+const SHORT: usize = 7;
 
 fn digest_part(revision: &str) -> &str {
     let revision = revision.trim();
@@ -404,14 +434,14 @@ mod tests {
                 Some(healthy.clone()),
                 Some("0123abcd"),
                 Progressing,
-                "ready at main@sha1:9f8c1a2b3c4d; waiting for 0123abcd",
+                "Flux has not applied 0123abc yet; the last applied is 9f8c1a2",
             ),
             (
                 "ready without any revision",
                 Some(with(healthy, "/status/lastAppliedRevision", json!(""))),
                 Some("0123abcd"),
                 Progressing,
-                "ready at no revision; waiting for 0123abcd",
+                "Flux has not applied 0123abc yet, nor anything before it",
             ),
             (
                 "failing for longer than failAfter",
@@ -498,7 +528,8 @@ mod tests {
         );
         assert_eq!(earlier.health, Progressing, "{earlier:?}");
         assert!(
-            earlier.issues[0].contains("waiting for cccc") && earlier.issues[0].contains("bbbb"),
+            earlier.issues[0]
+                .starts_with("Flux has not tried cccc yet; its last attempt, at bbbb, failed: "),
             "{earlier:?}"
         );
         // Long failing at an earlier revision (Ready=False past failAfter, no Stalled).
@@ -574,10 +605,36 @@ mod tests {
             "2026-12-01T22:25:19Z".parse().unwrap(),
         );
         assert_eq!(judged.health, Health::Progressing, "{judged:?}");
-        assert!(
-            judged.issues[0].starts_with("waiting for 1111"),
-            "{judged:?}"
+        assert_eq!(
+            judged.issues,
+            [
+                "Flux has not tried 1111111 yet; its last attempt, at 0c63e84, failed: HealthCheckFailed: health check failed after 30.048621516s: timeout waiting for: [Deployment/t-7624-0-dev/app status: 'InProgress']"
+            ]
         );
+    }
+
+    #[test]
+    fn revisions_are_said_short_when_they_are_commits_or_digests() {
+        for (revision, said) in [
+            (
+                "main@sha1:46eeba7a9e0c1f2d3b4a5c6d7e8f90a1b2c3d4e5",
+                "46eeba7",
+            ),
+            (
+                "env/prod/f577c28aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                "f577c28",
+            ),
+            ("sha256:0123456789abcdef", "0123456"),
+            ("46eeba7a9e0c", "46eeba7"),
+            // Short already, or not a hash: whole.
+            ("cccc", "cccc"),
+            ("env/prod@sha1:bbbb", "bbbb"),
+            ("46eeba7", "46eeba7"),
+            ("1.20.300-rc.1", "1.20.300-rc.1"),
+            ("v1.2.3", "v1.2.3"),
+        ] {
+            assert_eq!(super::short_revision(revision), said, "{revision}");
+        }
     }
 
     #[test]

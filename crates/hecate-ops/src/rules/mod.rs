@@ -6,9 +6,11 @@
 
 pub mod actions;
 pub mod approval;
+pub mod attention;
 pub mod audit;
 pub mod change;
 pub mod delivery;
+pub mod diff;
 pub mod eligibility;
 pub mod explain;
 pub mod flux;
@@ -27,6 +29,7 @@ pub mod steps;
 pub mod timeline;
 pub mod verification;
 pub mod verify;
+pub mod version;
 pub mod window;
 
 pub use snapshot::NamespaceSnapshot;

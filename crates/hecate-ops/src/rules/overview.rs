@@ -10,6 +10,7 @@ use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan as _};
 use kube::ResourceExt as _;
 
+use super::attention::{self, Pending};
 use super::explain::explain;
 use super::pipeline;
 use super::snapshot::NamespaceSnapshot;
@@ -57,6 +58,8 @@ pub struct NamespacePart {
     pub overview: Arc<NamespaceOverview>,
     /// Per UTC day: crossings landed (a Gate's history) and Passages failed.
     days: BTreeMap<Date, (usize, usize)>,
+    /// What waits on a person here, judged at the Overview's instant.
+    pending: Pending,
 }
 
 /// `snapshot`'s share of an Overview, each Gate explained by `explained`; `None` when
@@ -91,6 +94,7 @@ pub fn namespace_part(
         }
     }
     let mut gates = Vec::new();
+    let mut explanations = Vec::new();
     for (gate, stage) in pipeline::upstream_first(snapshot.gates()) {
         let status = gate.status.as_ref();
         for entry in status.map(|s| s.history.as_slice()).unwrap_or_default() {
@@ -125,10 +129,15 @@ pub fn namespace_part(
             Health::Unknown | Health::NotApplicable => mine.unknown += 1,
         }
         gates.push(summary);
+        explanations.push((gate, explanation));
     }
     if gates.is_empty() {
         return None;
     }
+    let pending = Pending::gather(
+        snapshot,
+        explanations.iter().map(|(gate, x)| (*gate, x.as_ref())),
+    );
     Some(NamespacePart {
         overview: Arc::new(NamespaceOverview {
             namespace: snapshot.namespace().to_string(),
@@ -137,6 +146,7 @@ pub fn namespace_part(
             timeline: timeline(snapshot),
         }),
         days,
+        pending,
     })
 }
 
@@ -164,7 +174,9 @@ pub fn assemble<'a>(
         .collect();
     let mut totals = Totals::default();
     let mut namespaces = Vec::new();
+    let mut waiting = Vec::new();
     for part in parts {
+        waiting.extend(part.pending.at(now));
         for (day, date) in activity.iter_mut().zip(&dates) {
             if let Some(&(crossed, failed)) = part.days.get(date) {
                 day.crossed += crossed;
@@ -174,10 +186,12 @@ pub fn assemble<'a>(
         totals.add(&part.overview.totals);
         namespaces.push(part.overview.clone());
     }
+    attention::sort(&mut waiting);
     Overview {
         namespaces,
         totals,
         activity,
+        attention: waiting,
     }
 }
 

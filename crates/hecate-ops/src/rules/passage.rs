@@ -28,14 +28,14 @@
 use std::cmp::Ordering;
 
 use hecate_types::limits::{MAX_PASSAGE_BYTES, MAX_PASSAGE_STATUS_BYTES, MAX_STEPS};
-use hecate_types::{Bundle, Gate, Passage, Step, wellknown};
+use hecate_types::{Bundle, Gate, Passage, Step, StepPhase, wellknown};
 use jiff::Timestamp;
 use kube::ResourceExt as _;
 
 use super::gate::{self, gate_steps};
 use super::promotion;
 use super::refusal::{Refusal, RefusalCode};
-use crate::model::Remedy;
+use crate::model::{LeftBehind, Remedy};
 
 /// Whether `passage` has started: its first step has been run (the engine writes
 /// `status.startedAt` with the first step's outcome, and only the controller writes a
@@ -45,6 +45,43 @@ pub fn started(passage: &Passage) -> bool {
         .status
         .as_ref()
         .is_some_and(|s| s.started_at.is_some())
+}
+
+/// The step that pushes a crossing's commit (hecate-steps' `GitPush::USES`; its
+/// output, `{branch, sha, pushed}`, is documented in STEPS.md).
+const GIT_PUSH: &str = "git-push";
+
+/// What an aborted `passage` left behind: the commit its last `git-push` that
+/// succeeded pushed (`pushed: true` in its recorded output), still on that branch —
+/// an abort stops the steps after a push, not the push. `None` for a Passage that was
+/// not aborted, or whose record shows no push.
+pub fn left_behind(passage: &Passage) -> Option<LeftBehind> {
+    let status = passage.status.as_ref()?;
+    if status.phase != Some(hecate_types::PassagePhase::Aborted) {
+        return None;
+    }
+    let output = status
+        .steps
+        .iter()
+        .rev()
+        .filter(|step| step.uses == GIT_PUSH && step.phase == StepPhase::Succeeded)
+        .find_map(|step| step.output.as_ref())?;
+    let text = |key: &str| {
+        output
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    if output.get("pushed").and_then(serde_json::Value::as_bool) != Some(true) {
+        return None;
+    }
+    Some(LeftBehind {
+        passage: passage.name_any(),
+        bundle: passage.spec.bundle.clone(),
+        branch: text("branch")?,
+        commit: text("sha")?,
+    })
 }
 
 /// Whether `passage` was asked to stop: aborted (`spec.abort`), or its deletion asked

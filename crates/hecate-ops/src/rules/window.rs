@@ -309,6 +309,9 @@ pub fn describe(windows: &[Window], now: Timestamp) -> Vec<WindowWords> {
                 deny: true,
                 open: true,
                 next: None,
+                zone: String::new(),
+                opens: None,
+                closes: None,
             },
         })
         .collect()
@@ -345,12 +348,37 @@ impl ParsedWindow {
             (_, false, false, Some(t)) => format!("closed now; opens {}", at(t)),
             (_, _, false, None) => "not again within a year".to_string(),
         };
+        let (opens, closes) = self.opening(now).unzip();
         WindowWords {
             text: format!("{verb} {when}; {standing}"),
             deny: self.deny,
             open,
             next: next.map(hecate_types::Time),
+            zone: self
+                .zone
+                .iana_name()
+                .map_or_else(|| zone.clone(), str::to_string),
+            opens: opens.map(hecate_types::Time),
+            closes: closes.map(hecate_types::Time),
         }
+    }
+
+    /// The opening `now` falls in, or the next one: when it begins and ends (a run of
+    /// overlapping activations is one opening). None for `@every`, which is open
+    /// always or never, and for a schedule that does not fire within the horizon.
+    fn opening(&self, now: Timestamp) -> Option<(Timestamp, Timestamp)> {
+        if matches!(self.schedule, Schedule::Every(_)) {
+            return None;
+        }
+        let begins = if self.is_open(now) {
+            self.activation_after(now.checked_sub(self.duration).ok()?)?
+        } else {
+            self.activation_after(now)?
+        };
+        if begins.duration_since(now) > HORIZON {
+            return None;
+        }
+        Some((begins, self.next_edge(begins)?))
     }
 }
 

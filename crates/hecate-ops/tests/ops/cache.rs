@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hecate_ops::{Cache, Ops, Scope, State};
+use hecate_ops::{Cache, DiffAgainst, Ops, Scope, State};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Beacon, BeaconSpec, ImageWatch, PassagePhase, WatchSource, Window};
 use kube::ResourceExt as _;
@@ -152,6 +152,38 @@ async fn cached_reads_answer_as_the_direct_path_does() {
         cached.audit(ns).await.unwrap(),
         direct.audit(ns).await.unwrap()
     );
+    // A Bundle's diff (DECISION 140), against each thing it may be against.
+    for against in [
+        DiffAgainst::Previous,
+        DiffAgainst::Named("dev".into()),
+        DiffAgainst::Named("b1".into()),
+        DiffAgainst::Gate("staging".into()),
+        DiffAgainst::Bundle("w1".into()),
+    ] {
+        assert_eq!(
+            cached.diff(ns, "b2", against.clone()).await.unwrap(),
+            direct.diff(ns, "b2", against.clone()).await.unwrap(),
+            "{against:?}"
+        );
+    }
+    for (bundle, against) in [
+        ("ghost", DiffAgainst::Previous),
+        ("b2", DiffAgainst::Gate("ghost".into())),
+        ("b2", DiffAgainst::Named("Not_A_Name".into())),
+    ] {
+        assert_eq!(
+            cached
+                .diff(ns, bundle, against.clone())
+                .await
+                .unwrap_err()
+                .to_string(),
+            direct
+                .diff(ns, bundle, against)
+                .await
+                .unwrap_err()
+                .to_string(),
+        );
+    }
     assert!(cached.namespaces().await.unwrap().contains(ns));
     assert_eq!(
         log.requests(),

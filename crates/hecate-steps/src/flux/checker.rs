@@ -428,7 +428,7 @@ mod tests {
         assert_eq!(assessment.health, Progressing);
         assert_eq!(
             assessment.issues,
-            ["HelmRelease/shop/api: ready at main@sha1:def; waiting for abc"]
+            ["HelmRelease/shop/api: Flux has not applied abc yet; the last applied is def"]
         );
         assert_eq!(
             assessment.resources["Kustomization/shop/app"],

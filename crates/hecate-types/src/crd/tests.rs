@@ -30,6 +30,38 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
         "a commit's author, as the Beacon discovered it (DECISION 137)",
     ),
     (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.commit.properties.committedAt",
+        "a Bundle's commit: commit time, where lead time starts (DECISION 140)",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.commit.properties.commits",
+        "a Bundle's commit: the commits it brings since the previous Bundle (DECISION 140)",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.commit.properties.moreCommits",
+        "a Bundle's commit: how many more it brings than it lists (DECISION 140)",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.commit.properties.commitsSince",
+        "a Bundle's commit: the previous commit those count from (DECISION 140)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.commit.properties.committedAt",
+        "a discovered commit: commit time, where lead time starts (DECISION 140)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.commit.properties.commits",
+        "a discovered commit: the commits it brings since the previous Bundle (DECISION 140)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.commit.properties.moreCommits",
+        "a discovered commit: how many more it brings than it lists (DECISION 140)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.commit.properties.commitsSince",
+        "a discovered commit: the previous commit those count from (DECISION 140)",
+    ),
+    (
         "gates:schema.properties.spec.properties.rollback",
         "automatic rollback (DECISION 139)",
     ),

@@ -31,24 +31,29 @@ export async function render(ctx) {
       ? c.table(
           `Bundles waiting on a person in ${ns}`,
           ["Bundle", "For Gate", "Where it stands", "You", "Action"],
-          queue.map((q) => row(ctx, q, index, automatic.has(q.gate))),
+          queue.map((q, i) => row(ctx, q, i, index, automatic.has(q.gate))),
         )
       : c.empty(`Nothing is waiting for an approval in ${ns}.`),
   );
 }
 
-/** One queued Bundle: its progress in ops' words, and the caller's part in it. */
-function row(ctx, q, index, crossesItself) {
+/**
+ * One queued Bundle: its progress in ops' words, and the caller's part in it — which
+ * is also why a button of theirs is disabled (tied to it, `aria-describedby`).
+ * `crossesItself`: the Gate's spec says it crosses by itself.
+ */
+function row(ctx, q, i, index, crossesItself) {
   const label = c.bundleText(q.bundle, index);
   const rejected = q.progress.rejected;
+  const why = `you-${i}`;
   return {
     attrs: { "data-bundle": q.bundle, "data-gate": q.gate },
     cells: [
       c.bundle(q.bundle, ctx.ns, index),
       ["→ ", c.link("/gates/", { name: q.gate, namespace: ctx.ns }, q.gate)],
       h("span", { class: "server-text", "data-progress": "" }, q.progress.summary),
-      h("span", { "data-you": "" }, you(q)),
-      h("div", { class: "actions" }, rejected ? withdrawButton(ctx, q, label) : approveButtons(ctx, q, label, crossesItself)),
+      h("span", { id: why, "data-you": "" }, you(q)),
+      h("div", { class: "actions" }, rejected ? withdrawButton(ctx, q, label, why) : approveButtons(ctx, q, label, crossesItself, why)),
     ],
   };
 }
@@ -61,7 +66,7 @@ function you(q) {
   return `Your approval would not count: ${q.you.whyNot}.`;
 }
 
-function approveButtons(ctx, q, label, crossesItself) {
+function approveButtons(ctx, q, label, crossesItself, why) {
   const approve = h(
     "button",
     {
@@ -70,6 +75,7 @@ function approveButtons(ctx, q, label, crossesItself) {
       "data-bundle": q.bundle,
       "aria-label": `Approve for ${q.gate}: ${label}`,
       disabled: !q.you.canApprove || undefined,
+      "aria-describedby": q.you.canApprove ? undefined : why,
       onclick: async () => {
         if (await actions.approve(ctx.ns, q.gate, q.bundle, label, crossesItself)) ctx.refresh();
       },
@@ -93,7 +99,7 @@ function approveButtons(ctx, q, label, crossesItself) {
   return [approve, reject];
 }
 
-function withdrawButton(ctx, q, label) {
+function withdrawButton(ctx, q, label, why) {
   const rejected = q.progress.rejected;
   return [
     h("p", { class: "small" }, "Rejected by ", h("strong", null, rejected.by), ": ", h("span", { class: "server-text" }, rejected.reason)),
@@ -105,6 +111,7 @@ function withdrawButton(ctx, q, label) {
         "data-bundle": q.bundle,
         "aria-label": `Withdraw the rejection for ${q.gate}: ${label}`,
         disabled: !q.you.canWithdraw || undefined,
+        "aria-describedby": q.you.canWithdraw ? undefined : why,
         onclick: async () => {
           if (await actions.withdrawRejection(ctx.ns, q.gate, q.bundle, label)) ctx.refresh();
         },

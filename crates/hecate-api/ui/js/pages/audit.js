@@ -5,6 +5,7 @@ import { get, nsPath } from "../api.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
 import { count, short, time } from "../format.js";
+import { verifies } from "../pipeline.js";
 import { refiltered } from "../router.js";
 
 const KINDS = ["crossed", "refused", "running", "approved", "aborted"];
@@ -12,16 +13,26 @@ const MARKS = { crossed: "✓", refused: "✗", running: "◐", approved: "✔",
 // The filter keeps the stable codes; what a person reads is the crossings' vocabulary.
 const LABELS = { refused: "failed or aborted" };
 
+/** An entry's verified state, where its Gate verifies; a dash where it does not. */
+function verifiedWords(e, verifying) {
+  if (verifying && !verifying.has(e.gate)) return h("span", { class: "muted", "data-verified": "none" }, h("span", { "aria-hidden": "true" }, "—"), h("span", { class: "visually-hidden" }, "nothing to verify"));
+  return e.verified === true ? "verified" : e.verified === false ? "not verified" : "";
+}
+
 export async function render(ctx) {
   const { ns, params } = ctx;
   ctx.title("Audit");
   const gate = params.get("gate") || "";
   const kind = params.get("kind") || "";
-  const [entries, bundles] = await Promise.all([
+  const [entries, bundles, gateList] = await Promise.all([
     get(nsPath(ns, "audit"), { signal: ctx.signal }),
     get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => []),
+    get(nsPath(ns, "gates"), { signal: ctx.signal }).catch(() => null),
   ]);
   const index = c.index(bundles);
+  // A Gate that verifies nothing has no verified state: its rows say nothing there.
+  // (Gates unknown — the list could not be read —: every recorded state is shown.)
+  const verifying = gateList ? new Set(gateList.filter(verifies).map((g) => g.metadata.name)) : null;
   // Newest first, as ops orders the trail.
   const shown = entries.filter((e) => (!gate || e.gate === gate) && (!kind || e.kind === kind));
   const gates = [...new Set(entries.map((e) => e.gate))].sort();
@@ -52,7 +63,7 @@ export async function render(ctx) {
               h("span", { class: ["mark", `mark-${e.kind}`], "data-outcome": e.outcome || "" }, h("span", { "aria-hidden": "true" }, MARKS[e.kind] || ""), " ", e.kind === "refused" && e.outcome ? e.outcome : e.kind),
               [e.bundle ? c.bundle(e.bundle, ns, index) : "", " → ", c.link("/gates/", { name: e.gate, namespace: ns }, e.gate), e.passage ? [" · ", c.link("/passages/", { name: e.passage, namespace: ns }, e.passage)] : null],
               !e.actor ? "automatically" : e.actor === "controller" ? "automatically (controller)" : `by ${e.actor}`,
-              e.verified === true ? "verified" : e.verified === false ? "not verified" : "",
+              verifiedWords(e, verifying),
               e.digest ? h("code", { title: e.digest }, short(e.digest, 19)) : "",
               [
                 e.detail ? h("span", { class: e.kind === "refused" ? "error-text" : "" }, e.detail) : "",

@@ -138,6 +138,12 @@ function evidencePanel(state) {
   );
 }
 
+/** The Bundle's records, oldest first; records of one second keep their order. */
+function byTime(records) {
+  // A stable sort: equal times keep the order the status lists them in.
+  return records.slice().sort((x, y) => (Date.parse(x.at) || 0) - (Date.parse(y.at) || 0));
+}
+
 async function detail(ctx) {
   const { ns, name } = ctx;
   ctx.title(`Bundle ${name}`);
@@ -153,12 +159,17 @@ async function detail(ctx) {
   const cleared = st.cleared || [];
   const track = ((overview.namespaces.find((n) => n.namespace === ns) || {}).timeline || []).find((t) => t.bundle === name);
   const timeline = [
+    // Its emission first, whatever the clocks say: nothing happens to a Bundle before
+    // it exists, and its time (nanoseconds) is finer than its records' (seconds), so
+    // a Gate cleared within the second it was emitted would otherwise sort before it.
     { at: c.emittedAt(b), what: "emitted", gate: "", actor: b.spec.beacon ? `Beacon ${b.spec.beacon}` : "", reason: "", passage: "" },
-    ...cleared.map((x) => ({ ...x, what: "cleared" })),
-    ...(st.blocked || []).map((x) => ({ ...x, what: "failed" })),
-    // Crossed, and its verification there said no (DECISION 139).
-    ...(st.unverified || []).map((x) => ({ ...x, what: "not verified" })),
-  ].sort((x, y) => Date.parse(x.at) - Date.parse(y.at));
+    ...byTime([
+      ...cleared.map((x) => ({ ...x, what: "cleared" })),
+      ...(st.blocked || []).map((x) => ({ ...x, what: "failed" })),
+      // Crossed, and its verification there said no (DECISION 139).
+      ...(st.unverified || []).map((x) => ({ ...x, what: "not verified" })),
+    ]),
+  ];
   return h(
     "div",
     { class: "page" },

@@ -7,9 +7,9 @@ import { API, get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
-import { count, local, since, time, until } from "../format.js";
+import { count, local, sameClock, since, time, until } from "../format.js";
 import { pipelineGraph } from "../graph.js";
-import { needsApproval, upstream } from "../pipeline.js";
+import { needsApproval, upstream, verifies } from "../pipeline.js";
 
 export async function render(ctx) {
   return ctx.name ? detail(ctx) : list(ctx);
@@ -145,7 +145,8 @@ function fluxCard(ctx, gate, r) {
   const suspend = button(r.suspended ? "Resume" : "Suspend", { "data-action": r.suspended ? "resume" : "suspend", "aria-label": `${r.suspended ? "Resume" : "Suspend"} ${object}` }, async () => {
     if (await actions.fluxSuspend(ctx.ns, gate, r.kind, r.name, !r.suspended)) ctx.refresh();
   });
-  const reconcileAttrs = { "data-action": "reconcile", "aria-label": `Reconcile ${object} now` };
+  // Accessible names start with the words on the button (WCAG 2.5.3, label in name).
+  const reconcileAttrs = { "data-action": "reconcile", "aria-label": `Reconcile now: ${object}` };
   if (r.suspended) Object.assign(reconcileAttrs, { disabled: true, title: "Resume it first: Flux does not reconcile a suspended object" });
   const reconcile = button("Reconcile now", reconcileAttrs, async () => {
     const answer = await actions.fluxReconcile(ctx.ns, gate, r.kind, r.name);
@@ -193,10 +194,11 @@ function fluxPanel(ctx, gate, resources) {
   );
 }
 
-function approveButton(ctx, gate, bundle, index) {
+/** `crossesItself`: the Gate's spec says it crosses by itself (the dialog says so). */
+function approveButton(ctx, gate, bundle, index, crossesItself) {
   const label = c.bundleText(bundle, index);
   return button(`Approve for ${gate}`, { "aria-label": `Approve for ${gate}: ${label}`, "data-action": "approve", "data-bundle": bundle }, async () => {
-    if (await actions.approve(ctx.ns, gate, bundle, label)) ctx.refresh();
+    if (await actions.approve(ctx.ns, gate, bundle, label, crossesItself)) ctx.refresh();
   });
 }
 
@@ -208,9 +210,6 @@ function abortButton(ctx, passage, label) {
 
 // ---- rollback (DECISION 139) --------------------------------------------------------
 
-/** Rollbacks the cluster refused from this page: `ns/gate/to` → why, said beside the button. */
-const REFUSED = new Map();
-
 /** The Gate's current occupant's row among its history (the same crossing). */
 function isCurrent(current, o) {
   if (!current || o.bundle !== current.bundle) return false;
@@ -219,39 +218,26 @@ function isCurrent(current, o) {
 
 /**
  * A button that rolls `gate` back — to `to` (a Bundle it held), or without `to` to the
- * newest Bundle it verified before, as the server chooses — with, beside it, why it
- * cannot be used (`blockedBecause`; the rights the caller lacks are added by
- * rights.enforce, `data-shows-why`) and what the cluster said when it refused.
+ * newest Bundle it verified before, as the server chooses — disabled with why when it
+ * cannot be used (`blockedBecause`, said beside it as every disabled write's reason
+ * is, rights.explainDisabled); a refusal is said beside it too (actions.js).
  */
 function rollbackControl(ctx, gate, to, { index, steps, current, blockedBecause = "" }) {
-  const key = `${ctx.ns}/${gate}/${to || ""}`;
   const label = to ? c.bundleText(to, index) : null;
   const attrs = {
     class: "danger",
     "data-action": "rollback",
-    "data-shows-why": true,
-    "aria-label": to ? `Roll ${gate} back to ${label}` : `Roll ${gate} back to the Bundle it last verified`,
+    // The visible words first (label in name), then what they roll back to.
+    "aria-label": to ? `Roll back to this: ${label} in ${gate}` : `Roll back ${gate} to the Bundle it last verified`,
   };
   if (to) attrs["data-bundle"] = to;
   if (blockedBecause) Object.assign(attrs, { disabled: true, title: blockedBecause });
   const run = button(to ? "Roll back to this" : `Roll back ${gate}`, attrs, async () => {
-    REFUSED.delete(key);
-    const refused = (error) => {
-      const text = actions.refusalText(error);
-      if (text) REFUSED.set(key, text);
-    };
     const undoing = current ? c.bundleText(current.bundle, index) : null;
-    await actions.rollback(ctx.ns, gate, { to, label, current: undoing, steps }, refused);
+    await actions.rollback(ctx.ns, gate, { to, label, current: undoing, steps });
     ctx.refresh();
   });
-  const said = REFUSED.get(key);
-  return h(
-    "span",
-    { class: "rollback" },
-    run,
-    blockedBecause ? h("span", { class: "why-not", "data-why-not": "page" }, blockedBecause) : null,
-    said ? h("span", { class: "refused-here server-text", "data-refused": to || gate, role: "status" }, said) : null,
-  );
+  return h("span", { class: "rollback" }, run);
 }
 
 /**
@@ -275,7 +261,10 @@ function verifiedMark(o, current) {
 /** The button for a typed remedy the server offers, when it is something done here. */
 function remedyButton(ctx, action, index, steps, verdicts, gate) {
   if (!action) return null;
-  if (action.type === "approve") return approveButton(ctx, action.gate, action.bundle, index);
+  if (action.type === "approve") {
+    const automatic = Boolean(gate && action.gate === gate.metadata.name && gate.spec.auto);
+    return approveButton(ctx, action.gate, action.bundle, index, automatic);
+  }
   if (action.type === "rollback") {
     const here = gate && action.gate === ctx.name;
     const current = here ? gate.status && gate.status.current : null;
@@ -396,8 +385,17 @@ function windowWords(explanation, windows) {
     "ul",
     { class: "windows" },
     // "in 1d 3h": how far off the next change is, to the hour (the exact time on hover).
-    words.map((w) => h("li", { "data-open": w.open ? "true" : "false" }, w.text, w.next ? [" (", until(w.next), ")"] : null)),
+    words.map((w) => h("li", { "data-open": w.open ? "true" : "false" }, w.text, w.next ? [" (", until(w.next), ")"] : null, inYourZone(w))),
   );
+}
+
+/**
+ * The window's opening — the one under way, else the next (ops' `opens`, `closes`) —
+ * in the viewer's zone, when their clock reads it differently from the window's own.
+ */
+function inYourZone(w) {
+  if (!w.opens || !w.closes || (sameClock(w.opens, w.zone) && sameClock(w.closes, w.zone))) return null;
+  return h("span", { class: "small muted your-zone", "data-your-zone": "" }, `In your time zone: ${w.open ? "now, " : "next "}${local(w.opens)} – ${local(w.closes)}`);
 }
 
 async function detail(ctx) {
@@ -420,6 +418,7 @@ async function detail(ctx) {
   const history = (gate.status && gate.status.history) || [];
   const occupant = gate.status && gate.status.current;
   const blocked = rollbackBlocked(gate);
+  const verifying = verifies(gate);
   const windows = gate.spec.windows || [];
   const eligible = explanation.eligible || [];
   const waiting = explanation.waiting || [];
@@ -486,7 +485,7 @@ async function detail(ctx) {
             `Bundles that cannot cross ${name}, and why`,
             ["Bundle", "Why not", "Action"],
             waiting.map((w) => ({
-              cells: [c.bundle(w.bundle, ns, index), [w.reason, w.kind ? h("code", { class: "small muted" }, ` ${w.kind}`) : null], (w.action && w.action.type === "approve" && remedyButton(ctx, w.action, index, null)) || ""],
+              cells: [c.bundle(w.bundle, ns, index), [w.reason, w.kind ? h("code", { class: "small muted" }, ` ${w.kind}`) : null], (w.action && w.action.type === "approve" && remedyButton(ctx, w.action, index, null, null, gate)) || ""],
               attrs: { "data-bundle": w.bundle },
             })),
           )
@@ -498,7 +497,8 @@ async function detail(ctx) {
       history.length
         ? c.table(
             `Bundles that entered ${name}, newest first`,
-            ["Bundle", "Entered", "By", "Passage", "Verified", "Action"],
+            // A Gate that verifies nothing has no verified state to show.
+            ["Bundle", "Entered", "By", "Passage", ...(verifying ? ["Verified"] : []), "Action"],
             history.map((o) => {
               const now = isCurrent(occupant, o);
               // A rollback goes back to a Bundle the Gate held, never to one whose
@@ -510,7 +510,7 @@ async function detail(ctx) {
                   time(o.enteredAt),
                   o.actor || "automatically",
                   o.passage ? c.link("/passages/", { name: o.passage, namespace: ns }, o.passage) : "",
-                  verifiedMark(o, now),
+                  ...(verifying ? [verifiedMark(o, now)] : []),
                   back ? rollbackControl(ctx, name, o.bundle, { index, steps, current: occupant, blockedBecause: blocked }) : "",
                 ],
                 attrs: { class: now ? "current" : null, "data-bundle": o.bundle, "data-passage": o.passage || null },

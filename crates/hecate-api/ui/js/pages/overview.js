@@ -2,10 +2,11 @@
 // pipeline graph (graph.js, stages from ops) with its recent Bundles' timeline
 // (timeline.js), with headline counts and the last 14 days of crossings.
 
+import * as actions from "../actions.js";
 import { API, get } from "../api.js";
 import * as c from "../components.js";
 import { h, s } from "../dom.js";
-import { count, plural } from "../format.js";
+import { count, plural, time } from "../format.js";
 import { pipelineGraph } from "../graph.js";
 import { href } from "../router.js";
 import { timeline as timelineView } from "../timeline.js";
@@ -34,7 +35,7 @@ function total(key, n, label, namespaces) {
   return [words, ": ", where.map((x, i) => [i ? ", " : "", h("a", { href: href(path, { ...params, namespace: x.namespace }) }, `${x.totals[key]} in ${x.namespace}`)])];
 }
 
-function headline(totals, namespaces) {
+function headline(totals, namespaces, waiting) {
   const cards = [["gates", totals.gates, plural(totals.gates, "Gate"), ""]];
   for (const [key, n, label, kind] of [
     ["degraded", totals.degraded, "degraded", "bad"],
@@ -46,7 +47,7 @@ function headline(totals, namespaces) {
   ]) {
     if (n > 0) cards.push([key, n, label, kind]);
   }
-  const calm = totals.degraded + totals.failed + totals.suspended === 0;
+  const calm = totals.degraded + totals.failed + totals.suspended + waiting === 0;
   return h(
     "div",
     null,
@@ -57,7 +58,7 @@ function headline(totals, namespaces) {
         h("li", { class: ["total", kind && `total-${kind}`], "data-total": key }, total(key, n, label, namespaces)),
       ),
     ),
-    calm ? h("p", { class: "calm" }, "Nothing needs attention: no Gate is degraded or suspended, and no crossing has failed.") : null,
+    calm ? h("p", { class: "calm" }, "Nothing needs attention: no Gate is degraded or suspended, no crossing has failed, and nothing waits on anyone.") : null,
   );
 }
 
@@ -101,6 +102,79 @@ function activity(days) {
   );
 }
 
+// ---- what waits on a person (ops' `attention`, DECISION 141) -----------------------
+
+// When this browser last showed the Overview: what happened since is marked new. Read
+// once per visit, so that redrawing a live page does not clear the marks.
+const SEEN_KEY = "hecate.overview.seen";
+const seenBefore = (() => {
+  try {
+    return Number(localStorage.getItem(SEEN_KEY)) || 0;
+  } catch {
+    return 0;
+  }
+})();
+
+const KIND_WORDS = { Failed: "Failed", Slow: "Running long", Approval: "Waiting for approval", Rejected: "Held by a rejection" };
+const KIND_PILL = { Failed: "bad", Slow: "warn", Approval: "info", Rejected: "warn" };
+
+/** The control that settles an item: a button where the action is taken here, else a link to where it is. */
+function settle(ctx, a, aliases) {
+  const act = a.action || {};
+  const label = (a.bundle && aliases.get(a.bundle)) || a.bundle;
+  const open = c.link("/gates/", { namespace: a.namespace, name: a.gate }, `Open ${a.gate}`);
+  // The page's rights are the current namespace's: a button elsewhere would be judged by the wrong ones.
+  const here = a.namespace === ctx.ns;
+  if (act.type === "approve" && here) {
+    return [
+      h("button", { type: "button", "data-action": "approve", "data-bundle": a.bundle, "data-shows-why": "", "aria-label": `Approve ${label} for ${a.gate}`, onclick: async () => (await actions.approve(a.namespace, a.gate, a.bundle, label)) && ctx.refresh() }, `Approve ${label} for ${a.gate}`),
+      " ",
+      open,
+    ];
+  }
+  if (act.type === "rollback" && here) {
+    return [
+      h("button", { type: "button", "data-action": "rollback", "data-shows-why": "", onclick: async () => (await actions.rollback(a.namespace, a.gate)) && ctx.refresh() }, `Roll back ${a.gate}`),
+      " ",
+      open,
+    ];
+  }
+  if (a.passage) return [c.link("/passages/", { namespace: a.namespace, name: a.passage }, `Open ${a.passage}`), " · ", open];
+  return open;
+}
+
+/** What waits on a person, most pressing first; nothing when nothing does. */
+function attention(ctx, items, aliases) {
+  if (!items.length) return null;
+  return c.section(
+    "Waiting on people",
+    { "data-attention": String(items.length) },
+    h(
+      "ul",
+      { class: "attention" },
+      items.map((a) => {
+        const at = a.since ? Date.parse(a.since) : 0;
+        const fresh = a.kind === "Failed" && at > seenBefore && seenBefore > 0;
+        return h(
+          "li",
+          { class: "attention-item", "data-kind": a.kind, "data-namespace": a.namespace, "data-gate": a.gate },
+          h(
+            "p",
+            null,
+            c.pill(KIND_WORDS[a.kind] || a.kind, KIND_PILL[a.kind] || ""),
+            fresh ? [" ", c.pill("new since you last looked", "bad")] : null,
+            " ",
+            h("strong", null, `${a.namespace}/${a.gate}`),
+            a.since ? h("span", { class: "muted small" }, " · since ", time(a.since)) : null,
+          ),
+          h("p", { class: "attention-detail" }, a.detail),
+          h("p", { class: "attention-act" }, settle(ctx, a, aliases)),
+        );
+      }),
+    ),
+  );
+}
+
 /** Gates whose health reports issues, in words (the graph says the health; this says why). */
 function issues(summaries) {
   const troubled = summaries.filter((x) => x.issues && x.issues.length);
@@ -122,10 +196,11 @@ export async function render(ctx) {
   const overview = await get(`${API}/overview`, { signal: ctx.signal });
   const namespaces = overview.namespaces.map((n) => n.namespace);
   ctx.follow(namespaces.length ? namespaces : [ctx.ns]);
+  const aliases = new Map();
   const sections = overview.namespaces.map((n) => {
     const timeline = n.timeline || [];
     // Aliases: the timeline carries every Bundle a Gate runs now.
-    const aliases = new Map(timeline.map((t) => [t.bundle, t.alias || t.bundle]));
+    for (const t of timeline) aliases.set(t.bundle, t.alias || t.bundle);
     return h(
       "section",
       { class: "namespace", "aria-labelledby": `ns-${n.namespace}`, "data-namespace": n.namespace },
@@ -135,13 +210,13 @@ export async function render(ctx) {
       timelineView(n.namespace, timeline),
     );
   });
-  return h(
+  const page = h(
     "div",
     { class: "page" },
     c.title("Overview"),
     // Nothing readable is not "nothing needs attention": say which it is.
     overview.namespaces.length
-      ? headline(overview.totals, overview.namespaces)
+      ? [headline(overview.totals, overview.namespaces, (overview.attention || []).length), attention(ctx, overview.attention || [], aliases)]
       : h(
           "p",
           { class: "unreadable", "data-readable": "none" },
@@ -157,4 +232,10 @@ export async function render(ctx) {
     ),
     activity(overview.activity || []),
   );
+  try {
+    localStorage.setItem(SEEN_KEY, String(Date.now()));
+  } catch {
+    // A browser that keeps nothing marks nothing new.
+  }
+  return page;
 }

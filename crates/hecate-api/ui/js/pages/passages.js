@@ -6,7 +6,7 @@ import { get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
-import { count, local, since, time } from "../format.js";
+import { count, local, short, since, time } from "../format.js";
 
 export async function render(ctx) {
   return ctx.name ? detail(ctx) : list(ctx);
@@ -130,11 +130,32 @@ function verification(v) {
   );
 }
 
+/**
+ * What an aborted crossing left on the environment's branch: ops' `leftBehind` of its
+ * Gate (the newest crossing's pushed commit, from its step records), said here when it
+ * is this Passage's.
+ */
+function leftBehindLine(left) {
+  return h(
+    "p",
+    { class: "left-behind", "data-left-behind": left.passage },
+    "The commit pushed by this crossing (",
+    h("code", { title: left.commit }, short(left.commit, 7)),
+    ") is still on ",
+    h("code", null, left.branch),
+    ": the environment may run it until the next crossing.",
+  );
+}
+
 async function detail(ctx) {
   const { ns, name } = ctx;
   ctx.title(`Passage ${name}`);
   const p = await get(nsPath(ns, "passages", name), { signal: ctx.signal });
   const b = await get(nsPath(ns, "bundles", p.spec.bundle), { signal: ctx.signal }).catch(() => null);
+  // Only an aborted crossing can have left something behind: only then is its Gate asked.
+  const aborted = p.status && p.status.phase === "Aborted";
+  const explanation = aborted ? await get(nsPath(ns, "gates", p.spec.gate, "explain"), { signal: ctx.signal }).catch(() => null) : null;
+  const left = explanation && explanation.leftBehind && explanation.leftBehind.passage === name ? explanation.leftBehind : null;
   const index = c.index(b ? [b] : []);
   const st = p.status || {};
   const phase = st.phase || "Pending";
@@ -180,6 +201,7 @@ async function detail(ctx) {
       st.startedAt ? [" · took ", since(st.startedAt, st.finishedAt), TERMINAL.includes(phase) ? "" : " so far"] : " · not started",
     ),
     st.message ? h("p", { class: ["message-line", phase === "Failed" && "error-text"], "data-field": "message" }, st.message) : null,
+    left ? leftBehindLine(left) : null,
     c.section(
       "Steps",
       null,

@@ -2,13 +2,18 @@
 // Fides servers and clusters their Gates use (each probed by the server: reachability
 // is its answer, never guessed here), telemetry, who holds Hecate's roles — and the
 // three settings writes: a Gate's evidence settings, connecting a cluster, granting a
-// role. Drawn once per visit (the probes take seconds; a live redraw would also wipe
-// a half-filled form). Errors are a red banner on the page.
+// role — each read-only, saying why, for someone the cluster would not let use it (the
+// rights `GET {ns}/rights` reports; the grant form only for who may list the grants).
+// Drawn once per visit (the probes take seconds; a live redraw would also wipe a
+// half-filled form). Errors loading it are a red banner on the page; a write's refusal
+// is said beside its button.
 
+import { refuseBeside } from "../actions.js";
 import { API, ApiError, Unauthenticated, get, nsPath, post, put } from "../api.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
 import * as notice from "../notice.js";
+import * as rights from "../rights.js";
 
 /** The page is drawn on its own terms: no event stream, no redraw on changes. */
 export const live = "self";
@@ -40,7 +45,10 @@ function list(items) {
   return items && items.length ? items.join(", ") : h("span", { class: "muted" }, "none");
 }
 
-/** Sends a form's write; reports the answer in the notice area. */
+/**
+ * Sends a form's write; reports success in the notice area, and a refusal beside the
+ * form's button (where the eye is), an expired session in the notice.
+ */
 async function submit(kind, form, run, report, after) {
   const button = form.querySelector("button[type=submit]");
   if (button) button.disabled = true;
@@ -53,21 +61,39 @@ async function submit(kind, form, run, report, after) {
   } catch (error) {
     if (error instanceof Unauthenticated) {
       notice.show("error", h("strong", null, "Your session has expired."), " Sign in again. Nothing was changed.");
-    } else if (error instanceof ApiError && error.status === 403) {
-      notice.show("error", h("strong", null, "Not permitted: "), h("span", { class: "server-text" }, error.message), ". ", FORBIDDEN[kind]);
     } else {
-      notice.show("error", h("strong", null, "It did not work: "), h("span", { class: "server-text" }, error.message || String(error)));
+      const text =
+        error instanceof ApiError && error.status === 403
+          ? `Not permitted: ${error.message}. ${FORBIDDEN[kind]}`
+          : `It did not work: ${error.message || String(error)}`;
+      notice.clear();
+      if (button) refuseBeside(button, text);
     }
   } finally {
     if (button) button.disabled = false;
   }
 }
 
+/**
+ * A form's controls, read-only — with why, in words tied to them — when the caller's
+ * rights here say they may not perform `operation` (the cluster's answer, `GET
+ * {ns}/rights`); as they are when they may, or when the rights are unknown.
+ */
+function guarded(kind, operation, may, ...controls) {
+  const why = rights.whyNot(may, operation);
+  if (!why) return h("fieldset", { class: "plain" }, ...controls);
+  const id = `${kind}-why-not`;
+  return [
+    h("p", { id, class: "why-not", "data-why-not": operation }, why),
+    h("fieldset", { class: "plain", disabled: true, "aria-describedby": id }, ...controls),
+  ];
+}
+
 function field(id, label, control, hint) {
   return h("div", { class: "field" }, h("label", { for: id }, label), control, hint ? h("p", { class: "muted small" }, hint) : null);
 }
 
-function evidenceForm(ns, gates, refresh) {
+function evidenceForm(ns, gates, refresh, may) {
   const gate =
     gates.length > 0
       ? h("select", { id: "evidence-gate", name: "gate", required: true }, gates.map((g) => h("option", { value: g }, g)))
@@ -95,16 +121,21 @@ function evidenceForm(ns, gates, refresh) {
     },
     h("h3", null, "Set a Gate's evidence server"),
     h("p", { class: "warning" }, "A Gate applied from git (Flux) is restored by Flux: change it in git too, or this change will be undone."),
-    field("evidence-gate", "Gate", gate),
-    field("evidence-server", "Fides server URL", h("input", { id: "evidence-server", name: "serverURL", type: "url", autocomplete: "off" }), "An http or https address. Empty: the server Hecate is configured with."),
-    field("evidence-environment", "Fides environment (UUID)", h("input", { id: "evidence-environment", name: "fidesEnvironment", required: true, autocomplete: "off" })),
-    field("evidence-secret", "Secret with the API key (optional)", h("input", { id: "evidence-secret", name: "credentialsRef", autocomplete: "off" }), "Empty keeps the Gate's current one."),
-    h("button", { type: "submit" }, "Save evidence settings"),
+    guarded(
+      "evidence",
+      "setGateEvidence",
+      may,
+      field("evidence-gate", "Gate", gate),
+      field("evidence-server", "Fides server URL", h("input", { id: "evidence-server", name: "serverURL", type: "url", autocomplete: "off" }), "An http or https address. Empty: the server Hecate is configured with."),
+      field("evidence-environment", "Fides environment (UUID)", h("input", { id: "evidence-environment", name: "fidesEnvironment", required: true, autocomplete: "off" })),
+      field("evidence-secret", "Secret with the API key (optional)", h("input", { id: "evidence-secret", name: "credentialsRef", autocomplete: "off" }), "Empty keeps the Gate's current one."),
+      h("button", { type: "submit", "data-action": "evidence" }, "Save evidence settings"),
+    ),
   );
   return form;
 }
 
-function clusterForm(ns, refresh) {
+function clusterForm(ns, refresh, may) {
   const form = h(
     "form",
     {
@@ -125,9 +156,14 @@ function clusterForm(ns, refresh) {
     },
     h("h3", null, "Connect a cluster"),
     h("p", { class: "warning" }, "Use a long-lived token: a bound service-account token (kubectl create token) expires within hours, and the cluster then rejects it."),
-    field("cluster-name", "Name", h("input", { id: "cluster-name", name: "name", required: true, autocomplete: "off", placeholder: "production-eu" }), `Kept as a Secret of that name in ${ns}.`),
-    field("cluster-kubeconfig", "Kubeconfig", h("textarea", { id: "cluster-kubeconfig", name: "kubeconfig", required: true, rows: "6", spellcheck: "false" })),
-    h("button", { type: "submit" }, "Connect"),
+    guarded(
+      "cluster",
+      "connectCluster",
+      may,
+      field("cluster-name", "Name", h("input", { id: "cluster-name", name: "name", required: true, autocomplete: "off", placeholder: "production-eu" }), `Kept as a Secret of that name in ${ns}.`),
+      field("cluster-kubeconfig", "Kubeconfig", h("textarea", { id: "cluster-kubeconfig", name: "kubeconfig", required: true, rows: "6", spellcheck: "false" })),
+      h("button", { type: "submit", "data-action": "cluster" }, "Connect"),
+    ),
   );
   return form;
 }
@@ -155,7 +191,7 @@ function grantForm(refresh) {
     field("grant-subject", "User or group", h("input", { id: "grant-subject", name: "subject", required: true, autocomplete: "off" })),
     field("grant-kind", "Kind", h("select", { id: "grant-kind", name: "kind" }, h("option", { value: "User" }, "User"), h("option", { value: "Group" }, "Group"))),
     field("grant-role", "Role", h("select", { id: "grant-role", name: "role" }, ROLES.map((r) => h("option", { value: r }, r)))),
-    h("button", { type: "submit" }, "Grant"),
+    h("button", { type: "submit", "data-action": "grant" }, "Grant"),
   );
   return form;
 }
@@ -163,7 +199,7 @@ function grantForm(refresh) {
 export async function render(ctx) {
   const { ns } = ctx;
   ctx.title("Settings");
-  const [settings, grants, gates] = await Promise.all([
+  const [settings, grants, gates, may] = await Promise.all([
     get(`${API}/settings`, { signal: ctx.signal }).then(
       (value) => ({ value }),
       (error) => {
@@ -176,6 +212,8 @@ export async function render(ctx) {
       (error) => ({ error }),
     ),
     get(nsPath(ns, "gates"), { signal: ctx.signal }).catch(() => []),
+    // What the caller may change here: the forms they may not use are read-only.
+    rights.load(ns),
   ]);
   const refresh = () => ctx.refresh();
   const head = c.title("Settings");
@@ -229,7 +267,7 @@ export async function render(ctx) {
           })),
         )
       : c.empty("No Gate you may read names a Fides server."),
-    evidenceForm(ns, gateNames, refresh),
+    evidenceForm(ns, gateNames, refresh, may),
   );
 
   const rows = [];
@@ -260,7 +298,7 @@ export async function render(ctx) {
     "Connected clusters",
     null,
     rows.length ? c.table("Clusters Hecate reaches", ["Cluster", "Status", "Gates", "Detail"], rows) : c.empty("No cluster is connected, and Hecate does not run in one."),
-    clusterForm(ns, refresh),
+    clusterForm(ns, refresh, may),
   );
 
   let people;

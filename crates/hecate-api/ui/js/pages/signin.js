@@ -1,7 +1,7 @@
 // Sign in with a bearer token the Kubernetes API server accepts. The token is checked
 // with one read before it is kept (in this tab's sessionStorage only). When the server
-// signs browsers in through an OpenID Connect provider (`/auth/config` answers), the
-// page offers "Sign in with SSO" instead: the provider's ID token comes back as the
+// signs browsers in through an OpenID Connect provider (`/auth/config` says `oidc`;
+// the server answers it either way), the page offers "Sign in with SSO" instead: the provider's ID token comes back as the
 // server's HttpOnly session cookie, and one read with that cookie tells whether this
 // browser is signed in already (back from the provider, or in another tab).
 
@@ -20,7 +20,7 @@ async function sso(page, form, onSignedIn) {
   } catch {
     return; // no provider: the token form stays
   }
-  if (!config || typeof config.login !== "string") return;
+  if (!config || config.oidc !== true || typeof config.login !== "string") return;
   try {
     const signedIn = await fetch(`${API}/namespaces`, { credentials: "same-origin", cache: "no-store", headers: { Accept: "application/json" } });
     if (signedIn.ok) {

@@ -320,14 +320,14 @@ async fn git_two_beacons_new_tags_and_a_remote_that_comes_back() {
     let twin = b.bundles("twin").await;
     assert_eq!((head.len(), twin.len()), (1, 1));
     assert_eq!(
-        head[0].spec.artifacts,
+        resolved(&head[0].spec.artifacts),
         [commit(&repo.url, &first, "main", "")]
     );
     assert_eq!(head[0].spec.digest, twin[0].spec.digest, "the same content");
     assert_ne!(head[0].name_any(), twin[0].name_any(), "each Beacon's own");
     assert_eq!(
-        all_artifacts(&b, "releases").await,
-        [vec![commit(&repo.url, &first, "", "v1.0.0")]]
+        resolved(&all_artifacts(&b, "releases").await.concat()),
+        [commit(&repo.url, &first, "", "v1.0.0")]
     );
 
     // A new commit, tagged v1.1.0: one more Bundle for each.
@@ -339,13 +339,22 @@ async fn git_two_beacons_new_tags_and_a_remote_that_comes_back() {
         assert_eq!(b.bundles(name).await.len(), 2, "{name}");
     }
     assert_eq!(
-        latest_artifacts(&b, "twin").await,
+        resolved(&latest_artifacts(&b, "twin").await),
         [commit(&repo.url, &second, "main", "")]
     );
+    let releases = latest_artifacts(&b, "releases").await;
     assert_eq!(
-        latest_artifacts(&b, "releases").await,
+        resolved(&releases),
         [commit(&repo.url, &second, "", "v1.1.0")]
     );
+    // The tag's Bundle brings the commits since the previous tag's (DECISION 140).
+    let brought: Vec<&str> = releases[0]
+        .commit
+        .iter()
+        .flat_map(|c| &c.commits)
+        .map(|c| c.subject.as_str())
+        .collect();
+    assert_eq!(brought, ["two"]);
 
     // A prerelease and a tag out of range: nothing for the tags Beacon.
     repo.commit("three");
@@ -354,7 +363,7 @@ async fn git_two_beacons_new_tags_and_a_remote_that_comes_back() {
     b.reconcile("releases").await;
     assert_eq!(b.bundles("releases").await.len(), 2);
     assert_eq!(
-        latest_artifacts(&b, "releases").await,
+        resolved(&latest_artifacts(&b, "releases").await),
         [commit(&repo.url, &second, "", "v1.1.0")]
     );
 
@@ -463,6 +472,7 @@ async fn providers_new_inputs_two_beacons_refusal_outage_and_retention() {
                 tag: String::new(),
                 message: title.into(),
                 author: String::new(),
+                ..CommitArtifact::default()
             }),
             ..Artifact::default()
         }]

@@ -469,6 +469,7 @@ async fn providers_export_their_first_input_once_ready() {
                 tag: String::new(),
                 message: "Add things".into(),
                 author: String::new(),
+                ..CommitArtifact::default()
             }),
             ..Artifact::default()
         }]

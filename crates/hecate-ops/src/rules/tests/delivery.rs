@@ -83,6 +83,7 @@ fn a_lead_time_is_split_into_upstream_approval_window_queued_and_steps() {
     let figures = delivery(&snapshot, Some("production"), since(), now()).unwrap();
     let production = &figures.gates[0];
     let parts = LeadTimeParts {
+        emission_seconds: 0,
         upstream_seconds: mins(30),
         approval_seconds: mins(20),
         // Approved at 12:50, the window opened at 13:00.
@@ -105,6 +106,46 @@ fn a_lead_time_is_split_into_upstream_approval_window_queued_and_steps() {
     );
     // One Gate asked for: no pipeline figures.
     assert_eq!(figures.pipeline, None);
+}
+
+#[test]
+fn a_lead_time_starts_at_the_commit_where_the_beacon_recorded_it() {
+    // Committed 25 minutes before the Bundle was emitted (DECISION 140): the emission
+    // is a part of its own. A commit time after the emission (a skewed clock) counts
+    // as the emission.
+    let committed = |at: i64| {
+        let mut bundle = bundle("b1", 0);
+        bundle.spec.artifacts = vec![hecate_types::Artifact {
+            commit: Some(hecate_types::CommitArtifact {
+                repo: "https://git.example/app".into(),
+                sha: "a".repeat(40),
+                committed_at: Some(minutes(t0(), at)),
+                ..hecate_types::CommitArtifact::default()
+            }),
+            ..hecate_types::Artifact::default()
+        }];
+        bundle
+    };
+    for (at, emission) in [(-25, mins(25)), (5, 0)] {
+        let snapshot = NamespaceSnapshot::new(
+            NS,
+            vec![after("production", &[])],
+            vec![committed(at)],
+            vec![crossing("p1", "b1", PassagePhase::Succeeded, [60, 60, 65])],
+        );
+        let figures = delivery(&snapshot, None, since(), now()).unwrap();
+        let parts = LeadTimeParts {
+            emission_seconds: emission,
+            queued_seconds: mins(60),
+            steps_seconds: mins(5),
+            ..LeadTimeParts::default()
+        };
+        assert_eq!(figures.gates[0].crossings[0].lead_time, Some(parts), "{at}");
+        assert_eq!(
+            figures.gates[0].figures.lead_time.median_seconds,
+            Some(mins(65) + emission)
+        );
+    }
 }
 
 #[test]

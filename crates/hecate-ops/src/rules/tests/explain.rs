@@ -379,6 +379,76 @@ fn ac092_an_approved_verdict_is_not_held() {
     assert_eq!(kinds(&x), [BlockerKind::StepWaiting]);
 }
 
+/// A crossing stuck on `flux-wait`: the revisions said short, as one compares them at a
+/// glance, and how long the step may go on waiting (its own `timeout`).
+#[test]
+fn a_flux_wait_says_what_flux_has_not_applied_and_when_the_step_gives_up() {
+    let flux = crate::rules::flux::evaluate(
+        Some(&serde_json::json!({
+            "metadata": {"generation": 1},
+            "status": {
+                "observedGeneration": 1,
+                "lastAppliedRevision": "env/production@sha1:f577c28e0b8a4d7f9c1b2a3d4e5f60718293a4b5",
+                "conditions": [{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded"}],
+            },
+        })),
+        Some("46eeba7c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a"),
+        jiff::SignedDuration::from_mins(10),
+        t0(),
+    );
+    let message = format!("Kustomization/acme/shop-production: {}", flux.issues[0]);
+    let mut p = with_steps(
+        passage("production", "b1", Some(Running), 0),
+        &[("flux-wait", StepPhase::Running, "", &message)],
+    );
+    p.spec.steps[0].timeout = "30m".into();
+    let x = explain_at(gate("production"), vec![bundle("b1", 0)], vec![p]);
+    assert_eq!(kinds(&x), [BlockerKind::StepWaiting]);
+    assert_eq!(
+        x.blockers[0].detail,
+        "flux-wait: Kustomization/acme/shop-production: Flux has not applied 46eeba7 yet; the last applied is f577c28 (the step gives up 30m after it started)"
+    );
+}
+
+/// The newest crossing was aborted after its push: the Gate says what stays on its
+/// branch; once another crossing follows, nothing.
+#[test]
+fn an_aborted_crossing_leaves_its_pushed_commit_said() {
+    let aborted = |bundle: &str, m: i64| {
+        let mut p = passage("production", bundle, Some(Aborted), m);
+        p.status.get_or_insert_with(Default::default).steps = vec![hecate_types::StepStatus {
+            uses: "git-push".into(),
+            phase: StepPhase::Succeeded,
+            output: Some(
+                serde_json::json!({"branch": "env/production", "sha": "46eeba7c3d", "pushed": true}),
+            ),
+            ..Default::default()
+        }];
+        p
+    };
+    let x = explain_at(
+        gate("production"),
+        vec![bundle("b1", 0)],
+        vec![aborted("b1", 0)],
+    );
+    let left = x.left_behind.expect("the pushed commit is said");
+    assert_eq!(
+        (
+            left.passage.as_str(),
+            left.branch.as_str(),
+            left.commit.as_str()
+        ),
+        ("production-b1", "env/production", "46eeba7c3d")
+    );
+    let later = passage("production", "b2", Some(Succeeded), 5);
+    let x = explain_at(
+        gate("production"),
+        vec![bundle("b1", 0), bundle("b2", 1)],
+        vec![later, aborted("b1", 0)],
+    );
+    assert_eq!(x.left_behind, None, "the next crossing replaced it");
+}
+
 #[test]
 fn ac155_an_aborted_latest_passage_is_not_a_failure() {
     let p = with_message(passage("staging", "b1", Some(Aborted), 0), "aborted");

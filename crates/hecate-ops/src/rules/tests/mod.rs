@@ -1,6 +1,7 @@
 //! The rules against the spec's acceptance cases (§11), over plain data.
 
 mod approval;
+mod attention;
 mod audit;
 mod change;
 mod delivery;

@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::rules::fixtures::*;
 use crate::rules::passage::{
     asked_to_stop, comes_first, is_record_of, judge_made_from, judge_resume, judge_size,
-    judge_start, refused_message, started, unrecordable,
+    judge_start, left_behind, refused_message, started, unrecordable,
 };
 use crate::rules::promotion::new_passage;
 use crate::rules::refusal::{Refusal, RefusalCode};
@@ -537,4 +537,66 @@ fn a_deletion_asked_for_stops_a_crossing_under_way_like_an_abort() {
         refused_message(&refusal),
         "refused (TooLarge): Passage staging-1's status could not be recorded (etcdserver: request is too large), so it stops here, before another step runs; what its last step did may be missing from the record"
     );
+}
+
+/// An aborted crossing whose `git-push` succeeded left its commit on the branch; one
+/// that stopped before pushing, pushed nothing new, or landed left nothing behind.
+#[test]
+fn an_aborted_crossing_that_pushed_leaves_its_commit_on_the_branch() {
+    use hecate_types::{StepPhase, StepStatus};
+    let crossing = |phase, push: Option<(StepPhase, serde_json::Value)>| {
+        let mut p = passage("production", "b1", Some(phase), 0);
+        let status = p.status.get_or_insert_with(PassageStatus::default);
+        status.steps = vec![StepStatus {
+            uses: "git-commit".into(),
+            phase: StepPhase::Succeeded,
+            output: Some(json!({"sha": "c0ffee0000000000000000000000000000000000"})),
+            ..StepStatus::default()
+        }];
+        if let Some((phase, output)) = push {
+            status.steps.push(StepStatus {
+                uses: "git-push".into(),
+                phase,
+                output: Some(output),
+                ..StepStatus::default()
+            });
+        }
+        status.steps.push(StepStatus {
+            uses: "flux-wait".into(),
+            phase: StepPhase::Aborted,
+            ..StepStatus::default()
+        });
+        p
+    };
+    let pushed = json!({"branch": "env/production", "sha": "46eeba7c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a", "pushed": true});
+    let found = left_behind(&crossing(
+        Aborted,
+        Some((StepPhase::Succeeded, pushed.clone())),
+    ));
+    assert_eq!(
+        found,
+        Some(crate::model::LeftBehind {
+            passage: "production-b1".into(),
+            bundle: "b1".into(),
+            branch: "env/production".into(),
+            commit: "46eeba7c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a".into(),
+        })
+    );
+    // Aborted before the push, a push that failed, a branch already at the commit, a
+    // crossing that was not aborted: nothing left behind.
+    for p in [
+        crossing(Aborted, None),
+        crossing(Aborted, Some((StepPhase::Failed, pushed.clone()))),
+        crossing(
+            Aborted,
+            Some((
+                StepPhase::Succeeded,
+                json!({"branch": "env/production", "sha": "46eeba7", "pushed": false}),
+            )),
+        ),
+        crossing(Failed, Some((StepPhase::Succeeded, pushed.clone()))),
+        crossing(Succeeded, Some((StepPhase::Succeeded, pushed))),
+    ] {
+        assert_eq!(left_behind(&p), None, "{:?}", p.status);
+    }
 }

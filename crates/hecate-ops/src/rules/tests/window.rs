@@ -359,3 +359,55 @@ fn day_of_month_or_day_of_week() {
         ],
     );
 }
+
+/// Each window's one opening — the one under way, else the next — for a surface to say
+/// in the viewer's zone, with the zone it is read in.
+#[test]
+fn a_window_says_its_opening_and_its_zone() {
+    use crate::rules::window::describe;
+    let freeze = Window {
+        deny: true,
+        ..zoned("0 0 * * 6", "48h", "Europe/London")
+    };
+    // Sunday: in force since Saturday 00:00 BST (23:00 UTC on Friday), until Monday.
+    let words = describe(std::slice::from_ref(&freeze), at("2026-06-14T14:00:00Z"));
+    assert_eq!(words[0].zone, "Europe/London");
+    assert!(words[0].open);
+    assert_eq!(
+        (
+            words[0].opens.as_ref().map(|t| t.0),
+            words[0].closes.as_ref().map(|t| t.0)
+        ),
+        (
+            Some(at("2026-06-12T23:00:00Z")),
+            Some(at("2026-06-14T23:00:00Z"))
+        )
+    );
+    // Wednesday: the next one.
+    let words = describe(&[freeze], at("2026-06-17T12:00:00Z"));
+    assert!(!words[0].open);
+    assert_eq!(
+        (
+            words[0].opens.as_ref().map(|t| t.0),
+            words[0].closes.as_ref().map(|t| t.0)
+        ),
+        (
+            Some(at("2026-06-19T23:00:00Z")),
+            Some(at("2026-06-21T23:00:00Z"))
+        )
+    );
+    // No zone named: UTC. `@every` has no one opening.
+    let words = describe(
+        &[window("0 9 * * *", "1h"), window("@every 1h", "2h")],
+        at("2026-06-17T12:00:00Z"),
+    );
+    assert_eq!(words[0].zone, "UTC");
+    assert_eq!(
+        words[0].opens.as_ref().map(|t| t.0),
+        Some(at("2026-06-18T09:00:00Z"))
+    );
+    assert_eq!(
+        (words[1].opens.clone(), words[1].closes.clone()),
+        (None, None)
+    );
+}

@@ -1,0 +1,73 @@
+//! The Overview says what waits on a person (DECISION 141), in Chromium: the Bundle
+//! waiting for release managers' approval, with whom it waits for and a button that
+//! approves it there; a failed crossing with a link to it; and no "nothing needs
+//! attention" while anything does. axe-core finds nothing.
+
+use hecate_testenv::Identity::*;
+use hecate_testenv::fixtures::{cleared_by, gate, gate_spec, passage, release_managers_spec};
+use hecate_types::PassagePhase;
+use pretty_assertions::assert_eq;
+
+use crate::harness::*;
+use crate::ui_browser::*;
+use crate::ui_rights::{at, drawn};
+
+const APPROVAL: &str = "li.attention-item[data-kind=Approval][data-gate=production]";
+const FAILED: &str = "li.attention-item[data-kind=Failed][data-gate=staging]";
+
+#[tokio::test]
+async fn the_overview_lists_what_waits_on_people_with_controls_that_settle_it() {
+    let server = Server::start().await;
+    gate(&server.env, "staging", gate_spec(&[], false)).await;
+    gate(&server.env, "production", release_managers_spec("")).await;
+    cleared_by(&server.env, "b1", &["staging"], "bob").await;
+    passage(
+        &server.env,
+        "staging-b0",
+        "staging",
+        "b1",
+        PassagePhase::Failed,
+    )
+    .await;
+    let browser = Browser::start(&server.base).await;
+
+    crate::ui_rights::sign_in_as(&browser, &server, Carol, &at(&server, "/")).await;
+    drawn(&browser, "Overview").await;
+    browser
+        .until_text(
+            APPROVAL,
+            "0 of 2 from release-managers; an approval from release-managers would count",
+        )
+        .await;
+    browser.until_text(FAILED, "Open staging-b0").await;
+    // Failures first: the most pressing thing leads.
+    let kinds = browser
+        .js(
+            "return [...document.querySelectorAll('li.attention-item')].map(x => x.dataset.kind);",
+            vec![],
+        )
+        .await;
+    assert_eq!(kinds, serde_json::json!(["Failed", "Approval"]));
+    let calm = browser
+        .js("return document.querySelector('.calm') === null;", vec![])
+        .await;
+    assert_eq!(calm, true, "no 'nothing needs attention' while things wait");
+
+    // The approval is given from the Overview itself.
+    browser
+        .click(&format!("{APPROVAL} button[data-action=approve]"))
+        .await;
+    browser
+        .until(
+            "the confirmation",
+            "document.querySelector('dialog#confirm[open]')",
+        )
+        .await;
+    browser.click("#confirm-ok").await;
+    browser.until_text(APPROVAL, "carol approved").await;
+    assert_eq!(
+        crate::ui_axe::check(&browser, "the overview with things waiting").await,
+        [0, 0]
+    );
+    browser.close().await;
+}
