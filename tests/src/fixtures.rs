@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use hecate_types::{
-    Admission, Artifact, Bundle, BundleApproval, BundleOrigin, BundleSpec, BundleStatus, Gate,
-    GateCrossing, GateSpec, Passage, PassagePhase, PassageSpec, PassageStatus, PassageTemplate,
-    Step, Time,
+    Admission, Artifact, Bundle, BundleApproval, BundleOrigin, BundleSpec, BundleStatus,
+    CommitArtifact, CommitSummary, Gate, GateCrossing, GateSpec, Passage, PassagePhase,
+    PassageSpec, PassageStatus, PassageTemplate, Step, Time, wellknown,
 };
 
 use crate::TestEnv;
@@ -170,4 +170,68 @@ pub async fn passage(
         ..PassageStatus::default()
     });
     env.write_status(&passage).await
+}
+
+/// The repository [`release_spec`]'s commits are in.
+pub const RELEASE_REPO: &str = "https://git.example/app";
+
+/// A commit as a Beacon records one a Bundle brings (DECISION 140): its full SHA
+/// (`sha`), subject, author (`Name <email>`) and committer time.
+pub fn commit(sha: &str, subject: &str, author: &str, at: Time) -> CommitSummary {
+    CommitSummary {
+        sha: sha.into(),
+        subject: subject.into(),
+        author: author.into(),
+        committed_at: Some(at),
+    }
+}
+
+/// A release of Beacon `app` as a Beacon emits one now (DECISION 140): version
+/// `version` as its alias; the commit `head` of [`RELEASE_REPO`] tagged `version`,
+/// with the subject, author and time of the newest of `brings` (the commits it brings,
+/// newest first) counted since commit `since` (empty: not recorded); and the image
+/// `ghcr.io/acme/app:<version>`.
+pub fn release_spec(
+    version: &str,
+    head: &str,
+    since: &str,
+    brings: Vec<CommitSummary>,
+) -> BundleSpec {
+    let newest = brings.first().cloned().unwrap_or_default();
+    BundleSpec {
+        beacon: "app".into(),
+        alias: version.into(),
+        artifacts: vec![
+            Artifact {
+                commit: Some(CommitArtifact {
+                    repo: RELEASE_REPO.into(),
+                    sha: head.into(),
+                    tag: version.into(),
+                    message: newest.subject,
+                    author: newest.author,
+                    committed_at: newest.committed_at,
+                    commits: brings,
+                    commits_since: since.into(),
+                    ..CommitArtifact::default()
+                }),
+                ..Artifact::default()
+            },
+            Artifact::image("ghcr.io/acme/app", version, ""),
+        ],
+        ..BundleSpec::default()
+    }
+}
+
+/// Creates Bundle `name` of `spec` ([`release_spec`]) as emitted at `emitted` (the
+/// time its Beacon records, which orders Bundles).
+pub async fn release(env: &TestEnv, name: &str, emitted: Time, spec: BundleSpec) -> Bundle {
+    let mut bundle = Bundle::new(name, spec);
+    bundle.metadata.annotations = Some(
+        [(
+            wellknown::ANNOTATION_CREATED_AT.to_string(),
+            emitted.0.to_string(),
+        )]
+        .into(),
+    );
+    env.create(bundle).await
 }

@@ -226,6 +226,16 @@ pub const ROUTES: &[Route] = &[
         answer: Answer::Json(schema::<hecate_ops::Explanation>),
     },
     Route {
+        method: Method::Get,
+        path: ns!("/gates/{name}/you"),
+        guard: Guard::Namespaced(Operation::Explain),
+        summary: "What the caller's own promote of each Bundle the Gate could take would meet: refused and why (the one who approved it may not also cross it), or not — promote's judgement, before the click",
+        query: &[],
+        handler: || get(your_crossings),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::YourCrossings>),
+    },
+    Route {
         method: Method::Post,
         path: ns!("/gates/{name}/promote"),
         guard: Guard::Namespaced(Operation::Promote),
@@ -757,6 +767,21 @@ async fn explain(
 ) -> Result<Response, ApiError> {
     asked.admit(&state, &ns, Some(&name)).await?;
     Ok(Json(state.ops.explain(&ns, &name).await?).into_response())
+}
+
+/// `GET …/gates/{name}/you`: read as the Gate's explanation is, judged for the
+/// caller (their groups included, as approve records them).
+async fn your_crossings(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path((ns, name)): Named,
+) -> Result<Response, ApiError> {
+    asked.admit(&state, &ns, Some(&name)).await?;
+    let yours = state
+        .ops
+        .your_crossings(&ns, &name, &asked.caller.person())
+        .await?;
+    Ok(Json(yours).into_response())
 }
 
 async fn bundles(

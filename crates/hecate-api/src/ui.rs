@@ -84,6 +84,7 @@ const ASSETS: &[Asset] = assets![
     "js/rights.js",
     "js/graph.js",
     "js/timeline.js",
+    "js/diff.js",
     "js/menu.js",
     "js/pages/signin.js",
     "js/pages/overview.js",

@@ -338,6 +338,7 @@ mod tests {
             ahead: 0,
             running: None,
             suspended: false,
+            auto: false,
             admits: vec![],
         };
         let list = GateList {

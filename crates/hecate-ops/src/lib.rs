@@ -97,7 +97,7 @@ pub use model::{
     BlockerKind, ChainState, CrossingVerification, Delivery, Evidence, Explanation, FluxReconciled,
     FluxResource, FluxSuspended, Overview, Person, Polled, Preflight, Promoted, QueuedApproval,
     Rejected, Remedy, RolledBack, StagedGate, State, Uncounted, VerifyReport, Waiting, Withdrawn,
-    YourTurn,
+    YourCrossing, YourCrossings, YourTurn,
 };
 pub use model::{ArtifactChange, ArtifactKind, BundleDiff, BundleRef, CommitGap, DiffDirection};
 pub use operation::{Operation, Permission};

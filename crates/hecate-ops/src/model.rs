@@ -175,6 +175,9 @@ pub struct QueuedApproval {
     pub stage: Stage,
     /// The Bundle.
     pub bundle: String,
+    /// Its version for people (`rules::version`; DECISION 140).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub version: String,
     /// Where its approvals stand.
     pub progress: ApprovalProgress,
     /// What the one asking could do about it.
@@ -201,6 +204,29 @@ pub struct YourTurn {
     /// Whether they may withdraw the rejection holding it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub can_withdraw: bool,
+}
+
+/// What the one asking would meet if they promoted each Bundle a Gate could take: the
+/// answer of `your_crossings`, judged for them by promote's own rules, so a page can
+/// say so before the click (the one who approved a Bundle may not also cross it).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct YourCrossings {
+    /// The Gate.
+    pub gate: String,
+    /// Who was judged, as promote would record them.
+    pub actor: String,
+    /// Each Bundle the Gate's explanation lists as eligible, in its order.
+    pub bundles: Vec<YourCrossing>,
+}
+
+/// One Bundle of [`YourCrossings`].
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct YourCrossing {
+    /// The Bundle.
+    pub bundle: String,
+    /// Why promote would refuse them this crossing now; absent when it would start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<crate::rules::refusal::Refusal>,
 }
 
 /// A "no" that holds a Bundle for a Gate.
@@ -818,7 +844,9 @@ pub struct NamespaceOverview {
 pub struct BundleTrack {
     /// The Bundle.
     pub bundle: String,
-    /// Its alias (`spec.alias`), if it has one.
+    /// Its version for people ([`crate::rules::version::of`]): its alias
+    /// (`spec.alias`), else derived from its artifacts — so a Bundle made before
+    /// Beacons wrote aliases still reads `v1.3.0`; empty only when nothing says one.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub alias: String,
     /// The Beacon that emitted it.
@@ -940,6 +968,10 @@ pub struct GateSummary {
     pub running: Option<String>,
     /// Whether the Gate is suspended.
     pub suspended: bool,
+    /// Whether it crosses by itself (`spec.auto`): an approval that leaves nothing
+    /// else holding a Bundle is then what starts its crossing.
+    #[serde(default)]
+    pub auto: bool,
     /// What it admits (`spec.admits`): the Beacons and Gates it takes Bundles from and
     /// which need an approval — what a drawing of the pipeline links it to.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

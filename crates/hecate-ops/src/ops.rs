@@ -16,7 +16,9 @@ use serde::de::DeserializeOwned;
 
 use crate::cache::Cache;
 use crate::error::{Error, Kind, Result};
-use crate::model::{BundleDiff, Explanation, Overview, Person, QueuedApproval, StagedGate};
+use crate::model::{
+    BundleDiff, Explanation, Overview, Person, QueuedApproval, StagedGate, YourCrossings,
+};
 pub use crate::rules::diff::DiffAgainst;
 use crate::rules::eligibility::newest_first;
 use crate::rules::{self, NamespaceSnapshot};
@@ -496,8 +498,18 @@ impl Ops {
                 .ok_or_else(|| not_found(Kind::Gate, namespace, gate))?;
             return Ok(Explanation::clone(&explanation));
         }
-        // The Bundles (the largest answer) are asked for as soon as the Gate is
-        // here, not once its Passages have come too.
+        let (gate, snapshot) = self.gate_snapshot(namespace, gate).await?;
+        Ok(rules::explain::explain(&snapshot, &gate, self.now()))
+    }
+
+    /// What Explain reads of one Gate: the Gate, its Passages and the Bundles it
+    /// admits — three requests, the Bundles (the largest answer) asked for as soon as
+    /// the Gate is here, not once its Passages have come too.
+    async fn gate_snapshot(
+        &self,
+        namespace: &str,
+        gate: &str,
+    ) -> Result<(Gate, NamespaceSnapshot)> {
         let gate_and_bundles = async {
             let gate = self.get::<Gate>(Kind::Gate, namespace, gate).await?;
             let bundles = self.bundles_admitted_by(namespace, &gate).await?;
@@ -508,7 +520,47 @@ impl Ops {
             self.passages_matching(namespace, Some(gate), None),
         )?;
         let snapshot = NamespaceSnapshot::new(namespace, vec![gate.clone()], bundles, passages);
-        Ok(rules::explain::explain(&snapshot, &gate, self.now()))
+        Ok((gate, snapshot))
+    }
+
+    /// What `person` would meet if they promoted each Bundle `gate`'s explanation
+    /// lists as eligible: refused and why, or not — promote's own judgement
+    /// ([`rules::promotion::your_crossings`]), asked before the click. Explain is the
+    /// same for everyone; this is the caller's part (their own approval never counts
+    /// for them). The requests Explain makes, or none from the cache.
+    ///
+    /// A Gate that is not there is [`Error::NotFound`].
+    pub async fn your_crossings(
+        &self,
+        namespace: &str,
+        gate: &str,
+        person: &Person,
+    ) -> Result<YourCrossings> {
+        let now = self.now();
+        if let Some(cache) = self.cache() {
+            let snapshot = cache.snapshot(namespace);
+            let (Some(found), Some(explanation)) =
+                (snapshot.gate(gate), cache.explain(namespace, gate, now))
+            else {
+                return Err(not_found(Kind::Gate, namespace, gate));
+            };
+            return Ok(rules::promotion::your_crossings(
+                &snapshot,
+                found,
+                &explanation.eligible,
+                person,
+                now,
+            ));
+        }
+        let (gate, snapshot) = self.gate_snapshot(namespace, gate).await?;
+        let explanation = rules::explain::explain(&snapshot, &gate, now);
+        Ok(rules::promotion::your_crossings(
+            &snapshot,
+            &gate,
+            &explanation.eligible,
+            person,
+            now,
+        ))
     }
 
     /// Every Gate in `scope`, explained and summarised, with totals and two weeks of

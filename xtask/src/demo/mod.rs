@@ -109,6 +109,14 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         println!("$ hecate explain production -n {NAMESPACE}\n{explain}");
         let metrics = hecate_output(&hecate, &kubeconfig, &["metrics"])?;
         println!("$ hecate metrics -n {NAMESPACE}\n{metrics}");
+        // What carol is asked to approve, against what production runs now.
+        let waiting = &pipeline.bundles[3];
+        let diff = hecate_output(
+            &hecate,
+            &kubeconfig,
+            &["diff", waiting, "--against", "production"],
+        )?;
+        println!("$ hecate diff {waiting} --against production -n {NAMESPACE}\n{diff}");
 
         if options.check {
             check(
@@ -305,6 +313,27 @@ async fn check(
         "production should have {newest} waiting for staging's soak, with its end: {production}"
     );
 
+    // Versions, not hashes, and what carol is asked to approve against what
+    // production runs: 1.2.0 → 1.3.0 and the commit between them (DECISION 140).
+    anyhow::ensure!(
+        production["versions"][awaiting.as_str()] == "v1.3.0"
+            && production["versions"][held.as_str()] == "v1.2.0",
+        "Explain should name production's Bundles by version: {production}"
+    );
+    let diff: serde_json::Value = serde_json::from_str(&hecate_output(
+        hecate,
+        kubeconfig,
+        &["diff", awaiting, "--against", "production", "-o", "json"],
+    )?)
+    .context("hecate diff -o json printed something else than JSON")?;
+    anyhow::ensure!(
+        diff["from"]["version"] == "v1.2.0"
+            && diff["to"]["version"] == "v1.3.0"
+            && diff["direction"] == "forward"
+            && diff["commits"].as_array().is_some_and(|c| !c.is_empty()),
+        "hecate diff should say production runs v1.2.0 and v1.3.0 brings commits: {diff}"
+    );
+
     // 1.1.0's failure is history once 1.2.0 crossed: nothing to report as a blocker.
     anyhow::ensure!(
         production["blockers"]
@@ -339,6 +368,30 @@ async fn check(
     anyhow::ensure!(
         count == 3,
         "alice should see the 3 demo Gates through the API, not {count}: {gates}"
+    );
+    // The Overview names carol's approval as what waits on a person (DECISION 141).
+    let overview: serde_json::Value = http
+        .get(format!("{base}/api/v1alpha1/overview"))
+        .bearer_auth(alice)
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await
+        .map(|body| serde_json::from_str(&body))??;
+    let approval = overview["attention"].as_array().and_then(|all| {
+        all.iter().find(|a| {
+            a["namespace"] == NAMESPACE
+                && a["gate"] == "production"
+                && a["kind"] == "Approval"
+                && a["bundle"] == bundles[3].as_str()
+        })
+    });
+    anyhow::ensure!(
+        approval.is_some(),
+        "the Overview should say production waits for an approval of {}: {}",
+        bundles[3],
+        overview["attention"]
     );
     // The history holds the controller's own failure: shop 1.1.0 in production.
     let (release, _) = pipeline::FAILS_IN_PRODUCTION;
@@ -507,6 +560,9 @@ fn print_tour(
     println!("  hecate explain production -n {NAMESPACE}");
     println!(
         "  hecate --context bob approvals -n {NAMESPACE}    # 1 of 2 from release-managers; bob's would not count"
+    );
+    println!(
+        "  hecate diff {candidate} --against production -n {NAMESPACE}   # what production would take: versions, commits"
     );
     println!(
         "  hecate --context bob approve {candidate} --gate production -n {NAMESPACE}   # refused: he promoted it"

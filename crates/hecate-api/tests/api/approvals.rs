@@ -151,3 +151,55 @@ async fn a_rejection_over_http_and_who_may_lift_it() {
         "{kinds:?}"
     );
 }
+
+const YOU: &str = "/api/v1alpha1/namespaces/{ns}/gates/production/you";
+
+/// The Gate page asks before the click whether the caller's own promote would be
+/// refused (issue 34): carol approved b1, so hers is refused `SelfApproved` — the very
+/// refusal promote answers her —, bob's is not; read as Explain is.
+#[tokio::test]
+async fn a_gate_says_whose_crossing_its_policy_would_refuse() {
+    let server = Server::start().await;
+    world(&server).await;
+    for who in [Carol, Dave] {
+        let approved = server.post(APPROVE, Some(who), Some(FOR_PRODUCTION)).await;
+        assert_eq!(approved.status, 200, "{}", approved.body);
+    }
+
+    let carol = server.get(YOU, Some(Carol)).await;
+    assert_eq!(carol.status, 200, "{}", carol.body);
+    let reason = "carol approved it and cannot also promote it (1 of 2 from release-managers; dave approved; carol's approval does not count (they are the one promoting it))";
+    assert_eq!(
+        carol.json(),
+        serde_json::json!({"gate": "production", "actor": "carol", "bundles": [
+            {"bundle": "b1", "refused": {"code": "SelfApproved", "reason": reason}},
+        ]})
+    );
+    // bob promoted it through staging, which keeps his approval from counting, not
+    // him from crossing it.
+    let bob = server.get(YOU, Some(Bob)).await;
+    assert_eq!(
+        bob.json(),
+        serde_json::json!({"gate": "production", "actor": "bob", "bundles": [{"bundle": "b1"}]})
+    );
+    // alice may read it, as she may read the Gate's explanation: her answer is hers.
+    assert_eq!(server.get(YOU, Some(Alice)).await.json()["actor"], "alice");
+
+    // What the page said is what promote answers, word for word.
+    server.env.grant(Carol, &["create"], &["passages"]).await;
+    hecate_testenv::rbac::await_access(&server.env, Carol, "create", "passages", "").await;
+    let promoted = server
+        .post(
+            "/api/v1alpha1/namespaces/{ns}/gates/production/promote",
+            Some(Carol),
+            Some(r#"{"bundle":"b1"}"#),
+        )
+        .await;
+    assert_eq!(promoted.status, 409, "{}", promoted.body);
+    assert_eq!(promoted.json()["code"], "SelfApproved");
+    assert!(
+        promoted.json()["error"].as_str().unwrap().contains(reason),
+        "{}",
+        promoted.body
+    );
+}

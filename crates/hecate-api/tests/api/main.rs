@@ -27,6 +27,7 @@ mod ui_axe;
 mod ui_browser;
 mod ui_crossing;
 mod ui_delivery;
+mod ui_diff;
 mod ui_flux;
 mod ui_graph;
 mod ui_pages;

@@ -469,8 +469,9 @@ async fn the_openapi_document_covers_every_route() {
     let routes = hecate_api::routes::ROUTES;
     // and the five of the settings page, and the caller's rights; and the approvals
     // queue, reject and withdraw (DECISION 137); and the delivery figures (DECISION
-    // 138); and rollback (DECISION 139); and a Bundle's diff (DECISION 140).
-    assert_eq!(routes.len(), 36);
+    // 138); and rollback (DECISION 139); and a Bundle's diff (DECISION 140); and what
+    // the caller's own promote of each eligible Bundle would meet (DECISION 141).
+    assert_eq!(routes.len(), 37);
     let mut seen = std::collections::BTreeSet::new();
     for route in routes {
         let (method, path) = (route.method.as_str(), route.path);
@@ -619,6 +620,7 @@ async fn the_openapi_document_covers_every_route() {
         "Bundle",
         "Passage",
         "Beacon",
+        "YourCrossings",
         "ErrorBody",
     ] {
         assert!(schemas.contains_key(name), "{name}");

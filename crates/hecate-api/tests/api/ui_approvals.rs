@@ -238,3 +238,76 @@ async fn the_approve_dialog_says_whether_the_gate_crosses_by_itself() {
     assert_eq!(detail(&browser, &approve).await, automatic);
     browser.close().await;
 }
+
+/// The Cross button says before the click that the one who approved may not also
+/// cross it (issue 34): carol and dave, release managers, approved b1 for production;
+/// carol, who may create Passages, opens production's page and finds her Cross button
+/// disabled with promote's own reason beside it; bob's is enabled.
+#[tokio::test]
+async fn the_cross_button_of_a_bundle_you_approved_says_you_may_not_cross_it() {
+    let server = Server::start().await;
+    gate(&server.env, "production", release_managers_spec("")).await;
+    cleared_by(&server.env, "b1", &["staging"], "bob").await;
+    for who in [Carol, Dave] {
+        let approved = server
+            .post(
+                "/api/v1alpha1/namespaces/{ns}/bundles/b1/approve",
+                Some(who),
+                Some(r#"{"gate":"production"}"#),
+            )
+            .await;
+        assert_eq!(approved.status, 200, "{}", approved.body);
+    }
+    // carol may cross as far as the cluster goes: the policy is what says no.
+    server.env.grant(Carol, &["create"], &["passages"]).await;
+    hecate_testenv::rbac::await_access(&server.env, Carol, "create", "passages", "").await;
+    let browser = Browser::start(&server.base).await;
+    let production = at(&server, "/gates/?name=production");
+    let cross = format!("{ROW} button[data-action=promote]");
+
+    crate::ui_rights::sign_in_as(&browser, &server, Carol, &production).await;
+    drawn(&browser, "production").await;
+    browser
+        .until(
+            "carol's Cross button, disabled",
+            &format!("document.querySelector(\"{cross}\")?.disabled"),
+        )
+        .await;
+    let reason = "carol approved it and cannot also promote it (1 of 2 from release-managers; dave approved; carol's approval does not count (they are the one promoting it))";
+    let reasons = crate::ui_rights::disabled_reasons(&browser).await;
+    assert!(!reasons.is_empty());
+    for (button, said, visible) in &reasons {
+        assert!(button.starts_with("Cross production"), "{button}");
+        assert_eq!(said, reason, "{button}");
+        assert!(visible, "{button}'s reason is shown on the page");
+    }
+    assert_eq!(
+        browser
+            .js(
+                &format!("return document.querySelector(\"{cross} + .why-not\")?.textContent;"),
+                vec![]
+            )
+            .await,
+        reason,
+        "said right after the button"
+    );
+    assert_eq!(
+        crate::ui_axe::check(&browser, "production as carol, who approved").await,
+        [0, 0]
+    );
+
+    crate::ui_rights::sign_in_as(&browser, &server, Bob, &production).await;
+    drawn(&browser, "production").await;
+    browser
+        .until(
+            "bob's Cross button, enabled",
+            &format!("document.querySelector(\"{cross}\")?.disabled === false"),
+        )
+        .await;
+    assert_eq!(
+        crate::ui_rights::disabled_reasons(&browser).await,
+        Vec::<(String, String, bool)>::new(),
+        "nothing refuses bob"
+    );
+    browser.close().await;
+}

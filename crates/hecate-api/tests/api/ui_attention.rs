@@ -12,8 +12,14 @@ use crate::harness::*;
 use crate::ui_browser::*;
 use crate::ui_rights::{at, drawn};
 
-const APPROVAL: &str = "li.attention-item[data-kind=Approval][data-gate=production]";
-const FAILED: &str = "li.attention-item[data-kind=Failed][data-gate=staging]";
+/// An item of this test's namespace: the Overview spans every namespace carol may
+/// read, and tests running beside this one have Gates of the same names.
+fn item(server: &Server, kind: &str, gate: &str) -> String {
+    format!(
+        "li.attention-item[data-namespace='{}'][data-kind={kind}][data-gate={gate}]",
+        server.ns()
+    )
+}
 
 #[tokio::test]
 async fn the_overview_lists_what_waits_on_people_with_controls_that_settle_it() {
@@ -29,22 +35,24 @@ async fn the_overview_lists_what_waits_on_people_with_controls_that_settle_it() 
         PassagePhase::Failed,
     )
     .await;
+    let approval = item(&server, "Approval", "production");
+    let failed = item(&server, "Failed", "staging");
     let browser = Browser::start(&server.base).await;
 
     crate::ui_rights::sign_in_as(&browser, &server, Carol, &at(&server, "/")).await;
     drawn(&browser, "Overview").await;
     browser
         .until_text(
-            APPROVAL,
+            &approval,
             "0 of 2 from release-managers; an approval from release-managers would count",
         )
         .await;
-    browser.until_text(FAILED, "Open staging-b0").await;
+    browser.until_text(&failed, "Open staging-b0").await;
     // Failures first: the most pressing thing leads.
     let kinds = browser
         .js(
-            "return [...document.querySelectorAll('li.attention-item')].map(x => x.dataset.kind);",
-            vec![],
+            "return [...document.querySelectorAll(`li.attention-item[data-namespace='${arguments[0]}']`)].map(x => x.dataset.kind);",
+            vec![serde_json::json!(server.ns())],
         )
         .await;
     assert_eq!(kinds, serde_json::json!(["Failed", "Approval"]));
@@ -55,7 +63,7 @@ async fn the_overview_lists_what_waits_on_people_with_controls_that_settle_it() 
 
     // The approval is given from the Overview itself.
     browser
-        .click(&format!("{APPROVAL} button[data-action=approve]"))
+        .click(&format!("{approval} button[data-action=approve]"))
         .await;
     browser
         .until(
@@ -64,7 +72,7 @@ async fn the_overview_lists_what_waits_on_people_with_controls_that_settle_it() 
         )
         .await;
     browser.click("#confirm-ok").await;
-    browser.until_text(APPROVAL, "carol approved").await;
+    browser.until_text(&approval, "carol approved").await;
     assert_eq!(
         crate::ui_axe::check(&browser, "the overview with things waiting").await,
         [0, 0]

@@ -450,9 +450,8 @@ async fn carol_approves_bob_promotes_and_a_refusal_is_shown_verbatim() {
         )
         .await;
 
-    // Carol may not cross with her own approval: the server refuses (SelfApproved,
-    // segregation of duties), and the page says so in the server's own words — beside
-    // the button she clicked, in view, on a desktop and on a phone (issue 34, item 2).
+    // Carol may not cross with her own approval (SelfApproved, segregation of duties):
+    // her Cross button says so before the click, in promote's own words (issue 34).
     let promote = format!("tr[data-bundle='{bundle}'] button[data-action=promote]");
     let refusal = server
         .post(
@@ -464,8 +463,29 @@ async fn carol_approves_bob_promotes_and_a_refusal_is_shown_verbatim() {
     assert_eq!(refusal.status, 409);
     assert_eq!(refusal.json()["code"], "SelfApproved");
     let message = refusal.json()["error"].as_str().unwrap().to_string();
+    let said = browser
+        .until(
+            "carol's Cross button, disabled with why",
+            &format!(
+                "document.querySelector(\"{promote}\")?.disabled && document.querySelector(\"{promote} + .why-not\")?.textContent"
+            ),
+        )
+        .await;
+    assert!(
+        message.ends_with(said.as_str().unwrap()),
+        "{said} is what promote answers: {message}"
+    );
+    // A page drawn before the rules said no still asks; the server refuses, and the
+    // page says so in the server's own words — beside the button she clicked, in view,
+    // on a desktop and on a phone (issue 34, item 2).
     for (width, height) in [crate::ui_axe::DESKTOP, crate::ui_axe::NARROW_PHONE] {
         browser.client.set_window_size(width, height).await.unwrap();
+        browser
+            .js(
+                "document.querySelector(arguments[0]).disabled = false;",
+                vec![json!(promote)],
+            )
+            .await;
         browser
             .js(
                 "document.querySelector(arguments[0]).scrollIntoView({block: 'center'});",

@@ -405,7 +405,8 @@ async fn a_bundles_timeline_starts_with_its_emission() {
     let browser = Browser::start(&server.base).await;
     browser.open(&at(&server, "/bundles/?name=b2")).await;
     browser.sign_in(&server.token(Alice)).await;
-    drawn(&browser, "b2").await;
+    // Headed by its version, derived from its image's tag (it has no alias).
+    drawn(&browser, "1.0.0").await;
     browser.until_text("main", "Timeline").await;
     let order = browser
         .js(

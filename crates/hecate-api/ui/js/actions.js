@@ -5,8 +5,9 @@
 // whoever the token belongs to.
 
 import { ApiError, Unauthenticated, nsPath, post } from "./api.js";
+import * as diffs from "./diff.js";
 import { h } from "./dom.js";
-import { local } from "./format.js";
+import { local, syncTicking } from "./format.js";
 import * as notice from "./notice.js";
 
 /** Why a 403 is not a bug: one sentence per action. */
@@ -26,11 +27,35 @@ const FORBIDDEN = {
     "Operating Flux is a separate permission from reading and promoting (patch on Flux's kustomizations, the hecate-flux-operator role). Ask someone who holds it.",
 };
 
+/** Each dialog opened: what is drawn into one that has closed since is dropped. */
+let asked = 0;
+
+/**
+ * What `changes` (a promise of a node: what the action would change) says, drawn into
+ * the dialog when it comes; the dialog can be answered before it does.
+ */
+function showChanges(changes) {
+  const slot = document.getElementById("confirm-changes");
+  const mine = ++asked;
+  slot.replaceChildren();
+  slot.hidden = !changes;
+  if (!changes) return;
+  slot.setAttribute("aria-busy", "true");
+  slot.append(h("p", { class: "muted small", "data-diff": "reading" }, "Reading what changes…"));
+  changes.then((node) => {
+    if (mine !== asked) return;
+    slot.replaceChildren(node);
+    slot.removeAttribute("aria-busy");
+    syncTicking();
+  });
+}
+
 /**
  * Asks in the dialog; resolves true when confirmed. With `reason`, the dialog asks for
  * one too (the confirm button waits for it) and resolves to the text instead.
+ * `changes`: a promise of what the action would change, shown when it comes.
  */
-export function confirm({ title, text, detail, ok, reason = false }) {
+export function confirm({ title, text, detail, ok, reason = false, changes = null }) {
   const dialog = document.getElementById("confirm");
   const opener = document.activeElement;
   const field = document.getElementById("confirm-reason-field");
@@ -39,6 +64,7 @@ export function confirm({ title, text, detail, ok, reason = false }) {
   document.getElementById("confirm-title").textContent = title;
   document.getElementById("confirm-text").textContent = text;
   document.getElementById("confirm-detail").textContent = detail || "";
+  showChanges(changes);
   okButton.textContent = ok;
   field.hidden = !reason;
   input.value = "";
@@ -55,6 +81,7 @@ export function confirm({ title, text, detail, ok, reason = false }) {
       () => {
         input.removeEventListener("input", typed);
         okButton.disabled = false;
+        showChanges(null);
         if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
         const confirmed = dialog.returnValue === "ok";
         resolve(reason ? (confirmed ? input.value.trim() : null) : confirmed);
@@ -210,6 +237,18 @@ function passageHref(ns, name) {
   return `/passages/?name=${encodeURIComponent(name)}&namespace=${encodeURIComponent(ns)}`;
 }
 
+/**
+ * What crossing `gate` with `bundle` would change — ops' diff against what the Gate
+ * runs now —, drawn for the dialog; a diff that cannot be read is said, and the
+ * dialog still asks.
+ */
+function whatChanges(ns, gate, bundle) {
+  return diffs
+    .read(ns, bundle, gate)
+    .then((d) => diffs.view(d, { limit: 10, scroll: true }))
+    .catch((error) => diffs.unread(error));
+}
+
 /** Starts a crossing of `gate` with `bundle` (named as `label`). */
 export function promote(ns, gate, bundle, label, steps) {
   return perform(
@@ -219,6 +258,7 @@ export function promote(ns, gate, bundle, label, steps) {
       text: `Start crossing ${label} through ${gate} as you.`,
       detail: `This creates a Passage in namespace ${ns} that runs ${gate}'s ${steps ? steps + " " : ""}steps. The cluster records you as the one who asked.`,
       ok: `Cross ${gate}`,
+      changes: whatChanges(ns, gate, bundle),
     },
     () => post(nsPath(ns, "gates", gate, "promote"), { bundle }),
     (passage) => [
@@ -276,6 +316,7 @@ export function approve(ns, gate, bundle, label, crossesItself = false) {
         ? `Approving lets ${gate} cross by itself: the controller starts the crossing as soon as nothing else holds it.`
         : "Approving does not cross the Gate: someone else starts the crossing, and the one who approved may not be the one who promotes.",
       ok: `Approve for ${gate}`,
+      changes: whatChanges(ns, gate, bundle),
     },
     () => post(nsPath(ns, "bundles", bundle, "approve"), { gate }),
     (answer) => {

@@ -54,14 +54,22 @@ export function link(path, params, ...children) {
   return h("a", { href: href(path, params) }, ...children);
 }
 
-/** Bundles by name, for aliases. */
-export function index(bundles) {
-  return new Map((bundles || []).map((b) => [b.metadata.name, b]));
+/**
+ * Bundles by name, for their versions. `versions` (name → version, a Map or an
+ * object) are ops' words for them — Explain's `versions`, the timeline's `alias` —:
+ * a Bundle without an alias (made before Beacons wrote one, or by hand), or one not in
+ * `bundles`, still reads "v1.3.0" rather than its hash.
+ */
+export function index(bundles, versions) {
+  const byName = new Map((bundles || []).map((b) => [b.metadata.name, b]));
+  byName.versions = versions instanceof Map ? versions : new Map(Object.entries(versions || {}));
+  return byName;
 }
 
+/** Bundle `name`'s version: its alias, else ops' version for it (`index`), else "". */
 export function alias(name, bundles) {
   const b = bundles && bundles.get(name);
-  return (b && b.spec && b.spec.alias) || "";
+  return (b && b.spec && b.spec.alias) || (bundles && bundles.versions && bundles.versions.get(name)) || "";
 }
 
 /** When a Bundle was emitted: the nanosecond time its Beacon records

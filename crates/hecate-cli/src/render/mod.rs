@@ -112,7 +112,7 @@ pub(crate) fn approvals(
     if queue.is_empty() {
         return format!("nothing is waiting for an approval in {namespace}\n");
     }
-    let mut table = Table::new(&["GATE", "BUNDLE", "PROGRESS", "YOU"]);
+    let mut table = Table::new(&["GATE", "VERSION", "BUNDLE", "PROGRESS", "YOU"]);
     for entry in queue {
         let you = &entry.you;
         let (words, colour) = if entry.progress.rejected.is_some() {
@@ -133,6 +133,7 @@ pub(crate) fn approvals(
         };
         table.row(vec![
             Cell::plain(entry.gate.clone()),
+            Cell::plain(or_dash(Some(&entry.version))),
             Cell::plain(entry.bundle.clone()),
             Cell::plain(entry.progress.summary.clone()),
             Cell::styled(words, style, colour),
@@ -277,9 +278,14 @@ pub(crate) fn explain_at(x: &Explanation, style: &Style, now: Timestamp) -> Stri
             }
         }
     }
+    // A Bundle as people know it: its version, then its name.
+    let named = |bundle: &str| match x.versions.get(bundle) {
+        Some(version) if version != bundle => format!("{version} ({bundle})"),
+        _ => bundle.to_string(),
+    };
     let mut facts = Vec::new();
     if let Some(current) = &x.current {
-        facts.push(format!("  current:  {current}"));
+        facts.push(format!("  current:  {}", named(current)));
     }
     if let Some(health) = x.health {
         facts.push(format!(
@@ -324,9 +330,9 @@ pub(crate) fn explain_at(x: &Explanation, style: &Style, now: Timestamp) -> Stri
             .take(LIST_LIMIT)
             .map(|b| {
                 if x.failed_before.iter().any(|f| &f.bundle == b) {
-                    format!("{b} (failed here before)")
+                    format!("{} (failed here before)", named(b))
                 } else {
-                    b.clone()
+                    named(b)
                 }
             })
             .collect();
@@ -344,7 +350,9 @@ pub(crate) fn explain_at(x: &Explanation, style: &Style, now: Timestamp) -> Stri
             .unwrap_or_default();
         facts.push(format!(
             "  failed:   {} in {}{when}: {}",
-            failed.bundle, failed.passage, failed.reason
+            named(&failed.bundle),
+            failed.passage,
+            failed.reason
         ));
     }
     for window in &x.windows {
@@ -360,7 +368,8 @@ pub(crate) fn explain_at(x: &Explanation, style: &Style, now: Timestamp) -> Stri
     for waiting in x.waiting.iter().take(LIST_LIMIT) {
         facts.push(format!(
             "  waiting:  {} — {}",
-            waiting.bundle, waiting.reason
+            named(&waiting.bundle),
+            waiting.reason
         ));
     }
     if x.waiting.len() > LIST_LIMIT {
@@ -599,7 +608,7 @@ pub(crate) fn diff(diff: &BundleDiff, columns: Columns, style: &Style) -> String
         if b.version.is_empty() {
             b.name.clone()
         } else {
-            format!("{} ({})", b.name, b.version)
+            format!("{} ({})", b.version, b.name)
         }
     };
     let mut out = format!("{}\n", style.paint(Colour::Bold, &named(&diff.to)));

@@ -141,7 +141,11 @@ fn explanation() -> Explanation {
         crossing: None,
         failed_before: vec![],
         windows: vec![],
-        versions: Default::default(),
+        // app-2 has no version on record: it is named alone.
+        versions: [("app-0", "v1.0.0"), ("app-1", "v1.1.0")]
+            .into_iter()
+            .map(|(b, v)| (b.to_string(), v.to_string()))
+            .collect(),
         left_behind: None,
     }
 }
@@ -1243,6 +1247,7 @@ fn diff_between() -> BundleDiff {
         ],
         more_commits: 3,
         gap: None,
+        gap_words: None,
     }
 }
 
@@ -1262,6 +1267,10 @@ fn diff_tables() {
     back.more_commits = 0;
     back.gap = Some(CommitGap::BundlesCollected);
     back.artifacts.truncate(1);
+    for a in &mut back.artifacts {
+        std::mem::swap(&mut a.from, &mut a.to);
+        std::mem::swap(&mut a.from_digest, &mut a.to_digest);
+    }
     insta::assert_snapshot!("diff-back", diff(&back, Narrow, &Style::plain()));
 
     // Nothing in the Gate; nothing between two Bundles.
@@ -1272,7 +1281,7 @@ fn diff_tables() {
     let text = diff(&empty_gate, Narrow, &Style::plain());
     assert!(
         text.starts_with(
-            "app-9f8c1a2b3c4d (v1.3.0)\nproduction holds no Bundle: everything is new\n"
+            "v1.3.0 (app-9f8c1a2b3c4d)\nproduction holds no Bundle: everything is new\n"
         ),
         "{text}"
     );
@@ -1288,6 +1297,6 @@ fn diff_tables() {
     same.artifacts.truncate(0);
     assert_eq!(
         diff(&same, Narrow, &Style::plain()),
-        "app-9f8c1a2b3c4d (v1.3.0)\nthe same as app-0151d1d6c4cf (v1.2.0)\n"
+        "v1.3.0 (app-9f8c1a2b3c4d)\nthe same as v1.2.0 (app-0151d1d6c4cf)\n"
     );
 }

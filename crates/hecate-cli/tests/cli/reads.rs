@@ -419,7 +419,7 @@ async fn diff_against_the_previous_bundle_a_gate_or_a_bundle() {
     assert!(
         table
             .stdout
-            .starts_with("shop-3 (v1.2.0)\nnewer than shop-1 (v1.0.0), what production runs\n"),
+            .starts_with("v1.2.0 (shop-3)\nnewer than v1.0.0 (shop-1), what production runs\n"),
         "{}",
         table.stdout
     );

@@ -21,9 +21,9 @@
 //! }
 //! ```
 //!
-//! `from`, `gate` and `gap` are left out when absent, as are an artifact's `name`,
-//! `from`/`to` and `fromDigest`/`toDigest`; `artifacts`, `commits` and `moreCommits`
-//! are always there.
+//! `from`, `gate` and `gap` (with `gapWords`, what it means in words) are left out
+//! when absent, as are an artifact's `name`, `from`/`to` and `fromDigest`/`toDigest`;
+//! `artifacts`, `commits` and `moreCommits` are always there.
 
 use hecate_types::CommitSummary;
 use schemars::JsonSchema;
@@ -61,6 +61,10 @@ pub struct BundleDiff {
     /// Why `commits` may not be all of them; absent when they are.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gap: Option<CommitGap>,
+    /// What `gap` means for the list, in the words every surface shows
+    /// ([`CommitGap::words`]); absent with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap_words: Option<String>,
 }
 
 /// A Bundle as a diff names it.

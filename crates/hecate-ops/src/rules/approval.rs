@@ -560,6 +560,7 @@ pub fn queue(snapshot: &NamespaceSnapshot, viewer: &Person, now: Timestamp) -> V
                 gate: gate_name.to_string(),
                 stage: stage.clone(),
                 bundle: bundle.metadata.name.clone().unwrap_or_default(),
+                version: super::version::of(bundle),
                 progress: progress.clone(),
                 you: YourTurn {
                     can_approve: verdict.is_ok() && !already,

@@ -15,6 +15,7 @@ use kube::ResourceExt as _;
 
 use super::eligibility::{self, Code, created_at};
 use super::snapshot::NamespaceSnapshot;
+use super::version;
 use super::window::length;
 use crate::model::{Attention, AttentionKind, BlockerKind, Explanation, Remedy};
 
@@ -147,20 +148,25 @@ fn people_wait(
         if !eligibility::is_ahead(bundle, current) {
             continue;
         }
+        // Named by its version, as people know it (DECISION 140); `bundle` names it.
+        let named = version::of(bundle);
+        let named = if named.is_empty() {
+            waiting.bundle.as_str()
+        } else {
+            named.as_str()
+        };
         let detail = match &waiting.action {
             Some(Remedy::Approve { from, .. }) if !from.is_empty() => format!(
-                "{}: {}; an approval from {} would count",
-                waiting.bundle,
+                "{named}: {}; an approval from {} would count",
                 waiting.reason,
                 from.join(" or ")
             ),
             Some(Remedy::WithdrawRejection { by, .. }) if !by.is_empty() => format!(
-                "{}: {}; {} may withdraw it",
-                waiting.bundle,
+                "{named}: {}; {} may withdraw it",
                 waiting.reason,
                 by.join(" or ")
             ),
-            _ => format!("{}: {}", waiting.bundle, waiting.reason),
+            _ => format!("{named}: {}", waiting.reason),
         };
         out.push(Attention {
             kind,

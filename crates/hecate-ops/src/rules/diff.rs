@@ -128,6 +128,7 @@ pub fn between(from: Option<&Bundle>, to: &Bundle, beacon_bundles: &[&Bundle]) -
         commits: Vec::new(),
         more_commits: 0,
         gap: None,
+        gap_words: None,
     };
     let (chain, gap) = match (from, direction) {
         (_, DiffDirection::Same) => (Vec::new(), None),
@@ -154,6 +155,7 @@ pub fn between(from: Option<&Bundle>, to: &Bundle, beacon_bundles: &[&Bundle]) -
     }
     diff.more_commits = u32::try_from(more).unwrap_or(u32::MAX);
     diff.gap = gap;
+    diff.gap_words = gap.map(|g| g.words().to_string());
     diff
 }
 
@@ -497,6 +499,11 @@ mod tests {
         let diff = between(Some(&h[1]), &h[3], &kept);
         assert_eq!(subjects(&diff), ["change 5", "change 4"]);
         assert_eq!(diff.gap, Some(CommitGap::BundlesCollected));
+        // In the words every surface shows, for those that show the answer as it is.
+        assert_eq!(
+            diff.gap_words.as_deref(),
+            Some(CommitGap::BundlesCollected.words())
+        );
         // Back over the same gap says the same.
         let diff = between(Some(&h[3]), &h[1], &kept);
         assert_eq!(diff.gap, Some(CommitGap::BundlesCollected));

@@ -81,14 +81,29 @@ pub fn explain(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Exp
     x
 }
 
+/// How many Bundles an Explanation names the versions of: a Gate may list hundreds of
+/// older Bundles to roll back to, and every answer is serialised per request.
+const MAX_VERSIONS: usize = 64;
+
 /// How each Bundle `x` names reads for people ([`super::version::of`]): the current
-/// one, the crossing, the eligible and the waiting — so that no surface needs the
-/// Bundles themselves to say "v1.3.0".
+/// one, the crossing, those waiting to cross and those that cannot, then older ones up
+/// to [`MAX_VERSIONS`] — so that no surface needs the Bundles themselves to say
+/// "v1.3.0".
 fn versions(snapshot: &NamespaceSnapshot, x: &Explanation) -> BTreeMap<String, String> {
-    let mut named: BTreeSet<&str> = x.current.iter().map(String::as_str).collect();
-    named.extend(x.eligible.iter().map(String::as_str));
-    named.extend(x.waiting.iter().map(|w| w.bundle.as_str()));
-    named.extend(x.crossing.iter().map(|c| c.bundle.as_str()));
+    let named: BTreeSet<&str> = x
+        .current
+        .iter()
+        .map(String::as_str)
+        .chain(x.crossing.iter().map(|c| c.bundle.as_str()))
+        .chain(
+            x.eligible[..x.ahead.min(x.eligible.len())]
+                .iter()
+                .map(String::as_str),
+        )
+        .chain(x.waiting.iter().map(|w| w.bundle.as_str()))
+        .chain(x.eligible.iter().map(String::as_str))
+        .take(MAX_VERSIONS)
+        .collect();
     if named.is_empty() {
         return BTreeMap::new();
     }

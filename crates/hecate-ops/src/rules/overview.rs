@@ -116,6 +116,7 @@ pub fn namespace_part(
             ahead: explanation.ahead,
             running: running.get(gate.name_any().as_str()).cloned(),
             suspended: gate.spec.suspend,
+            auto: gate.spec.auto,
             admits: gate.spec.admits.clone(),
         };
         mine.gates += 1;

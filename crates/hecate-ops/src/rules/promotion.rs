@@ -1,12 +1,12 @@
 //! Promote's judgement: may this person start this crossing now, and the Passage that
-//! would record it.
+//! would record it — asked before the click too ([`your_crossings`]).
 //!
 //! A crossing requested by hand is judged by the same eligibility and windows as an
 //! automatic one, plus what only a request needs (an actor, one crossing at a time);
 //! it may retry a failed crossing or roll back to an older Bundle, which the controller
 //! never does by itself.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use hecate_types::{Bundle, Gate, Passage, PassageSpec, wellknown};
 use jiff::Timestamp;
@@ -15,8 +15,10 @@ use kube::api::ObjectMeta;
 
 use super::gate::{self, Obstacle};
 use super::refusal::{Refusal, RefusalCode};
+use super::snapshot::NamespaceSnapshot;
 use super::window;
 use super::{actions, eligibility};
+use crate::model::{Person, YourCrossing, YourCrossings};
 
 /// Whether `actor` may start a crossing of `bundle` through `gate` at `now`, given
 /// the Gate's Passages (any order). The checks run in the reference's order, so the
@@ -39,6 +41,47 @@ pub fn judge(
         kind,
         now,
     )
+}
+
+/// What `person` would meet if they promoted each of `eligible` — the Bundles the
+/// Gate's explanation lists as eligible, in its order — through `gate` at `now`: each
+/// judged by [`judge`] itself, over the Gate's Passages in `snapshot`, so a page that
+/// disables a Cross button and the promote it would send can never disagree. What
+/// differs from one person to another is their own approval, which never counts for
+/// them (`SelfApproved`, DECISION 137); the rest is what promote refuses anyone.
+pub fn your_crossings(
+    snapshot: &NamespaceSnapshot,
+    gate: &Gate,
+    eligible: &[String],
+    person: &Person,
+    now: Timestamp,
+) -> YourCrossings {
+    let gate_name = gate.name_any();
+    let passages: Vec<&Passage> = snapshot.passages_of(&gate_name).collect();
+    let bundles: HashMap<&str, &Bundle> = snapshot
+        .bundles()
+        .filter_map(|b| Some((b.metadata.name.as_deref()?, b)))
+        .collect();
+    YourCrossings {
+        actor: person.name.clone(),
+        bundles: eligible
+            .iter()
+            .filter_map(|name| bundles.get(name.as_str()))
+            .map(|bundle| YourCrossing {
+                bundle: bundle.name_any(),
+                refused: judge(
+                    gate,
+                    bundle,
+                    &passages,
+                    &person.name,
+                    CrossingKind::Promotion,
+                    now,
+                )
+                .err(),
+            })
+            .collect(),
+        gate: gate_name,
+    }
 }
 
 /// What a crossing is for.

@@ -132,8 +132,9 @@ impl From<Code> for RefusalCode {
     }
 }
 
-/// A rule's "no".
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A rule's "no". On the wire `{"code": "SelfApproved", "reason": "…"}`, where a
+/// surface is told a refusal before anyone asks ([`crate::model::YourCrossing`]).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct Refusal {
     /// The stable code.
     pub code: RefusalCode,

@@ -20,6 +20,7 @@ use super::eligibility::{admitted_beacons, created_at};
 use super::pipeline;
 use super::snapshot::NamespaceSnapshot;
 use super::verification;
+use super::version;
 use crate::model::{BundleTrack, Outcome, TrackStop};
 
 /// How many of the newest Bundles the timeline shows (with any older one a Gate still
@@ -51,7 +52,7 @@ pub fn timeline(snapshot: &NamespaceSnapshot) -> Vec<BundleTrack> {
                 .filter_map(|gate| stop(snapshot, gate, bundle, &name))
                 .collect();
             BundleTrack {
-                alias: bundle.spec.alias.clone(),
+                alias: version::of(bundle),
                 beacon: bundle.spec.beacon.clone(),
                 emitted_at: created_at(bundle).map(hecate_types::Time),
                 holding: stops

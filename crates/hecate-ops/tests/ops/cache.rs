@@ -138,7 +138,26 @@ async fn cached_reads_answer_as_the_direct_path_does() {
             direct.explain(ns, gate).await.unwrap(),
             "explain {gate}"
         );
+        // alice approved b1 for staging: her own crossing of it is refused there.
+        let alice = hecate_ops::Person::named("alice");
+        assert_eq!(
+            cached.your_crossings(ns, gate, &alice).await.unwrap(),
+            direct.your_crossings(ns, gate, &alice).await.unwrap(),
+            "your_crossings {gate}"
+        );
     }
+    assert_eq!(
+        cached
+            .your_crossings(ns, "ghost", &hecate_ops::Person::named("alice"))
+            .await
+            .unwrap_err()
+            .to_string(),
+        direct
+            .your_crossings(ns, "ghost", &hecate_ops::Person::named("alice"))
+            .await
+            .unwrap_err()
+            .to_string(),
+    );
     let scope = Scope::Namespaces(vec![ns.clone(), "no-such-namespace".into()]);
     assert_eq!(
         cached.overview(&scope).await.unwrap(),

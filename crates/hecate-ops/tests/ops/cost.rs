@@ -1,7 +1,7 @@
 //! Each call costs a bounded number of requests, however many objects there are: one
 //! LIST or GET per kind, never one request per object.
 
-use hecate_ops::{Ops, Scope};
+use hecate_ops::{Ops, Person, Scope};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Bundle, PassagePhase};
 use pretty_assertions::assert_eq;
@@ -51,6 +51,15 @@ async fn explain_and_overview_cost_three_requests_at_any_size() {
             ),
         ]
     );
+
+    // What the caller's own promote would meet reads what Explain reads.
+    log.clear();
+    ops.your_crossings(ns, "staging", &Person::named("alice"))
+        .await
+        .unwrap();
+    let mut again = log.requests();
+    again.sort();
+    assert_eq!(again, requests, "your_crossings costs what explain does");
 
     log.clear();
     let overview = ops

@@ -1,13 +1,18 @@
-// `/bundles/`: every Bundle, newest first, with where it has got to.
-// `/bundles/?name=X`: its artifacts and digests, where it stands at each Gate (ops'
-// timeline: cleared, verified, being verified, not verified), the Gates it cleared, its approvals,
-// and the evidence Fides holds — where "unavailable" is said as such and a Fides that
-// did not answer is never shown as a clean record.
+// `/bundles/`: every Bundle, newest first, by its version, with what it is (its
+// commit's subject) and where it has got to.
+// `/bundles/?name=X`: its version first, the commit it is and who made it when, what
+// changed (ops' diff: against its Beacon's previous Bundle, or what a Gate of its
+// pipeline runs now, `&against=`), its artifacts and digests, where it stands at each
+// Gate (ops' timeline: cleared, verified, being verified, not verified), the Gates it
+// cleared, its approvals, and the evidence Fides holds — where "unavailable" is said
+// as such and a Fides that did not answer is never shown as a clean record.
 
 import { API, ApiError, get, nsPath } from "../api.js";
 import * as c from "../components.js";
+import * as diffs from "../diff.js";
 import { h } from "../dom.js";
-import { count, local, time } from "../format.js";
+import { count, local, short, time } from "../format.js";
+import { refiltered } from "../router.js";
 import { stops } from "../timeline.js";
 
 export async function render(ctx) {
@@ -31,6 +36,8 @@ async function list(ctx) {
   const timeline = (overview.namespaces.find((n) => n.namespace === ctx.ns) || {}).timeline || [];
   const running = new Map(timeline.map((t) => [t.bundle, t.holding]));
   const holding = (b) => running.get(b) || [];
+  // Versions as ops says them (the timeline's), for a Bundle made without an alias.
+  const index = c.index(bundles, new Map(timeline.filter((t) => t.alias).map((t) => [t.bundle, t.alias])));
   return h(
     "div",
     { class: "page" },
@@ -38,7 +45,7 @@ async function list(ctx) {
     bundles.length
       ? c.table(
           `Bundles in ${ctx.ns}, newest first`,
-          ["Bundle", "Beacon", "Where", "Artifacts", "Approvals", "Failed", "Emitted"],
+          ["Version", "Subject", "Beacon", "Where", "Artifacts", "Approvals", "Failed", "Emitted"],
           bundles.map((b) => {
             const st = b.status || {};
             const now = holding(b.metadata.name);
@@ -46,7 +53,8 @@ async function list(ctx) {
             return {
               attrs: { "data-bundle": b.metadata.name },
               cells: [
-                c.bundle(b.metadata.name, ctx.ns, c.index([b])),
+                c.bundle(b.metadata.name, ctx.ns, index),
+                subject(b, { short: true }),
                 b.spec.beacon,
                 // "in" only while a Gate holds it; otherwise where it last crossed.
                 now.length ? `in ${now.join(", ")}` : gate ? h("span", { class: "muted" }, `crossed ${gate}, since replaced`) : h("span", { class: "muted" }, "not yet crossed"),
@@ -59,6 +67,47 @@ async function list(ctx) {
           }),
         )
       : c.empty(`No Bundles in ${ctx.ns}, or none you may read.`),
+  );
+}
+
+/** The Bundle's first commit artifact: the commit it is, as its Beacon recorded it. */
+function commitOf(b) {
+  return ((b.spec && b.spec.artifacts) || []).map((a) => a.commit).find(Boolean) || null;
+}
+
+/**
+ * What the Bundle is, from its commit: its subject, then who made it and when (`short`:
+ * a table's cell, without the SHA); nothing when no commit says.
+ */
+function subject(b, { short: brief = false } = {}) {
+  const commit = commitOf(b);
+  if (!commit || !(commit.message || commit.author || commit.committedAt)) return brief ? "" : null;
+  const by = [
+    commit.author ? [brief ? "" : "by ", diffs.person(commit.author)] : null,
+    commit.committedAt ? time(commit.committedAt) : null,
+    !brief && commit.sha ? h("code", { title: commit.sha }, short(commit.sha, 7)) : null,
+  ].filter(Boolean);
+  return h(
+    brief ? "span" : "p",
+    { class: brief ? "bundle-subject-cell" : "lead bundle-subject", "data-field": "subject" },
+    commit.message ? h("span", { class: "server-text" }, commit.message) : h("span", { class: "muted" }, "no subject recorded"),
+    by.length ? h("span", { class: "muted small" }, by.map((x, i) => [i ? " · " : brief ? " · " : " — ", x])) : null,
+  );
+}
+
+/**
+ * What to compare the Bundle with: its Beacon's previous Bundle, or what each Gate of
+ * its pipeline (`gates`) runs now. The choice is the URL's (`&against=`).
+ */
+function compareWith(ctx, gates, against) {
+  const choose = refiltered("/bundles/", ctx.params)("against");
+  const options = [["", "its previous Bundle"], ...gates.map((g) => [g, `what ${g} runs now`])];
+  if (against && !gates.includes(against)) options.push([against, against]);
+  return h(
+    "form",
+    { class: "compare", onsubmit: (e) => e.preventDefault() },
+    h("label", { for: "bundle-against" }, "Compare with"),
+    h("select", { id: "bundle-against", onchange: choose }, options.map(([value, words]) => h("option", { value, selected: value === against }, words))),
   );
 }
 
@@ -146,18 +195,31 @@ function byTime(records) {
 
 async function detail(ctx) {
   const { ns, name } = ctx;
+  const against = ctx.params.get("against") || "";
   ctx.title(`Bundle ${name}`);
   const evidence = ctx.once("evidence", () => get(nsPath(ns, "bundles", name, "evidence"), { signal: ctx.signal }));
-  const [b, overview] = await Promise.all([
+  const [b, overview, changed] = await Promise.all([
     get(nsPath(ns, "bundles", name), { signal: ctx.signal }),
     // Where it stands at each Gate is ops' answer (the Overview's timeline), for the
     // Bundles it keeps there: the newest, and any a Gate runs.
     get(`${API}/overview`, { signal: ctx.signal }).catch(() => ({ namespaces: [] })),
+    // What changed is ops' too; a diff that cannot be read is said, the page stays.
+    diffs.read(ns, name, against, { signal: ctx.signal }).then(
+      (diff) => ({ diff }),
+      (error) => ({ error }),
+    ),
   ]);
   const st = b.status || {};
   const approvals = st.approvedFor || [];
   const cleared = st.cleared || [];
-  const track = ((overview.namespaces.find((n) => n.namespace === ns) || {}).timeline || []).find((t) => t.bundle === name);
+  const mine = overview.namespaces.find((n) => n.namespace === ns) || {};
+  const track = (mine.timeline || []).find((t) => t.bundle === name);
+  // Its version as ops says it: the alias, else derived from its artifacts.
+  const version = b.spec.alias || (changed.diff && changed.diff.to.version) || (track && track.alias) || "";
+  // The Gates of its pipeline: those on its way (the timeline's), else those that admit its Beacon.
+  const gates = track
+    ? track.gates.map((s) => s.gate)
+    : (mine.gates || []).filter((g) => (g.admits || []).some((a) => a.from && a.from.beacon === b.spec.beacon)).map((g) => g.name);
   const timeline = [
     // Its emission first, whatever the clocks say: nothing happens to a Bundle before
     // it exists, and its time (nanoseconds) is finer than its records' (seconds), so
@@ -173,12 +235,19 @@ async function detail(ctx) {
   return h(
     "div",
     { class: "page" },
-    c.title(b.spec.alias || name, b.spec.alias ? h("span", { class: "muted small" }, ` ${name}`) : null),
+    c.title(version || name, version ? h("span", { class: "muted small" }, ` ${name}`) : null),
+    subject(b),
     c.facts([
       ["Beacon", c.link("/beacons/", { name: b.spec.beacon, namespace: ns }, b.spec.beacon)],
       ["Content digest", h("code", { class: "digest" }, b.spec.digest || "none")],
       ["Emitted", [time(c.emittedAt(b)), ` (${local(c.emittedAt(b))})`]],
     ]),
+    c.section(
+      "What changed",
+      { class: "what-changed" },
+      compareWith(ctx, gates, against),
+      changed.diff ? diffs.view(changed.diff, { limit: 50 }) : diffs.unread(changed.error),
+    ),
     c.section(
       "Approvals",
       null,
@@ -198,7 +267,7 @@ async function detail(ctx) {
         }),
       ),
     ),
-    track && track.gates.length ? c.section("Where it stands", { class: "timeline" }, stops(ns, track, b.spec.alias || name)) : null,
+    track && track.gates.length ? c.section("Where it stands", { class: "timeline" }, stops(ns, track, version || name)) : null,
     c.section(
       "Gates cleared",
       null,

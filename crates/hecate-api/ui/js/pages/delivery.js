@@ -10,12 +10,16 @@ import { count, local } from "../format.js";
 import { refiltered } from "../router.js";
 
 const PERIODS = [["7d", "7 days"], ["30d", "30 days"], ["90d", "90 days"], ["365d", "a year"]];
+// The parts of a lead time, in the order they happen; they add up to the whole. Lead
+// time starts at the commit where its Beacon recorded the commit's time (DECISION
+// 140): the first part is the time before the Bundle existed.
 const PARTS = [
-  ["upstreamSeconds", "upstream", "until the Gates before it cleared it"],
-  ["approvalSeconds", "approval", "waiting for the approval the Gate asks for"],
-  ["windowSeconds", "window", "while every promotion window was closed"],
-  ["queuedSeconds", "queued", "waiting for someone to promote, or a crossing ahead"],
-  ["stepsSeconds", "steps", "running the crossing's steps"],
+  ["emissionSeconds", "before the Bundle", "from the commit until its Beacon emitted the Bundle: building, tagging, publishing, the Beacon's next look", "emission"],
+  ["upstreamSeconds", "upstream", "until the Gates before it cleared it", "upstream"],
+  ["approvalSeconds", "approval", "waiting for the approval the Gate asks for", "approval"],
+  ["windowSeconds", "window", "while every promotion window was closed", "window"],
+  ["queuedSeconds", "queued", "waiting for someone to promote, or a crossing ahead", "queued"],
+  ["stepsSeconds", "steps", "running the crossing's steps", "steps"],
 ];
 const FAILURES = [["failed", "failed"], ["aborted", "aborted"], ["unverified", "failed verification"], ["rolledBack", "rolled back"]];
 const DAY_MS = 86400000;
@@ -159,7 +163,7 @@ function axisY(max, fmt) {
 function leadTimePlot(g) {
   const points = g.crossings.filter((x) => x.leadTime);
   if (!points.length) return frame("Lead time over time", "no deployment of the period has a lead time");
-  const total = (p) => PARTS.reduce((sum, [key]) => sum + p[key], 0);
+  const total = (p) => PARTS.reduce((sum, [key]) => sum + (p[key] || 0), 0);
   const times = points.map((x) => Date.parse(x.finishedAt));
   const t0 = Math.min(...times);
   const t1 = Math.max(...times, t0 + 1);
@@ -234,11 +238,11 @@ function weeklyPlot(g) {
 /** Where the lead time went, summed over the period's deployments. */
 function partsPlot(g) {
   const parts = g.leadTime.parts;
-  const total = PARTS.reduce((sum, [key]) => sum + parts[key], 0);
+  const total = PARTS.reduce((sum, [key]) => sum + (parts[key] || 0), 0);
   if (!total) return frame("Where the time goes", "no deployment of the period has a lead time");
   let x = PAD.left;
   const width = W - PAD.left - PAD.right;
-  const shares = PARTS.map(([key, name, words]) => ({ key, name, words, value: parts[key], share: parts[key] / total })).filter((p) => p.value);
+  const shares = PARTS.map(([key, name, words, cls]) => ({ key, name, words, cls, value: parts[key] || 0, share: (parts[key] || 0) / total })).filter((p) => p.value);
   const summary = shares.map((p) => `${p.name} ${Math.round(p.share * 100)}%`).join(", ");
   return h(
     "div",
@@ -249,12 +253,12 @@ function partsPlot(g) {
       summary,
       shares.map((p) => {
         const w = width * p.share;
-        const rect = s("rect", { class: `part part-${p.name}`, x, y: 8, width: w, height: 44 }, s("title", null, `${p.name}: ${seconds(p.value)} (${Math.round(p.share * 100)}%), ${p.words}`));
+        const rect = s("rect", { class: `part part-${p.cls}`, x, y: 8, width: w, height: 44 }, s("title", null, `${p.name}: ${seconds(p.value)} (${Math.round(p.share * 100)}%), ${p.words}`));
         x += w;
         return rect;
       }),
     ),
-    h("ul", { class: "legend small" }, shares.map((p) => h("li", null, h("span", { class: `swatch part-${p.name}`, "aria-hidden": "true" }), `${p.name} — ${Math.round(p.share * 100)}% (${seconds(p.value)}): ${p.words}`))),
+    h("ul", { class: "legend small" }, shares.map((p) => h("li", { "data-part": p.cls }, h("span", { class: `swatch part-${p.cls}`, "aria-hidden": "true" }), `${p.name} — ${Math.round(p.share * 100)}% (${seconds(p.value)}): ${p.words}`))),
   );
 }
 

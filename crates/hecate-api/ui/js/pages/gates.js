@@ -104,14 +104,28 @@ function button(label, attrs, onclick) {
   return h("button", { type: "button", ...attrs, onclick }, label);
 }
 
+/**
+ * The Cross button for `bundle`; disabled when a click would only earn a refusal
+ * (`refusedBecause`, the words of [`wouldRefuse`]), said beside it as every disabled
+ * write's reason is (rights.explainDisabled).
+ */
 function promoteButton(ctx, gate, bundle, index, steps, refusedBecause) {
   const label = c.bundleText(bundle, index);
   const attrs = { class: "primary", "aria-label": `Cross ${gate} with ${label}`, "data-action": "promote", "data-bundle": bundle };
-  // Evidence would refuse it: the crossing's evidence gate would only fail.
   if (refusedBecause) Object.assign(attrs, { disabled: true, title: refusedBecause });
   return button(`Cross ${gate}`, attrs, async () => {
     if (await actions.promote(ctx.ns, gate, bundle, label, steps)) ctx.refresh();
   });
+}
+
+/**
+ * Why crossing `bundle` here would be refused the signed-in person, or "": first what
+ * promote itself would answer them (`yours`, ops' judgement for them: the one who
+ * approved it may not also cross it), else what the crossing's evidence gate would say.
+ */
+function wouldRefuse(yours, verdicts, bundle) {
+  const mine = ((yours && yours.bundles) || []).find((b) => b.bundle === bundle);
+  return (mine && mine.refused && mine.refused.reason) || refusal(verdicts && verdicts.get(bundle));
 }
 
 // ---- evidence before crossing (preflight) ------------------------------------------
@@ -258,8 +272,11 @@ function verifiedMark(o, current) {
   return h("span", { class: "muted", "data-verified": "unknown" }, current ? "being verified" : "not recorded");
 }
 
-/** The button for a typed remedy the server offers, when it is something done here. */
-function remedyButton(ctx, action, index, steps, verdicts, gate) {
+/**
+ * The button for a typed remedy the server offers, when it is something done here;
+ * `refused(bundle)` says why a crossing here would be refused ([`wouldRefuse`]).
+ */
+function remedyButton(ctx, action, index, steps, refused, gate) {
   if (!action) return null;
   if (action.type === "approve") {
     const automatic = Boolean(gate && action.gate === gate.metadata.name && gate.spec.auto);
@@ -271,13 +288,13 @@ function remedyButton(ctx, action, index, steps, verdicts, gate) {
     return rollbackControl(ctx, action.gate, null, { index, steps: here ? steps : 0, current, blockedBecause: here ? rollbackBlocked(gate) : "" });
   }
   if (action.type === "promote") {
-    const refused = action.gate === ctx.name && verdicts ? refusal(verdicts.get(action.bundle)) : "";
-    return promoteButton(ctx, action.gate, action.bundle, index, steps, refused);
+    const why = action.gate === ctx.name && refused ? refused(action.bundle) : "";
+    return promoteButton(ctx, action.gate, action.bundle, index, steps, why);
   }
   return null;
 }
 
-function blockers(ctx, explanation, gate, index, steps, verdicts) {
+function blockers(ctx, explanation, gate, index, steps, refused) {
   const list = explanation.blockers || [];
   // A crossing under way is never "nothing in the way": it is what happens next.
   if (!list.length) return c.empty(explanation.state === "Crossing" ? "Only the crossing under way: wait for it, or abort it." : "Nothing stands in the way.");
@@ -289,7 +306,7 @@ function blockers(ctx, explanation, gate, index, steps, verdicts) {
       list.map((b) => {
         // A button only where the server's remedy is an action taken here; the
         // cluster still decides whether the caller may.
-        const button = remedyButton(ctx, b.action, index, steps, verdicts, gate);
+        const button = remedyButton(ctx, b.action, index, steps, refused, gate);
         return h(
           "li",
           { class: "blocker", "data-kind": b.kind },
@@ -401,18 +418,22 @@ function inYourZone(w) {
 async function detail(ctx) {
   const { ns, name } = ctx;
   ctx.title(`Gate ${name}`);
-  const [explanation, gate, bundles, passages, flux] = await Promise.all([
+  const [explanation, gate, bundles, passages, flux, yours] = await Promise.all([
     get(nsPath(ns, "gates", name, "explain"), { signal: ctx.signal }),
     get(nsPath(ns, "gates", name), { signal: ctx.signal }),
     get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => []),
     get(`${nsPath(ns, "passages")}?gate=${encodeURIComponent(name)}`, { signal: ctx.signal }).catch(() => []),
     get(nsPath(ns, "gates", name, "flux"), { signal: ctx.signal }).catch(() => []),
+    // What the signed-in person's own promote would meet (Explain is everyone's);
+    // unanswered, the buttons stay and the cluster says no when asked.
+    get(nsPath(ns, "gates", name, "you"), { signal: ctx.signal }).catch(() => null),
   ]);
   // Fides is asked again only when the eligible list changes, not on every update.
   const preflight = ctx.once(`preflight:${(explanation.eligible || []).join(",")}`, () =>
     get(nsPath(ns, "gates", name, "preflight"), { signal: ctx.signal }).catch(() => []),
   );
   const verdicts = new Map((preflight.done && preflight.value ? preflight.value : []).map((p) => [p.bundle, p]));
+  const refused = (b) => wouldRefuse(yours, verdicts, b);
   const index = c.index(bundles);
   const steps = ((gate.spec.passage && gate.spec.passage.steps) || []).length;
   const history = (gate.status && gate.status.history) || [];
@@ -442,7 +463,7 @@ async function detail(ctx) {
       gate.spec.suspend ? ["Suspended", "yes: nothing crosses until it is resumed"] : null,
     ]),
     verdict(explanation.evidence),
-    c.section("In the way", null, blockers(ctx, explanation, gate, index, steps, verdicts)),
+    c.section("In the way", null, blockers(ctx, explanation, gate, index, steps, refused)),
     fluxPanel(ctx, name, flux),
     // Blocked with eligible Bundles: something Gate-wide (a window, a suspension) is
     // in the way, so a button would only earn a refusal.
@@ -466,14 +487,14 @@ async function detail(ctx) {
                   `Bundles that could cross ${name} now, newest first, with what Fides' evidence gate would say`,
                   ["Bundle", "Emitted", "Evidence", "Action"],
                   eligible.map((b) => ({
-                    cells: [eligibleBundle(b), emitted(b), preflightVerdict(verdicts.get(b)), promoteButton(ctx, name, b, index, steps, refusal(verdicts.get(b)))],
+                    cells: [eligibleBundle(b), emitted(b), preflightVerdict(verdicts.get(b)), promoteButton(ctx, name, b, index, steps, refused(b))],
                     attrs: { "data-bundle": b },
                   })),
                 )
               : c.table(
                   `Bundles that could cross ${name} now, newest first`,
                   ["Bundle", "Emitted", "Action"],
-                  eligible.map((b) => ({ cells: [eligibleBundle(b), emitted(b), promoteButton(ctx, name, b, index, steps)], attrs: { "data-bundle": b } })),
+                  eligible.map((b) => ({ cells: [eligibleBundle(b), emitted(b), promoteButton(ctx, name, b, index, steps, refused(b))], attrs: { "data-bundle": b } })),
                 )
             : c.empty("No Bundle can cross now."),
         ),

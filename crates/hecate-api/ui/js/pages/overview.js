@@ -118,23 +118,28 @@ const seenBefore = (() => {
 const KIND_WORDS = { Failed: "Failed", Slow: "Running long", Approval: "Waiting for approval", Rejected: "Held by a rejection" };
 const KIND_PILL = { Failed: "bad", Slow: "warn", Approval: "info", Rejected: "warn" };
 
-/** The control that settles an item: a button where the action is taken here, else a link to where it is. */
-function settle(ctx, a, aliases) {
+/**
+ * The control that settles an item: a button where the action is taken here, else a
+ * link to where it is. `automatic`: the Gates (`ns/gate`) that cross by themselves
+ * (ops' `auto`), whose approve dialog says the approval starts the crossing.
+ */
+function settle(ctx, a, aliases, automatic) {
   const act = a.action || {};
   const label = (a.bundle && aliases.get(a.bundle)) || a.bundle;
   const open = c.link("/gates/", { namespace: a.namespace, name: a.gate }, `Open ${a.gate}`);
   // The page's rights are the current namespace's: a button elsewhere would be judged by the wrong ones.
   const here = a.namespace === ctx.ns;
   if (act.type === "approve" && here) {
+    const crossesItself = automatic.has(`${a.namespace}/${a.gate}`);
     return [
-      h("button", { type: "button", "data-action": "approve", "data-bundle": a.bundle, "data-shows-why": "", "aria-label": `Approve ${label} for ${a.gate}`, onclick: async () => (await actions.approve(a.namespace, a.gate, a.bundle, label)) && ctx.refresh() }, `Approve ${label} for ${a.gate}`),
+      h("button", { type: "button", "data-action": "approve", "data-bundle": a.bundle, "aria-label": `Approve ${label} for ${a.gate}`, onclick: async () => (await actions.approve(a.namespace, a.gate, a.bundle, label, crossesItself)) && ctx.refresh() }, `Approve ${label} for ${a.gate}`),
       " ",
       open,
     ];
   }
   if (act.type === "rollback" && here) {
     return [
-      h("button", { type: "button", "data-action": "rollback", "data-shows-why": "", onclick: async () => (await actions.rollback(a.namespace, a.gate)) && ctx.refresh() }, `Roll back ${a.gate}`),
+      h("button", { type: "button", "data-action": "rollback", onclick: async () => (await actions.rollback(a.namespace, a.gate)) && ctx.refresh() }, `Roll back ${a.gate}`),
       " ",
       open,
     ];
@@ -143,8 +148,21 @@ function settle(ctx, a, aliases) {
   return open;
 }
 
+/** The Bundle an item is about: its version, its name in small print. */
+function aboutBundle(a, aliases) {
+  if (!a.bundle) return null;
+  const version = aliases.get(a.bundle);
+  return h(
+    "span",
+    { class: "bundle" },
+    " · ",
+    c.link("/bundles/", { namespace: a.namespace, name: a.bundle }, version && version !== a.bundle ? version : a.bundle),
+    version && version !== a.bundle ? h("span", { class: "muted small" }, ` ${a.bundle}`) : null,
+  );
+}
+
 /** What waits on a person, most pressing first; nothing when nothing does. */
-function attention(ctx, items, aliases) {
+function attention(ctx, items, aliases, automatic) {
   if (!items.length) return null;
   return c.section(
     "Waiting on people",
@@ -165,10 +183,11 @@ function attention(ctx, items, aliases) {
             fresh ? [" ", c.pill("new since you last looked", "bad")] : null,
             " ",
             h("strong", null, `${a.namespace}/${a.gate}`),
+            aboutBundle(a, aliases),
             a.since ? h("span", { class: "muted small" }, " · since ", time(a.since)) : null,
           ),
           h("p", { class: "attention-detail" }, a.detail),
-          h("p", { class: "attention-act" }, settle(ctx, a, aliases)),
+          h("p", { class: "attention-act" }, settle(ctx, a, aliases, automatic)),
         );
       }),
     ),
@@ -197,10 +216,14 @@ export async function render(ctx) {
   const namespaces = overview.namespaces.map((n) => n.namespace);
   ctx.follow(namespaces.length ? namespaces : [ctx.ns]);
   const aliases = new Map();
+  // The Gates that cross by themselves (ops' `auto`), by `namespace/gate`.
+  const automatic = new Set();
   const sections = overview.namespaces.map((n) => {
     const timeline = n.timeline || [];
-    // Aliases: the timeline carries every Bundle a Gate runs now.
+    // Versions, as ops says them: the timeline carries every Bundle a Gate runs now,
+    // and the newest.
     for (const t of timeline) aliases.set(t.bundle, t.alias || t.bundle);
+    for (const g of n.gates) if (g.auto) automatic.add(`${n.namespace}/${g.name}`);
     return h(
       "section",
       { class: "namespace", "aria-labelledby": `ns-${n.namespace}`, "data-namespace": n.namespace },
@@ -216,7 +239,7 @@ export async function render(ctx) {
     c.title("Overview"),
     // Nothing readable is not "nothing needs attention": say which it is.
     overview.namespaces.length
-      ? [headline(overview.totals, overview.namespaces, (overview.attention || []).length), attention(ctx, overview.attention || [], aliases)]
+      ? [headline(overview.totals, overview.namespaces, (overview.attention || []).length), attention(ctx, overview.attention || [], aliases, automatic)]
       : h(
           "p",
           { class: "unreadable", "data-readable": "none" },

@@ -65,6 +65,9 @@ fn a_bundle_waiting_for_an_approval_is_on_the_overview_with_whom_it_waits_for() 
     assert_eq!(kinds(&o), [(AttentionKind::Approval, "production")]);
     let a = &o.attention[0];
     assert_eq!(a.bundle.as_deref(), Some("b2"));
+    // Its words name it as people know it: its version (here derived from its
+    // image's tag, as it has no alias), never its hash.
+    assert!(a.detail.starts_with("1.0.0: "), "{}", a.detail);
     assert_eq!(a.since, Some(minutes(t0(), 5)));
     assert!(matches!(
         &a.action,

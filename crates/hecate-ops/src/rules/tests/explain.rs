@@ -916,3 +916,26 @@ fn downstream_says_a_bundle_was_not_verified_upstream() {
     );
     assert_eq!(x.waiting[0].action, None);
 }
+
+#[test]
+fn an_explanation_names_its_bundles_versions() {
+    // b1 carries the version its Beacon wrote; b2 has none and is read from its image.
+    let mut b1 = bundle("b1", 0);
+    b1.spec.alias = "v1.0.0".into();
+    let x = explain_at(
+        with_current(gate("production"), "b1"),
+        vec![bundle("b2", 5), b1, bundle("b0", -5)],
+        vec![],
+    );
+    assert_eq!(x.current.as_deref(), Some("b1"));
+    let versions: Vec<(&str, &str)> = x
+        .versions
+        .iter()
+        .map(|(b, v)| (b.as_str(), v.as_str()))
+        .collect();
+    // The current Bundle and the eligible ones (b0 to roll back to, b2 ahead).
+    assert_eq!(
+        versions,
+        [("b0", "1.0.0"), ("b1", "v1.0.0"), ("b2", "1.0.0")]
+    );
+}

@@ -139,6 +139,24 @@ fn ac140_a_suspended_gate() {
     assert_eq!(o.namespaces[0].gates[0].state, State::Blocked);
 }
 
+/// Whether a Gate crosses by itself is on its summary: an approval given from the
+/// Overview says, like one given on the Gate's page, that it starts the crossing.
+#[test]
+fn a_gate_that_crosses_by_itself_says_so() {
+    let mut automatic = with_health(gate("production"), Health::Healthy, &[]);
+    automatic.spec.auto = true;
+    let manual = with_health(gate("staging"), Health::Healthy, &[]);
+    let o = of(vec![automatic, manual], vec![], &[NS]);
+    let auto: Vec<(&str, bool)> = o.namespaces[0]
+        .gates
+        .iter()
+        .map(|g| (g.name.as_str(), g.auto))
+        .collect();
+    assert_eq!(auto, [("production", true), ("staging", false)]);
+    let json = serde_json::to_value(&o.namespaces[0].gates[0]).unwrap();
+    assert_eq!(json["auto"], true);
+}
+
 #[test]
 fn ac141_empty_rather_than_forbidden() {
     let o = of(vec![gate("production")], vec![], &[]);

@@ -241,3 +241,141 @@ fn a_bundle_not_verified_upstream_is_refused_and_a_rollback_may_restore_the_occu
         Ok(())
     );
 }
+
+/// The Gate page's Cross buttons, judged for the one looking (issue 34): each Bundle
+/// Explain lists as eligible, with the refusal promote would answer that person.
+mod your_crossings {
+    use hecate_types::{
+        Admission, ApprovalPolicy, ApprovalRule, Bundle, BundleStatus, Gate, PolicyApproval,
+    };
+    use pretty_assertions::assert_eq;
+
+    use crate::model::{Person, YourCrossing, YourCrossings};
+    use crate::rules::explain::explain;
+    use crate::rules::fixtures::*;
+    use crate::rules::promotion::your_crossings;
+    use crate::rules::refusal::{Refusal, RefusalCode};
+    use crate::rules::snapshot::NamespaceSnapshot;
+
+    /// `person`'s crossings of `gate` over `bundles`, for the Bundles Explain lists.
+    fn yours(gate: &Gate, bundles: Vec<Bundle>, person: &str) -> YourCrossings {
+        let snapshot = NamespaceSnapshot::new(NS, vec![gate.clone()], bundles, vec![]);
+        let eligible = explain(&snapshot, gate, t0()).eligible;
+        your_crossings(&snapshot, gate, &eligible, &Person::named(person), t0())
+    }
+
+    fn allowed(bundle: &str) -> YourCrossing {
+        YourCrossing {
+            bundle: bundle.into(),
+            refused: None,
+        }
+    }
+
+    fn refused(bundle: &str, code: RefusalCode, reason: &str) -> YourCrossing {
+        YourCrossing {
+            bundle: bundle.into(),
+            refused: Some(Refusal::new(code, reason)),
+        }
+    }
+
+    #[test]
+    fn the_one_who_approved_may_not_cross_it_and_anyone_else_may() {
+        let mut production = gate("production");
+        production.spec.admits[0].require_approval = true;
+        let b1 = approved(bundle("b1", 0), "production", "carol");
+        let carol = yours(&production, vec![b1.clone()], "carol");
+        assert_eq!(
+            carol,
+            YourCrossings {
+                gate: "production".into(),
+                actor: "carol".into(),
+                bundles: vec![refused(
+                    "b1",
+                    RefusalCode::SelfApproved,
+                    "approved only by carol, who cannot also promote it"
+                )],
+            }
+        );
+        assert_eq!(yours(&production, vec![b1], "bob").bundles, [allowed("b1")]);
+    }
+
+    #[test]
+    fn under_a_policy_the_promoters_own_approval_is_left_out() {
+        let mut production = gate("production");
+        production.spec.admits = vec![Admission {
+            approvals: Some(ApprovalPolicy {
+                required: vec![ApprovalRule {
+                    count: 2,
+                    groups: vec!["release-managers".into()],
+                    users: vec![],
+                }],
+                ..ApprovalPolicy::default()
+            }),
+            ..admits("app", &[])
+        }];
+        let mut b1 = bundle("b1", 0);
+        b1.status = Some(BundleStatus {
+            approvals: ["carol", "dave"]
+                .into_iter()
+                .map(|actor| PolicyApproval {
+                    gate: "production".into(),
+                    actor: actor.into(),
+                    groups: vec!["release-managers".into()],
+                    at: minutes(t0(), -5),
+                })
+                .collect(),
+            ..BundleStatus::default()
+        });
+        assert_eq!(
+            yours(&production, vec![b1.clone()], "carol").bundles,
+            [refused(
+                "b1",
+                RefusalCode::SelfApproved,
+                "carol approved it and cannot also promote it (1 of 2 from release-managers; dave approved; carol's approval does not count (they are the one promoting it))"
+            )]
+        );
+        assert_eq!(yours(&production, vec![b1], "bob").bundles, [allowed("b1")]);
+    }
+
+    #[test]
+    fn a_gate_asking_no_approval_lets_the_one_who_approved_cross() {
+        let production = gate("production");
+        let b1 = approved(bundle("b1", 0), "production", "carol");
+        assert_eq!(
+            yours(&production, vec![b1], "carol").bundles,
+            [allowed("b1")]
+        );
+    }
+
+    #[test]
+    fn only_the_eligible_in_explains_order_and_what_promote_refuses_anyone() {
+        let mut production = gate("production");
+        production.spec.admits[0].require_approval = true;
+        let b1 = approved(bundle("b1", 0), "production", "carol");
+        let b2 = approved(bundle("b2", 1), "production", "dave");
+        // Not eligible for anyone: not listed.
+        let b3 = bundle("b3", 2);
+        let both = || vec![b1.clone(), b2.clone(), b3.clone()];
+        assert_eq!(
+            yours(&production, both(), "carol").bundles,
+            [
+                allowed("b2"),
+                refused(
+                    "b1",
+                    RefusalCode::SelfApproved,
+                    "approved only by carol, who cannot also promote it"
+                ),
+            ]
+        );
+        // A closed window refuses everyone; a page shows it as Explain's blocker.
+        production.spec.windows = vec![window("0 6 * * 1-5", "1h")];
+        let closed = "outside every promotion window until 2026-08-12T06:00:00Z";
+        assert_eq!(
+            yours(&production, both(), "bob").bundles,
+            [
+                refused("b2", RefusalCode::WindowClosed, closed),
+                refused("b1", RefusalCode::WindowClosed, closed),
+            ]
+        );
+    }
+}

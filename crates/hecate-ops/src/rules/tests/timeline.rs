@@ -125,6 +125,10 @@ fn each_recent_bundle_has_a_stop_per_gate_on_its_way_upstream_first() {
     );
     // A failed crossing is a dot of its own, with why; it counts as a failure.
     let app2 = track(&tracks, "app-2");
+    // Without an alias (made before Beacons wrote them, or by hand), its version is
+    // still said: derived from its artifacts (its image's tag), as every surface reads
+    // it (DECISION 140).
+    assert_eq!(app2.alias, "1.0.0");
     let marks: Vec<(&str, Option<Outcome>, bool)> = app2
         .gates
         .iter()
