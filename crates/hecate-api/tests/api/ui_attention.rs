@@ -60,6 +60,7 @@ async fn the_overview_lists_what_waits_on_people_with_controls_that_settle_it() 
         .js("return document.querySelector('.calm') === null;", vec![])
         .await;
     assert_eq!(calm, true, "no 'nothing needs attention' while things wait");
+    browser.screenshot("overview-attention", 1280).await;
 
     // The approval is given from the Overview itself.
     browser

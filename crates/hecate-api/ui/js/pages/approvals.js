@@ -16,7 +16,8 @@ export async function render(ctx) {
     get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => []),
     get(nsPath(ns, "gates"), { signal: ctx.signal }).catch(() => []),
   ]);
-  const index = c.index(bundles);
+  // Each row's version as ops says it, for a Bundle made without an alias.
+  const index = c.index(bundles, new Map(queue.filter((q) => q.version).map((q) => [q.bundle, q.version])));
   const automatic = new Set(gates.filter((g) => g.spec && g.spec.auto).map((g) => g.metadata.name));
   return h(
     "div",

@@ -434,7 +434,7 @@ async function detail(ctx) {
   );
   const verdicts = new Map((preflight.done && preflight.value ? preflight.value : []).map((p) => [p.bundle, p]));
   const refused = (b) => wouldRefuse(yours, verdicts, b);
-  const index = c.index(bundles);
+  const index = c.index(bundles, explanation.versions);
   const steps = ((gate.spec.passage && gate.spec.passage.steps) || []).length;
   const history = (gate.status && gate.status.history) || [];
   const occupant = gate.status && gate.status.current;
