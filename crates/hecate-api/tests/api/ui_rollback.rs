@@ -201,7 +201,9 @@ async fn a_promoter_rolls_back_from_the_history_and_a_viewer_is_told_why_not() {
         .await;
     let asked = asked.as_str().unwrap_or_default();
     assert!(
-        asked.contains("Roll production back to b1 as you, undoing the crossing of b3."),
+        asked.contains(
+            "Roll production back to b1 (1.0.0) as you, undoing the crossing of b3 (1.0.0)."
+        ),
         "{asked}"
     );
     browser.screenshot("rollback-confirm", 1280).await;
