@@ -222,6 +222,43 @@ pub fn release_spec(
     }
 }
 
+/// A full commit SHA of one repeated character.
+pub fn sha_of(c: char) -> String {
+    c.to_string().repeat(40)
+}
+
+/// Creates release `name`, emitted `minute` minutes past 10:00 on 2026-03-01: version
+/// `version` on commit [`sha_of`]`(head)`, bringing one commit per subject of `brings`
+/// (by Ann, `minute` minutes past 09:00) since commit `since` ([`release_spec`]).
+pub async fn release_at(
+    env: &TestEnv,
+    name: &str,
+    minute: u32,
+    head: char,
+    version: &str,
+    since: &str,
+    brings: &[&str],
+) -> Bundle {
+    let at = |hour: u32| {
+        Time(
+            format!("2026-03-01T{hour:02}:{minute:02}:00Z")
+                .parse()
+                .expect("a time"),
+        )
+    };
+    let commits = brings
+        .iter()
+        .map(|subject| commit(&sha_of(head), subject, "Ann <ann@example.com>", at(9)))
+        .collect();
+    release(
+        env,
+        name,
+        at(10),
+        release_spec(version, &sha_of(head), since, commits),
+    )
+    .await
+}
+
 /// Creates Bundle `name` of `spec` ([`release_spec`]) as emitted at `emitted` (the
 /// time its Beacon records, which orders Bundles).
 pub async fn release(env: &TestEnv, name: &str, emitted: Time, spec: BundleSpec) -> Bundle {

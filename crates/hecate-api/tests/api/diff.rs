@@ -5,11 +5,8 @@
 //! without access a 403.
 
 use hecate_testenv::Identity::{Alice, CiBot};
-use hecate_testenv::fixtures::{gate, gate_spec};
-use hecate_types::{
-    Artifact, Bundle, BundleSpec, CommitArtifact, CommitSummary, GateOccupant, GateStatus, Time,
-    wellknown,
-};
+use hecate_testenv::fixtures::{RELEASE_REPO, gate, gate_spec, release_at, sha_of};
+use hecate_types::{Bundle, GateOccupant, GateStatus, Time};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -17,71 +14,21 @@ use crate::harness::Server;
 
 const DIFF: &str = "/api/v1alpha1/namespaces/{ns}/bundles/shop-3/diff";
 
-fn sha(c: char) -> String {
-    c.to_string().repeat(40)
-}
-
-/// Release `name` of Beacon `shop`, emitted `minute` minutes past ten, on the commit
-/// `head` tagged `tag`, bringing `brings` since `since`.
-fn release(name: &str, minute: u32, head: char, tag: &str, since: &str, brings: &[&str]) -> Bundle {
-    let commits = brings
-        .iter()
-        .map(|subject| CommitSummary {
-            sha: sha(head),
-            subject: subject.to_string(),
-            author: "Ann <ann@example.com>".into(),
-            committed_at: Some(Time(
-                format!("2026-03-01T09:{minute:02}:00Z").parse().unwrap(),
-            )),
-        })
-        .collect();
-    let mut bundle = Bundle::new(
-        name,
-        BundleSpec {
-            beacon: "shop".into(),
-            artifacts: vec![
-                Artifact {
-                    commit: Some(CommitArtifact {
-                        repo: "https://git.example/shop".into(),
-                        sha: sha(head),
-                        tag: tag.into(),
-                        commits,
-                        commits_since: since.into(),
-                        ..CommitArtifact::default()
-                    }),
-                    ..Artifact::default()
-                },
-                Artifact::image("ghcr.io/acme/shop", tag, ""),
-            ],
-            ..BundleSpec::default()
-        },
-    );
-    bundle.metadata.annotations = Some(
-        [(
-            wellknown::ANNOTATION_CREATED_AT.to_string(),
-            format!("2026-03-01T10:{minute:02}:00Z"),
-        )]
-        .into(),
-    );
-    bundle
-}
-
 #[tokio::test]
 async fn a_bundles_diff_against_its_predecessor_a_gate_or_a_bundle() {
     let (server, log) = Server::start_recording().await;
     let env = &server.env;
-    env.create(release("shop-1", 0, 'a', "v1.0.0", "", &[]))
-        .await;
-    env.create(release("shop-2", 10, 'b', "v1.1.0", &sha('a'), &["cart"]))
-        .await;
-    env.create(release(
+    release_at(env, "shop-1", 0, 'a', "v1.0.0", "", &[]).await;
+    release_at(env, "shop-2", 10, 'b', "v1.1.0", &sha_of('a'), &["cart"]).await;
+    release_at(
+        env,
         "shop-3",
         20,
         'c',
         "v1.2.0",
-        &sha('b'),
+        &sha_of('b'),
         &["checkout", "search"],
-    ))
+    )
     .await;
     let mut production = gate(env, "production", gate_spec(&[], false)).await;
     production.status = Some(GateStatus {
@@ -110,15 +57,15 @@ async fn a_bundles_diff_against_its_predecessor_a_gate_or_a_bundle() {
             "to": {"name": "shop-3", "version": "v1.2.0"},
             "direction": "forward",
             "artifacts": [
-                {"kind": "commit", "repo": "https://git.example/shop", "from": "v1.1.0",
-                 "to": "v1.2.0", "fromDigest": sha('b'), "toDigest": sha('c'), "changed": true},
-                {"kind": "image", "repo": "ghcr.io/acme/shop", "from": "v1.1.0", "to": "v1.2.0",
+                {"kind": "commit", "repo": RELEASE_REPO, "from": "v1.1.0",
+                 "to": "v1.2.0", "fromDigest": sha_of('b'), "toDigest": sha_of('c'), "changed": true},
+                {"kind": "image", "repo": "ghcr.io/acme/app", "from": "v1.1.0", "to": "v1.2.0",
                  "changed": true},
             ],
             "commits": [
-                {"sha": sha('c'), "subject": "checkout", "author": "Ann <ann@example.com>",
+                {"sha": sha_of('c'), "subject": "checkout", "author": "Ann <ann@example.com>",
                  "committedAt": when(20)},
-                {"sha": sha('c'), "subject": "search", "author": "Ann <ann@example.com>",
+                {"sha": sha_of('c'), "subject": "search", "author": "Ann <ann@example.com>",
                  "committedAt": when(20)},
             ],
             "moreCommits": 0,

@@ -324,57 +324,20 @@ async fn status_orders_a_diamond_by_its_longest_path() {
 /// Beacon recorded; a name that is neither is said as a missing Bundle.
 #[tokio::test]
 async fn diff_against_the_previous_bundle_a_gate_or_a_bundle() {
-    use hecate_types::{Artifact, Bundle, BundleSpec, CommitArtifact, CommitSummary, wellknown};
+    use hecate_testenv::fixtures::{release_at, sha_of};
     let env = TestEnv::new().await;
     let hecate = Hecate::new(&env).await;
-    let sha = |c: char| c.to_string().repeat(40);
-    let release = |name: &str, minute: u32, head: char, tag: &str, since: &str, brings: &[&str]| {
-        let mut bundle = Bundle::new(
-            name,
-            BundleSpec {
-                beacon: "shop".into(),
-                artifacts: vec![Artifact {
-                    commit: Some(CommitArtifact {
-                        repo: "https://git.example/shop".into(),
-                        sha: sha(head),
-                        tag: tag.into(),
-                        commits: brings
-                            .iter()
-                            .map(|subject| CommitSummary {
-                                sha: sha(head),
-                                subject: subject.to_string(),
-                                ..CommitSummary::default()
-                            })
-                            .collect(),
-                        commits_since: since.into(),
-                        ..CommitArtifact::default()
-                    }),
-                    ..Artifact::default()
-                }],
-                ..BundleSpec::default()
-            },
-        );
-        bundle.metadata.annotations = Some(
-            [(
-                wellknown::ANNOTATION_CREATED_AT.to_string(),
-                format!("2026-03-01T10:{minute:02}:00Z"),
-            )]
-            .into(),
-        );
-        bundle
-    };
-    env.create(release("shop-1", 0, 'a', "v1.0.0", "", &[]))
-        .await;
-    env.create(release("shop-2", 10, 'b', "v1.1.0", &sha('a'), &["cart"]))
-        .await;
-    env.create(release(
+    release_at(&env, "shop-1", 0, 'a', "v1.0.0", "", &[]).await;
+    release_at(&env, "shop-2", 10, 'b', "v1.1.0", &sha_of('a'), &["cart"]).await;
+    release_at(
+        &env,
         "shop-3",
         20,
         'c',
         "v1.2.0",
-        &sha('b'),
+        &sha_of('b'),
         &["checkout", "search"],
-    ))
+    )
     .await;
     let mut production = gate(&env, "production", gate_spec(&[], false)).await;
     production.status = Some(GateStatus {
