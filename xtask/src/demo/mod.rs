@@ -246,6 +246,23 @@ fn hecate_output(hecate: &Path, kubeconfig: &Path, args: &[&str]) -> anyhow::Res
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
+/// `url`'s JSON answer to `token`'s bearer: what a page of the UI reads.
+async fn read_as(
+    http: &reqwest::Client,
+    token: &str,
+    url: String,
+) -> anyhow::Result<serde_json::Value> {
+    let body = http
+        .get(url)
+        .bearer_auth(token)
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await?;
+    Ok(serde_json::from_str(&body)?)
+}
+
 /// The story the demo tells, as `hecate status -o json` reports it, and the UI and API
 /// answering as alice.
 async fn check(
@@ -355,30 +372,20 @@ async fn check(
         .context("alice's token")?;
     // The demo namespace's Gates (a shared control plane may hold other namespaces
     // alice can read too).
-    let gates: serde_json::Value = http
-        .get(format!("{base}/api/v1alpha1/namespaces/{NAMESPACE}/gates"))
-        .bearer_auth(alice)
-        .send()
-        .await?
-        .error_for_status()?
-        .text()
-        .await
-        .map(|body| serde_json::from_str(&body))??;
+    let gates: serde_json::Value = read_as(
+        &http,
+        alice,
+        format!("{base}/api/v1alpha1/namespaces/{NAMESPACE}/gates"),
+    )
+    .await?;
     let count = gates.as_array().map_or(0, Vec::len);
     anyhow::ensure!(
         count == 3,
         "alice should see the 3 demo Gates through the API, not {count}: {gates}"
     );
     // The Overview names carol's approval as what waits on a person (DECISION 141).
-    let overview: serde_json::Value = http
-        .get(format!("{base}/api/v1alpha1/overview"))
-        .bearer_auth(alice)
-        .send()
-        .await?
-        .error_for_status()?
-        .text()
-        .await
-        .map(|body| serde_json::from_str(&body))??;
+    let overview: serde_json::Value =
+        read_as(&http, alice, format!("{base}/api/v1alpha1/overview")).await?;
     let approval = overview["attention"].as_array().and_then(|all| {
         all.iter().find(|a| {
             a["namespace"] == NAMESPACE
@@ -400,17 +407,12 @@ async fn check(
         .position(|r| *r == release)
         .and_then(|i| bundles.get(i))
         .context("the failing release emitted no Bundle")?;
-    let passages: serde_json::Value = http
-        .get(format!(
-            "{base}/api/v1alpha1/namespaces/{NAMESPACE}/passages"
-        ))
-        .bearer_auth(alice)
-        .send()
-        .await?
-        .error_for_status()?
-        .text()
-        .await
-        .map(|body| serde_json::from_str(&body))??;
+    let passages: serde_json::Value = read_as(
+        &http,
+        alice,
+        format!("{base}/api/v1alpha1/namespaces/{NAMESPACE}/passages"),
+    )
+    .await?;
     let failure = passages.as_array().and_then(|all| {
         all.iter().find(|p| {
             p["spec"]["gate"] == "production"

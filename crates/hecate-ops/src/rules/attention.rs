@@ -58,7 +58,10 @@ impl Pending {
         explained: impl IntoIterator<Item = (&'a Gate, &'a Explanation)>,
     ) -> Self {
         let namespace = snapshot.namespace();
-        let mut bundles: Option<HashMap<&str, &Bundle>> = None;
+        let bundles: HashMap<&str, &Bundle> = snapshot
+            .bundles()
+            .filter_map(|b| Some((b.metadata.name.as_deref()?, b)))
+            .collect();
         let mut settled = Vec::new();
         let mut running = Vec::new();
         for (gate, explanation) in explained {
@@ -82,17 +85,17 @@ impl Pending {
                     action: blocker.action.clone(),
                 });
             }
-            let bundles = bundles.get_or_insert_with(|| {
-                snapshot
-                    .bundles()
-                    .filter_map(|b| Some((b.metadata.name.as_deref()?, b)))
-                    .collect()
-            });
             let current = explanation
                 .current
                 .as_deref()
                 .and_then(|c| bundles.get(c).copied());
-            settled.extend(people_wait(namespace, &name, explanation, bundles, current));
+            settled.extend(people_wait(
+                namespace,
+                &name,
+                explanation,
+                &bundles,
+                current,
+            ));
             if let Some(passage) = snapshot.passages_of(&name).find(|p| !p.is_terminal()) {
                 running.extend(Running::of(namespace, snapshot, passage));
             }

@@ -196,3 +196,23 @@ fn failures_come_before_slow_crossings_before_approvals() {
         ]
     );
 }
+
+#[test]
+fn a_rejection_waits_on_whoever_may_withdraw_it() {
+    let o = at_time(
+        vec![with_current(needing_approval(gate("production")), "b1")],
+        vec![
+            rejected(bundle("b2", 5), "production", "dave", "not this week"),
+            bundle("b1", 0),
+        ],
+        vec![],
+        t0(),
+    );
+    assert_eq!(kinds(&o), [(AttentionKind::Rejected, "production")]);
+    let a = &o.attention[0];
+    assert_eq!(a.bundle.as_deref(), Some("b2"));
+    assert!(matches!(
+        &a.action,
+        Some(Remedy::WithdrawRejection { by, .. }) if by.iter().any(|who| who == "dave")
+    ));
+}
