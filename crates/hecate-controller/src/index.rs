@@ -2,10 +2,11 @@
 //! fill the store.
 //!
 //! kube-runtime's `Store` answers "every object" (a copy of the whole list) or one by
-//! name; a Gate asks for its namespace's Passages and Bundles. Asked of the whole
-//! store, each reconcile costs what the cluster holds — 200,000 objects at a fleet's
-//! scale, for the 1,000 it judges. The index holds names only (the objects stay in
-//! the store, once), so a namespace's objects are found at what the namespace holds.
+//! name; a Bundle's change asks for its namespace's Gates. Asked of the whole store,
+//! each change would cost what the cluster holds. The index holds names only (the
+//! objects stay in the store, once), so a namespace's objects are found at what the
+//! namespace holds. (The Passages and Bundles a Gate judges are held by namespace to
+//! begin with: [`crate::json_store`].)
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, PoisonError, RwLock};

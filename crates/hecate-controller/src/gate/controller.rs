@@ -36,11 +36,12 @@ use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 
-use super::reads::Stores;
-use super::wakes::{self, BundleWakes, PassageWakes};
+use super::reads::{self, Stores};
+use super::wakes::{self, BundleWakes};
 use super::{Error, GateReconciler};
 use crate::backoff::{self, Failures};
 use crate::index::ByNamespace;
+use crate::json_store::JsonStore;
 use crate::metrics::Loop;
 use crate::predicate;
 use crate::scope::{self, Scope};
@@ -64,17 +65,12 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let (gates_reader, gates_writer) = reflector::store::<Gate>();
-    let (passages_reader, passages_writer) = reflector::store::<Passage>();
-    let (bundles_reader, bundles_writer) = reflector::store::<Bundle>();
-    let (gates_index, passages_index, bundles_index) = (
-        ByNamespace::default(),
-        ByNamespace::default(),
-        ByNamespace::default(),
-    );
-    let reconciler = build(Stores::new(
-        (passages_reader.clone(), passages_index.clone()),
-        (bundles_reader.clone(), bundles_index.clone()),
-    ));
+    let gates_index = ByNamespace::default();
+    // What the Gates judge, held as JSON (DECISION 142): the stores and the memory of
+    // what each object was, which tells what a change wakes.
+    let passages_held = JsonStore::<Passage>::grouped(reads::passage_gate);
+    let bundles_held = JsonStore::<Bundle>::new();
+    let reconciler = build(Stores::new(passages_held.clone(), bundles_held.clone()));
     // kube-runtime reconciles what exists; what the reconciler keeps per Gate (its
     // health series, its last write) is dropped here when a Gate goes.
     let forget = reconciler.forgetter();
@@ -109,7 +105,6 @@ pub async fn run(
             }
         });
     let gates = predicate::changed(gates, predicate::spec_or_request);
-    let mut passage_wakes = PassageWakes::default();
     let passages = wakes::stream(
         scope
             .watch(
@@ -124,20 +119,13 @@ pub async fn run(
                         )
                     }
                 },
-                passages_reader,
+                passages_held.clone(),
             )
-            .modify(slim_passage)
-            // The index first: a reconcile woken by the store becoming ready must find
-            // the index listed too.
-            .inspect(move |event| {
-                if let Ok(event) = event {
-                    passages_index.apply(event);
-                }
-            })
-            .reflect(passages_writer),
-        move |event| passage_wakes.on(event),
+            .modify(slim_passage),
+        passages_held,
+        wakes::of_passage,
     );
-    let mut bundle_wakes = BundleWakes::new(gates_reader.clone(), gates_index);
+    let bundle_wakes = BundleWakes::new(gates_reader.clone(), gates_index);
     let bundles = wakes::stream(
         scope
             .watch(
@@ -151,16 +139,11 @@ pub async fn run(
                         )
                     }
                 },
-                bundles_reader,
+                bundles_held.clone(),
             )
-            .modify(|bundle: &mut Bundle| bundle.metadata.managed_fields = None)
-            .inspect(move |event| {
-                if let Ok(event) = event {
-                    bundles_index.apply(event);
-                }
-            })
-            .reflect(bundles_writer),
-        move |event| bundle_wakes.on(event),
+            .modify(slim_bundle),
+        bundles_held,
+        move |change| bundle_wakes.on(change),
     );
 
     let context = Arc::new(Context {
@@ -215,6 +198,22 @@ fn slim_passage(passage: &mut Passage) {
             // A finished crossing's message is the reason a failure is recorded with.
             status.message.clear();
         }
+    }
+}
+
+/// What a Gate reads of a Bundle: all but its field managers and the commits a git
+/// artifact brings (DECISION 140: up to twenty per Bundle, read by `diff` from the API
+/// server, never by a Gate's judgement).
+fn slim_bundle(bundle: &mut Bundle) {
+    bundle.metadata.managed_fields = None;
+    for commit in bundle
+        .spec
+        .artifacts
+        .iter_mut()
+        .filter_map(|a| a.commit.as_mut())
+    {
+        commit.commits.clear();
+        commit.more_commits = 0;
     }
 }
 

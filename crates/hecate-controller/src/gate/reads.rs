@@ -8,10 +8,9 @@ use hecate_ops::lenient;
 use hecate_types::{Bundle, Passage, wellknown};
 use kube::ResourceExt as _;
 use kube::api::ListParams;
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::ObjectRef;
 
-use crate::index::ByNamespace;
-use crate::ready::Ready;
+use crate::json_store::JsonStore;
 
 /// Reads of a Gate's Passages and its namespace's Bundles.
 pub trait Reads: Send + Sync + 'static {
@@ -51,31 +50,15 @@ impl Reads for Lists {
 /// Reads from the controller's watch-fed stores, once they hold a first full list.
 #[derive(Clone)]
 pub struct Stores {
-    passages: Store<Passage>,
-    bundles: Store<Bundle>,
-    /// Which of them are in which namespace: a reconcile reads its namespace's, never
-    /// the whole store.
-    passages_by_namespace: ByNamespace,
-    bundles_by_namespace: ByNamespace,
-    passages_ready: Ready,
-    bundles_ready: Ready,
+    /// Grouped by their Gate's label ([`passage_gate`]).
+    passages: JsonStore<Passage>,
+    bundles: JsonStore<Bundle>,
 }
 
 impl Stores {
-    /// Reads from these stores (each fed by a watch someone polls), each with the
-    /// index the same events keep.
-    pub fn new(
-        (passages, passages_by_namespace): (Store<Passage>, ByNamespace),
-        (bundles, bundles_by_namespace): (Store<Bundle>, ByNamespace),
-    ) -> Self {
-        Self {
-            passages_ready: Ready::after(vec![passages.clone()]),
-            bundles_ready: Ready::after(vec![bundles.clone()]),
-            passages,
-            bundles,
-            passages_by_namespace,
-            bundles_by_namespace,
-        }
+    /// Reads from these stores (each fed by a watch someone polls).
+    pub fn new(passages: JsonStore<Passage>, bundles: JsonStore<Bundle>) -> Self {
+        Self { passages, bundles }
     }
 }
 
@@ -83,25 +66,23 @@ impl Reads for Stores {
     async fn passages(&self, namespace: &str, gate: &str) -> Result<Vec<Passage>, kube::Error> {
         // Before the first list a store is empty, and an empty store would read as a
         // Gate with no Passages: it could open a crossing beside a running one.
-        self.passages_ready.wait().await;
-        Ok(self
-            .passages_by_namespace
-            .in_namespace(&self.passages, namespace)
-            .iter()
-            .filter(|p| p.labels().get(wellknown::LABEL_GATE).map(String::as_str) == Some(gate))
-            .map(|p| Passage::clone(p))
-            .collect())
+        self.passages.ready().await;
+        Ok(self.passages.in_group(namespace, gate))
     }
 
     async fn bundles(&self, namespace: &str) -> Result<Vec<Bundle>, kube::Error> {
-        self.bundles_ready.wait().await;
-        Ok(self
-            .bundles_by_namespace
-            .in_namespace(&self.bundles, namespace)
-            .iter()
-            .map(|b| Bundle::clone(b))
-            .collect())
+        self.bundles.ready().await;
+        Ok(self.bundles.in_namespace(namespace))
     }
+}
+
+/// The Gate a Passage is labelled for: the group the Gate loop's store keeps it in, so
+/// a Gate reads its own Passages only.
+pub fn passage_gate(passage: &Passage) -> Option<&str> {
+    passage
+        .labels()
+        .get(wellknown::LABEL_GATE)
+        .map(String::as_str)
 }
 
 /// The Gate a Passage belongs to (its `spec.gate`, in its namespace).

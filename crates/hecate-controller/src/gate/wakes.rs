@@ -13,10 +13,11 @@
 //! woke all fifty: 2,500 reconciles for 50 crossings, each a health check and a
 //! status write.
 //!
-//! Each watch keeps a fingerprint per object (a few words) to tell what changed.
+//! What changed is told by the store the events fill: it answers each event with the
+//! object as it held it before ([`Change`]), so nothing is kept here per object.
 //! Errors of the watch are logged here; the watch backs off and resumes by itself.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 
 use futures::{Stream, StreamExt as _};
@@ -27,19 +28,24 @@ use kube::runtime::watcher;
 
 use super::reads::gate_of;
 use crate::index::ByNamespace;
+use crate::json_store::{Change, JsonStore};
 
-/// The Gates to reconcile for each event of `events` (a reflected watch), as `on`
-/// decides.
-pub fn stream<K, S, F>(events: S, mut on: F) -> impl Stream<Item = ObjectRef<Gate>> + Send
+/// The Gates to reconcile for each event of `events`, applied to `store` first (so a
+/// Gate woken reads the change), as `on` decides from what the store says changed.
+pub fn stream<K, S, F>(
+    events: S,
+    store: JsonStore<K>,
+    mut on: F,
+) -> impl Stream<Item = ObjectRef<Gate>> + Send
 where
-    K: Send + 'static,
+    K: kube::Resource + serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
     S: Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
-    F: FnMut(watcher::Event<K>) -> Vec<ObjectRef<Gate>> + Send + 'static,
+    F: FnMut(Change<K>) -> Vec<ObjectRef<Gate>> + Send + 'static,
 {
     events
         .map(move |event| {
             let gates = match event {
-                Ok(event) => on(event),
+                Ok(event) => on(store.apply(event)),
                 Err(error) => {
                     tracing::debug!(%error, "gate controller: a watch failed; it resumes");
                     Vec::new()
@@ -50,61 +56,45 @@ where
         .flatten()
 }
 
-/// Passages: wakes a Passage's Gate when the Gate's copy of it changes.
-#[derive(Default)]
-pub struct PassageWakes {
-    /// Each Passage's fingerprint, and its Gate.
-    seen: HashMap<ObjectRef<Passage>, (u64, ObjectRef<Gate>)>,
-    /// During a relist, what it listed so far: what it did not list went meanwhile.
-    relisted: Option<HashSet<ObjectRef<Passage>>>,
-    /// Whether the first list has ended: until then every Gate is being looked at for
-    /// the first time anyway, and waking it for each of its Passages is work for
-    /// nothing.
-    listed: bool,
-}
-
-impl PassageWakes {
-    /// The Gates `event` wakes (its Passage as the Gate keeps it: see `slim_passage`).
-    pub fn on(&mut self, event: watcher::Event<Passage>) -> Vec<ObjectRef<Gate>> {
-        match event {
-            watcher::Event::Apply(passage) | watcher::Event::InitApply(passage) => {
-                let key = ObjectRef::from(&passage);
-                if let Some(relisted) = self.relisted.as_mut() {
-                    relisted.insert(key.clone());
-                }
-                let Some(gate) = gate_of(&passage) else {
-                    return Vec::new();
-                };
-                let fingerprint = fingerprint(&passage);
-                match self.seen.insert(key, (fingerprint, gate.clone())) {
-                    Some((before, _)) if before == fingerprint => Vec::new(),
-                    _ if !self.listed => Vec::new(),
-                    _ => vec![gate],
-                }
-            }
-            watcher::Event::Delete(passage) => {
-                self.seen.remove(&ObjectRef::from(&passage));
-                gate_of(&passage).into_iter().collect()
-            }
-            watcher::Event::Init => {
-                self.relisted = Some(HashSet::new());
-                Vec::new()
-            }
-            watcher::Event::InitDone => {
-                self.listed = true;
-                let relisted = self.relisted.take().unwrap_or_default();
-                let mut gates = Vec::new();
-                self.seen.retain(|key, (_, gate)| {
-                    let kept = relisted.contains(key);
-                    if !kept {
-                        gates.push(gate.clone());
-                    }
-                    kept
-                });
-                gates
-            }
+/// Passages: the Gates a change wakes — a Passage's, when the Gate's copy of it
+/// changed (its Passage as the Gate keeps it: see `slim_passage`).
+pub fn of_passage(change: Change<Passage>) -> Vec<ObjectRef<Gate>> {
+    let changed = |before: Option<&Passage>, now: &Passage| {
+        if before.is_some_and(|before| same_to_its_gate(before, now)) {
+            Vec::new()
+        } else {
+            gate_of(now).into_iter().collect()
+        }
+    };
+    match change {
+        Change::Applied { before, now } => changed(before.as_ref(), &now),
+        Change::Deleted(passage) => gate_of(&passage).into_iter().collect(),
+        Change::Listed { first: true, .. } | Change::Nothing => Vec::new(),
+        Change::Listed {
+            changed: all, gone, ..
+        } => {
+            let mut gates: Vec<ObjectRef<Gate>> = all
+                .iter()
+                .flat_map(|(before, now)| changed(before.as_ref(), now))
+                .chain(gone.iter().filter_map(gate_of))
+                .collect();
+            gates.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+            gates.dedup();
+            gates
         }
     }
+}
+
+/// Whether two versions of a Passage are the same to its Gate: all but the
+/// resourceVersion.
+fn same_to_its_gate(a: &Passage, b: &Passage) -> bool {
+    let meta = |p: &Passage| {
+        let mut meta = p.metadata.clone();
+        meta.resource_version = None;
+        meta.managed_fields = None;
+        meta
+    };
+    a.spec == b.spec && a.status == b.status && meta(a) == meta(b)
 }
 
 /// What a Bundle is to the Gates, apart from its status: its name, labels,
@@ -153,15 +143,8 @@ fn bundle_entries(bundle: &Bundle) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// A Bundle as last seen.
-struct SeenBundle {
-    beacon: String,
-    base: u64,
-    entries: BTreeMap<String, u64>,
-}
-
 /// What changed in a Bundle.
-enum Change {
+enum Touched {
     /// It is new, gone, or changed outside its status: every admitting Gate cares.
     All,
     /// The status entries naming these Gates changed.
@@ -173,12 +156,6 @@ pub struct BundleWakes {
     gates: Store<Gate>,
     /// Which Gates are in which namespace: a Bundle's change looks at its namespace's.
     gates_by_namespace: ByNamespace,
-    seen: HashMap<ObjectRef<Bundle>, SeenBundle>,
-    /// During a relist, what it listed so far: what it did not list went meanwhile.
-    relisted: Option<HashSet<ObjectRef<Bundle>>>,
-    /// Whether the first list has ended (until then, as for Passages, every Gate is
-    /// looked at anyway).
-    listed: bool,
 }
 
 impl BundleWakes {
@@ -187,103 +164,74 @@ impl BundleWakes {
         Self {
             gates,
             gates_by_namespace,
-            seen: HashMap::new(),
-            relisted: None,
-            listed: false,
         }
     }
 
-    /// The Gates `event` wakes.
-    pub fn on(&mut self, event: watcher::Event<Bundle>) -> Vec<ObjectRef<Gate>> {
-        match event {
-            watcher::Event::Apply(bundle) | watcher::Event::InitApply(bundle) => {
-                let key = ObjectRef::from(&bundle);
-                if let Some(relisted) = self.relisted.as_mut() {
-                    relisted.insert(key.clone());
-                }
-                let now = SeenBundle {
-                    beacon: bundle.spec.beacon.clone(),
-                    base: bundle_base(&bundle),
-                    entries: bundle_entries(&bundle),
-                };
-                let change = match self.seen.get(&key) {
-                    Some(before) if before.base == now.base && before.beacon == now.beacon => {
-                        let mut gates: HashSet<String> = HashSet::new();
-                        for (gate, hash) in &now.entries {
-                            if before.entries.get(gate) != Some(hash) {
-                                gates.insert(gate.clone());
-                            }
-                        }
-                        for gate in before.entries.keys() {
-                            if !now.entries.contains_key(gate) {
-                                gates.insert(gate.clone());
-                            }
-                        }
-                        Change::Entries(gates)
-                    }
-                    _ => Change::All,
-                };
-                let namespace = key.namespace.clone();
-                self.seen.insert(key, now);
-                if !self.listed {
-                    return Vec::new();
-                }
-                self.concerned(namespace.as_deref(), &bundle.spec.beacon, &change)
-            }
-            watcher::Event::Delete(bundle) => {
-                self.seen.remove(&ObjectRef::from(&bundle));
-                self.concerned(
-                    bundle.namespace().as_deref(),
-                    &bundle.spec.beacon,
-                    &Change::All,
-                )
-            }
-            watcher::Event::Init => {
-                self.relisted = Some(HashSet::new());
-                Vec::new()
-            }
-            watcher::Event::InitDone => {
-                self.listed = true;
-                let relisted = self.relisted.take().unwrap_or_default();
-                let gone: Vec<(ObjectRef<Bundle>, String)> = self
-                    .seen
+    /// The Gates `change` wakes.
+    pub fn on(&self, change: Change<Bundle>) -> Vec<ObjectRef<Gate>> {
+        match change {
+            Change::Applied { before, now } => self.changed(before.as_ref(), &now),
+            Change::Deleted(bundle) => self.concerned(&bundle, &Touched::All),
+            // The first list: every Gate is being looked at for the first time anyway.
+            Change::Listed { first: true, .. } | Change::Nothing => Vec::new(),
+            Change::Listed { changed, gone, .. } => {
+                let mut gates: Vec<ObjectRef<Gate>> = changed
                     .iter()
-                    .filter(|(key, _)| !relisted.contains(*key))
-                    .map(|(key, seen)| (key.clone(), seen.beacon.clone()))
+                    .flat_map(|(before, now)| self.changed(before.as_ref(), now))
+                    .chain(gone.iter().flat_map(|b| self.concerned(b, &Touched::All)))
                     .collect();
-                let mut gates = Vec::new();
-                for (key, beacon) in gone {
-                    self.seen.remove(&key);
-                    gates.extend(self.concerned(key.namespace.as_deref(), &beacon, &Change::All));
-                }
+                gates.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+                gates.dedup();
                 gates
             }
         }
     }
 
-    /// The Gates of `namespace` admitting `beacon` that `change` concerns.
-    fn concerned(
-        &self,
-        namespace: Option<&str>,
-        beacon: &str,
-        change: &Change,
-    ) -> Vec<ObjectRef<Gate>> {
-        if matches!(change, Change::Entries(gates) if gates.is_empty()) {
+    /// The Gates a Bundle's change from `before` (`None`: it is new) to `now` concerns.
+    fn changed(&self, before: Option<&Bundle>, now: &Bundle) -> Vec<ObjectRef<Gate>> {
+        let change = match before {
+            Some(before)
+                if bundle_base(before) == bundle_base(now)
+                    && before.spec.beacon == now.spec.beacon =>
+            {
+                let (before, after) = (bundle_entries(before), bundle_entries(now));
+                let mut gates: HashSet<String> = HashSet::new();
+                for (gate, hash) in &after {
+                    if before.get(gate) != Some(hash) {
+                        gates.insert(gate.clone());
+                    }
+                }
+                for gate in before.keys() {
+                    if !after.contains_key(gate) {
+                        gates.insert(gate.clone());
+                    }
+                }
+                Touched::Entries(gates)
+            }
+            _ => Touched::All,
+        };
+        self.concerned(now, &change)
+    }
+
+    /// The Gates of `bundle`'s namespace admitting its Beacon that `change` concerns.
+    fn concerned(&self, bundle: &Bundle, change: &Touched) -> Vec<ObjectRef<Gate>> {
+        if matches!(change, Touched::Entries(gates) if gates.is_empty()) {
             return Vec::new();
         }
-        let Some(namespace) = namespace else {
+        let Some(namespace) = bundle.namespace() else {
             return Vec::new();
         };
+        let beacon = &bundle.spec.beacon;
         self.gates_by_namespace
-            .in_namespace(&self.gates, namespace)
+            .in_namespace(&self.gates, &namespace)
             .iter()
             .filter(|gate| {
                 let Some(admission) = gate.admission_for(beacon) else {
                     return false;
                 };
                 match change {
-                    Change::All => true,
-                    Change::Entries(gates) => {
+                    Touched::All => true,
+                    Touched::Entries(gates) => {
                         gates.contains(&gate.name_any())
                             || admission.after.iter().any(|g| gates.contains(g))
                     }
@@ -292,18 +240,6 @@ impl BundleWakes {
             .map(|gate| ObjectRef::from(gate.as_ref()))
             .collect()
     }
-}
-
-/// A Passage's fingerprint as the Gate keeps it, apart from its resourceVersion.
-fn fingerprint(passage: &Passage) -> u64 {
-    let mut copy = passage.clone();
-    copy.metadata.resource_version = None;
-    copy.metadata.managed_fields = None;
-    let mut hasher = DefaultHasher::new();
-    serde_json::to_vec(&copy)
-        .unwrap_or_default()
-        .hash(&mut hasher);
-    hasher.finish()
 }
 
 #[cfg(test)]
@@ -336,15 +272,46 @@ mod tests {
         gate
     }
 
-    /// Gates dev, staging (after dev), prod (after staging), and other (admitting
-    /// another Beacon).
-    /// Bundle wakes over four Gates of `shop`, after the Bundles' first list.
-    fn bundle_wakes() -> BundleWakes {
-        let (gates, index) = gates();
-        let mut wakes = BundleWakes::new(gates, index);
-        assert!(wakes.on(watcher::Event::Init).is_empty());
-        assert!(wakes.on(watcher::Event::InitDone).is_empty());
-        wakes
+    /// Bundle wakes over four Gates of `shop` — dev, staging (after dev), prod (after
+    /// staging), and other (admitting another Beacon) — fed through a store, after
+    /// the Bundles' first list.
+    struct Bundles {
+        store: JsonStore<Bundle>,
+        wakes: BundleWakes,
+    }
+
+    impl Bundles {
+        fn listed() -> Self {
+            let mut bundles = Self::unlisted();
+            assert!(bundles.on(watcher::Event::Init).is_empty());
+            assert!(bundles.on(watcher::Event::InitDone).is_empty());
+            bundles
+        }
+
+        fn unlisted() -> Self {
+            let (gates, index) = gates();
+            Self {
+                store: JsonStore::new(),
+                wakes: BundleWakes::new(gates, index),
+            }
+        }
+
+        fn on(&mut self, event: watcher::Event<Bundle>) -> Vec<ObjectRef<Gate>> {
+            self.wakes.on(self.store.apply(event))
+        }
+    }
+
+    /// Passage wakes, fed through a store as the Gate loop's.
+    struct Passages(JsonStore<Passage>);
+
+    impl Passages {
+        fn new() -> Self {
+            Self(JsonStore::grouped(super::super::reads::passage_gate))
+        }
+
+        fn on(&mut self, event: watcher::Event<Passage>) -> Vec<ObjectRef<Gate>> {
+            of_passage(self.0.apply(event))
+        }
     }
 
     fn gates() -> (Store<Gate>, ByNamespace) {
@@ -396,7 +363,7 @@ mod tests {
 
     #[test]
     fn a_bundle_wakes_only_the_gates_its_change_concerns() {
-        let mut wakes = bundle_wakes();
+        let mut wakes = Bundles::listed();
         let new = bundle("1");
         assert_eq!(
             names(wakes.on(watcher::Event::Apply(new.clone()))),
@@ -466,7 +433,7 @@ mod tests {
 
     #[test]
     fn a_relisted_bundle_wakes_nobody_unless_it_changed_or_went() {
-        let mut wakes = bundle_wakes();
+        let mut wakes = Bundles::listed();
         wakes.on(watcher::Event::Apply(bundle("1")));
         let mut other = bundle("1");
         other.metadata.name = Some("app-2".into());
@@ -500,9 +467,8 @@ mod tests {
 
     #[test]
     fn the_first_lists_wake_nobody_every_gate_is_looked_at_anyway() {
-        let (gates, index) = gates();
-        let mut bundles = BundleWakes::new(gates, index);
-        let mut passages = PassageWakes::default();
+        let mut bundles = Bundles::unlisted();
+        let mut passages = Passages::new();
         assert!(bundles.on(watcher::Event::Init).is_empty());
         assert!(
             bundles
@@ -528,7 +494,7 @@ mod tests {
 
     #[test]
     fn a_passage_wakes_its_gate_when_the_gates_copy_changes() {
-        let mut wakes = PassageWakes::default();
+        let mut wakes = Passages::new();
         assert!(wakes.on(watcher::Event::Init).is_empty());
         assert!(wakes.on(watcher::Event::InitDone).is_empty());
         assert_eq!(

@@ -105,7 +105,7 @@ impl Scope {
     pub fn watch<K, S>(
         &self,
         watch: impl Fn(Option<String>) -> S + Send + 'static,
-        store: Store<K>,
+        store: impl Holding<K>,
     ) -> Events<K>
     where
         K: kube::Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
@@ -119,11 +119,53 @@ impl Scope {
                     move |namespace: &str| {
                         Box::pin(watch(Some(namespace.to_string())).default_backoff())
                     },
-                    store,
+                    Box::new(store),
                 )
                 .into_stream(),
             ),
         }
+    }
+}
+
+/// What a store filled by a scope's events holds, as a shard's merge asks it when a
+/// namespace leaves or lists again.
+pub trait Holding<K>: Send + 'static {
+    /// The namespaces it holds objects in.
+    fn namespaces(&self) -> BTreeSet<String>;
+    /// Its objects in `namespace`.
+    fn in_namespace(&self, namespace: &str) -> Vec<K>;
+}
+
+impl<K> Holding<K> for Store<K>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
+    fn namespaces(&self) -> BTreeSet<String> {
+        self.state()
+            .iter()
+            .filter_map(|o| o.meta().namespace.clone())
+            .collect()
+    }
+
+    fn in_namespace(&self, namespace: &str) -> Vec<K> {
+        self.state()
+            .into_iter()
+            .filter(|o| o.meta().namespace.as_deref() == Some(namespace))
+            .map(Arc::unwrap_or_clone)
+            .collect()
+    }
+}
+
+impl<K> Holding<K> for crate::json_store::JsonStore<K>
+where
+    K: kube::Resource + serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
+{
+    fn namespaces(&self) -> BTreeSet<String> {
+        crate::json_store::JsonStore::namespaces(self)
+    }
+
+    fn in_namespace(&self, namespace: &str) -> Vec<K> {
+        crate::json_store::JsonStore::in_namespace(self, namespace)
     }
 }
 

@@ -18,15 +18,13 @@
 //!   task that applies its events, so the store is current whenever it is read here.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
-use std::sync::Arc;
 
 use futures::stream::{AbortHandle, Abortable, BoxStream, SelectAll};
 use futures::{Stream, StreamExt as _};
 use kube::ResourceExt as _;
-use kube::runtime::reflector::Store;
 use kube::runtime::watcher::{self, Event};
 
-use super::Namespaces;
+use super::{Holding, Namespaces};
 
 type Item<K> = Result<Event<K>, watcher::Error>;
 
@@ -35,7 +33,7 @@ pub(super) struct Union<K: kube::Resource<DynamicType = ()> + Clone + 'static, W
     namespaces: Namespaces,
     watch: W,
     /// What the events fill, read to find what a namespace no longer has.
-    store: Store<K>,
+    store: Box<dyn Holding<K>>,
     /// The namespaces watched, each with what stops its watch.
     watching: BTreeMap<String, AbortHandle>,
     streams: SelectAll<BoxStream<'static, (String, Item<K>)>>,
@@ -59,7 +57,7 @@ where
     W: Fn(&str) -> BoxStream<'static, Item<K>> + Send + 'static,
 {
     /// The merge of `watch` over the namespaces `namespaces` holds, filling `store`.
-    pub(super) fn new(namespaces: Namespaces, watch: W, store: Store<K>) -> Self {
+    pub(super) fn new(namespaces: Namespaces, watch: W, store: Box<dyn Holding<K>>) -> Self {
         Self {
             namespaces,
             watch,
@@ -233,9 +231,8 @@ where
     fn drop_unwatched(&mut self) {
         let gone: BTreeSet<String> = self
             .store
-            .state()
-            .iter()
-            .filter_map(|object| object.namespace())
+            .namespaces()
+            .into_iter()
             .filter(|ns| !self.watching.contains_key(ns))
             .collect();
         for namespace in gone {
@@ -252,11 +249,10 @@ where
     fn drop_from(&mut self, namespace: &str, drop: impl Fn(&str) -> bool) {
         let dropped = self
             .store
-            .state()
+            .in_namespace(namespace)
             .into_iter()
-            .filter(|object| object.namespace().as_deref() == Some(namespace))
             .filter(|object| drop(&object.name_any()))
-            .map(|object| Ok(Event::Delete(Arc::unwrap_or_clone(object))));
+            .map(|object| Ok(Event::Delete(object)));
         self.out.extend(dropped);
     }
 }

@@ -15,6 +15,7 @@ use kube::runtime::watcher::Event;
 use tokio::sync::watch;
 
 use super::{Item, Union};
+use crate::json_store::JsonStore;
 
 type Senders = Arc<Mutex<BTreeMap<String, mpsc::UnboundedSender<Item<ConfigMap>>>>>;
 
@@ -23,11 +24,23 @@ type Senders = Arc<Mutex<BTreeMap<String, mpsc::UnboundedSender<Item<ConfigMap>>
 struct World {
     senders: Senders,
     store: Store<ConfigMap>,
+    /// The Gate loop's kind of store, when the merge fills that one instead.
+    json: Option<JsonStore<ConfigMap>>,
     namespaces: watch::Sender<Option<Arc<BTreeSet<String>>>>,
 }
 
 impl World {
     fn start(namespaces: Option<&[&str]>) -> Self {
+        Self::filling(namespaces, false)
+    }
+
+    /// A merge filling a [`JsonStore`], applied in the task that polls the merge (as
+    /// the Gate loop's wakes do).
+    fn start_json(namespaces: Option<&[&str]>) -> Self {
+        Self::filling(namespaces, true)
+    }
+
+    fn filling(namespaces: Option<&[&str]>, json: bool) -> Self {
         let senders: Senders = Arc::default();
         let (publish, receiver) = watch::channel(
             namespaces.map(|set| Arc::new(set.iter().map(|ns| ns.to_string()).collect())),
@@ -41,13 +54,25 @@ impl World {
                 receiver.boxed()
             }
         };
-        let events = Union::new(receiver, watch, store.clone())
-            .into_stream()
-            .reflect(writer);
-        tokio::spawn(events.for_each(|_| async {}));
+        let json = json.then(JsonStore::<ConfigMap>::new);
+        if let Some(json) = json.clone() {
+            let events = Union::new(receiver, watch, Box::new(json.clone())).into_stream();
+            tokio::spawn(events.for_each(move |event| {
+                if let Ok(event) = event {
+                    json.apply(event);
+                }
+                async {}
+            }));
+        } else {
+            let events = Union::new(receiver, watch, Box::new(store.clone()))
+                .into_stream()
+                .reflect(writer);
+            tokio::spawn(events.for_each(|_| async {}));
+        }
         Self {
             senders,
             store,
+            json,
             namespaces: publish,
         }
     }
@@ -87,9 +112,20 @@ impl World {
     }
 
     fn held(&self) -> Vec<String> {
-        let mut held: Vec<String> = self
-            .store
-            .state()
+        let objects: Vec<ConfigMap> = match &self.json {
+            Some(json) => json
+                .namespaces()
+                .iter()
+                .flat_map(|ns| json.in_namespace(ns))
+                .collect(),
+            None => self
+                .store
+                .state()
+                .iter()
+                .map(|cm| ConfigMap::clone(cm))
+                .collect(),
+        };
+        let mut held: Vec<String> = objects
             .iter()
             .map(|cm| {
                 format!(
@@ -170,7 +206,11 @@ async fn nothing_is_listed_before_the_shards_namespaces_are() {
 
 #[tokio::test]
 async fn a_namespace_listed_again_loses_what_its_list_no_longer_names() {
-    let world = World::start(Some(&["a", "b"]));
+    listed_again(World::start(Some(&["a", "b"]))).await;
+    listed_again(World::start_json(Some(&["a", "b"]))).await;
+}
+
+async fn listed_again(world: World) {
     world.send("a", listed("a", &["1", "2"])).await;
     world.send("b", listed("b", &["1"])).await;
     assert_eq!(
@@ -188,7 +228,11 @@ async fn a_namespace_listed_again_loses_what_its_list_no_longer_names() {
 
 #[tokio::test]
 async fn a_namespace_that_leaves_is_dropped_and_one_that_joins_is_listed() {
-    let world = World::start(Some(&["a", "b"]));
+    leaves_and_joins(World::start(Some(&["a", "b"]))).await;
+    leaves_and_joins(World::start_json(Some(&["a", "b"]))).await;
+}
+
+async fn leaves_and_joins(world: World) {
     world.send("a", listed("a", &["1"])).await;
     world.send("b", listed("b", &["1"])).await;
     assert_eq!(world.holds(&["a/1", "b/1"]).await, ["a/1", "b/1"]);
