@@ -144,11 +144,26 @@ pub(crate) async fn run(
     let gates = namespaces.len() * GATES;
 
     eprintln!("[bench] fleet: hecate-controller, one replica…");
-    let everyone = format!("{},{}", shard(0), shard(1));
+    // As a single installation runs: one watch per kind across the cluster (a selector
+    // that names no values watches the cluster and keeps what it selects), holding
+    // this scale's fleet and not another scale's left on the same control plane.
+    let others: Vec<String> = [Scale::Small, Scale::Large, Scale::Fleet]
+        .into_iter()
+        .filter(|other| *other != scale)
+        .flat_map(|other| ["a", "b"].map(|half| format!("{}-{half}", other.name())))
+        .collect();
+    let one_replica = format!("{SHARD_LABEL},{SHARD_LABEL} notin ({})", others.join(","));
     let mut controllers = Vec::new();
     clear_conditions(admin, &namespaces).await?;
-    let (one, process) =
-        controller_started(root, endpoint, admin, "one replica", &everyone, &namespaces).await?;
+    let (one, process) = controller_started(
+        root,
+        endpoint,
+        admin,
+        "one replica",
+        &one_replica,
+        &namespaces,
+    )
+    .await?;
     controllers.push(idle(&process, one, idle_window).await?);
     let receiver = Receiver::start().await?;
     let (one_crossing, at_once) = crossings(admin, &namespaces, &receiver).await?;
@@ -165,7 +180,11 @@ pub(crate) async fn run(
             .collect()
     });
     clear_conditions(admin, &namespaces).await?;
-    let (shard_a, shard_b) = (shard(0), shard(1));
+    // Each shard names its namespaces' label value: one watch per kind per namespace.
+    let (shard_a, shard_b) = (
+        format!("{SHARD_LABEL} in ({})", shard(0)),
+        format!("{SHARD_LABEL} in ({})", shard(1)),
+    );
     let (a, b) = futures::try_join!(
         controller_started(root, endpoint, admin, "shard a", &shard_a, &halves[0]),
         controller_started(root, endpoint, admin, "shard b", &shard_b, &halves[1]),
@@ -261,15 +280,14 @@ pub(crate) async fn run(
     })
 }
 
-/// Starts a controller over the namespaces labelled with one of `shards` (a selector
-/// that names them: each is watched on its own) and waits until each Gate of
-/// `namespaces` has been reconciled once.
+/// Starts a controller over the namespaces `selector` matches and waits until each
+/// Gate of `namespaces` has been reconciled once.
 async fn controller_started(
     root: &Path,
     endpoint: &Endpoint,
     admin: &kube::Client,
     name: &str,
-    shards: &str,
+    selector: &str,
     namespaces: &[String],
 ) -> anyhow::Result<(ControllerRun, Process)> {
     let started = Instant::now();
@@ -277,7 +295,7 @@ async fn controller_started(
         root,
         endpoint,
         &format!("bench-fleet-{}", name.replace(' ', "-")),
-        &format!("{SHARD_LABEL} in ({shards})"),
+        selector,
     )?;
     process.serving().await?;
     let gates = namespaces.len() * GATES;
