@@ -231,8 +231,9 @@ where
         objects.by_namespace.keys().cloned().collect()
     }
 
-    /// How many objects the store holds, and their JSON's bytes.
-    pub fn size(&self) -> (usize, usize) {
+    /// How many objects the store holds, and their JSON's bytes (for its tests).
+    #[cfg(test)]
+    pub(crate) fn size(&self) -> (usize, usize) {
         let objects = self.objects.read().unwrap_or_else(PoisonError::into_inner);
         objects
             .by_namespace

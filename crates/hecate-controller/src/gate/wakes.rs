@@ -18,10 +18,9 @@
 //! Errors of the watch are logged here; the watch backs off and resumes by itself.
 
 use std::collections::{BTreeMap, HashSet};
-use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 
 use futures::{Stream, StreamExt as _};
-use hecate_types::{Bundle, Gate, Passage};
+use hecate_types::{Bundle, BundleApproval, Gate, GateCrossing, Passage};
 use kube::ResourceExt as _;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
@@ -72,16 +71,12 @@ pub fn of_passage(change: Change<Passage>) -> Vec<ObjectRef<Gate>> {
         Change::Listed { first: true, .. } | Change::Nothing => Vec::new(),
         Change::Listed {
             changed: all, gone, ..
-        } => {
-            let mut gates: Vec<ObjectRef<Gate>> = all
-                .iter()
+        } => distinct(
+            all.iter()
                 .flat_map(|(before, now)| changed(before.as_ref(), now))
                 .chain(gone.iter().filter_map(gate_of))
-                .collect();
-            gates.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
-            gates.dedup();
-            gates
-        }
+                .collect(),
+        ),
     }
 }
 
@@ -97,50 +92,53 @@ fn same_to_its_gate(a: &Passage, b: &Passage) -> bool {
     a.spec == b.spec && a.status == b.status && meta(a) == meta(b)
 }
 
-/// What a Bundle is to the Gates, apart from its status: its name, labels,
-/// annotations, creation, deletion and spec.
-fn bundle_base(bundle: &Bundle) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    let meta = &bundle.metadata;
-    meta.name.hash(&mut hasher);
-    meta.labels.hash(&mut hasher);
-    meta.annotations.hash(&mut hasher);
-    meta.creation_timestamp
-        .as_ref()
-        .map(|t| t.0.as_second())
-        .hash(&mut hasher);
-    meta.deletion_timestamp.is_some().hash(&mut hasher);
-    serde_json::to_vec(&bundle.spec)
-        .unwrap_or_default()
-        .hash(&mut hasher);
-    hasher.finish()
+/// Whether a Bundle is the same to the Gates apart from its status: its name, labels,
+/// annotations, creation, whether it is being deleted, and its spec.
+fn same_apart_from_status(a: &Bundle, b: &Bundle) -> bool {
+    let (x, y) = (&a.metadata, &b.metadata);
+    x.name == y.name
+        && x.labels == y.labels
+        && x.annotations == y.annotations
+        && x.creation_timestamp == y.creation_timestamp
+        && x.deletion_timestamp.is_some() == y.deletion_timestamp.is_some()
+        && a.spec == b.spec
 }
 
-/// A Bundle's status entries, by the Gate they name: each Gate's crossings recorded,
-/// failures recorded and approval, in order.
-fn bundle_entries(bundle: &Bundle) -> BTreeMap<String, u64> {
-    let mut by_gate: BTreeMap<&str, DefaultHasher> = BTreeMap::new();
+/// A Bundle's status entries naming one Gate: its crossings recorded, its failures
+/// recorded and its approval, in order.
+#[derive(Default, PartialEq)]
+struct GateEntries<'a> {
+    cleared: Vec<&'a GateCrossing>,
+    blocked: Vec<&'a GateCrossing>,
+    approved: Vec<&'a BundleApproval>,
+}
+
+/// A Bundle's status entries, by the Gate they name.
+fn entries_by_gate(bundle: &Bundle) -> BTreeMap<&str, GateEntries<'_>> {
+    let mut by_gate: BTreeMap<&str, GateEntries<'_>> = BTreeMap::new();
     if let Some(status) = &bundle.status {
-        let lists = [("cleared", &status.cleared), ("blocked", &status.blocked)];
-        for (list, entries) in lists {
-            for entry in entries {
-                let hasher = by_gate.entry(entry.gate.as_str()).or_default();
-                list.hash(hasher);
-                serde_json::to_vec(entry).unwrap_or_default().hash(hasher);
-            }
+        for entry in &status.cleared {
+            by_gate.entry(&entry.gate).or_default().cleared.push(entry);
+        }
+        for entry in &status.blocked {
+            by_gate.entry(&entry.gate).or_default().blocked.push(entry);
         }
         for approval in &status.approved_for {
-            let hasher = by_gate.entry(approval.gate.as_str()).or_default();
-            "approved".hash(hasher);
-            serde_json::to_vec(approval)
-                .unwrap_or_default()
-                .hash(hasher);
+            by_gate
+                .entry(&approval.gate)
+                .or_default()
+                .approved
+                .push(approval);
         }
     }
     by_gate
-        .into_iter()
-        .map(|(gate, hasher)| (gate.to_string(), hasher.finish()))
-        .collect()
+}
+
+/// Each Gate once, in a stable order (one relist may name a Gate for many objects).
+fn distinct(mut gates: Vec<ObjectRef<Gate>>) -> Vec<ObjectRef<Gate>> {
+    gates.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    gates.dedup();
+    gates
 }
 
 /// What changed in a Bundle.
@@ -174,38 +172,27 @@ impl BundleWakes {
             Change::Deleted(bundle) => self.concerned(&bundle, &Touched::All),
             // The first list: every Gate is being looked at for the first time anyway.
             Change::Listed { first: true, .. } | Change::Nothing => Vec::new(),
-            Change::Listed { changed, gone, .. } => {
-                let mut gates: Vec<ObjectRef<Gate>> = changed
+            Change::Listed { changed, gone, .. } => distinct(
+                changed
                     .iter()
                     .flat_map(|(before, now)| self.changed(before.as_ref(), now))
                     .chain(gone.iter().flat_map(|b| self.concerned(b, &Touched::All)))
-                    .collect();
-                gates.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
-                gates.dedup();
-                gates
-            }
+                    .collect(),
+            ),
         }
     }
 
     /// The Gates a Bundle's change from `before` (`None`: it is new) to `now` concerns.
     fn changed(&self, before: Option<&Bundle>, now: &Bundle) -> Vec<ObjectRef<Gate>> {
         let change = match before {
-            Some(before)
-                if bundle_base(before) == bundle_base(now)
-                    && before.spec.beacon == now.spec.beacon =>
-            {
-                let (before, after) = (bundle_entries(before), bundle_entries(now));
-                let mut gates: HashSet<String> = HashSet::new();
-                for (gate, hash) in &after {
-                    if before.get(gate) != Some(hash) {
-                        gates.insert(gate.clone());
-                    }
-                }
-                for gate in before.keys() {
-                    if !after.contains_key(gate) {
-                        gates.insert(gate.clone());
-                    }
-                }
+            Some(before) if same_apart_from_status(before, now) => {
+                let (before, after) = (entries_by_gate(before), entries_by_gate(now));
+                let gates = before
+                    .keys()
+                    .chain(after.keys())
+                    .filter(|gate| before.get(*gate) != after.get(*gate))
+                    .map(|gate| gate.to_string())
+                    .collect();
                 Touched::Entries(gates)
             }
             _ => Touched::All,
