@@ -45,6 +45,25 @@ impl TestEnv {
         Self::on(Self::shared_endpoint()).await
     }
 
+    /// A control plane of one test's own, kube-apiserver started with `extra` flags,
+    /// in a directory named after `name` and this process and stopped with it, and a
+    /// new namespace there ([`TestEnv::on`]): for the test that changes what is
+    /// cluster-wide or runs a cluster unlike the shared one. Panics as
+    /// [`TestEnv::new`] does.
+    pub async fn on_own_plane(name: &str, extra: &[String]) -> (ControlPlane, Self) {
+        let dir = std::env::temp_dir().join(format!("hecate-{name}-{}", std::process::id()));
+        let extra = extra.to_vec();
+        let plane = tokio::task::spawn_blocking(move || {
+            let binaries = Binaries::locate_or_build()?;
+            ControlPlane::start_with(&binaries, &dir, Lifetime::ThisProcess, &extra)
+        })
+        .await
+        .expect("starting a control plane of the test's own")
+        .unwrap_or_else(|error| panic!("a control plane of the test's own: {error:#}"));
+        let endpoint: &'static Endpoint = Box::leak(Box::new(plane.endpoint().clone()));
+        (plane, Self::on(endpoint).await)
+    }
+
     /// A new namespace on another control plane than the shared one: for the rare
     /// test that changes what is cluster-wide (a CRD), which would disturb every
     /// other test of the binary on the shared one. Panics as [`TestEnv::new`] does.

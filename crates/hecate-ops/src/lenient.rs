@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 /// object that stops decoding leaves the store rather than standing there as it was.
 ///
 /// A `config` that asks for a streaming list gets one where the API server streams
-/// lists, and pages where it refuses to ([`streaming_or_paged`]).
+/// lists, and pages where it refuses to (`streaming_or_paged`).
 pub fn watcher<K>(
     api: Api<Lenient<K>>,
     config: watcher::Config,
@@ -57,7 +57,7 @@ where
 /// server whose `WatchList` feature is off — Kubernetes 1.33 ships it off — with 422
 /// Invalid at the watch's start; then the same watch lists in pages instead, for this
 /// stream's life (DECISION 143).
-pub fn streaming_or_paged<K>(
+fn streaming_or_paged<K>(
     api: Api<K>,
     config: watcher::Config,
 ) -> BoxStream<'static, Result<Event<K>, watcher::Error>>

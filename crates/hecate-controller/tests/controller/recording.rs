@@ -5,7 +5,6 @@
 //! Passage with more steps (or a larger spec) than the controller can record — made
 //! under a looser CRD — is refused, with the reason on its status, and none of it runs.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +14,7 @@ use hecate_controller::passage::PassageReconciler;
 use hecate_ops::rules::promotion::new_passage;
 use hecate_steps::clock::SystemClock;
 use hecate_steps::{Tools, runners};
-use hecate_testenv::{Binaries, ControlPlane, Endpoint, Lifetime, TestEnv};
+use hecate_testenv::TestEnv;
 use hecate_types::limits::{MAX_PASSAGE_STATUS_BYTES, MAX_STEPS};
 use hecate_types::{
     Gate, Passage, PassagePhase, PassageSpec, PassageStatus, PassageTemplate, Step, StepPhase, Time,
@@ -376,17 +375,7 @@ async fn loosen(admin: &kube::Client, name: &str, at: &str) {
 #[tokio::test]
 async fn a_passage_with_more_steps_than_the_controller_runs_is_refused_and_none_runs() {
     // CRDs are cluster-wide: loosened on a control plane of this test's own.
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("hecate-loose-crds-{}", std::process::id()));
-    let plane = tokio::task::spawn_blocking(move || {
-        let binaries = Binaries::locate_or_build()?;
-        ControlPlane::start(&binaries, &dir, Lifetime::ThisProcess)
-    })
-    .await
-    .unwrap()
-    .expect("a control plane of its own");
-    let endpoint: &'static Endpoint = Box::leak(Box::new(plane.endpoint().clone()));
-    let env = TestEnv::on(endpoint).await;
+    let (_plane, env) = TestEnv::on_own_plane("loose-crds", &[]).await;
     let ns = env.namespace.clone();
     loosen(
         &env.admin,

@@ -4,23 +4,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hecate_ops::{Cache, DiffAgainst, Ops, Scope, State};
+use hecate_ops::{DiffAgainst, Ops, Scope, State};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Beacon, BeaconSpec, ImageWatch, PassagePhase, WatchSource, Window};
 use kube::ResourceExt as _;
 use pretty_assertions::assert_eq;
 
 use crate::fixtures::*;
-
-/// Starts a cache over `client` and waits until it has listed everything once.
-async fn started(client: kube::Client) -> Cache {
-    let (cache, driver) = Cache::start(client);
-    tokio::spawn(driver);
-    tokio::time::timeout(Duration::from_secs(30), cache.ready())
-        .await
-        .expect("the cache lists every kind within 30 s");
-    cache
-}
 
 /// An object's identity and version: equal when both paths read the same object.
 fn versions<K: kube::Resource>(objects: &[K]) -> Vec<(String, String)> {
@@ -94,7 +84,7 @@ async fn cached_reads_answer_as_the_direct_path_does() {
     // writes above were acknowledged before the cache listed, so it holds them all.
     let cached = Ops::new(client)
         .with_clock(move || now)
-        .with_cache(started(env.admin.clone()).await);
+        .with_cache(started_cache(env.admin.clone()).await);
 
     assert_eq!(
         versions(&cached.gates(ns).await.unwrap()),
@@ -224,14 +214,11 @@ async fn the_cache_streams_its_first_listing() {
         .recording_client(Identity::Admin)
         .await
         .unwrap();
-    let cached = Ops::new(env.admin.clone()).with_cache(started(client).await);
+    let cached = Ops::new(env.admin.clone()).with_cache(started_cache(client).await);
 
     let requests = log.requests();
-    for kind in ["gates", "bundles", "passages", "beacons"] {
-        let of_kind: Vec<&String> = requests
-            .iter()
-            .filter(|line| line.contains(&format!("/v1alpha1/{kind}?")))
-            .collect();
+    for kind in KINDS {
+        let of_kind = requests_for(&requests, kind);
         assert_eq!(of_kind.len(), 1, "{kind}: {requests:#?}");
         assert!(
             of_kind[0].starts_with("GET ")
@@ -252,7 +239,7 @@ async fn the_cache_follows_changes() {
     let env = TestEnv::new().await;
     let ns = &env.namespace;
     gate(&env, "dev", gate_spec(&[], false)).await;
-    let cached = Ops::new(env.admin.clone()).with_cache(started(env.admin.clone()).await);
+    let cached = Ops::new(env.admin.clone()).with_cache(started_cache(env.admin.clone()).await);
     assert_eq!(cached.bundles(ns).await.unwrap(), []);
 
     bundles_in_order(&env, &["b1"]).await;
@@ -309,7 +296,7 @@ async fn a_remembered_explanation_stands_until_a_window_opens() {
     let direct = Ops::new(env.admin.clone()).with_clock(read(&clock));
     let cached = Ops::new(env.admin.clone())
         .with_clock(read(&clock))
-        .with_cache(started(env.admin.clone()).await);
+        .with_cache(started_cache(env.admin.clone()).await);
     let set = |at: &str| *clock.lock().unwrap() = ts(at);
 
     let closed = cached.explain(ns, "dev").await.unwrap();
@@ -363,7 +350,7 @@ async fn a_remembered_overview_stands_until_a_gate_or_the_namespace_changes() {
     let direct = Ops::new(env.admin.clone()).with_clock(read(&clock));
     let cached = Ops::new(env.admin.clone())
         .with_clock(read(&clock))
-        .with_cache(started(env.admin.clone()).await);
+        .with_cache(started_cache(env.admin.clone()).await);
     let set = |at: &str| *clock.lock().unwrap() = ts(at);
     let scope = Scope::Namespaces(vec![ns.clone()]);
     let dev_state = |overview: &hecate_ops::Overview| overview.namespaces[0].gates[0].state;

@@ -12,9 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use hecate_ops::Ops;
 use hecate_ops::rules::{self, NamespaceSnapshot};
-use hecate_ops::{Cache, Ops};
-use hecate_testenv::{Binaries, ControlPlane, Endpoint, Identity, Lifetime, TestEnv};
+use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Bundle, BundleSpec, Gate, Passage, PassagePhase};
 use kube::api::{Api, ListParams, WatchParams};
 use pretty_assertions::assert_eq;
@@ -48,16 +48,7 @@ where
 
 #[tokio::test]
 async fn without_selectable_fields_explain_lists_everything_and_answers_the_same() {
-    let dir = std::env::temp_dir().join(format!("hecate-compat-plane-{}", std::process::id()));
-    let mut plane = tokio::task::spawn_blocking(move || {
-        let binaries = Binaries::locate_or_build()?;
-        ControlPlane::start(&binaries, &dir, Lifetime::ThisProcess)
-    })
-    .await
-    .unwrap()
-    .expect("a second control plane");
-    let endpoint: &'static Endpoint = Box::leak(Box::new(plane.endpoint().clone()));
-    let env = TestEnv::on(endpoint).await;
+    let (mut plane, env) = TestEnv::on_own_plane("compat-plane", &[]).await;
     let ns = &env.namespace;
 
     // The reference's Passage and Bundle CRDs, applied by the manager that installed
@@ -104,7 +95,11 @@ async fn without_selectable_fields_explain_lists_everything_and_answers_the_same
     passage(&env, "web-1", "web", "w1", PassagePhase::Running).await;
 
     let now = jiff::Timestamp::now();
-    let (client, log) = endpoint.recording_client(Identity::Admin).await.unwrap();
+    let (client, log) = env
+        .endpoint()
+        .recording_client(Identity::Admin)
+        .await
+        .unwrap();
     let ops = Ops::new(client).with_clock(move || now);
 
     let explanation = ops.explain(ns, "staging").await.unwrap();
@@ -185,17 +180,8 @@ async fn without_selectable_fields_explain_lists_everything_and_answers_the_same
 
 #[tokio::test]
 async fn without_streaming_lists_the_cache_lists_in_pages() {
-    let dir = std::env::temp_dir().join(format!("hecate-paged-plane-{}", std::process::id()));
-    let extra = vec!["--feature-gates=WatchList=false".to_string()];
-    let mut plane = tokio::task::spawn_blocking(move || {
-        let binaries = Binaries::locate_or_build()?;
-        ControlPlane::start_with(&binaries, &dir, Lifetime::ThisProcess, &extra)
-    })
-    .await
-    .unwrap()
-    .expect("a control plane without streaming lists");
-    let endpoint: &'static Endpoint = Box::leak(Box::new(plane.endpoint().clone()));
-    let env = TestEnv::on(endpoint).await;
+    let (mut plane, env) =
+        TestEnv::on_own_plane("paged-plane", &["--feature-gates=WatchList=false".into()]).await;
     let ns = &env.namespace;
     gate(&env, "dev", gate_spec(&[], false)).await;
     gate(&env, "staging", gate_spec(&["dev"], false)).await;
@@ -212,18 +198,15 @@ async fn without_streaming_lists_the_cache_lists_in_pages() {
         refused.as_ref().err()
     );
 
-    let (client, log) = endpoint.recording_client(Identity::Admin).await.unwrap();
-    let (cache, driver) = Cache::start(client);
-    tokio::spawn(driver);
-    tokio::time::timeout(Duration::from_secs(30), cache.ready())
+    let (client, log) = env
+        .endpoint()
+        .recording_client(Identity::Admin)
         .await
-        .expect("the cache lists every kind within 30 s");
+        .unwrap();
+    let cache = started_cache(client).await;
     let requests = log.requests();
-    for kind in ["gates", "bundles", "passages", "beacons"] {
-        let of_kind: Vec<&String> = requests
-            .iter()
-            .filter(|line| line.contains(&format!("/v1alpha1/{kind}?")))
-            .collect();
+    for kind in KINDS {
+        let of_kind = requests_for(&requests, kind);
         assert!(
             of_kind.len() >= 2
                 && of_kind[0].contains("sendInitialEvents=true")
