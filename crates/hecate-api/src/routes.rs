@@ -766,7 +766,7 @@ async fn explain(
     Path((ns, name)): Named,
 ) -> Result<Response, ApiError> {
     asked.admit(&state, &ns, Some(&name)).await?;
-    Ok(Json(state.ops.explain(&ns, &name).await?).into_response())
+    Ok(Json(state.ops.explain_shared(&ns, &name).await?).into_response())
 }
 
 /// `GET …/gates/{name}/you`: read as the Gate's explanation is, judged for the

@@ -113,9 +113,28 @@ document.addEventListener(
 /** Refusals said on this page: a button's key → `{text, heard}`; kept across redraws. */
 const REFUSED = new Map();
 
-/** What names a button across redraws: its action and its accessible words. */
+/**
+ * What names each action button under `root` across redraws: its action, what it acts
+ * on, its accessible words, and which of the buttons so alike it is — a Bundle's Cross
+ * button stands both in its row and under "In the way", and a refusal belongs beside
+ * the one that was clicked.
+ */
+function buttonKeys(root) {
+  const alikeSoFar = new Map();
+  const keys = new Map();
+  for (const button of root.querySelectorAll("button[data-action]")) {
+    const { action, bundle = "", passage = "" } = button.dataset;
+    const alike = `${action}|${bundle}|${passage}|${button.getAttribute("aria-label") || button.textContent.trim()}`;
+    const nth = alikeSoFar.get(alike) || 0;
+    alikeSoFar.set(alike, nth + 1);
+    keys.set(button, `${alike}#${nth}`);
+  }
+  return keys;
+}
+
+/** `button`'s key among the buttons of the page it is on (see `buttonKeys`). */
 function buttonKey(button) {
-  return `${button.dataset.action}|${button.getAttribute("aria-label") || button.textContent.trim()}`;
+  return buttonKeys(button.closest("main") || button.parentElement || button).get(button);
 }
 
 /** The refusal's line for `button` (`heard`: already announced, so said quietly). */
@@ -126,9 +145,9 @@ function refusalLine(button, said) {
   return h("span", attrs, said.text);
 }
 
-/** Puts the refusal for `button`, if any, right after it (replacing an older one). */
-function placeRefusal(button) {
-  const said = REFUSED.get(buttonKey(button));
+/** Puts the refusal for `button` (named `key`), if any, right after it (replacing an older one). */
+function placeRefusal(button, key) {
+  const said = REFUSED.get(key);
   const old = button.parentElement && button.parentElement.querySelector(":scope > .refused-here");
   if (old) old.remove();
   if (!said) return;
@@ -138,14 +157,15 @@ function placeRefusal(button) {
 
 /** Says `text` beside `button`, now and after every redraw until it is clicked again. */
 export function refuseBeside(button, text) {
-  REFUSED.set(buttonKey(button), { text, heard: false });
-  placeRefusal(button);
+  const key = buttonKey(button);
+  REFUSED.set(key, { text, heard: false });
+  placeRefusal(button, key);
 }
 
 /** After a redraw: each refusal said on this page back beside its button. */
 export function besides(root) {
   if (!REFUSED.size || !root) return;
-  for (const button of root.querySelectorAll("button[data-action]")) placeRefusal(button);
+  for (const [button, key] of buttonKeys(root)) placeRefusal(button, key);
 }
 
 /** A new page: what was refused on the last one is not said here. */
@@ -203,8 +223,10 @@ export function refusalText(error, action = "") {
 async function perform(action, question, run, report, onError) {
   const button = clicked && clicked.isConnected ? clicked : null;
   clicked = null;
-  if (button) REFUSED.delete(buttonKey(button));
-  if (button) placeRefusal(button);
+  // Named now: once the page is redrawn, the button is no longer among its buttons.
+  const key = button && buttonKey(button);
+  if (button) REFUSED.delete(key);
+  if (button) placeRefusal(button, key);
   if (question && !(await confirm(question))) return null;
   notice.show("pending", "Asking the cluster…");
   try {
@@ -214,7 +236,7 @@ async function perform(action, question, run, report, onError) {
   } catch (error) {
     const text = refusalText(error, action);
     // The page may have been redrawn while asking: the button that now stands there.
-    const here = button && (button.isConnected ? button : sameButton(button));
+    const here = button && (button.isConnected ? button : sameButton(key));
     if (text && here) {
       notice.clear();
       refuseBeside(here, text);
@@ -226,10 +248,12 @@ async function perform(action, question, run, report, onError) {
   }
 }
 
-/** The button on the page now that is `button` redrawn, if there is one. */
-function sameButton(button) {
-  const key = buttonKey(button);
-  return [...document.querySelectorAll("main button[data-action]")].find((b) => buttonKey(b) === key) || null;
+/** The button on the page now that was named `key` before a redraw, if there is one. */
+function sameButton(key) {
+  const page = document.querySelector("main");
+  if (!page) return null;
+  for (const [button, now] of buttonKeys(page)) if (now === key) return button;
+  return null;
 }
 
 /** Where the UI shows Passage `name`. */

@@ -201,6 +201,39 @@ async fn cached_reads_answer_as_the_direct_path_does() {
     );
 }
 
+/// The first listing is the watches' first events where the API server streams lists
+/// (DECISION 143): one request per kind, no LIST and no pages.
+#[tokio::test]
+async fn the_cache_streams_its_first_listing() {
+    let env = TestEnv::new().await;
+    let ns = &env.namespace;
+    gate(&env, "dev", gate_spec(&[], false)).await;
+    bundles_in_order(&env, &["b1"]).await;
+    let (client, log) = env
+        .endpoint()
+        .recording_client(Identity::Admin)
+        .await
+        .unwrap();
+    let cached = Ops::new(env.admin.clone()).with_cache(started_cache(client).await);
+
+    let requests = log.requests();
+    for kind in KINDS {
+        let of_kind = requests_for(&requests, kind);
+        assert_eq!(of_kind.len(), 1, "{kind}: {requests:#?}");
+        assert!(
+            of_kind[0].starts_with("GET ")
+                && of_kind[0].contains("watch=true")
+                && of_kind[0].contains("sendInitialEvents=true"),
+            "{kind}: {of_kind:?}"
+        );
+    }
+    let names = |gates: Vec<hecate_types::Gate>| -> Vec<String> {
+        gates.iter().map(kube::ResourceExt::name_any).collect()
+    };
+    assert_eq!(names(cached.gates(ns).await.unwrap()), ["dev"]);
+    assert_eq!(cached.bundle(ns, "b1").await.unwrap().name_any(), "b1");
+}
+
 #[tokio::test]
 async fn the_cache_follows_changes() {
     let env = TestEnv::new().await;

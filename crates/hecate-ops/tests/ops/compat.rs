@@ -1,9 +1,13 @@
-//! A cluster running the reference's CRDs, whose Passages and Bundles declare no
+//! Clusters unlike the shared one, each on a control plane of its own.
+//!
+//! One runs the reference's CRDs, whose Passages and Bundles declare no
 //! `selectableFields`: Explain and the Passage filters fall back to listing the
 //! namespace and filtering here, and answer as the selected reads do (DECISIONS 42).
+//! CRDs are cluster-wide: replacing them on the shared one would change what every
+//! other test of the binary reads.
 //!
-//! CRDs are cluster-wide, so this runs on a control plane of its own: replacing them
-//! on the shared one would change what every other test of the binary reads.
+//! One does not stream lists, as Kubernetes 1.33 ships: the cache lists in pages
+//! instead (DECISION 143).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -12,7 +16,7 @@ use hecate_ops::Ops;
 use hecate_ops::rules::{self, NamespaceSnapshot};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Bundle, BundleSpec, Gate, Passage, PassagePhase};
-use kube::api::{Api, ListParams};
+use kube::api::{Api, ListParams, WatchParams};
 use pretty_assertions::assert_eq;
 
 use crate::fixtures::*;
@@ -171,5 +175,59 @@ async fn without_selectable_fields_explain_lists_everything_and_answers_the_same
             format!("{base}/passages?"),
         ]
     );
+    plane.stop();
+}
+
+#[tokio::test]
+async fn without_streaming_lists_the_cache_lists_in_pages() {
+    let (mut plane, env) =
+        TestEnv::on_own_plane("paged-plane", &["--feature-gates=WatchList=false".into()]).await;
+    let ns = &env.namespace;
+    gate(&env, "dev", gate_spec(&[], false)).await;
+    gate(&env, "staging", gate_spec(&["dev"], false)).await;
+    bundles_in_order(&env, &["b1", "b2"]).await;
+    passage(&env, "dev-1", "dev", "b1", PassagePhase::Succeeded).await;
+
+    // What the cache asks first, this server refuses.
+    let refused = Api::<Gate>::all(env.admin.clone())
+        .watch(&WatchParams::streaming_lists(), "0")
+        .await;
+    assert!(
+        matches!(&refused, Err(kube::Error::Api(status)) if status.code == 422),
+        "a streamed list was not refused: {:?}",
+        refused.as_ref().err()
+    );
+
+    let (client, log) = env
+        .endpoint()
+        .recording_client(Identity::Admin)
+        .await
+        .unwrap();
+    let cache = started_cache(client).await;
+    let requests = log.requests();
+    for kind in KINDS {
+        let of_kind = requests_for(&requests, kind);
+        assert!(
+            of_kind.len() >= 2
+                && of_kind[0].contains("sendInitialEvents=true")
+                && of_kind[1].contains("limit=500")
+                && !of_kind[1].contains("watch=true"),
+            "{kind}: a refused stream, then a list in pages: {of_kind:#?}"
+        );
+    }
+
+    // And it answers as the direct path does.
+    let now = jiff::Timestamp::now();
+    let direct = Ops::new(env.admin.clone()).with_clock(move || now);
+    let cached = Ops::new(env.admin.clone())
+        .with_clock(move || now)
+        .with_cache(cache);
+    for gate in ["dev", "staging"] {
+        assert_eq!(
+            cached.explain(ns, gate).await.unwrap(),
+            direct.explain(ns, gate).await.unwrap(),
+            "explain {gate}"
+        );
+    }
     plane.stop();
 }
