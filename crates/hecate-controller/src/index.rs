@@ -6,7 +6,7 @@
 //! each change would cost what the cluster holds. The index holds names only (the
 //! objects stay in the store, once), so a namespace's objects are found at what the
 //! namespace holds. (The Passages and Bundles a Gate judges are held by namespace to
-//! begin with: [`crate::json_store`].)
+//! begin with: [`hecate_ops::json_store`].)
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, PoisonError, RwLock};

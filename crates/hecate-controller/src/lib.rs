@@ -40,7 +40,6 @@ pub mod events;
 pub mod flux_api;
 pub mod gate;
 pub mod index;
-pub mod json_store;
 pub mod lease;
 pub mod metrics;
 pub mod passage;

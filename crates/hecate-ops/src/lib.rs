@@ -76,6 +76,7 @@ mod cache;
 mod error;
 mod evidence;
 mod flux;
+pub mod json_store;
 pub mod lenient;
 pub mod model;
 pub mod operation;

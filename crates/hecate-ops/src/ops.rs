@@ -419,11 +419,7 @@ impl Ops {
     /// The Beacons in `namespace`, by name.
     pub async fn beacons(&self, namespace: &str) -> Result<Vec<Beacon>> {
         let mut beacons: Vec<Beacon> = match self.cache() {
-            Some(cache) => cache
-                .beacons(namespace)
-                .into_iter()
-                .map(Arc::unwrap_or_clone)
-                .collect(),
+            Some(cache) => cache.beacons(namespace),
             None => self.list(Kind::Beacon, Some(namespace)).await?,
         };
         beacons.sort_by_key(|b| b.name_any());
@@ -437,7 +433,6 @@ impl Ops {
                 .beacons(namespace)
                 .into_iter()
                 .find(|b| b.metadata.name.as_deref() == Some(name))
-                .map(Arc::unwrap_or_clone)
                 .ok_or_else(|| not_found(Kind::Beacon, namespace, name)),
             None => self.get(Kind::Beacon, namespace, name).await,
         }

@@ -41,7 +41,7 @@ use super::wakes::{self, BundleWakes};
 use super::{Error, GateReconciler};
 use crate::backoff::{self, Failures};
 use crate::index::ByNamespace;
-use crate::json_store::JsonStore;
+use hecate_ops::json_store::JsonStore;
 use crate::metrics::Loop;
 use crate::predicate;
 use crate::scope::{self, Scope};

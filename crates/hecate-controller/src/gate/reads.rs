@@ -10,7 +10,7 @@ use kube::ResourceExt as _;
 use kube::api::ListParams;
 use kube::runtime::reflector::ObjectRef;
 
-use crate::json_store::JsonStore;
+use hecate_ops::json_store::JsonStore;
 
 /// Reads of a Gate's Passages and its namespace's Bundles.
 pub trait Reads: Send + Sync + 'static {

@@ -27,7 +27,7 @@ use kube::runtime::watcher;
 
 use super::reads::gate_of;
 use crate::index::ByNamespace;
-use crate::json_store::{Change, JsonStore};
+use hecate_ops::json_store::{Change, JsonStore};
 
 /// The Gates to reconcile for each event of `events`, applied to `store` first (so a
 /// Gate woken reads the change), as `on` decides from what the store says changed.

@@ -156,16 +156,16 @@ where
     }
 }
 
-impl<K> Holding<K> for crate::json_store::JsonStore<K>
+impl<K> Holding<K> for hecate_ops::json_store::JsonStore<K>
 where
     K: kube::Resource + serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
 {
     fn namespaces(&self) -> BTreeSet<String> {
-        crate::json_store::JsonStore::namespaces(self)
+        hecate_ops::json_store::JsonStore::namespaces(self)
     }
 
     fn in_namespace(&self, namespace: &str) -> Vec<K> {
-        crate::json_store::JsonStore::in_namespace(self, namespace)
+        hecate_ops::json_store::JsonStore::in_namespace(self, namespace)
     }
 }
 

@@ -1,17 +1,20 @@
 //! A watch-backed copy of the cluster's Hecate objects, for servers that answer many
 //! questions a second.
 //!
-//! One reflector per kind (cluster-wide, metadata's managed fields dropped to save
-//! memory) keeps a store current, and an index beside it which names each namespace
-//! holds; reads judge a snapshot of the stores instead of LISTing, so a request costs
-//! the API server nothing. A namespace's snapshot is built from that namespace's
-//! objects (never a walk of the cluster's) once per change there, and shared (`Arc`)
-//! by every request until the next change, and a Gate's explanation once per change
-//! (or window opening or closing) too. The answers are the direct path's: the same rules over the same
-//! objects, a watch's latency later (milliseconds). Writes never read from here.
+//! One watch per kind (cluster-wide) keeps a [`JsonStore`] current: each object held
+//! as its JSON by namespace, without managed fields — at a fleet's scale a Bundle
+//! decoded takes well over twice its text (DECISIONS 142, 144). Reads judge a snapshot
+//! of one namespace instead of LISTing, so a request costs the API server nothing. A
+//! namespace's snapshot is decoded from that namespace's objects once per change
+//! there and shared (`Arc`) by every request until the next change — the most
+//! recently read namespaces' snapshots are kept, not every namespace's — and a Gate's
+//! explanation once per change (or window opening or closing) too. The answers are the
+//! direct path's: the same rules over the same objects, a watch's latency later
+//! (milliseconds). Writes never read from here.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::fmt::Debug;
+use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -22,24 +25,27 @@ use jiff::Timestamp;
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::Api;
 use kube::runtime::WatchStreamExt as _;
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::watcher::{self, Event};
+use kube::runtime::watcher;
 use kube::{Resource, ResourceExt as _};
+use lru::LruCache;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::Kind;
+use crate::json_store::{self, JsonStore};
 use crate::model::Explanation;
 use crate::rules::overview::NamespacePart;
 use crate::rules::{self, NamespaceSnapshot};
 use crate::watch::Change;
 
-mod index;
-
-use index::NamespaceIndex;
-
 /// How many changes a follower of [`Cache::subscribe`] may fall behind before it is
 /// told it lost some (and should read again).
 const FOLLOWERS_BACKLOG: usize = 4096;
+
+/// How many namespaces' snapshots are kept decoded: those of the namespaces read most
+/// recently. At a fleet's scale one is a few MiB (500 Bundles and 500 Passages); a
+/// namespace read again after it was dropped is decoded again, in milliseconds.
+const SNAPSHOTS_KEPT: NonZeroUsize = NonZeroUsize::new(32).unwrap();
 
 /// What the cache tells its followers: a change, or `None` when a kind was listed
 /// again (after a lost watch) and anything may have changed.
@@ -56,21 +62,18 @@ pub struct Cache {
 type Version = (u64, u64);
 
 struct Inner {
-    gates: Store<Gate>,
-    bundles: Store<Bundle>,
-    passages: Store<Passage>,
-    beacons: Store<Beacon>,
-    /// Which names each namespace holds, per kind; updated after the store, before
-    /// the namespace's version moves.
-    indexes: Mutex<Indexes>,
+    gates: JsonStore<Gate>,
+    bundles: JsonStore<Bundle>,
+    passages: JsonStore<Passage>,
+    beacons: JsonStore<Beacon>,
     /// Bumped when a store is (re)listed: every snapshot is then stale.
     epoch: AtomicU64,
     /// How many kinds have been listed at least once.
     listed: AtomicUsize,
     /// Per namespace, bumped on every change there.
     changes: Mutex<HashMap<String, u64>>,
-    /// Per namespace, the snapshot and the version it was built at.
-    snapshots: Mutex<HashMap<String, (Version, Arc<NamespaceSnapshot>)>>,
+    /// Per namespace read lately, the snapshot and the version it was built at.
+    snapshots: Mutex<LruCache<String, (Version, Arc<NamespaceSnapshot>)>>,
     /// Per (namespace, Gate), the last explanation, its namespace's version and until
     /// when the clock leaves it standing.
     explanations: Mutex<HashMap<(String, String), Remembered<Explanation>>>,
@@ -80,26 +83,6 @@ struct Inner {
     /// Every change, told to whoever follows (the API's event streams): the stores'
     /// one set of watches serves them all.
     followers: tokio::sync::broadcast::Sender<Followed>,
-}
-
-/// One [`NamespaceIndex`] per kind.
-#[derive(Default)]
-struct Indexes {
-    gates: NamespaceIndex,
-    bundles: NamespaceIndex,
-    passages: NamespaceIndex,
-    beacons: NamespaceIndex,
-}
-
-impl Indexes {
-    fn of(&mut self, kind: Kind) -> &mut NamespaceIndex {
-        match kind {
-            Kind::Gate => &mut self.gates,
-            Kind::Bundle => &mut self.bundles,
-            Kind::Passage => &mut self.passages,
-            Kind::Beacon => &mut self.beacons,
-        }
-    }
 }
 
 /// A remembered answer: it stands for `version` from `from` until `until`.
@@ -118,10 +101,6 @@ impl<T> Remembered<T> {
 }
 
 impl Inner {
-    fn indexes(&self) -> std::sync::MutexGuard<'_, Indexes> {
-        self.indexes.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     fn changed(&self, namespace: &str) {
         *self
             .changes
@@ -148,34 +127,24 @@ impl Cache {
     /// watch the four kinds cluster-wide). The returned future drives the watches — it
     /// never ends; spawn it. Reads wait for [`Cache::ready`].
     pub fn start(client: kube::Client) -> (Self, impl Future<Output = ()> + Send + 'static) {
-        let (gates, gates_writer) = reflector::store();
-        let (bundles, bundles_writer) = reflector::store();
-        let (passages, passages_writer) = reflector::store();
-        let (beacons, beacons_writer) = reflector::store();
         let inner = Arc::new(Inner {
-            gates,
-            bundles,
-            passages,
-            beacons,
-            indexes: Mutex::new(Indexes::default()),
+            gates: JsonStore::new(),
+            bundles: JsonStore::new(),
+            passages: JsonStore::new(),
+            beacons: JsonStore::new(),
             epoch: AtomicU64::new(0),
             listed: AtomicUsize::new(0),
             changes: Mutex::new(HashMap::new()),
-            snapshots: Mutex::new(HashMap::new()),
+            snapshots: Mutex::new(LruCache::new(SNAPSHOTS_KEPT)),
             explanations: Mutex::new(HashMap::new()),
             overview_parts: Mutex::new(HashMap::new()),
             followers: tokio::sync::broadcast::channel(FOLLOWERS_BACKLOG).0,
         });
         let driver = futures::future::join4(
-            follow::<Gate>(Kind::Gate, client.clone(), gates_writer, inner.clone()),
-            follow::<Bundle>(Kind::Bundle, client.clone(), bundles_writer, inner.clone()),
-            follow::<Passage>(
-                Kind::Passage,
-                client.clone(),
-                passages_writer,
-                inner.clone(),
-            ),
-            follow::<Beacon>(Kind::Beacon, client, beacons_writer, inner.clone()),
+            follow(Kind::Gate, client.clone(), inner.gates.clone(), inner.clone()),
+            follow(Kind::Bundle, client.clone(), inner.bundles.clone(), inner.clone()),
+            follow(Kind::Passage, client.clone(), inner.passages.clone(), inner.clone()),
+            follow(Kind::Beacon, client, inner.beacons.clone(), inner.clone()),
         )
         .map(drop);
         (Self { inner }, driver)
@@ -184,11 +153,11 @@ impl Cache {
     /// Waits until every kind has been listed once.
     pub async fn ready(&self) {
         let inner = &self.inner;
-        let _ = futures::join!(
-            inner.gates.wait_until_ready(),
-            inner.bundles.wait_until_ready(),
-            inner.passages.wait_until_ready(),
-            inner.beacons.wait_until_ready()
+        futures::join!(
+            inner.gates.ready(),
+            inner.bundles.ready(),
+            inner.passages.ready(),
+            inner.beacons.ready()
         );
     }
 
@@ -219,25 +188,17 @@ impl Cache {
         {
             return snapshot.clone();
         }
-        let (gates, bundles, passages) = {
-            let indexes = inner.indexes();
-            (
-                indexes.gates.names(namespace),
-                indexes.bundles.names(namespace),
-                indexes.passages.names(namespace),
-            )
-        };
-        let snapshot = Arc::new(NamespaceSnapshot::shared(
+        let snapshot = Arc::new(NamespaceSnapshot::new(
             namespace,
-            objects(&inner.gates, namespace, &gates),
-            objects(&inner.bundles, namespace, &bundles),
-            objects(&inner.passages, namespace, &passages),
+            inner.gates.in_namespace(namespace),
+            inner.bundles.in_namespace(namespace),
+            inner.passages.in_namespace(namespace),
         ));
         inner
             .snapshots
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(namespace.to_string(), (version, snapshot.clone()));
+            .put(namespace.to_string(), (version, snapshot.clone()));
         snapshot
     }
 
@@ -349,38 +310,20 @@ impl Cache {
 
     /// The namespaces holding a Gate or a Beacon, sorted.
     pub(crate) fn namespaces(&self) -> Vec<String> {
-        let indexes = self.inner.indexes();
-        let namespaces: BTreeSet<&str> = indexes
-            .gates
-            .namespaces()
-            .chain(indexes.beacons.namespaces())
-            .collect();
-        namespaces.into_iter().map(str::to_string).collect()
+        let mut namespaces = self.inner.gates.namespaces();
+        namespaces.extend(self.inner.beacons.namespaces());
+        namespaces.into_iter().collect()
     }
 
     /// The namespaces holding a Gate, sorted.
     pub(crate) fn gate_namespaces(&self) -> Vec<String> {
-        let indexes = self.inner.indexes();
-        let namespaces: BTreeSet<&str> = indexes.gates.namespaces().collect();
-        namespaces.into_iter().map(str::to_string).collect()
+        self.inner.gates.namespaces().into_iter().collect()
     }
 
-    /// The Beacons of `namespace`, by name.
-    pub(crate) fn beacons(&self, namespace: &str) -> Vec<Arc<Beacon>> {
-        let names = self.inner.indexes().beacons.names(namespace);
-        objects(&self.inner.beacons, namespace, &names)
+    /// The Beacons of `namespace`, any order.
+    pub(crate) fn beacons(&self, namespace: &str) -> Vec<Beacon> {
+        self.inner.beacons.in_namespace(namespace)
     }
-}
-
-/// The objects of `store` in `namespace` named `names` (those still there).
-fn objects<K>(store: &Store<K>, namespace: &str, names: &[String]) -> Vec<Arc<K>>
-where
-    K: Resource<DynamicType = ()> + Clone + 'static,
-{
-    names
-        .iter()
-        .filter_map(|name| store.get(&ObjectRef::new(name).within(namespace)))
-        .collect()
 }
 
 /// Lists as client-go's informers do: from the API server's watch cache (any recent
@@ -400,22 +343,18 @@ fn list_like_informers() -> watcher::Config {
 const KINDS: usize = 4;
 
 /// Keeps one kind's store current, forever, backing off on errors.
-async fn follow<K>(
-    kind: Kind,
-    client: kube::Client,
-    writer: reflector::store::Writer<K>,
-    inner: Arc<Inner>,
-) where
+async fn follow<K>(kind: Kind, client: kube::Client, store: JsonStore<K>, inner: Arc<Inner>)
+where
     K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
         + Placeholder
         + Clone
         + Debug
+        + Serialize
         + DeserializeOwned
         + Send
         + Sync
         + 'static,
 {
-    let mut listed = false;
     crate::lenient::watcher(
         Api::<Lenient<K>>::all(client),
         list_like_informers(),
@@ -423,31 +362,30 @@ async fn follow<K>(
     )
     .default_backoff()
     .modify(|object| object.meta_mut().managed_fields = None)
-    .reflect(writer)
     .for_each(|event| {
-        if let Ok(event) = &event {
-            index(inner.indexes().of(kind), event);
-        }
         match event {
-            Ok(Event::Apply(object) | Event::Delete(object)) => {
-                let namespace = object.meta().namespace.clone().unwrap_or_default();
-                inner.changed(&namespace);
-                // No followers is not an error.
-                let _ = inner.followers.send(Some(Change {
-                    kind,
-                    namespace,
-                    name: object.name_any(),
-                }));
-            }
-            Ok(Event::InitDone) => {
-                inner.epoch.fetch_add(1, Ordering::AcqRel);
-                if std::mem::replace(&mut listed, true) {
-                    let _ = inner.followers.send(None);
-                } else {
-                    inner.listed.fetch_add(1, Ordering::AcqRel);
+            Ok(event) => match store.apply(event) {
+                json_store::Change::Applied { now: object, .. }
+                | json_store::Change::Deleted(object) => {
+                    let namespace = object.meta().namespace.clone().unwrap_or_default();
+                    inner.changed(&namespace);
+                    // No followers is not an error.
+                    let _ = inner.followers.send(Some(Change {
+                        kind,
+                        namespace,
+                        name: object.name_any(),
+                    }));
                 }
-            }
-            Ok(Event::Init | Event::InitApply(_)) => {}
+                json_store::Change::Listed { first, .. } => {
+                    inner.epoch.fetch_add(1, Ordering::AcqRel);
+                    if first {
+                        inner.listed.fetch_add(1, Ordering::AcqRel);
+                    } else {
+                        let _ = inner.followers.send(None);
+                    }
+                }
+                json_store::Change::Nothing => {}
+            },
             // The watcher backs off and retries; the store keeps its last state.
             Err(error) => {
                 tracing::warn!(kind = K::kind(&()).as_ref(), %error, "watch failed; retrying")
@@ -456,31 +394,4 @@ async fn follow<K>(
         futures::future::ready(())
     })
     .await;
-}
-
-/// Tells `index` of `event`, which the store has applied already.
-fn index<K: Resource>(index: &mut NamespaceIndex, event: &Event<K>) {
-    let key = |object: &K| {
-        let meta = object.meta();
-        (
-            meta.namespace.clone().unwrap_or_default(),
-            meta.name.clone().unwrap_or_default(),
-        )
-    };
-    match event {
-        Event::Init => index.init(),
-        Event::InitApply(object) => {
-            let (namespace, name) = key(object);
-            index.init_apply(&namespace, &name);
-        }
-        Event::InitDone => index.init_done(),
-        Event::Apply(object) => {
-            let (namespace, name) = key(object);
-            index.apply(&namespace, &name);
-        }
-        Event::Delete(object) => {
-            let (namespace, name) = key(object);
-            index.delete(&namespace, &name);
-        }
-    }
 }

@@ -15,7 +15,7 @@ use kube::runtime::watcher::Event;
 use tokio::sync::watch;
 
 use super::{Item, Union};
-use crate::json_store::JsonStore;
+use hecate_ops::json_store::JsonStore;
 
 type Senders = Arc<Mutex<BTreeMap<String, mpsc::UnboundedSender<Item<ConfigMap>>>>>;
 

@@ -1,13 +1,13 @@
 //! A store that holds each object as its JSON text, by namespace, and decodes what a
-//! reader asks for (DECISION 142).
+//! reader asks for (DECISIONS 142, 144).
 //!
-//! The Gate loop holds every Passage and Bundle of its scope: 200,000 objects at a
-//! fleet's scale. Decoded, a Bundle whose JSON is 1.4 KiB takes 3.4 KiB (an
-//! `ObjectMeta` is 360 bytes before its strings; a label map is a B-tree node of half
-//! a kilobyte), and kube-runtime's store keys each by an `ObjectRef` of four more
-//! strings. Held as its JSON, an object costs its text and a name. A reconcile reads
-//! its namespace's share and decodes it, which is what it cost to clone it before
-//! (measured in BENCHMARKS).
+//! The controller's Gate loop and the servers' [`crate::Cache`] hold every Passage and
+//! Bundle they may read: 200,000 objects at a fleet's scale. Decoded, a Bundle whose
+//! JSON is 1.4 KiB takes 3.4 KiB (an `ObjectMeta` is 360 bytes before its strings; a
+//! label map is a B-tree node of half a kilobyte), and kube-runtime's store keys each
+//! by an `ObjectRef` of four more strings. Held as its JSON, an object costs its text
+//! and a name. A reader decodes its namespace's share, which is what it cost to clone
+//! it from a kube-runtime store (measured in BENCHMARKS).
 //!
 //! The store is also the memory of what each object was: applying an event answers
 //! with the object as held before ([`Change`]), so what wakes a Gate is told by
