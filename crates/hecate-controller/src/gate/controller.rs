@@ -41,11 +41,11 @@ use super::wakes::{self, BundleWakes};
 use super::{Error, GateReconciler};
 use crate::backoff::{self, Failures};
 use crate::index::ByNamespace;
-use hecate_ops::json_store::JsonStore;
 use crate::metrics::Loop;
 use crate::predicate;
 use crate::scope::{self, Scope};
 use crate::unreadable::Unreadable;
+use hecate_ops::json_store::JsonStore;
 
 /// How many Gates reconcile at once: each holds copies of its namespace's Bundles and
 /// its Passages while it decides, so two thousand starting together must not all

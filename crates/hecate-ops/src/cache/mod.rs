@@ -141,9 +141,24 @@ impl Cache {
             followers: tokio::sync::broadcast::channel(FOLLOWERS_BACKLOG).0,
         });
         let driver = futures::future::join4(
-            follow(Kind::Gate, client.clone(), inner.gates.clone(), inner.clone()),
-            follow(Kind::Bundle, client.clone(), inner.bundles.clone(), inner.clone()),
-            follow(Kind::Passage, client.clone(), inner.passages.clone(), inner.clone()),
+            follow(
+                Kind::Gate,
+                client.clone(),
+                inner.gates.clone(),
+                inner.clone(),
+            ),
+            follow(
+                Kind::Bundle,
+                client.clone(),
+                inner.bundles.clone(),
+                inner.clone(),
+            ),
+            follow(
+                Kind::Passage,
+                client.clone(),
+                inner.passages.clone(),
+                inner.clone(),
+            ),
             follow(Kind::Beacon, client, inner.beacons.clone(), inner.clone()),
         )
         .map(drop);
