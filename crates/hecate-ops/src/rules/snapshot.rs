@@ -1,11 +1,7 @@
 //! A namespace as the rules see it: its Gates, Bundles and Passages, fetched once and
 //! put in the orders the rules rely on.
-//!
-//! Objects are shared (`Arc`), so a snapshot built from a watch-backed cache costs
-//! pointer copies, not object copies, and one snapshot serves many requests.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 use hecate_types::{Bundle, Gate, Passage};
 use kube::ResourceExt as _;
@@ -18,9 +14,9 @@ use super::eligibility::{newest_first, passages_newest_first};
 #[derive(Clone, Debug, Default)]
 pub struct NamespaceSnapshot {
     namespace: String,
-    gates: Vec<Arc<Gate>>,
-    bundles: Vec<Arc<Bundle>>,
-    passages: Vec<Arc<Passage>>,
+    gates: Vec<Gate>,
+    bundles: Vec<Bundle>,
+    passages: Vec<Passage>,
     /// Indexes into `passages` by `spec.gate`, newest first.
     passages_by_gate: HashMap<String, Vec<usize>>,
 }
@@ -29,28 +25,13 @@ impl NamespaceSnapshot {
     /// Puts one namespace's objects in order.
     pub fn new(
         namespace: impl Into<String>,
-        gates: Vec<Gate>,
-        bundles: Vec<Bundle>,
-        passages: Vec<Passage>,
-    ) -> Self {
-        Self::shared(
-            namespace,
-            gates.into_iter().map(Arc::new).collect(),
-            bundles.into_iter().map(Arc::new).collect(),
-            passages.into_iter().map(Arc::new).collect(),
-        )
-    }
-
-    /// Puts one namespace's shared objects in order.
-    pub fn shared(
-        namespace: impl Into<String>,
-        mut gates: Vec<Arc<Gate>>,
-        mut bundles: Vec<Arc<Bundle>>,
-        mut passages: Vec<Arc<Passage>>,
+        mut gates: Vec<Gate>,
+        mut bundles: Vec<Bundle>,
+        mut passages: Vec<Passage>,
     ) -> Self {
         gates.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-        bundles.sort_by(|a, b| newest_first(a.as_ref(), b.as_ref()));
-        passages.sort_by(|a, b| passages_newest_first(a.as_ref(), b.as_ref()));
+        bundles.sort_by(newest_first);
+        passages.sort_by(passages_newest_first);
         let mut passages_by_gate: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, passage) in passages.iter().enumerate() {
             passages_by_gate
@@ -74,20 +55,7 @@ impl NamespaceSnapshot {
         bundles: Vec<Bundle>,
         passages: Vec<Passage>,
     ) -> Vec<Self> {
-        Self::group(
-            gates.into_iter().map(Arc::new),
-            bundles.into_iter().map(Arc::new),
-            passages.into_iter().map(Arc::new),
-        )
-    }
-
-    /// [`NamespaceSnapshot::by_namespace`] over shared objects.
-    pub fn group(
-        gates: impl IntoIterator<Item = Arc<Gate>>,
-        bundles: impl IntoIterator<Item = Arc<Bundle>>,
-        passages: impl IntoIterator<Item = Arc<Passage>>,
-    ) -> Vec<Self> {
-        // Unsorted groups first; `shared` puts each in order once.
+        // Unsorted groups first; `new` puts each in order once.
         let mut grouped: BTreeMap<String, Self> = BTreeMap::new();
         for gate in gates {
             let namespace = gate.namespace().unwrap_or_default();
@@ -113,7 +81,7 @@ impl NamespaceSnapshot {
         }
         grouped
             .into_values()
-            .map(|g| Self::shared(g.namespace, g.gates, g.bundles, g.passages))
+            .map(|g| Self::new(g.namespace, g.gates, g.bundles, g.passages))
             .collect()
     }
 
@@ -124,7 +92,7 @@ impl NamespaceSnapshot {
 
     /// Its Gates, by name.
     pub fn gates(&self) -> impl ExactSizeIterator<Item = &Gate> + DoubleEndedIterator {
-        self.gates.iter().map(AsRef::as_ref)
+        self.gates.iter()
     }
 
     /// The Gate named `name`.
@@ -135,12 +103,12 @@ impl NamespaceSnapshot {
 
     /// Its Bundles, newest first.
     pub fn bundles(&self) -> impl ExactSizeIterator<Item = &Bundle> + DoubleEndedIterator {
-        self.bundles.iter().map(AsRef::as_ref)
+        self.bundles.iter()
     }
 
     /// Its Passages, newest first.
     pub fn passages(&self) -> impl ExactSizeIterator<Item = &Passage> + DoubleEndedIterator {
-        self.passages.iter().map(AsRef::as_ref)
+        self.passages.iter()
     }
 
     /// The Passages whose `spec.gate` is `gate`, newest first.
@@ -149,14 +117,11 @@ impl NamespaceSnapshot {
             .get(gate)
             .into_iter()
             .flatten()
-            .map(|i| self.passages[*i].as_ref())
+            .map(|i| &self.passages[*i])
     }
 
     /// Its Gates, Bundles and Passages as owned lists, in the snapshot's orders.
     pub fn into_parts(self) -> (Vec<Gate>, Vec<Bundle>, Vec<Passage>) {
-        fn owned<T: Clone>(shared: Vec<Arc<T>>) -> Vec<T> {
-            shared.into_iter().map(Arc::unwrap_or_clone).collect()
-        }
-        (owned(self.gates), owned(self.bundles), owned(self.passages))
+        (self.gates, self.bundles, self.passages)
     }
 }
