@@ -215,6 +215,11 @@ where
         let _ = ready.wait_for(|ready| *ready).await;
     }
 
+    /// Whether the store holds its first full list.
+    pub fn is_ready(&self) -> bool {
+        *self.ready.borrow()
+    }
+
     /// The objects held in `namespace`, any order.
     pub fn in_namespace(&self, namespace: &str) -> Vec<K> {
         self.select(namespace, |_| true)

@@ -225,8 +225,10 @@ async function perform(action, question, run, report, onError) {
   clicked = null;
   // Named now: once the page is redrawn, the button is no longer among its buttons.
   const key = button && buttonKey(button);
-  if (button) REFUSED.delete(key);
-  if (button) placeRefusal(button, key);
+  if (button) {
+    REFUSED.delete(key);
+    placeRefusal(button, key);
+  }
   if (question && !(await confirm(question))) return null;
   notice.show("pending", "Asking the cluster…");
   try {

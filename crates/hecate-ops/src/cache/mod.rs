@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::{FutureExt as _, StreamExt as _};
@@ -68,8 +68,6 @@ struct Inner {
     beacons: JsonStore<Beacon>,
     /// Bumped when a store is (re)listed: every snapshot is then stale.
     epoch: AtomicU64,
-    /// How many kinds have been listed at least once.
-    listed: AtomicUsize,
     /// Per namespace, bumped on every change there.
     changes: Mutex<HashMap<String, u64>>,
     /// Per namespace read lately, the snapshot and the version it was built at.
@@ -133,7 +131,6 @@ impl Cache {
             passages: JsonStore::new(),
             beacons: JsonStore::new(),
             epoch: AtomicU64::new(0),
-            listed: AtomicUsize::new(0),
             changes: Mutex::new(HashMap::new()),
             snapshots: Mutex::new(LruCache::new(SNAPSHOTS_KEPT)),
             explanations: Mutex::new(HashMap::new()),
@@ -179,7 +176,11 @@ impl Cache {
     /// Whether every kind has been listed once; until then [`crate::Ops`] reads from
     /// the API server directly.
     pub fn is_ready(&self) -> bool {
-        self.inner.listed.load(Ordering::Acquire) == KINDS
+        let inner = &self.inner;
+        inner.gates.is_ready()
+            && inner.bundles.is_ready()
+            && inner.passages.is_ready()
+            && inner.beacons.is_ready()
     }
 
     /// Every change from now on, as the stores see it (after they have applied it), at
@@ -354,9 +355,6 @@ fn list_like_informers() -> watcher::Config {
     }
 }
 
-/// Gates, Bundles, Passages, Beacons.
-const KINDS: usize = 4;
-
 /// Keeps one kind's store current, forever, backing off on errors.
 async fn follow<K>(kind: Kind, client: kube::Client, store: JsonStore<K>, inner: Arc<Inner>)
 where
@@ -393,9 +391,7 @@ where
                 }
                 json_store::Change::Listed { first, .. } => {
                     inner.epoch.fetch_add(1, Ordering::AcqRel);
-                    if first {
-                        inner.listed.fetch_add(1, Ordering::AcqRel);
-                    } else {
+                    if !first {
                         let _ = inner.followers.send(None);
                     }
                 }
