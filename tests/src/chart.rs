@@ -34,6 +34,11 @@ pub const DEPLOY_FILES: &[(&str, &str, bool)] = &[
         "deploy/rbac/user-roles.yaml",
         false,
     ),
+    (
+        "templates/records-policy.yaml",
+        "deploy/rbac/records-policy.yaml",
+        false,
+    ),
 ];
 
 /// The top of every generated file.

@@ -556,6 +556,9 @@ async fn become_ready(
     }
     if crds {
         install_crds(&client).await?;
+        crate::rbac::install_records_policy(&client)
+            .await
+            .context("installing the records policy")?;
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ use k8s_openapi::api::authorization::v1::{
 };
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleBinding, RoleRef, Subject};
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use serde::Deserialize as _;
 
 use crate::{Identity, TestEnv, apply_manifest};
 
@@ -168,4 +169,56 @@ pub async fn await_access(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("{who} never got {verb} {resource}");
+}
+
+/// The records policy as deployed (`deploy/rbac/records-policy.yaml`): what people may
+/// write in Hecate's records.
+const RECORDS_POLICY: &str = include_str!("../../deploy/rbac/records-policy.yaml");
+
+/// Who writes Hecate's records as Hecate does on a test control plane: the static
+/// identities the controller and hecate-api run as, and the administrator, who plays
+/// the controller in the tests that write a status themselves.
+pub const RECORD_WRITERS: [Identity; 3] = [
+    Identity::Admin,
+    Identity::HecateController,
+    Identity::HecateApi,
+];
+
+/// The records policy as deployed, trusting `writers` besides the chart's own
+/// ServiceAccounts (as `recordsPolicy.trustedWriters` would).
+pub fn records_policy(writers: &[Identity]) -> anyhow::Result<String> {
+    let mut documents = Vec::new();
+    for document in serde_yaml_ng::Deserializer::from_str(RECORDS_POLICY) {
+        let mut value = serde_json::Value::deserialize(document)?;
+        if value["kind"] == "ValidatingAdmissionPolicy" {
+            let condition = value["spec"]["matchConditions"]
+                .get_mut(0)
+                .context("the records policy's match condition")?;
+            let expression = condition["expression"]
+                .as_str()
+                .context("the match condition's expression")?;
+            let (head, list) = expression
+                .split_once(" in ")
+                .context("the match condition names the trusted writers")?;
+            let list = list
+                .strip_suffix(')')
+                .context("the match condition's list of writers")?;
+            let mut trusted: Vec<String> = serde_json::from_str(list)?;
+            trusted.extend(writers.iter().map(|w| w.username().to_string()));
+            condition["expression"] =
+                format!("{head} in {})", serde_json::to_string(&trusted)?).into();
+        }
+        if !value.is_null() {
+            documents.push(serde_yaml_ng::to_string(&value)?);
+        }
+    }
+    Ok(documents.join("---\n"))
+}
+
+/// Installs the records policy on a test control plane, trusting [`RECORD_WRITERS`]:
+/// every test's people write under it, as they would in an installation. (The API
+/// server enforces a new policy a moment after it is created.)
+pub async fn install_records_policy(admin: &kube::Client) -> anyhow::Result<()> {
+    apply_manifest(admin, &records_policy(&RECORD_WRITERS)?, false).await?;
+    Ok(())
 }

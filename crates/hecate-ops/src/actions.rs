@@ -310,6 +310,7 @@ impl Ops {
         let (gate, current) = self.gate_and_bundle(namespace, gate, bundle).await?;
         rules::actions::judge_approval(&gate, &current).map_err(refused)?;
         let gate_name = gate.name_any();
+        let asked = asked(&gate, &current);
         let answer = |reason: &str, recorded| Rejected {
             namespace: namespace.to_string(),
             bundle: current.name_any(),
@@ -327,11 +328,11 @@ impl Ops {
                 "recording the rejection",
                 |bundle| {
                     let status = bundle.status.get_or_insert_with(BundleStatus::default);
-                    if let Some(standing) = status
-                        .rejections
-                        .iter()
-                        .find(|r| r.gate == gate_name && r.actor == rejecter.name && r.stands())
-                    {
+                    if let Some(standing) = status.rejections.iter().find(|r| {
+                        r.gate == gate_name
+                            && r.actor == rejecter.name
+                            && approval::stands(asked, r)
+                    }) {
                         return ControlFlow::Break(answer(&standing.reason, false));
                     }
                     rules::actions::make_room(&mut status.rejections);
@@ -342,6 +343,7 @@ impl Ops {
                         reason: reason.clone(),
                         withdrawn_by: String::new(),
                         withdrawn_at: None,
+                        withdrawn_groups: Vec::new(),
                     });
                     ControlFlow::Continue(answer(&reason, true))
                 },
@@ -379,10 +381,10 @@ impl Ops {
             rejections_of,
             fides: None,
         };
-        if current.rejection_for(&gate_name).is_none() {
+        let asked = asked(&gate, &current);
+        if approval::standing_rejection(asked, &gate_name, &current).is_none() {
             return Ok(answer(Vec::new()));
         }
-        let asked = asked(&gate, &current);
         rules::actions::judge_withdrawal(asked, &gate, &current, &person).map_err(refused)?;
         let named = approval::may_withdraw_all(asked, &person);
         let now = self.now();
@@ -397,11 +399,12 @@ impl Ops {
                         .status
                         .iter_mut()
                         .flat_map(|s| s.rejections.iter_mut())
-                        .filter(|r| r.gate == gate_name && r.stands())
+                        .filter(|r| r.gate == gate_name && approval::stands(asked, r))
                         .filter(|r| named || r.actor == person.name)
                     {
                         rejection.withdrawn_by = person.name.clone();
                         rejection.withdrawn_at = Some(Time(now));
+                        rejection.withdrawn_groups = person.groups.clone();
                         withdrawn.push(rejection.actor.clone());
                     }
                     if withdrawn.is_empty() {

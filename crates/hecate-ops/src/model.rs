@@ -140,6 +140,9 @@ pub enum Uncounted {
     Promoter,
     /// No rule of the policy names them or a group of theirs.
     NotNamed,
+    /// Its time is later than now: an approval counts from when it was given, and one
+    /// dated ahead would never expire (DECISION 148).
+    Future,
 }
 
 impl Uncounted {
@@ -151,6 +154,7 @@ impl Uncounted {
             Self::UpstreamPromoter => "they promoted it through an earlier Gate",
             Self::Promoter => "they are the one promoting it",
             Self::NotNamed => "no rule names them or a group of theirs",
+            Self::Future => "it is dated in the future",
         }
     }
 
@@ -162,6 +166,7 @@ impl Uncounted {
             Self::UpstreamPromoter => "you promoted it through an earlier Gate",
             Self::Promoter => "you are the one promoting it",
             Self::NotNamed => "the Gate's policy names neither you nor a group of yours",
+            Self::Future => "your approval is dated in the future",
         }
     }
 }

@@ -331,12 +331,19 @@ pub struct Rejection {
     /// When it was withdrawn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withdrawn_at: Option<Time>,
+    /// The groups the cluster reported for whoever withdrew it, when they did: what
+    /// says whether the approval policy let them withdraw another person's "no"
+    /// (DECISION 148).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withdrawn_groups: Vec<String>,
 }
 
 impl Rejection {
-    /// Whether it still holds the Bundle.
-    pub fn stands(&self) -> bool {
-        self.withdrawn_by.is_empty()
+    /// Whether the record says someone withdrew it. Whether that withdrawal counts —
+    /// was it theirs to withdraw — is the approval policy's, judged by
+    /// `hecate_ops::rules::approval::stands`.
+    pub fn is_withdrawn(&self) -> bool {
+        !self.withdrawn_by.is_empty()
     }
 }
 
@@ -352,13 +359,12 @@ impl Bundle {
             .filter(move |a| a.gate == gate)
     }
 
-    /// The rejection holding this Bundle from the named Gate, if any (the first given).
-    pub fn rejection_for(&self, gate: &str) -> Option<&Rejection> {
+    /// The rejections given for the named Gate, withdrawn or not, oldest first.
+    pub fn rejections_for<'a>(&'a self, gate: &'a str) -> impl Iterator<Item = &'a Rejection> + 'a {
         self.status
-            .as_ref()?
-            .rejections
             .iter()
-            .find(|r| r.gate == gate && r.stands())
+            .flat_map(|s| s.rejections.iter())
+            .filter(move |r| r.gate == gate)
     }
 
     /// Whether this Bundle has cleared (crossed and verified) the named Gate.

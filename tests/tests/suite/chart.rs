@@ -148,6 +148,8 @@ async fn the_defaults_are_accepted_by_the_api_server() {
             "Service/hecate-controller-metrics",
             "ServiceAccount/hecate-api",
             "ServiceAccount/hecate-controller",
+            "ValidatingAdmissionPolicy/hecate-records",
+            "ValidatingAdmissionPolicyBinding/hecate-records",
         ]
     );
     let controller = find(&objects, "Deployment", "hecate-controller");
@@ -351,6 +353,42 @@ async fn every_option_is_accepted_by_the_api_server() {
 
 /// `values.schema.json`: a misspelt or mistyped value stops the install with its
 /// path, where it would otherwise be ignored and leave a default in place.
+/// The records policy names every field of a Bundle's status — as one people may
+/// add their own entries to, or as one only Hecate writes — so a field added later
+/// cannot slip past it; and the list bound it makes room within is the CRD's.
+#[test]
+fn the_records_policy_covers_every_field_of_a_bundles_status() {
+    let rendered = render("hecate-system", &[], &[]).unwrap();
+    let policy = rendered
+        .split("\n---\n")
+        .find(|d| d.contains("kind: ValidatingAdmissionPolicy\n"))
+        .expect("the records policy in the default rendering");
+    let crd = hecate_types::crd::all()
+        .into_iter()
+        .find(|c| c.spec.names.kind == "Bundle")
+        .unwrap();
+    let schema = serde_json::to_value(&crd.spec.versions[0].schema).unwrap();
+    let fields = schema["openAPIV3Schema"]["properties"]["status"]["properties"]
+        .as_object()
+        .unwrap();
+    assert!(fields.len() >= 6, "{fields:?}");
+    for field in fields.keys() {
+        assert!(
+            policy.contains(&format!("object.status.{field}")),
+            "the records policy says nothing of status.{field}"
+        );
+    }
+    assert!(policy.contains(&format!(
+        "size(variables.oldRejections) >= {}",
+        hecate_types::limits::MAX_APPROVALS
+    )));
+    // Everyone else is judged: the match condition trusts the chart's three
+    // ServiceAccounts and nobody else.
+    assert!(policy.contains(
+        r#"["system:serviceaccount:hecate-system:hecate-controller","system:serviceaccount:hecate-system:hecate-api","system:serviceaccount:hecate-system:hecate-mcp"]"#
+    ), "{policy}");
+}
+
 #[test]
 fn a_misspelt_or_mistyped_value_is_refused() {
     for (set, says) in [

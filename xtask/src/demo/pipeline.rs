@@ -119,8 +119,16 @@ pub(crate) async fn run(
         .await
         .context("giving staging its smoke test")?;
 
+    // The controller runs as the chart deploys it: its own identity, with the
+    // ClusterRole `deploy/` ships and no more — what a user's installation has.
+    hecate_testenv::rbac::install_controller_role(&admin)
+        .await
+        .context("installing the controller's ClusterRole")?;
     let kubeconfig = dir.join("kubeconfig");
-    std::fs::write(&kubeconfig, endpoint.kubeconfig_yaml(Identity::Admin))?;
+    std::fs::write(
+        &kubeconfig,
+        endpoint.kubeconfig_yaml(Identity::HecateController),
+    )?;
     let log = std::fs::File::create(dir.join("hecate-controller.log"))?;
     let child = Command::new(controller)
         .args([

@@ -145,6 +145,45 @@ async fn a_crossing_waits_for_flux_then_calls_out_and_the_gate_records_it() {
     assert!(bundle.has_cleared("dev"));
 }
 
+/// The controller as the chart deploys it — its own identity, the ClusterRole in
+/// `deploy/` — records a verification as it goes: a merge patch of the Passage's status
+/// (#50 item 8; before, the chart's role allowed only `update`, and every reconcile of a
+/// Gate that verifies failed, the Gate Crossing for ever).
+#[tokio::test]
+async fn the_chart_role_lets_the_controller_record_a_verification() {
+    let h = setup().await;
+    let receiver = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&receiver)
+        .await;
+    let _controller = Controller::start(&h.env, &h.env.namespace, &[]).await;
+    let mut spec = gate_spec(true, &[], false);
+    spec.passage.as_mut().unwrap().steps = vec![Step {
+        uses: "http".into(),
+        with: Some(json!({"url": format!("{}/deploy", receiver.uri()), "body": {}})),
+        ..Step::default()
+    }];
+    spec.verify = vec![hecate_types::Verification {
+        uses: "soak".into(),
+        with: Some(json!({"duration": "1s"})),
+    }];
+    create_gate(&h, "dev", spec).await;
+    bundle(&h.env, "b1").await;
+    wait_for_phase(&h, PassagePhase::Succeeded, Duration::from_secs(15)).await;
+    let verified = eventually(Duration::from_secs(20), "dev-1 verified", || async {
+        let passage = h.env.api::<Passage>().get("dev-1").await.ok()?;
+        let verification = passage.status?.verification?;
+        (verification.phase == hecate_types::VerificationPhase::Verified).then_some(verification)
+    })
+    .await;
+    assert!(!verified.message.is_empty(), "{verified:?}");
+    eventually(Duration::from_secs(10), "b1 clears dev", || async {
+        h.bundle("b1").await.has_cleared("dev").then_some(())
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_failing_step_fails_the_crossing_the_cleanup_still_runs_and_automation_stops() {
     let h = setup().await;

@@ -320,6 +320,7 @@ async fn an_approval_policy_holds_an_automatic_gate_until_it_is_met() {
         reason: "not this week".into(),
         withdrawn_by: String::new(),
         withdrawn_at: None,
+        withdrawn_groups: Vec::new(),
     };
     let steps: [(
         Vec<hecate_types::PolicyApproval>,

@@ -89,10 +89,14 @@ pub fn judge_withdrawal(
 }
 
 /// Leaves room for one more rejection within [`limits::MAX_APPROVALS`]: the oldest
-/// withdrawn ones go first; standing ones are never dropped.
+/// withdrawn by the one who gave it go first; no other is ever dropped — the records
+/// policy refuses anything else from a person (DECISION 148).
 pub fn make_room(rejections: &mut Vec<Rejection>) {
     while rejections.len() >= limits::MAX_APPROVALS {
-        match rejections.iter().position(|r| !r.stands()) {
+        match rejections
+            .iter()
+            .position(|r| r.is_withdrawn() && r.withdrawn_by == r.actor)
+        {
             Some(oldest) => {
                 rejections.remove(oldest);
             }

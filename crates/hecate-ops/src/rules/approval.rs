@@ -8,7 +8,9 @@
 //! approve's own refusal ([`may_count`]). Who is in a group is what the cluster said of
 //! the approver when they approved (`status.approvals[].groups`), never a name typed in.
 
-use hecate_types::{Admission, ApprovalPolicy, ApprovalRule, Bundle, Gate, PolicyApproval, Time};
+use hecate_types::{
+    Admission, ApprovalPolicy, ApprovalRule, Bundle, Gate, PolicyApproval, Rejection, Time,
+};
 use jiff::{SignedDuration, Timestamp};
 
 use super::eligibility::{self, Code};
@@ -20,6 +22,14 @@ use crate::model::{
 
 /// The actor automatic crossings record: not a person, never excluded as a promoter.
 pub const CONTROLLER: &str = "controller";
+
+/// How far ahead of this clock an approval's time may be and still count: the
+/// writer's clock may run a little fast.
+const CLOCK_SKEW: SignedDuration = SignedDuration::from_mins(5);
+
+fn later(t: Timestamp, by: SignedDuration) -> Timestamp {
+    t.checked_add(by).unwrap_or(Timestamp::MAX)
+}
 
 /// What an admission asks of approvals, if anything.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -52,7 +62,7 @@ pub fn judge(
     promoter: Option<&str>,
     now: Timestamp,
 ) -> Option<ApprovalProgress> {
-    let rejected = bundle.rejection_for(gate).map(|r| RejectionView {
+    let rejected = standing_rejection(asked, gate, bundle).map(|r| RejectionView {
         by: r.actor.clone(),
         at: r.at.clone(),
         reason: r.reason.clone(),
@@ -79,7 +89,9 @@ pub fn judge(
     let mut expires_at: Option<Timestamp> = None;
     for approval in approvals(gate, bundle, policy.is_some()) {
         let expiry = lifetime.and_then(|life| approval.at.0.checked_add(life).ok());
-        let why = if expiry.is_some_and(|at| at <= now) {
+        let why = if approval.at.0 > later(now, CLOCK_SKEW) {
+            Some(Uncounted::Future)
+        } else if expiry.is_some_and(|at| at <= now) {
             Some(Uncounted::Expired)
         } else {
             policy
@@ -222,10 +234,8 @@ pub fn may_count(
 /// member of a rule's group).
 pub fn may_withdraw(asked: Asked<'_>, gate: &str, bundle: &Bundle, person: &Person) -> bool {
     let mut standing = bundle
-        .status
-        .iter()
-        .flat_map(|s| s.rejections.iter())
-        .filter(|r| r.gate == gate && r.stands())
+        .rejections_for(gate)
+        .filter(|r| stands(asked, r))
         .peekable();
     if standing.peek().is_none() {
         return false;
@@ -264,14 +274,13 @@ pub fn missing_from(progress: &ApprovalProgress) -> Vec<String> {
 /// then the people and groups the admission's policy names.
 pub fn withdrawers(gate: &Gate, bundle: &Bundle) -> Vec<String> {
     let gate_name = gate.metadata.name.as_deref().unwrap_or_default();
-    let mut who: Vec<String> = bundle
-        .rejection_for(gate_name)
+    let admission = gate.admission_for(&bundle.spec.beacon);
+    let asked = admission.map_or(Asked::Nothing, Asked::of);
+    let mut who: Vec<String> = standing_rejection(asked, gate_name, bundle)
         .map(|r| r.actor.clone())
         .into_iter()
         .collect();
-    let policy = gate
-        .admission_for(&bundle.spec.beacon)
-        .and_then(|a| a.approvals.as_ref());
+    let policy = admission.and_then(|a| a.approvals.as_ref());
     for rule in policy.into_iter().flat_map(every_rule) {
         for name in rule.users.iter().chain(rule.groups.iter()) {
             if !who.contains(name) {
@@ -335,12 +344,39 @@ pub fn next_expiry<'a>(
 /// Whether the admission's policy names `person` (a rule's user, or a member of a
 /// rule's group): they may withdraw anyone's rejection, not only their own.
 pub fn may_withdraw_all(asked: Asked<'_>, person: &Person) -> bool {
+    names_person(asked, &person.name, &person.groups)
+}
+
+fn names_person(asked: Asked<'_>, name: &str, groups: &[String]) -> bool {
     let Asked::Policy(policy) = asked else {
         return false;
     };
     every_rule(policy).any(|rule| {
-        rule.users.contains(&person.name) || rule.groups.iter().any(|g| person.groups.contains(g))
+        rule.users.iter().any(|u| u == name) || rule.groups.iter().any(|g| groups.contains(g))
     })
+}
+
+/// Whether `rejection` still holds its Bundle under what `asked`: it does until
+/// withdrawn by someone who may withdraw it — the one who gave it, or someone the
+/// policy names, by name or by the groups recorded when they withdrew it. A
+/// withdrawal written by anyone else is in the record and changes nothing: anyone
+/// who may write a Bundle's status may write one in their own name (DECISION 148).
+pub fn stands(asked: Asked<'_>, rejection: &Rejection) -> bool {
+    if !rejection.is_withdrawn() {
+        return true;
+    }
+    let by = rejection.withdrawn_by.as_str();
+    !(by == rejection.actor || names_person(asked, by, &rejection.withdrawn_groups))
+}
+
+/// The rejection holding `bundle` from `gate` under what `asked`, if any: the first
+/// given of those that [`stands`].
+pub fn standing_rejection<'a>(
+    asked: Asked<'_>,
+    gate: &'a str,
+    bundle: &'a Bundle,
+) -> Option<&'a Rejection> {
+    bundle.rejections_for(gate).find(|r| stands(asked, r))
 }
 
 /// The approvals that may count for `gate`: under a policy, `status.approvals`, and the

@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use hecate_types::{PassagePhase, StepPhase, Time, wellknown};
 use kube::ResourceExt as _;
 
+use super::approval::{self, Asked};
 use super::snapshot::NamespaceSnapshot;
 use crate::model::{AuditEntry, AuditKind, Outcome};
 
@@ -105,10 +106,18 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
         // Under a policy, every approval with the groups it counted by; the
         // reference's one per Gate only when it is not among them.
         for approval in &status.approvals {
-            let detail = if approval.groups.is_empty() {
+            // The groups a person is in by being signed in (`system:authenticated`)
+            // say nothing of why their approval counts.
+            let groups: Vec<&str> = approval
+                .groups
+                .iter()
+                .map(String::as_str)
+                .filter(|g| !g.starts_with("system:"))
+                .collect();
+            let detail = if groups.is_empty() {
                 String::new()
             } else {
-                format!("as a member of {}", approval.groups.join(", "))
+                format!("as a member of {}", groups.join(", "))
             };
             entries.push(entry(
                 &approval.at,
@@ -141,12 +150,24 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
                 rejection.reason.clone(),
             ));
             if let Some(at) = &rejection.withdrawn_at {
+                let asked = snapshot
+                    .gate(&rejection.gate)
+                    .and_then(|g| g.admission_for(&bundle.spec.beacon))
+                    .map_or(Asked::Nothing, Asked::of);
+                let detail = if approval::stands(asked, rejection) {
+                    format!(
+                        "{}'s rejection — not theirs to withdraw: it still holds",
+                        rejection.actor
+                    )
+                } else {
+                    format!("{}'s rejection", rejection.actor)
+                };
                 entries.push(entry(
                     at,
                     AuditKind::Withdrawn,
                     &rejection.gate,
                     &rejection.withdrawn_by,
-                    format!("{}'s rejection", rejection.actor),
+                    detail,
                 ));
             }
         }

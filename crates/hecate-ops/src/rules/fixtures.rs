@@ -200,6 +200,7 @@ pub(crate) fn rejected(mut bundle: Bundle, gate: &str, actor: &str, reason: &str
             reason: reason.into(),
             withdrawn_by: String::new(),
             withdrawn_at: None,
+            withdrawn_groups: Vec::new(),
         });
     bundle
 }

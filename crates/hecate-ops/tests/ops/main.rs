@@ -16,4 +16,5 @@ mod flux;
 mod judgements;
 mod preflight;
 mod reads;
+mod records;
 mod unreadable;

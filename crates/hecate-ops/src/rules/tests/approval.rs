@@ -73,7 +73,13 @@ fn by(mut bundle: Bundle, actor: &str, groups: &[&str], m: i64) -> Bundle {
     bundle
 }
 
-fn rejected(mut bundle: Bundle, actor: &str, withdrawn_by: &str) -> Bundle {
+fn rejected(bundle: Bundle, actor: &str, withdrawn_by: &str) -> Bundle {
+    withdrawn_as(bundle, actor, withdrawn_by, &[])
+}
+
+/// `bundle` rejected for production by `actor`, withdrawn by `withdrawn_by` (none when
+/// empty) with the groups the cluster gave them then.
+fn withdrawn_as(mut bundle: Bundle, actor: &str, withdrawn_by: &str, groups: &[&str]) -> Bundle {
     bundle
         .status
         .get_or_insert_with(BundleStatus::default)
@@ -85,6 +91,7 @@ fn rejected(mut bundle: Bundle, actor: &str, withdrawn_by: &str) -> Bundle {
             reason: "the migration is not reversible".into(),
             withdrawn_by: withdrawn_by.into(),
             withdrawn_at: (!withdrawn_by.is_empty()).then(|| Time(t0())),
+            withdrawn_groups: groups.iter().map(|g| g.to_string()).collect(),
         });
     bundle
 }
@@ -335,6 +342,61 @@ fn a_rejection_holds_until_withdrawn() {
     assert_eq!(
         verdict(&open, &rejected(b1("bob"), "dave", ""), None, t0()).0,
         Some(Code::Rejected)
+    );
+}
+
+#[test]
+fn a_withdrawal_counts_only_from_someone_who_may_withdraw() {
+    // Anyone who may write a Bundle's status may write a withdrawal in their own name
+    // (the records policy sees to the name); whether it lifts the "no" is judged here.
+    let gate = production(policy(vec![rule(1, RM, &["carol"])]));
+    let cases = [
+        ("by the one who rejected it", "dave", &[][..], None),
+        ("by a user the policy names", "carol", &[][..], None),
+        ("by a member of a group it names", "erin", RM, None),
+        (
+            "by anyone else",
+            "ci-bot",
+            &["system:authenticated"][..],
+            Some(Code::Rejected),
+        ),
+        (
+            "by someone in the group now but not then",
+            "frank",
+            &[][..],
+            Some(Code::Rejected),
+        ),
+    ];
+    for (case, by_whom, groups, code) in cases {
+        let bundle = withdrawn_as(by(b1("bob"), "carol", RM, 0), "dave", by_whom, groups);
+        assert_eq!(verdict(&gate, &bundle, None, t0()).0, code, "{case}");
+    }
+    // Without a policy, only the one who rejected it lifts it.
+    let mut open = gate.clone();
+    open.spec.admits[0].approvals = None;
+    let lifted_by_other = withdrawn_as(b1("bob"), "dave", "carol", RM);
+    assert_eq!(
+        verdict(&open, &lifted_by_other, None, t0()).0,
+        Some(Code::Rejected)
+    );
+}
+
+#[test]
+fn an_approval_dated_ahead_does_not_count() {
+    // One dated ahead would never expire; a few minutes of a fast clock are allowed.
+    let mut lasting = policy(vec![rule(1, RM, &[])]);
+    lasting.expire_after = "24h".into();
+    let gate = production(lasting);
+    assert_eq!(
+        verdict(&gate, &by(b1("bob"), "carol", RM, 4), None, t0()).0,
+        None
+    );
+    assert_eq!(
+        verdict(&gate, &by(b1("bob"), "carol", RM, 60 * 24 * 365), None, t0()),
+        (
+            Some(Code::AwaitingApproval),
+            "awaiting approval: 0 of 1 from release-managers; carol's approval does not count (it is dated in the future)".into()
+        )
     );
 }
 
