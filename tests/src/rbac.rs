@@ -184,8 +184,14 @@ pub const RECORD_WRITERS: [Identity; 3] = [
     Identity::HecateApi,
 ];
 
+/// A group whose members write Hecate's records as Hecate does on a test control
+/// plane (as `recordsPolicy.trustedGroups` would): a test that runs the controller as
+/// a user of its own — one per shard — adds it to that user.
+pub const RECORD_WRITER_GROUP: &str = "hecate:test-controllers";
+
 /// The records policy as deployed, trusting `writers` besides the chart's own
-/// ServiceAccounts (as `recordsPolicy.trustedWriters` would).
+/// ServiceAccounts (as `recordsPolicy.trustedWriters` would), and the members of
+/// [`RECORD_WRITER_GROUP`].
 pub fn records_policy(writers: &[Identity]) -> anyhow::Result<String> {
     let mut documents = Vec::new();
     for document in serde_yaml_ng::Deserializer::from_str(RECORDS_POLICY) {
@@ -207,6 +213,15 @@ pub fn records_policy(writers: &[Identity]) -> anyhow::Result<String> {
             trusted.extend(writers.iter().map(|w| w.username().to_string()));
             condition["expression"] =
                 format!("{head} in {})", serde_json::to_string(&trusted)?).into();
+            let conditions = value["spec"]["matchConditions"]
+                .as_array_mut()
+                .context("the records policy's match conditions")?;
+            conditions.push(serde_json::json!({
+                "name": "not-in-a-trusted-group",
+                "expression": format!(
+                    "!request.userInfo.groups.exists(g, g == '{RECORD_WRITER_GROUP}')"
+                ),
+            }));
         }
         if !value.is_null() {
             documents.push(serde_yaml_ng::to_string(&value)?);

@@ -27,6 +27,9 @@ pub struct CheckResult {
     pub issues: Vec<String>,
     /// What the checker saw, for people and for `status.health.details`.
     pub details: Option<Value>,
+    /// Something it checks was left out of `health` because Flux is applying again
+    /// what it had applied: it stands as it stood before (see [`Assessment`]).
+    pub reapplying: bool,
 }
 
 impl CheckResult {
@@ -36,6 +39,7 @@ impl CheckResult {
             health: Health::Unknown,
             issues: vec![issue.into()],
             details: None,
+            reapplying: false,
         }
     }
 }
@@ -73,6 +77,11 @@ pub struct Assessment {
     pub issues: Vec<String>,
     /// Checker name → that checker's details; `None` when no checker gave any.
     pub details: Option<Value>,
+    /// Some check left something out of `status` because Flux is applying again what
+    /// it had applied, on its interval: that part stands as it stood, so the Gate's
+    /// health record keeps its state through it rather than turning `Progressing` for
+    /// a second (issue 53).
+    pub reapplying: bool,
 }
 
 /// The health checkers a controller knows, by name.
@@ -148,8 +157,10 @@ fn merge<'a>(results: impl IntoIterator<Item = (&'a str, CheckResult)>) -> Asses
     let mut status = None::<Health>;
     let mut issues = Vec::new();
     let mut details = serde_json::Map::new();
+    let mut reapplying = false;
     for (name, result) in results {
         status = Some(status.map_or(result.health, |s| s.merge(result.health)));
+        reapplying |= result.reapplying;
         issues.extend(result.issues);
         let Some(new) = result.details else { continue };
         match (details.get_mut(name), new) {
@@ -163,6 +174,7 @@ fn merge<'a>(results: impl IntoIterator<Item = (&'a str, CheckResult)>) -> Asses
         status: status.unwrap_or(Health::NotApplicable),
         issues,
         details: (!details.is_empty()).then_some(Value::Object(details)),
+        reapplying,
     }
 }
 
@@ -208,6 +220,7 @@ mod tests {
                     details: config
                         .get("details")
                         .map(|d| json!({"namespace": namespace, "seen": d})),
+                    reapplying: false,
                 }
             })
         }
@@ -265,7 +278,8 @@ mod tests {
             Assessment {
                 status: NotApplicable,
                 issues: vec![],
-                details: None
+                details: None,
+                reapplying: false,
             }
         );
     }
@@ -352,6 +366,7 @@ mod tests {
                     health: Healthy,
                     issues: vec![],
                     details: Some(json!({"K/shop/a": {"health": "Healthy"}})),
+                    reapplying: false,
                 },
             ),
             (
@@ -360,6 +375,7 @@ mod tests {
                     health: Progressing,
                     issues: vec!["b".into()],
                     details: Some(json!({"K/shop/b": {"health": "Progressing"}})),
+                    reapplying: false,
                 },
             ),
         ]);

@@ -53,6 +53,16 @@ struct World {
 
 impl World {
     async fn start(stages: &[Stage<'_>], first: Release<'_>, reconcile: bool) -> Self {
+        Self::start_with(stages, first, reconcile, FluxSettings::DEFAULT).await
+    }
+
+    /// [`Self::start`] with Flux's objects set as `flux` says.
+    async fn start_with(
+        stages: &[Stage<'_>],
+        first: Release<'_>,
+        reconcile: bool,
+        flux: FluxSettings<'_>,
+    ) -> Self {
         let env = TestEnv::with_flux().await;
         let ns = env.namespace.clone();
         let dir = tempfile::tempdir().unwrap();
@@ -72,15 +82,9 @@ impl World {
         let http = GitHttp::start(&root).await.unwrap();
         let (app_url, fleet_url) = (app.served(&http), fleet.served(&http));
 
-        fleet::flux_objects(
-            &env.admin,
-            &ns,
-            &fleet_url,
-            &environments,
-            FluxSettings::DEFAULT,
-        )
-        .await
-        .unwrap();
+        fleet::flux_objects(&env.admin, &ns, &fleet_url, &environments, flux)
+            .await
+            .unwrap();
         rbac::grant_deployed_roles(&env).await;
         let kubeconfigs = root.join("kubeconfigs");
         env.endpoint().write_kubeconfigs(&kubeconfigs).unwrap();
@@ -337,6 +341,86 @@ async fn a_release_crosses_dev_staging_and_production_on_flux() {
         kustomization["metadata"]["annotations"]["reconcile.fluxcd.io/requestedAt"].clone();
     assert!(requested.is_string(), "{kustomization:#}");
     assert_eq!(kustomization["status"]["lastHandledReconcileAt"], requested);
+}
+
+/// Issue 53: on real Flux a soak never finished — kustomize-controller re-applies
+/// what it applied on its interval, saying `Ready=Unknown` for a moment each time, and
+/// every such moment restarted the soak. Here Flux reconciles every 2 s through a 12 s
+/// soak; the crossing is verified once the soak is up, and the Gate stayed Healthy
+/// from before the soak began.
+#[tokio::test]
+async fn a_soak_finishes_while_flux_reconciles_on_its_interval() {
+    let dev = [Stage {
+        name: "dev",
+        after: None,
+        auto: true,
+        approval: world::Approval::No,
+    }];
+    let flux = FluxSettings {
+        interval: "2s",
+        ..FluxSettings::DEFAULT
+    };
+    let world = World::start_with(&dev, Release::healthy("0.1.0"), true, flux).await;
+    let gates: Api<Gate> = world.env.api();
+    let soak = json!({"spec": {"verify": [{"uses": "soak", "with": {"duration": "12s"}}]}});
+    gates
+        .patch("dev", &PatchParams::default(), &Patch::Merge(&soak))
+        .await
+        .unwrap();
+    let bundle = world.poll_for(&world.app.head("main").await.unwrap()).await;
+    let passages: Api<Passage> = world.env.api();
+    let crossed = eventually(Duration::from_secs(90), "dev crossed", || async {
+        let passage = passages
+            .list(&Default::default())
+            .await
+            .ok()?
+            .items
+            .into_iter()
+            .find(|p| p.spec.bundle == bundle && p.phase() == PassagePhase::Succeeded)?;
+        Some(passage)
+    })
+    .await;
+    let name = kube::ResourceExt::name_any(&crossed);
+    let reconciled = |k: &Value| k["status"]["history"][0]["totalReconciliations"].as_u64();
+    let before = reconciled(&world.kustomization("dev").await).unwrap_or_default();
+    let healthy_since = eventually(Duration::from_secs(30), "dev healthy", || async {
+        let health = gates.get("dev").await.ok()?.status?.health?;
+        (health.status == Health::Healthy).then_some(health.since?)
+    })
+    .await;
+    let verified = eventually(Duration::from_secs(45), "the soak to pass", || async {
+        let verification = passages.get(&name).await.ok()?.status?.verification?;
+        (verification.phase == hecate_types::VerificationPhase::Verified).then_some(verification)
+    })
+    .await;
+    let after = reconciled(&world.kustomization("dev").await).unwrap_or_default();
+    assert!(
+        after >= before + 3,
+        "Flux reconciled during the soak ({before} → {after} reconciliations)"
+    );
+    let health = gates
+        .get("dev")
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .health
+        .unwrap();
+    assert_eq!(
+        (health.status, health.since),
+        (Health::Healthy, Some(healthy_since)),
+        "Flux's routine reconciles never interrupted the Gate's health"
+    );
+    assert!(
+        world
+            .env
+            .api::<Bundle>()
+            .get(&bundle)
+            .await
+            .unwrap()
+            .has_cleared("dev")
+    );
+    eprintln!("verified: {}", verified.message);
 }
 
 #[tokio::test]

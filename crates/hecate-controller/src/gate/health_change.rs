@@ -26,11 +26,24 @@ pub struct Change {
 /// The health report a Gate keeps after `assessment` at `now`, following `previous`,
 /// and the change it makes, if its state changed: `since` is kept while the state
 /// stays (now if none was recorded), and moves to now when it changes.
+///
+/// While Flux applies again what it had applied ([`Assessment::reapplying`]), what
+/// it reapplies stands as it stood: the state is the previous one merged with the
+/// rest of the assessment, and the previous issues stay while that state does — a
+/// routine reconcile on Flux's interval neither restarts a soak nor says the Gate
+/// recovered (issue 53).
 pub fn judge(
     previous: Option<&HealthReport>,
-    assessment: Assessment,
+    mut assessment: Assessment,
     now: Timestamp,
 ) -> (HealthReport, Option<Change>) {
+    if let Some(previous) = previous.filter(|_| assessment.reapplying) {
+        let status = previous.status.merge(assessment.status);
+        if status == previous.status && status != assessment.status {
+            assessment.issues = previous.issues.clone();
+        }
+        assessment.status = status;
+    }
     let since = match previous {
         Some(previous) if previous.status == assessment.status => {
             previous.since.clone().or(Some(Time(now)))
@@ -102,6 +115,7 @@ mod tests {
             status,
             issues: issues.iter().map(|i| i.to_string()).collect(),
             details: Some(json!({"flux": {"checked": 1}})),
+            reapplying: false,
         }
     }
 
@@ -233,5 +247,51 @@ mod tests {
         assert_eq!(since(Some(report(Healthy, None))), Some(Time(at(30))));
         assert_eq!(since(Some(report(Degraded, Some(5)))), Some(Time(at(30))));
         assert_eq!(since(None), Some(Time(at(30))));
+    }
+
+    /// Flux applying again what it had applied, on its interval, is no change of
+    /// health: a Healthy Gate stays Healthy from the same instant (its soak goes on),
+    /// a Degraded one stays Degraded with what was wrong; anything else the
+    /// assessment says still counts.
+    #[test]
+    fn a_routine_reconcile_keeps_the_state_and_its_since() {
+        let reapplying = |status, issues: &[&str]| Assessment {
+            reapplying: true,
+            ..assessment(status, issues)
+        };
+        let (kept, change) = judge(
+            Some(&report(Healthy, Some(5))),
+            reapplying(Healthy, &[]),
+            at(30),
+        );
+        assert_eq!(
+            (kept.status, kept.since, change),
+            (Healthy, Some(Time(at(5))), None)
+        );
+        let (kept, change) = judge(
+            Some(&report(Degraded, Some(5))),
+            reapplying(Healthy, &[]),
+            at(30),
+        );
+        assert_eq!(
+            (kept.status, kept.issues, kept.since, change),
+            (
+                Degraded,
+                vec!["old issue".to_string()],
+                Some(Time(at(5))),
+                None
+            )
+        );
+        // Another object worse than before is said as ever.
+        let (worse, change) = judge(
+            Some(&report(Healthy, Some(5))),
+            reapplying(Degraded, &["K/shop/b: stalled"]),
+            at(30),
+        );
+        assert_eq!((worse.status, worse.since), (Degraded, Some(Time(at(30)))));
+        assert_eq!(change.map(|c| c.event), Some(events::HEALTH_WORSENED));
+        // Without a previous report there is nothing to keep.
+        let (first, _) = judge(None, reapplying(Healthy, &[]), at(30));
+        assert_eq!(first.status, Healthy);
     }
 }

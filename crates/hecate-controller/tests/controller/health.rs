@@ -60,6 +60,7 @@ impl Checker for Scripted {
                 health,
                 issues,
                 details: None,
+                reapplying: false,
             }
         })
     }

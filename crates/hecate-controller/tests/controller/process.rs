@@ -69,7 +69,8 @@ impl Controller {
     }
 
     /// [`Self::start`] as `user`, with only the rights RBAC gives that user (the
-    /// administrator impersonating it): what a shard needs, and no more.
+    /// administrator impersonating it, in the group the records policy trusts): what
+    /// a shard needs, and no more.
     pub(crate) async fn start_as(env: &TestEnv, shard: &str, user: &str, extra: &[&str]) -> Self {
         let (command, dir) = Self::command(env, shard, extra, &[], true).await;
         let mut kubeconfig: serde_yaml_ng::Value =
@@ -77,6 +78,9 @@ impl Controller {
         for entry in kubeconfig["users"].as_sequence_mut().unwrap() {
             if entry["name"] == "admin" {
                 entry["user"]["as"] = user.into();
+                // It writes Hecate's records as the controller does (the records
+                // policy trusts the group, as a chart's `trustedGroups` would).
+                entry["user"]["as-groups"] = vec![hecate_testenv::rbac::RECORD_WRITER_GROUP].into();
             }
         }
         std::fs::write(

@@ -21,6 +21,12 @@ pub struct Evaluation {
     pub issues: Vec<String>,
     /// The revision the object reports as applied (see [`applied_revision`]), if any.
     pub revision: Option<String>,
+    /// Flux is applying again, on its interval, the revision it last applied and
+    /// nothing newer (`Ready=Unknown`, reason `Progressing`, the last attempt the
+    /// applied revision): what ran before still runs, and whatever was said of it
+    /// before still holds. A Gate's health keeps its state through it (issue 53: a
+    /// routine reconcile restarted every soak on real Flux).
+    pub reapplying: bool,
 }
 
 /// Judges one object by the rules of §6.3, in their order: absent, suspended, stale,
@@ -119,6 +125,7 @@ pub fn evaluate(
                 health: Health::Healthy,
                 issues: Vec::new(),
                 revision,
+                reapplying: false,
             },
         },
         // Flux's health check already waited the object's own `spec.timeout` for what
@@ -148,11 +155,39 @@ pub fn evaluate(
                 ),
             }
         }
-        _ => verdict(
-            Health::Progressing,
-            format!("reconciling: {}", ready.explanation()),
-        ),
+        _ => Evaluation {
+            reapplying: ready.reason == PROGRESSING
+                && reapplies_what_it_applied(object)
+                && revision.as_deref().is_some_and(|applied| {
+                    expected_revision
+                        .filter(|expected| !expected.is_empty())
+                        .is_none_or(|expected| revision_matches(applied, expected))
+                }),
+            ..verdict(
+                Health::Progressing,
+                format!("reconciling: {}", ready.explanation()),
+            )
+        },
     }
+}
+
+/// The `Ready` reason Flux gives while it reconciles (`meta.ProgressingReason`).
+const PROGRESSING: &str = "Progressing";
+
+/// Whether an applier's last attempt was the revision it last applied: Flux sets
+/// `lastAttemptedRevision` as it starts on a revision and `lastAppliedRevision` only
+/// once that revision applied and passed its health checks (kustomize-controller). Only
+/// an object with both fields can say so; a HelmRelease, which records attempts alone,
+/// cannot.
+fn reapplies_what_it_applied(object: &Value) -> bool {
+    let field = |pointer| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .filter(|revision| !revision.is_empty())
+    };
+    field("/status/lastAppliedRevision")
+        .is_some_and(|applied| field("/status/lastAttemptedRevision") == Some(applied))
 }
 
 /// The `Ready` reason Flux's appliers (kustomize-controller, helm-controller) give when
@@ -243,6 +278,7 @@ impl Evaluation {
             health,
             issues: vec![issue],
             revision,
+            reapplying: false,
         }
     }
 }
@@ -359,6 +395,68 @@ mod tests {
             .expect("the parent exists")
             .insert(key.to_string(), value);
         object
+    }
+
+    /// Flux's interval reconcile of what it applied says `Ready=Unknown`, reason
+    /// `Progressing`, with the last attempt the applied revision (kustomize-controller
+    /// v1.9, `reconcile`); any other Progressing is a change under way.
+    #[test]
+    fn a_routine_reconcile_is_reapplying_and_a_new_revision_is_not() {
+        let progressing = json!([{
+            "type": "Ready", "status": "Unknown", "reason": "Progressing",
+            "message": "Reconciliation in progress", "observedGeneration": 2,
+            "lastTransitionTime": "2025-06-01T11:59:59Z",
+        }, {
+            "type": "Reconciling", "status": "True", "reason": "Progressing",
+            "message": "Fetching manifests for revision main@sha1:9f8c1a2b3c4d with a timeout of 5m0s",
+        }]);
+        let routine = with(
+            object(progressing.clone()),
+            "/status/lastAttemptedRevision",
+            json!("main@sha1:9f8c1a2b3c4d"),
+        );
+        let newer = with(
+            object(progressing.clone()),
+            "/status/lastAttemptedRevision",
+            json!("main@sha1:00ddba11"),
+        );
+        let unattempted = object(progressing.clone());
+        let other_reason = with(
+            routine.clone(),
+            "/status/conditions",
+            json!([ready("Unknown", "2025-06-01T11:59:59Z")]),
+        );
+        let helm_release = with(
+            with(routine.clone(), "/kind", json!("HelmRelease")),
+            "/status",
+            json!({"observedGeneration": 2, "lastAttemptedRevision": "1.2.3",
+                   "conditions": progressing}),
+        );
+        let day = SignedDuration::from_hours(24);
+        let cases = [
+            ("the applied revision again", &routine, None, true),
+            ("…waited for, and applied", &routine, Some("9f8c1a2b"), true),
+            (
+                "…but another is waited for",
+                &routine,
+                Some("00ddba11"),
+                false,
+            ),
+            ("a newer revision", &newer, None, false),
+            ("no attempt recorded", &unattempted, None, false),
+            ("Unknown for another reason", &other_reason, None, false),
+            (
+                "a HelmRelease, which records attempts alone",
+                &helm_release,
+                None,
+                false,
+            ),
+        ];
+        for (case, object, expected, reapplying) in cases {
+            let evaluation = evaluate(Some(object), expected, day, now());
+            assert_eq!(evaluation.reapplying, reapplying, "{case}");
+            assert_eq!(evaluation.health, Progressing, "{case}: the object itself");
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::access::{Cluster, FluxAccess, describe};
 use super::config::{FluxCheck, FluxConfig, Target};
 use crate::health::{CheckResult, Checker};
-use hecate_ops::rules::flux::evaluate;
+use hecate_ops::rules::flux::{Evaluation, evaluate};
 
 /// The `flux` checker.
 pub struct FluxChecker {
@@ -44,6 +44,10 @@ pub struct FluxAssessment {
     pub issues: Vec<String>,
     /// `<Kind>/<namespace>/<name>` → that object's verdict.
     pub resources: BTreeMap<String, ResourceHealth>,
+    /// Some object was not healthy only because Flux is applying again what it had
+    /// applied ([`hecate_ops::rules::flux::Evaluation::reapplying`]): it counts as it
+    /// counted before, which only the Gate's health record knows.
+    pub reapplying: bool,
 }
 
 /// What reading one object gave.
@@ -190,31 +194,41 @@ pub fn judge(
         health: Health::Healthy,
         issues: Vec::new(),
         resources: BTreeMap::new(),
+        reapplying: false,
     };
     let evaluated = |object: Option<&Value>| {
-        let evaluation = evaluate(
+        evaluate(
             object,
             check.expected_revision.as_deref(),
             check.fail_after,
             now,
-        );
-        (evaluation.health, evaluation.issues, evaluation.revision)
+        )
     };
     for (target, read) in reads {
         let key = target.key();
-        let (health, issues, revision) = match read {
+        let Evaluation {
+            health,
+            issues,
+            revision,
+            reapplying,
+        } = match read {
             Read::Found(object) => evaluated(Some(&object)),
             Read::Missing => evaluated(None),
-            Read::Failed(error) => (
-                Health::Unknown,
-                vec![format!("cannot read it: {error}")],
-                None,
-            ),
+            Read::Failed(error) => Evaluation {
+                health: Health::Unknown,
+                issues: vec![format!("cannot read it: {error}")],
+                revision: None,
+                reapplying: false,
+            },
         };
-        assessment.health = assessment.health.merge(health);
-        assessment
-            .issues
-            .extend(issues.into_iter().map(|issue| format!("{key}: {issue}")));
+        if reapplying {
+            assessment.reapplying = true;
+        } else {
+            assessment.health = assessment.health.merge(health);
+            assessment
+                .issues
+                .extend(issues.into_iter().map(|issue| format!("{key}: {issue}")));
+        }
         assessment.resources.insert(
             key,
             ResourceHealth {
@@ -233,6 +247,7 @@ impl FluxAssessment {
             health: Health::Unknown,
             issues: vec![issue],
             resources: BTreeMap::new(),
+            reapplying: false,
         }
     }
 
@@ -250,6 +265,7 @@ impl From<FluxAssessment> for CheckResult {
             health: assessment.health,
             issues: assessment.issues,
             details,
+            reapplying: assessment.reapplying,
         }
     }
 }
