@@ -30,7 +30,7 @@ use crate::process::eventually;
 const PATIENCE: Duration = Duration::from_secs(30);
 
 /// A client for an API server that is not there: for looks that read no Secret.
-fn no_cluster() -> kube::Client {
+pub(crate) fn no_cluster() -> kube::Client {
     let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
     kube::Client::try_from(config).unwrap()
 }
@@ -64,7 +64,7 @@ async fn look_timed(
     (look, began.elapsed())
 }
 
-async fn look(verifier: &dyn Verifier, with: &Value) -> Result<Look, VerifyError> {
+pub(crate) async fn look(verifier: &dyn Verifier, with: &Value) -> Result<Look, VerifyError> {
     look_timed(verifier, "shop", with).await.0
 }
 
