@@ -18,7 +18,7 @@
 //! its redirect policy judges a literal address (which nothing resolves). So a name
 //! that resolves elsewhere first and here next (DNS rebinding), or a redirect to a
 //! name that resolves here, reaches neither this host without `--allow-local-http` nor
-//! the controller's own listeners ever (DECISION 146).
+//! the controller's own listeners ever (DECISION 149).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};

@@ -271,7 +271,7 @@ async fn this_hosts_name() -> String {
 /// With this host's addresses allowed, a redirect to a *name* that resolves here —
 /// not `localhost`, not an address, so no redirect policy can tell — still reaches
 /// neither the controller's metrics nor its probes: every address is judged with its
-/// port when the connection is made (#50, DECISION 146). The `http` verifier sends its
+/// port when the connection is made (#50, DECISION 149). The `http` verifier sends its
 /// requests the same way.
 #[tokio::test]
 async fn a_redirect_to_a_name_of_this_host_never_reaches_the_controller() {
