@@ -61,15 +61,15 @@ fn operation(command: &Command) -> Option<Operation> {
 pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
     match cli.command {
         Command::Completion { shell } => {
-            output::write_stdout(&crate::complete::script(shell, style.invocation.name))?;
+            output::write_exact(&crate::complete::script(shell, style.invocation.name))?;
             return Ok(exit::OK);
         }
         Command::Man => {
-            output::write_stdout(&crate::complete::man_page(style.invocation.name)?)?;
+            output::write_exact(&crate::complete::man_page(style.invocation.name)?)?;
             return Ok(exit::OK);
         }
         Command::Version => {
-            output::write_stdout(&format!(
+            output::write_text(&format!(
                 "{} {}\n",
                 style.invocation.name,
                 env!("CARGO_PKG_VERSION")
@@ -77,7 +77,7 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             return Ok(exit::OK);
         }
         Command::Complete { words } => {
-            output::write_stdout(&crate::complete::candidates(&cli.cluster, &words).await)?;
+            output::write_text(&crate::complete::candidates(&cli.cluster, &words).await)?;
             return Ok(exit::OK);
         }
         Command::Verify(args) => return verify(&cli.cluster, args, &style).await,
@@ -372,8 +372,8 @@ async fn explain_ai(format: &Format, explanation: &hecate_ops::Explanation) {
             "\n--ai phrases the table only; with -o the explanation is printed alone\n".to_string(),
         )
     };
-    let _ = output::write_stdout(&out);
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), err.as_bytes());
+    let _ = output::write_text(&out);
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), output::shown(&err).as_bytes());
 }
 
 fn parse_timeout(text: &str) -> Result<Duration, Failure> {
@@ -424,7 +424,7 @@ async fn watch_status(
             tokio::time::Instant::now() + wait + TIME_MARGIN
         });
         if format.is_table() && style.width.is_some() {
-            output::write_stdout("\x1b[H\x1b[2J")?;
+            output::write_text(&output::control(output::Control::ClearScreen))?;
         }
         output::print(format, &explanations, |columns| {
             let stamp = style.paint(Colour::Dim, &format!("as of {}", at.strftime("%H:%M:%S")));
@@ -515,7 +515,7 @@ async fn watch_crossing(
             update = next => update,
             () = &mut interrupted => {
                 clear_live(&mut live, style)?;
-                output::write_stdout(&format!("\nstopped watching; {name} is still crossing\n"))?;
+                output::write_text(&format!("\nstopped watching; {name} is still crossing\n"))?;
                 return Ok(exit::COULD_NOT_TELL);
             }
         };
@@ -525,7 +525,7 @@ async fn watch_crossing(
                 let waited = timeout
                     .map(|t| format!("{}s", t.as_secs()))
                     .unwrap_or_default();
-                output::write_stdout(&format!(
+                output::write_text(&format!(
                     "\nstill crossing after {waited}: {name}\n  {explain_hint}\n"
                 ))?;
                 return Ok(exit::COULD_NOT_TELL);
@@ -573,21 +573,21 @@ async fn watch_crossing(
         }
         if !text.is_empty() {
             clear_live(&mut live, style)?;
-            output::write_stdout(&text)?;
+            output::write_text(&text)?;
         }
         let phase = current.phase();
         if phase.is_terminal() {
             clear_live(&mut live, style)?;
             return match phase {
                 PassagePhase::Succeeded => {
-                    output::write_stdout(&format!(
+                    output::write_text(&format!(
                         "\n{bundle} {}\n",
                         style.paint(Colour::Green, &format!("crossed {gate}"))
                     ))?;
                     Ok(exit::OK)
                 }
                 PassagePhase::Aborted => {
-                    output::write_stdout(&format!(
+                    output::write_text(&format!(
                         "\n{} crossing {bundle} through {gate}\n",
                         style.paint(Colour::Yellow, "aborted")
                     ))?;
@@ -599,7 +599,7 @@ async fn watch_crossing(
                     } else {
                         &status.message
                     };
-                    output::write_stdout(&format!(
+                    output::write_text(&format!(
                         "\n{bundle} {} {gate}: {message}\n  {explain_hint}\n",
                         style.paint(Colour::Red, "did not cross")
                     ))?;
@@ -615,8 +615,11 @@ async fn watch_crossing(
                 None => format!("… {} {}", name, phase.as_str().to_lowercase()),
             };
             let width = style.width.unwrap_or(80).saturating_sub(1);
-            output::write_stdout(&format!(
-                "\r\x1b[2K{}",
+            // Cut as shown, escapes and all, so the live line stays one line.
+            let line = output::one_line(&line);
+            output::write_text(&format!(
+                "{}{}",
+                output::control(output::Control::ClearLine),
                 line.chars().take(width).collect::<String>()
             ))?;
             live = true;
@@ -626,7 +629,7 @@ async fn watch_crossing(
 
 fn clear_live(live: &mut bool, style: &Style) -> Result<(), Failure> {
     if std::mem::take(live) && style.width.is_some() {
-        output::write_stdout("\r\x1b[2K")?;
+        output::write_text(&output::control(output::Control::ClearLine))?;
     }
     Ok(())
 }
@@ -651,7 +654,7 @@ async fn wait_for_poll(
                 .is_some_and(|s| s.last_handled_reconcile_at == token)
             {
                 let latest = current.status.map(|s| s.latest_bundle).unwrap_or_default();
-                output::write_stdout(&format!(
+                output::write_text(&format!(
                     "{beacon} has looked; latest Bundle: {}\n",
                     if latest.is_empty() { "-" } else { &latest }
                 ))?;

@@ -41,7 +41,11 @@ pub fn main() -> ExitCode {
     {
         Ok(argv) => argv,
         Err(failure) => {
-            let _ = writeln!(std::io::stderr(), "hecate: {}", failure.message);
+            let _ = writeln!(
+                std::io::stderr(),
+                "hecate: {}",
+                output::shown(&failure.message)
+            );
             return exit::code(failure.code);
         }
     };
@@ -75,7 +79,12 @@ pub fn main() -> ExitCode {
         Ok(code) => exit::code(code),
         Err(failure) => {
             let prefix = if failure.prefixed { "hecate: " } else { "" };
-            let _ = writeln!(std::io::stderr(), "{prefix}{}", failure.message);
+            // A refusal's or an error's words may hold the cluster's text.
+            let _ = writeln!(
+                std::io::stderr(),
+                "{prefix}{}",
+                output::shown(&failure.message)
+            );
             exit::code(failure.code)
         }
     }

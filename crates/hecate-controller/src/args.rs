@@ -51,8 +51,8 @@ pub struct Args {
     /// Where Passages check out and edit files; disposable.
     #[arg(long, default_value_os_t = std::env::temp_dir().join("hecate-passages"))]
     pub work_root: PathBuf,
-    /// Refuse references to Flux objects outside the Gate's own namespace; `=false`
-    /// allows them.
+    /// Refuse references to Flux objects and Flagger Canaries outside the Gate's own
+    /// namespace; `=false` allows them.
     #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub no_cross_namespace_refs: bool,
     /// The Fides server for evidence steps and attestation, for Gates that name none.

@@ -270,7 +270,10 @@ fn builtin(
     let mut health = health::Checkers::new();
     health.register(flux.clone())?;
     let mut verifiers = verify::Verifiers::new();
-    verifiers.register(Arc::new(verify::FlaggerVerifier::new(client.clone())))?;
+    verifiers.register(Arc::new(verify::FlaggerVerifier::new(
+        client.clone(),
+        args.no_cross_namespace_refs,
+    )))?;
     verifiers.register(Arc::new(verify::SoakVerifier))?;
     let reach = hecate_steps::reach::Reach {
         local: args.allow_local_http,

@@ -77,6 +77,7 @@ mod error;
 mod evidence;
 mod flux;
 pub mod json_store;
+pub mod kubeconfig;
 pub mod lenient;
 pub mod model;
 pub mod operation;

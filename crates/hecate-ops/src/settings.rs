@@ -14,7 +14,6 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleRef, Subject};
 use kube::api::{Api, ListParams, ObjectMeta, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::error::{Error, Kind, Result};
 use crate::ops::Ops;
@@ -370,25 +369,13 @@ impl Ops {
 
 /// Asks the cluster a kubeconfig describes for its version, with its credentials.
 async fn probe_kubeconfig(kubeconfig: &[u8]) -> ClusterProbe {
-    let text = match std::str::from_utf8(kubeconfig) {
-        Ok(text) => text,
-        Err(_) => return ClusterProbe::Unusable("it is not UTF-8 text".into()),
-    };
-    let parsed = match Kubeconfig::from_yaml(text) {
-        Ok(parsed) => parsed,
-        Err(error) => return ClusterProbe::Unusable(error.to_string()),
-    };
-    let mut config =
-        match kube::Config::from_custom_kubeconfig(parsed, &KubeConfigOptions::default()).await {
-            Ok(config) => config,
-            Err(error) => return ClusterProbe::Unusable(error.to_string()),
+    let client =
+        match crate::kubeconfig::client(kubeconfig, CLUSTER_PROBE_TIMEOUT, CLUSTER_PROBE_TIMEOUT)
+            .await
+        {
+            Ok(client) => client,
+            Err(why) => return ClusterProbe::Unusable(why),
         };
-    config.connect_timeout = Some(CLUSTER_PROBE_TIMEOUT);
-    config.read_timeout = Some(CLUSTER_PROBE_TIMEOUT);
-    let client = match kube::Client::try_from(config) {
-        Ok(client) => client,
-        Err(error) => return ClusterProbe::Unusable(error.to_string()),
-    };
     match client.apiserver_version().await {
         Ok(_) => ClusterProbe::Answered,
         Err(kube::Error::Api(status)) => ClusterProbe::Refused(status.code, status.message),

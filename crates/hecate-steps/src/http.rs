@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use super::config::fields::Deferred;
 use super::runner::{StepContext, StepError, StepKind, StepResult};
 use crate::Tools;
-use crate::reach::{Reach, Refused};
+use crate::reach::{Reach, Redirects, Refused};
 use crate::reason::Reason;
 
 /// How much of a response body is kept.
@@ -28,12 +28,8 @@ const BODY_LIMIT: usize = 4096;
 /// The `http` step.
 pub struct Http {
     client: kube::Client,
-    http: reqwest::Client,
-    /// For requests carrying secret headers: follows redirects within the origin only.
-    /// reqwest drops `Authorization` on a redirect to another host but keeps every
-    /// other header, so a secret `X-Api-Key` would follow a redirect anywhere.
-    same_origin: reqwest::Client,
-    /// What requests may reach.
+    /// What requests may reach: each is sent by a client of its own that judges every
+    /// address it connects to ([`Reach::client`]).
     reach: Reach,
 }
 
@@ -46,46 +42,7 @@ impl Http {
 
     /// Reads secret headers through `client`; requests go where `reach` allows.
     pub fn reaching(client: kube::Client, reach: Reach) -> Self {
-        let judge = reach.clone();
-        let anywhere = reqwest::redirect::Policy::custom(move |attempt| {
-            if let Err(refused) = judge.judge_literal(attempt.url()) {
-                attempt.error(refused)
-            } else if attempt.previous().len() > 10 {
-                // reqwest's default: the first of `previous` is the request itself.
-                attempt.error("too many redirects")
-            } else {
-                attempt.follow()
-            }
-        });
-        let judge = reach.clone();
-        let same_origin = reqwest::redirect::Policy::custom(move |attempt| {
-            let left = attempt
-                .previous()
-                .first()
-                .is_some_and(|first| first.origin() != attempt.url().origin());
-            if left || attempt.previous().len() >= 10 {
-                attempt.stop()
-            } else if let Err(refused) = judge.judge_literal(attempt.url()) {
-                attempt.error(refused)
-            } else {
-                attempt.follow()
-            }
-        });
-        // The servers trusted are those every client of the controller trusts; names
-        // are resolved through the reach's guard.
-        let build = |policy| {
-            hecate_sources::tls::client_builder()
-                .redirect(policy)
-                .dns_resolver(reach.resolver())
-                .build()
-                .unwrap_or_default()
-        };
-        Self {
-            client,
-            http: build(anywhere),
-            same_origin: build(same_origin),
-            reach,
-        }
+        Self { client, reach }
     }
 
     async fn secret_value(
@@ -158,13 +115,20 @@ impl Http {
     /// Sends one request and reads its answer, whatever its status: the `http` step's
     /// exchange, shared with the `http` verifier.
     pub async fn exchange(&self, outgoing: Outgoing<'_>) -> Result<Answer, NoAnswer> {
-        let http = if outgoing.carries_secrets {
-            &self.same_origin
+        // A secret `X-Api-Key` must not follow a redirect to another origin.
+        let redirects = if outgoing.carries_secrets {
+            Redirects::SameOrigin
         } else {
-            &self.http
+            Redirects::Anywhere
         };
+        let url = reqwest::Url::parse(outgoing.url)
+            .map_err(|e| NoAnswer::Unreachable(format!("not a URL: {e}")))?;
+        let http = self
+            .reach
+            .client(&url, redirects)
+            .map_err(|e| NoAnswer::Unreachable(error_text(&e)))?;
         let mut request = http
-            .request(outgoing.method, outgoing.url)
+            .request(outgoing.method, url)
             .timeout(outgoing.timeout)
             .headers(outgoing.headers);
         if let Some(body) = outgoing.body {

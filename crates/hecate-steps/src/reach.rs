@@ -11,13 +11,17 @@
 //!   `--allow-local-http` ([`Reach::local`]).
 //!
 //! The URL is judged before the request (a literal address, or every address its name
-//! resolves to); the request's own name resolution ([`Reach::resolver`]) refuses a
-//! local answer again, so a name that resolves elsewhere first and here next (DNS
-//! rebinding) or a redirect to such a name gains nothing; a redirect to a literal
-//! address or to `localhost` is judged by the redirect policy ([`Reach::judge_literal`]).
+//! resolves to). Then each request is sent by a client of its own ([`Reach::client`])
+//! that judges every address it connects to, with its port, when it connects: its
+//! name resolution judges each address it answers with the port the URL (or the
+//! redirect being followed) names — those addresses are the ones connected to — and
+//! its redirect policy judges a literal address (which nothing resolves). So a name
+//! that resolves elsewhere first and here next (DNS rebinding), or a redirect to a
+//! name that resolves here, reaches neither this host without `--allow-local-http` nor
+//! the controller's own listeners ever (DECISION 149).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The flag that lets `http` steps call this host's own addresses.
 pub const ALLOW_LOCAL: &str = "--allow-local-http";
@@ -113,10 +117,47 @@ impl Reach {
         self.judge(host, SocketAddr::new(ip, port))
     }
 
-    /// A resolver for the clients that send steps' requests: it refuses a name whose
-    /// answer holds a local address (unless `--allow-local-http`). The proxies the
-    /// environment names (`HTTPS_PROXY`, …) are the operator's and resolve freely.
-    pub fn resolver(&self) -> Arc<Guard> {
+    /// A client for one request to `url` and the redirects `redirects` lets it
+    /// follow, trusting what every client of the controller trusts: it connects only
+    /// to addresses [`Reach::judge`] allows, judged with their ports when it connects.
+    /// Fails only when the TLS backend cannot start.
+    pub fn client(
+        &self,
+        url: &reqwest::Url,
+        redirects: Redirects,
+    ) -> Result<reqwest::Client, reqwest::Error> {
+        let guard = self.guard();
+        guard.expect(url);
+        let (judge, ports) = (self.clone(), guard.ports.clone());
+        let policy = reqwest::redirect::Policy::custom(move |attempt| {
+            // Recorded before the policy lets it go: the connection resolves later.
+            ports.expect(attempt.url());
+            let previous = attempt.previous().len();
+            // reqwest's default: the first of `previous` is the request itself.
+            let left = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() != attempt.url().origin());
+            match redirects {
+                Redirects::None => attempt.stop(),
+                Redirects::SameOrigin if left || previous >= 10 => attempt.stop(),
+                _ if previous > 10 => attempt.error("too many redirects"),
+                _ => match judge.judge_literal(attempt.url()) {
+                    Err(refused) => attempt.error(refused),
+                    Ok(()) => attempt.follow(),
+                },
+            }
+        });
+        hecate_sources::tls::client_builder()
+            .redirect(policy)
+            .dns_resolver(Arc::new(guard))
+            .build()
+    }
+
+    /// The resolver of one [`Reach::client`]: it judges each address a name resolves
+    /// to with the ports that client's URLs name for it. The proxies the environment
+    /// names (`HTTPS_PROXY`, …) are the operator's and resolve freely.
+    fn guard(&self) -> Guard {
         let trusted = [
             "HTTP_PROXY",
             "HTTPS_PROXY",
@@ -129,10 +170,52 @@ impl Reach {
         .filter_map(|key| std::env::var(key).ok())
         .filter_map(|proxy| proxy_host(&proxy))
         .collect();
-        Arc::new(Guard {
+        Guard {
             reach: Arc::new(self.clone()),
             trusted,
-        })
+            ports: Ports::default(),
+        }
+    }
+}
+
+/// Which redirects a [`Reach::client`] follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Redirects {
+    /// None: a redirect is the answer.
+    None,
+    /// Up to ten, anywhere the reach allows.
+    Anywhere,
+    /// Up to ten within the first URL's origin; one that leaves it is the answer
+    /// (a request carrying Secrets' values: reqwest drops `Authorization` on a redirect
+    /// to another host but keeps every other header).
+    SameOrigin,
+}
+
+/// The ports one client's URLs name for each host, lower case: what its resolver
+/// judges that host's addresses with.
+#[derive(Clone, Debug, Default)]
+struct Ports(Arc<Mutex<Vec<(String, u16)>>>);
+
+impl Ports {
+    fn expect(&self, url: &reqwest::Url) {
+        if let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) {
+            let entry = (host.trim_end_matches('.').to_ascii_lowercase(), port);
+            let mut ports = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            if !ports.contains(&entry) {
+                ports.push(entry);
+            }
+        }
+    }
+
+    /// The ports named for `host`.
+    fn of(&self, host: &str) -> Vec<u16> {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        let ports = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        ports
+            .iter()
+            .filter(|(h, _)| *h == host)
+            .map(|(_, port)| *port)
+            .collect()
     }
 }
 
@@ -173,11 +256,18 @@ pub fn is_local(ip: IpAddr) -> bool {
         || std::net::UdpSocket::bind(SocketAddr::new(ip, 0)).is_ok()
 }
 
-/// The resolver [`Reach::resolver`] makes.
+/// The resolver of a [`Reach::client`].
 #[derive(Debug)]
-pub struct Guard {
+struct Guard {
     reach: Arc<Reach>,
     trusted: Vec<String>,
+    ports: Ports,
+}
+
+impl Guard {
+    fn expect(&self, url: &reqwest::Url) {
+        self.ports.expect(url);
+    }
 }
 
 impl reqwest::dns::Resolve for Guard {
@@ -185,12 +275,21 @@ impl reqwest::dns::Resolve for Guard {
         let reach = self.reach.clone();
         let host = name.as_str().to_string();
         let trusted = self.trusted.iter().any(|t| t.eq_ignore_ascii_case(&host));
+        // A name no URL of this client named (none should be): judged as if it were
+        // asked for on each of the controller's own ports, and on another.
+        let mut ports = self.ports.of(&host);
+        if ports.is_empty() {
+            ports = reach.own.iter().map(SocketAddr::port).collect();
+            ports.push(0);
+        }
         Box::pin(async move {
             let found: Vec<SocketAddr> =
                 tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             if !trusted {
                 for addr in &found {
-                    reach.judge_ip(&format!("{host} ({})", addr.ip()), addr.ip())?;
+                    for port in &ports {
+                        reach.judge(&host, SocketAddr::new(addr.ip(), *port))?;
+                    }
                 }
             }
             let addrs: reqwest::dns::Addrs = Box::new(found.into_iter());
@@ -311,33 +410,63 @@ mod tests {
     }
 
     /// The requests' own resolution refuses a local answer: what a name that changed
-    /// its answer after the check (DNS rebinding), or a redirect to a name, leads to.
+    /// its answer after the check (DNS rebinding), or a redirect to a name, leads to —
+    /// and, with local addresses allowed, the controller's own listeners, judged with
+    /// the port the URL names.
     #[tokio::test]
-    async fn the_resolver_refuses_local_answers_unless_allowed() {
+    async fn the_resolver_judges_each_answer_with_its_port() {
         use reqwest::dns::Resolve as _;
         let name = |text: &str| text.parse::<reqwest::dns::Name>().expect("a name");
-        let strict = Reach::default().resolver();
+        let url = |text: &str| reqwest::Url::parse(text).expect("a URL");
+        let own = vec![addr("127.0.0.1:8080")];
+        let guard = |local: bool, asked: &str| {
+            let guard = Reach {
+                local,
+                own: own.clone(),
+            }
+            .guard();
+            guard.expect(&url(asked));
+            guard
+        };
+        let strict = guard(false, "http://localhost:9000/");
         let Err(error) = strict.resolve(name("localhost")).await else {
             panic!("localhost resolved");
         };
         let refused = refusal(error.as_ref()).expect("a refusal");
         assert!(refused.0.starts_with("localhost ("), "{refused}");
         assert!(refused.0.contains(ALLOW_LOCAL), "{refused}");
-        let lenient = Reach {
-            local: true,
-            ..Reach::default()
-        }
-        .resolver();
+        let lenient = guard(true, "http://localhost:9000/");
         let found: Vec<SocketAddr> = lenient
             .resolve(name("localhost"))
             .await
             .expect("allowed")
             .collect();
         assert!(found.iter().all(|a| a.ip().is_loopback()), "{found:?}");
+        // The controller's own port: refused however it is named, local or not.
+        for asked in ["http://LocalHost:8080/metrics", "http://localhost.:8080/"] {
+            let Err(error) = guard(true, asked).resolve(name("localhost")).await else {
+                panic!("{asked} resolved");
+            };
+            let refused = refusal(error.as_ref()).expect("a refusal");
+            assert!(
+                refused
+                    .0
+                    .starts_with("localhost (127.0.0.1:8080) is where the controller"),
+                "{refused}"
+            );
+        }
+        // A name no URL of the client named is judged on the controller's ports.
+        let unnamed = Reach {
+            local: true,
+            own: own.clone(),
+        }
+        .guard();
+        assert!(unnamed.resolve(name("localhost")).await.is_err());
         // The operator's proxy resolves, wherever it is.
         let proxied = Guard {
             reach: Arc::new(Reach::default()),
             trusted: vec!["localhost".into()],
+            ports: Ports::default(),
         };
         assert!(proxied.resolve(name("LocalHost")).await.is_ok());
     }

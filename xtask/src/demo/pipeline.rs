@@ -243,13 +243,14 @@ pub(crate) async fn run(
 }
 
 /// Staging's verifications: the smoke test of the release that crossed, asked every
-/// two seconds (two answers in a row decide), and — once `soak` — 30 minutes healthy.
+/// five seconds — the shortest a verification may ask for — (two answers in a row
+/// decide), and — once `soak` — 30 minutes healthy.
 fn staging_verify(smoke: std::net::SocketAddr, shop: &str, soak: bool) -> serde_json::Value {
     let mut verify = vec![serde_json::json!({
         "uses": "http",
         "with": {
             "url": format!("http://{smoke}/smoke/${{{{ bundle.commit('{shop}').tag }}}}"),
-            "interval": "2s",
+            "interval": "5s",
             "successes": 2,
             "failures": 2,
             "timeout": "2m",

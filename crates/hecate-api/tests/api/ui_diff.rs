@@ -546,3 +546,107 @@ async fn the_delivery_page_counts_the_time_before_the_bundle() {
     );
     browser.close().await;
 }
+
+/// A right-to-left override in a Bundle's alias and its commit's subject (anyone may
+/// write them) is shown as `\u{202e}`, never obeyed (DECISION 146): in the lists, on
+/// the Bundle's page and in the approve dialog, what follows it — the SHA, "2 hours
+/// ago" — reads left to right, in order.
+#[tokio::test]
+async fn a_right_to_left_override_is_shown_and_reverses_nothing() {
+    const ALIAS: &str = "v2.0.0-\u{202e}lanif";
+    const SUBJECT: &str = "login: \u{202e}gnp.exe";
+    let server = Server::start().await;
+    let env = &server.env;
+    let now = Timestamp::now();
+    gate(env, "staging", gate_spec(&[], false)).await;
+    gate(env, "production", gate_spec(&["staging"], true)).await;
+    release(
+        env,
+        "app-1",
+        ago(now, 300),
+        release_spec("v1.0.0", &sha(1), "", vec![]),
+    )
+    .await;
+    let mut spec = release_spec(
+        "v2.0.0",
+        &sha(2),
+        &sha(1),
+        vec![commit(
+            &sha(2),
+            SUBJECT,
+            "Bea <bea@example.com>",
+            ago(now, 120),
+        )],
+    );
+    spec.alias = ALIAS.into();
+    let app2 = release(env, "app-2", ago(now, 100), spec).await;
+    bundle_status(env, app2, &["staging"], &[]).await;
+    runs(env, "production", "app-1").await;
+
+    let browser = Browser::start(&server.base).await;
+    sign_in_as(&browser, &server, Carol, &at(&server, "/bundles/")).await;
+    drawn(&browser, "Bundles").await;
+    // Nothing on the page holds a bidirectional control, in its text or in what people
+    // read of its attributes; the alias and the subject say where theirs were.
+    const NO_CONTROLS: &str = "const bidi = /[\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]/; \
+        const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT); \
+        const found = []; while (walk.nextNode()) if (bidi.test(walk.currentNode.data)) found.push(walk.currentNode.data); \
+        for (const el of document.querySelectorAll('[title], [aria-label]')) for (const a of ['title', 'aria-label']) { const v = el.getAttribute(a); if (v && bidi.test(v)) found.push(v); } \
+        if (bidi.test(document.title)) found.push(document.title); return found;";
+    let cells = browser
+        .js(
+            "return [...document.querySelectorAll(\"tr[data-bundle='app-2'] th, tr[data-bundle='app-2'] td\")].slice(0, 2).map(c => c.textContent);",
+            vec![],
+        )
+        .await;
+    assert_eq!(cells[0], "v2.0.0-\\u{202e}lanif app-2");
+    let listed = cells[1].as_str().unwrap();
+    assert!(
+        listed.starts_with("login: \\u{202e}gnp.exe · Bea · "),
+        "{listed}"
+    );
+    assert_eq!(browser.js(NO_CONTROLS, vec![]).await, json!([]));
+
+    // The approve dialog: the commit's subject, then its author, its time and its
+    // SHA, in that order from left to right.
+    browser.open(&at(&server, "/approvals/")).await;
+    drawn(&browser, "Approvals").await;
+    let (_, changes, listed) = dialog(
+        &browser,
+        "tr[data-bundle='app-2'] button[data-action=approve]",
+    )
+    .await;
+    assert_eq!(listed, 1, "{changes}");
+    says(
+        &changes,
+        &[
+            "production runs v1.0.0 now → v2.0.0-\\u{202e}lanif",
+            "login: \\u{202e}gnp.exe · Bea · 2 hours ago · 02c0ffe",
+        ],
+    );
+    let order = browser
+        .js(
+            "const li = document.querySelector('#confirm-changes li.diff-commit'); \
+             const x = (el) => el.getBoundingClientRect().left; \
+             const subject = li.querySelector('.diff-subject'); \
+             return [x(subject) < x(li.querySelector('.diff-author')), \
+                     x(li.querySelector('.diff-author')) < x(li.querySelector('time')), \
+                     x(li.querySelector('time')) < x(li.querySelector('code'))];",
+            vec![],
+        )
+        .await;
+    assert_eq!(order, json!([true, true, true]), "{changes}");
+    assert_eq!(browser.js(NO_CONTROLS, vec![]).await, json!([]));
+    browser.screenshot("bidi-override-dialog", 1280).await;
+    cancel(&browser).await;
+
+    // The Bundle's page leads with its version and its commit, shown the same way.
+    browser.open(&at(&server, "/bundles/?name=app-2")).await;
+    drawn(&browser, "v2.0.0-\\u{202e}lanif").await;
+    let subject = browser
+        .until_text("[data-field=subject]", "login: \\u{202e}gnp.exe")
+        .await;
+    says(&subject, &[" — by Bea · 2 hours ago · 02c0ffe"]);
+    assert_eq!(browser.js(NO_CONTROLS, vec![]).await, json!([]));
+    browser.close().await;
+}

@@ -6,7 +6,7 @@
 
 import { ApiError, Unauthenticated, nsPath, post } from "./api.js";
 import * as diffs from "./diff.js";
-import { h } from "./dom.js";
+import { h, setText } from "./dom.js";
 import { local, syncTicking } from "./format.js";
 import * as notice from "./notice.js";
 
@@ -61,11 +61,11 @@ export function confirm({ title, text, detail, ok, reason = false, changes = nul
   const field = document.getElementById("confirm-reason-field");
   const input = document.getElementById("confirm-reason");
   const okButton = document.getElementById("confirm-ok");
-  document.getElementById("confirm-title").textContent = title;
-  document.getElementById("confirm-text").textContent = text;
-  document.getElementById("confirm-detail").textContent = detail || "";
+  setText(document.getElementById("confirm-title"), title);
+  setText(document.getElementById("confirm-text"), text);
+  setText(document.getElementById("confirm-detail"), detail || "");
   showChanges(changes);
-  okButton.textContent = ok;
+  setText(okButton, ok);
   field.hidden = !reason;
   input.value = "";
   input.required = reason;

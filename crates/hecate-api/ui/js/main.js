@@ -4,7 +4,7 @@
 
 import * as actions from "./actions.js";
 import { ApiError, Unauthenticated, whenUnauthenticated } from "./api.js";
-import { h, replace } from "./dom.js";
+import { h, replace, shown } from "./dom.js";
 import { syncTicking } from "./format.js";
 import * as live from "./live.js";
 import * as menu from "./menu.js";
@@ -196,7 +196,7 @@ async function show({ moved = false } = {}) {
     },
     refresh: () => draw(current, { first: false, moved: false }),
     title(text) {
-      document.title = `${text} · Hecate`;
+      document.title = `${shown(text)} · Hecate`;
     },
   };
   page = current;

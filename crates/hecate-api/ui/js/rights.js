@@ -8,7 +8,7 @@
 // its buttons.
 
 import { get, nsPath } from "./api.js";
-import { h } from "./dom.js";
+import { h, shown } from "./dom.js";
 
 // A write button's `data-action` → the operation the server names.
 const ACTIONS = {
@@ -117,7 +117,7 @@ export function enforce(root, rights) {
     const r = byOperation.get(ACTIONS[button.dataset.action]);
     if (!r || r.allowed) continue;
     button.disabled = true;
-    button.title = refusal(r, rights);
+    button.title = shown(refusal(r, rights));
     button.dataset.whyNot = r.operation;
     if (r.role) button.dataset.needsRole = r.role;
   }

@@ -1300,3 +1300,169 @@ fn diff_tables() {
         "v1.3.0 (app-9f8c1a2b3c4d)\nthe same as v1.2.0 (app-0151d1d6c4cf)\n"
     );
 }
+
+/// Text anyone may write in the cluster — an alias, a commit's subject and author, a
+/// rejection's reason — holding what a terminal obeys: the clipboard (OSC 52), a link
+/// (OSC 8), the screen cleared, a cursor report asked for, the window's title, a C1
+/// CSI and a right-to-left override.
+mod hostile {
+    pub(super) const ALIAS: &str = "v6.6.6\u{1b}]52;c;Y3VybCBldmlsfHNo\u{7}";
+    pub(super) const SUBJECT: &str =
+        "fix: \u{1b}]8;;https://evil.example\u{1b}\\login\u{1b}]8;;\u{1b}\\ \u{202e}gnp.exe";
+    pub(super) const AUTHOR: &str = "Mallory\u{1b}]0;root@prod\u{7} <m@example.com>";
+    pub(super) const REASON: &str = "no\u{1b}[2J\u{1b}[6n\u{9b}31m approved\u{7f}";
+}
+
+/// Every human rendering of `hecate diff`, `bundles`, `status`, `approvals`,
+/// `explain`, `passages` and `audit`, as printed (`output::formatted`), over that text:
+/// shown as escapes, nothing a terminal would obey.
+#[test]
+fn text_from_the_cluster_is_shown_never_obeyed() {
+    use crate::cli::Format;
+    use hecate_ops::model::{ApprovalProgress, RejectionView, YourTurn};
+    use hostile::*;
+    /// The snapshot is the plain rendering; in colour, the only sequences are ours.
+    fn printed<T: Serialize + crate::output::Named + ?Sized>(
+        name: &str,
+        value: &T,
+        render: impl Fn(&Style) -> String,
+    ) {
+        let coloured = Style {
+            colour: true,
+            ..Style::plain()
+        };
+        for style in [&Style::plain(), &coloured] {
+            let out = crate::output::formatted(&Format::Table, value, |_| render(style))
+                .expect("printed");
+            let ours = [
+                "\x1b[0m", "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m",
+            ];
+            let rest = ours
+                .iter()
+                .fold(out.clone(), |text, seq| text.replace(seq, ""));
+            assert!(
+                !rest
+                    .chars()
+                    .any(|c| crate::output::is_control(c) && c != '\n'),
+                "{name}: {out:?}"
+            );
+            if !style.colour {
+                insta::assert_snapshot!(name, out);
+            }
+        }
+    }
+    let rejection = format!("rejected by carol: {REASON}");
+
+    let mut between = diff_between();
+    between.to.version = ALIAS.into();
+    between.commits[0].subject = SUBJECT.into();
+    between.commits[0].author = AUTHOR.into();
+    printed("hostile-diff", &between, |style| {
+        diff(&between, Wide, style)
+    });
+
+    let bundle = Bundle {
+        metadata: meta("app-9f8c1a2b3c4d", 5),
+        spec: BundleSpec {
+            beacon: "app".into(),
+            alias: ALIAS.into(),
+            artifacts: vec![Artifact {
+                commit: Some(hecate_types::CommitArtifact {
+                    repo: "https://github.com/acme/app".into(),
+                    sha: "f".repeat(40),
+                    message: SUBJECT.into(),
+                    author: AUTHOR.into(),
+                    ..hecate_types::CommitArtifact::default()
+                }),
+                ..Artifact::default()
+            }],
+            ..BundleSpec::default()
+        },
+        status: None,
+    };
+    let list = vec![bundle];
+    printed("hostile-bundles", &list, |style| {
+        bundles(&list, "acme", now(), Wide, style)
+    });
+
+    let mut production = explanation();
+    production.state = State::Blocked;
+    production.summary = format!("1 Bundle cannot cross: {rejection}");
+    production.blockers[1].detail = rejection.clone();
+    production.waiting[0].reason = rejection.clone();
+    production.versions.insert("app-1".into(), ALIAS.into());
+    production.versions.insert("app-0".into(), ALIAS.into());
+    let all = vec![production.clone()];
+    printed("hostile-status", &all, |style| {
+        status(&all, false, "acme", Wide, style)
+    });
+    printed("hostile-explain", &production, |style| {
+        explain_at(&production, style, now())
+    });
+
+    let queue = vec![QueuedApproval {
+        gate: "production".into(),
+        stage: hecate_ops::model::Stage::default(),
+        bundle: "app-1".into(),
+        version: ALIAS.into(),
+        progress: ApprovalProgress {
+            satisfied: false,
+            summary: rejection.clone(),
+            rules: vec![],
+            any_of: vec![],
+            not_counted: vec![],
+            rejected: Some(RejectionView {
+                by: "carol".into(),
+                at: ago(5).unwrap(),
+                reason: REASON.into(),
+            }),
+            expires_at: None,
+        },
+        you: YourTurn::default(),
+    }];
+    printed("hostile-approvals", &queue, |style| {
+        approvals(&queue, "acme", Wide, style)
+    });
+
+    let mut failed = Passage {
+        metadata: meta("production-1", 10),
+        spec: PassageSpec {
+            gate: "production".into(),
+            bundle: "app-1".into(),
+            actor: AUTHOR.into(),
+            ..PassageSpec::default()
+        },
+        status: Some(PassageStatus {
+            phase: Some(PassagePhase::Failed),
+            message: format!("refused (Rejected): {rejection}"),
+            ..PassageStatus::default()
+        }),
+    };
+    if let Some(status) = failed.status.as_mut() {
+        status.started_at = ago(10);
+        status.finished_at = ago(9);
+    }
+    let mut versions = Versions::new();
+    versions.insert("app-1".into(), ALIAS.into());
+    let crossings = vec![failed];
+    printed("hostile-passages", &crossings, |style| {
+        passages(&crossings, &versions, "acme", now(), Wide, style)
+    });
+
+    let entries = vec![AuditEntry {
+        at: ago(5).unwrap(),
+        kind: AuditKind::Rejected,
+        gate: "production".into(),
+        bundle: "app-1".into(),
+        digest: String::new(),
+        actor: AUTHOR.into(),
+        passage: String::new(),
+        detail: REASON.into(),
+        verified: None,
+        evidence: None,
+        outcome: None,
+    }];
+    printed("hostile-audit", &entries, |style| {
+        audit(&entries, "acme", Wide, style)
+    });
+}

@@ -16,6 +16,9 @@ use super::{Subject, Verifier, VerifyError};
 /// Verifies by a Flagger Canary's `status.phase`.
 pub struct FlaggerVerifier {
     client: kube::Client,
+    /// `--no-cross-namespace-refs`: a Canary outside the Gate's namespace is refused,
+    /// as a Flux object there is.
+    refuse_cross_namespace: bool,
 }
 
 /// The `with` of a `flagger` verification. Unknown keys are ignored.
@@ -47,9 +50,13 @@ impl FlaggerVerifier {
     /// The name verifications use.
     pub const NAME: &'static str = "flagger";
 
-    /// A verifier reading Canaries with `client`.
-    pub fn new(client: kube::Client) -> Self {
-        Self { client }
+    /// A verifier reading Canaries with `client`; with `refuse_cross_namespace`, only
+    /// in the Gate's namespace.
+    pub fn new(client: kube::Client, refuse_cross_namespace: bool) -> Self {
+        Self {
+            client,
+            refuse_cross_namespace,
+        }
     }
 
     fn canaries(&self, namespace: &str) -> Api<DynamicObject> {
@@ -80,6 +87,16 @@ impl Verifier for FlaggerVerifier {
                 given => given,
             };
             let name = config.name.trim();
+            hecate_steps::flux::config::outside(
+                &format!("Canary {namespace}/{name}"),
+                namespace,
+                subject.namespace,
+                self.refuse_cross_namespace,
+            )
+            .map_err(|problem| VerifyError::Config {
+                verifier: Self::NAME.into(),
+                problem,
+            })?;
             let what = format!("Canary {namespace}/{name}");
             let canary = self
                 .canaries(namespace)

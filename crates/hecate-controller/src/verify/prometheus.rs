@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use hecate_sources::tls::error_text;
-use hecate_steps::reach::Reach;
+use hecate_steps::reach::{Reach, Redirects};
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 use serde::Deserialize;
 use serde_json::Value;
@@ -29,7 +29,6 @@ const QUOTED: usize = 200;
 /// Verifies by a Prometheus query.
 pub struct PrometheusVerifier {
     client: kube::Client,
-    http: reqwest::Client,
     /// Where queries may go: where `http` steps may, and nothing more.
     reach: Reach,
 }
@@ -218,17 +217,7 @@ impl PrometheusVerifier {
     /// this host's addresses only with `--allow-local-http`). Redirects are not
     /// followed: Prometheus' API answers where it is asked.
     pub fn new(client: kube::Client, reach: Reach) -> Self {
-        // Building fails only when the TLS backend cannot start, where no client works.
-        let http = hecate_sources::tls::client_builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .dns_resolver(reach.resolver())
-            .build()
-            .unwrap_or_default();
-        Self {
-            client,
-            http,
-            reach,
-        }
+        Self { client, reach }
     }
 
     /// The bearer token `secret` holds, from the Gate's `namespace`.
@@ -273,15 +262,20 @@ impl Verifier for PrometheusVerifier {
                 .judge_url(&url)
                 .await
                 .map_err(|refused| config_error(refused.0))?;
-            let mut request = self.http.get(url).timeout(REQUEST_TIMEOUT);
-            if let Some(secret) = &config.secret_ref {
-                request =
-                    request.header(AUTHORIZATION, self.token(subject.namespace, secret).await?);
-            }
             let address = &config.address;
             let unanswered = |e: reqwest::Error| {
                 VerifyError::Unanswered(format!("Prometheus at {address}: {}", error_text(&e)))
             };
+            // Each look's own client judges the address it connects to, with its port.
+            let http = self
+                .reach
+                .client(&url, Redirects::None)
+                .map_err(unanswered)?;
+            let mut request = http.get(url).timeout(REQUEST_TIMEOUT);
+            if let Some(secret) = &config.secret_ref {
+                request =
+                    request.header(AUTHORIZATION, self.token(subject.namespace, secret).await?);
+            }
             let response = request.send().await.map_err(unanswered)?;
             let status = response.status().as_u16();
             let body = response.text().await.map_err(unanswered)?;

@@ -423,8 +423,14 @@ async fn the_flagger_verifier_follows_a_canary() {
     assert!(matches!(unnamed, VerifyError::Config { .. }), "{unnamed:?}");
 }
 
-/// One look by the `flagger` verifier, with `with`, at a crossing in `env`'s namespace.
+/// One look by the `flagger` verifier, with `with`, at a crossing in `env`'s namespace,
+/// as the controller runs by default (`--no-cross-namespace-refs`).
 async fn look(env: &TestEnv, with: Value) -> Result<Look, VerifyError> {
+    look_refusing(env, with, true).await
+}
+
+/// [`look`], refusing Canaries of other namespaces or not.
+async fn look_refusing(env: &TestEnv, with: Value, refuse: bool) -> Result<Look, VerifyError> {
     let gate = Gate::new("staging", GateSpec::default());
     let passage = Passage::new("staging-1", PassageSpec::default());
     let now = Timestamp::now();
@@ -435,9 +441,48 @@ async fn look(env: &TestEnv, with: Value) -> Result<Look, VerifyError> {
         started: now,
         now,
     };
-    FlaggerVerifier::new(env.admin.clone())
+    FlaggerVerifier::new(env.admin.clone(), refuse)
         .look(Some(&with), &subject)
         .await
+}
+
+/// A Canary of another namespace is refused, as a Flux object there is (#50): a Gate
+/// author reads their own namespace only, unless the operator turns
+/// `--no-cross-namespace-refs` off.
+#[tokio::test]
+async fn the_flagger_verifier_reads_no_canary_of_another_namespace() {
+    let env = TestEnv::new().await;
+    let other = TestEnv::new().await;
+    standins::install(&env.admin, &[CANARY]).await.unwrap();
+    let canaries: Api<DynamicObject> = Api::namespaced_with(
+        other.admin.clone(),
+        &other.namespace,
+        &CANARY.api_resource(),
+    );
+    let canary: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": CANARY.api_version(), "kind": "Canary",
+        "metadata": {"name": "api"},
+        "spec": {"targetRef": {"kind": "Deployment", "name": "api"}},
+    }))
+    .unwrap();
+    canaries
+        .create(&PostParams::default(), &canary)
+        .await
+        .unwrap();
+    set_status(&canaries, json!({"phase": "Succeeded"})).await;
+    let elsewhere = json!({"name": "api", "namespace": other.namespace});
+
+    let refused = look(&env, elsewhere.clone()).await.expect_err("refused");
+    assert!(
+        matches!(&refused, VerifyError::Config { .. })
+            && refused.to_string().contains(&format!(
+                "Canary {}/api: references outside namespace {} are refused",
+                other.namespace, env.namespace
+            )),
+        "{refused}"
+    );
+    let allowed = look_refusing(&env, elsewhere, false).await.unwrap();
+    assert_eq!(allowed.seen, Seen::Pass, "{allowed:?}");
 }
 
 /// Writes the Canary's status, as Flagger would.

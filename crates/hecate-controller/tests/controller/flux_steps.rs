@@ -391,3 +391,70 @@ async fn the_deployed_role_allows_what_flux_steps_and_providers_do() {
         assert!(allowed, "the controller may not {verb} {group}/{resource}");
     }
 }
+
+/// A `clusterRef` naming a Secret whose `value` is not a kubeconfig fails the step in
+/// our words — what is wrong and where — never with the parser's quote of the Secret's
+/// text: not in the Passage's status (which `hecate-viewer` reads), not in an Event
+/// (#50, DECISION 146). Through the controller as its own process.
+#[tokio::test]
+async fn a_secret_that_is_no_kubeconfig_is_never_quoted() {
+    use crate::git_steps::secret;
+    use crate::harness::{Harness, bundle, create_gate, gate_spec};
+    use crate::process::{Controller, join_shard};
+    use hecate_types::{Passage, PassagePhase, Step};
+    use std::time::Duration;
+
+    const TEXT: &str = "TOPSECRET-PLAIN-789";
+    let h = Harness::new().await;
+    let ns = h.env.namespace.clone();
+    join_shard(&h.env, &ns, &ns).await;
+    h.env.create(secret("remote", &[("value", TEXT)])).await;
+    let _controller = Controller::start(&h.env, &ns, &[]).await;
+    let mut spec = gate_spec(true, &[], false);
+    spec.passage.as_mut().unwrap().steps = vec![Step {
+        uses: "flux-reconcile".into(),
+        with: Some(json!({
+            "resources": [{"kind": "Kustomization", "name": "app"}],
+            "clusterRef": {"name": "remote"},
+        })),
+        // A Secret can be fixed, so the step tries again; not for long here.
+        timeout: "3s".into(),
+        ..Step::default()
+    }];
+    create_gate(&h, "dev", spec).await;
+    bundle(&h.env, "b1").await;
+
+    let passage = eventually(Duration::from_secs(60), "dev-1 failed", || async {
+        h.env
+            .api::<Passage>()
+            .get_opt("dev-1")
+            .await
+            .unwrap()
+            .filter(|p| p.is_terminal())
+    })
+    .await;
+    let status = passage.status.clone().unwrap();
+    assert_eq!(status.phase(), PassagePhase::Failed, "{status:?}");
+    let recorded = serde_json::to_string(&passage).unwrap();
+    assert!(!recorded.contains(TEXT), "{recorded}");
+    let said = &status.steps[0].message;
+    assert!(
+        said.contains(&format!(
+            "the kubeconfig in Secret {ns}/remote cannot be used: it is not a kubeconfig (YAML error at line 1, column 1)"
+        )),
+        "{said}"
+    );
+
+    // The controller's Events of the crossing, the failure's included.
+    let events = eventually(Duration::from_secs(20), "PassageFailed", || async {
+        let events = h.events().await;
+        events
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("PassageFailed"))
+            .then_some(events)
+    })
+    .await;
+    let events = serde_json::to_string(&events).unwrap();
+    assert!(events.contains("cannot be used"), "{events}");
+    assert!(!events.contains(TEXT), "{events}");
+}

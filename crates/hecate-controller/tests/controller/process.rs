@@ -56,6 +56,14 @@ impl Controller {
         Self::spawn(env, shard, extra, &[], false).await
     }
 
+    /// [`Self::start`] with its metrics and probes served on every address of this
+    /// host (`0.0.0.0`), as in a Pod: whatever local address a name resolves to
+    /// reaches them.
+    pub(crate) async fn start_serving_everywhere(env: &TestEnv, shard: &str) -> Self {
+        let (command, dir) = Self::command(env, shard, &[], &[], true).await;
+        Self::spawn_bound(command, dir, true).await
+    }
+
     /// [`Self::start`] with these environment variables set too. Whatever `OTEL_*`
     /// variables the test run has are not passed on: tracing is on only when a test
     /// says so.
@@ -102,11 +110,23 @@ impl Controller {
         Self::spawn_command(command, dir).await
     }
 
-    async fn spawn_command(mut command: Command, dir: tempfile::TempDir) -> Self {
+    async fn spawn_command(command: Command, dir: tempfile::TempDir) -> Self {
+        Self::spawn_bound(command, dir, false).await
+    }
+
+    /// Spawns `command` serving on loopback, or on every address when `everywhere`.
+    async fn spawn_bound(mut command: Command, dir: tempfile::TempDir, everywhere: bool) -> Self {
         let (metrics, probes) = (free_port(), free_port());
+        let bound = |addr: SocketAddr| {
+            if everywhere {
+                format!("0.0.0.0:{}", addr.port())
+            } else {
+                addr.to_string()
+            }
+        };
         let child = command
-            .arg(format!("--metrics-bind-address={metrics}"))
-            .arg(format!("--health-probe-bind-address={probes}"))
+            .arg(format!("--metrics-bind-address={}", bound(metrics)))
+            .arg(format!("--health-probe-bind-address={}", bound(probes)))
             .spawn()
             .unwrap();
         let controller = Self {

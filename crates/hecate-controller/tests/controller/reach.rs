@@ -244,3 +244,103 @@ async fn an_http_step_reaches_this_host_only_if_allowed_and_the_controller_itsel
         "the metrics are there, only not for steps"
     );
 }
+
+/// This machine's name, which must resolve to one of its own addresses (as `/etc/hosts`
+/// makes it in a container or a VM): a name that is neither `localhost` nor an address.
+async fn this_hosts_name() -> String {
+    let name = tokio::fs::read_to_string("/proc/sys/kernel/hostname")
+        .await
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(
+        !name.is_empty() && !name.eq_ignore_ascii_case("localhost"),
+        "{name:?}"
+    );
+    let found: Vec<_> = tokio::net::lookup_host((name.as_str(), 0))
+        .await
+        .unwrap_or_else(|e| panic!("this test needs the machine's name {name:?} to resolve: {e}"))
+        .collect();
+    assert!(
+        found.iter().any(|a| hecate_steps::reach::is_local(a.ip())),
+        "this test needs the machine's name {name:?} to resolve to one of its own addresses: {found:?}"
+    );
+    name
+}
+
+/// With this host's addresses allowed, a redirect to a *name* that resolves here —
+/// not `localhost`, not an address, so no redirect policy can tell — still reaches
+/// neither the controller's metrics nor its probes: every address is judged with its
+/// port when the connection is made (#50, DECISION 149). The `http` verifier sends its
+/// requests the same way.
+#[tokio::test]
+async fn a_redirect_to_a_name_of_this_host_never_reaches_the_controller() {
+    use hecate_controller::verify::HttpVerifier;
+    use hecate_steps::reach::Reach;
+    use wiremock::matchers::path;
+
+    let host = this_hosts_name().await;
+    let h = setup().await;
+    let controller = Controller::start_serving_everywhere(&h.env, &h.env.namespace).await;
+    let (metrics, probes) = (controller.metrics.port(), controller.probes.port());
+    let away = MockServer::start().await;
+    for (route, port, to) in [
+        ("/to-metrics", metrics, "metrics"),
+        ("/to-probes", probes, "readyz"),
+    ] {
+        Mock::given(path(route))
+            .respond_with(
+                ResponseTemplate::new(302)
+                    .insert_header("location", format!("http://{host}:{port}/{to}")),
+            )
+            .mount(&away)
+            .await;
+    }
+    let to = |route: &str| format!("{}{route}", away.uri());
+    gate_with(
+        &h,
+        "metrics",
+        vec![step("http", json!({"url": to("/to-metrics")}))],
+    )
+    .await;
+    gate_with(
+        &h,
+        "probes",
+        vec![step("http", json!({"url": to("/to-probes")}))],
+    )
+    .await;
+    bundle(&h.env, "b1").await;
+    for gate in ["metrics", "probes"] {
+        let (phase, step) = first_step(&h, &format!("{gate}-1")).await;
+        assert_eq!(
+            (phase, step.reason.as_str()),
+            (PassagePhase::Failed, Reason::NotAllowed.as_str()),
+            "{gate}: {}",
+            step.message
+        );
+        assert!(
+            step.message.contains("the controller itself serves") && step.message.contains(&host),
+            "{gate}: {}",
+            step.message
+        );
+        assert_eq!(step.output, None, "{gate}: nothing of its answer is kept");
+        eprintln!("{gate}-1: {}", step.message);
+    }
+
+    let own = [metrics, probes].map(|port| std::net::SocketAddr::from(([0, 0, 0, 0], port)));
+    let verifier = HttpVerifier::new(
+        crate::verifiers::no_cluster(),
+        Reach {
+            local: true,
+            own: own.to_vec(),
+        },
+    );
+    let refused = crate::verifiers::look(&verifier, &json!({"url": to("/to-metrics")}))
+        .await
+        .expect_err("refused");
+    assert!(
+        refused.to_string().contains("the controller itself serves"),
+        "{refused}"
+    );
+    assert!(controller.scrape().await.contains("hecate_"));
+}

@@ -30,7 +30,7 @@ use crate::process::eventually;
 const PATIENCE: Duration = Duration::from_secs(30);
 
 /// A client for an API server that is not there: for looks that read no Secret.
-fn no_cluster() -> kube::Client {
+pub(crate) fn no_cluster() -> kube::Client {
     let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
     kube::Client::try_from(config).unwrap()
 }
@@ -64,7 +64,7 @@ async fn look_timed(
     (look, began.elapsed())
 }
 
-async fn look(verifier: &dyn Verifier, with: &Value) -> Result<Look, VerifyError> {
+pub(crate) async fn look(verifier: &dyn Verifier, with: &Value) -> Result<Look, VerifyError> {
     look_timed(verifier, "shop", with).await.0
 }
 
@@ -556,4 +556,60 @@ async fn the_prometheus_verifier_reaches_only_what_http_steps_may() {
         "{error:?}"
     );
     assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+/// A Gate that lists the most verifications it may, each asking for a look every
+/// millisecond, sends no request at all: an interval under the floor is a look that
+/// cannot judge, said as such on the crossing (#50; before, 10,000 requests a
+/// crossing). Through the Gate reconciler, with the real `http` verifier.
+#[tokio::test]
+async fn verifications_that_look_too_often_send_nothing_and_say_why() {
+    use crate::harness::{Harness, auto_gate, bundle, create_gate, gate_spec};
+    use hecate_steps::health;
+    use hecate_types::{PassagePhase, Verification};
+    use jiff::SignedDuration;
+
+    let server = MockServer::start().await;
+    Mock::given(path("/ready"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&server)
+        .await;
+    let mut verifiers = hecate_controller::verify::Verifiers::new();
+    verifiers.register(Arc::new(http_on_loopback())).unwrap();
+    let h = Harness::with(health::Checkers::new(), verifiers).await;
+    let mut spec = gate_spec(true, &[], false);
+    spec.verify = (0..hecate_types::limits::MAX_VERIFICATIONS)
+        .map(|_| Verification {
+            uses: "http".into(),
+            with: Some(json!({"url": format!("{}/ready", server.uri()), "interval": "1ms"})),
+        })
+        .collect();
+    create_gate(&h, "staging", spec).await;
+    auto_gate(&h, "production", &["staging"]).await;
+    bundle(&h.env, "b1").await;
+    h.reconcile("staging").await;
+    let passage = h.the_passage().await;
+    h.finish(&passage, PassagePhase::Succeeded, "").await;
+    for _ in 0..3 {
+        h.reconcile("staging").await;
+        h.clock.advance(SignedDuration::from_secs(1));
+    }
+    assert_eq!(server.received_requests().await.unwrap().len(), 0);
+    let record = h.the_passage().await.status.unwrap().verification.unwrap();
+    assert_eq!(
+        record.verifiers.len(),
+        hecate_types::limits::MAX_VERIFICATIONS
+    );
+    assert_eq!(
+        record.verifiers[0].message,
+        "http verification: interval: 1ms is too often; looks are at least 5s apart"
+    );
+    assert!(
+        h.bundle("b1")
+            .await
+            .status
+            .unwrap_or_default()
+            .cleared
+            .is_empty()
+    );
 }

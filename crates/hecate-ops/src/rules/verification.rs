@@ -25,6 +25,11 @@ use serde_json::Value;
 /// How often a verification looks when its `with` does not say.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);
 
+/// The shortest `interval` a verification may ask for. Each look is a request or a
+/// query, and a Gate may list 100 verifications: at 1 ms they sent 10,000 requests a
+/// crossing (#50); at this floor, 100 verifications send at most 20 a second.
+pub const MIN_INTERVAL: Duration = Duration::from_secs(5);
+
 /// The longest a look that cannot judge backs off to.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(5 * 60);
 
@@ -56,18 +61,27 @@ impl Default for Cadence {
 }
 
 impl Cadence {
-    /// The cadence a verification's `with` asks for: `interval` and `timeout` as Go
-    /// durations (`30s`, `5m`), `successes` and `failures` as counts from 1 to 100.
-    /// Absent fields take the defaults; a present field that cannot be read is an
-    /// error, never a default.
+    /// The cadence a verification's `with` asks for: `interval` (at least
+    /// [`MIN_INTERVAL`]) and `timeout` as Go durations (`30s`, `5m`), `successes` and
+    /// `failures` as counts from 1 to 100. Absent fields take the defaults; a present
+    /// field that cannot be read is an error, never a default — a look that cannot
+    /// judge, sent to no one.
     pub fn of(with: Option<&Value>) -> Result<Self, String> {
         let mut cadence = Self::default();
         let Some(with) = with else {
             return Ok(cadence);
         };
         if let Some(interval) = duration(with, "interval")? {
-            if interval.is_zero() {
-                return Err("interval: must be more than 0s".into());
+            if interval < MIN_INTERVAL {
+                let asked = with
+                    .get("interval")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                return Err(format!(
+                    "interval: {} is too often; looks are at least {} apart",
+                    asked.trim(),
+                    words(MIN_INTERVAL)
+                ));
             }
             cadence.interval = interval;
         }

@@ -222,7 +222,13 @@ fn key_pair(pem: &str) -> Result<RsaKeyPair, String> {
     let parsed = match label.as_deref() {
         Some("RSA PRIVATE KEY") => RsaKeyPair::from_der(&der),
         Some("PRIVATE KEY") => RsaKeyPair::from_pkcs8(&der),
-        Some(other) => return Err(format!("privateKey is a {other}, not an RSA private key")),
+        // The label is the Secret's text: not repeated.
+        Some(_) => {
+            return Err(
+                "privateKey's PEM block is not an RSA private key (RSA PRIVATE KEY or PRIVATE KEY)"
+                    .to_string(),
+            );
+        }
         None => return Err("privateKey is not a PEM block".to_string()),
     };
     parsed.map_err(|e| format!("privateKey is not a usable RSA key: {e}"))
@@ -454,6 +460,22 @@ mod tests {
             bad_key.message.contains("privateKey"),
             "{}",
             bad_key.message
+        );
+
+        // A PEM block's label is the Secret's text too: not repeated.
+        let other = tokens
+            .token(&app(
+                "-----BEGIN TOPSECRET-4-----\nAAAA\n-----END TOPSECRET-4-----".into(),
+                url.clone(),
+            ))
+            .await
+            .expect_err("not RSA");
+        assert_eq!(other.kind, Kind::Config);
+        assert!(
+            other.message.contains("not an RSA private key")
+                && !other.message.contains("TOPSECRET"),
+            "{}",
+            other.message
         );
 
         let mut odd = app(pem.clone(), url);

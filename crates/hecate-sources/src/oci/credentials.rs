@@ -74,9 +74,17 @@ pub fn registry(
     host: &str,
 ) -> Result<Option<Basic>, Error> {
     if let Some(json) = data.get(".dockerconfigjson") {
+        // serde's words quote the value they met ("invalid type: string \"…\""):
+        // only where, never what (DECISION 146).
         let config: DockerConfig = serde_json::from_slice(&json.0).map_err(|e| {
+            let what = match e.classify() {
+                serde_json::error::Category::Data => "not a Docker config",
+                _ => "not JSON",
+            };
             Error::invalid(format!(
-                "Secret {name}: .dockerconfigjson is not valid: {e}"
+                "Secret {name}: .dockerconfigjson is {what} (at line {}, column {})",
+                e.line(),
+                e.column()
             ))
         })?;
         let entry = config.auths.iter().find_map(|(key, auth)| {
@@ -190,6 +198,32 @@ mod tests {
         ] {
             let error = registry("s", &unusable, "any.io/x", "any.io").expect_err("unusable");
             assert_eq!(error.kind, super::super::ErrorKind::Invalid);
+        }
+    }
+
+    /// serde quotes the value it met; the Secret's text is never repeated.
+    #[test]
+    fn a_config_that_cannot_be_read_is_said_without_its_text() {
+        for (config, said) in [
+            (
+                r#""TOPSECRET-1""#,
+                "is not a Docker config (at line 1, column 13)",
+            ),
+            (
+                r#"{"auths": "TOPSECRET-2"}"#,
+                "is not a Docker config (at line 1, column 23)",
+            ),
+            ("TOPSECRET-3", "is not JSON (at line 1, column 1)"),
+        ] {
+            let error = registry(
+                "s",
+                &data(&[(".dockerconfigjson", config)]),
+                "a.io/x",
+                "a.io",
+            )
+            .expect_err("unusable");
+            assert!(error.message.ends_with(said), "{config}: {}", error.message);
+            assert!(!error.message.contains("TOPSECRET"), "{}", error.message);
         }
     }
 

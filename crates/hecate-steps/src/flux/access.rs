@@ -17,7 +17,6 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ApiResource, DynamicObject};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::Scope;
 use kube::runtime::reflector::{ObjectRef, Store};
 use sha2::{Digest as _, Sha256};
@@ -156,8 +155,11 @@ impl FluxAccess {
                 client: client.clone(),
             });
         }
-        let text = std::str::from_utf8(bytes).map_err(|_| unusable("it is not UTF-8".into()))?;
-        let client = remote_client(text).await.map_err(unusable)?;
+        // Its problems in our words: the Secret's text never reaches a status or an Event.
+        let client =
+            hecate_ops::kubeconfig::client(bytes, REMOTE_CONNECT_TIMEOUT, REMOTE_READ_TIMEOUT)
+                .await
+                .map_err(unusable)?;
         lock(&self.remotes).insert(id.clone(), client.clone());
         Ok(Cluster { id, client })
     }
@@ -224,24 +226,6 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-async fn remote_client(kubeconfig: &str) -> Result<kube::Client, String> {
-    let kubeconfig = Kubeconfig::from_yaml(kubeconfig).map_err(|e| e.to_string())?;
-    let refused = refused_parts(&kubeconfig);
-    if !refused.is_empty() {
-        return Err(format!(
-            "it asks the controller to {}; only inline credentials are accepted",
-            refused.join(", ")
-        ));
-    }
-    let mut config =
-        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-            .await
-            .map_err(|e| e.to_string())?;
-    config.connect_timeout = Some(REMOTE_CONNECT_TIMEOUT);
-    config.read_timeout = Some(REMOTE_READ_TIMEOUT);
-    kube::Client::try_from(config).map_err(|e| e.to_string())
-}
-
 /// A Kubernetes error in a sentence: the API server's own message for an answer
 /// (`kube::Error`'s Display adds the whole Status struct), the chain of causes for a
 /// failure to get one (the outermost says only "client error (Connect)").
@@ -250,133 +234,4 @@ pub fn describe(error: &kube::Error) -> String {
         return format!("{} ({} {})", status.message, status.code, status.reason);
     }
     hecate_types::error_chain(error)
-}
-
-/// The parts of a kubeconfig that would make the controller run a program or read its
-/// own files. Anyone who may write a Secret in a Gate's namespace can write this
-/// kubeconfig, so it may carry credentials but not instructions (Flux refuses `exec`
-/// in such kubeconfigs by default too).
-fn refused_parts(kubeconfig: &Kubeconfig) -> Vec<String> {
-    // What is refused, in order of first appearance, with whose entries ask for it.
-    let mut refused: Vec<(&str, Vec<&str>)> = Vec::new();
-    let mut add = |what, name| match refused.iter_mut().find(|(w, _)| *w == what) {
-        Some((_, names)) => names.push(name),
-        None => refused.push((what, vec![name])),
-    };
-    for named in &kubeconfig.auth_infos {
-        let Some(user) = &named.auth_info else {
-            continue;
-        };
-        let parts = [
-            (user.exec.is_some(), "run a program (exec)"),
-            (user.auth_provider.is_some(), "use an auth-provider plugin"),
-            (user.token_file.is_some(), "read a token file"),
-            (
-                user.client_certificate.is_some(),
-                "read a client-certificate file",
-            ),
-            (user.client_key.is_some(), "read a client-key file"),
-        ];
-        for (present, what) in parts {
-            if present {
-                add(what, named.name.as_str());
-            }
-        }
-    }
-    for named in &kubeconfig.clusters {
-        if named
-            .cluster
-            .as_ref()
-            .is_some_and(|c| c.certificate_authority.is_some())
-        {
-            add("read a certificate-authority file", named.name.as_str());
-        }
-    }
-    refused
-        .into_iter()
-        .map(|(what, names)| format!("{what} (for {})", names.join(", ")))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use kube::config::Kubeconfig;
-
-    use super::refused_parts;
-
-    #[test]
-    fn a_kubeconfig_with_inline_credentials_is_accepted() {
-        let kubeconfig = Kubeconfig::from_yaml(
-            r#"
-apiVersion: v1
-kind: Config
-clusters:
-- name: prod
-  cluster:
-    server: https://prod.example.com:6443
-    certificate-authority-data: Y2E=
-users:
-- name: hecate
-  user:
-    token: abc
-- name: tls
-  user:
-    client-certificate-data: Y2VydA==
-    client-key-data: a2V5
-contexts:
-- name: prod
-  context: {cluster: prod, user: hecate}
-current-context: prod
-"#,
-        )
-        .expect("a kubeconfig");
-        assert_eq!(refused_parts(&kubeconfig), Vec::<String>::new());
-    }
-
-    #[test]
-    fn a_kubeconfig_that_runs_programs_or_reads_files_is_refused() {
-        let kubeconfig = Kubeconfig::from_yaml(
-            r#"
-apiVersion: v1
-kind: Config
-clusters:
-- name: prod
-  cluster:
-    server: https://prod.example.com:6443
-    certificate-authority: /etc/ssl/ca.pem
-users:
-- name: exec
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: /bin/sh
-      args: ["-c", "id"]
-- name: exec-too
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: /usr/bin/env
-- name: files
-  user:
-    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
-    client-certificate: /etc/cert.pem
-    client-key: /etc/key.pem
-contexts:
-- name: prod
-  context: {cluster: prod, user: exec}
-current-context: prod
-"#,
-        )
-        .expect("a kubeconfig");
-        assert_eq!(
-            refused_parts(&kubeconfig),
-            [
-                "run a program (exec) (for exec, exec-too)",
-                "read a token file (for files)",
-                "read a client-certificate file (for files)",
-                "read a client-key file (for files)",
-                "read a certificate-authority file (for prod)",
-            ]
-        );
-    }
 }

@@ -175,11 +175,12 @@ impl ResourceRef {
             ));
         }
         let requested = self.namespace.trim();
-        if refuse_cross_namespace && !requested.is_empty() && requested != namespace {
-            return Err(format!(
-                "{kind}/{requested}/{name}: references outside namespace {namespace} are refused"
-            ));
-        }
+        outside(
+            &format!("{kind}/{requested}/{name}"),
+            requested,
+            namespace,
+            refuse_cross_namespace,
+        )?;
         Ok(Target {
             group: group.to_string(),
             version: version.to_string(),
@@ -193,6 +194,19 @@ impl ResourceRef {
             name: name.to_string(),
         })
     }
+}
+
+/// The operator's rule for an object a Gate names in `requested`, another namespace
+/// than its own `namespace` (empty: its own): refused while `refuse` — the controller's
+/// `--no-cross-namespace-refs`, on by default — with `what` named. Flux's objects and
+/// Flagger's Canaries alike: a Gate author reads their own namespace only.
+pub fn outside(what: &str, requested: &str, namespace: &str, refuse: bool) -> Result<(), String> {
+    if refuse && !requested.is_empty() && requested != namespace {
+        return Err(format!(
+            "{what}: references outside namespace {namespace} are refused"
+        ));
+    }
+    Ok(())
 }
 
 /// The API version Flux serves a kind at, for the kinds Flux defines (ops' rule).

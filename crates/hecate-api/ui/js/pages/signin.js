@@ -6,7 +6,7 @@
 // browser is signed in already (back from the provider, or in another tab).
 
 import { API, ApiError, get } from "../api.js";
-import { h } from "../dom.js";
+import { h, setText } from "../dom.js";
 import * as notice from "../notice.js";
 import * as session from "../session.js";
 
@@ -82,10 +82,12 @@ export function render({ onSignedIn }) {
           notice.clear();
           onSignedIn();
         } catch (e) {
-          error.textContent =
+          setText(
+            error,
             e instanceof ApiError && e.status === 401
               ? "The cluster did not accept this token. Check that it is a bearer token for this cluster and that it has not expired."
-              : `Could not check the token: ${e.message || e}`;
+              : `Could not check the token: ${e.message || e}`,
+          );
           input.focus();
         } finally {
           button.disabled = false;

@@ -39,6 +39,10 @@ fn after(seconds: i64) -> Timestamp {
 fn a_cadence_reads_the_shared_fields_and_refuses_what_it_cannot_read() {
     assert_eq!(Cadence::of(None), Ok(Cadence::default()));
     assert_eq!(
+        Cadence::of(Some(&json!({"interval": "5s"}))).map(|c| c.interval),
+        Ok(MIN_INTERVAL)
+    );
+    assert_eq!(
         Cadence::of(Some(
             &json!({"interval": "1m", "successes": 3, "failures": 2, "timeout": "10m", "query": "up"})
         )),
@@ -51,7 +55,12 @@ fn a_cadence_reads_the_shared_fields_and_refuses_what_it_cannot_read() {
     );
     for (with, why) in [
         (json!({"interval": "soon"}), "interval"),
-        (json!({"interval": "0s"}), "more than 0s"),
+        (json!({"interval": "0s"}), "at least 5s apart"),
+        (
+            json!({"interval": "1ms"}),
+            "interval: 1ms is too often; looks are at least 5s apart",
+        ),
+        (json!({"interval": "4.9s"}), "at least 5s apart"),
         (json!({"interval": 30}), "a duration"),
         (json!({"timeout": "-1m"}), "negative"),
         (json!({"successes": 0}), "1 to 100"),

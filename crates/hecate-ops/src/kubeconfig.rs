@@ -1,0 +1,259 @@
+//! A kubeconfig kept in a Secret (Flux's `kubeConfig.secretRef`: the key `value`), made
+//! into a client: for the `flux` checker and the `flux-*` steps' `clusterRef`, and for
+//! Settings' probe of a connected cluster. One way, so both refuse the same things and
+//! say what is wrong the same way.
+//!
+//! Whoever may write a Secret in a namespace writes this text, and the errors go where
+//! people who may not read Secrets read them (a Passage's status, a Gate's health, an
+//! Event, the Settings page). A parser's error quotes the text it failed on (a YAML
+//! error prints the line: `1 | <the Secret's value>`), so no error of the parsers or
+//! of kube's loading is passed on: each is said in our words, with at most where in
+//! the text it is (DECISION 146).
+
+use std::time::Duration;
+
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError, LoadDataError};
+
+/// A client for the cluster `kubeconfig` (a Secret's value) names, with these
+/// timeouts; `Err` says, in our words, why it cannot be used — never a part of it.
+pub async fn client(
+    kubeconfig: &[u8],
+    connect_timeout: Duration,
+    read_timeout: Duration,
+) -> Result<kube::Client, String> {
+    let text = std::str::from_utf8(kubeconfig).map_err(|_| "it is not UTF-8 text".to_string())?;
+    let parsed = Kubeconfig::from_yaml(text).map_err(|e| problem(&e))?;
+    let refused = refused_parts(&parsed);
+    if !refused.is_empty() {
+        return Err(format!(
+            "it asks to {}; only inline credentials are accepted",
+            refused.join(", ")
+        ));
+    }
+    let mut config = kube::Config::from_custom_kubeconfig(parsed, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| problem(&e))?;
+    config.connect_timeout = Some(connect_timeout);
+    config.read_timeout = Some(read_timeout);
+    // What fails here is the TLS setup from the credentials' certificates and keys.
+    kube::Client::try_from(config).map_err(|_| {
+        "its certificates or keys cannot be used for TLS (certificate-authority-data, \
+         client-certificate-data, client-key-data)"
+            .to_string()
+    })
+}
+
+/// What is wrong with a kubeconfig, in our words: which part, and for a YAML error the
+/// line and column — never the text there, nor a name taken from it.
+pub fn problem(error: &KubeconfigError) -> String {
+    let data = |what: &str, e: &LoadDataError| match e {
+        LoadDataError::DecodeBase64(_) => format!("its {what} is not base64"),
+        LoadDataError::ReadFile(..) | LoadDataError::NoBase64DataOrFile => {
+            format!("its {what} cannot be read")
+        }
+    };
+    match error {
+        KubeconfigError::Parse(e) => match e.location() {
+            Some(at) => format!(
+                "it is not a kubeconfig (YAML error at line {}, column {})",
+                at.line(),
+                at.column()
+            ),
+            None => "it is not a kubeconfig (a YAML error)".to_string(),
+        },
+        KubeconfigError::CurrentContextNotSet => "it names no current-context".to_string(),
+        KubeconfigError::LoadContext(_) => {
+            "its current-context is not one of its contexts".to_string()
+        }
+        KubeconfigError::LoadClusterOfContext(_) => {
+            "the cluster its current context names is not one of its clusters".to_string()
+        }
+        KubeconfigError::MissingClusterUrl => "its cluster has no server".to_string(),
+        KubeconfigError::ParseClusterUrl(_) => "its cluster's server is not a URL".to_string(),
+        KubeconfigError::ParseProxyUrl(_) => "its cluster's proxy-url is not a URL".to_string(),
+        KubeconfigError::LoadCertificateAuthority(e) => data("certificate-authority-data", e),
+        KubeconfigError::LoadClientCertificate(e) => data("client-certificate-data", e),
+        KubeconfigError::LoadClientKey(e) => data("client-key-data", e),
+        KubeconfigError::ParseCertificates(_) => {
+            "its certificate-authority-data holds no PEM certificate".to_string()
+        }
+        _ => "it cannot be loaded as a kubeconfig".to_string(),
+    }
+}
+
+/// The parts of a kubeconfig that would make its reader run a program or read its
+/// own files. Anyone who may write a Secret in a Gate's namespace can write this
+/// kubeconfig, so it may carry credentials but not instructions (Flux refuses `exec`
+/// in such kubeconfigs by default too).
+pub fn refused_parts(kubeconfig: &Kubeconfig) -> Vec<String> {
+    // What is refused, in order of first appearance, with whose entries ask for it.
+    let mut refused: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut add = |what, name| match refused.iter_mut().find(|(w, _)| *w == what) {
+        Some((_, names)) => names.push(name),
+        None => refused.push((what, vec![name])),
+    };
+    for named in &kubeconfig.auth_infos {
+        let Some(user) = &named.auth_info else {
+            continue;
+        };
+        let parts = [
+            (user.exec.is_some(), "run a program (exec)"),
+            (user.auth_provider.is_some(), "use an auth-provider plugin"),
+            (user.token_file.is_some(), "read a token file"),
+            (
+                user.client_certificate.is_some(),
+                "read a client-certificate file",
+            ),
+            (user.client_key.is_some(), "read a client-key file"),
+        ];
+        for (present, what) in parts {
+            if present {
+                add(what, named.name.as_str());
+            }
+        }
+    }
+    for named in &kubeconfig.clusters {
+        if named
+            .cluster
+            .as_ref()
+            .is_some_and(|c| c.certificate_authority.is_some())
+        {
+            add("read a certificate-authority file", named.name.as_str());
+        }
+    }
+    refused
+        .into_iter()
+        .map(|(what, names)| format!("{what} (for {})", names.join(", ")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WAIT: Duration = Duration::from_secs(1);
+
+    async fn problem_of(kubeconfig: &str) -> String {
+        match client(kubeconfig.as_bytes(), WAIT, WAIT).await {
+            Ok(_) => panic!("{kubeconfig:?} made a client"),
+            Err(why) => why,
+        }
+    }
+
+    /// A Secret's value is never in what is said of it.
+    #[tokio::test]
+    async fn what_is_wrong_is_said_without_the_secrets_text() {
+        let secret = "TOPSECRET-PLAIN-789";
+        let cases = [
+            (
+                secret.to_string(),
+                "it is not a kubeconfig (YAML error at line 1, column 1)",
+            ),
+            (
+                format!("apiVersion: v1\nkind: Config\nclusters: {secret}\n"),
+                "it is not a kubeconfig (YAML error at line 3",
+            ),
+            (
+                format!("apiVersion: v1\ncurrent-context: {secret}\n"),
+                "its current-context is not one of its contexts",
+            ),
+            (
+                format!(
+                    "apiVersion: v1\nclusters:\n- name: c\n  cluster:\n    server: https://c.example\n    certificate-authority-data: {secret}\ncontexts:\n- name: x\n  context: {{cluster: c, user: u}}\nusers:\n- name: u\n  user: {{token: t}}\ncurrent-context: x\n"
+                ),
+                "its certificate-authority-data is not base64",
+            ),
+            (
+                format!(
+                    "apiVersion: v1\nclusters:\n- name: c\n  cluster:\n    server: \"https://c.example/{secret} x\"\ncontexts:\n- name: x\n  context: {{cluster: c, user: u}}\nusers:\n- name: u\n  user: {{token: t}}\ncurrent-context: x\n"
+                ),
+                "its cluster's server is not a URL",
+            ),
+        ];
+        for (kubeconfig, said) in cases {
+            let why = problem_of(&kubeconfig).await;
+            assert!(why.starts_with(said), "{kubeconfig:?}: {why}");
+            assert!(!why.contains("TOPSECRET"), "{kubeconfig:?}: {why}");
+        }
+        assert_eq!(
+            problem_of("\u{ff}\u{fe}").await,
+            "it is not a kubeconfig (YAML error at line 1, column 1)"
+        );
+    }
+
+    #[test]
+    fn a_kubeconfig_with_inline_credentials_is_accepted() {
+        let kubeconfig = Kubeconfig::from_yaml(
+            r#"
+apiVersion: v1
+kind: Config
+clusters:
+- name: prod
+  cluster:
+    server: https://prod.example.com:6443
+    certificate-authority-data: Y2E=
+users:
+- name: hecate
+  user:
+    token: abc
+- name: tls
+  user:
+    client-certificate-data: Y2VydA==
+    client-key-data: a2V5
+contexts:
+- name: prod
+  context: {cluster: prod, user: hecate}
+current-context: prod
+"#,
+        )
+        .expect("a kubeconfig");
+        assert_eq!(refused_parts(&kubeconfig), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_kubeconfig_that_runs_programs_or_reads_files_is_refused() {
+        let kubeconfig = Kubeconfig::from_yaml(
+            r#"
+apiVersion: v1
+kind: Config
+clusters:
+- name: prod
+  cluster:
+    server: https://prod.example.com:6443
+    certificate-authority: /etc/ssl/ca.pem
+users:
+- name: exec
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: /bin/sh
+      args: ["-c", "id"]
+- name: exec-too
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: /usr/bin/env
+- name: files
+  user:
+    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
+    client-certificate: /etc/cert.pem
+    client-key: /etc/key.pem
+contexts:
+- name: prod
+  context: {cluster: prod, user: exec}
+current-context: prod
+"#,
+        )
+        .expect("a kubeconfig");
+        assert_eq!(
+            refused_parts(&kubeconfig),
+            [
+                "run a program (exec) (for exec, exec-too)",
+                "read a token file (for files)",
+                "read a client-certificate file (for files)",
+                "read a client-key file (for files)",
+                "read a certificate-authority file (for prod)",
+            ]
+        );
+    }
+}
