@@ -3,18 +3,13 @@
 //! the evidence gate ask — which trail holds an artifact, and what the environment's
 //! policies say of that trail.
 
-use std::collections::BTreeMap;
-
 use hecate_types::{EvidenceConfig, Gate, GateStatus, LocalSecretRef};
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::ObjectMeta;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::TestEnv;
-use crate::fixtures::{gate, gate_spec};
+use crate::fixtures::{gate, gate_spec, usable_secret};
 
 /// The Fides environment the Gate's evidence is checked in.
 pub const ENVIRONMENT: &str = "7f3a1c2e-0000-4000-8000-000000009b04";
@@ -39,18 +34,8 @@ pub async fn evidence_gate(env: &TestEnv, name: &str, fides: &str, eligible: &[&
         ..GateStatus::default()
     });
     env.write_status(&created).await;
-    env.create(Secret {
-        metadata: ObjectMeta {
-            name: Some("fides".into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([(
-            "token".to_string(),
-            ByteString(b"t0ken".to_vec()),
-        )])),
-        ..Secret::default()
-    })
-    .await;
+    env.create(usable_secret("fides", &[("token", "t0ken")]))
+        .await;
     created
 }
 

@@ -4,6 +4,10 @@
 
 use std::time::Duration;
 
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{ObjectMeta, Patch, PatchParams};
+
 use hecate_types::{
     Admission, Artifact, Bundle, BundleApproval, BundleOrigin, BundleSpec, BundleStatus,
     CommitArtifact, CommitSummary, Gate, GateCrossing, GateSpec, Passage, PassagePhase,
@@ -11,6 +15,44 @@ use hecate_types::{
 };
 
 use crate::TestEnv;
+
+/// Secret `name` holding `pairs` as data, labelled `hecate.dev/usable=true`: Hecate
+/// uses a Secret a Gate or Beacon names only once it opts in (DECISION 147).
+pub fn usable_secret(name: &str, pairs: &[(&str, &str)]) -> Secret {
+    let mut secret = unlabelled_secret(name, pairs);
+    secret.metadata.labels =
+        Some([(wellknown::LABEL_USABLE.to_string(), "true".to_string())].into());
+    secret
+}
+
+/// Opts Secret `name` in to use by Gates and Beacons (`hecate.dev/usable=true`), or
+/// out (the label removed), as someone who may write it would.
+pub async fn set_usable(env: &TestEnv, name: &str, usable: bool) {
+    let value = usable.then_some("true");
+    let patch = serde_json::json!({"metadata": {"labels": {wellknown::LABEL_USABLE: value}}});
+    env.api::<Secret>()
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap_or_else(|e| panic!("labelling Secret {name}: {e}"));
+}
+
+/// Secret `name` holding `pairs` as data, without Hecate's opt-in label: one that no
+/// Gate or Beacon may use (DECISION 147).
+pub fn unlabelled_secret(name: &str, pairs: &[(&str, &str)]) -> Secret {
+    Secret {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        data: Some(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
+                .collect(),
+        ),
+        ..Secret::default()
+    }
+}
 
 /// The wall clock, as the kinds write time.
 pub fn now() -> Time {

@@ -2,6 +2,7 @@
 //! approvals there, assembling a Bundle's evidence, and checking recorded chains.
 
 use hecate_fides::model::{Approval, ApprovalRole};
+use hecate_types::secrets::SecretUse;
 use hecate_types::{Bundle, Gate, Passage};
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt as _;
@@ -23,7 +24,8 @@ fn fides_error(context: &str) -> impl FnOnce(hecate_fides::Error) -> Error + '_ 
 
 /// A client for the Fides `gate` names: its `evidence.serverURL` (else
 /// `default_server`, the process's `--fides-server`), authenticated with the `token` of
-/// its `evidence.credentialsRef` Secret, read through `client`. The one way to reach
+/// its `evidence.credentialsRef` Secret, read through `client` — a Secret that opts in
+/// (`hecate_types::secrets`, DECISION 147). The one way to reach
 /// Fides — ops' evidence and approvals, the controller's `evidence-gate` step and its
 /// attestation on finish all dial here — so a Gate is never checked on one server and
 /// recorded on another.
@@ -74,6 +76,14 @@ pub async fn dial_fides_trusting(
                 credentials.name
             ))
         })?;
+    // The Gate's author chose where the token goes (`serverURL`), whoever reads it.
+    hecate_types::secrets::judge(
+        &namespace,
+        &credentials.name,
+        secret.metadata.labels.as_ref(),
+        SecretUse::Credentials,
+    )
+    .map_err(fail)?;
     let token = secret
         .data
         .as_ref()

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hecate_types::Gate;
+use hecate_types::secrets::{self, SecretUse};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleRef, Subject};
@@ -146,10 +147,10 @@ impl Ops {
     /// Probes the cluster the Secret `ns/name` (`listed`, when the list held it)
     /// holds a kubeconfig for: its version, asked with those credentials.
     async fn probe_cluster(&self, key: &str, listed: Option<Secret>) -> ClusterProbe {
+        let (namespace, name) = key.split_once('/').unwrap_or(("", key));
         let secret = match listed {
             Some(secret) => secret,
             None => {
-                let (namespace, name) = key.split_once('/').unwrap_or(("", key));
                 match Api::<Secret>::namespaced(self.client(), namespace)
                     .get(name)
                     .await
@@ -161,6 +162,16 @@ impl Ops {
                 }
             }
         };
+        // A Gate's `clusterRef` may name any Secret of its namespace: it is used as a
+        // kubeconfig only once it opts in, as the controller's checks require.
+        if let Err(why) = secrets::judge(
+            namespace,
+            name,
+            secret.metadata.labels.as_ref(),
+            SecretUse::Kubeconfig,
+        ) {
+            return ClusterProbe::NotOptedIn(why);
+        }
         let Some(kubeconfig) = secret
             .data
             .as_ref()

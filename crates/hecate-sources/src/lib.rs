@@ -17,12 +17,13 @@
 //! - [`tls`]: the one trust of every outbound HTTPS client (the web PKI's CAs and the
 //!   platform's, `SSL_CERT_FILE` / `SSL_CERT_DIR` when set), and how a failed request
 //!   is said ([`tls::error_text`], [`tls::untrusted_hint`]);
-//! - [`secrets`]: the one reader of the Secrets steps and Beacons name — one GET each
-//!   time, values that never reach a message.
+//! - [`secrets`]: the one reader of the Secrets steps, verifiers and Beacons name — one
+//!   GET each time, only Secrets that opt in (DECISION 147), values that never reach a
+//!   message.
 //!
 //! Who may depend on it (`cargo xtask check-layers` holds the walls): the controller
-//! (its steps and its Beacons). It depends on no hecate crate but, should it need one,
-//! `hecate-types` — never on the controller, on `hecate-ops` or on a surface — and
+//! (its steps and its Beacons). It depends on no hecate crate but `hecate-types` (how an
+//! error is said, which Secrets opt in) — never on the controller, on `hecate-ops` or on a surface — and
 //! talks to Kubernetes only to read a Secret. What its users make of a failure is
 //! theirs: each module's errors carry a kind ([`git::Kind`], [`oci::ErrorKind`]) that a
 //! step turns into a reason and a Beacon into its `Ready` condition.

@@ -1,9 +1,12 @@
-//! Reading the Secrets that steps, Gates and Beacons name (`credentialsRef`,
-//! `secretRef`): one direct GET each time — no cluster-wide Secret cache — and values
-//! that never reach a message, a log line or a process argument.
+//! Reading the Secrets that steps, verifiers, checks and Beacons name
+//! (`credentialsRef`, `secretRef`, `secretHeaders`, `clusterRef`): one direct GET each
+//! time — no cluster-wide Secret cache — only of Secrets that opt in to such use
+//! (`hecate_types::secrets`, DECISION 147), and values that never reach a message, a
+//! log line or a process argument.
 
 use std::collections::BTreeMap;
 
+pub use hecate_types::secrets::SecretUse;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
@@ -11,26 +14,47 @@ use kube::api::Api;
 /// A Secret's data, decoded.
 pub type SecretData = BTreeMap<String, ByteString>;
 
-/// Reads Secret `name` in `namespace`; the error says which Secret and why (never what
-/// it holds).
+/// Reads the credentials in Secret `name` of `namespace`: [`read_as`] for
+/// [`SecretUse::Credentials`].
 pub async fn read(
     client: &kube::Client,
     namespace: &str,
     name: &str,
 ) -> Result<SecretData, String> {
+    read_as(client, namespace, name, SecretUse::Credentials).await
+}
+
+/// Reads Secret `name` in `namespace` to use it as `used_as` on behalf of the object
+/// that names it: refused unless the Secret opts in. The error says which Secret and
+/// why (never what it holds).
+pub async fn read_as(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    used_as: SecretUse,
+) -> Result<SecretData, String> {
+    let noun = used_as.noun();
     match Api::<Secret>::namespaced(client.clone(), namespace)
         .get_opt(name)
         .await
     {
-        Ok(Some(secret)) => Ok(secret.data.unwrap_or_default()),
+        Ok(Some(secret)) => {
+            hecate_types::secrets::judge(
+                namespace,
+                name,
+                secret.metadata.labels.as_ref(),
+                used_as,
+            )?;
+            Ok(secret.data.unwrap_or_default())
+        }
         Ok(None) => Err(format!(
-            "credentials Secret {name} does not exist in namespace {namespace}"
+            "{noun} Secret {name} does not exist in namespace {namespace}"
         )),
         Err(kube::Error::Api(status)) => Err(format!(
-            "cannot read credentials Secret {name}: {}",
+            "cannot read {noun} Secret {name}: {}",
             status.message
         )),
-        Err(error) => Err(format!("cannot read credentials Secret {name}: {error}")),
+        Err(error) => Err(format!("cannot read {noun} Secret {name}: {error}")),
     }
 }
 

@@ -17,7 +17,8 @@
 //! Besides the kinds this crate holds the small pure rules that belong to the data
 //! itself: the Bundle content address ([`digest`]), [`Health::merge`], phase
 //! terminality ([`PassagePhase::is_terminal`], [`StepPhase::is_terminal`]), Kubernetes'
-//! name rules ([`names`]) and the well-known label, annotation and condition names
+//! name rules ([`names`]), which Secrets may be used on an author's behalf
+//! ([`secrets`]) and the well-known label, annotation and condition names
 //! ([`wellknown`]); and one rule of words, how an error and its causes are said
 //! ([`error_chain`]).
 
@@ -37,6 +38,7 @@ mod passage;
 #[cfg(test)]
 mod roundtrip;
 mod schema;
+pub mod secrets;
 pub mod wellknown;
 
 pub use beacon::{

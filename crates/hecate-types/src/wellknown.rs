@@ -10,6 +10,15 @@ pub const LABEL_GATE: &str = "hecate.dev/gate";
 /// Label on a Passage: the Bundle it moves.
 pub const LABEL_BUNDLE: &str = "hecate.dev/bundle";
 
+/// Label on a Secret: `"true"` lets Hecate use it for a Gate or a Beacon that names it
+/// (a `credentialsRef`, `secretRef`, `secretHeaders`, `clusterRef`): whoever writes
+/// those may not read Secrets, so the Secret must opt in (DECISION 147,
+/// [`crate::secrets`]).
+pub const LABEL_USABLE: &str = "hecate.dev/usable";
+/// Label on a Secret: `"true"` marks it as a connected cluster's kubeconfig (the
+/// settings page's "connect cluster" sets it), which opts it in as a kubeconfig only.
+pub const LABEL_CLUSTER: &str = "hecate.dev/cluster";
+
 /// Annotation that asks for an immediate reconcile (Flux's convention); the object
 /// echoes the token in `status.lastHandledReconcileAt` once handled.
 pub const ANNOTATION_RECONCILE_REQUESTED_AT: &str = "reconcile.fluxcd.io/requestedAt";

@@ -94,10 +94,11 @@ fn kubeconfig(
     serde_json::to_string(&config).unwrap()
 }
 
-/// Secret `name` in the test's namespace with `data` (key → text), labelled as a
-/// connected cluster when `labelled`.
-async fn secret(server: &Server, name: &str, data: &[(&str, &str)], labelled: bool) {
-    let labels = labelled.then(|| [("hecate.dev/cluster".to_string(), "true".to_string())].into());
+/// Secret `name` in the test's namespace with `data` (key → text), labelled
+/// `label=true` when given: `hecate.dev/cluster` marks a connected cluster,
+/// `hecate.dev/usable` opts any Secret in (DECISION 147).
+async fn secret(server: &Server, name: &str, data: &[(&str, &str)], label: Option<&str>) {
+    let labels = label.map(|label| [(label.to_string(), "true".to_string())].into());
     server
         .env
         .create(Secret {
@@ -115,6 +116,9 @@ async fn secret(server: &Server, name: &str, data: &[(&str, &str)], labelled: bo
         })
         .await;
 }
+
+/// The label of a connected cluster's Secret.
+const CLUSTER: Option<&str> = Some("hecate.dev/cluster");
 
 /// Gate `name` with evidence at `server_url` and a `flux` check through `cluster`.
 async fn gate(server: &Server, name: &str, server_url: &str, cluster: Option<&str>) {
@@ -218,7 +222,7 @@ async fn settings_probe_what_the_callers_gates_use() {
         &server,
         "good",
         &[("value", &kubeconfig(&server, Alice, None, None))],
-        true,
+        CLUSTER,
     )
     .await;
     secret(
@@ -228,18 +232,27 @@ async fn settings_probe_what_the_callers_gates_use() {
             "value",
             &kubeconfig(&server, Alice, Some("expired-token"), None),
         )],
-        true,
+        CLUSTER,
     )
     .await;
     secret(
         &server,
         "forbidden",
         &[("value", &kubeconfig(&server, Alice, None, Some("bob")))],
-        false,
+        Some("hecate.dev/usable"),
     )
     .await;
-    secret(&server, "empty", &[("other", "x")], true).await;
-    secret(&server, "garbled", &[("value", "clusters: [[[")], true).await;
+    // Named by a Gate, but not opted in: never used as a kubeconfig (DECISION 147).
+    gate(&server, "canary", &closed, Some("unlabelled")).await;
+    secret(
+        &server,
+        "unlabelled",
+        &[("value", &kubeconfig(&server, Alice, None, None))],
+        None,
+    )
+    .await;
+    secret(&server, "empty", &[("other", "x")], CLUSTER).await;
+    secret(&server, "garbled", &[("value", "clusters: [[[")], CLUSTER).await;
 
     let answer = server.get(SETTINGS, Some(Alice)).await;
     assert_eq!(answer.status, 200, "{}", answer.body);
@@ -290,7 +303,16 @@ async fn settings_probe_what_the_callers_gates_use() {
         .collect();
     assert_eq!(
         secrets,
-        ["empty", "forbidden", "garbled", "ghost", "good", "rejected"].map(|s| format!("{ns}/{s}")),
+        [
+            "empty",
+            "forbidden",
+            "garbled",
+            "ghost",
+            "good",
+            "rejected",
+            "unlabelled"
+        ]
+        .map(|s| format!("{ns}/{s}")),
         "every labelled Secret and every Secret a Gate names, by name"
     );
     let cluster = |name: &str| find(clusters, "secret", &format!("{ns}/{name}")).clone();
@@ -323,6 +345,12 @@ async fn settings_probe_what_the_callers_gates_use() {
         detail("ghost")
     );
     assert!(detail("empty").contains("`value`"));
+    let unlabelled = detail("unlabelled");
+    assert!(
+        unlabelled.starts_with("kubeconfig Secret unlabelled in namespace")
+            && unlabelled.contains("hecate.dev/cluster=true"),
+        "{unlabelled}"
+    );
     assert!(detail("garbled").contains("unusable"));
     assert_eq!(cluster("empty")["gates"], json!([]), "used by no Gate");
 
@@ -347,7 +375,7 @@ async fn settings_skip_namespaces_the_caller_may_not_read() {
         .mount(&fides)
         .await;
     gate(&server, "production", &fides.uri(), Some("good")).await;
-    secret(&server, "good", &[("value", "x")], true).await;
+    secret(&server, "good", &[("value", "x")], CLUSTER).await;
     let answer = server.get(SETTINGS, Some(CiBot)).await;
     assert_eq!(answer.status, 200, "{}", answer.body);
     let mut settings = answer.json();

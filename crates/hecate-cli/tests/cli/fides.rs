@@ -1,17 +1,12 @@
 //! `hecate verify` and `hecate evidence` with wiremock as Fides: exit codes are the
 //! contract pipelines gate on, in every output format.
 
-use std::collections::BTreeMap;
-
 use hecate_cli::exit;
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{
     Artifact, Bundle, BundleSpec, EvidenceConfig, EvidenceRef, LocalSecretRef, Passage,
     PassagePhase, PassageSpec, PassageStatus, Step,
 };
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::ObjectMeta;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use wiremock::matchers::{header, path};
@@ -309,17 +304,10 @@ async fn evidence_prints_the_verdict_or_why_there_is_none() {
         }),
     });
     gate(&env, "production", spec).await;
-    env.create(Secret {
-        metadata: ObjectMeta {
-            name: Some("fides".into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([(
-            "token".to_string(),
-            ByteString(b"t0ken".to_vec()),
-        )])),
-        ..Secret::default()
-    })
+    env.create(hecate_testenv::fixtures::usable_secret(
+        "fides",
+        &[("token", "t0ken")],
+    ))
     .await;
     // Reading the credentials Secret is ops' business, with the caller's rights:
     // alice may not read Secrets here, admin may.

@@ -675,12 +675,16 @@ async fn a_watch_on_the_controllers_own_disk_needs_the_operators_flag() {
     }
 }
 
+/// Every `Authorization` header a test server received, as sent.
+type Authorizations = Arc<std::sync::Mutex<Vec<String>>>;
+
 /// A git smart-HTTP server on loopback for the repositories under `root`, wanting
-/// `bot`/`password`: git's own `http-backend`, behind a small CGI bridge.
+/// `bot`/`password`: git's own `http-backend`, behind a small CGI bridge. It keeps the
+/// `Authorization` headers it is sent.
 async fn git_over_http(
     root: PathBuf,
     password: &'static str,
-) -> (String, tokio::task::JoinHandle<()>) {
+) -> (String, tokio::task::JoinHandle<()>, Authorizations) {
     use axum::body::Bytes;
     use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
     use axum::response::{IntoResponse, Response};
@@ -690,10 +694,17 @@ async fn git_over_http(
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode(format!("bot:{password}"))
     );
+    let seen = Authorizations::default();
+    let kept = seen.clone();
     let handler = move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
         let root = root.clone();
         let expected = expected.clone();
+        let kept = kept.clone();
         async move {
+            if let Some(sent) = headers.get(header::AUTHORIZATION) {
+                let sent = String::from_utf8_lossy(sent.as_bytes()).into_owned();
+                kept.lock().unwrap().push(sent);
+            }
             if headers.get(header::AUTHORIZATION).map(|v| v.as_bytes()) != Some(expected.as_bytes())
             {
                 return (
@@ -771,7 +782,7 @@ async fn git_over_http(
     let serving = tokio::spawn(async move {
         axum::serve(listener, app).await.unwrap();
     });
-    (format!("http://{addr}"), serving)
+    (format!("http://{addr}"), serving, seen)
 }
 
 /// §5.2 HTTPS credentials against a server that wants them: refused without or with
@@ -781,7 +792,7 @@ async fn git_over_http_with_credentials() {
     let b = Beacons::new().await;
     let repo = Repo::new();
     let head = repo.commit("one");
-    let (server, serving) = git_over_http(repo.dir.path().to_path_buf(), "s3cret").await;
+    let (server, serving, _) = git_over_http(repo.dir.path().to_path_buf(), "s3cret").await;
     let url = format!("{server}/app.git");
     let with_secret = |secret: Option<&str>| {
         let mut watch = branch(&url, "main");
@@ -792,21 +803,12 @@ async fn git_over_http_with_credentials() {
         watch
     };
     for (name, password) in [("right", "s3cret"), ("wrong", "nope")] {
-        let secret = k8s_openapi::api::core::v1::Secret {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                ..ObjectMeta::default()
-            },
-            string_data: Some(
-                [
-                    ("username".to_string(), "bot".to_string()),
-                    ("password".to_string(), password.to_string()),
-                ]
-                .into(),
-            ),
-            ..Default::default()
-        };
-        b.env.create(secret).await;
+        b.env
+            .create(text_secret(
+                name,
+                &[("username", "bot"), ("password", password)],
+            ))
+            .await;
     }
 
     b.create("anonymous", spec(vec![with_secret(None)])).await;
@@ -840,21 +842,62 @@ async fn git_over_http_with_credentials() {
     serving.abort();
 }
 
-/// A Secret holding `pairs` as text.
-fn text_secret(name: &str, pairs: &[(&str, &str)]) -> k8s_openapi::api::core::v1::Secret {
-    k8s_openapi::api::core::v1::Secret {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        string_data: Some(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        ),
-        ..Default::default()
+/// Issue 50, item 6: a Beacon author who may not read Secrets named one in
+/// `credentialsRef`, and the controller sent it to her git server. A Secret is used
+/// only once it opts in (`hecate.dev/usable=true`, DECISION 147): before that the
+/// Beacon is `ResolveFailed` naming the label to add, and git is never run with it.
+#[tokio::test]
+async fn git_credentials_come_only_from_a_secret_that_opts_in() {
+    use base64::Engine as _;
+
+    let b = Beacons::new().await;
+    let repo = Repo::new();
+    let head = repo.commit("one");
+    let (server, serving, seen) = git_over_http(repo.dir.path().to_path_buf(), "s3cret").await;
+    let url = format!("{server}/app.git");
+    b.env
+        .create(hecate_testenv::fixtures::unlabelled_secret(
+            "deploy-key",
+            &[("username", "bot"), ("password", "s3cret")],
+        ))
+        .await;
+    let mut watch = branch(&url, "main");
+    if let Some(git) = &mut watch.git {
+        git.credentials_ref = Some(hecate_types::LocalSecretRef {
+            name: "deploy-key".into(),
+        });
     }
+    b.create("app", spec(vec![watch])).await;
+
+    b.reconcile("app").await;
+    let message = b.refused("app", "ResolveFailed").await;
+    assert!(
+        message.contains(&format!(
+            "credentials Secret deploy-key in namespace {ns} is not labelled hecate.dev/usable=true",
+            ns = b.env.namespace
+        )) && message.contains("label secret deploy-key hecate.dev/usable=true"),
+        "{message}"
+    );
+    assert!(!message.contains("s3cret"), "{message}");
+    let password = base64::engine::general_purpose::STANDARD.encode("bot:s3cret");
+    let sent_password = || seen.lock().unwrap().iter().any(|s| s.contains(&password));
+    assert!(!sent_password(), "the password never reaches the server");
+    assert!(b.bundles("app").await.is_empty());
+
+    hecate_testenv::fixtures::set_usable(&b.env, "deploy-key", true).await;
+    b.reconcile("app").await;
+    assert_eq!(b.ready("app").await.reason, "Discovered");
+    assert_eq!(
+        b.beacon("app").await.status.unwrap().discovered,
+        [commit(&url, &head, "main", "")]
+    );
+    assert!(sent_password());
+    serving.abort();
+}
+
+/// A Secret holding `pairs` as text, opted in to use by Beacons.
+fn text_secret(name: &str, pairs: &[(&str, &str)]) -> k8s_openapi::api::core::v1::Secret {
+    hecate_testenv::fixtures::usable_secret(name, pairs)
 }
 
 /// §5.2 SSH keys for a git watch, against a real sshd: the Secret's key (with its

@@ -13,7 +13,7 @@ use hecate_steps::flux::{FluxAccess, FluxChecker};
 use hecate_steps::health::{self, Assessment};
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION, StandIn};
 use hecate_testenv::{Identity, RequestLog, TestEnv};
-use hecate_types::{Gate, GateSpec, Health, HealthCheck, Passage, PassageSpec};
+use hecate_types::{Gate, GateSpec, Health, HealthCheck, Passage, PassageSpec, wellknown};
 use jiff::Timestamp;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
@@ -265,9 +265,12 @@ async fn a_remote_cluster_is_read_through_the_kubeconfig_in_a_secret() {
     flux.write_status(KUSTOMIZATION, "app", applied(1, REVISION))
         .await;
     let endpoint = flux.env.endpoint();
+    // Labelled as the settings page's "connect cluster" labels its Secrets, which opts
+    // them in as kubeconfigs (DECISION 147).
     let secret = |name: &str, data: BTreeMap<String, String>| Secret {
         metadata: ObjectMeta {
             name: Some(name.into()),
+            labels: Some([(wellknown::LABEL_CLUSTER.to_string(), "true".to_string())].into()),
             ..ObjectMeta::default()
         },
         data: Some(
@@ -312,6 +315,16 @@ async fn a_remote_cluster_is_read_through_the_kubeconfig_in_a_secret() {
             BTreeMap::from([("kubeconfig".into(), "x".into())]),
         ))
         .await;
+    // Without an opt-in label the kubeconfig is not used (nor parsed); the general one,
+    // `hecate.dev/usable`, opts a Secret in as a kubeconfig too.
+    let admin = endpoint.kubeconfig_yaml(Identity::Admin);
+    let mut unlabelled = secret("unlabelled", value(admin.clone()));
+    unlabelled.metadata.labels = None;
+    flux.env.create(unlabelled).await;
+    let mut usable = secret("usable", value(admin));
+    usable.metadata.labels =
+        Some([(wellknown::LABEL_USABLE.to_string(), "true".to_string())].into());
+    flux.env.create(usable).await;
 
     let through = |secret: &str| {
         json!({
@@ -324,13 +337,15 @@ async fn a_remote_cluster_is_read_through_the_kubeconfig_in_a_secret() {
     assert_eq!(remote.status, Health::Healthy, "{remote:?}");
     let again = flux.assess(through("as-admin")).await;
     assert_eq!(again.status, Health::Healthy, "{again:?}");
+    assert_eq!(flux.assess(through("usable")).await.status, Health::Healthy);
 
     let cases = [
         ("as-alice", "403"),
         ("runs-a-program", "run a program (exec)"),
         ("down", "cannot reach the cluster of Secret"),
         ("no-value", "no key \"value\""),
-        ("absent", "cannot read the kubeconfig Secret"),
+        ("absent", "kubeconfig Secret absent does not exist"),
+        ("unlabelled", "is not labelled hecate.dev/cluster=true"),
     ];
     for (secret, problem) in cases {
         let assessment = flux.assess(through(secret)).await;

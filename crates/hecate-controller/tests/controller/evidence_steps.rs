@@ -28,9 +28,8 @@ use hecate_types::{
     Passage, PassagePhase, Step, StepPhase, Time, Verification, VerificationPhase,
 };
 use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ObjectMeta, Patch, PatchParams};
+use kube::api::{Api, Patch, PatchParams};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use wiremock::matchers::{any, method, path};
@@ -151,17 +150,7 @@ async fn bodies(fides: &MockServer, call: &str) -> Vec<Value> {
 
 /// A Secret holding `token`.
 fn secret(name: &str, token: &str) -> Secret {
-    Secret {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([(
-            "token".to_string(),
-            ByteString(token.as_bytes().to_vec()),
-        )])),
-        ..Secret::default()
-    }
+    hecate_testenv::fixtures::usable_secret(name, &[("token", token)])
 }
 
 /// Gate evidence bound to the test environment with Secret `credentials`; no server,

@@ -15,26 +15,11 @@ use hecate_steps::reason::Reason;
 use hecate_steps::runner::{Runner, StepContext, StepError};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Bundle, BundleSpec};
-use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ObjectMeta};
+use kube::api::Api;
 use serde_json::{Value, json};
 
-pub(crate) fn secret(name: &str, pairs: &[(&str, &str)]) -> Secret {
-    Secret {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
-                .collect::<BTreeMap<_, _>>(),
-        ),
-        ..Secret::default()
-    }
-}
+pub(crate) use hecate_testenv::fixtures::usable_secret as secret;
 
 /// A client as the controller, once its deployed role lets it read Secrets here.
 pub(crate) async fn as_controller(env: &TestEnv) -> kube::Client {

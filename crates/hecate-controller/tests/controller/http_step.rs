@@ -12,9 +12,8 @@ use hecate_steps::runner::{Runner, StepContext, StepError, StepResult};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Bundle, BundleSpec};
 use jiff::Timestamp;
-use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ObjectMeta};
+use kube::api::Api;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use wiremock::matchers::{body_json, header, method, path};
@@ -354,20 +353,7 @@ async fn configuration_mistakes_are_terminal_and_send_nothing() {
     assert!(server.received_requests().await.unwrap().is_empty());
 }
 
-fn secret(name: &str, data: &[(&str, &str)]) -> Secret {
-    Secret {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(
-            data.iter()
-                .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
-                .collect(),
-        ),
-        ..Secret::default()
-    }
-}
+use hecate_testenv::fixtures::usable_secret as secret;
 
 #[tokio::test]
 async fn secret_headers_are_read_when_sent_override_plain_ones_and_stay_out_of_the_record() {
@@ -439,6 +425,65 @@ async fn secret_headers_are_read_when_sent_override_plain_ones_and_stay_out_of_t
         assert!(message.contains(secret), "{message}");
     }
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
+
+/// Issue 50, item 6: a Gate author who may not read Secrets named one in
+/// `secretHeaders`, and the controller sent it to her server. A Secret is used only
+/// once it opts in (`hecate.dev/usable=true`, DECISION 147): before that the step fails
+/// `InvalidConfig` naming the label to add, and sends nothing.
+#[tokio::test]
+async fn secret_headers_come_only_from_a_secret_that_opts_in() {
+    let env = TestEnv::new().await;
+    hecate_testenv::rbac::install_controller_role(&env.admin)
+        .await
+        .unwrap();
+    env.create(hecate_testenv::fixtures::unlabelled_secret(
+        "payments",
+        &[("api-key", "n0t-for-the-hook")],
+    ))
+    .await;
+    let client = env.client(Identity::HecateController).await;
+    let secrets = Api::<Secret>::namespaced(client.clone(), &env.namespace);
+    eventually(Duration::from_secs(10), "the controller's role", || async {
+        secrets.get_opt("payments").await.ok().flatten()
+    })
+    .await;
+    let server = MockServer::start().await;
+    Mock::given(path("/hook"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&server)
+        .await;
+    let step = on_loopback(client);
+    let config = json!({
+        "url": format!("{}/hook", server.uri()),
+        "secretHeaders": [{"name": "X-Api-Key", "secretRef": {"name": "payments"}, "key": "api-key"}],
+    });
+
+    let (reason, terminal, _, message) = refused(run(&step, &env.namespace, config.clone()).await);
+    assert_eq!(
+        (reason, terminal),
+        (Reason::InvalidConfig, true),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!(
+            "credentials Secret payments in namespace {ns} is not labelled hecate.dev/usable=true",
+            ns = env.namespace
+        )) && message.contains("label secret payments hecate.dev/usable=true"),
+        "{message}"
+    );
+    assert!(!message.contains("n0t-for"), "{message}");
+    assert!(
+        server.received_requests().await.unwrap().is_empty(),
+        "nothing is sent"
+    );
+
+    hecate_testenv::fixtures::set_usable(&env, "payments", true).await;
+    run(&step, &env.namespace, config).await.unwrap();
+    assert_eq!(
+        the_request(&server).await.headers.get("x-api-key").unwrap(),
+        "n0t-for-the-hook"
+    );
 }
 
 #[tokio::test]

@@ -17,9 +17,8 @@ use hecate_steps::reach::Reach;
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{Gate, GateSpec, Passage, PassageSpec};
 use jiff::Timestamp;
-use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ObjectMeta};
+use kube::api::Api;
 use serde_json::{Value, json};
 use wiremock::matchers::{header, method, path, query_param};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -310,20 +309,7 @@ async fn a_prometheus_that_is_down_cannot_judge() {
     eprintln!("a look at a closed port: {took:?}");
 }
 
-fn secret(name: &str, data: &[(&str, &str)]) -> Secret {
-    Secret {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(
-            data.iter()
-                .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
-                .collect(),
-        ),
-        ..Secret::default()
-    }
-}
+use hecate_testenv::fixtures::usable_secret as secret;
 
 #[tokio::test]
 async fn the_bearer_token_is_read_from_a_secret_in_the_gates_namespace() {
@@ -407,6 +393,66 @@ async fn the_bearer_token_is_read_from_a_secret_in_the_gates_namespace() {
         server.received_requests().await.unwrap().len(),
         2,
         "no token, no request"
+    );
+}
+
+/// Issue 50, item 6: a Gate author who may not read Secrets named one in `secretRef`,
+/// and the controller sent it to her server. A Secret is used only once it opts in
+/// (`hecate.dev/usable=true`, DECISION 147): before that the look cannot judge, says
+/// which label to add, and sends nothing.
+#[tokio::test]
+async fn a_token_is_sent_only_from_a_secret_that_opts_in() {
+    let env = TestEnv::new().await;
+    hecate_testenv::rbac::install_controller_role(&env.admin)
+        .await
+        .unwrap();
+    env.create(hecate_testenv::fixtures::unlabelled_secret(
+        "database",
+        &[("token", "n0t-for-prometheus")],
+    ))
+    .await;
+    let client = env.client(Identity::HecateController).await;
+    let secrets = Api::<Secret>::namespaced(client.clone(), &env.namespace);
+    eventually(Duration::from_secs(10), "the controller's role", || async {
+        secrets.get_opt("database").await.ok().flatten()
+    })
+    .await;
+    let server = MockServer::start().await;
+    let answer = json!({"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": {"job": "a"}, "value": [1_767_000_000.5, "1"]},
+    ]}});
+    Mock::given(path("/api/v1/query"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(&answer))
+        .mount(&server)
+        .await;
+    let verifier = PrometheusVerifier::new(client, on_loopback());
+    let with = json!({"address": server.uri(), "query": "up", "successIf": "result == 1",
+                      "secretRef": {"name": "database"}});
+
+    let (refused, _) = look_timed(&verifier, &env.namespace, &with).await;
+    let refused = refused.unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "prometheus verification: credentials Secret database in namespace {ns} is not \
+             labelled hecate.dev/usable=true: Hecate uses a Secret that a Gate or Beacon names \
+             only once it opts in (kubectl -n {ns} label secret database hecate.dev/usable=true)",
+            ns = env.namespace
+        )
+    );
+    assert!(
+        server.received_requests().await.unwrap().is_empty(),
+        "nothing is sent"
+    );
+
+    hecate_testenv::fixtures::set_usable(&env, "database", true).await;
+    let (passed, _) = look_timed(&verifier, &env.namespace, &with).await;
+    assert_eq!(passed.unwrap().seen, Seen::Pass);
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].headers.get("authorization").unwrap(),
+        "Bearer n0t-for-prometheus"
     );
 }
 

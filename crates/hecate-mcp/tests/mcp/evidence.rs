@@ -1,13 +1,8 @@
 //! `evidence` with a Gate bound to Fides (wiremock as Fides): the verdict as a typed
 //! answer, and an unreachable Fides as a result the model can read.
 
-use std::collections::BTreeMap;
-
 use hecate_testenv::TestEnv;
 use hecate_types::{EvidenceConfig, LocalSecretRef};
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::ObjectMeta;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path, path_regex, query_param};
@@ -29,17 +24,10 @@ async fn bound_to(env: &TestEnv, fides: &MockServer) {
         }),
     });
     gate(env, "staging", spec).await;
-    env.create(Secret {
-        metadata: ObjectMeta {
-            name: Some("fides".into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([(
-            "token".to_string(),
-            ByteString(b"t0ken".to_vec()),
-        )])),
-        ..Secret::default()
-    })
+    env.create(hecate_testenv::fixtures::usable_secret(
+        "fides",
+        &[("token", "t0ken")],
+    ))
     .await;
     bundle(env, "b1").await;
     Mock::given(method("GET"))

@@ -24,8 +24,9 @@ pub const GRANTABLE_ROLES: [&str; 4] = [
 
 /// The label on what the settings writes create.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "hecate");
-/// The label that marks a Secret as a connected cluster's kubeconfig.
-pub const CLUSTER_LABEL: (&str, &str) = ("hecate.dev/cluster", "true");
+/// The label that marks a Secret as a connected cluster's kubeconfig (which opts it in
+/// as one, DECISION 147).
+pub const CLUSTER_LABEL: (&str, &str) = (hecate_types::wellknown::LABEL_CLUSTER, "true");
 /// Who granted a role (on the ClusterRoleBinding).
 pub const GRANTED_BY: &str = "hecate.dev/granted-by";
 /// Who connected a cluster (on the Secret).
@@ -386,6 +387,9 @@ pub enum ClusterProbe {
     Answered,
     /// The Secret could not be read (the error).
     SecretUnreadable(String),
+    /// The Secret may not be used as a kubeconfig: it has not opted in (why, naming
+    /// the label to add; DECISION 147).
+    NotOptedIn(String),
     /// The Secret has no kubeconfig under [`KUBECONFIG_KEY`].
     NoKubeconfig,
     /// The kubeconfig could not be used (the error).
@@ -411,7 +415,9 @@ pub fn cluster_reachability(probe: &ClusterProbe) -> (bool, String) {
         ClusterProbe::Refused(403, why) => {
             format!("credentials accepted but may not read this cluster: {why}")
         }
-        ClusterProbe::Refused(_, why) | ClusterProbe::Failed(why) => why.clone(),
+        ClusterProbe::NotOptedIn(why)
+        | ClusterProbe::Refused(_, why)
+        | ClusterProbe::Failed(why) => why.clone(),
     };
     (false, detail)
 }

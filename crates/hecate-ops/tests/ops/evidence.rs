@@ -1,8 +1,6 @@
 //! Approvals recorded in Fides, evidence assembly and chain checks: a real API server,
 //! and wiremock as Fides. Spec ops §11.10, §11.13, AC-160; fides §6 cases 76–87.
 
-use std::collections::BTreeMap;
-
 use hecate_ops::{ChainState, Error, Ops, RefusalCode};
 use hecate_testenv::{Identity, TestEnv};
 use hecate_types::{
@@ -10,9 +8,6 @@ use hecate_types::{
     PassagePhase, PassageSpec, PassageStatus, Step, Time, VerificationPhase, VerificationStatus,
     VerifierStatus,
 };
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::ObjectMeta;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use wiremock::matchers::{body_partial_json, method, path, path_regex, query_param};
@@ -36,17 +31,10 @@ async fn setup(env: &TestEnv, fides: &MockServer, digest: Option<&str>) {
         }),
     });
     gate(env, "staging", spec).await;
-    env.create(Secret {
-        metadata: ObjectMeta {
-            name: Some("fides".into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(BTreeMap::from([(
-            "token".to_string(),
-            ByteString(b"t0ken".to_vec()),
-        )])),
-        ..Secret::default()
-    })
+    env.create(hecate_testenv::fixtures::usable_secret(
+        "fides",
+        &[("token", "t0ken")],
+    ))
     .await;
     let artifacts = match digest {
         Some(digest) => vec![Artifact::image("ghcr.io/acme/app", "1.0.0", digest)],
@@ -330,6 +318,48 @@ async fn ac111_a_gate_without_evidence_never_touches_fides() {
         .unwrap();
     assert!(approved_for_staging(&env).await);
     assert_eq!(fides.received_requests().await.unwrap().len(), 0);
+}
+
+/// A Gate's author chose where its Fides token goes (`serverURL`), so the token is read
+/// only from a Secret that opts in — whoever asks, even someone who may read it
+/// (DECISION 147).
+#[tokio::test]
+async fn a_fides_token_is_sent_only_from_a_secret_that_opts_in() {
+    let env = TestEnv::new().await;
+    let fides = MockServer::start().await;
+    setup(&env, &fides, Some(DIGEST)).await;
+    hecate_testenv::fixtures::set_usable(&env, "fides", false).await;
+    let ops = Ops::new(env.admin.clone());
+    for error in [
+        ops.evidence(&env.namespace, "b1").await.unwrap_err(),
+        ops.approve(&env.namespace, "b1", "staging", "olaf")
+            .await
+            .unwrap_err(),
+    ] {
+        assert!(matches!(error, Error::Fides { .. }), "{error}");
+        assert!(
+            error.to_string().contains(&format!(
+                "credentials Secret fides in namespace {} is not labelled hecate.dev/usable=true",
+                env.namespace
+            )),
+            "{error}"
+        );
+    }
+    assert!(fides.received_requests().await.unwrap().is_empty());
+    assert!(!approved_for_staging(&env).await);
+
+    hecate_testenv::fixtures::set_usable(&env, "fides", true).await;
+    knows_the_trail(Some(TRAIL)).expect(1).mount(&fides).await;
+    Mock::given(path_regex("/approvals$"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"status": "approved"})))
+        .expect(1)
+        .mount(&fides)
+        .await;
+    ops.approve(&env.namespace, "b1", "staging", "olaf")
+        .await
+        .unwrap();
+    assert!(approved_for_staging(&env).await);
+    assert_eq!(bearer_everywhere(&fides).await.len(), 2);
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
 //! Reaching Flux objects: the cluster to read from (the controller's own, or a remote
-//! one through a kubeconfig kept in a Secret, as Flux's `kubeConfig.secretRef` does)
+//! one through a kubeconfig kept in a Secret, as Flux's `kubeConfig.secretRef` does —
+//! a Secret that opts in, DECISION 147)
 //! and the API resource a kind is served as, found through discovery — plurals are
 //! never guessed.
 //!
@@ -15,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Secret;
+use hecate_sources::secrets::SecretUse;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::discovery::Scope;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -57,17 +58,10 @@ type KindKey = (String, String, String, String);
 /// Why a remote cluster cannot be reached.
 #[derive(thiserror::Error, Debug)]
 pub enum ClusterError {
-    /// The Secret could not be read (absent, forbidden, or the API server unreachable).
-    #[error("cannot read the kubeconfig Secret {namespace}/{secret}: {}", describe(.source))]
-    Secret {
-        /// The Secret's namespace.
-        namespace: String,
-        /// The Secret's name.
-        secret: String,
-        /// What the API server said.
-        #[source]
-        source: kube::Error,
-    },
+    /// The Secret could not be read (absent, forbidden, the API server unreachable) or
+    /// may not be used: it has not opted in (DECISION 147). The message names it.
+    #[error("{0}")]
+    Secret(String),
     /// The Secret holds no usable kubeconfig, or one the controller will not use.
     #[error("the kubeconfig in Secret {namespace}/{secret} cannot be used: {problem}")]
     Kubeconfig {
@@ -134,18 +128,12 @@ impl FluxAccess {
             secret: secret.to_string(),
             problem,
         };
-        let stored = Api::<Secret>::namespaced(self.local.clone(), namespace)
-            .get(secret)
-            .await
-            .map_err(|source| ClusterError::Secret {
-                namespace: namespace.to_string(),
-                secret: secret.to_string(),
-                source,
-            })?;
+        let stored =
+            hecate_sources::secrets::read_as(&self.local, namespace, secret, SecretUse::Kubeconfig)
+                .await
+                .map_err(ClusterError::Secret)?;
         let bytes = stored
-            .data
-            .as_ref()
-            .and_then(|data| data.get(KUBECONFIG_KEY))
+            .get(KUBECONFIG_KEY)
             .map(|value| value.0.as_slice())
             .ok_or_else(|| unusable(format!("it has no key {KUBECONFIG_KEY:?}")))?;
         let id = hex::encode(Sha256::digest(bytes));

@@ -128,7 +128,7 @@ function evidenceForm(ns, gates, refresh, may) {
       field("evidence-gate", "Gate", gate),
       field("evidence-server", "Fides server URL", h("input", { id: "evidence-server", name: "serverURL", type: "url", autocomplete: "off" }), "An http or https address. Empty: the server Hecate is configured with."),
       field("evidence-environment", "Fides environment (UUID)", h("input", { id: "evidence-environment", name: "fidesEnvironment", required: true, autocomplete: "off" })),
-      field("evidence-secret", "Secret with the API key (optional)", h("input", { id: "evidence-secret", name: "credentialsRef", autocomplete: "off" }), "Empty keeps the Gate's current one."),
+      field("evidence-secret", "Secret with the API key (optional)", h("input", { id: "evidence-secret", name: "credentialsRef", autocomplete: "off" }), "Its key is token; Hecate uses it only once it is labelled hecate.dev/usable=true. Empty keeps the Gate's current one."),
       h("button", { type: "submit", "data-action": "evidence" }, "Save evidence settings"),
     ),
   );

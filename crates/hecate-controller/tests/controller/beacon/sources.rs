@@ -13,8 +13,6 @@ use axum::response::IntoResponse as _;
 use hecate_testenv::flux::StandIn;
 use hecate_testenv::registry::{Distribution, PASSWORD};
 use hecate_types::{ChartWatch, ImageWatch, LocalSecretRef, ProviderWatch};
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt as _;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 
@@ -47,20 +45,9 @@ pub(super) fn with_secret(mut watch: WatchSource, secret: &str) -> WatchSource {
 }
 
 pub(super) async fn secret(b: &Beacons, name: &str, pairs: &[(&str, &str)]) {
-    let secret = Secret {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        data: Some(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
-                .collect(),
-        ),
-        ..Secret::default()
-    };
-    b.env.create(secret).await;
+    b.env
+        .create(hecate_testenv::fixtures::usable_secret(name, pairs))
+        .await;
 }
 
 async fn image_artifact(b: &Beacons, name: &str) -> Option<hecate_types::ImageArtifact> {
