@@ -145,8 +145,9 @@ pub struct PassageStatus {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VerificationStatus {
-    /// Verifying until every verification has passed (`Verified`) or one has said no
-    /// (`Failed`); both are final.
+    /// Verifying until every verification has passed (`Verified`), one has said no
+    /// (`Failed`), or a newer crossing of the Gate began first (`Superseded`); all
+    /// three are final.
     pub phase: VerificationPhase,
     /// When verification began: when the crossing finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -203,6 +204,9 @@ pub enum VerificationPhase {
     Verified,
     /// Said no: final for this crossing.
     Failed,
+    /// Cut short, undecided, by a newer crossing of the Gate: final, and neither a
+    /// pass nor a no — what it verified no longer runs alone (DECISION 150).
+    Superseded,
 }
 
 impl VerificationPhase {
@@ -212,6 +216,7 @@ impl VerificationPhase {
             Self::Verifying => "Verifying",
             Self::Verified => "Verified",
             Self::Failed => "Failed",
+            Self::Superseded => "Superseded",
         }
     }
 

@@ -23,6 +23,7 @@ const PHASE_ICONS = {
   // A crossing's verification (DECISION 139); `Failed` is a phase's.
   Verifying: "◐",
   Verified: "✓",
+  Superseded: "⤼",
 };
 
 const STATE_ICONS = { Crossing: "➜", Ready: "●", Blocked: "‖", Idle: "–", Failed: "✗" };

@@ -14,8 +14,9 @@ import { href } from "./router.js";
 // What each outcome is called beside its dot.
 const WORDS = { crossed: "cleared", running: "crossing now", failed: "failed", aborted: "aborted" };
 // A crossing of a Gate that verifies what crossed, by where its verification stands
-// (ops' `verification`, DECISION 139): verified, being verified, or not verified.
-const VERIFIED_WORDS = { Verified: "verified", Verifying: "being verified", Failed: "not verified" };
+// (ops' `verification`, DECISIONS 139, 150): verified, being verified, not verified, or
+// cut short by a newer crossing.
+const VERIFIED_WORDS = { Verified: "verified", Verifying: "being verified", Failed: "not verified", Superseded: "cut short" };
 const VERIFIED_CLASS = { Verifying: "stop-verifying", Failed: "stop-unverified" };
 
 function stop(ns, s) {

@@ -728,6 +728,16 @@ fn phase_colour(phase: PassagePhase) -> Option<Colour> {
     }
 }
 
+/// The colour a verification's phase is shown in: cut short is neither pass nor no.
+fn verification_colour(phase: VerificationPhase) -> Colour {
+    match phase {
+        VerificationPhase::Verified => Colour::Green,
+        VerificationPhase::Failed => Colour::Red,
+        VerificationPhase::Verifying => Colour::Cyan,
+        VerificationPhase::Superseded => Colour::Yellow,
+    }
+}
+
 /// A crossing's verification in the passages table: ops' one line, coloured by its
 /// phase; `-` when the Passage has none (not crossed, or nothing to verify).
 fn verification_cell(passage: &Passage, style: &Style) -> Cell {
@@ -737,11 +747,7 @@ fn verification_cell(passage: &Passage, style: &Style) -> Cell {
         .and_then(|s| s.verification.as_ref())
     {
         Some(record) => {
-            let colour = match record.phase {
-                VerificationPhase::Verified => Colour::Green,
-                VerificationPhase::Failed => Colour::Red,
-                VerificationPhase::Verifying => Colour::Cyan,
-            };
+            let colour = verification_colour(record.phase);
             Cell::styled(verification::summary(record), style, Some(colour))
         }
         None => Cell::plain("-"),
@@ -1219,11 +1225,7 @@ pub(crate) fn evidence(e: &Evidence, style: &Style) -> String {
     // The cluster's record of each crossing's verification, newest first (DECISION
     // 139): a line per crossing, one per verifier under it.
     for record in &e.verifications {
-        let colour = match record.phase {
-            VerificationPhase::Verified => Colour::Green,
-            VerificationPhase::Failed => Colour::Red,
-            VerificationPhase::Verifying => Colour::Cyan,
-        };
+        let colour = verification_colour(record.phase);
         let when = match (
             record.phase.is_final(),
             &record.finished_at,
@@ -1233,7 +1235,11 @@ pub(crate) fn evidence(e: &Evidence, style: &Style) -> String {
             (false, _, Some(at)) => format!(" since {}", at.0.strftime("%Y-%m-%d %H:%M:%S")),
             _ => String::new(),
         };
-        let why = if record.phase == VerificationPhase::Failed && !record.message.is_empty() {
+        let said = matches!(
+            record.phase,
+            VerificationPhase::Failed | VerificationPhase::Superseded
+        );
+        let why = if said && !record.message.is_empty() {
             format!(": {}", record.message)
         } else {
             String::new()

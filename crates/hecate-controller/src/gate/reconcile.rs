@@ -225,7 +225,8 @@ impl<R: Reads> GateReconciler<R> {
             });
         }
 
-        let passages = self.reads.passages(&namespace, &gate.name_any()).await?;
+        let mut passages = self.reads.passages(&namespace, &gate.name_any()).await?;
+        self.supersede(gate, &mut passages, now).await?;
         let mut active = newest(&passages, |p| !p.is_terminal()).cloned();
         // Only a finished crossing that is this Gate's own is recorded: labels (how the
         // Passages were found) are metadata any promoter may patch (ops' rule).
@@ -442,6 +443,8 @@ impl<R: Reads> GateReconciler<R> {
                         }
                         return Ok(Some(Unverified::Failed(why)));
                     }
+                    // Cut short by the crossing under way, which the Gate records next.
+                    VerificationPhase::Superseded => return Ok(None),
                     VerificationPhase::Verified => {}
                 }
                 if !gate.spec.verify.is_empty() {
@@ -465,6 +468,40 @@ impl<R: Reads> GateReconciler<R> {
             }
             PassagePhase::Pending | PassagePhase::Running => Ok(None),
         }
+    }
+
+    /// Ends as `Superseded` each undecided verification a newer crossing of `gate` cut
+    /// short (ops' `verification::superseded`), on the Passage and in `passages`: it
+    /// is never looked at again, and says so rather than "Verifying" for ever.
+    async fn supersede(
+        &self,
+        gate: &Gate,
+        passages: &mut [Passage],
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        let cut: Vec<(String, String)> = verification::superseded(passages, &gate.name_any())
+            .into_iter()
+            .map(|(passage, newer)| (passage.name_any(), newer))
+            .collect();
+        let api =
+            Api::<Passage>::namespaced(self.client.clone(), &gate.namespace().unwrap_or_default());
+        for (name, newer) in cut {
+            let Some(passage) = passages.iter_mut().find(|p| p.name_any() == name) else {
+                continue;
+            };
+            let Some(status) = passage
+                .status
+                .as_mut()
+                .and_then(|s| s.verification.as_mut())
+            else {
+                continue;
+            };
+            verification::supersede(status, &newer, now);
+            let patch = serde_json::json!({"status": {"verification": status}});
+            api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
+        }
+        Ok(())
     }
 
     /// The verification of `passage`, a successful crossing of `gate`, after the looks

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use hecate_steps::reason::Reason;
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
-use hecate_types::{Bundle, Gate, Health, Passage, PassagePhase, Step, StepPhase};
+use hecate_types::{
+    Bundle, Gate, Health, Passage, PassagePhase, Step, StepPhase, VerificationPhase,
+};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::json;
 use wiremock::matchers::{method, path};
@@ -182,6 +184,61 @@ async fn the_chart_role_lets_the_controller_record_a_verification() {
         h.bundle("b1").await.has_cleared("dev").then_some(())
     })
     .await;
+}
+
+/// A newer crossing cuts an older one's verification short, and the older Passage says
+/// so — before, it stayed `Verifying` for ever, looked at by nothing (#53).
+#[tokio::test]
+async fn a_newer_crossing_ends_the_older_verification_as_superseded() {
+    let h = setup().await;
+    let receiver = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&receiver)
+        .await;
+    let _controller = Controller::start(&h.env, &h.env.namespace, &[]).await;
+    let mut spec = gate_spec(true, &[], false);
+    spec.passage.as_mut().unwrap().steps = vec![Step {
+        uses: "http".into(),
+        with: Some(json!({"url": format!("{}/deploy", receiver.uri()), "body": {}})),
+        ..Step::default()
+    }];
+    spec.verify = vec![hecate_types::Verification {
+        uses: "soak".into(),
+        with: Some(json!({"duration": "1h"})),
+    }];
+    create_gate(&h, "dev", spec).await;
+    bundle(&h.env, "b1").await;
+    eventually(Duration::from_secs(20), "dev-1 verifying", || async {
+        let passage = h.env.api::<Passage>().get("dev-1").await.ok()?;
+        let verification = passage.status?.verification?;
+        (verification.phase == VerificationPhase::Verifying).then_some(())
+    })
+    .await;
+    // Creation times are whole seconds: b2 must be a second younger to be ahead of b1.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    bundle(&h.env, "b2").await;
+    let cut = eventually(Duration::from_secs(20), "dev-1 superseded", || async {
+        let passage = h.env.api::<Passage>().get("dev-1").await.ok()?;
+        let verification = passage.status?.verification?;
+        (verification.phase == VerificationPhase::Superseded).then_some(verification)
+    })
+    .await;
+    assert_eq!(
+        cut.message, "cut short by dev-2, a newer crossing of the Gate",
+        "{cut:?}"
+    );
+    assert!(cut.finished_at.is_some(), "{cut:?}");
+    assert_eq!(cut.verifiers[0].phase, VerificationPhase::Superseded);
+    assert_eq!(cut.verifiers[0].next_look_at, None);
+    // The newer crossing verifies in its turn; b1 never clears dev by a cut soak.
+    eventually(Duration::from_secs(20), "dev-2 verifying", || async {
+        let passage = h.env.api::<Passage>().get("dev-2").await.ok()?;
+        let verification = passage.status?.verification?;
+        (verification.phase == VerificationPhase::Verifying).then_some(())
+    })
+    .await;
+    assert!(!h.bundle("b1").await.has_cleared("dev"));
 }
 
 #[tokio::test]

@@ -182,7 +182,9 @@ fn stop(
                         VerificationPhase::Verifying => {
                             stop.progress = verification::progress(record);
                         }
-                        VerificationPhase::Failed => stop.reason = record.message.clone(),
+                        VerificationPhase::Failed | VerificationPhase::Superseded => {
+                            stop.reason = record.message.clone();
+                        }
                         VerificationPhase::Verified => {}
                     }
                 }

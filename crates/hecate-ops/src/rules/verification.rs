@@ -10,6 +10,8 @@
 //!   says no: a verifier that never answers does not pass by silence.
 //! - A verification decided stays decided; the crossing is `Verified` when all pass and
 //!   `Failed` as soon as one says no. Both are final for that crossing.
+//! - A newer crossing of the Gate cuts an undecided verification short: `Superseded`,
+//!   final, neither a pass nor a no ([`superseded`], DECISION 150).
 //!
 //! The controller looks and writes what this returns; Explain, the CLI, the API, MCP and
 //! the UI read the same record from the Passage.
@@ -20,6 +22,7 @@ use hecate_types::{
     Gate, Time, VerificationPhase, VerificationStatus, VerifierStatus, duration as go_duration,
 };
 use jiff::{SignedDuration, Timestamp};
+use kube::ResourceExt as _;
 use serde_json::Value;
 
 /// How often a verification looks when its `with` does not say.
@@ -300,6 +303,62 @@ pub fn settle(status: &mut VerificationStatus, now: Timestamp) {
     }
 }
 
+/// The verifications a newer crossing cut short: each Passage of `gate` that crossed
+/// and whose verification is still undecided while a newer Passage of the same Gate
+/// exists (any phase: once it opens, what the older one verified no longer runs
+/// alone), with that newer Passage's name. Only the Gate's own records count
+/// ([`crate::rules::passage::is_record_of`]; an active Passage by its spec).
+/// DECISION 150.
+pub fn superseded<'a>(
+    passages: &'a [hecate_types::Passage],
+    gate: &str,
+) -> Vec<(&'a hecate_types::Passage, String)> {
+    let mut own: Vec<&hecate_types::Passage> = passages
+        .iter()
+        .filter(|p| {
+            if p.is_terminal() {
+                crate::rules::passage::is_record_of(p, gate)
+            } else {
+                p.spec.gate == gate
+            }
+        })
+        .collect();
+    own.sort_by(|a, b| crate::rules::eligibility::passages_newest_first(a, b));
+    own.iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, p)| undecided(p))
+        .map(|(at, p)| (*p, own[at - 1].name_any()))
+        .collect()
+}
+
+/// Whether `passage` crossed and its verification has not decided.
+fn undecided(passage: &hecate_types::Passage) -> bool {
+    passage.phase() == hecate_types::PassagePhase::Succeeded
+        && passage
+            .status
+            .as_ref()
+            .and_then(|s| s.verification.as_ref())
+            .is_some_and(|v| !v.phase.is_final())
+}
+
+/// `status` cut short at `now` by `newer`, the crossing that began after it: every
+/// undecided verification and the whole `Superseded`, in words that name it.
+pub fn supersede(status: &mut VerificationStatus, newer: &str, now: Timestamp) {
+    if status.phase.is_final() {
+        return;
+    }
+    status.phase = VerificationPhase::Superseded;
+    status.message = format!("cut short by {newer}, a newer crossing of the Gate");
+    status.finished_at = Some(Time(now));
+    for verifier in &mut status.verifiers {
+        if verifier.phase == VerificationPhase::Verifying {
+            verifier.phase = VerificationPhase::Superseded;
+            verifier.next_look_at = None;
+        }
+    }
+}
+
 /// Whether `passage`'s verification said no.
 pub fn said_no(passage: &hecate_types::Passage) -> bool {
     passage
@@ -349,8 +408,12 @@ pub fn summary(status: &VerificationStatus) -> String {
         }
         VerificationPhase::Verifying => phase.into(),
         VerificationPhase::Verified => phase.into(),
-        VerificationPhase::Failed if status.message.is_empty() => phase.into(),
-        VerificationPhase::Failed => format!("{phase}: {}", status.message),
+        VerificationPhase::Failed | VerificationPhase::Superseded if status.message.is_empty() => {
+            phase.into()
+        }
+        VerificationPhase::Failed | VerificationPhase::Superseded => {
+            format!("{phase}: {}", status.message)
+        }
     }
 }
 

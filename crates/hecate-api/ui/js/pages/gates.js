@@ -269,7 +269,9 @@ function rollbackBlocked(gate) {
 function verifiedMark(o, current) {
   if (o.verified === true) return h("span", { "data-verified": "true" }, c.pill("verified", "ok"));
   if (o.verified === false) return h("span", { "data-verified": "false" }, c.pill("not verified", "bad"));
-  return h("span", { class: "muted", "data-verified": "unknown" }, current ? "being verified" : "not recorded");
+  if (current) return h("span", { class: "muted", "data-verified": "unknown" }, "being verified");
+  // Not current and undecided: a newer crossing cut its verification short (DECISION 150).
+  return h("span", { class: "muted", "data-verified": "superseded", title: "a newer crossing began before its verification decided" }, "cut short");
 }
 
 /**

@@ -75,6 +75,7 @@ fn verified_b1(gate: &str, phase: VerificationPhase) -> Passage {
             verification.verifiers[0].next_look_at = Some(minutes(t0(), 30));
         }
         VerificationPhase::Verified => verification.verifiers[0].phase = phase,
+        VerificationPhase::Superseded => verification::supersede(&mut verification, "b2", t0()),
     }
     verification::settle(&mut verification, t0());
     passage

@@ -409,3 +409,89 @@ fn the_gates_words_change_only_when_a_verification_decides() {
         "verifying passage staging-3: soak has not decided"
     );
 }
+
+/// A crossing of `gate` by `name`, started `minute` minutes after t0, in `phase`, its
+/// verification undecided when it crossed.
+fn crossing(
+    gate: &str,
+    name: &str,
+    minute: i64,
+    phase: hecate_types::PassagePhase,
+) -> hecate_types::Passage {
+    let mut passage = hecate_types::Passage::new(
+        name,
+        hecate_types::PassageSpec {
+            gate: gate.into(),
+            bundle: format!("b-{name}"),
+            ..Default::default()
+        },
+    );
+    passage.metadata.labels = Some(
+        [(
+            hecate_types::wellknown::LABEL_GATE.to_string(),
+            gate.to_string(),
+        )]
+        .into(),
+    );
+    let status = passage.status.get_or_insert_with(Default::default);
+    status.phase = Some(phase);
+    status.started_at = Some(Time(after(minute * 60)));
+    if phase == hecate_types::PassagePhase::Succeeded {
+        status.verification = Some(verifying(&["soak"]));
+    }
+    passage
+}
+
+#[test]
+fn a_newer_crossing_cuts_an_undecided_verification_short_and_names_itself() {
+    use hecate_types::PassagePhase::{Failed, Running, Succeeded};
+    let mut decided = crossing("staging", "staging-1", 0, Succeeded);
+    let mut verified = decided.status.clone().unwrap().verification.unwrap();
+    verified.verifiers[0].phase = VerificationPhase::Verified;
+    settle(&mut verified, after(60));
+    decided.status.as_mut().unwrap().verification = Some(verified);
+    let passages = vec![
+        crossing("staging", "staging-3", 20, Running),
+        decided,
+        crossing("staging", "staging-2", 10, Succeeded),
+        crossing("dev", "dev-9", 30, Succeeded),
+        crossing("staging", "staging-0", -10, Failed),
+    ];
+    let cut: Vec<(String, String)> = superseded(&passages, "staging")
+        .into_iter()
+        .map(|(p, newer)| (p.metadata.name.clone().unwrap_or_default(), newer))
+        .collect();
+    // staging-1 decided, staging-0 never crossed, dev-9 is another Gate's; the newest
+    // of each Gate is never cut short.
+    assert_eq!(
+        cut,
+        vec![("staging-2".to_string(), "staging-3".to_string())]
+    );
+    assert_eq!(superseded(&passages, "dev"), vec![]);
+
+    let mut status = verifying(&["http", "soak"]);
+    status.verifiers[0].phase = VerificationPhase::Verified;
+    supersede(&mut status, "staging-3", after(90));
+    assert_eq!(status.phase, VerificationPhase::Superseded);
+    assert_eq!(
+        status.message,
+        "cut short by staging-3, a newer crossing of the Gate"
+    );
+    assert_eq!(status.finished_at, Some(Time(after(90))));
+    assert_eq!(
+        status.verifiers[0].phase,
+        VerificationPhase::Verified,
+        "decided stays"
+    );
+    assert_eq!(status.verifiers[1].phase, VerificationPhase::Superseded);
+    assert_eq!(status.verifiers[1].next_look_at, None);
+    assert_eq!(
+        summary(&status),
+        "Superseded: cut short by staging-3, a newer crossing of the Gate"
+    );
+    // Final: a later cut or settle changes nothing.
+    let before = status.clone();
+    supersede(&mut status, "staging-4", after(120));
+    settle(&mut status, after(120));
+    assert_eq!(status, before);
+}
