@@ -351,6 +351,9 @@ async fn session(url: &str, chromium: &Path, extra: &[&str]) -> Result<Client, S
         },
         // What the page logs (errors, failed loads), for `Browser::console`.
         "goog:loggingPrefs": {"browser": "ALL"},
+        // axe-core over a full page took over WebDriver's default 30 s on a loaded
+        // machine (CI beside other builds); a script that truly hangs still fails.
+        "timeouts": {"script": 120_000},
     });
     if let Some(args) = capabilities["goog:chromeOptions"]["args"].as_array_mut() {
         args.extend(extra.iter().map(|a| json!(a)));

@@ -19,6 +19,7 @@ use hecate_ops::rules::gate::{gate_steps, obstacle_given};
 use hecate_ops::rules::passage as passage_rule;
 use hecate_ops::rules::promotion::{new_passage, next_passage_name};
 use hecate_ops::rules::rollback;
+use hecate_ops::rules::standing::{self, Decision, Standing, crossing_message};
 use hecate_ops::rules::verification;
 use hecate_types::{
     Bundle, BundleStatus, Gate, GateStatus, Passage, PassagePhase, VerificationPhase,
@@ -28,7 +29,7 @@ use jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Resource as _, ResourceExt as _};
 
-use super::advance::{self, Decision, Standing, crossing_message};
+use super::advance;
 use super::reads::Reads;
 use super::ready::{self, Ready, Unverified};
 use super::{health_change, record, retention};
@@ -276,7 +277,7 @@ impl<R: Reads> GateReconciler<R> {
             .as_ref()
             .filter(|_| active.is_none())
             .and_then(|latest| rollback::automatic(&judged, latest, &passages, &bundles));
-        let decision = advance::next_move(
+        let decision = standing::next_move(
             &judged,
             obstacle.as_ref(),
             active.as_ref(),

@@ -206,6 +206,53 @@ pub fn eligible<'a>(candidates: &[Candidate<'a>]) -> Vec<&'a Bundle> {
     eligible
 }
 
+/// The eligible Bundles of a Gate as people are told of them (issue 51): those that
+/// would move it forward, and those only a rollback would take. Every count a
+/// surface or the Gate's condition gives is one of these, never `eligible` whole.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Queue<'a> {
+    /// Eligible and newer than the current occupant ([`is_ahead`]), newest first:
+    /// what could cross as new work.
+    pub ahead: Vec<&'a Bundle>,
+    /// Eligible and not newer: what the Gate "could be rolled back to".
+    pub older: Vec<&'a Bundle>,
+}
+
+impl<'a> Queue<'a> {
+    /// The eligible `candidates` of Gate `gate`, split by the `current` occupant.
+    pub fn of(candidates: &[Candidate<'a>], current: Option<&Bundle>) -> Self {
+        let (ahead, older) = eligible(candidates)
+            .into_iter()
+            .partition(|bundle| is_ahead(bundle, current));
+        Self { ahead, older }
+    }
+
+    /// The newest Bundle ahead when a crossing of it already failed here (or its
+    /// verification said no here): what a person is told instead of "ready to
+    /// cross" — automation never retries it, and a person retries it knowingly.
+    pub fn failed_here(&self, gate: &str) -> Option<&'a Bundle> {
+        self.ahead
+            .first()
+            .copied()
+            .filter(|newest| failed_here(newest, gate))
+    }
+
+    /// The Bundles ahead that are ready to cross: all of them, unless the newest
+    /// failed here ([`Self::failed_here`]), when none is.
+    pub fn ready(&self, gate: &str) -> &[&'a Bundle] {
+        if self.failed_here(gate).is_some() {
+            &[]
+        } else {
+            &self.ahead
+        }
+    }
+}
+
+/// Whether a crossing of `bundle` through `gate` failed, or its verification said no.
+pub fn failed_here(bundle: &Bundle, gate: &str) -> bool {
+    bundle.was_blocked_by(gate) || bundle.failed_verification(gate).is_some()
+}
+
 /// What an automatic Gate does next, or why it does nothing: the one judgement the
 /// controller acts on and Explain describes.
 #[derive(Clone, Debug, PartialEq)]
@@ -248,7 +295,7 @@ pub fn auto_next<'a>(
     }
     // A crossing that failed here, or whose verification said no, is never retried by
     // automation: after a rollback, the Bundle it undid stays undone.
-    if newest.was_blocked_by(gate_name) || newest.failed_verification(gate_name).is_some() {
+    if failed_here(newest, gate_name) {
         return AutoNext::FailedHere(newest);
     }
     AutoNext::Cross(newest)

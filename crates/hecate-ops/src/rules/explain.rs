@@ -15,10 +15,10 @@ use kube::ResourceExt as _;
 
 use super::approval;
 use super::change;
-use super::eligibility::{self, AutoNext, Candidate, Code};
+use super::eligibility::{self, AutoNext, Candidate, Code, Queue};
 use super::gate::{self, Obstacle};
 use super::snapshot::NamespaceSnapshot;
-use super::{passage, verification, window};
+use super::{passage, standing, verification, window};
 use crate::model::{
     Blocker, BlockerKind, CrossingNow, Explanation, FailedBefore, Outcome, Remedy, State, StepNow,
     Waiting,
@@ -603,29 +603,28 @@ fn auto(x: &mut Explanation, candidates: &[Candidate<'_>], current: Option<&Bund
     }
 }
 
-/// The newest eligible Bundle already failed here: the Gate waits for someone.
+/// The newest eligible Bundle already failed here, or its verification said no here:
+/// the Gate waits for someone to ask for it again (standing's words).
 fn failed_here(x: &mut Explanation, newest: &Bundle) {
     let (name, namespace) = (x.gate.clone(), x.namespace.clone());
     let newest_name = newest.name_any();
-    let reason = newest
-        .status
-        .iter()
-        .flat_map(|s| &s.blocked)
-        .find(|b| b.gate == name && !b.reason.is_empty())
-        .map_or("no reason recorded", |b| b.reason.as_str());
+    let failure = standing::failure_here(newest, &name);
     x.state = State::Blocked;
-    x.summary =
-        format!("{newest_name} did not cross here before, and is not retried automatically");
-    if !x
-        .blockers
-        .iter()
-        .any(|b| b.kind == BlockerKind::PassageFailed)
-    {
+    x.summary = format!("{failure}; it is crossed again only when asked");
+    let kind = if newest.failed_verification(&name).is_some() {
+        BlockerKind::VerificationFailed
+    } else {
+        BlockerKind::PassageFailed
+    };
+    if !x.blockers.iter().any(|b| {
+        matches!(
+            b.kind,
+            BlockerKind::PassageFailed | BlockerKind::VerificationFailed
+        )
+    }) {
         x.blockers.push(Blocker::new(
-            BlockerKind::PassageFailed,
-            format!(
-                "{newest_name} did not cross here before and is not retried automatically: {reason}"
-            ),
+            kind,
+            format!("{failure}; it is crossed again only when asked"),
             Some(Remedy::Promote {
                 gate: name,
                 bundle: newest_name,
@@ -646,8 +645,15 @@ fn judge(
 ) {
     let name = &x.gate;
     let namespace = &x.namespace;
-    if !x.eligible.is_empty() {
-        let count = plural(x.eligible.len(), "Bundle");
+    // As the Gate's standing judges it: windows hold new work, manual or automatic;
+    // older Bundles are there to roll back to, never "ready to cross".
+    let queue = Queue::of(candidates, current);
+    if queue.ahead.is_empty() && !queue.older.is_empty() {
+        auto(x, candidates, current, "");
+        return;
+    }
+    if !queue.ahead.is_empty() {
+        let count = plural(queue.ahead.len(), "Bundle");
         let windows = window::judge(&gate.spec.windows, now);
         if !windows.allowed {
             let detail = windows.reason_in_words();
@@ -662,8 +668,12 @@ fn judge(
                     namespace,
                 )
             });
+        } else if !gate.spec.auto
+            && let Some(failed) = queue.failed_here(name)
+        {
+            failed_here(x, failed);
         } else if !gate.spec.auto {
-            let newest = &x.eligible[0];
+            let newest = &queue.ahead[0].name_any();
             x.state = State::Ready;
             x.summary = format!("{count} ready to cross; this Gate crosses only when asked");
             let approvers = candidates

@@ -25,6 +25,7 @@ pub mod refusal;
 pub mod rollback;
 pub mod settings;
 pub mod snapshot;
+pub mod standing;
 pub mod steps;
 pub mod timeline;
 pub mod verification;

@@ -862,7 +862,7 @@ fn an_automatic_gate_does_not_promise_a_retry() {
     assert!(
         x.blockers[0]
             .detail
-            .contains("not retried automatically: aborted"),
+            .contains("b1 did not cross here before: aborted; it is crossed again only when asked"),
         "{}",
         x.blockers[0].detail
     );
