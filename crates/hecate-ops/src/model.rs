@@ -1076,6 +1076,42 @@ pub struct AuditEntry {
     /// `refused` entry is `failed` or `aborted` (not the reference's: additive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
+    /// For a rollback, the crossing it undid and why (ours: additive, DECISION 153).
+    #[serde(
+        default,
+        rename = "rollbackOf",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub rollback_of: Option<RollbackOf>,
+}
+
+/// A crossing that undid another: a rollback, by hand or by the Gate itself
+/// (`rules::rollback::of`, DECISION 153).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RollbackOf {
+    /// The Passage whose crossing it undid.
+    pub passage: String,
+    /// The Bundle that crossing brought, when its Passage is still kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub bundle: String,
+    /// Why, in words: "its verification said no: …", "it failed at git-push: …", or
+    /// "asked for by hand".
+    pub why: String,
+    /// Whether the Gate rolled back by itself (`spec.rollback.auto`).
+    pub automatic: bool,
+}
+
+impl RollbackOf {
+    /// One line for lists: "rollback of staging-5 (b2): its verification said no: …".
+    pub fn words(&self) -> String {
+        let bundle = if self.bundle.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", self.bundle)
+        };
+        format!("rollback of {}{bundle}: {}", self.passage, self.why)
+    }
 }
 
 /// Everything Fides holds about one Bundle's artifact: why it was allowed, and who

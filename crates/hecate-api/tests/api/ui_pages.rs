@@ -140,13 +140,15 @@ async fn signs_in_and_shows_every_page() {
             )
         })
         .collect();
-    // Upstream first: the server orders the pipeline.
+    // Upstream first: the server orders the pipeline. Production holds the newest it
+    // admits: its older Bundles are there to roll back to, not "ready to cross"
+    // (DECISION 152).
     assert_eq!(
         expected,
         [
             ("dev".to_string(), "Idle".to_string()),
             ("staging".to_string(), "Crossing".to_string()),
-            ("production".to_string(), "Ready".to_string()),
+            ("production".to_string(), "Idle".to_string()),
         ]
     );
     // The graph (graph.js, as on the Gates page): a node per Gate, left to right in
@@ -169,7 +171,7 @@ async fn signs_in_and_shows_every_page() {
         json!([
             ["dev", "Idle", "Healthy", true],
             ["staging", "Crossing", "Progressing", true],
-            ["production", "Ready", "Healthy", true],
+            ["production", "Idle", "Healthy", true],
         ]),
         "one node per Gate, in pipeline order, state and health in words"
     );

@@ -241,9 +241,44 @@ async fn a_promoter_rolls_back_from_the_history_and_a_viewer_is_told_why_not() {
         .collect();
     assert_eq!(
         rollbacks,
-        vec![(opened, "b1".into(), "bob".into(), "production-3".into())]
+        vec![(
+            opened.clone(),
+            "b1".into(),
+            "bob".into(),
+            "production-3".into()
+        )]
     );
     assert_eq!([axe_alice, axe_bob], [[0, 0], [0, 0]]);
+
+    // The rollback says so wherever it is named (#53; before, it read as any crossing).
+    browser
+        .open(&at(&server, &format!("/passages/?name={opened}")))
+        .await;
+    let line = browser
+        .until_text("[data-field=rollback-of]", "undoing")
+        .await;
+    assert_eq!(line, "↶ A rollback: bob rolled back, undoing production-3.");
+    browser.open(&at(&server, "/passages/")).await;
+    let marked = browser
+        .until_text(
+            &format!("tr[data-passage={opened}] [data-rollback-of]"),
+            "rollback",
+        )
+        .await;
+    assert_eq!(marked.trim(), "↶ rollback of production-3");
+    browser.open(&at(&server, "/audit/")).await;
+    let audited = browser
+        .until_text("[data-rollback-of=production-3]", "rolling back")
+        .await;
+    assert_eq!(audited.trim(), "↶ rolling back");
+    let undid = browser
+        .until_text("[data-field=rollback-of]", "undid")
+        .await;
+    assert!(undid.starts_with("undid production-3"), "{undid}");
+    assert_eq!(
+        crate::ui_axe::check(&browser, "the audit trail with a rollback").await,
+        [0, 0]
+    );
 
     // While it crosses, no other rollback can start, and each button says so.
     server

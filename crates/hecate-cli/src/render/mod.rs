@@ -5,7 +5,7 @@ use hecate_ops::model::{BundleRef, DiffDirection};
 use hecate_ops::model::{
     ChangeFailureRate, DeploymentFrequency, Figures, LeadTime, LeadTimeParts, Reach, TimeToRestore,
 };
-use hecate_ops::rules::{change, verification, version};
+use hecate_ops::rules::{change, rollback, verification, version};
 use hecate_ops::{
     Aborted, Approved, AuditEntry, AuditKind, BundleDiff, ChainState, Delivery, Evidence,
     Explanation, FluxReconciled, FluxResource, FluxSuspended, Polled, Preflight, Promoted,
@@ -778,12 +778,17 @@ pub(crate) fn passages(
     let mut table = Table::new(&header);
     for passage in passages {
         let phase = passage.phase();
+        // A rollback names what it undid beside its phase (DECISION 153).
+        let phase_words = match rollback::rollback_of(passage) {
+            Some(undone) => format!("{} (rollback of {undone})", phase.as_str()),
+            None => phase.as_str().to_string(),
+        };
         let mut row = vec![
             Cell::plain(passage.name_any()),
             Cell::plain(passage.spec.gate.clone()),
             Cell::plain(passage.spec.bundle.clone()),
             version_cell(versions, Some(&passage.spec.bundle)),
-            Cell::styled(phase.as_str(), style, phase_colour(phase)),
+            Cell::styled(phase_words, style, phase_colour(phase)),
             Cell::plain(or_dash(Some(&passage.spec.actor))),
             Cell::plain(age(passage.metadata.creation_timestamp.as_ref(), now)),
             verification_cell(passage, style),
@@ -905,7 +910,14 @@ pub(crate) fn audit(
     let mut table = Table::new(&header);
     for entry in entries {
         let (what, colour) = match entry.kind {
+            // A rollback says so, and what it undid (DECISION 153).
+            AuditKind::Crossed if entry.rollback_of.is_some() => {
+                ("rolled back", Some(Colour::Yellow))
+            }
             AuditKind::Crossed => ("crossed", Some(Colour::Green)),
+            AuditKind::Running if entry.rollback_of.is_some() => {
+                ("rolling back", Some(Colour::Cyan))
+            }
             // How it ended, in the words Passages use (ops' `outcome`).
             AuditKind::Refused => (
                 entry.outcome.map_or("refused", |o| o.as_str()),
@@ -918,6 +930,13 @@ pub(crate) fn audit(
             AuditKind::Withdrawn => ("withdrawn", None),
         };
         let mut detail = entry.detail.clone();
+        if let Some(rollback) = &entry.rollback_of {
+            detail = if detail.is_empty() {
+                rollback.words()
+            } else {
+                format!("{}; {detail}", rollback.words())
+            };
+        }
         if let Some(evidence) = entry.evidence.as_ref().filter(|e| !e.trail.is_empty()) {
             let verdict = if evidence.verdict.is_empty() {
                 String::new()

@@ -605,6 +605,7 @@ fn audit_table() {
         verified: None,
         evidence: None,
         outcome: None,
+        rollback_of: None,
     };
     let mut crossed = entry(10, AuditKind::Crossed, "bob", "");
     crossed.evidence = Some(EvidenceRef {
@@ -1072,6 +1073,7 @@ fn audit_says_how_a_refused_crossing_ended() {
         verified: None,
         evidence: None,
         outcome: Some(hecate_ops::model::Outcome::Failed),
+        rollback_of: None,
     };
     let text = audit(&[entry], "acme", Narrow, &Style::plain());
     let row = text.lines().nth(1).unwrap();
@@ -1461,6 +1463,7 @@ fn text_from_the_cluster_is_shown_never_obeyed() {
         verified: None,
         evidence: None,
         outcome: None,
+        rollback_of: None,
     }];
     printed("hostile-audit", &entries, |style| {
         audit(&entries, "acme", Wide, style)

@@ -11,6 +11,7 @@ use hecate_types::{PassagePhase, StepPhase, Time, wellknown};
 use kube::ResourceExt as _;
 
 use super::approval::{self, Asked};
+use super::rollback;
 use super::snapshot::NamespaceSnapshot;
 use crate::model::{AuditEntry, AuditKind, Outcome};
 
@@ -40,6 +41,9 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
                     .get(occupant.passage.as_str())
                     .and_then(|p| p.status.as_ref()?.evidence.clone()),
                 outcome: Some(Outcome::Crossed),
+                rollback_of: by_name
+                    .get(occupant.passage.as_str())
+                    .and_then(|p| rollback::of(p, snapshot.passages())),
             });
             if !occupant.passage.is_empty() {
                 recorded.insert(occupant.passage.as_str());
@@ -49,7 +53,12 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
 
     for passage in snapshot.passages() {
         let name = passage.name_any();
-        if recorded.contains(name.as_str()) {
+        // An abort is one entry (who asked, below), not also the crossing it ended.
+        let aborted = passage.phase() == PassagePhase::Aborted
+            && passage
+                .annotations()
+                .contains_key(wellknown::ANNOTATION_ABORTED_BY);
+        if recorded.contains(name.as_str()) || aborted {
             continue;
         }
         let status = passage.status.as_ref();
@@ -83,6 +92,7 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
             verified: None,
             evidence: status.and_then(|s| s.evidence.clone()),
             outcome: Some(Outcome::of(Some(passage.phase()))),
+            rollback_of: rollback::of(passage, snapshot.passages()),
         });
     }
 
@@ -99,6 +109,7 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
             verified: None,
             evidence: None,
             outcome: None,
+            rollback_of: None,
         };
         let Some(status) = bundle.status.as_ref() else {
             continue;
@@ -195,6 +206,7 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
             verified: None,
             evidence: None,
             outcome: None,
+            rollback_of: None,
         });
     }
 

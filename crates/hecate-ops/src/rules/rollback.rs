@@ -12,6 +12,8 @@
 //! and says so, never a loop.
 
 use hecate_types::{Bundle, Gate, GateOccupant, Passage, PassagePhase, wellknown};
+
+use crate::model::RollbackOf;
 use kube::ResourceExt as _;
 
 /// Why a Gate has nothing to roll back to.
@@ -86,6 +88,59 @@ pub fn rollback_of(passage: &Passage) -> Option<&str> {
         .get(wellknown::ANNOTATION_ROLLBACK_OF)
         .map(String::as_str)
         .filter(|undone| !undone.is_empty())
+}
+
+/// What `passage` undid, if it is a rollback: the Passage it names, that crossing's
+/// Bundle and why it was undone — its verification said no, it failed, or a person
+/// asked — read from `passages` (the namespace's, any order). The label every surface
+/// shows beside a rollback (DECISION 153).
+pub fn of<'a>(
+    passage: &Passage,
+    passages: impl IntoIterator<Item = &'a Passage>,
+) -> Option<RollbackOf> {
+    let undone_name = rollback_of(passage)?;
+    let undone = passages
+        .into_iter()
+        .find(|p| p.metadata.name.as_deref() == Some(undone_name));
+    let automatic = passage.spec.actor == wellknown::ACTOR_CONTROLLER;
+    let why = match undone {
+        Some(undone) if super::verification::said_no(undone) => {
+            let message = undone
+                .status
+                .as_ref()
+                .and_then(|s| s.verification.as_ref())
+                .map(|v| v.message.as_str())
+                .unwrap_or_default();
+            if message.is_empty() {
+                "its verification said no".to_string()
+            } else {
+                format!("its verification said no: {message}")
+            }
+        }
+        Some(undone) if undone.phase() == PassagePhase::Failed => {
+            let status = undone.status.as_ref();
+            let step = status.and_then(|s| {
+                s.steps
+                    .iter()
+                    .find(|step| step.phase == hecate_types::StepPhase::Failed)
+            });
+            match step {
+                Some(step) if !step.message.is_empty() => {
+                    format!("it failed at {}: {}", step.uses, step.message)
+                }
+                Some(step) => format!("it failed at {}", step.uses),
+                None => "it failed".to_string(),
+            }
+        }
+        _ if automatic => "it did not succeed".to_string(),
+        _ => "asked for by hand".to_string(),
+    };
+    Some(RollbackOf {
+        passage: undone_name.to_string(),
+        bundle: undone.map(|p| p.spec.bundle.clone()).unwrap_or_default(),
+        why,
+        automatic,
+    })
 }
 
 /// What a Gate with automatic rollback does about its newest finished crossing.

@@ -12,6 +12,8 @@ const KINDS = ["crossed", "refused", "running", "approved", "aborted"];
 const MARKS = { crossed: "✓", refused: "✗", running: "◐", approved: "✔", aborted: "■" };
 // The filter keeps the stable codes; what a person reads is the crossings' vocabulary.
 const LABELS = { refused: "failed or aborted" };
+// A rollback under way or done says so; one that failed reads as its outcome.
+const ROLLBACK_WORDS = { crossed: "rolled back", running: "rolling back" };
 
 /** An entry's verified state, where its Gate verifies; a dash where it does not. */
 function verifiedWords(e, verifying) {
@@ -60,12 +62,16 @@ export async function render(ctx) {
               time(e.at, "local"),
               // A crossing's outcome in the words Passages and Bundles use (a refusal
               // is "failed" or "aborted"); the kind stays the filter's code.
-              h("span", { class: ["mark", `mark-${e.kind}`], "data-outcome": e.outcome || "" }, h("span", { "aria-hidden": "true" }, MARKS[e.kind] || ""), " ", e.kind === "refused" && e.outcome ? e.outcome : e.kind),
+              // A rollback says so (ops' `rollbackOf`, DECISION 153).
+              e.rollbackOf && ROLLBACK_WORDS[e.kind]
+                ? h("span", { class: ["mark", "mark-rollback"], "data-outcome": e.outcome || "", "data-rollback-of": e.rollbackOf.passage }, h("span", { "aria-hidden": "true" }, "↶"), " ", ROLLBACK_WORDS[e.kind])
+                : h("span", { class: ["mark", `mark-${e.kind}`], "data-outcome": e.outcome || "" }, h("span", { "aria-hidden": "true" }, MARKS[e.kind] || ""), " ", e.kind === "refused" && e.outcome ? e.outcome : e.kind),
               [e.bundle ? c.bundle(e.bundle, ns, index) : "", " → ", c.link("/gates/", { name: e.gate, namespace: ns }, e.gate), e.passage ? [" · ", c.link("/passages/", { name: e.passage, namespace: ns }, e.passage)] : null],
               !e.actor ? "automatically" : e.actor === "controller" ? "automatically (controller)" : `by ${e.actor}`,
               verifiedWords(e, verifying),
               e.digest ? h("code", { title: e.digest }, short(e.digest, 19)) : "",
               [
+                e.rollbackOf ? h("div", { "data-field": "rollback-of" }, `undid ${e.rollbackOf.passage}${e.rollbackOf.bundle ? ` (${e.rollbackOf.bundle})` : ""}${e.rollbackOf.automatic ? ", by itself" : ""}: ${e.rollbackOf.why}`) : null,
                 e.detail ? h("span", { class: e.kind === "refused" ? "error-text" : "" }, e.detail) : "",
                 e.evidence ? h("div", { class: "small" }, `evidence: ${e.evidence.verdict || "no verdict"}${e.evidence.risk != null ? `, risk ${e.evidence.risk}` : ""}${e.evidence.trail ? `, trail ${e.evidence.trail}` : ""}${(e.evidence.blockers || []).length ? `, ${e.evidence.blockers.join("; ")}` : ""}`) : null,
               ],

@@ -53,7 +53,7 @@ async function list(ctx) {
               cells: [
                 c.link("/passages/", { name: p.metadata.name, namespace: ctx.ns }, p.metadata.name),
                 [c.bundle(p.spec.bundle, ctx.ns, index), " → ", c.link("/gates/", { name: p.spec.gate, namespace: ctx.ns }, p.spec.gate)],
-                c.phase(st.phase),
+                [c.phase(st.phase), verifiedPill(st.verification), rollbackOf(p) ? h("span", { class: "small", "data-rollback-of": rollbackOf(p) }, ` ↶ rollback of ${rollbackOf(p)}`) : null],
                 done(p),
                 st.startedAt ? since(st.startedAt, st.finishedAt) : "",
                 p.spec.actor || "automatically",
@@ -65,6 +65,26 @@ async function list(ctx) {
         )
       : c.empty(only ? `No Passages ${PHASE_WORDS[only]} in ${ctx.ns}.` : gate ? `No Passage has tried to cross ${gate}.` : `No Passages in ${ctx.ns}.`),
   );
+}
+
+/** The crossing a rollback undid, as its Passage names it, or "". */
+function rollbackOf(p) {
+  return (p.metadata.annotations && p.metadata.annotations["hecate.dev/rollback-of"]) || "";
+}
+
+/** A rollback's line under its title: what it undid, by itself or asked for. */
+function rollbackLine(ns, p) {
+  const undone = rollbackOf(p);
+  if (!undone) return null;
+  const by = p.spec.actor === "controller" ? "the Gate rolled back by itself" : `${p.spec.actor} rolled back`;
+  return h("p", { class: "rollback-line", "data-field": "rollback-of" }, h("span", { "aria-hidden": "true" }, "↶ "), `A rollback: ${by}, undoing `, c.link("/passages/", { name: undone, namespace: ns }, undone), ".");
+}
+
+/** A crossing's verification, when it did not pass, as a pill beside its phase. */
+function verifiedPill(v) {
+  if (!v || v.phase === "Verified") return null;
+  const [words, tone] = { Failed: ["verification said no", "bad"], Verifying: ["being verified", "info"], Superseded: ["verification cut short", ""] }[v.phase] || [v.phase, ""];
+  return [" ", h("span", { "data-verification": v.phase }, c.pill(words, tone))];
 }
 
 /** A step's outputs: each key with its value (JSON where it is not text); none, said. */
@@ -189,7 +209,10 @@ async function detail(ctx) {
   return h(
     "div",
     { class: "page" },
-    c.title(name, " ", c.phase(phase)),
+    // How it ended first: a crossing whose verification said no is not a success to
+    // read past (#53); a rollback says what it undid.
+    c.title(name, " ", c.phase(phase), verifiedPill(st.verification)),
+    rollbackLine(ns, p),
     h(
       "p",
       { class: "lead" },

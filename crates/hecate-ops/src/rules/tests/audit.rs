@@ -147,38 +147,87 @@ fn newest_first_with_every_kind() {
         .iter()
         .map(|e| (e.kind, e.gate.as_str(), e.actor.as_str()))
         .collect();
+    // An abort is one entry, naming who asked (before: also a "refused" entry for
+    // the crossing it ended, #53).
     assert_eq!(
         got,
         [
             (AuditKind::Running, "staging", ""),
-            (AuditKind::Refused, "production", ""),
             (AuditKind::Aborted, "production", "bob"),
             (AuditKind::Crossed, "staging", "auto"),
             (AuditKind::Approved, "production", "carol"),
         ]
     );
-    assert_eq!(entries[1].detail, "aborted");
-    assert_eq!(entries[2].passage, "production-b2");
-    assert_eq!(entries[4].bundle, "b2");
-    let json = serde_json::to_value(&entries[4]).unwrap();
+    assert_eq!(entries[1].passage, "production-b2");
+    assert_eq!(entries[3].bundle, "b2");
+    let json = serde_json::to_value(&entries[3]).unwrap();
     assert_eq!(json["kind"], "approved");
     // One vocabulary: a crossing's entry says how it ended as Passages and Bundles do.
     let outcomes: Vec<Option<&str>> = entries
         .iter()
         .map(|e| e.outcome.map(|o| o.as_str()))
         .collect();
+    assert_eq!(outcomes, [Some("running"), None, Some("crossed"), None]);
+}
+
+#[test]
+fn a_rollback_says_what_it_undid_and_why() {
+    use hecate_types::{VerificationPhase, VerificationStatus, wellknown};
+    let g = with_history(
+        "staging",
+        vec![
+            occupant("b1", "staging-3", t0() + SignedDuration::from_mins(20)),
+            occupant("b2", "staging-2", t0() + SignedDuration::from_mins(10)),
+        ],
+    );
+    let mut said_no = passage(
+        "staging",
+        "b2",
+        Some(hecate_types::PassagePhase::Succeeded),
+        5,
+    );
+    said_no.metadata.name = Some("staging-2".into());
+    said_no.status.as_mut().unwrap().verification = Some(VerificationStatus {
+        phase: VerificationPhase::Failed,
+        started_at: None,
+        finished_at: None,
+        message: "http verification said no: 503".into(),
+        verifiers: vec![],
+    });
+    let mut rollback = passage(
+        "staging",
+        "b1",
+        Some(hecate_types::PassagePhase::Succeeded),
+        15,
+    );
+    rollback.metadata.name = Some("staging-3".into());
+    rollback.spec.actor = wellknown::ACTOR_CONTROLLER.into();
+    rollback
+        .annotations_mut()
+        .insert(wellknown::ANNOTATION_ROLLBACK_OF.into(), "staging-2".into());
+    let entries = audit(&NamespaceSnapshot::new(
+        NS,
+        vec![g],
+        vec![],
+        vec![said_no, rollback],
+    ));
+    let undid = entries[0].rollback_of.clone().expect("labelled");
+    assert_eq!(entries[0].passage, "staging-3");
     assert_eq!(
-        outcomes,
-        [
-            Some("running"),
-            Some("aborted"),
-            None,
-            Some("crossed"),
-            None
-        ]
+        undid,
+        crate::model::RollbackOf {
+            passage: "staging-2".into(),
+            bundle: "b2".into(),
+            why: "its verification said no: http verification said no: 503".into(),
+            automatic: true,
+        }
     );
     assert_eq!(
-        serde_json::to_value(&entries[1]).unwrap()["outcome"],
-        "aborted"
+        undid.words(),
+        "rollback of staging-2 (b2): its verification said no: http verification said no: 503"
+    );
+    assert_eq!(
+        entries[1].rollback_of, None,
+        "the crossing undone is no rollback"
     );
 }
