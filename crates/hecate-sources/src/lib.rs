@@ -18,7 +18,9 @@
 //!   platform's, `SSL_CERT_FILE` / `SSL_CERT_DIR` when set), and how a failed request
 //!   is said ([`tls::error_text`], [`tls::untrusted_hint`]);
 //! - [`secrets`]: the one reader of the Secrets steps and Beacons name — one GET each
-//!   time, values that never reach a message.
+//!   time, values that never reach a message;
+//! - [`output`]: how a child process's output is read — as a bounded stream, cut or
+//!   refused while it is read (git's, and the render steps' programs').
 //!
 //! Who may depend on it (`cargo xtask check-layers` holds the walls): the controller
 //! (its steps and its Beacons). It depends on no hecate crate but, should it need one,
@@ -33,5 +35,6 @@
 
 pub mod git;
 pub mod oci;
+pub mod output;
 pub mod secrets;
 pub mod tls;
