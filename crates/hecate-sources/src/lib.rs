@@ -19,7 +19,9 @@
 //!   is said ([`tls::error_text`], [`tls::untrusted_hint`]);
 //! - [`secrets`]: the one reader of the Secrets steps, verifiers and Beacons name — one
 //!   GET each time, only Secrets that opt in (DECISION 147), values that never reach a
-//!   message.
+//!   message;
+//! - [`output`]: how a child process's output is read — as a bounded stream, cut or
+//!   refused while it is read (git's, and the render steps' programs').
 //!
 //! Who may depend on it (`cargo xtask check-layers` holds the walls): the controller
 //! (its steps and its Beacons). It depends on no hecate crate but `hecate-types` (how an
@@ -34,5 +36,6 @@
 
 pub mod git;
 pub mod oci;
+pub mod output;
 pub mod secrets;
 pub mod tls;

@@ -42,6 +42,7 @@ pub struct BundleSpec {
     pub digest: String,
     /// An optional short handle for people, e.g. a release name.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_ALIAS_LENGTH))]
     pub alias: String,
     /// The artifact versions this Bundle pins.
     #[schemars(length(min = 1))]
@@ -137,9 +138,11 @@ impl Artifact {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 pub struct ImageArtifact {
     /// The repository, e.g. `ghcr.io/acme/api`.
+    #[schemars(length(max = crate::limits::MAX_REPO_LENGTH))]
     pub repo: String,
     /// The tag that was resolved.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_REF_LENGTH))]
     pub tag: String,
     /// The manifest digest, `sha256:…`; the image's identity when present.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -150,11 +153,14 @@ pub struct ImageArtifact {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 pub struct ChartArtifact {
     /// The chart repository: an HTTPS index or an `oci://` reference.
+    #[schemars(length(max = crate::limits::MAX_REPO_LENGTH))]
     pub repo: String,
     /// The chart's name; empty for OCI charts, whose reference already names them.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_REF_LENGTH))]
     pub name: String,
     /// The resolved chart version.
+    #[schemars(length(max = crate::limits::MAX_REF_LENGTH))]
     pub version: String,
 }
 
@@ -162,22 +168,27 @@ pub struct ChartArtifact {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 pub struct CommitArtifact {
     /// The repository URL.
+    #[schemars(length(max = crate::limits::MAX_REPO_LENGTH))]
     pub repo: String,
     /// The full commit SHA.
     pub sha: String,
     /// The branch it was found on, for display.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_REF_LENGTH))]
     pub branch: String,
     /// The tag it was found by, for display.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_REF_LENGTH))]
     pub tag: String,
     /// The commit's subject line, for display.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_SUBJECT_BYTES))]
     pub message: String,
     /// The commit's author, `Name <email>`, where the Beacon read it: for display, and
     /// for approval policies that exclude the author. Hecate's own addition (DECISION
     /// 137); like the subject, not part of the Bundle's identity.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_AUTHOR_BYTES))]
     pub author: String,
     /// When the commit was made (its committer time), where the Beacon read it: where
     /// lead time starts. Hecate's own addition (DECISION 140); for display, not part
@@ -226,9 +237,11 @@ pub struct CommitSummary {
     pub sha: String,
     /// The subject line.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_SUBJECT_BYTES))]
     pub subject: String,
     /// The author, `Name <email>`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_AUTHOR_BYTES))]
     pub author: String,
     /// When it was committed (its committer time).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -2,6 +2,11 @@
 //! reference's (docs/DECISIONS.md 98): generous for any real pipeline, and small enough
 //! that the controller can always parse, judge and record whatever the API server
 //! admits. One Gate author must not be able to stop the controller for everyone.
+//!
+//! The same for what a Bundle records of the outside world (DECISION 145): a commit's
+//! subject and author are cut ([`clean`]) to the lengths its CRD holds any writer to,
+//! and the names it pins (repositories, tags) are bounded there too — so what a
+//! repository says can neither make a Bundle too large to store nor stop its Beacon.
 
 /// The most steps one list holds: a Gate's `spec.passage.steps` and a Passage's
 /// `spec.steps` (a copy of them). Real pipelines have a handful.
@@ -47,10 +52,33 @@ pub const MAX_PASSAGE_BYTES: usize = 1024 * 1024;
 /// (`commits`; the rest are counted in `moreCommits`, DECISION 140).
 pub const MAX_BUNDLE_COMMITS: usize = 20;
 
-/// The longest commit subject a Beacon records, in bytes (cut on a character
-/// boundary): a subject is one line for people, and a Bundle lists up to
-/// [`MAX_BUNDLE_COMMITS`] of them.
+/// The longest commit subject a Bundle records (`message`, `commits[].subject`): a
+/// Beacon cuts it to this many bytes, on a character boundary, and the CRD holds any
+/// writer to as many characters (DECISION 145). A subject is one line for people, and
+/// a Bundle lists up to [`MAX_BUNDLE_COMMITS`] of them.
 pub const MAX_SUBJECT_BYTES: usize = 200;
+
+/// The longest commit author a Bundle records (`author`, `commits[].author`), cut as a
+/// subject is: an e-mail address is at most 254 bytes (RFC 5321) and a name a few
+/// dozen, so any real `Name <email>` fits (DECISION 145).
+pub const MAX_AUTHOR_BYTES: usize = 320;
+
+/// The longest `alias` a Bundle holds, in characters: a handle for people — a release
+/// name, or the versions a Beacon derives from its artifacts, cut to it — as long as
+/// a Kubernetes object's name may be (DECISION 145).
+pub const MAX_ALIAS_LENGTH: usize = 253;
+
+/// The longest repository an artifact names (`repo`), in characters: image
+/// repositories and git URLs run to a hundred or so (the distribution spec stops a
+/// repository's name at 255), so four times that is room for any real one. A Beacon
+/// never cuts it — it is part of the Bundle's identity — but reports a watch that
+/// resolves beyond it (DECISION 145).
+pub const MAX_REPO_LENGTH: usize = 1024;
+
+/// The longest tag, branch, chart name or chart version an artifact names, in
+/// characters: OCI stops a tag at 128, and git refs and charts are files, whose names
+/// stop at 255 on most file systems. A Beacon never picks a longer tag (DECISION 145).
+pub const MAX_REF_LENGTH: usize = 255;
 
 /// `text` cut to at most `max` bytes, on a character boundary: how every bounded text
 /// the controller writes (a condition's message, an Event's note, a step's message) is
@@ -66,9 +94,45 @@ pub fn truncate(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
+/// Whether `c` is a character that changes how text around it shows rather than
+/// being shown: a C0 or C1 control or DEL (terminal escapes start with these), or a
+/// bidirectional mark, embedding, override or isolate (they reorder what people
+/// read: a SHA and a date shown reversed).
+pub fn is_control(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// Text from outside — a commit's subject or author, a provider's title — as a Bundle
+/// records it (DECISION 145): without control characters ([`is_control`]; tabs and
+/// line breaks become spaces, the others go), trimmed, and cut to at most `max` bytes
+/// on a character boundary. Only as much of `text` is looked at as the answer needs.
+pub fn clean(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max.saturating_add(4)));
+    for c in text.chars() {
+        if out.len() > max {
+            // What follows cannot change the first `max` bytes.
+            break;
+        }
+        let c = if c.is_whitespace() && c.is_control() {
+            ' '
+        } else {
+            c
+        };
+        if is_control(c) || (out.is_empty() && c.is_whitespace()) {
+            continue;
+        }
+        out.push(c);
+    }
+    truncate(&out, max).trim_end().to_string()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::truncate;
+    use super::{clean, truncate};
 
     #[test]
     fn text_is_cut_on_a_character_boundary() {
@@ -77,5 +141,17 @@ mod tests {
         // "é" takes two bytes: cutting inside it keeps neither.
         assert_eq!(truncate("caé", 3), "ca");
         assert_eq!(truncate("", 0), "");
+    }
+
+    #[test]
+    fn text_from_outside_loses_its_controls() {
+        let said = "\u{1b}]52;c;aGk=\u{7}fix:\tlogin\u{1b}[2J \u{9b}6n\u{7f}done \u{202e}cba\u{2066}\u{200f}";
+        assert_eq!(clean(said, 200), "]52;c;aGk=fix: login[2J 6ndone cba");
+        assert_eq!(clean("  é\n", 200), "é");
+        assert_eq!(clean(&"é".repeat(300), 201), "é".repeat(100));
+        assert_eq!(clean(&"\u{0}".repeat(1000), 10), "");
+        // Leading blanks, however many, take no room; a cut never ends in one.
+        assert_eq!(clean(&format!("{}x", " \t".repeat(500)), 4), "x");
+        assert_eq!(clean("ab \u{1b}cd", 3), "ab");
     }
 }

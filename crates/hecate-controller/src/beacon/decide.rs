@@ -5,6 +5,9 @@
 
 use std::time::Duration;
 
+use hecate_types::limits::{
+    self, MAX_AUTHOR_BYTES, MAX_REF_LENGTH, MAX_REPO_LENGTH, MAX_SUBJECT_BYTES,
+};
 use hecate_types::{Artifact, Beacon, EmitPolicy, duration, wellknown};
 
 use super::source::ResolveError;
@@ -71,7 +74,7 @@ pub fn decide(
     let mut discovered = Vec::new();
     let mut failures = Vec::new();
     for (i, answer) in answers.into_iter().enumerate() {
-        match answer {
+        match answer.and_then(fit) {
             Ok(artifact) => discovered.push(artifact),
             Err(error) => failures.push((i, error)),
         }
@@ -100,6 +103,49 @@ pub fn decide(
         Next::Emit(discovered.clone())
     };
     (discovered, next)
+}
+
+/// `artifact` as a Bundle, and the Beacon's status, can record it (DECISION 145): what
+/// it says for people — a commit's subject and author, and those of the commits it
+/// lists — without control characters and cut to the CRD's bounds; what names it — a
+/// repository, tag, branch, chart name or version — left whole, and the artifact
+/// refused when one is longer than the CRD allows, so that the Beacon says why instead
+/// of failing to emit.
+pub fn fit(mut artifact: Artifact) -> Result<Artifact, ResolveError> {
+    let mut names: Vec<(&str, &str, usize)> = Vec::new();
+    if let Some(image) = &artifact.image {
+        names.push(("repo", &image.repo, MAX_REPO_LENGTH));
+        names.push(("tag", &image.tag, MAX_REF_LENGTH));
+    }
+    if let Some(chart) = &artifact.chart {
+        names.push(("repo", &chart.repo, MAX_REPO_LENGTH));
+        names.push(("chart name", &chart.name, MAX_REF_LENGTH));
+        names.push(("version", &chart.version, MAX_REF_LENGTH));
+    }
+    if let Some(commit) = &artifact.commit {
+        names.push(("repo", &commit.repo, MAX_REPO_LENGTH));
+        names.push(("branch", &commit.branch, MAX_REF_LENGTH));
+        names.push(("tag", &commit.tag, MAX_REF_LENGTH));
+    }
+    // As the API server counts `maxLength`: in characters.
+    if let Some((field, text, max)) = names
+        .into_iter()
+        .find(|(_, text, max)| text.chars().count() > *max)
+    {
+        return Err(ResolveError::failed(format!(
+            "its {field} is {} characters long; a Bundle records at most {max}",
+            text.chars().count()
+        )));
+    }
+    if let Some(commit) = artifact.commit.as_mut() {
+        commit.message = limits::clean(&commit.message, MAX_SUBJECT_BYTES);
+        commit.author = limits::clean(&commit.author, MAX_AUTHOR_BYTES);
+        for listed in &mut commit.commits {
+            listed.subject = limits::clean(&listed.subject, MAX_SUBJECT_BYTES);
+            listed.author = limits::clean(&listed.author, MAX_AUTHOR_BYTES);
+        }
+    }
+    Ok(artifact)
 }
 
 /// The `Ready` message of a Beacon whose newest Bundle is `bundle`.
@@ -214,6 +260,38 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// Issue 50: a provider's (or a forge's) text is cut and cleaned; a name too long
+    /// to record is said, not emitted into a refusal.
+    #[test]
+    fn what_a_bundle_cannot_hold_is_cut_or_said() {
+        let mut long = commit("a");
+        if let Some(c) = long.commit.as_mut() {
+            c.message = format!("\u{1b}]8;;x\u{7}{}", "m".repeat(1000));
+            c.author = "a".repeat(100 << 10);
+        }
+        let (discovered, next) = decide(&beacon(None, None), vec![Ok(long)]);
+        let c = discovered[0].commit.clone().expect("a commit");
+        assert_eq!(
+            c.message,
+            format!("]8;;x{}", "m".repeat(MAX_SUBJECT_BYTES - 5))
+        );
+        assert_eq!(c.author.len(), MAX_AUTHOR_BYTES);
+        assert!(matches!(next, Next::Emit(_)));
+        let tagged = Artifact::image("ghcr.io/acme/api", "t".repeat(MAX_REF_LENGTH + 1), "");
+        let (discovered, next) = decide(&beacon(None, None), vec![Ok(tagged)]);
+        assert!(discovered.is_empty());
+        assert_eq!(
+            next,
+            Next::NotReady {
+                reason: "ResolveFailed",
+                message: "watch[0]: its tag is 256 characters long; a Bundle records at most 255"
+                    .into(),
+            }
+        );
+        let at_the_bound = Artifact::image("r".repeat(MAX_REPO_LENGTH), "é".repeat(255), "");
+        assert_eq!(fit(at_the_bound.clone()), Ok(at_the_bound));
     }
 
     #[test]

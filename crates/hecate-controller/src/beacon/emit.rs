@@ -37,7 +37,12 @@ pub fn bundle_for(beacon: &Beacon, artifacts: Vec<Artifact>, now: jiff::Timestam
         spec: BundleSpec {
             beacon: name,
             digest,
-            alias: hecate_ops::rules::version::derive(&artifacts),
+            // Cut to what the CRD holds (DECISION 145): three long tags would not fit.
+            alias: hecate_types::limits::truncate(
+                &hecate_ops::rules::version::derive(&artifacts),
+                hecate_types::limits::MAX_ALIAS_LENGTH,
+            )
+            .to_string(),
             artifacts,
         },
         status: None,

@@ -28,6 +28,14 @@
 //! not reach (further back than [`HISTORY_LIMIT`], or not an ancestor: a tag moved
 //! back, a branch rewritten) leaves the list empty rather than guessed.
 //!
+//! What a commit says is text, never structure (issue 50, DECISION 145). The commits
+//! are those `git rev-list` lists; what each says comes from `git log -z`, whose
+//! NUL-ended fields are read as a stream and cut while they are read ([`LogReader`],
+//! [`FIELD_KEEP`]), so neither a subject's separators nor its size decide which commits
+//! a Bundle lists or how much memory the controller takes. Subjects and authors lose
+//! their control characters and are cut to what a Bundle holds
+//! ([`hecate_types::limits::clean`]).
+//!
 //! As for the git steps, the operator decides what a watch may reach (issue 30): a path
 //! or `file://` on the controller's own disk only with `--allow-local-git`, a remote
 //! helper never ([`hecate_sources::git::remote`]); the path filters' clone holds at most
@@ -39,7 +47,8 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
 
 use hecate_sources::git::{AppTokens, GitCredentials, GitFailure, Limits, Scratch, apply};
-use hecate_types::limits::{MAX_BUNDLE_COMMITS, MAX_SUBJECT_BYTES};
+use hecate_sources::output::Field;
+use hecate_types::limits::{self, MAX_AUTHOR_BYTES, MAX_BUNDLE_COMMITS, MAX_SUBJECT_BYTES};
 use hecate_types::{Artifact, CommitArtifact, CommitSummary, GitWatch, Time};
 
 use super::select::Selection;
@@ -192,14 +201,16 @@ impl Git {
             &commit.tag
         };
         let session = self.session(repo, credentials, apps).await?;
-        let (log, boundary) = session.log(repo, reference, &commit.sha).await?;
-        Ok(chronicle(
-            &log,
-            &boundary,
-            &watch.paths,
-            &watch.ignore_paths,
-            since,
-        ))
+        let history = session
+            .log(
+                repo,
+                reference,
+                &commit.sha,
+                &watch.paths,
+                &watch.ignore_paths,
+            )
+            .await?;
+        Ok(chronicle(&history, since))
     }
 
     /// A private directory and git in it, given `credentials` for `repo`.
@@ -248,8 +259,10 @@ impl Session {
         head: &str,
     ) -> Result<Touching, ResolveError> {
         let repo = watch.repo.as_str();
-        let (output, boundary) = self.log(repo, reference, head).await?;
-        first_touching(&output, &boundary, &watch.paths, &watch.ignore_paths).ok_or_else(|| {
+        let history = self
+            .log(repo, reference, head, &watch.paths, &watch.ignore_paths)
+            .await?;
+        first_touching(&history).ok_or_else(|| {
             ResolveError::no_match(format!(
                 "no commit among the last {HISTORY_LIMIT} on {reference} of {repo} changed {}{}",
                 if watch.paths.is_empty() {
@@ -267,16 +280,23 @@ impl Session {
     }
 
     /// The history of `reference` (a branch or tag of `repo`) back from `head`: at
-    /// most [`HISTORY_LIMIT`] commits along first parents, each with the files it
-    /// changed ([`LOG_FORMAT`], read from a shallow bare clone in the session's
-    /// directory), and the shallow boundary — the clone's oldest commits, which look
-    /// parentless.
+    /// most [`HISTORY_LIMIT`] commits along first parents, each with whether it
+    /// changed a file under `paths` and not under `ignore` (read from a shallow bare
+    /// clone in the session's directory), and the shallow boundary — the clone's
+    /// oldest commits, which look parentless.
+    ///
+    /// The commits are those `git rev-list` names, in its order; what each says comes
+    /// from `git log` ([`LOG_FORMAT`]), read as a stream and cut while it is read
+    /// ([`LogReader`]), so a repository's text decides neither which commits there are
+    /// nor how much memory they take (DECISION 145).
     async fn log(
         &self,
         repo: &str,
         reference: &str,
         head: &str,
-    ) -> Result<(String, HashSet<String>), ResolveError> {
+        paths: &[String],
+        ignore: &[String],
+    ) -> Result<History, ResolveError> {
         let clone = self.dir.path().join("history.git");
         let depth = HISTORY_LIMIT.to_string();
         let mut args: Vec<&OsStr> = [
@@ -320,12 +340,33 @@ impl Session {
             },
         }
         let limit = format!("-{HISTORY_LIMIT}");
+        let listed = [
+            OsStr::new("--git-dir"),
+            clone.as_os_str(),
+            OsStr::new("rev-list"),
+            OsStr::new("--first-parent"),
+            OsStr::new(&limit),
+            OsStr::new(head),
+            OsStr::new("--"),
+        ];
+        let listed = self
+            .git
+            .run(self.dir.path(), &listed)
+            .await
+            .map_err(history)?;
+        let commits = shas(&listed).ok_or_else(|| {
+            ResolveError::failed(format!(
+                "reading the history of {repo}: git rev-list printed something other than \
+                 commits"
+            ))
+        })?;
         let log = [
             OsStr::new("--git-dir"),
             clone.as_os_str(),
             OsStr::new("-c"),
             OsStr::new("core.quotePath=false"),
             OsStr::new("log"),
+            OsStr::new("-z"),
             OsStr::new("--first-parent"),
             OsStr::new("--no-renames"),
             OsStr::new("--name-only"),
@@ -334,7 +375,16 @@ impl Session {
             OsStr::new(head),
             OsStr::new("--"),
         ];
-        let output = self.git.run(self.dir.path(), &log).await.map_err(history)?;
+        let mut reader = LogReader::new(&commits, paths, ignore);
+        self.git
+            .run_fields(self.dir.path(), &log, 0, FIELD_KEEP, &mut |field| {
+                reader.field(field);
+            })
+            .await
+            .map_err(history)?;
+        let records = reader.finish().map_err(|wrong| {
+            ResolveError::failed(format!("reading the history of {repo}: {wrong}"))
+        })?;
         // A shallow clone's oldest commits look parentless; what they changed is
         // unknowable, so a walk stops there rather than count their whole tree.
         let boundary: HashSet<String> = std::fs::read_to_string(clone.join("shallow"))
@@ -342,7 +392,11 @@ impl Session {
             .lines()
             .map(|l| l.trim().to_string())
             .collect();
-        Ok((output, boundary))
+        Ok(History {
+            records,
+            boundary,
+            filtered: !paths.is_empty() || !ignore.is_empty(),
+        })
     }
 
     /// `git ls-remote <flags> <repo> <patterns>`: `(sha, ref)` pairs.
@@ -367,77 +421,187 @@ impl Session {
     }
 }
 
-/// How the history is read: each commit a record (`0x1e`) of its SHA, subject, author
-/// (`Name <email>`) and committer time (strict ISO 8601), separated by `0x1f`, then the
-/// files it changed, one a line.
-pub const LOG_FORMAT: &str = "--format=%x1e%H%x1f%s%x1f%an <%ae>%x1f%cI";
+/// How the history is read (`git log -z`): each commit an empty field, then its SHA,
+/// subject, author (`Name <email>`) and committer time (strict ISO 8601), then the
+/// files it changed (the first after a line break), every field ended by a NUL. Git's
+/// placeholders never print a NUL and no file name holds one, so each field is where
+/// git put it, whatever a commit's text says (DECISION 145).
+pub const LOG_FORMAT: &str = "--format=%x00%H%x00%s%x00%an <%ae>%x00%cI";
 
-/// One commit of a [`LOG_FORMAT`] log.
-struct Record<'a> {
-    commit: CommitSummary,
-    files: Vec<&'a str>,
+/// How much of one field of the log is kept: far more of a subject or author than a
+/// Bundle records, and more of a path than a file system allows.
+const FIELD_KEEP: usize = 4096;
+
+/// The commits `git rev-list` printed, one full SHA a line, in its order; `None` when
+/// a line is anything else.
+fn shas(listed: &str) -> Option<Vec<String>> {
+    listed
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let hex = matches!(line.len(), 40 | 64)
+                && line.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+            hex.then(|| line.to_string())
+        })
+        .collect()
 }
 
-impl Record<'_> {
-    /// Whether it changed a file under `paths` (or anything, when empty) and not under
-    /// `ignore`.
-    fn touches(&self, paths: &[String], ignore: &[String]) -> bool {
-        self.files
-            .iter()
-            .any(|file| (paths.is_empty() || under(file, paths)) && !under(file, ignore))
+/// One commit of the history, as the Beacon keeps it: what it says (cut and without
+/// control characters), and whether it changed a watched file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Its SHA, subject, author and committer time.
+    pub commit: CommitSummary,
+    /// Whether it changed a file under the watch's `paths` (anything, without) and not
+    /// under its `ignorePaths`.
+    pub touches: bool,
+}
+
+/// A watch's history, newest first along first parents, as [`Session::log`] read it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct History {
+    /// The commits, in `git rev-list`'s order.
+    pub records: Vec<Record>,
+    /// The shallow clone's boundary: commits whose changes are unknowable.
+    pub boundary: HashSet<String>,
+    /// Whether the watch has path filters (`touches` then decides what a Bundle lists).
+    pub filtered: bool,
+}
+
+/// Makes [`Record`]s of a [`LOG_FORMAT`] log, one field at a time as git prints it
+/// (each at most [`FIELD_KEEP`] bytes): only commits `git rev-list` named, in its
+/// order, and nothing of a commit's files kept but whether one is watched — whatever
+/// the repository holds, the reader holds [`HISTORY_LIMIT`] short records.
+pub struct LogReader<'a> {
+    /// The commits git listed, in order: each record must be the next of them.
+    expected: &'a [String],
+    paths: &'a [String],
+    ignore: &'a [String],
+    records: Vec<Record>,
+    /// Which field of a record comes next: 0 the empty one a record starts with, 1 its
+    /// SHA, 2 subject, 3 author, 4 time, 5 its first file, 6 the others (or the next
+    /// record's start).
+    next: u8,
+    /// What was wrong with the log, once something was: the rest is not read.
+    wrong: Option<String>,
+}
+
+impl<'a> LogReader<'a> {
+    /// A reader of the log of `expected` (`git rev-list`'s commits), judging files by
+    /// `paths` and `ignore`.
+    pub fn new(expected: &'a [String], paths: &'a [String], ignore: &'a [String]) -> Self {
+        Self {
+            expected,
+            paths,
+            ignore,
+            records: Vec::new(),
+            next: 0,
+            wrong: None,
+        }
+    }
+
+    /// Takes the next field git printed.
+    pub fn field(&mut self, field: Field<'_>) {
+        if self.wrong.is_some() {
+            return;
+        }
+        let text = String::from_utf8_lossy(field.bytes);
+        let empty = field.bytes.is_empty() && !field.cut;
+        match (self.next, self.records.last_mut()) {
+            (0, _) if empty => self.next = 1,
+            (0, _) => self.wrong = Some("git log printed no commit where one starts".into()),
+            (1, _) => match self.expected.get(self.records.len()) {
+                Some(sha) if *sha == text => {
+                    self.records.push(Record {
+                        commit: CommitSummary {
+                            sha: sha.clone(),
+                            ..CommitSummary::default()
+                        },
+                        touches: false,
+                    });
+                    self.next = 2;
+                }
+                _ => {
+                    self.wrong = Some(format!(
+                        "git log named a commit git rev-list did not list at place {}",
+                        self.records.len() + 1
+                    ));
+                }
+            },
+            (2, Some(record)) => {
+                record.commit.subject = limits::clean(&text, MAX_SUBJECT_BYTES);
+                self.next = 3;
+            }
+            (3, Some(record)) => {
+                // `%an <%ae>` of a commit without either is "<>": nobody.
+                let author = limits::clean(&text, MAX_AUTHOR_BYTES);
+                record.commit.author = if author == "<>" {
+                    String::new()
+                } else {
+                    author
+                };
+                self.next = 4;
+            }
+            (4, Some(record)) => {
+                // An offset git wrote is read as the instant it names; anything else
+                // is no time.
+                record.commit.committed_at = text.parse::<jiff::Timestamp>().ok().map(Time);
+                self.next = 5;
+            }
+            (5.., _) if empty => self.next = 1,
+            (first @ 5.., Some(record)) => {
+                // The first file comes after the line break that ends the commit's
+                // part; a later name may begin with one of its own.
+                let file = if first == 5 {
+                    text.strip_prefix('\n').unwrap_or(&text)
+                } else {
+                    &text
+                };
+                if !record.touches {
+                    record.touches = (self.paths.is_empty() || under(file, self.paths))
+                        && !under(file, self.ignore);
+                }
+                self.next = 6;
+            }
+            (_, None) => self.wrong = Some("git log printed a field outside a commit".into()),
+        }
+    }
+
+    /// The records read, when the log was whole: every commit `git rev-list` listed,
+    /// each with all its fields.
+    pub fn finish(self) -> Result<Vec<Record>, String> {
+        if let Some(wrong) = self.wrong {
+            return Err(wrong);
+        }
+        if (1..5).contains(&self.next) {
+            return Err("git log ended inside a commit".into());
+        }
+        if self.records.len() != self.expected.len() {
+            return Err(format!(
+                "git log printed {} commits where git rev-list listed {}",
+                self.records.len(),
+                self.expected.len()
+            ));
+        }
+        Ok(self.records)
     }
 }
 
-/// The commits of a [`LOG_FORMAT`] log, newest first (as git gives them).
-fn records(log: &str) -> impl Iterator<Item = Record<'_>> {
-    log.split('\u{1e}')
-        .filter(|r| !r.trim().is_empty())
-        .filter_map(|record| {
-            let mut lines = record.lines();
-            let mut fields = lines.next()?.split('\u{1f}');
-            let sha = fields.next().unwrap_or_default().trim();
-            let subject = fields.next().unwrap_or_default().trim();
-            let author = fields.next().unwrap_or_default().trim();
-            let committed = fields.next().unwrap_or_default().trim();
-            let files = lines.map(str::trim).filter(|f| !f.is_empty()).collect();
-            Some(Record {
-                commit: CommitSummary {
-                    sha: sha.to_string(),
-                    subject: hecate_types::limits::truncate(subject, MAX_SUBJECT_BYTES).to_string(),
-                    // `%an <%ae>` of a commit without either is "<>": nobody.
-                    author: Some(author)
-                        .filter(|a| !a.is_empty() && *a != "<>")
-                        .unwrap_or_default()
-                        .to_string(),
-                    // An offset git wrote is read as the instant it names; anything
-                    // else is no time.
-                    committed_at: committed.parse::<jiff::Timestamp>().ok().map(Time),
-                },
-                files,
-            })
-        })
-}
-
-/// The first commit in `log` ([`LOG_FORMAT`], newest first) that changed a file under
-/// `paths` (or anything, when empty) and not under `ignore`; stops at the shallow
-/// `boundary`.
-pub fn first_touching(
-    log: &str,
-    boundary: &HashSet<String>,
-    paths: &[String],
-    ignore: &[String],
-) -> Option<Touching> {
-    for record in records(log) {
-        if boundary.contains(&record.commit.sha) {
+/// The first commit of `history` (newest first) that changed a watched file; stops at
+/// the shallow boundary.
+pub fn first_touching(history: &History) -> Option<Touching> {
+    for record in &history.records {
+        if history.boundary.contains(&record.commit.sha) {
             return None;
         }
-        if record.touches(paths, ignore) {
+        if record.touches {
             let CommitSummary {
                 sha,
                 subject,
                 author,
                 committed_at,
-            } = record.commit;
+            } = record.commit.clone();
             return Some(Touching {
                 sha,
                 subject,
@@ -496,35 +660,27 @@ impl Chronicle {
     }
 }
 
-/// What the commit at the head of `log` ([`LOG_FORMAT`], newest first) brings since
-/// the commit `since`: the commits after it that changed a file under `paths` (all,
-/// without filters) and not under `ignore`, newest first, at most
-/// [`MAX_BUNDLE_COMMITS`] and the rest counted. A `since` the log does not reach before
-/// the shallow `boundary` — beyond the history read, or not an ancestor — and no
-/// `since` at all leave the list empty: nothing is guessed.
-pub fn chronicle(
-    log: &str,
-    boundary: &HashSet<String>,
-    paths: &[String],
-    ignore: &[String],
-    since: Option<&str>,
-) -> Chronicle {
-    let mut records = records(log).peekable();
-    let head = records.peek().map(|r| r.commit.clone());
+/// What the commit at the head of `history` brings since the commit `since`: the
+/// commits after it (with path filters, those that changed a watched file), newest
+/// first, at most [`MAX_BUNDLE_COMMITS`] and the rest counted. `since` is matched
+/// against the commits git listed, never against what a commit says. A `since` the
+/// history does not reach before the shallow boundary — beyond the history read, or
+/// not an ancestor — and no `since` at all leave the list empty: nothing is guessed.
+pub fn chronicle(history: &History, since: Option<&str>) -> Chronicle {
+    let head = history.records.first().map(|r| r.commit.clone());
     let mut found = Vec::new();
     let mut reached = false;
     if let Some(since) = since.filter(|s| !s.is_empty()) {
-        for record in records {
+        for record in &history.records {
             if record.commit.sha == since {
                 reached = true;
                 break;
             }
-            if boundary.contains(&record.commit.sha) {
+            if history.boundary.contains(&record.commit.sha) {
                 break;
             }
-            let filtered = !paths.is_empty() || !ignore.is_empty();
-            if !filtered || record.touches(paths, ignore) {
-                found.push(record.commit);
+            if !history.filtered || record.touches {
+                found.push(record.commit.clone());
             }
         }
     }
@@ -681,15 +837,90 @@ mod tests {
         assert!(!under("README.md", &strings(&["", "/"])));
     }
 
+    /// One commit of a test log: SHA, subject, author, time, files.
+    type Entry<'a> = (&'a str, &'a str, &'a str, &'a str, &'a [&'a str]);
+
+    /// `entries` as `git log -z` prints them in [`LOG_FORMAT`].
+    fn log_of(entries: &[Entry<'_>]) -> Vec<u8> {
+        let mut log = Vec::new();
+        for (sha, subject, author, time, files) in entries {
+            log.extend(format!("\0{sha}\0{subject}\0{author}\0{time}\0").bytes());
+            for (i, file) in files.iter().enumerate() {
+                if i == 0 {
+                    log.push(b'\n');
+                }
+                log.extend(file.bytes());
+                log.push(0);
+            }
+        }
+        log
+    }
+
+    /// `log` read as [`Session::log`] reads git's stream — fields cut to
+    /// [`FIELD_KEEP`] — for the commits `expected`.
+    fn read(
+        log: &[u8],
+        expected: &[String],
+        paths: &[String],
+        ignore: &[String],
+        boundary: &[&str],
+    ) -> Result<History, String> {
+        let mut reader = LogReader::new(expected, paths, ignore);
+        let mut pieces: Vec<&[u8]> = log.split(|b| *b == 0).collect();
+        if pieces.last().is_some_and(|p| p.is_empty()) {
+            pieces.pop();
+        }
+        for piece in pieces {
+            reader.field(Field {
+                bytes: &piece[..piece.len().min(FIELD_KEEP)],
+                cut: piece.len() > FIELD_KEEP,
+            });
+        }
+        Ok(History {
+            records: reader.finish()?,
+            boundary: boundary.iter().map(|s| s.to_string()).collect(),
+            filtered: !paths.is_empty() || !ignore.is_empty(),
+        })
+    }
+
+    fn listed(entries: &[Entry<'_>]) -> Vec<String> {
+        entries.iter().map(|e| e.0.to_string()).collect()
+    }
+
+    const WALK: &[Entry<'static>] = &[
+        (
+            "ccc",
+            "docs only",
+            "Ann <ann@acme.example>",
+            "2026-03-01T12:00:00+01:00",
+            &["README.md"],
+        ),
+        (
+            "bbb",
+            "touch the app",
+            "Bo <bo@acme.example>",
+            "2026-03-01T10:30:00+01:00",
+            &["apps/web/x.go", "apps/web/README.md"],
+        ),
+        (
+            "aaa",
+            "root",
+            "<>",
+            "not a time",
+            &["apps/web/main.go", "README.md"],
+        ),
+    ];
+
     #[test]
     fn the_walk_finds_the_newest_commit_touching_the_paths() {
-        let log = "\u{1e}ccc\u{1f}docs only\u{1f}Ann <ann@acme.example>\u{1f}2026-03-01T12:00:00+01:00\n\nREADME.md\n\
-                   \u{1e}bbb\u{1f}touch the app\u{1f}Bo <bo@acme.example>\u{1f}2026-03-01T10:30:00+01:00\n\napps/web/x.go\napps/web/README.md\n\
-                   \u{1e}aaa\u{1f}root\u{1f} <>\u{1f}not a time\n\napps/web/main.go\nREADME.md\n";
-        let none = HashSet::new();
+        let expected = listed(WALK);
+        let log = log_of(WALK);
+        let walk = |paths: &[String], ignore: &[String], boundary: &[&str]| {
+            first_touching(&read(&log, &expected, paths, ignore, boundary).expect("read"))
+        };
         let web = strings(&["apps/web"]);
         assert_eq!(
-            first_touching(log, &none, &web, &[]),
+            walk(&web, &[], &[]),
             Some(Touching {
                 sha: "bbb".into(),
                 subject: "touch the app".into(),
@@ -700,54 +931,125 @@ mod tests {
         );
         // Everything but READMEs: the newest commit with another file.
         let readme = strings(&["README.md", "apps/web/README.md"]);
-        assert_eq!(
-            first_touching(log, &none, &[], &readme).map(|t| t.sha),
-            Some("bbb".into())
-        );
+        assert_eq!(walk(&[], &readme, &[]).map(|t| t.sha), Some("bbb".into()));
         // Only READMEs changed in bbb once x.go is carved out too: the root.
         let carved = strings(&["apps/web/x.go", "apps/web/README.md"]);
         assert_eq!(
-            first_touching(log, &none, &web, &carved).map(|t| (t.sha, t.author)),
+            walk(&web, &carved, &[]).map(|t| (t.sha, t.author)),
             Some(("aaa".into(), String::new()))
         );
         // Nothing under the path.
-        assert_eq!(first_touching(log, &none, &strings(&["charts"]), &[]), None);
+        assert_eq!(walk(&strings(&["charts"]), &[], &[]), None);
         // The shallow boundary is not evidence.
-        let boundary = HashSet::from(["bbb".to_string()]);
-        assert_eq!(first_touching(log, &boundary, &web, &[]), None);
+        assert_eq!(walk(&web, &[], &["bbb"]), None);
         // A time git did not write as one is no time.
+        assert_eq!(walk(&web, &carved, &[]).and_then(|t| t.committed_at), None);
+    }
+
+    /// Issue 50: what a commit says cannot make another commit, hide one, or carry
+    /// control characters into a Bundle.
+    #[test]
+    fn a_log_holds_only_the_commits_git_listed() {
+        // The old separators in a subject are text now.
+        let forged = "fix\u{1e}ddddddd\u{1f}Forged: approved\u{1f}carol <carol@example.com>\u{1f}";
+        let entries: &[Entry<'_>] = &[
+            ("c2", forged, "Eve <eve@example.com>", "", &["a"]),
+            ("c1", "one", "Ann <a@b>", "", &["b"]),
+            ("c0", "zero", "Ann <a@b>", "", &[]),
+        ];
+        let history = read(&log_of(entries), &listed(entries), &[], &[], &[]).expect("read");
+        let seen: Vec<&str> = history
+            .records
+            .iter()
+            .map(|r| r.commit.sha.as_str())
+            .collect();
+        assert_eq!(seen, ["c2", "c1", "c0"]);
         assert_eq!(
-            first_touching(log, &none, &web, &carved).and_then(|t| t.committed_at),
-            None
+            history.records[0].commit.subject,
+            "fixdddddddForged: approvedcarol <carol@example.com>"
         );
+        // A subject naming the previous commit does not stop the list: only git's
+        // SHAs are matched.
+        let chronicle = chronicle(&history, Some("c0"));
+        assert_eq!(chronicle.commits.len(), 2);
+        // A log whose records are not git's list is refused, not guessed from.
+        let other = vec!["c2".to_string(), "c9".to_string(), "c0".to_string()];
+        assert!(read(&log_of(entries), &other, &[], &[], &[]).is_err());
+        assert!(read(&log_of(entries), &other[..1], &[], &[], &[]).is_err());
+        assert!(read(b"c2\0x\0", &other, &[], &[], &[]).is_err());
+        // Only full SHAs are commits.
+        let full = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(shas(&format!("{full}\n")), Some(vec![full.to_string()]));
+        assert_eq!(shas(&format!("{full}\nddddddd\n")), None);
+        assert_eq!(shas(&full.to_uppercase()), None);
+    }
+
+    #[test]
+    fn long_text_is_cut_and_controls_go() {
+        let subject = format!("\u{1b}[2J\u{202e}{}", "é".repeat(1_000_000));
+        let author = format!("{} <a@b>", "a".repeat(100 << 10));
+        let entries: &[Entry<'_>] = &[("x", &subject, &author, "", &["f"])];
+        let head = read(&log_of(entries), &listed(entries), &[], &[], &[])
+            .expect("read")
+            .records
+            .remove(0)
+            .commit;
+        assert_eq!(head.subject, format!("[2J{}", "é".repeat(98)));
+        assert_eq!(head.author, "a".repeat(MAX_AUTHOR_BYTES));
+        assert_eq!(head.committed_at, None);
     }
 
     /// A log of `n` commits `c<n-1>` (newest) … `c0`, each changing `app/<i>` or, every
-    /// third, `docs/<i>`.
-    fn history(n: usize) -> String {
-        (0..n)
-            .rev()
+    /// third, `docs/<i>`, read with `paths` and `ignore`.
+    fn history(n: usize, paths: &[&str], ignore: &[&str]) -> History {
+        let files: Vec<[String; 1]> = (0..n)
+            .map(|i| [format!("{}/{i}", if i % 3 == 0 { "docs" } else { "app" })])
+            .collect();
+        let names: Vec<(String, String, String)> = (0..n)
             .map(|i| {
-                let dir = if i % 3 == 0 { "docs" } else { "app" };
-                format!(
-                    "\u{1e}c{i}\u{1f}change {i}\u{1f}Ann <ann@example.com>\u{1f}2026-03-01T10:{:02}:00Z\n\n{dir}/{i}\n",
-                    i % 60
+                (
+                    format!("c{i}"),
+                    format!("change {i}"),
+                    format!("2026-03-01T10:{:02}:00Z", i % 60),
                 )
             })
-            .collect()
+            .collect();
+        let file_refs: Vec<Vec<&str>> = files
+            .iter()
+            .map(|f| f.iter().map(String::as_str).collect())
+            .collect();
+        let entries: Vec<Entry<'_>> = (0..n)
+            .rev()
+            .map(|i| {
+                (
+                    names[i].0.as_str(),
+                    names[i].1.as_str(),
+                    "Ann <ann@example.com>",
+                    names[i].2.as_str(),
+                    file_refs[i].as_slice(),
+                )
+            })
+            .collect();
+        read(
+            &log_of(&entries),
+            &listed(&entries),
+            &strings(paths),
+            &strings(ignore),
+            &[],
+        )
+        .expect("read")
     }
 
-    fn shas(chronicle: &Chronicle) -> Vec<&str> {
+    fn shas_of(chronicle: &Chronicle) -> Vec<&str> {
         chronicle.commits.iter().map(|c| c.sha.as_str()).collect()
     }
 
     #[test]
     fn a_chronicle_lists_what_came_since_the_previous_commit() {
-        let none = HashSet::new();
-        let log = history(10);
+        let log = history(10, &[], &[]);
         // Everything after c6, newest first, with the head's own words and time.
-        let all = chronicle(&log, &none, &[], &[], Some("c6"));
-        assert_eq!(shas(&all), ["c9", "c8", "c7"]);
+        let all = chronicle(&log, Some("c6"));
+        assert_eq!(shas_of(&all), ["c9", "c8", "c7"]);
         assert_eq!((all.more, all.since.as_deref()), (0, Some("c6")));
         let head = all.head.clone().expect("the head");
         assert_eq!(
@@ -763,33 +1065,33 @@ mod tests {
             Some(Time("2026-03-01T10:09:00Z".parse().unwrap()))
         );
         // With path filters, only the commits that touched them.
-        let app = strings(&["app"]);
         assert_eq!(
-            shas(&chronicle(&log, &none, &app, &[], Some("c2"))),
+            shas_of(&chronicle(&history(10, &["app"], &[]), Some("c2"))),
             ["c8", "c7", "c5", "c4"]
         );
-        let no_docs = strings(&["docs"]);
         assert_eq!(
-            shas(&chronicle(&log, &none, &[], &no_docs, Some("c6"))),
+            shas_of(&chronicle(&history(10, &[], &["docs"]), Some("c6"))),
             ["c8", "c7"]
         );
         // The same commit again brings nothing, and says so.
-        let again = chronicle(&log, &none, &[], &[], Some("c9"));
-        assert_eq!((shas(&again), again.since.as_deref()), (vec![], Some("c9")));
+        let again = chronicle(&log, Some("c9"));
+        assert_eq!(
+            (shas_of(&again), again.since.as_deref()),
+            (vec![], Some("c9"))
+        );
     }
 
     #[test]
     fn a_chronicle_is_bounded_and_never_guessed() {
-        let none = HashSet::new();
-        let log = history(60);
-        let bounded = chronicle(&log, &none, &[], &[], Some("c0"));
+        let log = history(60, &[], &[]);
+        let bounded = chronicle(&log, Some("c0"));
         assert_eq!(bounded.commits.len(), MAX_BUNDLE_COMMITS);
         assert_eq!(bounded.commits[0].sha, "c59");
         assert_eq!(bounded.more, 59 - 20);
         // A previous commit the history does not reach — further back, or not an
         // ancestor — and none at all: nothing listed, the head still read.
         for since in [Some("elsewhere"), None, Some("")] {
-            let unknown = chronicle(&log, &none, &[], &[], since);
+            let unknown = chronicle(&log, since);
             assert_eq!(
                 (unknown.commits.len(), unknown.more, unknown.since),
                 (0, 0, None),
@@ -798,26 +1100,16 @@ mod tests {
             assert_eq!(unknown.head.map(|h| h.sha), Some("c59".into()));
         }
         // Nor past the shallow boundary.
-        let boundary = HashSet::from(["c5".to_string()]);
-        assert_eq!(chronicle(&log, &boundary, &[], &[], Some("c2")).since, None);
+        let bounded = History {
+            boundary: HashSet::from(["c5".to_string()]),
+            ..log
+        };
+        assert_eq!(chronicle(&bounded, Some("c2")).since, None);
         // The boundary itself may be the previous commit.
         assert_eq!(
-            chronicle(&log, &boundary, &[], &[], Some("c5"))
-                .commits
-                .len(),
+            chronicle(&bounded, Some("c5")).commits.len(),
             MAX_BUNDLE_COMMITS
         );
-        // Long subjects are cut.
-        let long = format!("\u{1e}x\u{1f}{}\u{1f}A <a@b>\u{1f}\n", "é".repeat(300));
-        let head = chronicle(&long, &none, &[], &[], None)
-            .head
-            .expect("the head");
-        assert!(
-            head.subject.len() <= MAX_SUBJECT_BYTES,
-            "{}",
-            head.subject.len()
-        );
-        assert_eq!(head.committed_at, None);
     }
 
     #[test]
@@ -828,7 +1120,7 @@ mod tests {
             tag: "v9".into(),
             ..CommitArtifact::default()
         };
-        chronicle(&history(10), &HashSet::new(), &[], &[], Some("c7")).apply(&mut commit);
+        chronicle(&history(10, &[], &[]), Some("c7")).apply(&mut commit);
         assert_eq!(commit.message, "change 9");
         assert_eq!(commit.author, "Ann <ann@example.com>");
         assert!(commit.committed_at.is_some());
@@ -847,7 +1139,7 @@ mod tests {
             message: "ours".into(),
             ..CommitArtifact::default()
         };
-        chronicle(&history(10), &HashSet::new(), &[], &[], None).apply(&mut other);
+        chronicle(&history(10, &[], &[]), None).apply(&mut other);
         assert_eq!((other.message.as_str(), other.committed_at), ("ours", None));
         assert_eq!(other.commits_since, "");
     }

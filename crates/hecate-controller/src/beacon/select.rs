@@ -37,6 +37,15 @@ impl<'a> From<&'a TagWatch> for Selection<'a> {
     }
 }
 
+/// Whether a Bundle can record `tag` as it is: no longer than the CRD allows, and
+/// without control characters — which git allows in a tag's name, and which would
+/// make a Bundle's version read as something else (DECISION 145). Another tag is never
+/// picked: it does not stop the Beacon.
+fn recordable(tag: &str) -> bool {
+    tag.chars().count() <= hecate_types::limits::MAX_REF_LENGTH
+        && !tag.chars().any(hecate_types::limits::is_control)
+}
+
 impl Selection<'_> {
     /// The tag this selection picks from `tags` (any order), as written.
     pub fn pick<S: AsRef<str>>(&self, tags: &[S]) -> Result<String, ResolveError> {
@@ -51,6 +60,7 @@ impl Selection<'_> {
             .map(|tag| tag.as_ref())
             .filter(|tag| allow.as_ref().is_none_or(|re| re.is_match(tag)))
             .filter(|tag| !self.ignore.iter().any(|ignored| ignored == tag))
+            .filter(|tag| recordable(tag))
             .collect();
         if candidates.is_empty() {
             return Err(ResolveError::no_match(if tags.is_empty() {
@@ -260,6 +270,24 @@ mod tests {
             ..Selection::default()
         };
         assert_eq!(digest.pick(&["stable", "6.2.0"]).as_deref(), Ok("stable"));
+    }
+
+    /// Issue 50: a tag no Bundle could record is never picked, whatever it sorts as.
+    #[test]
+    fn tags_a_bundle_cannot_record_are_passed_over() {
+        let long = format!("9.9.9-{}", "a".repeat(300));
+        let lexical = Selection {
+            strategy: Some(TagSelection::Lexical),
+            ..Selection::default()
+        };
+        for strategy in [Selection::default(), lexical] {
+            assert_eq!(
+                strategy
+                    .pick(&["1.0.0", &long, "9.0.0\u{202e}", "8.0.0\u{1b}[2J"])
+                    .as_deref(),
+                Ok("1.0.0")
+            );
+        }
     }
 
     #[test]

@@ -28,6 +28,7 @@ use crate::process::{eventually, join_shard};
 
 mod matrix;
 mod sources;
+mod text;
 mod wire;
 
 // ---------------------------------------------------------------------------------

@@ -16,9 +16,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt as _;
-use tokio::process::Command;
+use tokio::process::{ChildStdout, Command};
 
 use super::Error;
+use crate::output;
 
 /// Variables a git child keeps from the controller's own environment: where programs
 /// are (`ssh`, git's helpers) and the proxies and CA bundles the pod was given. Nothing
@@ -55,6 +56,16 @@ const BASE_CONFIG: &[(&str, &str)] = &[
 
 /// How many bytes of git's output a failure message keeps.
 const DETAIL_LIMIT: usize = 1500;
+
+/// The most [`Git::run`] takes of what git prints on stdout (16 MiB): what the
+/// controller asks git for is a ref list, a SHA, a status — a ref list of 200,000 tags
+/// fits. More fails the run and stops git (DECISION 145); a log of commits, whose size
+/// the repository decides, is read with [`Git::run_fields`] instead.
+pub const MAX_OUTPUT: usize = 16 << 20;
+
+/// How much of git's stderr is kept (its end: the cause is usually last, and a
+/// message keeps [`DETAIL_LIMIT`] of it).
+const STDERR_KEPT: usize = 16 << 10;
 
 /// The git CLI as one user runs it: a private `HOME`, and the credentials its Secret
 /// gave (see [`super::credentials`]).
@@ -211,15 +222,7 @@ impl Git {
     ) -> Result<String, GitFailure> {
         self.run_watched(dir, args, env, input, None)
             .await
-            .map_err(|failure| match failure {
-                Bounded::Failed(failure) => failure,
-                // Unreachable without a watch; said as git would have.
-                Bounded::TooLarge { what, .. } => GitFailure {
-                    what,
-                    detail: "stopped".into(),
-                    exit: None,
-                },
-            })
+            .map_err(Bounded::into_failure)
     }
 
     /// [`Git::run`] that may fill `watched` (a clone's directory) only up to `limit`
@@ -246,6 +249,69 @@ impl Git {
         input: Option<&[u8]>,
         watch: Option<(&Path, u64)>,
     ) -> Result<String, Bounded> {
+        let ran = self
+            .spawn(dir, args, env, input, watch, |stdout| {
+                output::read_all(stdout, MAX_OUTPUT)
+            })
+            .await?;
+        let stdout = String::from_utf8(ran.stdout)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        if ran.status.success() {
+            return Ok(stdout);
+        }
+        Err(Bounded::Failed(GitFailure {
+            detail: self.redact(&detail(&String::from_utf8_lossy(&ran.stderr), &stdout)),
+            what: ran.what,
+            exit: ran.status.code(),
+        }))
+    }
+
+    /// Runs `git <args>` in `dir` and hands what it prints on stdout to `each` as
+    /// fields ended by `separator`, each cut to `keep` bytes while it is read
+    /// ([`output::read_fields`]): for output whose size the repository decides (a log
+    /// of its commits), of which only the start of each field matters.
+    pub async fn run_fields<S: AsRef<OsStr>>(
+        &self,
+        dir: &Path,
+        args: &[S],
+        separator: u8,
+        keep: usize,
+        each: &mut (dyn FnMut(output::Field<'_>) + Send),
+    ) -> Result<(), GitFailure> {
+        let ran = self
+            .spawn(dir, args, &[], None, None, |stdout| {
+                output::read_fields(stdout, separator, keep, each)
+            })
+            .await
+            .map_err(Bounded::into_failure)?;
+        if ran.status.success() {
+            return Ok(());
+        }
+        Err(GitFailure {
+            detail: self.redact(&detail(&String::from_utf8_lossy(&ran.stderr), "")),
+            what: ran.what,
+            exit: ran.status.code(),
+        })
+    }
+
+    /// Runs `git <args>`, its stdout read by `read` and its stderr's end kept, until it
+    /// exits — or until its time is up, `watch`'s directory grows past its limit, or
+    /// `read` gives up (more than it may hold): then git is killed (with what it
+    /// started, when watched) and the run fails.
+    async fn spawn<S, T, F, R>(
+        &self,
+        dir: &Path,
+        args: &[S],
+        env: &[(&str, &str)],
+        input: Option<&[u8]>,
+        watch: Option<(&Path, u64)>,
+        read: F,
+    ) -> Result<Ran<T>, Bounded>
+    where
+        S: AsRef<OsStr>,
+        F: FnOnce(Option<ChildStdout>) -> R,
+        R: Future<Output = std::io::Result<T>>,
+    {
         let args: Vec<&OsStr> = args.iter().map(AsRef::as_ref).collect();
         let what = describe(&args);
         let cannot_run = |e: &std::io::Error| Bounded::Failed(GitFailure::cannot_run(&what, e));
@@ -260,11 +326,20 @@ impl Git {
             // A group of its own, so that what git started is stopped with it.
             command.process_group(0);
         }
+        // Dropped on every way out: that kills git (`kill_on_drop`).
         let mut child = command.spawn().map_err(|e| cannot_run(&e))?;
         let group = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
-            .map(nix::unistd::Pid::from_raw);
+            .map(nix::unistd::Pid::from_raw)
+            .filter(|_| watch.is_some());
+        // The group's leader is not reaped yet when this runs (its wait is pending or
+        // dropped), so its id names this group and no other.
+        let stop_group = || {
+            if let Some(group) = group {
+                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+            }
+        };
         if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
             stdin.write_all(input).await.map_err(|e| cannot_run(&e))?;
             drop(stdin);
@@ -281,43 +356,57 @@ impl Git {
                 None => std::future::pending().await,
             }
         };
-        // Dropping the child (a timeout, a size over the limit) kills it.
-        let output = tokio::select! {
-            output = child.wait_with_output() => output.map_err(|e| cannot_run(&e))?,
-            () = timed => {
-                if watch.is_some()
-                    && let Some(group) = group
-                {
-                    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-                }
-                return Err(Bounded::Failed(GitFailure {
+        let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+        let finished = async {
+            tokio::try_join!(
+                read(stdout),
+                output::read_tail(stderr, STDERR_KEPT),
+                child.wait()
+            )
+        };
+        let ended = tokio::select! {
+            done = finished => Ended::Done(done),
+            () = timed => Ended::TimedOut,
+            size = grown => Ended::Grown(size),
+        };
+        match ended {
+            Ended::Done(Ok((stdout, stderr, status))) => Ok(Ran {
+                what,
+                status,
+                stdout,
+                stderr,
+            }),
+            Ended::Done(Err(e)) if output::is_too_much(&e) => {
+                stop_group();
+                Err(Bounded::Failed(GitFailure {
+                    detail: format!(
+                        "it printed more than {}, the most it may",
+                        size_text(MAX_OUTPUT as u64)
+                    ),
+                    what,
+                    exit: None,
+                }))
+            }
+            Ended::Done(Err(e)) => {
+                stop_group();
+                Err(cannot_run(&e))
+            }
+            Ended::TimedOut => {
+                stop_group();
+                Err(Bounded::Failed(GitFailure {
                     detail: format!(
                         "the remote did not answer within {} s",
                         self.timeout.unwrap_or_default().as_secs()
                     ),
                     what,
                     exit: None,
-                }));
+                }))
             }
-            size = grown => {
-                // The group's leader is not reaped yet (its wait is still pending), so
-                // its id names this group and no other.
-                if let Some(group) = group {
-                    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-                }
-                return Err(Bounded::TooLarge { what, size });
+            Ended::Grown(size) => {
+                stop_group();
+                Err(Bounded::TooLarge { what, size })
             }
-        };
-        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-        if output.status.success() {
-            return Ok(stdout);
         }
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        Err(Bounded::Failed(GitFailure {
-            what,
-            detail: self.redact(&detail(&stderr, &stdout)),
-            exit: output.status.code(),
-        }))
     }
 
     /// Runs `git <args>` in `dir` and reports only whether it exited 0: for the
@@ -357,6 +446,39 @@ pub enum Bounded {
         /// How large it was when measured.
         size: u64,
     },
+}
+
+impl Bounded {
+    /// The failure of a run without a watched directory.
+    fn into_failure(self) -> GitFailure {
+        match self {
+            Self::Failed(failure) => failure,
+            // Unreachable without a watch; said as git would have.
+            Self::TooLarge { what, .. } => GitFailure {
+                what,
+                detail: "stopped".into(),
+                exit: None,
+            },
+        }
+    }
+}
+
+/// A run of git that ended by itself.
+struct Ran<T> {
+    /// `git clone`, …
+    what: String,
+    status: std::process::ExitStatus,
+    /// What its stdout's reader made of it.
+    stdout: T,
+    /// The end of what it said on stderr.
+    stderr: Vec<u8>,
+}
+
+/// How a run ended, before what it means is worked out.
+enum Ended<T> {
+    Done(std::io::Result<(T, Vec<u8>, std::process::ExitStatus)>),
+    TimedOut,
+    Grown(u64),
 }
 
 /// Waits until `dir` holds more than `limit` bytes, measuring it every 200 ms — less
@@ -760,6 +882,42 @@ mod tests {
             "git ls-remote failed: the remote did not answer within 1 s"
         );
         assert_eq!(failure.class(), Class::Unreachable);
+    }
+
+    /// Output past what a run may hold stops git while it prints (issue 50): it is
+    /// never collected whole. A log read as fields keeps each field's start only.
+    #[tokio::test]
+    async fn output_is_read_as_a_bounded_stream() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut git = Git::new(&dir.path().join("private"))
+            .await
+            .expect("a private area");
+        git.set_config("alias.flood", "!yes");
+        git.set_config(
+            "alias.fields",
+            "!printf 'abcdef\\0gh\\0'; yes | head -c 1000000",
+        );
+        let failure = git.run(dir.path(), &["flood"]).await.expect_err("too much");
+        assert_eq!(
+            failure.to_string(),
+            "git flood failed: it printed more than 16 MiB, the most it may"
+        );
+        let mut fields = Vec::new();
+        git.run_fields(dir.path(), &["fields"], 0, 3, &mut |f: output::Field<
+            '_,
+        >| {
+            fields.push((String::from_utf8_lossy(f.bytes).into_owned(), f.cut));
+        })
+        .await
+        .expect("read");
+        assert_eq!(
+            fields,
+            [
+                ("abc".to_string(), true),
+                ("gh".to_string(), false),
+                ("y\ny".to_string(), true)
+            ]
+        );
     }
 
     /// A bounded run whose directory grows past its limit is stopped while it runs —

@@ -5,7 +5,8 @@
 //!
 //! Both steps share what is here: the program runs with `tokio::process` (never
 //! blocking the runtime), in the work directory, with a time limit ([`RUN_LIMIT`]), a
-//! bounded output ([`OUTPUT_LIMIT`]), the end of its stderr kept for the message, in a
+//! bounded output ([`OUTPUT_LIMIT`], read as every child's output is:
+//! [`hecate_sources::output`]), the end of its stderr kept for the message, in a
 //! process group of its own that is killed whole when it exits, times out, writes too
 //! much or the step is dropped — so no plugin or wrapper's child outlives a render.
 //! Its environment is not the controller's: only where programs are
@@ -31,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt as _};
+use hecate_sources::output;
 use tokio::process::Command;
 
 pub use helm::RenderHelm;
@@ -235,8 +236,8 @@ impl Render {
                 Ok(status)
             };
             tokio::try_join!(
-                read_bounded(stdout, OUTPUT_LIMIT),
-                read_tail(stderr, STDERR_LIMIT),
+                output::read_all(stdout, OUTPUT_LIMIT),
+                output::read_tail(stderr, STDERR_LIMIT),
                 exited,
             )
         };
@@ -246,7 +247,7 @@ impl Render {
             Ok(Ok(done)) => done,
             Ok(Err(e)) => {
                 let _ = child.kill().await;
-                let why = if e.kind() == ErrorKind::FileTooLarge {
+                let why = if output::is_too_much(&e) {
                     format!("wrote more than {} MiB", OUTPUT_LIMIT >> 20)
                 } else {
                     format!("could not be read: {e}")
@@ -442,49 +443,6 @@ fn cannot_start(program: Program<'_>, error: &std::io::Error) -> String {
             )
         }
         _ => format!("cannot run {name} at {path} (set by {flag}): {error}"),
-    }
-}
-
-/// All of `from` up to `limit` bytes; more is an error of kind `FileTooLarge`.
-async fn read_bounded<R: AsyncRead + Unpin>(
-    from: Option<R>,
-    limit: usize,
-) -> std::io::Result<Vec<u8>> {
-    let Some(from) = from else {
-        return Ok(Vec::new());
-    };
-    let mut bytes = Vec::new();
-    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
-    from.take(cap).read_to_end(&mut bytes).await?;
-    if bytes.len() > limit {
-        return Err(std::io::Error::new(
-            ErrorKind::FileTooLarge,
-            "too much output",
-        ));
-    }
-    Ok(bytes)
-}
-
-/// The last `limit` bytes of `from`, read to its end (so the program never blocks on a
-/// full pipe).
-async fn read_tail<R: AsyncRead + Unpin>(
-    from: Option<R>,
-    limit: usize,
-) -> std::io::Result<Vec<u8>> {
-    let Some(mut from) = from else {
-        return Ok(Vec::new());
-    };
-    let mut kept = Vec::new();
-    let mut chunk = vec![0u8; 8192];
-    loop {
-        let read = from.read(&mut chunk).await?;
-        if read == 0 {
-            return Ok(kept);
-        }
-        kept.extend_from_slice(&chunk[..read]);
-        if kept.len() > 2 * limit {
-            kept.drain(..kept.len() - limit);
-        }
     }
 }
 
@@ -765,17 +723,5 @@ mod tests {
         );
         render.finish().await;
         assert!(!work.path().join(SCRATCH).exists());
-    }
-
-    #[tokio::test]
-    async fn output_is_bounded_and_stderr_keeps_its_end() {
-        let big = vec![b'x'; 100];
-        assert_eq!(read_bounded(Some(&big[..]), 100).await.expect("fits"), big);
-        let error = read_bounded(Some(&big[..]), 99).await.expect_err("too big");
-        assert_eq!(error.kind(), ErrorKind::FileTooLarge);
-        let said: Vec<u8> = (0..40_000u32).map(|i| b'a' + (i % 26) as u8).collect();
-        let tail = read_tail(Some(&said[..]), 1000).await.expect("reads");
-        assert!(tail.len() >= 1000 && tail.len() <= 2000, "{}", tail.len());
-        assert!(said.ends_with(&tail));
     }
 }

@@ -75,7 +75,8 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Bounds the reference lacks and we add (`crate::limits`, docs/DECISIONS.md 98), as
+/// Bounds the reference lacks and we add (`crate::limits`, docs/DECISIONS.md 98; on
+/// what a Bundle records of the outside world, 145), as
 /// (`<plural>:<json path of the keyword>`, why). Each is tolerated only as a keyword
 /// present in ours alone, and each must be there: any other bound still differs.
 const ADDED_BOUNDS: &[(&str, &str)] = &[
@@ -98,6 +99,82 @@ const ADDED_BOUNDS: &[(&str, &str)] = &[
     (
         "passages:schema.properties.spec.properties.steps.items.properties.if.maxLength",
         "a Passage holds its Gate's steps",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.alias.maxLength",
+        "a Bundle's alias, as long as an object's name (DECISION 145)",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.image.properties.repo.maxLength",
+        "a repository name a Bundle records (DECISION 145)",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.image.properties.tag.maxLength",
+        "a tag a Bundle records (DECISION 145)",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.chart.properties.repo.maxLength",
+        "a repository name a Bundle records (DECISION 145)",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.chart.properties.name.maxLength",
+        "a chart name a Bundle records (DECISION 145)",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.chart.properties.version.maxLength",
+        "a chart version a Bundle records (DECISION 145)",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.commit.properties.repo.maxLength",
+        "a repository URL a Bundle records (DECISION 145)",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.commit.properties.branch.maxLength",
+        "a branch name a Bundle records (DECISION 145)",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.commit.properties.tag.maxLength",
+        "a tag a Bundle records (DECISION 145)",
+    ),
+    (
+        "bundles:schema.properties.spec.properties.artifacts.items.properties.commit.properties.message.maxLength",
+        "a commit subject, as the Beacon cuts it a Bundle records (DECISION 145)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.image.properties.repo.maxLength",
+        "a repository name a Beacon's status records (DECISION 145)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.image.properties.tag.maxLength",
+        "a tag a Beacon's status records (DECISION 145)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.chart.properties.repo.maxLength",
+        "a repository name a Beacon's status records (DECISION 145)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.chart.properties.name.maxLength",
+        "a chart name a Beacon's status records (DECISION 145)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.chart.properties.version.maxLength",
+        "a chart version a Beacon's status records (DECISION 145)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.commit.properties.repo.maxLength",
+        "a repository URL a Beacon's status records (DECISION 145)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.commit.properties.branch.maxLength",
+        "a branch name a Beacon's status records (DECISION 145)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.commit.properties.tag.maxLength",
+        "a tag a Beacon's status records (DECISION 145)",
+    ),
+    (
+        "beacons:schema.properties.status.properties.discovered.items.properties.commit.properties.message.maxLength",
+        "a commit subject, as the Beacon cuts it a Beacon's status records (DECISION 145)",
     ),
 ];
 
