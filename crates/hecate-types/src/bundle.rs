@@ -182,13 +182,13 @@ pub struct CommitArtifact {
     pub tag: String,
     /// The commit's subject line, for display.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    #[schemars(length(max = crate::limits::MAX_SUBJECT_BYTES))]
+    #[schemars(length(max = crate::limits::MAX_COMMIT_TEXT_LENGTH))]
     pub message: String,
     /// The commit's author, `Name <email>`, where the Beacon read it: for display, and
     /// for approval policies that exclude the author. Hecate's own addition (DECISION
     /// 137); like the subject, not part of the Bundle's identity.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    #[schemars(length(max = crate::limits::MAX_AUTHOR_BYTES))]
+    #[schemars(length(max = crate::limits::MAX_COMMIT_TEXT_LENGTH))]
     pub author: String,
     /// When the commit was made (its committer time), where the Beacon read it: where
     /// lead time starts. Hecate's own addition (DECISION 140); for display, not part
@@ -237,11 +237,11 @@ pub struct CommitSummary {
     pub sha: String,
     /// The subject line.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    #[schemars(length(max = crate::limits::MAX_SUBJECT_BYTES))]
+    #[schemars(length(max = crate::limits::MAX_COMMIT_TEXT_LENGTH))]
     pub subject: String,
     /// The author, `Name <email>`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    #[schemars(length(max = crate::limits::MAX_AUTHOR_BYTES))]
+    #[schemars(length(max = crate::limits::MAX_COMMIT_TEXT_LENGTH))]
     pub author: String,
     /// When it was committed (its committer time).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -53,10 +53,16 @@ pub const MAX_PASSAGE_BYTES: usize = 1024 * 1024;
 pub const MAX_BUNDLE_COMMITS: usize = 20;
 
 /// The longest commit subject a Bundle records (`message`, `commits[].subject`): a
-/// Beacon cuts it to this many bytes, on a character boundary, and the CRD holds any
-/// writer to as many characters (DECISION 145). A subject is one line for people, and
-/// a Bundle lists up to [`MAX_BUNDLE_COMMITS`] of them.
+/// Beacon cuts it to this many bytes, on a character boundary (DECISION 145). A subject
+/// is one line for people, and a Bundle lists up to [`MAX_BUNDLE_COMMITS`] of them.
 pub const MAX_SUBJECT_BYTES: usize = 200;
+
+/// The most characters the CRD admits in a commit's subject or author, from any writer:
+/// looser than what our Beacon writes ([`MAX_SUBJECT_BYTES`], [`MAX_AUTHOR_BYTES`]), so a
+/// Bundle the reference's controller writes (it does not cut) is still admitted, and
+/// tight enough that 20 listed commits stay far under the API server's limit
+/// (DECISION 145).
+pub const MAX_COMMIT_TEXT_LENGTH: usize = 4096;
 
 /// The longest commit author a Bundle records (`author`, `commits[].author`), cut as a
 /// subject is: an e-mail address is at most 254 bytes (RFC 5321) and a name a few

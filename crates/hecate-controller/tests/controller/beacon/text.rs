@@ -8,7 +8,9 @@
 use std::io::Write as _;
 use std::process::Stdio;
 
-use hecate_types::limits::{MAX_AUTHOR_BYTES, MAX_BUNDLE_COMMITS, MAX_SUBJECT_BYTES};
+use hecate_types::limits::{
+    MAX_AUTHOR_BYTES, MAX_BUNDLE_COMMITS, MAX_COMMIT_TEXT_LENGTH, MAX_SUBJECT_BYTES,
+};
 use kube::api::PostParams;
 use pretty_assertions::assert_eq;
 
@@ -288,8 +290,8 @@ async fn long_authors_still_make_a_bundle() {
     let mut too_long = bundle.spec.clone();
     too_long.alias = "a".repeat(254);
     if let Some(commit) = too_long.artifacts[0].commit.as_mut() {
-        commit.message = "m".repeat(MAX_SUBJECT_BYTES + 1);
-        commit.author = "x".repeat(MAX_AUTHOR_BYTES + 1);
+        commit.message = "m".repeat(MAX_COMMIT_TEXT_LENGTH + 1);
+        commit.author = "x".repeat(MAX_COMMIT_TEXT_LENGTH + 1);
     }
     let mut by_hand = Bundle::new("by-hand", too_long);
     by_hand.metadata.namespace = Some(b.env.namespace.clone());
