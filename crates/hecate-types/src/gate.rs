@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::schema::{free_form, is_false, is_zero};
-use crate::{Condition, Health, HealthCheck, LocalSecretRef, Step, Time, Var};
+use crate::{Condition, Health, HealthCheck, LocalSecretRef, Rollout, Step, Targets, Time, Var};
 
 /// What a Gate admits, when, and what crossing it involves. There is no pipeline
 /// object: the pipeline is what the Gates' `admits[].after` lists say.
@@ -73,6 +73,38 @@ pub struct GateSpec {
     /// own addition (DECISION 139).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback: Option<RollbackPolicy>,
+    /// The places this environment spans — listed, or connected clusters chosen by
+    /// label — each crossed in its own right by every crossing of the Gate. Unset: the
+    /// Gate is one place, as before. Hecate's own addition (DECISION 151).
+    ///
+    /// ```yaml
+    /// targets:
+    ///   list:
+    ///   - name: eu-1
+    ///     clusterRef: {name: eu-1}
+    ///     vars: [{name: region, value: eu}]
+    ///   selector:
+    ///     matchLabels: {tier: prod}
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<Targets>,
+    /// In what waves a crossing reaches the targets, how many at once, and how many
+    /// may fail. Unset: one wave of every target, tolerating no failure. Hecate's own
+    /// addition (DECISION 151).
+    ///
+    /// ```yaml
+    /// rollout:
+    ///   waves:
+    ///   - name: canary
+    ///     targets: {selector: {matchLabels: {tier: canary}}}
+    ///     minSuccessTime: 30m
+    ///   - name: rest
+    ///     maxConcurrency: 25%
+    ///     maxFailures: 1
+    ///     progressDeadline: 20m
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<Rollout>,
 }
 
 /// What a Gate does when a crossing fails or its verification says no.

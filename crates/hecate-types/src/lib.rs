@@ -17,7 +17,8 @@
 //! Besides the kinds this crate holds the small pure rules that belong to the data
 //! itself: the Bundle content address ([`digest`]), [`Health::merge`], phase
 //! terminality ([`PassagePhase::is_terminal`], [`StepPhase::is_terminal`]), Kubernetes'
-//! name rules ([`names`]), which Secrets may be used on an author's behalf
+//! name rules ([`names`]), how a label selector matches ([`LabelSelector::matches`]),
+//! which Secrets may be used on an author's behalf
 //! ([`secrets`]) and the well-known label, annotation and condition names
 //! ([`wellknown`]); and one rule of words, how an error and its causes are said
 //! ([`error_chain`]).
@@ -35,6 +36,7 @@ pub mod lenient;
 pub mod limits;
 pub mod names;
 mod passage;
+mod rollout;
 #[cfg(test)]
 mod roundtrip;
 mod schema;
@@ -60,6 +62,11 @@ pub use health::Health;
 pub use passage::{
     Passage, PassagePhase, PassageSpec, PassageStatus, StepPhase, StepStatus, VerificationPhase,
     VerificationStatus, VerifierStatus,
+};
+pub use rollout::{
+    AcceptedFailures, CountOrPercent, LabelSelector, LabelSelectorRequirement, Rollout,
+    RolloutPhase, RolloutStatus, SelectorOperator, Target, TargetPhase, TargetStatus, Targets,
+    Wave, WaveTargets,
 };
 
 /// The API group of every Hecate kind.

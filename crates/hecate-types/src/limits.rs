@@ -86,6 +86,49 @@ pub const MAX_REPO_LENGTH: usize = 1024;
 /// stop at 255 on most file systems. A Beacon never picks a longer tag (DECISION 145).
 pub const MAX_REF_LENGTH: usize = 255;
 
+/// The most targets one Gate spans (`spec.targets`, listed and selected together),
+/// and the most target records a Passage's rollout keeps (DECISION 151). A fleet
+/// larger than this is several Gates; a selector matching more is a problem of the
+/// Gate, and its rollout does not start.
+pub const MAX_TARGETS: usize = 100;
+
+/// The longest target name: a Secret name short enough to be a label value too.
+pub const MAX_TARGET_NAME: usize = 63;
+
+/// The most vars one target adds to its Gate's.
+pub const MAX_TARGET_VARS: usize = 32;
+
+/// The most waves a rollout has, and the most acceptances of failures its record
+/// keeps. Real rollouts have two to five (a canary, a region, the rest).
+pub const MAX_WAVES: usize = 10;
+
+/// The most `matchLabels` pairs, `matchExpressions` requirements, or values of one
+/// requirement, a label selector holds.
+pub const MAX_SELECTOR_TERMS: usize = 16;
+
+/// The longest message one target's record keeps, in bytes: a line, where the
+/// Passage's own message says the rest.
+pub const MAX_TARGET_MESSAGE_BYTES: usize = 256;
+
+/// The longest message a rollout's record keeps, in bytes.
+pub const MAX_ROLLOUT_MESSAGE_BYTES: usize = 1024;
+
+/// The longest revision a target's record keeps (what its steps pushed, what Flux
+/// applied): a branch, `@`, and a digest.
+pub const MAX_REVISION_CHARS: usize = 256;
+
+/// The longest failure code a target's record keeps.
+pub const MAX_REASON_CODE_CHARS: usize = 128;
+
+/// The longest name of a person (or program) a record keeps: Kubernetes user names,
+/// service accounts included.
+pub const MAX_ACTOR_CHARS: usize = 512;
+
+/// The most of a Passage's status ([`MAX_PASSAGE_STATUS_BYTES`]) a rollout's record
+/// takes, with every bounded field at its bound: [`MAX_TARGETS`] records and
+/// [`MAX_WAVES`] acceptances (DECISION 151). What is left is the steps'.
+pub const MAX_ROLLOUT_STATUS_BYTES: usize = 224 * 1024;
+
 /// `text` cut to at most `max` bytes, on a character boundary: how every bounded text
 /// the controller writes (a condition's message, an Event's note, a step's message) is
 /// cut.

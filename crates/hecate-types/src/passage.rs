@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::schema::{free_form, is_false, is_zero};
-use crate::{EvidenceRef, HealthCheck, Step, Time, Var};
+use crate::{EvidenceRef, HealthCheck, RolloutStatus, Step, Time, Var};
 
 /// Which Bundle crosses which Gate, with a copy of the Gate's steps taken when the
 /// Passage was created. Only `abort` may change afterwards.
@@ -139,6 +139,11 @@ pub struct PassageStatus {
     /// own addition (DECISION 139).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<VerificationStatus>,
+    /// Where a Gate with `spec.targets` stands across them: each target's crossing, and
+    /// whether the rollout is progressing, halted, or finished within its budget.
+    /// Hecate's own addition (DECISION 151).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutStatus>,
 }
 
 /// Where the verification of a successful crossing stands.

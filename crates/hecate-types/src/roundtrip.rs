@@ -73,6 +73,46 @@ fn passage() {
 }
 
 #[test]
+fn gate_with_targets_and_waves() {
+    use crate::{CountOrPercent, SelectorOperator};
+    let gate: Gate = round_trip(include_str!("../tests/data/gate-fanout.yaml"));
+    let targets = gate.spec.targets.unwrap();
+    assert_eq!(targets.list[0].cluster_ref.as_ref().unwrap().name, "eu-1");
+    assert!(targets.list[1].cluster_ref.is_none());
+    let selector = targets.selector.unwrap();
+    assert_eq!(
+        selector.match_expressions[1].operator,
+        SelectorOperator::DoesNotExist
+    );
+    let waves = gate.spec.rollout.unwrap().waves;
+    assert_eq!(
+        waves[1].max_concurrency,
+        Some(CountOrPercent::Text("25%".into()))
+    );
+    assert_eq!(waves[1].max_failures, Some(CountOrPercent::Count(1)));
+}
+
+#[test]
+fn passage_with_a_rollout() {
+    use crate::{RolloutPhase, TargetPhase};
+    let passage: Passage = round_trip(include_str!("../tests/data/passage-fanout.yaml"));
+    let rollout = passage.status.unwrap().rollout.unwrap();
+    assert_eq!(rollout.phase, RolloutPhase::Halted);
+    assert_eq!(rollout.targets[0].wave, 0, "an absent wave is the first");
+    assert_eq!(rollout.targets[1].phase, TargetPhase::Failed);
+    assert_eq!(rollout.accepted[0].targets, ["eu-3"]);
+}
+
+#[test]
+fn objects_without_targets_read_and_write_as_before() {
+    // The fan-out fields are absent, not empty, on every object that does not use them.
+    let gate: Gate = round_trip(include_str!("../tests/data/gate.yaml"));
+    assert!(gate.spec.targets.is_none() && gate.spec.rollout.is_none());
+    let passage: Passage = round_trip(include_str!("../tests/data/passage.yaml"));
+    assert!(passage.status.unwrap().rollout.is_none());
+}
+
+#[test]
 fn empty_status_and_absent_phase() {
     // Go always writes non-pointer structs, so `status: {}` is common; a Passage nobody
     // has reconciled has no phase and counts as Pending.

@@ -23,6 +23,7 @@ pub mod preflight;
 pub mod promotion;
 pub mod refusal;
 pub mod rollback;
+pub mod rollout;
 pub mod settings;
 pub mod snapshot;
 pub mod standing;

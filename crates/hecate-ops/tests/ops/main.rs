@@ -11,6 +11,7 @@ mod compat;
 mod concurrency;
 mod cost;
 mod evidence;
+mod fanout;
 mod fixtures;
 mod flux;
 mod judgements;

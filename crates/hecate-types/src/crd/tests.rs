@@ -73,6 +73,18 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
         "bundles:schema.properties.status.properties.unverified",
         "crossings whose verification said no (DECISION 139)",
     ),
+    (
+        "gates:schema.properties.spec.properties.targets",
+        "fan-out: the places a Gate spans, listed or chosen by label (DECISION 151)",
+    ),
+    (
+        "gates:schema.properties.spec.properties.rollout",
+        "fan-out: the waves a crossing reaches its targets in, with budgets (DECISION 151)",
+    ),
+    (
+        "passages:schema.properties.status.properties.rollout",
+        "fan-out: each target's crossing and the rollout's phase (DECISION 151)",
+    ),
 ];
 
 /// Bounds the reference lacks and we add (`crate::limits`, docs/DECISIONS.md 98; on

@@ -12,6 +12,7 @@ mod passage;
 mod pipeline;
 mod promotion;
 mod rollback;
+mod rollout;
 mod standing;
 mod steps;
 mod timeline;

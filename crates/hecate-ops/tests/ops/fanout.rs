@@ -1,0 +1,210 @@
+//! Fan-out's fields through a real API server (DECISION 151): the CRDs keep a Gate's
+//! targets and waves and a Passage's rollout record as written — a hundred targets
+//! with every bounded field full included — and refuse budgets and times no rule could
+//! read.
+
+use std::collections::BTreeMap;
+
+use hecate_ops::rules::rollout::{self, Cluster, WaveKind};
+use hecate_testenv::TestEnv;
+use hecate_types::limits::{
+    MAX_ACTOR_CHARS, MAX_REASON_CHARS, MAX_REASON_CODE_CHARS, MAX_REVISION_CHARS,
+    MAX_ROLLOUT_MESSAGE_BYTES, MAX_TARGET_MESSAGE_BYTES, MAX_TARGET_NAME, MAX_TARGETS, MAX_WAVES,
+};
+use hecate_types::{
+    AcceptedFailures, CountOrPercent, Gate, GateSpec, Health, LabelSelector, LocalSecretRef,
+    PassagePhase, Rollout, RolloutPhase, RolloutStatus, Target, TargetPhase, TargetStatus, Targets,
+    Var, VerificationPhase, Wave, WaveTargets,
+};
+use kube::api::PostParams;
+use pretty_assertions::assert_eq;
+
+use crate::fixtures::*;
+
+/// eu-1 listed with its vars, and every connected cluster labelled `tier=prod`; a
+/// canary wave, then the rest a quarter at a time, one failure allowed.
+fn spanning() -> GateSpec {
+    let mut spec = gate_spec(&[], false);
+    spec.targets = Some(Targets {
+        list: vec![Target {
+            name: "eu-1".into(),
+            cluster_ref: Some(LocalSecretRef {
+                name: "eu-1".into(),
+            }),
+            vars: vec![Var {
+                name: "region".into(),
+                value: "eu".into(),
+            }],
+        }],
+        selector: Some(LabelSelector {
+            match_labels: BTreeMap::from([("tier".into(), "prod".into())]),
+            ..LabelSelector::default()
+        }),
+    });
+    spec.rollout = Some(Rollout {
+        waves: vec![
+            Wave {
+                name: "canary".into(),
+                targets: Some(WaveTargets {
+                    names: vec!["eu-1".into()],
+                    selector: None,
+                }),
+                min_success_time: "30m".into(),
+                ..Wave::default()
+            },
+            Wave {
+                name: "rest".into(),
+                max_concurrency: Some(CountOrPercent::Text("25%".into())),
+                max_failures: Some(CountOrPercent::Count(1)),
+                progress_deadline: "20m".into(),
+                ..Wave::default()
+            },
+        ],
+    });
+    spec
+}
+
+#[tokio::test]
+async fn a_gate_spanning_targets_is_stored_as_written_and_judged() {
+    let env = TestEnv::new().await;
+    let spec = spanning();
+    let stored = gate(&env, "production", spec.clone()).await;
+    assert_eq!(stored.spec, spec);
+
+    let prod = |name: &str| Cluster {
+        name: name.into(),
+        labels: BTreeMap::from([("tier".into(), "prod".into())]),
+    };
+    let clusters = [prod("us-1"), prod("eu-2"), prod("eu-1")];
+    let span = rollout::span(&stored.spec, &clusters)
+        .expect("no problem")
+        .expect("targets");
+    let waves: Vec<(WaveKind, Vec<String>, usize)> = span
+        .plan
+        .waves
+        .iter()
+        .map(|w| (w.kind, w.targets.clone(), w.max_concurrency))
+        .collect();
+    assert_eq!(
+        waves,
+        [
+            (WaveKind::Listed, vec!["eu-1".to_string()], 1),
+            (
+                WaveKind::Listed,
+                vec!["eu-2".to_string(), "us-1".to_string()],
+                1
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_rollout_record_at_its_bounds_is_stored() {
+    let env = TestEnv::new().await;
+    gate(&env, "production", spanning()).await;
+    let mut crossing = passage(
+        &env,
+        "production-1",
+        "production",
+        "app-1",
+        PassagePhase::Running,
+    )
+    .await;
+    let full = |n: usize| "x".repeat(n);
+    // Whole seconds: the API server keeps a time to the second.
+    let at = hecate_types::Time("2026-08-11T12:00:00Z".parse().unwrap());
+    let record = |i: usize| TargetStatus {
+        name: format!("{}{i:03}", full(MAX_TARGET_NAME - 3)),
+        wave: 9,
+        phase: TargetPhase::Verifying,
+        attempt: 3,
+        current_step: 7,
+        reason: full(MAX_REASON_CODE_CHARS),
+        pushed_revision: full(MAX_REVISION_CHARS),
+        applied_revision: full(MAX_REVISION_CHARS),
+        health: Some(Health::Progressing),
+        verification: Some(VerificationPhase::Verifying),
+        started_at: Some(at.clone()),
+        finished_at: None,
+        departed_at: None,
+        message: full(MAX_TARGET_MESSAGE_BYTES),
+    };
+    let rollout = RolloutStatus {
+        phase: RolloutPhase::Halted,
+        wave: 1,
+        message: full(MAX_ROLLOUT_MESSAGE_BYTES),
+        targets: (0..MAX_TARGETS).map(record).collect(),
+        omitted_targets: 2,
+        accepted: (0..MAX_WAVES)
+            .map(|_| AcceptedFailures {
+                by: full(MAX_ACTOR_CHARS),
+                at: at.clone(),
+                reason: full(MAX_REASON_CHARS),
+                targets: vec![full(MAX_TARGET_NAME); MAX_TARGETS],
+            })
+            .collect(),
+    };
+    crossing.status.as_mut().unwrap().rollout = Some(rollout.clone());
+    let written = env.write_status(&crossing).await;
+    assert_eq!(written.status.unwrap().rollout, Some(rollout));
+}
+
+#[tokio::test]
+async fn the_api_server_refuses_what_no_rule_could_read() {
+    let env = TestEnv::new().await;
+    let wave = |change: fn(&mut Wave)| {
+        let mut spec = spanning();
+        if let Some(rollout) = spec.rollout.as_mut() {
+            change(&mut rollout.waves[1]);
+        }
+        spec
+    };
+    let too_many = {
+        let mut spec = spanning();
+        if let Some(targets) = spec.targets.as_mut() {
+            targets.list = (0..=MAX_TARGETS)
+                .map(|i| Target {
+                    name: format!("t-{i}"),
+                    ..Target::default()
+                })
+                .collect();
+        }
+        spec
+    };
+    let cases: Vec<(&str, GateSpec)> = vec![
+        (
+            "maxFailures: half",
+            wave(|w| w.max_failures = Some(CountOrPercent::Text("half".into()))),
+        ),
+        (
+            "maxFailures: 101%",
+            wave(|w| w.max_failures = Some(CountOrPercent::Text("101%".into()))),
+        ),
+        (
+            "maxConcurrency: 12.5%",
+            wave(|w| w.max_concurrency = Some(CountOrPercent::Text("12.5%".into()))),
+        ),
+        (
+            "minSuccessTime: 5 minutes",
+            wave(|w| w.min_success_time = "5 minutes".into()),
+        ),
+        (
+            "progressDeadline: soon",
+            wave(|w| w.progress_deadline = "soon".into()),
+        ),
+        ("a wave called Rest", wave(|w| w.name = "Rest".into())),
+        ("101 listed targets", too_many),
+    ];
+    for (case, spec) in cases {
+        let mut gate = Gate::new("refused", spec);
+        gate.metadata.namespace = Some(env.namespace.clone());
+        match env
+            .api::<Gate>()
+            .create(&PostParams::default(), &gate)
+            .await
+        {
+            Err(kube::Error::Api(status)) => assert_eq!(status.code, 422, "{case}: {status:?}"),
+            other => panic!("{case}: the API server did not refuse it: {other:?}"),
+        }
+    }
+}
