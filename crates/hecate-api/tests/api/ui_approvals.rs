@@ -113,8 +113,32 @@ async fn the_queue_says_where_each_bundle_stands_and_what_your_approval_would_do
         "1 of 2 from release-managers; carol approved"
     );
 
-    // dave rejects it, with a reason the dialog asks for.
+    // dave opens the Reject dialog and thinks better of it: Cancel closes it, reason
+    // empty (before, the empty required reason held it open, #53), and nothing is held.
     sign_in_as(&browser, &server, Dave).await;
+    browser
+        .click(&format!("{ROW} button[data-action=reject]"))
+        .await;
+    browser
+        .until(
+            "the confirmation",
+            "document.querySelector('dialog#confirm[open]')",
+        )
+        .await;
+    browser.click("#confirm-cancel").await;
+    browser
+        .until(
+            "the dialog closed",
+            "!document.querySelector('dialog#confirm[open]')",
+        )
+        .await;
+    let untouched: Bundle = server.env.api().get("b1").await.unwrap();
+    assert!(
+        untouched.status.is_none_or(|s| s.rejections.is_empty()),
+        "a cancelled rejection records nothing"
+    );
+
+    // dave rejects it, with a reason the dialog asks for.
     confirmed(&browser, "reject", Some("not this week")).await;
     browser.until_text("#notice", "Rejected:").await;
     browser
