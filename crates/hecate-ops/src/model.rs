@@ -222,6 +222,11 @@ pub struct YourCrossings {
     pub actor: String,
     /// Each Bundle the Gate's explanation lists as eligible, in its order.
     pub bundles: Vec<YourCrossing>,
+    /// Each Bundle the Gate held (its occupant, then its history, each once) as a
+    /// rollback to it would be judged: a "Roll back to this" button asks here rather
+    /// than judging windows or a crossing under way itself (ours: additive, #53).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rollbacks: Vec<YourCrossing>,
 }
 
 /// One Bundle of [`YourCrossings`].

@@ -112,6 +112,21 @@ async fn the_queue_says_where_each_bundle_stands_and_what_your_approval_would_do
         cell(&browser, "progress").await,
         "1 of 2 from release-managers; carol approved"
     );
+    // The Gate page's and the Overview's Approve buttons are judged before the click
+    // as this page judges them (before, enabled, and refused after the click, #53).
+    for page in ["/gates/?name=production", "/"] {
+        browser.open(&at(&server, page)).await;
+        let why = browser
+            .until_text(
+                "button[data-action=approve][data-bundle=b1] + .why-not",
+                "would not count",
+            )
+            .await;
+        assert_eq!(
+            why, "Your approval would not count: you approved it",
+            "{page}"
+        );
+    }
 
     // dave opens the Reject dialog and thinks better of it: Cancel closes it, reason
     // empty (before, the empty required reason held it open, #53), and nothing is held.

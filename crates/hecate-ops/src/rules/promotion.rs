@@ -80,8 +80,33 @@ pub fn your_crossings(
                 .err(),
             })
             .collect(),
+        rollbacks: held(gate)
+            .filter_map(|name| bundles.get(name))
+            .map(|bundle| YourCrossing {
+                bundle: bundle.name_any(),
+                refused: judge(
+                    gate,
+                    bundle,
+                    &passages,
+                    &person.name,
+                    CrossingKind::Rollback,
+                    now,
+                )
+                .err(),
+            })
+            .collect(),
         gate: gate_name,
     }
+}
+
+/// The Bundles `gate` held, its occupant first then its history, each once.
+fn held(gate: &Gate) -> impl Iterator<Item = &str> {
+    let mut seen = std::collections::HashSet::new();
+    gate.status
+        .iter()
+        .flat_map(|s| s.current.iter().chain(&s.history))
+        .map(|o| o.bundle.as_str())
+        .filter(move |b| seen.insert(*b))
 }
 
 /// What a crossing is for.

@@ -60,6 +60,20 @@ function row(ctx, q, i, index, crossesItself) {
 }
 
 /** What the caller's own approval would do, in words anyone can read (not a tooltip). */
+/**
+ * Why the signed-in person's Approve of `bundle` for `gate` would not count, from the
+ * server's queue (ops' judgement for them, the one this page shows), or "" when it
+ * would. A Bundle the queue does not hold waits on no approval. Unanswered (`queue`
+ * null), nothing is said and the cluster answers the click.
+ */
+export function approveRefused(queue, gate, bundle) {
+  if (!queue) return "";
+  const q = queue.find((x) => x.gate === gate && x.bundle === bundle);
+  if (!q) return "no approval is asked of it now";
+  if (q.you.approved) return "you approved it";
+  return q.you.canApprove ? "" : q.you.whyNot;
+}
+
 function you(q) {
   if (q.progress.rejected) return q.you.canWithdraw ? "You may withdraw the rejection." : "Only those who may withdraw the rejection can lift it.";
   if (q.you.approved) return "You approved it.";

@@ -10,6 +10,7 @@ import { h } from "../dom.js";
 import { count, local, sameClock, since, time, until } from "../format.js";
 import { pipelineGraph } from "../graph.js";
 import { needsApproval, upstream, verifies } from "../pipeline.js";
+import { approveRefused } from "./approvals.js";
 
 export async function render(ctx) {
   return ctx.name ? detail(ctx) : list(ctx);
@@ -211,7 +212,11 @@ function fluxPanel(ctx, gate, resources) {
 /** `crossesItself`: the Gate's spec says it crosses by itself (the dialog says so). */
 function approveButton(ctx, gate, bundle, index, crossesItself) {
   const label = c.bundleText(bundle, index);
-  return button(`Approve for ${gate}`, { "aria-label": `Approve for ${gate}: ${label}`, "data-action": "approve", "data-bundle": bundle }, async () => {
+  const attrs = { "aria-label": `Approve for ${gate}: ${label}`, "data-action": "approve", "data-bundle": bundle };
+  // Judged before the click, as the Approvals page judges it (ops' answer for you).
+  const why = approveRefused(ctx.approvals, gate, bundle);
+  if (why) Object.assign(attrs, { disabled: true, title: `Your approval would not count: ${why}` });
+  return button(`Approve for ${gate}`, attrs, async () => {
     if (await actions.approve(ctx.ns, gate, bundle, label, crossesItself)) ctx.refresh();
   });
 }
@@ -254,15 +259,21 @@ function rollbackControl(ctx, gate, to, { index, steps, current, blockedBecause 
   return h("span", { class: "rollback" }, run);
 }
 
+// What refuses a rollback whatever it goes back to: the Gate's own state.
+const GATE_WIDE = new Set(["Suspended", "InvalidSteps", "NoSteps", "AlreadyCrossing", "WindowClosed"]);
+
 /**
- * Why no rollback can start now, whoever asks, or "" (the cluster judges the rest —
- * windows, approvals — when it is asked).
+ * Why a rollback to `to` would be refused the signed-in person now, or "": ops'
+ * judgement for them (`yours.rollbacks`, promote's rules for a rollback). Without `to`
+ * — the server picks the target — only what refuses any rollback. Unanswered, the
+ * button stays and the cluster says no when asked.
  */
-function rollbackBlocked(gate) {
-  const name = gate.metadata.name;
-  if (gate.spec.suspend) return `${name} is suspended: nothing crosses it, a rollback neither, until it is resumed.`;
-  const active = gate.status && gate.status.activePassage;
-  return active ? `${active} is crossing ${name} now: a rollback can start once it ends.` : "";
+function rollbackRefused(yours, to) {
+  const judged = (yours && yours.rollbacks) || [];
+  const refusal = to
+    ? (judged.find((r) => r.bundle === to) || {}).refused
+    : (judged.find((r) => r.refused && GATE_WIDE.has(r.refused.code)) || {}).refused;
+  return (refusal && refusal.reason) || "";
 }
 
 /** An occupant's verification as the page marks it. */
@@ -287,7 +298,7 @@ function remedyButton(ctx, action, index, steps, refused, gate) {
   if (action.type === "rollback") {
     const here = gate && action.gate === ctx.name;
     const current = here ? gate.status && gate.status.current : null;
-    return rollbackControl(ctx, action.gate, null, { index, steps: here ? steps : 0, current, blockedBecause: here ? rollbackBlocked(gate) : "" });
+    return rollbackControl(ctx, action.gate, null, { index, steps: here ? steps : 0, current, blockedBecause: here ? rollbackRefused(ctx.yours, null) : "" });
   }
   if (action.type === "promote") {
     const why = action.gate === ctx.name && refused ? refused(action.bundle) : "";
@@ -420,7 +431,7 @@ function inYourZone(w) {
 async function detail(ctx) {
   const { ns, name } = ctx;
   ctx.title(`Gate ${name}`);
-  const [explanation, gate, bundles, passages, flux, yours] = await Promise.all([
+  const [explanation, gate, bundles, passages, flux, yours, approvals] = await Promise.all([
     get(nsPath(ns, "gates", name, "explain"), { signal: ctx.signal }),
     get(nsPath(ns, "gates", name), { signal: ctx.signal }),
     get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => []),
@@ -429,7 +440,11 @@ async function detail(ctx) {
     // What the signed-in person's own promote would meet (Explain is everyone's);
     // unanswered, the buttons stay and the cluster says no when asked.
     get(nsPath(ns, "gates", name, "you"), { signal: ctx.signal }).catch(() => null),
+    // Whose approval would count, for the Approve buttons (the Approvals page's queue).
+    get(nsPath(ns, "approvals"), { signal: ctx.signal }).catch(() => null),
   ]);
+  ctx.approvals = approvals;
+  ctx.yours = yours;
   // Fides is asked again only when the eligible list changes, not on every update.
   const preflight = ctx.once(`preflight:${(explanation.eligible || []).join(",")}`, () =>
     get(nsPath(ns, "gates", name, "preflight"), { signal: ctx.signal }).catch(() => []),
@@ -440,7 +455,6 @@ async function detail(ctx) {
   const steps = ((gate.spec.passage && gate.spec.passage.steps) || []).length;
   const history = (gate.status && gate.status.history) || [];
   const occupant = gate.status && gate.status.current;
-  const blocked = rollbackBlocked(gate);
   const verifying = verifies(gate);
   const windows = gate.spec.windows || [];
   const eligible = explanation.eligible || [];
@@ -534,7 +548,7 @@ async function detail(ctx) {
                   o.actor || "automatically",
                   o.passage ? c.link("/passages/", { name: o.passage, namespace: ns }, o.passage) : "",
                   ...(verifying ? [verifiedMark(o, now)] : []),
-                  back ? rollbackControl(ctx, name, o.bundle, { index, steps, current: occupant, blockedBecause: blocked }) : "",
+                  back ? rollbackControl(ctx, name, o.bundle, { index, steps, current: occupant, blockedBecause: rollbackRefused(ctx.yours, o.bundle) }) : "",
                 ],
                 attrs: { class: now ? "current" : null, "data-bundle": o.bundle, "data-passage": o.passage || null },
               };

@@ -3,13 +3,14 @@
 // (timeline.js), with headline counts and the last 14 days of crossings.
 
 import * as actions from "../actions.js";
-import { API, get } from "../api.js";
+import { API, get, nsPath } from "../api.js";
 import * as c from "../components.js";
 import { h, s } from "../dom.js";
 import { count, plural, time } from "../format.js";
 import { pipelineGraph } from "../graph.js";
 import { href } from "../router.js";
 import { timeline as timelineView } from "../timeline.js";
+import { approveRefused } from "./approvals.js";
 
 // The overview spans namespaces: it follows their streams itself.
 export const live = "self";
@@ -131,8 +132,10 @@ function settle(ctx, a, aliases, automatic) {
   const here = a.namespace === ctx.ns;
   if (act.type === "approve" && here) {
     const crossesItself = automatic.has(`${a.namespace}/${a.gate}`);
+    // Judged before the click, as the Approvals page judges it.
+    const why = approveRefused(ctx.approvals, a.gate, a.bundle);
     return [
-      h("button", { type: "button", "data-action": "approve", "data-bundle": a.bundle, "aria-label": `Approve ${label} for ${a.gate}`, onclick: async () => (await actions.approve(a.namespace, a.gate, a.bundle, label, crossesItself)) && ctx.refresh() }, `Approve ${label} for ${a.gate}`),
+      h("button", { type: "button", "data-action": "approve", "data-bundle": a.bundle, "aria-label": `Approve ${label} for ${a.gate}`, disabled: why ? true : undefined, title: why ? `Your approval would not count: ${why}` : undefined, onclick: async () => (await actions.approve(a.namespace, a.gate, a.bundle, label, crossesItself)) && ctx.refresh() }, `Approve ${label} for ${a.gate}`),
       " ",
       open,
     ];
@@ -212,7 +215,14 @@ function asGates(summaries) {
 
 export async function render(ctx) {
   ctx.title("Overview");
-  const overview = await get(`${API}/overview`, { signal: ctx.signal });
+  const [overview, approvals] = await Promise.all([
+    get(`${API}/overview`, { signal: ctx.signal }),
+    // Whose approval would count here, for the Approve buttons (the Approvals page's
+    // queue: ops' judgement for the signed-in person). Buttons are offered in this
+    // namespace only.
+    get(nsPath(ctx.ns, "approvals"), { signal: ctx.signal }).catch(() => null),
+  ]);
+  ctx.approvals = approvals;
   const namespaces = overview.namespaces.map((n) => n.namespace);
   ctx.follow(namespaces.length ? namespaces : [ctx.ns]);
   const aliases = new Map();

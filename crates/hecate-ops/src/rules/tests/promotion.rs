@@ -294,6 +294,7 @@ mod your_crossings {
                     RefusalCode::SelfApproved,
                     "approved only by carol, who cannot also promote it"
                 )],
+                rollbacks: vec![],
             }
         );
         assert_eq!(yours(&production, vec![b1], "bob").bundles, [allowed("b1")]);
@@ -375,6 +376,48 @@ mod your_crossings {
             [
                 refused("b2", RefusalCode::WindowClosed, closed),
                 refused("b1", RefusalCode::WindowClosed, closed),
+            ]
+        );
+    }
+
+    /// "Roll back to this" is judged before the click by promote's own rules for a
+    /// rollback: a deny window refuses it (before, the page enabled it, #53), and the
+    /// occupant may be crossed again.
+    #[test]
+    fn rollbacks_are_judged_as_promote_judges_them() {
+        let mut production = with_current(gate("production"), "b2");
+        production
+            .status
+            .as_mut()
+            .unwrap()
+            .history
+            .push(hecate_types::GateOccupant {
+                bundle: "b1".into(),
+                digest: String::new(),
+                passage: "production-1".into(),
+                entered_at: minutes(t0(), -60),
+                actor: String::new(),
+                verified: Some(true),
+            });
+        let bundles = vec![bundle("b1", -20), bundle("b2", -10)];
+        let open = yours(&production, bundles.clone(), "bob");
+        assert_eq!(open.rollbacks, [allowed("b2"), allowed("b1")]);
+        production.spec.windows = vec![hecate_types::Window {
+            deny: true,
+            time_zone: "UTC".into(),
+            ..window("0 0 * * *", "24h")
+        }];
+        let frozen = yours(&production, bundles, "bob");
+        let codes: Vec<_> = frozen
+            .rollbacks
+            .iter()
+            .map(|r| r.refused.as_ref().map(|r| r.code))
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                Some(RefusalCode::WindowClosed),
+                Some(RefusalCode::WindowClosed)
             ]
         );
     }
