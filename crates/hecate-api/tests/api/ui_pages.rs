@@ -141,14 +141,14 @@ async fn signs_in_and_shows_every_page() {
         })
         .collect();
     // Upstream first: the server orders the pipeline. Production holds the newest it
-    // admits: its older Bundles are there to roll back to, not "ready to cross"
-    // (DECISION 152).
+    // has cleared; newer Bundles wait for approvals, and its older ones are there to
+    // roll back to, not "ready to cross" (DECISION 152).
     assert_eq!(
         expected,
         [
             ("dev".to_string(), "Idle".to_string()),
             ("staging".to_string(), "Crossing".to_string()),
-            ("production".to_string(), "Idle".to_string()),
+            ("production".to_string(), "Blocked".to_string()),
         ]
     );
     // The graph (graph.js, as on the Gates page): a node per Gate, left to right in
@@ -171,7 +171,7 @@ async fn signs_in_and_shows_every_page() {
         json!([
             ["dev", "Idle", "Healthy", true],
             ["staging", "Crossing", "Progressing", true],
-            ["production", "Idle", "Healthy", true],
+            ["production", "Blocked", "Healthy", true],
         ]),
         "one node per Gate, in pipeline order, state and health in words"
     );
@@ -202,14 +202,14 @@ async fn signs_in_and_shows_every_page() {
     browser.until_text(".graph-scroll", "shop").await;
     browser.screenshot("gates", 1280).await;
 
-    // Production (its window removed): Ready, waiting for someone to ask; the Bundles
-    // that could cross, and those waiting for an approval.
+    // Production (its window removed): what is newer waits for approvals — that is
+    // what stands in the way —, and the Bundles it could roll back to.
     browser.click(".gate-card[data-gate=production] h3 a").await;
     drawn(&browser, "production").await;
     browser
         .until(
-            "an AwaitingRequest blocker",
-            "document.querySelector('.blocker[data-kind=AwaitingRequest]')",
+            "an AwaitingApproval blocker",
+            "document.querySelector('.blocker[data-kind=AwaitingApproval]')",
         )
         .await;
     browser
@@ -310,8 +310,9 @@ async fn signs_in_and_shows_every_page() {
         )
         .await;
 
-    // A freeze in force: the Bundles that could cross are listed, but no button
-    // offers a crossing the window would refuse.
+    // A freeze in force: nothing newer is eligible here (what is newer waits on
+    // staging), so the window is not what stands in the way (DECISION 152) — and no
+    // button offers a crossing the window would refuse.
     server
         .env
         .api::<Gate>()
@@ -324,15 +325,7 @@ async fn signs_in_and_shows_every_page() {
         .unwrap();
     browser.open(&at(&server, "/gates/?name=production")).await;
     drawn(&browser, "production").await;
-    browser
-        .until(
-            "a WindowClosed blocker",
-            "document.querySelector('.blocker[data-kind=WindowClosed]')",
-        )
-        .await;
-    browser
-        .until_text("main", "Could cross once the way is clear")
-        .await;
+    browser.until_text("main", "cannot cross").await;
     assert_eq!(
         browser
             .js(

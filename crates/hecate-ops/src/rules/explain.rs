@@ -648,7 +648,9 @@ fn judge(
     // As the Gate's standing judges it: windows hold new work, manual or automatic;
     // older Bundles are there to roll back to, never "ready to cross".
     let queue = Queue::of(candidates, current);
-    if queue.ahead.is_empty() && !queue.older.is_empty() {
+    // Only older Bundles: nothing newer — unless newer ones wait for people, which
+    // is what stands in the way (below).
+    if queue.ahead.is_empty() && !queue.older.is_empty() && x.waiting.is_empty() {
         auto(x, candidates, current, "");
         return;
     }

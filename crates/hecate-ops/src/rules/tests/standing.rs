@@ -242,6 +242,23 @@ fn the_condition_explain_and_promote_give_one_answer_for_every_standing() {
             },
         ),
         (
+            "manual, holding the newest cleared, a newer one awaiting approval",
+            with_current(approval_wanted(manual()), "b1"),
+            vec![
+                approved(bundle("b0", -20), "prod", "carol"),
+                approved(b1(), "prod", "carol"),
+                b2(),
+            ],
+            vec![],
+            "b2",
+            Answers {
+                ready: gate_reason::IDLE,
+                explain: State::Blocked,
+                blocker: Some(BlockerKind::NotApproved),
+                promote: Err(RefusalCode::AwaitingApproval),
+            },
+        ),
+        (
             "manual, awaiting approval",
             approval_wanted(manual()),
             vec![b2()],
