@@ -147,19 +147,16 @@ async fn a_crossing_waits_for_flux_then_calls_out_and_the_gate_records_it() {
     assert!(bundle.has_cleared("dev"));
 }
 
-/// The controller as the chart deploys it — its own identity, the ClusterRole in
-/// `deploy/` — records a verification as it goes: a merge patch of the Passage's status
-/// (#50 item 8; before, the chart's role allowed only `update`, and every reconcile of a
-/// Gate that verifies failed, the Gate Crossing for ever).
-#[tokio::test]
-async fn the_chart_role_lets_the_controller_record_a_verification() {
-    let h = setup().await;
+/// An automatic Gate `dev` whose one step calls a loopback receiver and whose crossings
+/// soak for `soak`, with the controller running: the receiver and the controller, to
+/// keep for the test.
+async fn soaking_dev(h: &Harness, soak: &str) -> (MockServer, Controller) {
     let receiver = MockServer::start().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(200))
         .mount(&receiver)
         .await;
-    let _controller = Controller::start(&h.env, &h.env.namespace, &[]).await;
+    let controller = Controller::start(&h.env, &h.env.namespace, &[]).await;
     let mut spec = gate_spec(true, &[], false);
     spec.passage.as_mut().unwrap().steps = vec![Step {
         uses: "http".into(),
@@ -168,9 +165,20 @@ async fn the_chart_role_lets_the_controller_record_a_verification() {
     }];
     spec.verify = vec![hecate_types::Verification {
         uses: "soak".into(),
-        with: Some(json!({"duration": "1s"})),
+        with: Some(json!({"duration": soak})),
     }];
-    create_gate(&h, "dev", spec).await;
+    create_gate(h, "dev", spec).await;
+    (receiver, controller)
+}
+
+/// The controller as the chart deploys it — its own identity, the ClusterRole in
+/// `deploy/` — records a verification as it goes: a merge patch of the Passage's status
+/// (#50 item 8; before, the chart's role allowed only `update`, and every reconcile of a
+/// Gate that verifies failed, the Gate Crossing for ever).
+#[tokio::test]
+async fn the_chart_role_lets_the_controller_record_a_verification() {
+    let h = setup().await;
+    let (_receiver, _controller) = soaking_dev(&h, "1s").await;
     bundle(&h.env, "b1").await;
     wait_for_phase(&h, PassagePhase::Succeeded, Duration::from_secs(15)).await;
     let verified = eventually(Duration::from_secs(20), "dev-1 verified", || async {
@@ -191,23 +199,7 @@ async fn the_chart_role_lets_the_controller_record_a_verification() {
 #[tokio::test]
 async fn a_newer_crossing_ends_the_older_verification_as_superseded() {
     let h = setup().await;
-    let receiver = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200))
-        .mount(&receiver)
-        .await;
-    let _controller = Controller::start(&h.env, &h.env.namespace, &[]).await;
-    let mut spec = gate_spec(true, &[], false);
-    spec.passage.as_mut().unwrap().steps = vec![Step {
-        uses: "http".into(),
-        with: Some(json!({"url": format!("{}/deploy", receiver.uri()), "body": {}})),
-        ..Step::default()
-    }];
-    spec.verify = vec![hecate_types::Verification {
-        uses: "soak".into(),
-        with: Some(json!({"duration": "1h"})),
-    }];
-    create_gate(&h, "dev", spec).await;
+    let (_receiver, _controller) = soaking_dev(&h, "1h").await;
     bundle(&h.env, "b1").await;
     eventually(Duration::from_secs(20), "dev-1 verifying", || async {
         let passage = h.env.api::<Passage>().get("dev-1").await.ok()?;

@@ -62,39 +62,23 @@ pub fn your_crossings(
         .bundles()
         .filter_map(|b| Some((b.metadata.name.as_deref()?, b)))
         .collect();
-    YourCrossings {
-        actor: person.name.clone(),
-        bundles: eligible
-            .iter()
-            .filter_map(|name| bundles.get(name.as_str()))
-            .map(|bundle| YourCrossing {
-                bundle: bundle.name_any(),
-                refused: judge(
-                    gate,
-                    bundle,
-                    &passages,
-                    &person.name,
-                    CrossingKind::Promotion,
-                    now,
-                )
-                .err(),
-            })
-            .collect(),
-        rollbacks: held(gate)
+    // Each named Bundle that still exists, judged for `person` as `kind`.
+    let judged = |names: &mut dyn Iterator<Item = &str>, kind| -> Vec<YourCrossing> {
+        names
             .filter_map(|name| bundles.get(name))
             .map(|bundle| YourCrossing {
                 bundle: bundle.name_any(),
-                refused: judge(
-                    gate,
-                    bundle,
-                    &passages,
-                    &person.name,
-                    CrossingKind::Rollback,
-                    now,
-                )
-                .err(),
+                refused: judge(gate, bundle, &passages, &person.name, kind, now).err(),
             })
-            .collect(),
+            .collect()
+    };
+    YourCrossings {
+        actor: person.name.clone(),
+        bundles: judged(
+            &mut eligible.iter().map(String::as_str),
+            CrossingKind::Promotion,
+        ),
+        rollbacks: judged(&mut held(gate), CrossingKind::Rollback),
         gate: gate_name,
     }
 }
