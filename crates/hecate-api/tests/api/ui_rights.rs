@@ -181,10 +181,13 @@ async fn the_header_names_the_caller_and_buttons_name_the_role_they_need() {
             &format!("document.querySelector(\"{approve_row}\")?.disabled"),
         )
         .await;
-    let promote = buttons(&browser, "promote").await;
-    assert!(!promote.is_empty(), "production offers a crossing");
+    // Production holds the newest it cleared: what it offers is to go back (its
+    // older Bundles are rollback targets, not crossings, DECISION 152) — a crossing
+    // all the same, under the promoter's role.
+    let promote = buttons(&browser, "rollback").await;
+    assert!(!promote.is_empty(), "production offers a rollback");
     for (disabled, role, title) in promote {
-        assert!(disabled, "alice may not promote");
+        assert!(disabled, "alice may not roll back");
         assert_eq!(role, "hecate-promoter");
         assert_eq!(
             title,
@@ -235,13 +238,12 @@ async fn the_header_names_the_caller_and_buttons_name_the_role_they_need() {
             &format!("document.querySelector(\"{approve_row}\")?.disabled"),
         )
         .await;
-    let promote = buttons(&browser, "promote").await;
+    // Bob's rights disable nothing of the promoter's (what ops refuses him is ops').
+    let promote = buttons(&browser, "rollback").await;
     assert!(!promote.is_empty());
     assert!(
-        promote
-            .iter()
-            .all(|(disabled, role, _)| !disabled && role.is_empty()),
-        "bob may promote: {promote:?}"
+        promote.iter().all(|(_, role, _)| role.is_empty()),
+        "bob may roll back: {promote:?}"
     );
     assert!(
         buttons(&browser, "approve")
@@ -262,7 +264,7 @@ async fn the_header_names_the_caller_and_buttons_name_the_role_they_need() {
         )
         .await;
     assert!(
-        buttons(&browser, "promote")
+        buttons(&browser, "rollback")
             .await
             .iter()
             .all(|(disabled, role, _)| *disabled && role == "hecate-promoter")
