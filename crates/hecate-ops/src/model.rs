@@ -223,10 +223,16 @@ pub struct YourCrossings {
     /// Each Bundle the Gate's explanation lists as eligible, in its order.
     pub bundles: Vec<YourCrossing>,
     /// Each Bundle the Gate held (its occupant, then its history, each once) as a
-    /// rollback to it would be judged: a "Roll back to this" button asks here rather
-    /// than judging windows or a crossing under way itself (ours: additive, #53).
+    /// rollback to it would be judged (`promotion::judge_rollback`, the rules the
+    /// rollback action applies): a "Roll back to this" button asks here rather than
+    /// judging anything itself (ours: additive, #53).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rollbacks: Vec<YourCrossing>,
+    /// Why a rollback to the target the server chooses (the newest Bundle the Gate
+    /// verified before) would be refused them; absent when it would start (ours:
+    /// additive, #53).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<crate::rules::refusal::Refusal>,
 }
 
 /// One Bundle of [`YourCrossings`].

@@ -22,8 +22,8 @@ async fn sign_in_as(browser: &Browser, server: &Server, who: Identity) {
     drawn(browser, "Approvals").await;
 }
 
-/// Clicks `button` in the row, and confirms in the dialog that follows.
-async fn confirmed(browser: &Browser, button: &str, typed: Option<&str>) {
+/// Clicks `button` in the row, and waits for the dialog it opens.
+async fn opened(browser: &Browser, button: &str) {
     browser
         .click(&format!("{ROW} button[data-action={button}]"))
         .await;
@@ -33,6 +33,11 @@ async fn confirmed(browser: &Browser, button: &str, typed: Option<&str>) {
             "document.querySelector('dialog#confirm[open]')",
         )
         .await;
+}
+
+/// Clicks `button` in the row, and confirms in the dialog that follows.
+async fn confirmed(browser: &Browser, button: &str, typed: Option<&str>) {
+    opened(browser, button).await;
     if let Some(text) = typed {
         assert_eq!(
             browser
@@ -131,15 +136,7 @@ async fn the_queue_says_where_each_bundle_stands_and_what_your_approval_would_do
     // dave opens the Reject dialog and thinks better of it: Cancel closes it, reason
     // empty (before, the empty required reason held it open, #53), and nothing is held.
     sign_in_as(&browser, &server, Dave).await;
-    browser
-        .click(&format!("{ROW} button[data-action=reject]"))
-        .await;
-    browser
-        .until(
-            "the confirmation",
-            "document.querySelector('dialog#confirm[open]')",
-        )
-        .await;
+    opened(&browser, "reject").await;
     browser.click("#confirm-cancel").await;
     browser
         .until(

@@ -43,7 +43,7 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
                 outcome: Some(Outcome::Crossed),
                 rollback_of: by_name
                     .get(occupant.passage.as_str())
-                    .and_then(|p| rollback::of(p, snapshot.passages())),
+                    .and_then(|p| rollback::of(p, |name| by_name.get(name).copied())),
             });
             if !occupant.passage.is_empty() {
                 recorded.insert(occupant.passage.as_str());
@@ -92,7 +92,7 @@ pub fn audit(snapshot: &NamespaceSnapshot) -> Vec<AuditEntry> {
             verified: None,
             evidence: status.and_then(|s| s.evidence.clone()),
             outcome: Some(Outcome::of(Some(passage.phase()))),
-            rollback_of: rollback::of(passage, snapshot.passages()),
+            rollback_of: rollback::of(passage, |name| by_name.get(name).copied()),
         });
     }
 

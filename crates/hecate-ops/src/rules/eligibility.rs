@@ -219,7 +219,7 @@ pub struct Queue<'a> {
 }
 
 impl<'a> Queue<'a> {
-    /// The eligible `candidates` of Gate `gate`, split by the `current` occupant.
+    /// The eligible `candidates`, split by the Gate's `current` occupant.
     pub fn of(candidates: &[Candidate<'a>], current: Option<&Bundle>) -> Self {
         let (ahead, older) = eligible(candidates)
             .into_iter()
@@ -235,16 +235,6 @@ impl<'a> Queue<'a> {
             .first()
             .copied()
             .filter(|newest| failed_here(newest, gate))
-    }
-
-    /// The Bundles ahead that are ready to cross: all of them, unless the newest
-    /// failed here ([`Self::failed_here`]), when none is.
-    pub fn ready(&self, gate: &str) -> &[&'a Bundle] {
-        if self.failed_here(gate).is_some() {
-            &[]
-        } else {
-            &self.ahead
-        }
     }
 }
 

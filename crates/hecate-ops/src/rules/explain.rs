@@ -595,8 +595,8 @@ fn auto(x: &mut Explanation, candidates: &[Candidate<'_>], current: Option<&Bund
                 |why| format!("nothing newer can cross yet: {why}"),
             );
             x.summary = format!(
-                "{newer}; {} could be rolled back to by hand",
-                plural(x.eligible.len(), "older Bundle")
+                "{newer}; {}",
+                standing::could_be_rolled_back_to(x.eligible.len())
             );
         }
         AutoNext::NoneEligible => {}

@@ -62,35 +62,81 @@ pub fn your_crossings(
         .bundles()
         .filter_map(|b| Some((b.metadata.name.as_deref()?, b)))
         .collect();
-    // Each named Bundle that still exists, judged for `person` as `kind`.
-    let judged = |names: &mut dyn Iterator<Item = &str>, kind| -> Vec<YourCrossing> {
-        names
-            .filter_map(|name| bundles.get(name))
-            .map(|bundle| YourCrossing {
-                bundle: bundle.name_any(),
-                refused: judge(gate, bundle, &passages, &person.name, kind, now).err(),
-            })
-            .collect()
+    let rollback = |to| {
+        judge_rollback(
+            gate,
+            snapshot.all_bundles(),
+            &passages,
+            &person.name,
+            to,
+            now,
+        )
     };
+    // Each rollback target the Gate held (its occupant, then its history, each once)
+    // whose Bundle still exists.
+    let mut held = std::collections::HashSet::new();
+    let rollbacks = gate
+        .status
+        .iter()
+        .flat_map(|s| s.current.iter().chain(&s.history))
+        .filter(|o| held.insert(o.bundle.as_str()) && bundles.contains_key(o.bundle.as_str()))
+        .map(|o| YourCrossing {
+            bundle: o.bundle.clone(),
+            refused: rollback(Some(&o.bundle)).err(),
+        })
+        .collect();
     YourCrossings {
         actor: person.name.clone(),
-        bundles: judged(
-            &mut eligible.iter().map(String::as_str),
-            CrossingKind::Promotion,
-        ),
-        rollbacks: judged(&mut held(gate), CrossingKind::Rollback),
+        bundles: eligible
+            .iter()
+            .filter_map(|name| bundles.get(name.as_str()))
+            .map(|bundle| YourCrossing {
+                bundle: bundle.name_any(),
+                refused: judge(
+                    gate,
+                    bundle,
+                    &passages,
+                    &person.name,
+                    CrossingKind::Promotion,
+                    now,
+                )
+                .err(),
+            })
+            .collect(),
+        rollbacks,
+        rollback: rollback(None).err(),
         gate: gate_name,
     }
 }
 
-/// The Bundles `gate` held, its occupant first then its history, each once.
-fn held(gate: &Gate) -> impl Iterator<Item = &str> {
-    let mut seen = std::collections::HashSet::new();
-    gate.status
+/// What `actor` would meet asking for a rollback of `gate` to `to` — `None`: to the
+/// target the server chooses — at `now`: the rules `Ops::rollback` applies, in its
+/// order (the Gate alone, the target, then the crossing as a rollback), over the
+/// namespace's `bundles` and the Gate's `passages`.
+pub fn judge_rollback(
+    gate: &Gate,
+    bundles: &[Bundle],
+    passages: &[&Passage],
+    actor: &str,
+    to: Option<&str>,
+    now: Timestamp,
+) -> Result<(), Refusal> {
+    judge_gate(gate)?;
+    let plan = actions::judge_rollback(gate, bundles, to)?;
+    let bundle = bundles
         .iter()
-        .flat_map(|s| s.current.iter().chain(&s.history))
-        .map(|o| o.bundle.as_str())
-        .filter(move |b| seen.insert(*b))
+        .find(|b| b.metadata.name.as_deref() == Some(plan.bundle.as_str()))
+        .ok_or_else(|| {
+            Refusal::new(
+                RefusalCode::NothingToRollBackTo,
+                format!(
+                    "{} would roll back to {}, which no longer exists",
+                    gate.name_any(),
+                    plan.bundle
+                ),
+            )
+        })?;
+    judge(gate, bundle, passages, actor, CrossingKind::Rollback, now)
 }
 
 /// What a crossing is for.

@@ -90,18 +90,16 @@ pub fn rollback_of(passage: &Passage) -> Option<&str> {
         .filter(|undone| !undone.is_empty())
 }
 
-/// What `passage` undid, if it is a rollback: the Passage it names, that crossing's
-/// Bundle and why it was undone — its verification said no, it failed, or a person
-/// asked — read from `passages` (the namespace's, any order). The label every surface
-/// shows beside a rollback (DECISION 153).
+/// What `passage` undid, if it is a rollback: the Passage it names (`named` finds it
+/// by name, when it is still kept), that crossing's Bundle and why it was undone — its
+/// verification said no, it failed, or a person asked. The label every surface shows
+/// beside a rollback (DECISION 153).
 pub fn of<'a>(
     passage: &Passage,
-    passages: impl IntoIterator<Item = &'a Passage>,
+    named: impl FnOnce(&str) -> Option<&'a Passage>,
 ) -> Option<RollbackOf> {
     let undone_name = rollback_of(passage)?;
-    let undone = passages
-        .into_iter()
-        .find(|p| p.metadata.name.as_deref() == Some(undone_name));
+    let undone = named(undone_name);
     let automatic = passage.spec.actor == wellknown::ACTOR_CONTROLLER;
     let why = match undone {
         Some(undone) if super::verification::said_no(undone) => {

@@ -106,6 +106,11 @@ impl NamespaceSnapshot {
         self.bundles.iter()
     }
 
+    /// Its Bundles, newest first, as a slice: for the rules that take one.
+    pub fn all_bundles(&self) -> &[Bundle] {
+        &self.bundles
+    }
+
     /// Its Passages, newest first.
     pub fn passages(&self) -> impl ExactSizeIterator<Item = &Passage> + DoubleEndedIterator {
         self.passages.iter()

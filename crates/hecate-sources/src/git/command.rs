@@ -249,21 +249,17 @@ impl Git {
         input: Option<&[u8]>,
         watch: Option<(&Path, u64)>,
     ) -> Result<String, Bounded> {
-        let ran = self
+        let mut ran = self
             .spawn(dir, args, env, input, watch, |stdout| {
                 output::read_all(stdout, MAX_OUTPUT)
             })
             .await?;
-        let stdout = String::from_utf8(ran.stdout)
+        let stdout = String::from_utf8(std::mem::take(&mut ran.stdout))
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         if ran.status.success() {
             return Ok(stdout);
         }
-        Err(Bounded::Failed(GitFailure {
-            detail: self.redact(&detail(&String::from_utf8_lossy(&ran.stderr), &stdout)),
-            what: ran.what,
-            exit: ran.status.code(),
-        }))
+        Err(Bounded::Failed(self.failed(ran, &stdout)))
     }
 
     /// Runs `git <args>` in `dir` and hands what it prints on stdout to `each` as
@@ -287,11 +283,17 @@ impl Git {
         if ran.status.success() {
             return Ok(());
         }
-        Err(GitFailure {
-            detail: self.redact(&detail(&String::from_utf8_lossy(&ran.stderr), "")),
+        Err(self.failed(ran, ""))
+    }
+
+    /// The failure of `ran`, which exited unsuccessfully having printed `stdout`: what
+    /// it said, redacted, with what ran and how it exited.
+    fn failed<T>(&self, ran: Ran<T>, stdout: &str) -> GitFailure {
+        GitFailure {
+            detail: self.redact(&detail(&String::from_utf8_lossy(&ran.stderr), stdout)),
             what: ran.what,
             exit: ran.status.code(),
-        })
+        }
     }
 
     /// Runs `git <args>`, its stdout read by `read` and its stderr's end kept, until it

@@ -259,20 +259,15 @@ function rollbackControl(ctx, gate, to, { index, steps, current, blockedBecause 
   return h("span", { class: "rollback" }, run);
 }
 
-// What refuses a rollback whatever it goes back to: the Gate's own state.
-const GATE_WIDE = new Set(["Suspended", "InvalidSteps", "NoSteps", "AlreadyCrossing", "WindowClosed"]);
-
 /**
  * Why a rollback to `to` would be refused the signed-in person now, or "": ops'
- * judgement for them (`yours.rollbacks`, promote's rules for a rollback). Without `to`
- * — the server picks the target — only what refuses any rollback. Unanswered, the
- * button stays and the cluster says no when asked.
+ * judgement for them (`yours.rollbacks`; without `to`, the target the server chooses,
+ * `yours.rollback`), by the rules the rollback itself meets. Unanswered, the button
+ * stays and the cluster says no when asked.
  */
 function rollbackRefused(yours, to) {
-  const judged = (yours && yours.rollbacks) || [];
-  const refusal = to
-    ? (judged.find((r) => r.bundle === to) || {}).refused
-    : (judged.find((r) => r.refused && GATE_WIDE.has(r.refused.code)) || {}).refused;
+  if (!yours) return "";
+  const refusal = to ? ((yours.rollbacks || []).find((r) => r.bundle === to) || {}).refused : yours.rollback;
   return (refusal && refusal.reason) || "";
 }
 

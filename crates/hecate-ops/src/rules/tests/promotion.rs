@@ -295,6 +295,10 @@ mod your_crossings {
                     "approved only by carol, who cannot also promote it"
                 )],
                 rollbacks: vec![],
+                rollback: Some(Refusal::new(
+                    RefusalCode::NothingToRollBackTo,
+                    "Gate production holds no Bundle yet, so there is nothing to roll back"
+                )),
             }
         );
         assert_eq!(yours(&production, vec![b1], "bob").bundles, [allowed("b1")]);
@@ -399,9 +403,26 @@ mod your_crossings {
                 actor: String::new(),
                 verified: Some(true),
             });
-        let bundles = vec![bundle("b1", -20), bundle("b2", -10)];
+        production
+            .status
+            .as_mut()
+            .unwrap()
+            .history
+            .push(hecate_types::GateOccupant {
+                bundle: "b0".into(),
+                digest: String::new(),
+                passage: "production-0".into(),
+                entered_at: minutes(t0(), -90),
+                actor: String::new(),
+                verified: Some(false),
+            });
+        let bundles = vec![bundle("b0", -30), bundle("b1", -20), bundle("b2", -10)];
         let open = yours(&production, bundles.clone(), "bob");
-        assert_eq!(open.rollbacks, [allowed("b2"), allowed("b1")]);
+        // The target rule of the rollback action too: b0 failed its verification here.
+        let b0 = open.rollbacks[2].refused.as_ref().map(|r| r.code);
+        assert_eq!(b0, Some(RefusalCode::NotVerifiedHere));
+        assert_eq!(open.rollbacks[..2], [allowed("b2"), allowed("b1")]);
+        assert_eq!(open.rollback, None, "the server's own choice would start");
         production.spec.windows = vec![hecate_types::Window {
             deny: true,
             time_zone: "UTC".into(),
@@ -417,8 +438,13 @@ mod your_crossings {
             codes,
             [
                 Some(RefusalCode::WindowClosed),
-                Some(RefusalCode::WindowClosed)
+                Some(RefusalCode::WindowClosed),
+                Some(RefusalCode::NotVerifiedHere)
             ]
+        );
+        assert_eq!(
+            frozen.rollback.map(|r| r.code),
+            Some(RefusalCode::WindowClosed)
         );
     }
 }
