@@ -168,19 +168,23 @@ async fn a_gate_says_whose_crossing_its_policy_would_refuse() {
 
     let carol = server.get(YOU, Some(Carol)).await;
     assert_eq!(carol.status, 200, "{}", carol.body);
+    // production holds nothing yet: a rollback is refused everyone, the same words.
+    let nothing_to_roll_back = serde_json::json!({"code": "NothingToRollBackTo",
+        "reason": "Gate production holds no Bundle yet, so there is nothing to roll back"});
     let reason = "carol approved it and cannot also promote it (1 of 2 from release-managers; dave approved; carol's approval does not count (they are the one promoting it))";
     assert_eq!(
         carol.json(),
         serde_json::json!({"gate": "production", "actor": "carol", "bundles": [
             {"bundle": "b1", "refused": {"code": "SelfApproved", "reason": reason}},
-        ]})
+        ], "rollback": nothing_to_roll_back})
     );
     // bob promoted it through staging, which keeps his approval from counting, not
     // him from crossing it.
     let bob = server.get(YOU, Some(Bob)).await;
     assert_eq!(
         bob.json(),
-        serde_json::json!({"gate": "production", "actor": "bob", "bundles": [{"bundle": "b1"}]})
+        serde_json::json!({"gate": "production", "actor": "bob", "bundles": [{"bundle": "b1"}],
+            "rollback": nothing_to_roll_back})
     );
     // alice may read it, as she may read the Gate's explanation: her answer is hers.
     assert_eq!(server.get(YOU, Some(Alice)).await.json()["actor"], "alice");
