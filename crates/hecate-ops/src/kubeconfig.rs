@@ -1,5 +1,5 @@
-//! A kubeconfig kept in a Secret (Flux's `kubeConfig.secretRef`: the key `value`), made
-//! into a client: for the `flux` checker and the `flux-*` steps' `clusterRef`, and for
+//! A kubeconfig kept in a Secret (Flux's `kubeConfig.secretRef`: the key the reference
+//! names, else `value`, else `value.yaml`), made into a client: for the `flux` checker and the `flux-*` steps' `clusterRef`, and for
 //! Settings' probe of a connected cluster. One way, so both refuse the same things and
 //! say what is wrong the same way.
 //!
@@ -10,9 +10,66 @@
 //! of kube's loading is passed on: each is said in our words, with at most where in
 //! the text it is (DECISION 146).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
+use k8s_openapi::ByteString;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError, LoadDataError};
+
+/// The keys a kubeconfig is looked for under, in this order, when the reference names
+/// none: Flux's (`kubeConfig.secretRef.key`'s default), so a Secret written for Flux's
+/// `Kustomization` serves a Gate as it is.
+pub const DEFAULT_KEYS: [&str; 2] = ["value", "value.yaml"];
+
+/// The longest key a Secret's `data` may have (a DNS subdomain's length).
+const MAX_KEY_LENGTH: usize = 253;
+
+/// Whether `key` could be a key of a Secret's `data`, as the API server judges one:
+/// alphanumerics, `-`, `_` and `.`, at most 253 characters, not `.` or `..`. `Err`
+/// says why not, in our words.
+pub fn check_key(key: &str) -> Result<(), String> {
+    let valid = !key.is_empty()
+        && key.len() <= MAX_KEY_LENGTH
+        && key != "."
+        && key != ".."
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "key {key:?} is not a Secret key (letters, digits, '-', '_' and '.', at most \
+             {MAX_KEY_LENGTH})"
+        ))
+    }
+}
+
+/// The kubeconfig in a Secret's `data`: under `key` when the reference names one, else
+/// under the first of [`DEFAULT_KEYS`] it has. An empty value counts as none. `Err`
+/// says which key is missing — the reference's words, never the Secret's.
+pub fn pick<'a>(
+    data: &'a BTreeMap<String, ByteString>,
+    key: Option<&str>,
+) -> Result<&'a [u8], String> {
+    let present = |key: &str| {
+        data.get(key)
+            .map(|value| value.0.as_slice())
+            .filter(|value| !value.is_empty())
+    };
+    match key {
+        Some(key) => present(key).ok_or_else(|| format!("it has no key {key:?}")),
+        None => DEFAULT_KEYS
+            .iter()
+            .find_map(|key| present(key))
+            .ok_or_else(|| {
+                format!(
+                    "it has neither key {:?} nor {:?}",
+                    DEFAULT_KEYS[0], DEFAULT_KEYS[1]
+                )
+            }),
+    }
+}
 
 /// A client for the cluster `kubeconfig` (a Secret's value) names, with these
 /// timeouts; `Err` says, in our words, why it cannot be used — never a part of it.
@@ -179,6 +236,44 @@ mod tests {
             problem_of("\u{ff}\u{fe}").await,
             "it is not a kubeconfig (YAML error at line 1, column 1)"
         );
+    }
+
+    #[test]
+    fn the_named_key_then_value_then_value_yaml_hold_the_kubeconfig() {
+        let data = |pairs: &[(&str, &str)]| -> BTreeMap<String, ByteString> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
+                .collect()
+        };
+        let both = data(&[("value", "a"), ("value.yaml", "b"), ("prod", "c")]);
+        assert_eq!(pick(&both, None), Ok(&b"a"[..]));
+        assert_eq!(pick(&both, Some("prod")), Ok(&b"c"[..]));
+        assert_eq!(pick(&both, Some("value.yaml")), Ok(&b"b"[..]));
+        let yaml_only = data(&[("value.yaml", "b")]);
+        assert_eq!(pick(&yaml_only, None), Ok(&b"b"[..]));
+        // An empty `value` does not hide `value.yaml`, as `kubectl create secret
+        // --from-literal=value=` would otherwise make it.
+        let empty_value = data(&[("value", ""), ("value.yaml", "b")]);
+        assert_eq!(pick(&empty_value, None), Ok(&b"b"[..]));
+        assert_eq!(
+            pick(&data(&[("config", "TOPSECRET")]), None),
+            Err(r#"it has neither key "value" nor "value.yaml""#.to_string())
+        );
+        assert_eq!(
+            pick(&yaml_only, Some("prod")),
+            Err(r#"it has no key "prod""#.to_string())
+        );
+    }
+
+    #[test]
+    fn a_key_is_judged_as_the_api_server_judges_secret_keys() {
+        for good in ["value", "value.yaml", "prod_eu-1.kubeconfig", ".hidden"] {
+            assert_eq!(check_key(good), Ok(()), "{good}");
+        }
+        for bad in ["", ".", "..", "a/b", "a b", &"k".repeat(254)] {
+            assert!(check_key(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -172,15 +172,16 @@ impl Ops {
         ) {
             return ClusterProbe::NotOptedIn(why);
         }
+        // The keys Flux reads (`value`, then `value.yaml`): a connected cluster is any
+        // Secret a Gate's `clusterRef` could name without a `key`.
         let Some(kubeconfig) = secret
             .data
             .as_ref()
-            .and_then(|data| data.get(KUBECONFIG_KEY))
-            .filter(|value| !value.0.is_empty())
+            .and_then(|data| crate::kubeconfig::pick(data, None).ok())
         else {
             return ClusterProbe::NoKubeconfig;
         };
-        match tokio::time::timeout(CLUSTER_PROBE_LIMIT, probe_kubeconfig(&kubeconfig.0)).await {
+        match tokio::time::timeout(CLUSTER_PROBE_LIMIT, probe_kubeconfig(kubeconfig)).await {
             Ok(probed) => probed,
             Err(_) => ClusterProbe::Failed(format!(
                 "the cluster did not answer within {}s",

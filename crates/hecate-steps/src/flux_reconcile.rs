@@ -62,7 +62,7 @@ impl StepKind for FluxReconcile {
             // retryable (the spec names no reason: `Unknown`).
             let cluster = self
                 .access
-                .cluster(check.cluster_secret.as_deref(), ctx.namespace)
+                .cluster(check.cluster_secret.as_ref(), ctx.namespace)
                 .await
                 .map_err(|e| StepError::retryable(Reason::Unknown, e.to_string()))?;
             let value = requested_at(ctx.started_at);

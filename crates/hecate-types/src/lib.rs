@@ -64,9 +64,9 @@ pub use passage::{
     VerificationStatus, VerifierStatus,
 };
 pub use rollout::{
-    AcceptedFailures, CountOrPercent, LabelSelector, LabelSelectorRequirement, Rollout,
-    RolloutPhase, RolloutStatus, SelectorOperator, Target, TargetPhase, TargetStatus, Targets,
-    Wave, WaveTargets,
+    AcceptedFailures, ClusterSecretRef, CountOrPercent, LabelSelector, LabelSelectorRequirement,
+    Rollout, RolloutPhase, RolloutStatus, SelectorOperator, Target, TargetPhase, TargetStatus,
+    Targets, Wave, WaveTargets,
 };
 
 /// The API group of every Hecate kind.

@@ -22,7 +22,7 @@ use crate::limits::{
     MAX_WAVES,
 };
 use crate::schema::is_zero;
-use crate::{Health, LocalSecretRef, Time, Var, VerificationPhase};
+use crate::{Health, Time, Var, VerificationPhase};
 
 /// The places a Gate's release goes: each listed one, and each connected cluster the
 /// selector matches. Either or both; listed targets come first, in their order, then
@@ -55,11 +55,25 @@ pub struct Target {
     /// The Secret holding the kubeconfig of the cluster this target is; absent: the
     /// cluster Hecate runs in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_ref: Option<LocalSecretRef>,
+    pub cluster_ref: Option<ClusterSecretRef>,
     /// Values this target's crossing reads as `vars.<name>`, over the Gate's own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = MAX_TARGET_VARS))]
     pub vars: Vec<Var>,
+}
+
+/// A Secret in the Gate's namespace holding a cluster's kubeconfig, in the shape of
+/// Flux's `kubeConfig.secretRef` (`fluxcd/pkg/apis/meta.SecretKeyReference`), so a
+/// Secret written for Flux serves as it is (DECISION 154).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct ClusterSecretRef {
+    /// Name of the Secret.
+    pub name: String,
+    /// The key holding the kubeconfig; absent: `value`, else `value.yaml`, as Flux
+    /// reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253), regex(pattern = r"^[-._a-zA-Z0-9]+$"))]
+    pub key: Option<String>,
 }
 
 /// A label query, as Kubernetes writes one: every `matchLabels` pair and every

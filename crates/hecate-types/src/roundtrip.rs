@@ -77,7 +77,9 @@ fn gate_with_targets_and_waves() {
     use crate::{CountOrPercent, SelectorOperator};
     let gate: Gate = round_trip(include_str!("../tests/data/gate-fanout.yaml"));
     let targets = gate.spec.targets.unwrap();
-    assert_eq!(targets.list[0].cluster_ref.as_ref().unwrap().name, "eu-1");
+    let cluster = targets.list[0].cluster_ref.as_ref().unwrap();
+    assert_eq!(cluster.name, "eu-1");
+    assert_eq!(cluster.key.as_deref(), Some("value.yaml"));
     assert!(targets.list[1].cluster_ref.is_none());
     let selector = targets.selector.unwrap();
     assert_eq!(

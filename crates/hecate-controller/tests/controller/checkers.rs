@@ -315,6 +315,32 @@ async fn a_remote_cluster_is_read_through_the_kubeconfig_in_a_secret() {
             BTreeMap::from([("kubeconfig".into(), "x".into())]),
         ))
         .await;
+    // Flux's other conventions (DECISION 154): `value.yaml` when there is no `value`,
+    // and a key the reference names — one Secret may hold several clusters.
+    flux.env
+        .create(secret(
+            "flux-style",
+            BTreeMap::from([(
+                "value.yaml".to_string(),
+                endpoint.kubeconfig_yaml(Identity::Admin),
+            )]),
+        ))
+        .await;
+    flux.env
+        .create(secret(
+            "fleet",
+            BTreeMap::from([
+                (
+                    "eu-1".to_string(),
+                    endpoint.kubeconfig_yaml(Identity::Admin),
+                ),
+                (
+                    "eu-2".to_string(),
+                    endpoint.kubeconfig_yaml(Identity::Alice),
+                ),
+            ]),
+        ))
+        .await;
     // Without an opt-in label the kubeconfig is not used (nor parsed); the general one,
     // `hecate.dev/usable`, opts a Secret in as a kubeconfig too.
     let admin = endpoint.kubeconfig_yaml(Identity::Admin);
@@ -338,12 +364,39 @@ async fn a_remote_cluster_is_read_through_the_kubeconfig_in_a_secret() {
     let again = flux.assess(through("as-admin")).await;
     assert_eq!(again.status, Health::Healthy, "{again:?}");
     assert_eq!(flux.assess(through("usable")).await.status, Health::Healthy);
+    assert_eq!(
+        flux.assess(through("flux-style")).await.status,
+        Health::Healthy
+    );
+    let keyed = |key: &str| {
+        json!({
+            "resources": [{"kind": "Kustomization", "name": "app"}],
+            "expectedRevision": REVISION,
+            "clusterRef": {"name": "fleet", "key": key},
+        })
+    };
+    assert_eq!(flux.assess(keyed("eu-1")).await.status, Health::Healthy);
+    // eu-2 is alice's kubeconfig: the key chose whose credentials were used.
+    let as_alice = flux.assess(keyed("eu-2")).await;
+    assert!(
+        as_alice.issues.iter().any(|i| i.contains("403")),
+        "{as_alice:?}"
+    );
+    let missing = flux.assess(keyed("eu-3")).await;
+    assert_eq!(missing.status, Health::Unknown);
+    assert!(
+        missing
+            .issues
+            .iter()
+            .any(|i| i.contains("it has no key \"eu-3\"")),
+        "{missing:?}"
+    );
 
     let cases = [
         ("as-alice", "403"),
         ("runs-a-program", "run a program (exec)"),
         ("down", "cannot reach the cluster of Secret"),
-        ("no-value", "no key \"value\""),
+        ("no-value", "neither key \"value\" nor \"value.yaml\""),
         ("absent", "kubeconfig Secret absent does not exist"),
         ("unlabelled", "is not labelled hecate.dev/cluster=true"),
     ];

@@ -390,7 +390,8 @@ pub enum ClusterProbe {
     /// The Secret may not be used as a kubeconfig: it has not opted in (why, naming
     /// the label to add; DECISION 147).
     NotOptedIn(String),
-    /// The Secret has no kubeconfig under [`KUBECONFIG_KEY`].
+    /// The Secret has no kubeconfig under `value` or `value.yaml`
+    /// ([`crate::kubeconfig::DEFAULT_KEYS`]).
     NoKubeconfig,
     /// The kubeconfig could not be used (the error).
     Unusable(String),
@@ -408,7 +409,7 @@ pub fn cluster_reachability(probe: &ClusterProbe) -> (bool, String) {
         ClusterProbe::Answered => return (true, String::new()),
         ClusterProbe::SecretUnreadable(why) => format!("the Secret could not be read: {why}"),
         ClusterProbe::NoKubeconfig => {
-            format!("the Secret has no `{KUBECONFIG_KEY}` key holding a kubeconfig")
+            "the Secret has no `value` or `value.yaml` key holding a kubeconfig".to_string()
         }
         ClusterProbe::Unusable(why) => format!("the kubeconfig is unusable: {why}"),
         ClusterProbe::Refused(401, _) => "the cluster rejected the credentials (401 Unauthorized): a bound service-account token has most likely expired (they last an hour by default); connect the cluster again with a long-lived token".to_string(),

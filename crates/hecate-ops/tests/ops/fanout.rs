@@ -12,7 +12,7 @@ use hecate_types::limits::{
     MAX_ROLLOUT_MESSAGE_BYTES, MAX_TARGET_MESSAGE_BYTES, MAX_TARGET_NAME, MAX_TARGETS, MAX_WAVES,
 };
 use hecate_types::{
-    AcceptedFailures, CountOrPercent, Gate, GateSpec, Health, LabelSelector, LocalSecretRef,
+    AcceptedFailures, ClusterSecretRef, CountOrPercent, Gate, GateSpec, Health, LabelSelector,
     PassagePhase, Rollout, RolloutPhase, RolloutStatus, Target, TargetPhase, TargetStatus, Targets,
     Var, VerificationPhase, Wave, WaveTargets,
 };
@@ -28,8 +28,9 @@ fn spanning() -> GateSpec {
     spec.targets = Some(Targets {
         list: vec![Target {
             name: "eu-1".into(),
-            cluster_ref: Some(LocalSecretRef {
+            cluster_ref: Some(ClusterSecretRef {
                 name: "eu-1".into(),
+                key: Some("value.yaml".into()),
             }),
             vars: vec![Var {
                 name: "region".into(),

@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 use super::StepConfig;
-use super::fields::{Deferred, GoDuration, SecretRef, blank_is_unset, is_expression, required};
+use super::fields::{Deferred, GoDuration, blank_is_unset, is_expression, required};
 
 /// One object to reconcile or wait for.
 #[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -50,15 +50,43 @@ impl FluxResource {
     }
 }
 
+/// A Secret in the Passage's namespace holding another cluster's kubeconfig: Flux's
+/// `kubeConfig.secretRef` shape, `{name, key}`.
+#[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSecretRef {
+    /// The Secret's name.
+    pub name: String,
+    /// The key holding the kubeconfig; blank: `value`, else `value.yaml`.
+    #[serde(default)]
+    pub key: String,
+}
+
+impl ClusterSecretRef {
+    fn check(&self) -> Result<(), String> {
+        required("clusterRef.name", &self.name)?;
+        match self.key.trim() {
+            // An expression is judged once it is evaluated, when the step runs.
+            "" => Ok(()),
+            key if is_expression(key) => Ok(()),
+            key => hecate_ops::kubeconfig::check_key(key)
+                .map_err(|problem| format!("clusterRef: {problem}")),
+        }
+    }
+}
+
 /// Resources and cluster are judged the same way for both steps.
-fn check_targets(resources: &[FluxResource], cluster: Option<&SecretRef>) -> Result<(), String> {
+fn check_targets(
+    resources: &[FluxResource],
+    cluster: Option<&ClusterSecretRef>,
+) -> Result<(), String> {
     if resources.is_empty() {
         return Err("resources must name at least one object".into());
     }
     for (i, resource) in resources.iter().enumerate() {
         resource.check(&format!("resources[{i}]"))?;
     }
-    SecretRef::check_optional("clusterRef", cluster)
+    cluster.map_or(Ok(()), ClusterSecretRef::check)
 }
 
 /// `flux-reconcile`: ask Flux to reconcile objects now.
@@ -69,7 +97,7 @@ pub struct FluxReconcileConfig {
     pub resources: Vec<FluxResource>,
     /// A Secret holding the kubeconfig of another cluster; none = this one.
     #[serde(default)]
-    pub cluster_ref: Option<SecretRef>,
+    pub cluster_ref: Option<ClusterSecretRef>,
 }
 
 impl StepConfig for FluxReconcileConfig {
@@ -93,7 +121,7 @@ pub struct FluxWaitConfig {
     pub fail_after: Option<Deferred<GoDuration>>,
     /// A Secret holding the kubeconfig of another cluster; none = this one.
     #[serde(default)]
-    pub cluster_ref: Option<SecretRef>,
+    pub cluster_ref: Option<ClusterSecretRef>,
 }
 
 impl FluxWaitConfig {
@@ -175,6 +203,23 @@ mod tests {
             uses,
             json!({"resources": [{"kind": "Kustomization", "name": "a"}], "clusterRef": {}}),
             &["clusterRef", "missing field `name`"],
+        );
+        accepts(
+            uses,
+            json!({"resources": [{"kind": "Kustomization", "name": "a"}],
+                   "clusterRef": {"name": "fleet", "key": "value.yaml"}}),
+        );
+        refuses(
+            uses,
+            json!({"resources": [{"kind": "Kustomization", "name": "a"}],
+                   "clusterRef": {"name": "fleet", "key": "a/b"}}),
+            &["clusterRef: key \"a/b\" is not a Secret key"],
+        );
+        refuses(
+            uses,
+            json!({"resources": [{"kind": "Kustomization", "name": "a"}],
+                   "clusterRef": {"name": "fleet", "namespace": "other"}}),
+            &["clusterRef", "unknown field `namespace`"],
         );
     }
 

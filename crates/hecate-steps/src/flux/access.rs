@@ -1,5 +1,6 @@
 //! Reaching Flux objects: the cluster to read from (the controller's own, or a remote
-//! one through a kubeconfig kept in a Secret, as Flux's `kubeConfig.secretRef` does —
+//! one through a kubeconfig kept in a Secret, under the key Flux's
+//! `kubeConfig.secretRef` reads — the one named, else `value`, else `value.yaml` —
 //! a Secret that opts in, DECISION 147)
 //! and the API resource a kind is served as, found through discovery — plurals are
 //! never guessed.
@@ -22,10 +23,7 @@ use kube::discovery::Scope;
 use kube::runtime::reflector::{ObjectRef, Store};
 use sha2::{Digest as _, Sha256};
 
-use super::config::Target;
-
-/// The Secret key holding a kubeconfig, by Flux's convention.
-pub const KUBECONFIG_KEY: &str = "value";
+use super::config::{ClusterSecret, Target};
 
 /// How long a remote cluster may take to accept a connection, and to answer: a remote
 /// cluster that is down must not hold a Gate's reconcile for minutes.
@@ -114,7 +112,7 @@ impl FluxAccess {
     /// Secret `secret` of `namespace` (read through the local cluster).
     pub async fn cluster(
         &self,
-        secret: Option<&str>,
+        secret: Option<&ClusterSecret>,
         namespace: &str,
     ) -> Result<Cluster, ClusterError> {
         let Some(secret) = secret else {
@@ -125,17 +123,19 @@ impl FluxAccess {
         };
         let unusable = |problem: String| ClusterError::Kubeconfig {
             namespace: namespace.to_string(),
-            secret: secret.to_string(),
+            secret: secret.name.clone(),
             problem,
         };
-        let stored =
-            hecate_sources::secrets::read_as(&self.local, namespace, secret, SecretUse::Kubeconfig)
-                .await
-                .map_err(ClusterError::Secret)?;
-        let bytes = stored
-            .get(KUBECONFIG_KEY)
-            .map(|value| value.0.as_slice())
-            .ok_or_else(|| unusable(format!("it has no key {KUBECONFIG_KEY:?}")))?;
+        let stored = hecate_sources::secrets::read_as(
+            &self.local,
+            namespace,
+            &secret.name,
+            SecretUse::Kubeconfig,
+        )
+        .await
+        .map_err(ClusterError::Secret)?;
+        let bytes =
+            hecate_ops::kubeconfig::pick(&stored, secret.key.as_deref()).map_err(unusable)?;
         let id = hex::encode(Sha256::digest(bytes));
         if let Some(client) = lock(&self.remotes).get(&id) {
             return Ok(Cluster {

@@ -90,7 +90,7 @@ impl FluxChecker {
     ) -> FluxAssessment {
         let cluster = match self
             .access
-            .cluster(check.cluster_secret.as_deref(), namespace)
+            .cluster(check.cluster_secret.as_ref(), namespace)
             .await
         {
             Ok(cluster) => cluster,

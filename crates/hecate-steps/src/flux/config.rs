@@ -49,12 +49,35 @@ pub struct ResourceRef {
     pub api_version: String,
 }
 
-/// A Secret, in the Gate's namespace, whose key `value` holds a kubeconfig.
+/// A Secret, in the Gate's namespace, holding a kubeconfig — Flux's
+/// `kubeConfig.secretRef` shape, `{name, key}`.
 #[derive(Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClusterRef {
     /// The Secret's name.
     #[serde(default)]
     pub name: String,
+    /// The key holding the kubeconfig; blank: `value`, else `value.yaml`, as Flux reads.
+    #[serde(default)]
+    pub key: String,
+}
+
+/// A validated `clusterRef`: the Secret, and the key the reference names, if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterSecret {
+    /// The Secret's name, in the Gate's (or Passage's) namespace.
+    pub name: String,
+    /// The key named; `None`: Flux's defaults ([`hecate_ops::kubeconfig::DEFAULT_KEYS`]).
+    pub key: Option<String>,
+}
+
+impl std::fmt::Display for ClusterSecret {
+    /// `name`, or `name` and its key: how a Secret is named where a remote cluster is.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.key {
+            Some(key) => write!(f, "{} (key {key})", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
 }
 
 /// A configuration that cannot be used, and why.
@@ -71,9 +94,9 @@ pub struct FluxCheck {
     pub expected_revision: Option<String>,
     /// How long an object may fail before it is `Degraded`.
     pub fail_after: SignedDuration,
-    /// The name of the Secret holding a remote cluster's kubeconfig; `None` for the
-    /// cluster the controller runs in.
-    pub cluster_secret: Option<String>,
+    /// The Secret holding a remote cluster's kubeconfig; `None` for the cluster the
+    /// controller runs in.
+    pub cluster_secret: Option<ClusterSecret>,
 }
 
 /// One object to read, with every default applied.
@@ -134,7 +157,20 @@ impl FluxConfig {
             Some(cluster) if cluster.name.trim().is_empty() => {
                 return Err(ConfigError("clusterRef: name is required".into()));
             }
-            Some(cluster) => Some(cluster.name.trim().to_string()),
+            Some(cluster) => {
+                let key = match cluster.key.trim() {
+                    "" => None,
+                    key => {
+                        hecate_ops::kubeconfig::check_key(key)
+                            .map_err(|problem| ConfigError(format!("clusterRef: {problem}")))?;
+                        Some(key.to_string())
+                    }
+                };
+                Some(ClusterSecret {
+                    name: cluster.name.trim().to_string(),
+                    key,
+                })
+            }
         };
         Ok(FluxCheck {
             targets,
@@ -324,7 +360,22 @@ mod tests {
         .expect("a valid configuration");
         assert_eq!(check.fail_after, SignedDuration::from_mins(90));
         assert_eq!(check.expected_revision.as_deref(), Some("main@sha1:abc"));
-        assert_eq!(check.cluster_secret.as_deref(), Some("prod-kubeconfig"));
+        let secret = check.cluster_secret.expect("a remote cluster");
+        assert_eq!(
+            (secret.name.as_str(), secret.key),
+            ("prod-kubeconfig", None)
+        );
+
+        // Flux's `secretRef: {name, key}`: a key of the Secret's own choosing.
+        let check = validate(
+            json!({"resources": [{"kind": "Kustomization", "name": "app"}],
+                   "clusterRef": {"name": "fleet", "key": " eu-1.yaml "}}),
+            true,
+        )
+        .expect("a valid configuration");
+        let secret = check.cluster_secret.expect("a remote cluster");
+        assert_eq!(secret.key.as_deref(), Some("eu-1.yaml"));
+        assert_eq!(secret.to_string(), "fleet (key eu-1.yaml)");
 
         let check = validate(
             json!({"resources": [{"kind": "Kustomization", "name": "app"}],
@@ -387,6 +438,11 @@ mod tests {
             (
                 json!({"resources": [{"kind": "Kustomization", "name": "a"}], "clusterRef": {}}),
                 "clusterRef: name is required",
+            ),
+            (
+                json!({"resources": [{"kind": "Kustomization", "name": "a"}],
+                       "clusterRef": {"name": "fleet", "key": "../value"}}),
+                "clusterRef: key \"../value\" is not a Secret key",
             ),
         ];
         for (with, problem) in cases {

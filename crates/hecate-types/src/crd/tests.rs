@@ -75,7 +75,7 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
     ),
     (
         "gates:schema.properties.spec.properties.targets",
-        "fan-out: the places a Gate spans, listed or chosen by label (DECISION 151)",
+        "fan-out: the places a Gate spans, listed or chosen by label (DECISION 151), a cluster's kubeconfig under the key its clusterRef names (DECISION 154)",
     ),
     (
         "gates:schema.properties.spec.properties.rollout",

@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 
 use hecate_types::{
-    AcceptedFailures, CountOrPercent, GateSpec, Health, LabelSelector, LabelSelectorRequirement,
-    LocalSecretRef, Rollout, RolloutPhase, RolloutStatus, SelectorOperator, Target, TargetPhase,
-    TargetStatus, Targets, Time, Var, Wave, WaveTargets,
+    AcceptedFailures, ClusterSecretRef, CountOrPercent, GateSpec, Health, LabelSelector,
+    LabelSelectorRequirement, Rollout, RolloutPhase, RolloutStatus, SelectorOperator, Target,
+    TargetPhase, TargetStatus, Targets, Time, Var, Wave, WaveTargets,
 };
 use jiff::{SignedDuration, Timestamp};
 use pretty_assertions::assert_eq;
@@ -73,7 +73,10 @@ fn selected() -> Targets {
 fn listed(name: &str, cluster: Option<&str>) -> Target {
     Target {
         name: name.into(),
-        cluster_ref: cluster.map(|c| LocalSecretRef { name: c.into() }),
+        cluster_ref: cluster.map(|c| ClusterSecretRef {
+            name: c.into(),
+            key: None,
+        }),
         vars: Vec::new(),
     }
 }
