@@ -37,6 +37,28 @@ pub struct Env {
     /// `bundle.chart('<repo>')` and `bundle.commit('<repo>')` (by repository, never by
     /// position, so an expression stays right when a Beacon's sources are reordered).
     pub bundle: BundleView,
+    /// `target`: the place this crossing reaches when the Gate spans several
+    /// (DECISION 155) — `target.name`, `target.cluster` (the Secret of its kubeconfig;
+    /// empty for the cluster Hecate runs in) and `target.vars.<name>`, its own values
+    /// (which `vars.<name>` also reads, over the Gate's). Null for a one-place Gate.
+    pub target: Option<TargetView>,
+}
+
+/// What expressions read of the target a crossing reaches.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TargetView {
+    /// Its name.
+    pub name: String,
+    /// The Secret holding its cluster's kubeconfig; empty: Hecate's own cluster.
+    pub cluster: String,
+    /// Its own values.
+    pub vars: BTreeMap<String, String>,
+}
+
+impl TargetView {
+    fn value(&self) -> Value {
+        json!({"name": self.name, "cluster": self.cluster, "vars": self.vars})
+    }
 }
 
 /// What expressions read of the Bundle crossing: the language's own view, so it needs
@@ -156,6 +178,10 @@ impl Scope for Env {
             "failed" => Val::owned(Value::Bool(self.failed)),
             "always" => Val::owned(Value::Bool(true)),
             "bundle" => Val::Bundle(&self.bundle),
+            "target" => self
+                .target
+                .as_ref()
+                .map_or_else(Val::null, |target| Val::owned(target.value())),
             _ => Val::null(),
         }
     }

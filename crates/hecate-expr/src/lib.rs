@@ -37,7 +37,7 @@ mod tests;
 
 use serde_json::Value;
 
-pub use env::{BundleView, Chart, Commit, Env, Image};
+pub use env::{BundleView, Chart, Commit, Env, Image, TargetView};
 pub use error::ExprError;
 
 use env::Response;

@@ -61,6 +61,11 @@ fn env() -> Env {
         namespace: "acme".into(),
         failed: false,
         bundle: bundle(),
+        target: Some(TargetView {
+            name: "eu-2".into(),
+            cluster: "eu-2".into(),
+            vars: BTreeMap::from([("replicas".to_string(), "3".to_string())]),
+        }),
     }
 }
 
@@ -88,6 +93,11 @@ fn values() {
         ("namespace", json!("acme")),
         ("failed", json!(false)),
         ("always", json!(true)),
+        // The target a fanned-out crossing reaches.
+        ("target.name", json!("eu-2")),
+        ("target.cluster", json!("eu-2")),
+        ("target.vars.replicas", json!("3")),
+        ("target.vars.absent", json!(null)),
         // An unknown top-level name is null.
         ("nonexistent", json!(null)),
         // vars: a missing name is the empty string.

@@ -45,6 +45,7 @@ pub fn requested_at(started: Timestamp) -> String {
 
 impl StepKind for FluxReconcile {
     const USES: &'static str = "flux-reconcile";
+    const REACHES_CLUSTERS: bool = true;
     type With = crate::config::flux::FluxReconcileConfig;
 
     fn build(tools: &Tools) -> Self {

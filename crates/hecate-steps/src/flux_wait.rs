@@ -103,6 +103,7 @@ pub fn retry_after(attempt: u32) -> Duration {
 
 impl StepKind for FluxWait {
     const USES: &'static str = "flux-wait";
+    const REACHES_CLUSTERS: bool = true;
     type With = crate::config::flux::FluxWaitConfig;
 
     fn build(tools: &Tools) -> Self {

@@ -222,6 +222,12 @@ pub trait Runner: Send + Sync {
 
     /// Runs it once. Must return promptly; to wait, answer [`StepResult::waiting`].
     fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>>;
+
+    /// Whether its `with` takes a `clusterRef`: a crossing of a Gate's target gives it
+    /// the target's cluster when it names none.
+    fn reaches_clusters(&self) -> bool {
+        false
+    }
 }
 
 /// A kind of built-in step: its `uses:` name, its configuration, how the process builds
@@ -234,6 +240,9 @@ pub trait StepKind: Send + Sync + Sized + 'static {
 
     /// Its `with:`, decoded strictly by [`config::decode`].
     type With: StepConfig + Send + 'static;
+
+    /// Whether its `with` takes a `clusterRef` ([`Runner::reaches_clusters`]).
+    const REACHES_CLUSTERS: bool = false;
 
     /// The step as this process runs it, from what the process gives steps.
     fn build(tools: &Tools) -> Self;
@@ -253,6 +262,10 @@ pub trait StepKind: Send + Sync + Sized + 'static {
 impl<S: StepKind> Runner for S {
     fn name(&self) -> &'static str {
         S::USES
+    }
+
+    fn reaches_clusters(&self) -> bool {
+        S::REACHES_CLUSTERS
     }
 
     fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {

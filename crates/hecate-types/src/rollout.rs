@@ -415,6 +415,12 @@ pub struct TargetStatus {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(length(max = MAX_TARGET_MESSAGE_BYTES))]
     pub message: String,
+    /// Its steps' records while its crossing is under way — what a new process
+    /// resumes from, as a one-place crossing resumes from `status.steps`; dropped when
+    /// it ends, leaving `currentStep`, `reason` and `message` (DECISION 155).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_STEPS))]
+    pub steps: Vec<crate::StepStatus>,
 }
 
 #[cfg(test)]
@@ -547,6 +553,9 @@ mod tests {
             finished_at: Some(at.clone()),
             departed_at: Some(at.clone()),
             message: long(MAX_TARGET_MESSAGE_BYTES),
+            // A finished record keeps no steps; those under way share the room the
+            // steps' outputs have (DECISION 155).
+            steps: Vec::new(),
         };
         let status = RolloutStatus {
             phase: RolloutPhase::Progressing,

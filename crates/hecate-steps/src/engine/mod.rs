@@ -118,6 +118,20 @@ pub struct Advance {
     pub more: bool,
 }
 
+/// One of the places a Gate spans, as its crossing there sees it (DECISION 155):
+/// expressions read it as `target`, its vars over the Gate's, and steps that reach a
+/// cluster (`flux-wait`, `flux-reconcile`) reach its cluster unless their `with`
+/// names one.
+#[derive(Clone, Copy, Debug)]
+pub struct Place<'a> {
+    /// The target's name.
+    pub name: &'a str,
+    /// The Secret holding its cluster's kubeconfig; `None`: Hecate's own cluster.
+    pub cluster: Option<&'a str>,
+    /// Its own values.
+    pub vars: &'a [hecate_types::Var],
+}
+
 /// Advances `passage` (moving `bundle`) as far as it can go now.
 pub async fn advance(
     registry: &Steps,
@@ -126,6 +140,29 @@ pub async fn advance(
     bundle: &Bundle,
     work_dir: &Path,
     traceparent: &str,
+) -> Advance {
+    advance_at(
+        registry,
+        clock,
+        passage,
+        bundle,
+        work_dir,
+        traceparent,
+        None,
+    )
+    .await
+}
+
+/// Advances `passage`'s crossing of one `place` of the Gate — `passage.status` being
+/// that place's record — or, with `None`, of the one place a Gate without targets is.
+pub async fn advance_at(
+    registry: &Steps,
+    clock: &dyn Clock,
+    passage: &Passage,
+    bundle: &Bundle,
+    work_dir: &Path,
+    traceparent: &str,
+    place: Option<&Place<'_>>,
 ) -> Advance {
     let mut status = passage.status.clone().unwrap_or_default();
     let unchanged = |status: PassageStatus| Advance {
@@ -168,12 +205,20 @@ pub async fn advance(
         .filter(|s| !s.alias.is_empty())
         .filter_map(|s| Some((s.alias.clone(), s.output.clone()?)))
         .collect();
-    let vars: BTreeMap<String, String> = passage
-        .spec
-        .vars
-        .iter()
-        .map(|v| (v.name.clone(), v.value.clone()))
-        .collect();
+    let own_vars = |vars: &[hecate_types::Var]| -> BTreeMap<String, String> {
+        vars.iter()
+            .map(|v| (v.name.clone(), v.value.clone()))
+            .collect()
+    };
+    let mut vars = own_vars(&passage.spec.vars);
+    let target = place.map(|place| expr::TargetView {
+        name: place.name.to_string(),
+        cluster: place.cluster.unwrap_or_default().to_string(),
+        vars: own_vars(place.vars),
+    });
+    if let Some(target) = &target {
+        vars.extend(target.vars.clone());
+    }
     let mut watch = Vec::new();
     let first = usize::try_from(status.current_step).unwrap_or(0);
     // `currentStep` stays on the step that failed the crossing; every other step it
@@ -208,6 +253,7 @@ pub async fn advance(
             namespace: passage.namespace().unwrap_or_default(),
             failed,
             bundle: view.clone(),
+            target: target.clone(),
         };
 
         if !step.condition.trim().is_empty() {
@@ -290,7 +336,7 @@ pub async fn advance(
                 .unwrap_or(&Value::Object(Default::default())),
             &env,
         ) {
-            Ok(config) => config,
+            Ok(config) => in_cluster_of(config, runner.as_ref(), place),
             Err(error) => {
                 let message = format!("with: {error}");
                 fail(record, clock, Reason::BadExpression, &message);
@@ -422,6 +468,22 @@ pub async fn advance(
         fenced: false,
         more: false,
     }
+}
+
+/// `config` of a step that reaches a cluster, crossing to `place`: its `clusterRef`
+/// the target's cluster unless it names one (the hand-over to the Gate's watch then
+/// carries it too). Any other step, or Hecate's own cluster, as written.
+fn in_cluster_of(mut config: Value, runner: &dyn Runner, place: Option<&Place<'_>>) -> Value {
+    let Some(cluster) = place.and_then(|p| p.cluster) else {
+        return config;
+    };
+    if runner.reaches_clusters()
+        && let Some(with) = config.as_object_mut()
+        && !with.contains_key("clusterRef")
+    {
+        with.insert("clusterRef".into(), serde_json::json!({"name": cluster}));
+    }
+    config
 }
 
 /// What expressions read of `bundle` (`bundle.name`, `bundle.image('<repo>')`, …):

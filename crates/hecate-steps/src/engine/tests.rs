@@ -858,3 +858,87 @@ async fn what_a_step_reports_is_cut_to_its_bounds_before_later_steps_read_it() {
     assert_eq!(reads.calls()[0].config["body"], output["body"]);
     assert_eq!(reads.calls()[0].config["status"], 200);
 }
+
+/// A step that takes a `clusterRef`, as `flux-wait` does.
+struct ReachesClusters(Arc<Scripted>);
+
+impl Runner for ReachesClusters {
+    fn name(&self) -> &'static str {
+        self.0.name
+    }
+
+    fn run<'a>(&'a self, ctx: &'a StepContext<'a>) -> BoxFuture<'a, Result<StepResult, StepError>> {
+        self.0.run(ctx)
+    }
+
+    fn reaches_clusters(&self) -> bool {
+        true
+    }
+}
+
+/// A crossing of one of a Gate's targets (DECISION 155): expressions read `target`,
+/// the target's vars over the Gate's, and a step that reaches clusters reaches the
+/// target's unless its `with` names one; a step that does not is given none.
+#[tokio::test]
+async fn a_targets_crossing_reads_the_target_and_reaches_its_cluster() {
+    let render = Scripted::new("render", vec![]);
+    let wait = Scripted::new("wait", vec![]);
+    let mut registry = Steps::new();
+    registry.register(render.clone()).expect("unique");
+    registry
+        .register(Arc::new(ReachesClusters(wait.clone())))
+        .expect("unique");
+    let clock = ManualClock::at(t0());
+    let with = |value: Value| Step {
+        with: Some(value),
+        ..step("render")
+    };
+    let mut p = passage(vec![
+        with(
+            json!({"path": "${{ target.name }}/${{ vars.fleet }}", "replicas": "${{ target.vars.replicas }}"}),
+        ),
+        step("wait"),
+        Step {
+            with: Some(json!({"clusterRef": {"name": "elsewhere"}})),
+            ..step("wait")
+        },
+    ]);
+    let vars = [Var {
+        name: "replicas".into(),
+        value: "3".into(),
+    }];
+    let place = engine::Place {
+        name: "eu-2",
+        cluster: Some("eu-2-kubeconfig"),
+        vars: &vars,
+    };
+    loop {
+        let advance = engine::advance_at(
+            &registry,
+            &clock,
+            &p,
+            &bundle(),
+            Path::new("/nonexistent/work"),
+            "",
+            Some(&place),
+        )
+        .await;
+        p.status = Some(advance.status.clone());
+        if !advance.more {
+            assert_eq!(advance.status.phase, Some(PassagePhase::Succeeded));
+            break;
+        }
+    }
+    assert_eq!(
+        render.calls()[0].config,
+        json!({"path": "eu-2/file:///srv/fleet.git", "replicas": "3"})
+    );
+    let configs: Vec<Value> = wait.calls().into_iter().map(|c| c.config).collect();
+    assert_eq!(
+        configs,
+        [
+            json!({"clusterRef": {"name": "eu-2-kubeconfig"}}),
+            json!({"clusterRef": {"name": "elsewhere"}}),
+        ]
+    );
+}
