@@ -4,6 +4,8 @@
 //!
 //! - [`reconcile`]: one reconcile, the I/O around `hecate_steps`' engine (which
 //!   advances the steps and bounds what a status holds);
+//! - `rollout`: a crossing of a Gate that spans targets — a record per target, each
+//!   target's steps run by the same engine, in the waves ops' rule says;
 //! - [`attest`]: recording a crossing in Fides — when it finishes, and its verification's
 //!   verdict;
 //! - [`controller`]: what wakes a Passage, on kube-runtime;
@@ -13,6 +15,7 @@
 pub mod attest;
 pub mod controller;
 pub mod reconcile;
+mod rollout;
 pub mod wake;
 
 pub use reconcile::{Error, Outcome, PassageReconciler};

@@ -137,9 +137,33 @@ impl PassageReconciler {
         else {
             return self.bundle_missing(passage).await.map(|()| done);
         };
-        if let Err(refusal) = self.judge(passage, &bundle).await? {
-            return self.refuse(passage, &refusal).await.map(|()| done);
-        }
+        let gate = match self.judge(passage, &bundle).await? {
+            Ok(gate) => gate,
+            Err(refusal) => return self.refuse(passage, &refusal).await.map(|()| done),
+        };
+        // A crossing that spans targets is one from its start: the Gate's targets as
+        // they were when it started (its record says so) — a Gate that gains targets
+        // meanwhile does not turn a crossing under way into a rollout.
+        let gate = match gate {
+            Some(gate) => Some(gate),
+            None if rolls_out(passage) => {
+                let gate = Api::<Gate>::namespaced(self.client.clone(), &namespace)
+                    .get_opt(&passage.spec.gate)
+                    .await?;
+                if gate.is_none() {
+                    let refusal = Refusal::new(
+                        hecate_ops::rules::refusal::RefusalCode::NoGate,
+                        format!(
+                            "Gate {} no longer exists: its rollout cannot go on",
+                            passage.spec.gate
+                        ),
+                    );
+                    return self.refuse(passage, &refusal).await.map(|()| done);
+                }
+                gate
+            }
+            None => None,
+        };
         tokio::fs::create_dir_all(&work_dir)
             .await
             .map_err(|e| Error::WorkDir(work_dir.clone(), e))?;
@@ -148,6 +172,9 @@ impl PassageReconciler {
             .map_err(|e| Error::WorkDir(work_dir.clone(), e))?;
 
         let mut passage = self.keep_trace_id(passage).await?;
+        if let Some(gate) = gate.filter(|g| g.spec.targets.is_some() || rolls_out(&passage)) {
+            return self.roll_out(&passage, &bundle, &gate, &work_dir).await;
+        }
         // One step at a time, each recorded before the next starts (the engine stops
         // before invoking another): a write that fails stops the run here, and the next
         // reconcile resumes from the record — never from step 0.
@@ -235,13 +262,15 @@ impl PassageReconciler {
     /// ([`rule::judge_start`], [`rule::judge_resume`]); either must be recordable
     /// ([`rule::judge_size`]), and one asked to stop always may. The reads happen once
     /// per Passage, before its first step.
+    ///
+    /// Answers the Gate when it was read (a Passage not started yet).
     async fn judge(
         &self,
         passage: &Passage,
         bundle: &Bundle,
-    ) -> Result<Result<(), Refusal>, Error> {
+    ) -> Result<Result<Option<Gate>, Refusal>, Error> {
         if rule::started(passage) || rule::asked_to_stop(passage) {
-            return Ok(rule::judge_resume(passage));
+            return Ok(rule::judge_resume(passage).map(|()| None));
         }
         let namespace = passage.namespace().unwrap_or_default();
         let name = passage.spec.gate.as_str();
@@ -269,13 +298,14 @@ impl PassageReconciler {
             &passages,
             hecate_steps::validate,
             self.clock.now(),
-        ))
+        )
+        .map(|()| gate))
     }
 
     /// Fails `passage` for `refusal` without running any step: a step under way (the
     /// spec changed while it waited) is aborted, the rest are left as they were; then a
     /// `PassageRefused` Event. The Gate records it as a crossing that failed.
-    async fn refuse(&self, passage: &Passage, refusal: &Refusal) -> Result<(), Error> {
+    pub(super) async fn refuse(&self, passage: &Passage, refusal: &Refusal) -> Result<(), Error> {
         let message = rule::refused_message(refusal);
         let now = Time(self.clock.now());
         let mut status = passage.status.clone().unwrap_or_default();
@@ -310,7 +340,7 @@ impl PassageReconciler {
     }
 
     /// The Event and metrics of a crossing that just finished.
-    async fn finished(&self, passage: &Passage, bundle: &Bundle, status: &PassageStatus) {
+    pub(super) async fn finished(&self, passage: &Passage, bundle: &Bundle, status: &PassageStatus) {
         let namespace = passage.namespace().unwrap_or_default();
         let gate = &passage.spec.gate;
         let phase = status.phase();
@@ -348,7 +378,7 @@ impl PassageReconciler {
     /// Records the finished crossing `passage` (as just written) in Fides, and its
     /// trail on the Passage; says so in an Event when it cannot. Never fails: the
     /// crossing has happened either way.
-    async fn attest(&self, passage: Passage, bundle: &Bundle, status: &PassageStatus) {
+    pub(super) async fn attest(&self, passage: Passage, bundle: &Bundle, status: &PassageStatus) {
         let default_server = self.fides_server.as_deref().unwrap_or_default();
         let object = passage.object_ref(&());
         match attest::attest(&self.client, default_server, &passage, bundle, status).await {
@@ -414,7 +444,7 @@ impl PassageReconciler {
     /// refused (`TooLarge`, in a status that can be), since running the step again
     /// would only repeat what it did (issue 30: a status write that always failed made
     /// the whole crossing run again and again).
-    async fn record(
+    pub(super) async fn record(
         &self,
         passage: &Passage,
         mut status: PassageStatus,
@@ -487,11 +517,16 @@ impl PassageReconciler {
     }
 
     /// Sends the trace of `passage`, a crossing that has just finished, as stored.
-    fn send_trace(&self, passage: &Passage) {
+    pub(super) fn send_trace(&self, passage: &Passage) {
         if let Some(trace) = trace::spans(passage) {
             self.tracing.emit(&trace);
         }
     }
+}
+
+/// Whether `passage` is a rollout under way: its record says so.
+fn rolls_out(passage: &Passage) -> bool {
+    passage.status.as_ref().is_some_and(|s| s.rollout.is_some())
 }
 
 /// Whether the API server's `answer` to a write says the object is too large to store:
@@ -502,7 +537,7 @@ fn too_large(answer: &kube::core::Status) -> bool {
 
 /// The checks handed to the Gate so far plus the new ones, each once (quirk Q6: the
 /// reference kept only the latest call's).
-fn accumulate(mut kept: Vec<HealthCheck>, new: Vec<HealthCheck>) -> Vec<HealthCheck> {
+pub(super) fn accumulate(mut kept: Vec<HealthCheck>, new: Vec<HealthCheck>) -> Vec<HealthCheck> {
     let mut seen: HashSet<String> = kept.iter().map(key).collect();
     for check in new {
         if seen.insert(key(&check)) {
@@ -537,7 +572,7 @@ async fn private(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Removes a work directory; it being gone already is fine.
-async fn remove(dir: &Path) {
+pub(super) async fn remove(dir: &Path) {
     if let Err(error) = tokio::fs::remove_dir_all(dir).await
         && error.kind() != std::io::ErrorKind::NotFound
     {

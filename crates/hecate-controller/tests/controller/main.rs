@@ -12,6 +12,7 @@ mod costs;
 mod crossing;
 mod deploy;
 mod evidence_steps;
+mod fan_out;
 mod flux_steps;
 mod forge_steps;
 mod gate;

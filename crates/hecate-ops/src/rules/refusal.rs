@@ -19,6 +19,9 @@ pub enum RefusalCode {
     NoSteps,
     /// The Gate's steps cannot run (see `rules::steps`).
     InvalidSteps,
+    /// The Gate's targets or waves cannot be followed (see `rules::rollout`; ours:
+    /// additive, DECISION 155).
+    InvalidTargets,
     /// The Gate admits no Bundles from the Bundle's Beacon.
     NotAdmitted,
     /// The Bundle is the Gate's current occupant already.
@@ -86,6 +89,7 @@ impl RefusalCode {
             Self::Suspended => "Suspended",
             Self::NoSteps => "NoSteps",
             Self::InvalidSteps => "InvalidSteps",
+            Self::InvalidTargets => "InvalidTargets",
             Self::NotAdmitted => "NotAdmitted",
             Self::AlreadyCurrent => "AlreadyCurrent",
             Self::UpstreamNotCleared => "UpstreamNotCleared",

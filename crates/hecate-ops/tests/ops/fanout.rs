@@ -129,6 +129,7 @@ async fn a_rollout_record_at_its_bounds_is_stored() {
         finished_at: None,
         departed_at: None,
         message: full(MAX_TARGET_MESSAGE_BYTES),
+        steps: Vec::new(),
     };
     let rollout = RolloutStatus {
         phase: RolloutPhase::Halted,

@@ -91,6 +91,73 @@ impl Decision {
     pub fn clears(&self) -> bool {
         self.phase().is_finished()
     }
+
+    /// The move in words, for the rollout's record and the Passage's message:
+    /// "wave 1 (canary): eu-1 crossing", "wave 2 (eu) stays healthy until
+    /// 2026-08-11T12:10:00Z", "halted: eu-2 failed at step 2 (GitRejected); wave 1
+    /// (canary) tolerates none", "rolled out to all 5 targets", "rolled out to 4 of 5
+    /// targets; eu-2 failed, within its wave's budget" — `status` the record the move
+    /// was judged from.
+    pub fn words(&self, plan: &Plan, status: &RolloutStatus) -> String {
+        let label = |wave: usize| {
+            plan.waves
+                .iter()
+                .find(|w| w.index == wave)
+                .map_or_else(|| format!("wave {}", wave + 1), PlannedWave::label)
+        };
+        let of = plan.targets().count();
+        let on = status
+            .targets
+            .iter()
+            .filter(|t| t.departed_at.is_none() && t.phase == TargetPhase::Succeeded)
+            .filter(|t| plan.has(&t.name))
+            .count();
+        let all = match (on, of) {
+            (1, 1) => "its one target".to_string(),
+            (on, of) if on == of => format!("all {of} targets"),
+            (on, of) => format!("{on} of {of} targets"),
+        };
+        match self {
+            Self::Start { wave, targets } => {
+                format!("{}: starting {}", label(*wave), super::listed(targets))
+            }
+            Self::Wait { wave, why } => match why {
+                Waiting::Crossing { targets } => {
+                    format!("{}: {} crossing", label(*wave), super::listed(targets))
+                }
+                Waiting::Soaking { until } => {
+                    format!("{} stays healthy until {until}", label(*wave))
+                }
+                Waiting::Unhealthy { targets } => format!(
+                    "{}: waiting for {} to be healthy again",
+                    label(*wave),
+                    super::listed(targets)
+                ),
+            },
+            Self::Halted(halt) => format!("halted: {}", halt.words()),
+            Self::Completed if on < of => {
+                let failed: Vec<String> = plan
+                    .targets()
+                    .filter(|t| {
+                        status.targets.iter().any(|r| {
+                            r.name == *t && r.departed_at.is_none() && r.phase.is_terminal()
+                                && r.phase != TargetPhase::Succeeded
+                        })
+                    })
+                    .map(str::to_string)
+                    .collect();
+                format!(
+                    "rolled out to {all}; {} failed, within budget",
+                    super::listed(&failed)
+                )
+            }
+            Self::Completed => format!("rolled out to {all}"),
+            Self::Accepted { targets } => format!(
+                "rolled out to {all}; {} failed, accepted",
+                super::listed(targets)
+            ),
+        }
+    }
 }
 
 /// What a wave waits for.

@@ -1,0 +1,297 @@
+//! A crossing of a Gate that spans targets (issue 52, DECISIONS 151 and 155), through
+//! a real API server: one Passage, a record per target, the Gate's steps run once per
+//! target with `${{ target.* }}`, in the waves ops' rule says, halting past a wave's
+//! budget and going on within it. The steps call a loopback webhook (the one thing
+//! here not a real part, as design.md allows for webhook services); the clusters and
+//! Flux of each target are the e2e suite's.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hecate_controller::events::Events;
+use hecate_controller::metrics::Metrics;
+use hecate_controller::passage::PassageReconciler;
+use hecate_ops::Ops;
+use hecate_steps::runners;
+use hecate_testenv::Identity;
+use hecate_types::{
+    CountOrPercent, Passage, PassagePhase, Rollout, RolloutPhase, Step, Target, TargetPhase,
+    Targets, Var, Wave, WaveTargets,
+};
+use jiff::SignedDuration;
+use kube::ResourceExt as _;
+use kube::api::Api;
+use serde_json::json;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::harness::*;
+use crate::process::{eventually, join_shard};
+
+/// A webhook answering 200 to every target but `failing`'s, which get 500.
+async fn webhook(failing: &[&str]) -> MockServer {
+    let server = MockServer::start().await;
+    for target in failing {
+        Mock::given(method("POST"))
+            .and(path(format!("/deploy/{target}")))
+            .respond_with(ResponseTemplate::new(500))
+            .mount(&server)
+            .await;
+    }
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// The targets the webhook was called for, in order, with the values they sent.
+async fn calls(server: &MockServer) -> Vec<(String, serde_json::Value)> {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let target = r.url.path().trim_start_matches("/deploy/").to_string();
+            (target, serde_json::from_slice(&r.body).unwrap())
+        })
+        .collect()
+}
+
+/// Manual Gate `production` over canary, eu-1, eu-2 and us-1 in three waves — the
+/// canary alone, eu tolerating `eu_failures`, then the rest — each target's crossing
+/// one `http` step posting its name and its values to `url`.
+async fn fanned_out_gate(h: &Harness, url: &str, eu_failures: i64, soak: &str) {
+    let mut spec = gate_spec(false, &[], false);
+    spec.passage.as_mut().unwrap().steps = vec![Step {
+        uses: "http".into(),
+        with: Some(json!({
+            "url": format!("{url}/deploy/${{{{ target.name }}}}"),
+            "body": {"target": "${{ target.name }}", "region": "${{ vars.region }}"},
+        })),
+        ..Step::default()
+    }];
+    spec.vars = vec![Var {
+        name: "region".into(),
+        value: "none".into(),
+    }];
+    let target = |name: &str, region: &str| Target {
+        name: name.into(),
+        vars: vec![Var {
+            name: "region".into(),
+            value: region.into(),
+        }],
+        ..Target::default()
+    };
+    spec.targets = Some(Targets {
+        list: vec![
+            target("canary", "eu"),
+            target("eu-1", "eu"),
+            target("eu-2", "eu"),
+            target("us-1", "us"),
+        ],
+        selector: None,
+    });
+    let names = |names: &[&str]| {
+        Some(WaveTargets {
+            names: names.iter().map(|n| n.to_string()).collect(),
+            selector: None,
+        })
+    };
+    spec.rollout = Some(Rollout {
+        waves: vec![
+            Wave {
+                name: "canary".into(),
+                targets: names(&["canary"]),
+                min_success_time: soak.into(),
+                ..Wave::default()
+            },
+            Wave {
+                name: "eu".into(),
+                targets: names(&["eu-1", "eu-2"]),
+                max_failures: Some(CountOrPercent::Count(eu_failures)),
+                ..Wave::default()
+            },
+        ],
+    });
+    create_gate(h, "production", spec).await;
+}
+
+/// The controller's Passage reconciler, as the controller's identity, on `h`'s clock.
+async fn reconciler(h: &Harness) -> PassageReconciler {
+    hecate_testenv::rbac::install_controller_role(&h.env.admin)
+        .await
+        .unwrap();
+    let client = h.env.client(Identity::HecateController).await;
+    let passages = Api::<Passage>::namespaced(client.clone(), &h.env.namespace);
+    eventually(Duration::from_secs(10), "the controller's role", || async {
+        passages.list(&Default::default()).await.ok().map(drop)
+    })
+    .await;
+    PassageReconciler {
+        client: client.clone(),
+        clock: Arc::new(h.clock.clone()),
+        steps: runners(&crate::process::test_world_tools(client.clone())).unwrap(),
+        events: Events::new(client, "passage-controller", None),
+        metrics: Arc::new(Metrics::new()),
+        work_root: std::env::temp_dir().join("hecate-fan-out"),
+        fides_server: None,
+        tracing: hecate_controller::telemetry::Tracing::off(),
+    }
+}
+
+/// Promotes b1 through production and reconciles its Passage once; answers it.
+async fn promote(h: &Harness, passages: &PassageReconciler) -> (String, Passage) {
+    let promoted = Ops::new(h.env.admin.clone())
+        .promote(&h.env.namespace, "production", "b1", "alice")
+        .await
+        .unwrap();
+    let name = promoted.name_any();
+    let outcome = passages
+        .reconcile_named(&h.env.namespace, &name)
+        .await
+        .unwrap();
+    let passage = h.env.api::<Passage>().get(&name).await.unwrap();
+    assert_eq!(
+        outcome.requeue_after.is_some(),
+        !passage.is_terminal() && rollout(&passage).phase != RolloutPhase::Halted,
+        "{outcome:?}"
+    );
+    (name, passage)
+}
+
+fn rollout(passage: &Passage) -> hecate_types::RolloutStatus {
+    passage
+        .status
+        .as_ref()
+        .and_then(|s| s.rollout.clone())
+        .unwrap()
+}
+
+/// Each target's phase and reason, in the record's order.
+fn phases(passage: &Passage) -> Vec<(String, TargetPhase, String)> {
+    rollout(passage)
+        .targets
+        .into_iter()
+        .map(|t| (t.name, t.phase, t.reason))
+        .collect()
+}
+
+fn phase(name: &str, phase: TargetPhase, reason: &str) -> (String, TargetPhase, String) {
+    (name.to_string(), phase, reason.to_string())
+}
+
+/// The canary fails: nothing else is touched, the rollout halts and names it, and
+/// the Passage waits for a person (it neither fails nor looks again by itself).
+#[tokio::test]
+async fn a_failing_canary_halts_the_rollout_and_nothing_else_is_touched() {
+    let h = Harness::new().await;
+    let ns = h.env.namespace.clone();
+    join_shard(&h.env, &ns, &ns).await;
+    let hook = webhook(&["canary"]).await;
+    fanned_out_gate(&h, &hook.uri(), 0, "").await;
+    bundle(&h.env, "b1").await;
+    let passages = reconciler(&h).await;
+
+    let (_, passage) = promote(&h, &passages).await;
+
+    assert_eq!(passage.phase(), PassagePhase::Running);
+    let record = rollout(&passage);
+    assert_eq!(record.phase, RolloutPhase::Halted);
+    assert_eq!(
+        record.message,
+        "halted: canary failed at step 1 (HTTPFailed); wave 1 (canary) tolerates none"
+    );
+    assert_eq!(
+        phases(&passage),
+        [
+            phase("canary", TargetPhase::Failed, "HTTPFailed"),
+            phase("eu-1", TargetPhase::Pending, ""),
+            phase("eu-2", TargetPhase::Pending, ""),
+            phase("us-1", TargetPhase::Pending, ""),
+        ]
+    );
+    let calls = calls(&hook).await;
+    assert_eq!(
+        calls,
+        [(
+            "canary".to_string(),
+            json!({"target": "canary", "region": "eu"})
+        )]
+    );
+    // Its steps' records went with its crossing; the step and the line stay.
+    let canary = &record.targets[0];
+    assert!(canary.steps.is_empty(), "{canary:?}");
+    assert!(canary.message.contains("500"), "{}", canary.message);
+    assert_eq!(canary.attempt, 1);
+}
+
+/// Within its budget a failure lets the rollout go on: the canary, then eu (eu-2
+/// failing, one failure allowed), then us — after the canary stayed healthy for its
+/// `minSuccessTime` — and the Bundle crosses, the record saying which target failed.
+#[tokio::test]
+async fn waves_go_in_order_and_a_failure_within_the_budget_lets_the_rollout_go_on() {
+    let h = Harness::new().await;
+    let ns = h.env.namespace.clone();
+    join_shard(&h.env, &ns, &ns).await;
+    let hook = webhook(&["eu-2"]).await;
+    fanned_out_gate(&h, &hook.uri(), 1, "10m").await;
+    bundle(&h.env, "b1").await;
+    let passages = reconciler(&h).await;
+
+    // The canary crosses, then stays healthy for ten minutes before eu starts.
+    let (name, passage) = promote(&h, &passages).await;
+    let record = rollout(&passage);
+    assert_eq!(record.phase, RolloutPhase::Progressing);
+    assert!(
+        record.message.starts_with("wave 1 (canary) stays healthy until "),
+        "{}",
+        record.message
+    );
+    assert_eq!(calls(&hook).await.len(), 1);
+    let outcome = passages.reconcile_named(&ns, &name).await.unwrap();
+    let wait = outcome.requeue_after.unwrap();
+    assert!(
+        wait > Duration::from_secs(590) && wait <= Duration::from_secs(600),
+        "{wait:?}"
+    );
+    assert_eq!(calls(&hook).await.len(), 1, "nothing starts while it soaks");
+
+    h.clock.advance(SignedDuration::from_mins(10));
+    passages.reconcile_named(&ns, &name).await.unwrap();
+    let passage = h.env.api::<Passage>().get(&name).await.unwrap();
+    assert_eq!(passage.phase(), PassagePhase::Succeeded, "{:?}", passage.status);
+    assert_eq!(
+        phases(&passage),
+        [
+            phase("canary", TargetPhase::Succeeded, ""),
+            phase("eu-1", TargetPhase::Succeeded, ""),
+            phase("eu-2", TargetPhase::Failed, "HTTPFailed"),
+            phase("us-1", TargetPhase::Succeeded, ""),
+        ]
+    );
+    let record = rollout(&passage);
+    assert_eq!(record.phase, RolloutPhase::Completed);
+    assert_eq!(
+        record.message,
+        "rolled out to 3 of 4 targets; eu-2 failed, within budget"
+    );
+    assert_eq!(
+        passage.status.as_ref().unwrap().message,
+        "crossed production: rolled out to 3 of 4 targets; eu-2 failed, within budget"
+    );
+    // Each target once, wave by wave, each with its own values.
+    let calls = calls(&hook).await;
+    let order: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(order[0], "canary");
+    let mut eu = order[1..3].to_vec();
+    eu.sort_unstable();
+    assert_eq!(eu, ["eu-1", "eu-2"]);
+    assert_eq!(order[3], "us-1");
+    assert_eq!(calls[3].1, json!({"target": "us-1", "region": "us"}));
+    assert_eq!(calls.len(), 4);
+    // The record of who went in which wave.
+    let waves: Vec<i32> = record.targets.iter().map(|t| t.wave).collect();
+    assert_eq!(waves, [0, 1, 1, 2]);
+}
