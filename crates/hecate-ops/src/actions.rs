@@ -16,7 +16,7 @@ use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use crate::error::{Action, Error, Kind, Result};
-use crate::model::{Aborted, Approved, Person, Polled, Rejected, Withdrawn};
+use crate::model::{Aborted, Approved, Person, Polled, Rejected, RolloutAsked, Withdrawn};
 use crate::ops::Ops;
 use crate::rules;
 use crate::rules::approval::{self, Asked};
@@ -499,6 +499,86 @@ impl Ops {
             .await
             .map_err(Error::kubernetes("aborting Passage"))?;
         Ok(aborted(namespace, &patched))
+    }
+
+    /// Asks the rollout `passage` to cross its failed targets again (DECISION 157):
+    /// a request in `actor`'s name on its spec, carried out by the controller.
+    pub async fn retry(&self, namespace: &str, passage: &str, actor: &str) -> Result<RolloutAsked> {
+        self.ask_of_rollout(
+            namespace,
+            passage,
+            actor,
+            rules::actions::RolloutAsk::Retry,
+            "",
+        )
+        .await
+    }
+
+    /// Accepts the failures that halted the rollout `passage`, for `reason`, so it goes
+    /// on (DECISION 157): kept on the record with who and when.
+    pub async fn accept_failures(
+        &self,
+        namespace: &str,
+        passage: &str,
+        actor: &str,
+        reason: &str,
+    ) -> Result<RolloutAsked> {
+        self.ask_of_rollout(
+            namespace,
+            passage,
+            actor,
+            rules::actions::RolloutAsk::Accept,
+            reason,
+        )
+        .await
+    }
+
+    async fn ask_of_rollout(
+        &self,
+        namespace: &str,
+        passage: &str,
+        actor: &str,
+        ask: rules::actions::RolloutAsk,
+        reason: &str,
+    ) -> Result<RolloutAsked> {
+        use rules::actions::RolloutAsk;
+        let action = match ask {
+            RolloutAsk::Retry => Action::Retry,
+            RolloutAsk::Accept => Action::Accept,
+        };
+        let refused = |refusal| Error::refused(action, refusal);
+        rules::actions::judge_actor(actor, "a request of a rollout").map_err(refused)?;
+        let current: Passage = self.get(Kind::Passage, namespace, passage).await?;
+        rules::actions::judge_rollout_ask(&current, ask, reason).map_err(refused)?;
+        let mut asked = current.spec.rollout.clone().unwrap_or_default();
+        let request = hecate_types::RolloutRequest {
+            by: actor.to_string(),
+            at: hecate_types::Time(self.now()),
+            reason: reason.trim().to_string(),
+        };
+        match ask {
+            RolloutAsk::Retry => asked.retries.push(request),
+            RolloutAsk::Accept => asked.acceptances.push(request),
+        }
+        // Guarded by the version read: two people asking at once both land, one
+        // after the other, or the second is told to ask again.
+        let patch = json!({
+            "metadata": {"resourceVersion": current.resource_version()},
+            "spec": {"rollout": asked},
+        });
+        self.api::<Passage>(namespace)
+            .patch(passage, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(Error::kubernetes(format!(
+                "asking Passage {passage}'s rollout"
+            )))?;
+        Ok(RolloutAsked {
+            namespace: namespace.to_string(),
+            passage: passage.to_string(),
+            gate: current.spec.gate.clone(),
+            asked: action.to_string(),
+            by: actor.to_string(),
+        })
     }
 
     /// Asks a Beacon to look at its sources now rather than at its next interval, the

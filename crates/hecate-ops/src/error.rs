@@ -42,6 +42,10 @@ pub enum Action {
     Reject,
     /// Stopping a crossing.
     Abort,
+    /// Crossing a rollout's failed targets again.
+    Retry,
+    /// Accepting a halted rollout's failures so it goes on.
+    Accept,
     /// Asking a Beacon to look now.
     Poll,
     /// Suspending or resuming a Flux object a Gate depends on.
@@ -58,6 +62,8 @@ impl fmt::Display for Action {
             Self::Approve => "approve",
             Self::Reject => "reject",
             Self::Abort => "abort",
+            Self::Retry => "retry",
+            Self::Accept => "accept",
             Self::Poll => "poll",
             Self::Suspend => "suspend",
             Self::Reconcile => "reconcile",

@@ -1376,6 +1376,23 @@ pub struct Aborted {
     pub aborted_by: Option<String>,
 }
 
+/// What a person asked of a rollout: the answer of `retry` and `accept_failures`.
+/// The controller carries it out at its next look, and the rollout's record says so.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutAsked {
+    /// Where.
+    pub namespace: String,
+    /// The Passage of the rollout.
+    pub passage: String,
+    /// The Gate it crosses.
+    pub gate: String,
+    /// `retry` or `accept`.
+    pub asked: String,
+    /// Who asked.
+    pub by: String,
+}
+
 /// What a poll asked for: the answer of `poll`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -65,8 +65,8 @@ pub use passage::{
 };
 pub use rollout::{
     AcceptedFailures, ClusterSecretRef, CountOrPercent, LabelSelector, LabelSelectorRequirement,
-    Rollout, RolloutPhase, RolloutStatus, SelectorOperator, Target, TargetPhase, TargetStatus,
-    Targets, Wave, WaveTargets,
+    Rollout, RolloutPhase, RolloutRequest, RolloutRequests, RolloutStatus, SelectorOperator,
+    Target, TargetPhase, TargetStatus, Targets, Wave, WaveTargets,
 };
 
 /// The API group of every Hecate kind.

@@ -98,6 +98,11 @@ pub const MAX_TARGET_NAME: usize = 63;
 /// The most vars one target adds to its Gate's.
 pub const MAX_TARGET_VARS: usize = 32;
 
+/// The most requests of each kind (retries, acceptances) a rollout's Passage keeps
+/// (DECISION 157): each is a person's action, and a crossing that needs more is
+/// better crossed again.
+pub const MAX_ROLLOUT_REQUESTS: usize = 10;
+
 /// The most waves a rollout has, and the most acceptances of failures its record
 /// keeps. Real rollouts have two to five (a canary, a region, the rest).
 pub const MAX_WAVES: usize = 10;

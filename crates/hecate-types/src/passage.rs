@@ -54,6 +54,28 @@ pub struct PassageSpec {
     /// Set to cancel the crossing.
     #[serde(default, skip_serializing_if = "is_false")]
     pub abort: bool,
+    /// What people asked of the rollout under way, when the Gate spans targets:
+    /// retries of its failed targets, and failures accepted so it goes on. Each entry
+    /// is asked once, in the asker's name, and carried out once by the controller
+    /// (ours, additive: DECISION 157).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<crate::RolloutRequests>,
+}
+
+impl PassageSpec {
+    /// The crossing this spec asks for, as a digest: everything but what people may
+    /// ask of it under way (`abort`, `rollout`). A rollout's record keeps it, so a
+    /// request changes the spec without changing the crossing.
+    pub fn crossing_digest(&self) -> String {
+        use sha2::{Digest as _, Sha256};
+        let crossing = Self {
+            abort: false,
+            rollout: None,
+            ..self.clone()
+        };
+        let json = serde_json::to_vec(&crossing).unwrap_or_default();
+        hex::encode(Sha256::digest(&json))
+    }
 }
 
 /// Where a Passage is in its life.

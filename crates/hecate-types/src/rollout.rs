@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::limits::{
     MAX_ACTOR_CHARS, MAX_REASON_CODE_CHARS, MAX_REVISION_CHARS, MAX_ROLLOUT_MESSAGE_BYTES,
-    MAX_SELECTOR_TERMS, MAX_TARGET_MESSAGE_BYTES, MAX_TARGET_NAME, MAX_TARGET_VARS, MAX_TARGETS,
-    MAX_WAVES,
+    MAX_ROLLOUT_REQUESTS, MAX_SELECTOR_TERMS, MAX_TARGET_MESSAGE_BYTES, MAX_TARGET_NAME,
+    MAX_TARGET_VARS, MAX_TARGETS, MAX_WAVES,
 };
 use crate::schema::is_zero;
 use crate::{Health, Time, Var, VerificationPhase};
@@ -298,10 +298,54 @@ pub struct RolloutStatus {
     /// Records of departed targets left out to stay within the bound.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted_targets: i32,
+    /// How many of the Passage's `spec.rollout.retries` the controller has carried
+    /// out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries_done: i32,
+    /// How many of its `spec.rollout.acceptances` the controller has carried out
+    /// (an acceptance of a rollout that was not halted is carried out as refused, and
+    /// said in `message`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub acceptances_done: i32,
+    /// The crossing the rollout carries out ([`crate::PassageSpec::crossing_digest`]):
+    /// a change of the spec that keeps it is a request, not another crossing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 64))]
+    pub crossing: String,
     /// Failures people accepted so the rollout could go on: who, when, why, which.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = MAX_WAVES))]
     pub accepted: Vec<AcceptedFailures>,
+}
+
+/// What people asked of a rollout under way, on its Passage's spec (DECISION 157).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct RolloutRequests {
+    /// Retries: each crosses again the targets that had failed when the controller
+    /// carried it out; nothing that succeeded or is under way restarts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_ROLLOUT_REQUESTS))]
+    pub retries: Vec<RolloutRequest>,
+    /// Acceptances: each lets a halted rollout go on past the failures that halted
+    /// it, kept on the record with who, when and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_ROLLOUT_REQUESTS))]
+    pub acceptances: Vec<RolloutRequest>,
+}
+
+/// One request of a person.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct RolloutRequest {
+    /// Who asked, as the cluster identified them (the records policy holds it to the
+    /// writer's own name).
+    #[schemars(length(min = 1, max = MAX_ACTOR_CHARS))]
+    pub by: String,
+    /// When.
+    pub at: Time,
+    /// Why, in their words; required to accept failures.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_REASON_CHARS))]
+    pub reason: String,
 }
 
 /// Failures a person accepted, letting a halted rollout go on.
@@ -563,6 +607,9 @@ mod tests {
             message: long(MAX_ROLLOUT_MESSAGE_BYTES),
             targets: (0..MAX_TARGETS).map(record).collect(),
             omitted_targets: 1000,
+            retries_done: i32::try_from(MAX_ROLLOUT_REQUESTS).unwrap(),
+            acceptances_done: i32::try_from(MAX_ROLLOUT_REQUESTS).unwrap(),
+            crossing: long(64),
             accepted: (0..MAX_WAVES)
                 .map(|_| AcceptedFailures {
                     by: long(MAX_ACTOR_CHARS),

@@ -340,7 +340,12 @@ impl PassageReconciler {
     }
 
     /// The Event and metrics of a crossing that just finished.
-    pub(super) async fn finished(&self, passage: &Passage, bundle: &Bundle, status: &PassageStatus) {
+    pub(super) async fn finished(
+        &self,
+        passage: &Passage,
+        bundle: &Bundle,
+        status: &PassageStatus,
+    ) {
         let namespace = passage.namespace().unwrap_or_default();
         let gate = &passage.spec.gate;
         let phase = status.phase();

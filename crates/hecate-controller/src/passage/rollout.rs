@@ -25,11 +25,11 @@ use std::time::Duration;
 use futures::future::join_all;
 use hecate_ops::rules::refusal::{Refusal, RefusalCode};
 use hecate_ops::rules::rollout::{self, Cluster, Decision, Next, ResolvedTarget, Span};
+use hecate_steps::engine::{self, Advance, Place, bounds};
 use hecate_types::{
     Bundle, Gate, Passage, PassagePhase, PassageStatus, RolloutStatus, StepPhase, TargetPhase,
     TargetStatus, Time, wellknown,
 };
-use hecate_steps::engine::{self, Advance, Place, bounds};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt as _;
@@ -177,6 +177,22 @@ impl PassageReconciler {
         }
 
         present(&span.plan, &mut record);
+        if record.crossing.is_empty() {
+            record.crossing = passage.spec.crossing_digest();
+        }
+        let said = passage
+            .spec
+            .rollout
+            .as_ref()
+            .map(|asked| rollout::carry_out(&span.plan, &mut record, asked, now))
+            .unwrap_or_default();
+        for line in &said {
+            tracing::info!(
+                namespace = %passage.namespace().unwrap_or_default(),
+                passage = %passage.name_any(),
+                "rollout: {line}"
+            );
+        }
         let next = rollout::next(&span.plan, &record, now);
         let started = act(&mut record, &next, now);
 
@@ -188,11 +204,8 @@ impl PassageReconciler {
             .filter(|(_, t)| t.phase == TargetPhase::Running && t.departed_at.is_none())
             .map(|(i, _)| i)
             .collect();
-        let by_name: BTreeMap<&str, &ResolvedTarget> = span
-            .targets
-            .iter()
-            .map(|t| (t.name.as_str(), t))
-            .collect();
+        let by_name: BTreeMap<&str, &ResolvedTarget> =
+            span.targets.iter().map(|t| (t.name.as_str(), t)).collect();
         let advances = join_all(under_way.iter().map(|&i| {
             let target = &record.targets[i];
             let resolved = by_name.get(target.name.as_str()).copied();
@@ -220,11 +233,12 @@ impl PassageReconciler {
         }
         record.phase = next.decision.phase();
         record.wave = i32::try_from(wave_of(&next)).unwrap_or(i32::MAX);
-        record.message = bounds::text(
-            &next.decision.words(&span.plan, &record),
-            hecate_types::limits::MAX_ROLLOUT_MESSAGE_BYTES,
-        )
-        .into_owned();
+        let mut words = next.decision.words(&span.plan, &record);
+        if let Some(last) = said.last() {
+            words = format!("{last}; {words}");
+        }
+        record.message =
+            bounds::text(&words, hecate_types::limits::MAX_ROLLOUT_MESSAGE_BYTES).into_owned();
         status.message = format!("{}: {}", passage.spec.gate, record.message);
         if next.decision.clears() {
             status.phase = Some(PassagePhase::Succeeded);
@@ -483,5 +497,9 @@ fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
 /// judged just after rather than in a busy loop.
 fn until(now: Timestamp, at: Timestamp) -> Option<Duration> {
     let left = at.duration_since(now);
-    Some(Duration::try_from(left).unwrap_or_default().max(Duration::from_secs(1)))
+    Some(
+        Duration::try_from(left)
+            .unwrap_or_default()
+            .max(Duration::from_secs(1)),
+    )
 }

@@ -245,7 +245,9 @@ async fn waves_go_in_order_and_a_failure_within_the_budget_lets_the_rollout_go_o
     let record = rollout(&passage);
     assert_eq!(record.phase, RolloutPhase::Progressing);
     assert!(
-        record.message.starts_with("wave 1 (canary) stays healthy until "),
+        record
+            .message
+            .starts_with("wave 1 (canary) stays healthy until "),
         "{}",
         record.message
     );
@@ -261,7 +263,12 @@ async fn waves_go_in_order_and_a_failure_within_the_budget_lets_the_rollout_go_o
     h.clock.advance(SignedDuration::from_mins(10));
     passages.reconcile_named(&ns, &name).await.unwrap();
     let passage = h.env.api::<Passage>().get(&name).await.unwrap();
-    assert_eq!(passage.phase(), PassagePhase::Succeeded, "{:?}", passage.status);
+    assert_eq!(
+        passage.phase(),
+        PassagePhase::Succeeded,
+        "{:?}",
+        passage.status
+    );
     assert_eq!(
         phases(&passage),
         [

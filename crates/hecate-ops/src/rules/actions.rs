@@ -133,6 +133,95 @@ pub fn judge_abort(passage: &Passage) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// What a person may ask of a rollout under way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RolloutAsk {
+    /// Cross its failed targets again.
+    Retry,
+    /// Accept the failures that halted it.
+    Accept,
+}
+
+/// Whether `passage` may be asked `ask` (with `reason`, for an acceptance): a
+/// rollout under way whose record shows a failed target (a retry) or a halt (an
+/// acceptance), with room for another request. The controller carries it out by
+/// `rules::rollout::carry_out`, judging the record as it is then.
+pub fn judge_rollout_ask(passage: &Passage, ask: RolloutAsk, reason: &str) -> Result<(), Refusal> {
+    use hecate_types::limits::{MAX_REASON_CHARS, MAX_ROLLOUT_REQUESTS};
+    judge_abort(passage)?;
+    let name = passage.name_any();
+    let Some(record) = passage.status.as_ref().and_then(|s| s.rollout.as_ref()) else {
+        return Err(Refusal::new(
+            RefusalCode::NotHalted,
+            format!(
+                "Passage {name} crosses one place, not a Gate's targets: there is no rollout to {}",
+                match ask {
+                    RolloutAsk::Retry => "retry",
+                    RolloutAsk::Accept => "accept failures of",
+                }
+            ),
+        ));
+    };
+    let asked = passage.spec.rollout.clone().unwrap_or_default();
+    let (count, what) = match ask {
+        RolloutAsk::Retry => (asked.retries.len(), "retries"),
+        RolloutAsk::Accept => (asked.acceptances.len(), "acceptances"),
+    };
+    if count >= MAX_ROLLOUT_REQUESTS {
+        return Err(Refusal::new(
+            RefusalCode::TooLarge,
+            format!(
+                "Passage {name} holds {count} {what}, the most it keeps; cross the Gate again instead"
+            ),
+        ));
+    }
+    match ask {
+        RolloutAsk::Retry => {
+            let failed = record.targets.iter().any(|t| {
+                t.departed_at.is_none()
+                    && matches!(
+                        t.phase,
+                        hecate_types::TargetPhase::Failed | hecate_types::TargetPhase::Aborted
+                    )
+            });
+            if !failed {
+                return Err(Refusal::new(
+                    RefusalCode::NothingFailed,
+                    format!("no target of Passage {name}'s rollout has failed: nothing to retry"),
+                ));
+            }
+        }
+        RolloutAsk::Accept => {
+            if record.phase != hecate_types::RolloutPhase::Halted {
+                return Err(Refusal::new(
+                    RefusalCode::NotHalted,
+                    format!(
+                        "Passage {name}'s rollout is {}, not halted: there are no failures to accept",
+                        record.phase.as_str()
+                    ),
+                ));
+            }
+            let reason = reason.trim();
+            if reason.is_empty() {
+                return Err(Refusal::new(
+                    RefusalCode::NoReason,
+                    "say why the failures are accepted: the reason is kept on the record",
+                ));
+            }
+            let chars = reason.chars().count();
+            if chars > MAX_REASON_CHARS {
+                return Err(Refusal::new(
+                    RefusalCode::NoReason,
+                    format!(
+                        "the reason is {chars} characters; the record keeps at most {MAX_REASON_CHARS}"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether `beacon` may be asked to look now: a suspended Beacon would acknowledge the
 /// request and look at nothing.
 pub fn judge_poll(beacon: &Beacon) -> Result<(), Refusal> {

@@ -320,7 +320,7 @@ pub fn judge_resume(passage: &Passage) -> Result<(), Refusal> {
     judge_size(passage)?;
     let observed = passage.status.as_ref().map_or(0, |s| s.observed_generation);
     let generation = passage.metadata.generation.unwrap_or_default();
-    if observed == generation {
+    if observed == generation || asks_of_its_rollout(passage) {
         return Ok(());
     }
     Err(Refusal::new(
@@ -330,6 +330,17 @@ pub fn judge_resume(passage: &Passage) -> Result<(), Refusal> {
             passage.name_any()
         ),
     ))
+}
+
+/// Whether the spec of `passage`, a rollout under way, changed only in what people
+/// may ask of it (`spec.rollout`'s requests, DECISION 157): the crossing its record
+/// keeps is the one the spec still asks for.
+fn asks_of_its_rollout(passage: &Passage) -> bool {
+    passage
+        .status
+        .as_ref()
+        .and_then(|s| s.rollout.as_ref())
+        .is_some_and(|r| !r.crossing.is_empty() && r.crossing == passage.spec.crossing_digest())
 }
 
 /// What a refused Passage's `status.message` says: the stable code, then why.

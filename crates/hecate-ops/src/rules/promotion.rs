@@ -306,6 +306,7 @@ pub fn new_passage(
             vars: gate.spec.vars.clone(),
             actor: actor.into(),
             abort: false,
+            rollout: None,
         },
         status: None,
     }

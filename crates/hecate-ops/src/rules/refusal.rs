@@ -19,6 +19,11 @@ pub enum RefusalCode {
     NoSteps,
     /// The Gate's steps cannot run (see `rules::steps`).
     InvalidSteps,
+    /// No target of the rollout has failed: nothing to retry (ours, DECISION 157).
+    NothingFailed,
+    /// The crossing is not a halted rollout: there are no failures to accept (ours,
+    /// DECISION 157).
+    NotHalted,
     /// The Gate's targets or waves cannot be followed (see `rules::rollout`; ours:
     /// additive, DECISION 155).
     InvalidTargets,
@@ -90,6 +95,8 @@ impl RefusalCode {
             Self::NoSteps => "NoSteps",
             Self::InvalidSteps => "InvalidSteps",
             Self::InvalidTargets => "InvalidTargets",
+            Self::NothingFailed => "NothingFailed",
+            Self::NotHalted => "NotHalted",
             Self::NotAdmitted => "NotAdmitted",
             Self::AlreadyCurrent => "AlreadyCurrent",
             Self::UpstreamNotCleared => "UpstreamNotCleared",

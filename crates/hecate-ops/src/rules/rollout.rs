@@ -38,8 +38,8 @@ pub mod targets;
 use hecate_types::GateSpec;
 
 pub use actions::{
-    ActionRefusal, RollBack, accept, begin, catch_up, keep_within_bounds, restart, retry,
-    rollback_targets,
+    ActionRefusal, RollBack, accept, begin, carry_out, catch_up, keep_within_bounds, restart,
+    retry, rollback_targets,
 };
 pub use occupancy::{Occupancy, occupancy};
 pub use plan::{Budget, Plan, PlanProblem, PlannedWave, WaveKind, plan};

@@ -137,6 +137,9 @@ async fn a_rollout_record_at_its_bounds_is_stored() {
         message: full(MAX_ROLLOUT_MESSAGE_BYTES),
         targets: (0..MAX_TARGETS).map(record).collect(),
         omitted_targets: 2,
+        retries_done: 10,
+        acceptances_done: 10,
+        crossing: full(64),
         accepted: (0..MAX_WAVES)
             .map(|_| AcceptedFailures {
                 by: full(MAX_ACTOR_CHARS),

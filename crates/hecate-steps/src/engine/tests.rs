@@ -98,6 +98,7 @@ fn passage(steps: Vec<Step>) -> Passage {
             }],
             actor: "controller".into(),
             abort: false,
+            rollout: None,
         },
     );
     passage.metadata.namespace = Some("shop".into());

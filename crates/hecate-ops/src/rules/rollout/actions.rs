@@ -210,3 +210,57 @@ pub fn keep_within_bounds(status: &mut RolloutStatus) -> usize {
         .saturating_add(i32::try_from(count).unwrap_or(i32::MAX));
     count
 }
+
+/// Carries out the requests in `asked` (a Passage's `spec.rollout`) that `status`
+/// has not yet, in the order asked, at `now`: a retry restarts the targets failed by
+/// then ([`retry`], [`restart`]); an acceptance is recorded ([`accept`]) when the
+/// rollout is halted. Each request is carried out once — the record counts them — and
+/// one that finds nothing to do is said, not repeated. Answers what was said, for the
+/// rollout's message.
+pub fn carry_out(
+    plan: &Plan,
+    status: &mut RolloutStatus,
+    asked: &hecate_types::RolloutRequests,
+    now: Timestamp,
+) -> Vec<String> {
+    let mut said = Vec::new();
+    let done = |count: i32| usize::try_from(count).unwrap_or(0);
+    for request in asked.retries.iter().skip(done(status.retries_done)) {
+        match retry(plan, status, now) {
+            Ok(targets) => {
+                for target in &targets {
+                    if let Some(record) = status
+                        .targets
+                        .iter_mut()
+                        .find(|r| &r.name == target && r.departed_at.is_none())
+                    {
+                        restart(record);
+                    }
+                }
+                said.push(format!(
+                    "{} asked to retry {}",
+                    request.by,
+                    super::listed(&targets)
+                ));
+            }
+            Err(refusal) => said.push(format!("{}'s retry: {refusal}", request.by)),
+        }
+        status.retries_done = status.retries_done.saturating_add(1);
+    }
+    for request in asked.acceptances.iter().skip(done(status.acceptances_done)) {
+        match accept(plan, status, &request.by, &request.reason, now) {
+            Ok(accepted) => {
+                said.push(format!(
+                    "{} accepted the failures of {}: {}",
+                    request.by,
+                    super::listed(&accepted.targets),
+                    accepted.reason
+                ));
+                status.accepted.push(accepted);
+            }
+            Err(refusal) => said.push(format!("{}'s acceptance: {refusal}", request.by)),
+        }
+        status.acceptances_done = status.acceptances_done.saturating_add(1);
+    }
+    said
+}

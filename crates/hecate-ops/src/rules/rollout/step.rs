@@ -140,7 +140,9 @@ impl Decision {
                     .targets()
                     .filter(|t| {
                         status.targets.iter().any(|r| {
-                            r.name == *t && r.departed_at.is_none() && r.phase.is_terminal()
+                            r.name == *t
+                                && r.departed_at.is_none()
+                                && r.phase.is_terminal()
                                 && r.phase != TargetPhase::Succeeded
                         })
                     })
