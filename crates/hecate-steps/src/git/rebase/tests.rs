@@ -234,7 +234,11 @@ async fn a_change_the_branch_already_holds_is_not_pushed_again() {
         &json!({"branch": "main", "sha": ours, "pushed": false, "rebased": 1})
     );
     assert_eq!(remote.tip("main").await, ours);
-    assert_eq!(head_of(&second).await, ours, "the emptied commit was dropped");
+    assert_eq!(
+        head_of(&second).await,
+        ours,
+        "the emptied commit was dropped"
+    );
     clean(&second).await;
 }
 
