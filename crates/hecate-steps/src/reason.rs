@@ -65,6 +65,9 @@ reasons! {
     GitRejected = "GitRejected",
     /// git: anything else git failed at (retryable on a remote, terminal on local files).
     GitFailed = "GitFailed",
+    /// `git-push`: the branch moved and the crossing's commit conflicts with what landed
+    /// there, so it cannot be rebased onto it (terminal).
+    GitConflict = "GitConflict",
     /// git, forge: the step needs a checkout, and a restart lost the work directory
     /// (terminal).
     WorkDirLost = "WorkDirLost",

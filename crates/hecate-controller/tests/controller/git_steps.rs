@@ -299,7 +299,7 @@ async fn git_clone_and_push_over_ssh() {
         .unwrap_or_else(|e| panic!("{} ({})", e.message, e.reason));
     assert_eq!(
         pushed.output.unwrap(),
-        json!({"branch": "main", "sha": sha, "pushed": true})
+        json!({"branch": "main", "sha": sha, "pushed": true, "rebased": 0})
     );
     let remote_main = std::process::Command::new("git")
         .args(["--git-dir", bare.to_str().unwrap(), "rev-parse", "main"])

@@ -1,6 +1,7 @@
 //! The git steps (spec §5.3–5.5): `git-clone` fetches a repository into the Passage's
 //! work directory, `git-commit` records the changes other steps made there as one
-//! deterministic commit, `git-push` publishes it.
+//! deterministic commit, `git-push` publishes it — onto what another crossing pushed
+//! to the branch first, if need be ([`rebase`]).
 //!
 //! They drive the `git` CLI ([`hecate_sources::git`], the clean environment it runs in, shared
 //! with Beacons) rather than a library: the CLI pushes over every transport and
@@ -20,6 +21,7 @@
 mod clone;
 mod commit;
 mod push;
+mod rebase;
 #[cfg(test)]
 mod testing;
 

@@ -6,6 +6,14 @@
 //! what the output reports. A remote already at that commit is success with
 //! `pushed: false` — what a re-run after a crash looks like.
 //!
+//! A plain push (neither `force` nor `toNewBranch`) refused because the branch moved —
+//! another target of the crossing pushed first (DECISION 151) — fetches the branch,
+//! puts the checkout's own commits on its new tip and pushes again, at most
+//! [`ATTEMPTS`] pushes in all ([`super::rebase`]). The output's `sha` is then the
+//! rebased commit, the one that landed, and `rebased` says how often that happened.
+//! A forced push means to replace what is there; `hecate/<passage>` is the crossing's
+//! own branch, and if it moved, someone else wrote to it: both are pushed once.
+//!
 //! Without a checkout (a restart lost the work directory) the step fails with
 //! `WorkDirLost`, as spec §5.4–5.5 list it: pushing needs the commit, and only the
 //! crossing's earlier steps can make it again, which a new Passage does.
@@ -17,6 +25,7 @@ use hecate_sources::git::{AppTokens, Git, GitCredentials, GitFailure, Limits, Sc
 use serde_json::json;
 
 use super::commit::lost;
+use super::rebase::{self, ATTEMPTS, Remote};
 use super::{checkout_dir, cli, current_branch, head, is_checkout, origin, short};
 use crate::Tools;
 use crate::config::git::GitPushConfig as Settings;
@@ -65,6 +74,8 @@ impl GitPush {
             return Err(lost(settings.checkout()));
         }
         let mut git = cli(ctx.work_dir).await?.allowing_local(self.limits.local);
+        // A rebase a crash interrupted left HEAD detached, off the branch to push.
+        rebase::abort(&git, &dir).await?;
         let sha = head(&git, &dir)
             .await
             .map_err(GitFailure::local)?
@@ -88,23 +99,100 @@ impl GitPush {
         )
         .await?;
         let scratch = Scratch::new(&git, Self::USES).await?;
+        let mut landing = Landing { sha, rebased: 0 };
         let pushed = match apply(&credentials, &remote, &mut git, &scratch, &self.tokens).await {
-            Ok(()) => send(&git, &dir, &sha, &branch, settings.force).await,
+            Ok(()) => land(&git, &dir, &branch, &settings, &mut landing).await,
             Err(error) => Err(error.into()),
         };
         scratch.remove().await;
-        let output = |pushed: bool| json!({"branch": branch, "sha": sha, "pushed": pushed});
+        let Landing { sha, rebased } = landing;
+        let output = |pushed: bool| json!({"branch": branch, "sha": sha, "pushed": pushed, "rebased": rebased});
         match pushed {
+            Ok(true) if rebased > 0 => Ok(StepResult::done(
+                format!(
+                    "pushed {} to {branch}, rebased {} onto what landed there meanwhile",
+                    short(&sha),
+                    times(rebased)
+                ),
+                output(true),
+            )),
             Ok(true) => Ok(StepResult::done(
                 format!("pushed {} to {branch}", short(&sha)),
                 output(true),
             )),
             Ok(false) => Ok(StepResult::done(
-                format!("{branch} is already at {}", short(&sha)),
+                format!("{branch} already holds {}", short(&sha)),
                 output(false),
             )),
             Err(error) => Err(error.with_output(output(false))),
         }
+    }
+}
+
+/// The commit being pushed, and how often it was rebased to get there.
+struct Landing {
+    sha: String,
+    rebased: u32,
+}
+
+/// Pushes `landing.sha` to `branch`; `Ok(false)` when the branch already holds it. A
+/// plain push refused because the branch moved is rebased and pushed again, at most
+/// [`ATTEMPTS`] pushes in all, `landing` following the commit.
+async fn land(
+    git: &Git,
+    dir: &Path,
+    branch: &str,
+    settings: &Settings,
+    landing: &mut Landing,
+) -> Result<bool, StepError> {
+    if settings.force || settings.to_new_branch {
+        return send(git, dir, &landing.sha, branch, settings.force).await;
+    }
+    let mut refusals = 0;
+    loop {
+        let refused = match send(git, dir, &landing.sha, branch, false).await {
+            Err(error) if error.reason == Reason::GitRejected => error,
+            sent => return sent,
+        };
+        refusals += 1;
+        if refusals < ATTEMPTS {
+            rebase::pause(refusals).await;
+        }
+        // After the last push too: the branch may hold our commit, or have refused it
+        // for another reason, and then the refusal is the news.
+        let (tip, base) = match rebase::look(git, dir, branch, &landing.sha).await? {
+            Remote::Holds => return Ok(false),
+            Remote::Unmoved => return Err(refused),
+            Remote::Elsewhere(why) => {
+                return Err(StepError::retryable(
+                    Reason::GitRejected,
+                    format!("{}; not rebased: {why}", refused.message),
+                ));
+            }
+            Remote::Moved { tip, base } => (tip, base),
+        };
+        if refusals >= ATTEMPTS {
+            return Err(StepError::retryable(
+                Reason::GitRejected,
+                format!(
+                    "{branch} moved again before each of {ATTEMPTS} pushes (rebased {} onto \
+                     it): too many crossings pushing to it at once; the last refusal: {}",
+                    times(landing.rebased),
+                    refused.message
+                ),
+            ));
+        }
+        landing.sha = rebase::replay(git, dir, branch, &tip, &base).await?;
+        landing.rebased += 1;
+    }
+}
+
+/// `n` times, in words: "once", "twice", "3 times".
+fn times(n: u32) -> String {
+    match n {
+        1 => "once".into(),
+        2 => "twice".into(),
+        n => format!("{n} times"),
     }
 }
 
@@ -229,14 +317,14 @@ mod tests {
         let first = step.run(&ctx).await;
         assert_eq!(
             output(&first),
-            &json!({"branch": "main", "sha": sha, "pushed": true})
+            &json!({"branch": "main", "sha": sha, "pushed": true, "rebased": 0})
         );
         assert_eq!(git(&bare, &["rev-parse", "main"]).await.trim(), sha);
 
         let again = step.run(&ctx).await;
         assert_eq!(
             output(&again),
-            &json!({"branch": "main", "sha": sha, "pushed": false})
+            &json!({"branch": "main", "sha": sha, "pushed": false, "rebased": 0})
         );
 
         // A restart: fresh clone (now at our commit), nothing to commit, nothing to push.
@@ -255,34 +343,25 @@ mod tests {
         assert_eq!(output(&again)["pushed"], json!(false));
     }
 
+    /// A branch that moved is rebased onto (the rebase module's tests); forced, it is
+    /// overwritten instead.
     #[tokio::test]
-    async fn a_moved_branch_is_rejected_unless_forced() {
+    async fn a_forced_push_overwrites_a_moved_branch() {
         let fx = Fixture::new();
         let bare = fx.remote("fleet").await;
         let work = committed(&fx, &path(&bare), "w", json!({"branch": "env/dev"})).await;
         let theirs = fx.commit_elsewhere(&bare, "env/dev", "theirs.txt").await;
         let step = GitPush::new(no_cluster()).within(Limits::local());
 
-        let error = step
-            .run(&fx.ctx(&work, json!({})))
-            .await
-            .expect_err("rejected");
-        assert_eq!(
-            (error.reason, error.terminal),
-            (Reason::GitRejected, false),
-            "{}",
-            error.message
-        );
-        assert_eq!(
-            error.output.as_ref().map(|o| o["branch"].clone()),
-            Some(json!("env/dev"))
-        );
-        assert_eq!(git(&bare, &["rev-parse", "env/dev"]).await.trim(), theirs);
-
         let forced = step.run(&fx.ctx(&work, json!({"force": true}))).await;
-        assert_eq!(output(&forced)["pushed"], json!(true));
+        assert_eq!(
+            (&output(&forced)["pushed"], &output(&forced)["rebased"]),
+            (&json!(true), &json!(0))
+        );
         let ours = git(&work.join("repo"), &["rev-parse", "HEAD"]).await;
         assert_eq!(git(&bare, &["rev-parse", "env/dev"]).await, ours);
+        let log = git(&bare, &["log", "--format=%H", "env/dev"]).await;
+        assert!(!log.contains(&theirs), "theirs is gone: {log}");
     }
 
     #[tokio::test]
