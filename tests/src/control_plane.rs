@@ -548,6 +548,17 @@ impl ControlPlane {
             .status()
             .context("running kill")?;
         anyhow::ensure!(status.success(), "kill -{name} {pid}: {status}");
+        // A signal is delivered, not obeyed, when `kill` returns: wait until every
+        // thread is stopped (or none is), so no answer slips out after a pause.
+        let stopped = name == "STOP";
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while threads_stopped(pid) != Some(stopped) {
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "kube-apiserver ({pid}) did not obey SIG{name} within 5 s"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
         Ok(())
     }
 
@@ -783,19 +794,28 @@ pub(crate) async fn apply_crds(
     Ok(())
 }
 
-/// Three distinct loopback ports that were free a moment ago.
+/// Three distinct loopback ports that were free a moment ago, and never handed out
+/// before by this process: planes started at once (`clusters`) must not be given the
+/// same port between its release here and its program binding it.
 pub(crate) fn free_ports() -> anyhow::Result<[u16; 3]> {
-    // Hold all three listeners at once so the three ports differ.
-    let listeners = [
-        TcpListener::bind("127.0.0.1:0")?,
-        TcpListener::bind("127.0.0.1:0")?,
-        TcpListener::bind("127.0.0.1:0")?,
-    ];
-    Ok([
-        listeners[0].local_addr()?.port(),
-        listeners[1].local_addr()?.port(),
-        listeners[2].local_addr()?.port(),
-    ])
+    static HANDED_OUT: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut handed_out = HANDED_OUT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Hold every listener until three new ports are found, so the three differ.
+    let mut held = Vec::new();
+    let mut ports = Vec::new();
+    while ports.len() < 3 {
+        anyhow::ensure!(held.len() < 1000, "no three free loopback ports");
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        if handed_out.insert(port) {
+            ports.push(port);
+        }
+        held.push(listener);
+    }
+    Ok([ports[0], ports[1], ports[2]])
 }
 
 fn random_token() -> anyhow::Result<String> {
@@ -834,6 +854,22 @@ fn is_ours(pid: u32, dir: &Path) -> bool {
             .is_ok_and(|text| !dir.is_empty() && text.windows(dir.len()).any(|w| w == dir))
     };
     names_dir("cmdline") || names_dir("environ")
+}
+
+/// Whether every thread of `pid` is stopped (`T`), none is, or (`None`) some are and
+/// some are not yet, or it cannot be told.
+fn threads_stopped(pid: u32) -> Option<bool> {
+    let mut states = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("stat")).ok()?;
+        let state = stat.rsplit(')').next()?.trim_start().chars().next()?;
+        states.push(state == 'T');
+    }
+    match (states.iter().all(|s| *s), states.iter().any(|s| *s)) {
+        (true, _) if !states.is_empty() => Some(true),
+        (_, false) => Some(false),
+        _ => None,
+    }
 }
 
 fn signal(pids: &[u32], signal: &str) {
