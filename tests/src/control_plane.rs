@@ -2,7 +2,6 @@
 //! loopback, with RBAC, static-token identities and the Hecate CRDs installed.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::Write as _;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt as _;
@@ -83,6 +82,48 @@ impl Endpoint {
             "current-context": current.username(),
         });
         serde_yaml_ng::to_string(&kubeconfig).unwrap_or_default()
+    }
+
+    /// A kubeconfig with `who`'s credentials alone — one cluster, one user, one
+    /// context, all named `name` — as a user hands over to connect a cluster: nobody
+    /// else's token rides along.
+    pub fn kubeconfig_of(&self, who: Identity, name: &str) -> String {
+        use base64::Engine as _;
+        let ca = base64::engine::general_purpose::STANDARD.encode(&self.ca_pem);
+        let token = self.tokens.get(&who).cloned().unwrap_or_default();
+        let kubeconfig = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": name, "cluster": {"server": self.server, "certificate-authority-data": ca}}],
+            "contexts": [{"name": name, "context": {"cluster": name, "user": name, "namespace": "default"}}],
+            "users": [{"name": name, "user": {"token": token}}],
+            "current-context": name,
+        });
+        serde_yaml_ng::to_string(&kubeconfig).unwrap_or_default()
+    }
+
+    /// Waits until the API server answers `/readyz` with `ok`, for at most `limit`.
+    pub async fn wait_ready(&self, limit: Duration) -> anyhow::Result<()> {
+        let client = self.client(Identity::Admin).await?;
+        let deadline = Instant::now() + limit;
+        loop {
+            let request = http::Request::get("/readyz").body(Vec::new())?;
+            if client
+                .request_text(request)
+                .await
+                .is_ok_and(|body| body.trim() == "ok")
+            {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "kube-apiserver at {} was not ready after {limit:?}:\n{}",
+                    self.server,
+                    tail(&self.dir.join("kube-apiserver.log"), 30)
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// A client that authenticates as `who`.
@@ -170,6 +211,19 @@ pub struct ControlPlane {
     /// stop the control plane.
     watchdog: Option<Watchdog>,
     lifetime: Lifetime,
+    /// How kube-apiserver was started, to start it again after
+    /// [`ControlPlane::stop_api_server`].
+    api_server: Option<ApiServer>,
+}
+
+/// kube-apiserver's command line, and which of the children it is.
+struct ApiServer {
+    program: PathBuf,
+    args: Vec<std::ffi::OsString>,
+    /// Its index in `children`.
+    index: usize,
+    /// Whether it runs: not after [`ControlPlane::stop_api_server`].
+    running: bool,
 }
 
 /// What a control plane runs beside etcd and kube-apiserver.
@@ -212,6 +266,14 @@ impl Parts {
         workloads: true,
         flux: true,
         hecate_crds: true,
+    };
+    /// A cluster Hecate reaches from where it runs (see [`crate::clusters`]): workloads
+    /// and Flux, nothing of Hecate's: its kinds live where Hecate runs, not where it
+    /// deploys.
+    pub const REMOTE: Parts = Parts {
+        workloads: true,
+        flux: true,
+        hecate_crds: false,
     };
     /// A cluster that runs workloads, with nothing of Hecate's or Flux's installed:
     /// where the Helm chart is installed for real.
@@ -301,6 +363,7 @@ impl ControlPlane {
             children: Vec::new(),
             watchdog,
             lifetime,
+            api_server: None,
         };
 
         let etcd_data = dir.join("etcd");
@@ -357,6 +420,12 @@ impl ControlPlane {
                 "--v=1",
             ])
             .args(extra);
+        plane.api_server = Some(ApiServer {
+            program: kube_apiserver.get_program().into(),
+            args: kube_apiserver.get_args().map(Into::into).collect(),
+            index: plane.children.len(),
+            running: true,
+        });
         plane.spawn("kube-apiserver", kube_apiserver)?;
 
         // Readiness and CRD installation are async (kube); run them on a runtime of
@@ -413,6 +482,95 @@ impl ControlPlane {
         self.watchdog = None;
     }
 
+    /// Kills kube-apiserver (`SIGKILL`, as a crash or a lost machine ends it) and waits
+    /// for it to exit; etcd and everything beside it keep running, and clients get
+    /// "connection refused" until [`ControlPlane::start_api_server`]. Fails when it is
+    /// not running.
+    pub fn stop_api_server(&mut self) -> anyhow::Result<()> {
+        let api_server = self.running_api_server()?;
+        let index = api_server.index;
+        api_server.running = false;
+        let child = &mut self.children[index];
+        child.kill().context("killing kube-apiserver")?;
+        child.wait().context("waiting for kube-apiserver to exit")?;
+        Ok(())
+    }
+
+    /// Starts kube-apiserver again after [`ControlPlane::stop_api_server`], with the
+    /// same flags — the same port, certificate, tokens and etcd, so every
+    /// [`Endpoint`] and kubeconfig of it works again — its log appended to the first
+    /// one's. Returns once it runs, not once it is ready: see [`Endpoint::wait_ready`].
+    /// Fails when it is running.
+    pub fn start_api_server(&mut self) -> anyhow::Result<()> {
+        let api_server = self
+            .api_server
+            .as_ref()
+            .context("this control plane has no kube-apiserver")?;
+        anyhow::ensure!(!api_server.running, "kube-apiserver is already running");
+        let index = api_server.index;
+        let mut command = Command::new(&api_server.program);
+        command.args(&api_server.args);
+        let child = self.spawn_logged("kube-apiserver", command, true)?;
+        // In the place of the one stopped, so `stop` still ends it before etcd.
+        let old = self.children[index].id();
+        for pid in self.endpoint.pids.iter_mut().filter(|pid| **pid == old) {
+            *pid = child.id();
+        }
+        self.children[index] = child;
+        if let Some(api_server) = self.api_server.as_mut() {
+            api_server.running = true;
+        }
+        if self.lifetime == Lifetime::Detached {
+            let state = serde_json::to_string_pretty(&self.endpoint)?;
+            write_private(&self.endpoint.dir.join(STATE_FILE), &state)?;
+        }
+        Ok(())
+    }
+
+    /// Suspends kube-apiserver (`SIGSTOP`): its port still accepts connections and
+    /// nothing is answered — a cluster behind a network that drops packets, whose
+    /// clients wait for their own timeouts — until [`ControlPlane::resume_api_server`].
+    pub fn pause_api_server(&mut self) -> anyhow::Result<()> {
+        self.signal_api_server("STOP")
+    }
+
+    /// Resumes kube-apiserver after [`ControlPlane::pause_api_server`] (`SIGCONT`).
+    pub fn resume_api_server(&mut self) -> anyhow::Result<()> {
+        self.signal_api_server("CONT")
+    }
+
+    fn signal_api_server(&mut self, name: &str) -> anyhow::Result<()> {
+        let index = self.running_api_server()?.index;
+        let pid = self.children[index].id();
+        let status = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(pid.to_string())
+            .status()
+            .context("running kill")?;
+        anyhow::ensure!(status.success(), "kill -{name} {pid}: {status}");
+        // A signal is delivered, not obeyed, when `kill` returns: wait until every
+        // thread is stopped (or none is), so no answer slips out after a pause.
+        let stopped = name == "STOP";
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while threads_stopped(pid) != Some(stopped) {
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "kube-apiserver ({pid}) did not obey SIG{name} within 5 s"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(())
+    }
+
+    fn running_api_server(&mut self) -> anyhow::Result<&mut ApiServer> {
+        let api_server = self
+            .api_server
+            .as_mut()
+            .context("this control plane has no kube-apiserver")?;
+        anyhow::ensure!(api_server.running, "kube-apiserver is stopped");
+        Ok(api_server)
+    }
+
     /// The detached control plane described in `dir`, if one is running there.
     pub fn find_detached(dir: &Path) -> Option<Endpoint> {
         let state = std::fs::read_to_string(dir.join(STATE_FILE)).ok()?;
@@ -452,10 +610,29 @@ impl ControlPlane {
 
     /// Starts `command` as one of the control plane's processes, logging to
     /// `<dir>/<name>.log`: stopped with it, and counted among its pids.
-    pub(crate) fn spawn(&mut self, name: &str, mut command: Command) -> anyhow::Result<()> {
+    pub(crate) fn spawn(&mut self, name: &str, command: Command) -> anyhow::Result<()> {
+        let child = self.spawn_logged(name, command, false)?;
+        self.endpoint.pids.push(child.id());
+        self.children.push(child);
+        Ok(())
+    }
+
+    /// Starts `command` logging to `<dir>/<name>.log` (appended to with `append`: a
+    /// restart), watched by the watchdog; the caller keeps the child.
+    fn spawn_logged(
+        &mut self,
+        name: &str,
+        mut command: Command,
+        append: bool,
+    ) -> anyhow::Result<Child> {
         let log_path = self.endpoint.dir.join(format!("{name}.log"));
-        let log =
-            File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(&log_path)
+            .with_context(|| format!("creating {}", log_path.display()))?;
         command
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
@@ -471,9 +648,7 @@ impl ControlPlane {
         if let Some(watchdog) = self.watchdog.as_mut() {
             watchdog.watch(child.id())?;
         }
-        self.endpoint.pids.push(child.id());
-        self.children.push(child);
-        Ok(())
+        Ok(child)
     }
 }
 
@@ -619,19 +794,28 @@ pub(crate) async fn apply_crds(
     Ok(())
 }
 
-/// Three distinct loopback ports that were free a moment ago.
+/// Three distinct loopback ports that were free a moment ago, and never handed out
+/// before by this process: planes started at once (`clusters`) must not be given the
+/// same port between its release here and its program binding it.
 pub(crate) fn free_ports() -> anyhow::Result<[u16; 3]> {
-    // Hold all three listeners at once so the three ports differ.
-    let listeners = [
-        TcpListener::bind("127.0.0.1:0")?,
-        TcpListener::bind("127.0.0.1:0")?,
-        TcpListener::bind("127.0.0.1:0")?,
-    ];
-    Ok([
-        listeners[0].local_addr()?.port(),
-        listeners[1].local_addr()?.port(),
-        listeners[2].local_addr()?.port(),
-    ])
+    static HANDED_OUT: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut handed_out = HANDED_OUT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Hold every listener until three new ports are found, so the three differ.
+    let mut held = Vec::new();
+    let mut ports = Vec::new();
+    while ports.len() < 3 {
+        anyhow::ensure!(held.len() < 1000, "no three free loopback ports");
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        if handed_out.insert(port) {
+            ports.push(port);
+        }
+        held.push(listener);
+    }
+    Ok([ports[0], ports[1], ports[2]])
 }
 
 fn random_token() -> anyhow::Result<String> {
@@ -670,6 +854,22 @@ fn is_ours(pid: u32, dir: &Path) -> bool {
             .is_ok_and(|text| !dir.is_empty() && text.windows(dir.len()).any(|w| w == dir))
     };
     names_dir("cmdline") || names_dir("environ")
+}
+
+/// Whether every thread of `pid` is stopped (`T`), none is, or (`None`) some are and
+/// some are not yet, or it cannot be told.
+fn threads_stopped(pid: u32) -> Option<bool> {
+    let mut states = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("stat")).ok()?;
+        let state = stat.rsplit(')').next()?.trim_start().chars().next()?;
+        states.push(state == 'T');
+    }
+    match (states.iter().all(|s| *s), states.iter().any(|s| *s)) {
+        (true, _) if !states.is_empty() => Some(true),
+        (_, false) => Some(false),
+        _ => None,
+    }
 }
 
 fn signal(pids: &[u32], signal: &str) {

@@ -42,7 +42,9 @@ impl TestEnv {
     /// when there is no control plane to be had: a test that cannot reach its cluster
     /// must fail, not pass.
     pub async fn new() -> Self {
-        Self::on(Self::shared_endpoint()).await
+        // Started off the caller's runtime, so a test that joins this with the start
+        // of something else (`Clusters::shared`) starts both at once.
+        Self::on(off_runtime(Self::shared_endpoint).await).await
     }
 
     /// A control plane of one test's own, kube-apiserver started with `extra` flags,
@@ -111,19 +113,23 @@ impl TestEnv {
     /// first use ever, built). Real Flux CRDs are installed there, so stand-ins
     /// ([`crate::flux`]) never are. Panics as [`TestEnv::new`] does.
     pub async fn with_flux() -> Self {
-        let plane = SHARED_WITH_FLUX.get_or_init(|| {
-            let dir = std::env::temp_dir().join(format!("hecate-cluster-{}", std::process::id()));
-            Binaries::locate_or_build()
-                .and_then(|binaries| {
-                    ControlPlane::start_parts(
-                        &binaries,
-                        &dir,
-                        Lifetime::ThisProcess,
-                        Parts::WITH_FLUX,
-                    )
-                })
-                .map_err(|e| format!("{e:#}"))
-        });
+        let plane = off_runtime(|| {
+            SHARED_WITH_FLUX.get_or_init(|| {
+                let dir =
+                    std::env::temp_dir().join(format!("hecate-cluster-{}", std::process::id()));
+                Binaries::locate_or_build()
+                    .and_then(|binaries| {
+                        ControlPlane::start_parts(
+                            &binaries,
+                            &dir,
+                            Lifetime::ThisProcess,
+                            Parts::WITH_FLUX,
+                        )
+                    })
+                    .map_err(|e| format!("{e:#}"))
+            })
+        })
+        .await;
         match plane {
             Ok(plane) => Self::on(plane.endpoint()).await,
             Err(error) => panic!("no test cluster with Flux: {error}"),
@@ -315,6 +321,21 @@ pub async fn apply_manifest(
         );
     }
     Ok(applied)
+}
+
+/// What `start` returns, computed on tokio's blocking threads, so the caller's runtime
+/// goes on with what it joined this with (another control plane's start); `start`'s
+/// panic is the caller's.
+pub(crate) async fn off_runtime<T: Send + 'static>(
+    start: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    match tokio::task::spawn_blocking(start).await {
+        Ok(value) => value,
+        Err(failed) => match failed.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(failed) => panic!("starting a control plane: {failed}"),
+        },
+    }
 }
 
 /// `t-<pid>-<n>`: unique within the control plane, which lives no longer than this

@@ -9,7 +9,8 @@
 //! - [`ControlPlane`] starts them on loopback with a generated CA and serving
 //!   certificate, RBAC authorisation, a static token per [`Identity`] and a
 //!   service-account signing key; waits for `/readyz`; installs the Hecate CRDs and
-//!   waits until they are Established. Its processes never outlive their owner.
+//!   waits until they are Established. Its processes never outlive their owner. Its
+//!   kube-apiserver can be stopped, paused and started again mid-test, for faults.
 //! - [`TestEnv`] is what a test uses: one control plane per test binary, a fresh
 //!   namespace per test, a client per identity, and fixture helpers that create objects
 //!   and write their status subresource the way a controller does.
@@ -22,6 +23,14 @@
 //! # }
 //! ```
 //!
+//! - [`clusters`] starts further clusters, each a control plane of its own with
+//!   workloads and Flux's own controllers, all at once — shared by a test binary's
+//!   tests, or a test's own to stop and restart — and connects them to a namespace as
+//!   Settings' "connect cluster" does: for what spans clusters (fan-out, remote Flux
+//!   objects).
+//! - [`fleet`] is an application and its fleet repository (a branch per environment)
+//!   with the Flux objects that deploy it: what the end-to-end tests, the demo and the
+//!   bench deploy on Flux's own controllers.
 //! - [`fixtures`] creates small objects (a Gate, a Bundle, a Passage with a status) for
 //!   the crates' tests.
 //! - [`flux`] installs stand-ins for Flux's CRDs, so tests can play Flux without it.
@@ -47,6 +56,7 @@
 mod binaries;
 pub mod chart;
 mod cluster;
+pub mod clusters;
 mod control_plane;
 pub mod demo;
 mod env;

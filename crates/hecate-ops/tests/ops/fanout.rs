@@ -213,3 +213,27 @@ async fn the_api_server_refuses_what_no_rule_could_read() {
         }
     }
 }
+
+/// The test environment connects its clusters (`hecate_testenv::clusters`) in the
+/// shape Settings' "connect cluster" writes, so fan-out's tests select the clusters a
+/// user would have connected — and a change to one shape fails here until the other
+/// follows.
+#[tokio::test]
+async fn the_test_environment_connects_a_cluster_as_settings_does() {
+    let env = TestEnv::new().await;
+    let kubeconfig = "apiVersion: v1\nkind: Config\n";
+    hecate_ops::Ops::new(env.admin.clone())
+        .connect_cluster(&env.namespace, "eu-1", kubeconfig, "admin")
+        .await
+        .unwrap();
+    let written = env
+        .api::<k8s_openapi::api::core::v1::Secret>()
+        .get("eu-1")
+        .await
+        .unwrap();
+    let ours = hecate_testenv::clusters::connection_secret("eu-1", kubeconfig, &[], "admin");
+    assert_eq!(written.metadata.labels, ours.metadata.labels);
+    assert_eq!(written.metadata.annotations, ours.metadata.annotations);
+    assert_eq!(written.type_, ours.type_);
+    assert_eq!(written.data, ours.data);
+}
