@@ -302,3 +302,83 @@ async fn waves_go_in_order_and_a_failure_within_the_budget_lets_the_rollout_go_o
     let waves: Vec<i32> = record.targets.iter().map(|t| t.wave).collect();
     assert_eq!(waves, [0, 1, 1, 2]);
 }
+
+/// What people do about a halted rollout (DECISION 157): bob's retry crosses the
+/// failed canary again (the webhook still says no, so it halts again, attempt 2); an
+/// acceptance without a reason is refused before anything is written; carol's
+/// acceptance, with a reason, lets the rollout go on and is kept on the record — and
+/// neither request is a changed crossing.
+#[tokio::test]
+async fn a_retry_crosses_the_failed_target_again_and_an_acceptance_lets_the_rollout_go_on() {
+    let h = Harness::new().await;
+    let ns = h.env.namespace.clone();
+    join_shard(&h.env, &ns, &ns).await;
+    let hook = webhook(&["canary"]).await;
+    fanned_out_gate(&h, &hook.uri(), 0, "").await;
+    bundle(&h.env, "b1").await;
+    let passages = reconciler(&h).await;
+    let (name, halted) = promote(&h, &passages).await;
+    assert_eq!(rollout(&halted).phase, RolloutPhase::Halted);
+    let ops = Ops::new(h.env.admin.clone());
+
+    // Nothing to accept without a reason; nothing is written.
+    let refused = ops
+        .accept_failures(&ns, &name, "carol", " ")
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("say why"), "{refused}");
+    let unchanged = h.env.api::<Passage>().get(&name).await.unwrap();
+    assert_eq!(unchanged.spec.rollout, None);
+
+    let asked = ops.retry(&ns, &name, "bob").await.unwrap();
+    assert_eq!((asked.asked.as_str(), asked.by.as_str()), ("retry", "bob"));
+    passages.reconcile_named(&ns, &name).await.unwrap();
+    let again = h.env.api::<Passage>().get(&name).await.unwrap();
+    let record = rollout(&again);
+    assert_eq!(again.phase(), PassagePhase::Running, "{:?}", again.status);
+    assert_eq!(record.phase, RolloutPhase::Halted);
+    assert_eq!(record.retries_done, 1);
+    assert_eq!(record.targets[0].attempt, 2);
+    assert!(
+        record
+            .message
+            .starts_with("halted: canary failed at step 1"),
+        "{}",
+        record.message
+    );
+    assert_eq!(calls(&hook).await.len(), 2, "the canary, twice");
+    // Looked at again, the request is not carried out twice.
+    passages.reconcile_named(&ns, &name).await.unwrap();
+    assert_eq!(calls(&hook).await.len(), 2);
+
+    ops.accept_failures(
+        &ns,
+        &name,
+        "carol",
+        "the canary's webhook is being replaced",
+    )
+    .await
+    .unwrap();
+    passages.reconcile_named(&ns, &name).await.unwrap();
+    let accepted = h.env.api::<Passage>().get(&name).await.unwrap();
+    assert_eq!(
+        accepted.phase(),
+        PassagePhase::Succeeded,
+        "{:?}",
+        accepted.status
+    );
+    let record = rollout(&accepted);
+    assert_eq!(record.phase, RolloutPhase::Accepted);
+    assert_eq!(record.accepted.len(), 1);
+    assert_eq!(record.accepted[0].by, "carol");
+    assert_eq!(record.accepted[0].targets, ["canary"]);
+    assert_eq!(
+        record.message,
+        "rolled out to 3 of 4 targets; canary failed, accepted"
+    );
+    assert_eq!(calls(&hook).await.len(), 5, "eu-1, eu-2 and us-1 once each");
+
+    // A finished rollout takes no more requests.
+    let late = ops.retry(&ns, &name, "bob").await.unwrap_err();
+    assert!(late.to_string().contains("already finished"), "{late}");
+}

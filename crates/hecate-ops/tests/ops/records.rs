@@ -345,6 +345,40 @@ async fn a_passage_names_who_asked_for_it() {
         ),
         other => panic!("the actor was changed: {other:?}"),
     }
+    // What people ask of a rollout is in their own name, and stays (DECISION 157).
+    let at = "2026-12-06T07:00:00Z";
+    let ask = |by: &str| json!({"spec": {"rollout": {"retries": [{"by": by, "at": at}]}}});
+    let forged_retry = passages
+        .patch(
+            "production-1",
+            &PatchParams::default(),
+            &Patch::Merge(ask("carol")),
+        )
+        .await;
+    match forged_retry {
+        Err(kube::Error::Api(refusal)) => assert!(
+            refusal.message.contains("only in their own name"),
+            "{}",
+            refusal.message
+        ),
+        other => panic!("a retry in carol's name was written by bob: {other:?}"),
+    }
+    passages
+        .patch(
+            "production-1",
+            &PatchParams::default(),
+            &Patch::Merge(ask("bob")),
+        )
+        .await
+        .unwrap();
+    let erased = passages
+        .patch(
+            "production-1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"rollout": {"retries": []}}})),
+        )
+        .await;
+    assert!(erased.is_err(), "a request was taken back: {erased:?}");
     // Aborting it is still his to ask.
     Ops::new(bob)
         .abort(ns, "production-1", "bob")
