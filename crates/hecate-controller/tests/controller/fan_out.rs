@@ -8,25 +8,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hecate_controller::events::Events;
-use hecate_controller::metrics::Metrics;
 use hecate_controller::passage::PassageReconciler;
 use hecate_ops::Ops;
-use hecate_steps::runners;
-use hecate_testenv::Identity;
 use hecate_types::{
     CountOrPercent, Passage, PassagePhase, Rollout, RolloutPhase, Step, Target, TargetPhase,
     Targets, Var, Wave, WaveTargets,
 };
 use jiff::SignedDuration;
 use kube::ResourceExt as _;
-use kube::api::Api;
 use serde_json::json;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::harness::*;
-use crate::process::{eventually, join_shard};
+use crate::process::join_shard;
 
 /// A webhook answering 200 to every target but `failing`'s, which get 500.
 async fn webhook(failing: &[&str]) -> MockServer {
@@ -120,25 +115,24 @@ async fn fanned_out_gate(h: &Harness, url: &str, eu_failures: i64, soak: &str) {
 
 /// The controller's Passage reconciler, as the controller's identity, on `h`'s clock.
 async fn reconciler(h: &Harness) -> PassageReconciler {
-    hecate_testenv::rbac::install_controller_role(&h.env.admin)
-        .await
-        .unwrap();
-    let client = h.env.client(Identity::HecateController).await;
-    let passages = Api::<Passage>::namespaced(client.clone(), &h.env.namespace);
-    eventually(Duration::from_secs(10), "the controller's role", || async {
-        passages.list(&Default::default()).await.ok().map(drop)
-    })
-    .await;
-    PassageReconciler {
-        client: client.clone(),
-        clock: Arc::new(h.clock.clone()),
-        steps: runners(&crate::process::test_world_tools(client.clone())).unwrap(),
-        events: Events::new(client, "passage-controller", None),
-        metrics: Arc::new(Metrics::new()),
-        work_root: std::env::temp_dir().join("hecate-fan-out"),
-        fides_server: None,
-        tracing: hecate_controller::telemetry::Tracing::off(),
-    }
+    passage_reconciler(h, Arc::new(h.clock.clone()), "hecate-fan-out").await
+}
+
+/// A test's namespace in its shard, a webhook failing `failing`, the Gate of
+/// [`fanned_out_gate`], Bundle b1, and the Passage reconciler.
+async fn world(
+    failing: &[&str],
+    eu_failures: i64,
+    soak: &str,
+) -> (Harness, MockServer, PassageReconciler) {
+    let h = Harness::new().await;
+    let ns = h.env.namespace.clone();
+    join_shard(&h.env, &ns, &ns).await;
+    let hook = webhook(failing).await;
+    fanned_out_gate(&h, &hook.uri(), eu_failures, soak).await;
+    bundle(&h.env, "b1").await;
+    let passages = reconciler(&h).await;
+    (h, hook, passages)
 }
 
 /// Promotes b1 through production and reconciles its Passage once; answers it.
@@ -186,13 +180,7 @@ fn phase(name: &str, phase: TargetPhase, reason: &str) -> (String, TargetPhase, 
 /// the Passage waits for a person (it neither fails nor looks again by itself).
 #[tokio::test]
 async fn a_failing_canary_halts_the_rollout_and_nothing_else_is_touched() {
-    let h = Harness::new().await;
-    let ns = h.env.namespace.clone();
-    join_shard(&h.env, &ns, &ns).await;
-    let hook = webhook(&["canary"]).await;
-    fanned_out_gate(&h, &hook.uri(), 0, "").await;
-    bundle(&h.env, "b1").await;
-    let passages = reconciler(&h).await;
+    let (h, hook, passages) = world(&["canary"], 0, "").await;
 
     let (_, passage) = promote(&h, &passages).await;
 
@@ -232,13 +220,8 @@ async fn a_failing_canary_halts_the_rollout_and_nothing_else_is_touched() {
 /// `minSuccessTime` — and the Bundle crosses, the record saying which target failed.
 #[tokio::test]
 async fn waves_go_in_order_and_a_failure_within_the_budget_lets_the_rollout_go_on() {
-    let h = Harness::new().await;
+    let (h, hook, passages) = world(&["eu-2"], 1, "10m").await;
     let ns = h.env.namespace.clone();
-    join_shard(&h.env, &ns, &ns).await;
-    let hook = webhook(&["eu-2"]).await;
-    fanned_out_gate(&h, &hook.uri(), 1, "10m").await;
-    bundle(&h.env, "b1").await;
-    let passages = reconciler(&h).await;
 
     // The canary crosses, then stays healthy for ten minutes before eu starts.
     let (name, passage) = promote(&h, &passages).await;
@@ -310,13 +293,8 @@ async fn waves_go_in_order_and_a_failure_within_the_budget_lets_the_rollout_go_o
 /// neither request is a changed crossing.
 #[tokio::test]
 async fn a_retry_crosses_the_failed_target_again_and_an_acceptance_lets_the_rollout_go_on() {
-    let h = Harness::new().await;
+    let (h, hook, passages) = world(&["canary"], 0, "").await;
     let ns = h.env.namespace.clone();
-    join_shard(&h.env, &ns, &ns).await;
-    let hook = webhook(&["canary"]).await;
-    fanned_out_gate(&h, &hook.uri(), 0, "").await;
-    bundle(&h.env, "b1").await;
-    let passages = reconciler(&h).await;
     let (name, halted) = promote(&h, &passages).await;
     assert_eq!(rollout(&halted).phase, RolloutPhase::Halted);
     let ops = Ops::new(h.env.admin.clone());

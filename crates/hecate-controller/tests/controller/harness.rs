@@ -228,3 +228,37 @@ pub(crate) async fn applied_kustomization(h: &Harness, name: &str, revision: &st
     .await
     .unwrap();
 }
+
+/// The controller's Passage reconciler over `h`'s namespace, as the controller's
+/// identity (its role installed and in force), reading `clock`, its work directories
+/// under the system's temporary directory in `work`.
+pub(crate) async fn passage_reconciler(
+    h: &Harness,
+    clock: Arc<dyn hecate_steps::clock::Clock>,
+    work: &str,
+) -> hecate_controller::passage::PassageReconciler {
+    use std::time::Duration;
+    hecate_testenv::rbac::install_controller_role(&h.env.admin)
+        .await
+        .unwrap();
+    let client = h
+        .env
+        .client(hecate_testenv::Identity::HecateController)
+        .await;
+    let passages = Api::<Passage>::namespaced(client.clone(), &h.env.namespace);
+    // RBAC reaches the authorizer a moment after it is written.
+    crate::process::eventually(Duration::from_secs(10), "the controller's role", || async {
+        passages.list(&Default::default()).await.ok().map(drop)
+    })
+    .await;
+    hecate_controller::passage::PassageReconciler {
+        client: client.clone(),
+        clock,
+        steps: hecate_steps::runners(&crate::process::test_world_tools(client.clone())).unwrap(),
+        events: Events::new(client, "passage-controller", None),
+        metrics: Arc::new(Metrics::new()),
+        work_root: std::env::temp_dir().join(work),
+        fides_server: None,
+        tracing: hecate_controller::telemetry::Tracing::off(),
+    }
+}

@@ -8,14 +8,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hecate_controller::events::Events;
-use hecate_controller::metrics::Metrics;
 use hecate_controller::passage::PassageReconciler;
 use hecate_ops::Ops;
 use hecate_ops::rules::promotion::new_passage;
 use hecate_steps::clock::SystemClock;
-use hecate_steps::runners;
-use hecate_testenv::Identity::{self, Bob};
+use hecate_testenv::Identity::Bob;
 use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
 use hecate_testenv::rbac::grant_deployed_roles;
 use hecate_types::{Gate, Passage, PassagePhase, PassageStatus, Step, wellknown};
@@ -85,26 +82,7 @@ async fn finished(h: &Harness, name: &str, limit: Duration) -> Passage {
 
 /// The controller's Passage reconciler, called directly, as the controller's identity.
 async fn reconciler(h: &Harness) -> PassageReconciler {
-    hecate_testenv::rbac::install_controller_role(&h.env.admin)
-        .await
-        .unwrap();
-    let client = h.env.client(Identity::HecateController).await;
-    let passages = Api::<Passage>::namespaced(client.clone(), &h.env.namespace);
-    // RBAC reaches the authorizer a moment after it is written.
-    eventually(Duration::from_secs(10), "the controller's role", || async {
-        passages.list(&Default::default()).await.ok().map(drop)
-    })
-    .await;
-    PassageReconciler {
-        client: client.clone(),
-        clock: Arc::new(SystemClock),
-        steps: runners(&crate::process::test_world_tools(client.clone())).unwrap(),
-        events: Events::new(client, "passage-controller", None),
-        metrics: Arc::new(Metrics::new()),
-        work_root: std::env::temp_dir().join("hecate-own-steps"),
-        fides_server: None,
-        tracing: hecate_controller::telemetry::Tracing::off(),
-    }
+    passage_reconciler(h, Arc::new(SystemClock), "hecate-own-steps").await
 }
 
 async fn reconcile(h: &Harness, reconciler: &PassageReconciler, name: &str) -> Passage {
