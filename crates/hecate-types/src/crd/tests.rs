@@ -85,6 +85,10 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
         "passages:schema.properties.status.properties.rollout",
         "fan-out: each target's crossing and the rollout's phase (DECISION 151)",
     ),
+    (
+        "passages:schema.properties.spec.properties.rollout",
+        "fan-out: retries and acceptances asked of a halted rollout, each in its asker's name (DECISION 157)",
+    ),
 ];
 
 /// Bounds the reference lacks and we add (`crate::limits`, docs/DECISIONS.md 98; on
