@@ -11,7 +11,8 @@ use kube::api::{ObjectMeta, Patch, PatchParams};
 use hecate_types::{
     Admission, Artifact, Bundle, BundleApproval, BundleOrigin, BundleSpec, BundleStatus,
     CommitArtifact, CommitSummary, Gate, GateCrossing, GateSpec, Passage, PassagePhase,
-    PassageSpec, PassageStatus, PassageTemplate, Step, Time, wellknown,
+    PassageSpec, PassageStatus, PassageTemplate, RolloutPhase, RolloutStatus, Step, TargetPhase,
+    TargetStatus, Time, wellknown,
 };
 
 use crate::TestEnv;
@@ -212,6 +213,41 @@ pub async fn passage(
         ..PassageStatus::default()
     });
     env.write_status(&passage).await
+}
+
+/// How [`halted`] says its rollout halted: the words a halt's blocker shows.
+pub const HALT: &str = "canary failed at step 2 (GitRejected); wave 1 (canary) tolerates none";
+
+/// Creates Passage `name` moving `bundle` through `gate`'s targets, running, its
+/// rollout halted as the controller records a halt: the canary (wave 1) failed at
+/// step 2, eu-1 (wave 2) not started ([`HALT`]).
+pub async fn halted(env: &TestEnv, name: &str, gate: &str, bundle: &str) -> Passage {
+    let mut crossing = passage(env, name, gate, bundle, PassagePhase::Running).await;
+    let at = Time("2026-08-11T12:00:00Z".parse().expect("a time"));
+    let status = crossing.status.get_or_insert_with(PassageStatus::default);
+    status.rollout = Some(RolloutStatus {
+        phase: RolloutPhase::Halted,
+        message: format!("halted: {HALT}"),
+        targets: vec![
+            TargetStatus {
+                name: "canary".into(),
+                phase: TargetPhase::Failed,
+                attempt: 1,
+                current_step: 1,
+                reason: "GitRejected".into(),
+                pushed_revision: "main@sha1:3f1c2a9d0e4b5a6978".into(),
+                started_at: Some(at),
+                ..TargetStatus::default()
+            },
+            TargetStatus {
+                name: "eu-1".into(),
+                wave: 1,
+                ..TargetStatus::default()
+            },
+        ],
+        ..RolloutStatus::default()
+    });
+    env.write_status(&crossing).await
 }
 
 /// The repository [`release_spec`]'s commits are in.

@@ -257,6 +257,16 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: Method::Get,
+        path: ns!("/gates/{name}/targets"),
+        guard: Guard::Namespaced(Operation::Targets),
+        summary: "Where the Gate's latest rollout stands on each of its targets, by wave: phase, attempt, step, revision and why a target failed; `rollout` is absent until a rollout has begun",
+        query: &[],
+        handler: || get(targets),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::GateTargets>),
+    },
+    Route {
+        method: Method::Get,
         path: ns!("/gates/{name}/preflight"),
         guard: Guard::Namespaced(Operation::Preflight),
         summary: "Would Fides' evidence gate let each eligible Bundle through",
@@ -414,6 +424,26 @@ pub const ROUTES: &[Route] = &[
         handler: || post(abort),
         request: None,
         answer: Answer::Json(schema::<hecate_ops::Aborted>),
+    },
+    Route {
+        method: Method::Post,
+        path: ns!("/passages/{name}/retry"),
+        guard: Guard::Namespaced(Operation::RetryTargets),
+        summary: "Ask a halted rollout to cross its failed targets again; the caller is the one who asked, kept on the record",
+        query: &[],
+        handler: || post(retry),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::RolloutAsked>),
+    },
+    Route {
+        method: Method::Post,
+        path: ns!("/passages/{name}/accept-failures"),
+        guard: Guard::Namespaced(Operation::AcceptFailures),
+        summary: "Accept the failures that halted a rollout, for a reason, so it goes on; who, when and why are kept on the record",
+        query: &[],
+        handler: || post(accept_failures),
+        request: Some(schema::<AcceptFailuresRequest>),
+        answer: Answer::Json(schema::<hecate_ops::RolloutAsked>),
     },
     Route {
         method: Method::Get,
@@ -767,6 +797,16 @@ async fn explain(
 ) -> Result<Response, ApiError> {
     asked.admit(&state, &ns, Some(&name)).await?;
     Ok(Json(state.ops.explain_shared(&ns, &name).await?).into_response())
+}
+
+/// `GET …/gates/{name}/targets`.
+async fn targets(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path((ns, name)): Named,
+) -> Result<Response, ApiError> {
+    asked.admit(&state, &ns, Some(&name)).await?;
+    Ok(Json(state.ops.targets(&ns, &name).await?).into_response())
 }
 
 /// `GET …/gates/{name}/you`: read as the Gate's explanation is, judged for the
@@ -1139,6 +1179,46 @@ async fn abort(
     let NoFields {} = strict_body(&body)?;
     asked.admit(&state, &ns, Some(&name)).await?;
     Ok(Json(state.ops.abort(&ns, &name, &asked.caller.username).await?).into_response())
+}
+
+async fn retry(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path((ns, name)): Named,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let NoFields {} = strict_body(&body)?;
+    asked.admit(&state, &ns, Some(&name)).await?;
+    Ok(Json(state.ops.retry(&ns, &name, &asked.caller.username).await?).into_response())
+}
+
+/// `POST …/passages/{name}/accept-failures`.
+#[derive(Deserialize, Default, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+// Required, though missing reads as empty: either way the answer is a 400 or a refusal.
+#[schemars(extend("required" = ["reason"]))]
+pub(crate) struct AcceptFailuresRequest {
+    /// Why the rollout may go on without these targets: kept on the record.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 1000))]
+    reason: String,
+}
+
+async fn accept_failures(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path((ns, name)): Named,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let request: AcceptFailuresRequest = strict_body(&body)?;
+    asked.admit(&state, &ns, Some(&name)).await?;
+    Ok(Json(
+        state
+            .ops
+            .accept_failures(&ns, &name, &asked.caller.username, &request.reason)
+            .await?,
+    )
+    .into_response())
 }
 
 async fn poll(

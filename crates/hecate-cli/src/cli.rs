@@ -311,6 +311,14 @@ pub(crate) enum Command {
         #[command(flatten)]
         output: OutputArg,
     },
+    /// A Gate's targets, by wave, and where the crossing under way (or the last one)
+    /// stands on each: phase, attempt, the step it is on or failed at, revisions.
+    Targets {
+        /// The Gate.
+        gate: String,
+        #[command(flatten)]
+        output: OutputArg,
+    },
     /// List the Gates.
     Gates {
         #[command(flatten)]
@@ -415,6 +423,24 @@ pub(crate) enum Command {
     Abort {
         /// The Passage.
         passage: String,
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// Cross the failed targets of a halted rollout again; nothing else restarts.
+    Retry {
+        /// The Passage whose rollout halted.
+        passage: String,
+        #[command(flatten)]
+        output: OutputArg,
+    },
+    /// Accept the failures that halted a rollout and let its later waves go on; the
+    /// reason is kept on the record with your name.
+    AcceptFailures {
+        /// The Passage whose rollout halted.
+        passage: String,
+        /// Why going on is right, kept on the record.
+        #[arg(long, value_name = "TEXT")]
+        reason: String,
         #[command(flatten)]
         output: OutputArg,
     },

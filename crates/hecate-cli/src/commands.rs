@@ -27,6 +27,7 @@ fn operation(command: &Command) -> Option<Operation> {
         } => return None,
         Command::Status { .. } => Operation::Overview,
         Command::Explain { .. } => Operation::Explain,
+        Command::Targets { .. } => Operation::Targets,
         Command::Gates { .. } => Operation::ListGates,
         Command::Bundles { .. } => Operation::ListBundles,
         Command::Diff { .. } => Operation::GetBundle,
@@ -50,6 +51,8 @@ fn operation(command: &Command) -> Option<Operation> {
         Command::Reject { .. } => Operation::Reject,
         Command::Approvals { .. } => Operation::Approvals,
         Command::Abort { .. } => Operation::Abort,
+        Command::Retry { .. } => Operation::RetryTargets,
+        Command::AcceptFailures { .. } => Operation::AcceptFailures,
         Command::Poll { .. } => Operation::Poll,
         Command::Completion { .. } | Command::Man | Command::Version | Command::Complete { .. } => {
             return None;
@@ -135,6 +138,12 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             if ai {
                 explain_ai(&output.format, &explanation).await;
             }
+        }
+        Command::Targets { gate, output } => {
+            let targets = ops.targets(&ns, &gate).await.map_err(read)?;
+            output::print(&output.format, &targets, |columns| {
+                render::targets(&targets, ops.now(), columns, &style)
+            })?;
         }
         Command::Gates { output } => {
             let gates = ops.staged_gates(&ns).await.map_err(read)?;
@@ -300,6 +309,31 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 answer: &aborted,
             };
             output::print(&output.format, &written, |_| render::aborted(&aborted))?;
+        }
+        Command::Retry { passage, output } => {
+            let actor = cx.whoami().await?;
+            let asked = ops.retry(&ns, &passage, &actor.name).await.map_err(write)?;
+            let written = Written {
+                action: "retry",
+                answer: &asked,
+            };
+            output::print(&output.format, &written, |_| render::rollout_asked(&asked))?;
+        }
+        Command::AcceptFailures {
+            passage,
+            reason,
+            output,
+        } => {
+            let actor = cx.whoami().await?;
+            let asked = ops
+                .accept_failures(&ns, &passage, &actor.name, &reason)
+                .await
+                .map_err(write)?;
+            let written = Written {
+                action: "accept-failures",
+                answer: &asked,
+            };
+            output::print(&output.format, &written, |_| render::rollout_asked(&asked))?;
         }
         Command::Poll {
             beacon,

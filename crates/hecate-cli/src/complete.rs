@@ -137,9 +137,11 @@ async fn complete(cluster: &ClusterArgs, prior: &[String], current: &str) -> Vec
         }
         _ => match command.get_name() {
             "completion" => return filter(["bash", "zsh", "fish"], current),
-            "explain" | "promote" | "rollback" | "preflight" | "flux" => Some(Names::Gates),
+            "explain" | "targets" | "promote" | "rollback" | "preflight" | "flux" => {
+                Some(Names::Gates)
+            }
             "approve" | "diff" => Some(Names::Bundles),
-            "abort" => Some(Names::RunningPassages),
+            "abort" | "retry" | "accept-failures" => Some(Names::RunningPassages),
             "poll" => Some(Names::Beacons),
             _ => None,
         },

@@ -2,7 +2,7 @@
 //! `structuredContent`) reads. Short, and carrying the same facts as the structured
 //! answer; where a layout is given by the spec it is kept exactly.
 
-use hecate_ops::{Aborted, Explanation, Promoted, RolledBack};
+use hecate_ops::{Aborted, Explanation, GateTargets, Promoted, RolledBack, RolloutAsked};
 use serde::Serialize;
 
 use crate::schema::GateList;
@@ -29,6 +29,9 @@ pub fn why_stuck(explanation: &Explanation) -> String {
         text.push_str(&format!("\n[{}] {}", blocker.kind.as_str(), blocker.detail));
         if !blocker.fix.is_empty() {
             text.push_str(&format!("\n  fix: {}", blocker.fix));
+        }
+        for other in &blocker.alternatives {
+            text.push_str(&format!("\n  or: {}", other.fix(&explanation.namespace)));
         }
     }
     if !explanation.eligible.is_empty() {
@@ -114,6 +117,42 @@ pub fn aborted(aborted: &Aborted) -> String {
         "asked Passage {} to stop: its remaining steps will be marked aborted (work already done, such as a pushed commit, is not undone)",
         aborted.passage
     )
+}
+
+/// `retry_targets`.
+pub fn rollout_asked(asked: &RolloutAsked) -> String {
+    format!(
+        "asked Passage {} to cross its failed targets again; the controller carries it out once (get_passage shows each target's attempt)",
+        asked.passage
+    )
+}
+
+/// `rollout_targets`: one line per target, by wave.
+pub fn targets(targets: &GateTargets) -> String {
+    let Some(rollout) = &targets.rollout else {
+        return if targets.spans_targets {
+            format!("{} spans targets; no rollout has begun", targets.gate)
+        } else {
+            format!("{} is one place: it spans no targets", targets.gate)
+        };
+    };
+    let mut text = format!(
+        "{} rolls {} out in Passage {}: {}",
+        targets.gate, rollout.version, rollout.passage, rollout.now.occupancy
+    );
+    for target in &rollout.targets {
+        text.push_str(&format!(
+            "\nwave {} {}: {} (attempt {})",
+            target.wave,
+            target.name,
+            target.phase.as_str(),
+            target.attempt
+        ));
+        if !target.message.is_empty() {
+            text.push_str(&format!(" — {}", target.message));
+        }
+    }
+    text
 }
 
 /// Any other answer: the structured value as 2-space indented JSON.
@@ -276,6 +315,7 @@ mod tests {
             health: None,
             evidence: None,
             crossing: Some(CrossingNow {
+                rollout: None,
                 passage: "production-2".into(),
                 bundle: "b2".into(),
                 created_at: at("2026-12-01T07:00:00Z"),

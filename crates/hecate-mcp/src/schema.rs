@@ -184,6 +184,19 @@ pub struct AbortArgs {
     pub namespace: Option<String>,
 }
 
+/// Arguments of `retry_targets`.
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct RetryArgs {
+    /// The Passage of the halted rollout, e.g. the one `rollout_targets` names.
+    #[schemars(length(min = 1, max = 253))]
+    pub passage: String,
+    /// Kubernetes namespace of the Passage; defaults to the server's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub namespace: Option<String>,
+}
+
 /// The answer of `list_gates`.
 #[derive(Serialize, Deserialize, JsonSchema, Debug)]
 pub struct GateList {

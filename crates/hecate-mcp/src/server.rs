@@ -42,7 +42,7 @@ use crate::render;
 use crate::schema::{
     AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, DeliveryArgs, DiffArgs, GateArgs,
     GateList, GateName, InNamespace, Lacking, Missing, NoArguments, PassageFilter, PassageList,
-    PassageName, Problem, ProblemClass, PromoteArgs, RollbackArgs,
+    PassageName, Problem, ProblemClass, PromoteArgs, RetryArgs, RollbackArgs,
 };
 use crate::tools::{self, ToolName};
 
@@ -233,6 +233,8 @@ impl HecateMcp {
             ToolName::Promote => with_arguments!(promote),
             ToolName::Rollback => with_arguments!(rollback),
             ToolName::Abort => with_arguments!(abort),
+            ToolName::RolloutTargets => with_arguments!(rollout_targets),
+            ToolName::RetryTargets => with_arguments!(retry_targets),
             ToolName::Preflight => with_arguments!(preflight),
             ToolName::FluxResources => with_arguments!(flux_resources),
             ToolName::SuspendFlux => with_arguments!(suspend_flux),
@@ -602,6 +604,34 @@ impl Call<'_> {
         }
         .await;
         result(answer, render::aborted)
+    }
+
+    async fn retry_targets(&self, args: RetryArgs) -> CallToolResult {
+        let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let passage = name_argument("passage", &args.passage)?;
+            self.authorize(&namespace).await?;
+            self.ops()
+                .retry(&namespace, &passage, &self.actor())
+                .await
+                .map_err(|e| self.problem(&e))
+        }
+        .await;
+        result(answer, render::rollout_asked)
+    }
+
+    async fn rollout_targets(&self, args: GateArgs) -> CallToolResult {
+        let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let gate = name_argument("gate", &args.gate)?;
+            self.authorize(&namespace).await?;
+            self.ops()
+                .targets(&namespace, &gate)
+                .await
+                .map_err(|e| self.problem(&e))
+        }
+        .await;
+        result(answer, render::targets)
     }
 }
 

@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use hecate_ops::{
-    Aborted, BundleDiff, Delivery, Evidence, Explanation, FluxReconciled, FluxSuspended, Operation,
-    Overview, Promoted, RolledBack,
+    Aborted, BundleDiff, Delivery, Evidence, Explanation, FluxReconciled, FluxSuspended,
+    GateTargets, Operation, Overview, Promoted, RolledBack, RolloutAsked,
 };
 use hecate_types::{Gate, Passage};
 use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::schema::{
     AbortArgs, ApprovalQueue, AuditTrail, BundleArgs, BundleList, DeliveryArgs, DiffArgs,
     FluxObjectArgs, FluxResourceList, GateArgs, GateList, GateName, InNamespace, NoArguments,
-    PassageFilter, PassageList, PassageName, PreflightList, PromoteArgs, RollbackArgs,
+    PassageFilter, PassageList, PassageName, PreflightList, PromoteArgs, RetryArgs, RollbackArgs,
     consts_as_enums,
 };
 
@@ -65,6 +65,10 @@ pub enum ToolName {
     Rollback,
     /// `abort`
     Abort,
+    /// `rollout_targets`
+    RolloutTargets,
+    /// `retry_targets`
+    RetryTargets,
     /// `preflight`
     Preflight,
     /// `flux_resources`
@@ -79,7 +83,7 @@ pub enum ToolName {
 
 impl ToolName {
     /// The tools that only read; always offered.
-    pub const READ: [Self; 14] = [
+    pub const READ: [Self; 15] = [
         Self::ListGates,
         Self::GetGate,
         Self::WhyStuck,
@@ -94,15 +98,19 @@ impl ToolName {
         Self::Approvals,
         Self::DeliveryMetrics,
         Self::DiffBundles,
+        Self::RolloutTargets,
     ];
 
     /// The tools that write; offered only with `--allow-writes`: crossings (promote,
-    /// rollback, abort) and the Flux objects a Gate depends on (suspend, resume,
-    /// reconcile).
-    pub const WRITE: [Self; 6] = [
+    /// rollback, abort, retrying a halted rollout's targets) and the Flux objects a
+    /// Gate depends on (suspend, resume, reconcile). Accepting a rollout's failures is
+    /// not one: it overrides the failure budget the Gate's owners set, a judgement left
+    /// to people (DECISION 158).
+    pub const WRITE: [Self; 7] = [
         Self::Promote,
         Self::Rollback,
         Self::Abort,
+        Self::RetryTargets,
         Self::SuspendFlux,
         Self::ResumeFlux,
         Self::ReconcileFlux,
@@ -126,6 +134,8 @@ impl ToolName {
             Self::Promote => "promote",
             Self::Rollback => "rollback",
             Self::Abort => "abort",
+            Self::RolloutTargets => "rollout_targets",
+            Self::RetryTargets => "retry_targets",
             Self::Preflight => "preflight",
             Self::FluxResources => "flux_resources",
             Self::SuspendFlux => "suspend_flux",
@@ -162,6 +172,8 @@ impl ToolName {
             Self::Promote => Operation::Promote,
             Self::Rollback => Operation::Rollback,
             Self::Abort => Operation::Abort,
+            Self::RolloutTargets => Operation::Targets,
+            Self::RetryTargets => Operation::RetryTargets,
             Self::Preflight => Operation::Preflight,
             Self::FluxResources => Operation::FluxResources,
             Self::SuspendFlux | Self::ResumeFlux => Operation::SuspendFlux,
@@ -191,6 +203,8 @@ impl ToolName {
             Self::Promote => "Promote a Bundle",
             Self::Rollback => "Roll a Gate back",
             Self::Abort => "Abort a crossing",
+            Self::RolloutTargets => "Where a rollout stands on each target",
+            Self::RetryTargets => "Retry a halted rollout's failed targets",
             Self::Preflight => "Would evidence let it cross?",
             Self::FluxResources => "Flux objects a Gate depends on",
             Self::SuspendFlux => "Suspend a Flux object",
@@ -318,6 +332,23 @@ impl ToolName {
                  Passage is kept as the record; work already done (a pushed commit, say) is not \
                  undone. Refused for a Passage that has already finished."
             }
+            Self::RolloutTargets => {
+                "For a Gate that spans several targets (clusters): where its latest \
+                 rollout stands on each, by wave — phase (Pending, Running, Verifying, \
+                 Succeeded, Failed, Aborted), attempt, step, pushed and applied \
+                 revision, health, verification, and why a target failed. `now` sums it \
+                 up (\"2 of 5 on v1.3.0, 1 failed\"). `rollout` is absent until a \
+                 rollout has begun; `spansTargets` false means the Gate is one place. For \
+                 \"which clusters has this release reached?\" and \"where did it fail?\"."
+            }
+            Self::RetryTargets => {
+                "Ask a rollout that halted (its failure budget spent) to cross its failed \
+                 targets again, from their first step; the rest of the rollout then goes \
+                 on. Kept on the Passage in the caller's name and carried out once by the \
+                 controller. Refused unless the rollout is halted on failed targets. \
+                 Accepting the failures instead is for people (`hecate accept-failures`), \
+                 never for an agent: it overrides the Gate's failure budget."
+            }
             Self::Preflight => {
                 "Before promoting through a Gate that checks evidence in Fides: for each Bundle \
                  the Gate lists as eligible, whether Fides' policy check for the Gate's \
@@ -385,6 +416,8 @@ impl ToolName {
             Self::Promote => pair::<PromoteArgs, Promoted>(),
             Self::Rollback => pair::<RollbackArgs, RolledBack>(),
             Self::Abort => pair::<AbortArgs, Aborted>(),
+            Self::RolloutTargets => pair::<GateArgs, GateTargets>(),
+            Self::RetryTargets => pair::<RetryArgs, RolloutAsked>(),
             Self::Preflight => pair::<GateArgs, PreflightList>(),
             Self::FluxResources => pair::<GateArgs, FluxResourceList>(),
             Self::SuspendFlux | Self::ResumeFlux => pair::<FluxObjectArgs, FluxSuspended>(),
@@ -403,6 +436,11 @@ impl ToolName {
                 .read_only(false)
                 .destructive(true)
                 .idempotent(true),
+            // Each call is a new request on the record, carried out once.
+            Self::RetryTargets => annotations
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false),
             Self::SuspendFlux | Self::ResumeFlux => annotations
                 .read_only(false)
                 .destructive(false)
@@ -457,7 +495,7 @@ mod tests {
 
     #[test]
     fn only_crossings_and_flux_objects_are_written() {
-        assert_eq!(ToolName::WRITE.len(), 6);
+        assert_eq!(ToolName::WRITE.len(), 7);
         assert!(ToolName::WRITE.iter().all(|t| t.writes()));
         assert!(ToolName::READ.iter().all(|t| !t.writes()));
         assert_eq!(
@@ -466,13 +504,16 @@ mod tests {
                 "create passages",
                 "create passages",
                 "patch passages",
+                "patch passages",
                 "patch kustomizations",
                 "patch kustomizations",
                 "patch kustomizations"
             ]
         );
-        assert_eq!(offered(false).len(), 14);
-        assert_eq!(offered(true).len(), 20);
+        assert_eq!(offered(false).len(), 15);
+        assert_eq!(offered(true).len(), 22);
+        // Accepting a rollout's failures overrides the Gate's budget: for people only.
+        assert!(offered(true).iter().all(|t| !t.as_str().contains("accept")));
     }
 
     #[test]

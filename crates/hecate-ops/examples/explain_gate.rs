@@ -105,6 +105,9 @@ fn who_acts(blocker: &Blocker) -> String {
         BlockerKind::VerificationFailed => {
             "anyone allowed to promote: roll back, or fix forward".into()
         }
+        BlockerKind::RolloutHalted => {
+            "anyone allowed to promote: retry the failed targets, accept them, or abort".into()
+        }
     }
 }
 
@@ -124,6 +127,13 @@ fn call(remedy: &Remedy, namespace: &str) -> String {
         Remedy::InspectPassage { passage } => {
             format!("ops.passage({namespace:?}, {passage:?}), then read its steps")
         }
+        Remedy::RetryTargets { passage, .. } => {
+            format!("ops.retry({namespace:?}, {passage:?}, actor)")
+        }
+        Remedy::AcceptFailures { passage, .. } => {
+            format!("ops.accept_failures({namespace:?}, {passage:?}, actor, reason)")
+        }
+        Remedy::Abort { passage } => format!("ops.abort({namespace:?}, {passage:?}, actor)"),
         Remedy::Resume { .. }
         | Remedy::Wait
         | Remedy::AddSteps { .. }

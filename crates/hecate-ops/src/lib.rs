@@ -97,9 +97,10 @@ pub use hecate_fides::{Client as FidesClient, Config as FidesConfig};
 pub use model::{
     Aborted, ApprovalProgress, Approved, Attention, AttentionKind, AuditEntry, AuditKind, Blocker,
     BlockerKind, ChainState, CrossingVerification, Delivery, Evidence, Explanation, FluxReconciled,
-    FluxResource, FluxSuspended, Overview, Person, Polled, Preflight, Promoted, QueuedApproval,
-    Rejected, Remedy, RolledBack, StagedGate, State, Uncounted, VerifyReport, Waiting, Withdrawn,
-    YourCrossing, YourCrossings, YourTurn,
+    FluxResource, FluxSuspended, GateTargets, Overview, Person, Polled, Preflight, Promoted,
+    QueuedApproval, Rejected, Remedy, RolledBack, RolloutAsked, RolloutNow, RolloutRecord,
+    StagedGate, State, TargetFailure, Uncounted, VerifyReport, Waiting, Withdrawn, YourCrossing,
+    YourCrossings, YourTurn,
 };
 pub use model::{ArtifactChange, ArtifactKind, BundleDiff, BundleRef, CommitGap, DiffDirection};
 pub use operation::{Operation, Permission};

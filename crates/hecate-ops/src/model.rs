@@ -323,11 +323,14 @@ pub enum BlockerKind {
     Rejected,
     /// The newest crossing's verification said no (Hecate's addition, DECISION 139).
     VerificationFailed,
+    /// The crossing's rollout across the Gate's targets passed a wave's failure budget
+    /// and stopped until a person decides (Hecate's addition, DECISION 158).
+    RolloutHalted,
 }
 
 impl BlockerKind {
     /// Every kind.
-    pub const ALL: [Self; 15] = [
+    pub const ALL: [Self; 16] = [
         Self::Suspended,
         Self::InvalidSteps,
         Self::NoPassage,
@@ -343,6 +346,7 @@ impl BlockerKind {
         Self::Manual,
         Self::Rejected,
         Self::VerificationFailed,
+        Self::RolloutHalted,
     ];
 
     /// The kind as it is written on the wire.
@@ -363,6 +367,7 @@ impl BlockerKind {
             Self::Manual => "AwaitingRequest",
             Self::Rejected => "Rejected",
             Self::VerificationFailed => "VerificationFailed",
+            Self::RolloutHalted => "RolloutHalted",
         }
     }
 }
@@ -384,6 +389,11 @@ pub struct Blocker {
     /// What would remove it, as a value a surface acts on: a button, a tool call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<Remedy>,
+    /// Other ways to remove it, in the order offered, where there is more than one
+    /// answer — a halted rollout is retried, or its failures accepted, or it is
+    /// aborted (not the reference's: additive, DECISION 158).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<Remedy>,
 }
 
 impl Blocker {
@@ -403,7 +413,14 @@ impl Blocker {
                 .unwrap_or_default(),
             until: None,
             action,
+            alternatives: Vec::new(),
         }
+    }
+
+    /// The blocker with other ways to remove it besides its `action`.
+    pub fn or(mut self, alternatives: Vec<Remedy>) -> Self {
+        self.alternatives = alternatives;
+        self
     }
 }
 
@@ -487,6 +504,27 @@ pub enum Remedy {
         /// The Gate.
         gate: String,
     },
+    /// Cross the failed targets of `passage`'s halted rollout again; nothing else
+    /// restarts (DECISION 157).
+    RetryTargets {
+        /// The Passage.
+        passage: String,
+        /// The targets a retry crosses again.
+        targets: Vec<String>,
+    },
+    /// Accept the failures that halted `passage`'s rollout, with a reason kept on the
+    /// record, and let its later waves go on (DECISION 157).
+    AcceptFailures {
+        /// The Passage.
+        passage: String,
+        /// The failed targets an acceptance names.
+        targets: Vec<String>,
+    },
+    /// Stop `passage`: every target not finished ends aborted.
+    Abort {
+        /// The Passage.
+        passage: String,
+    },
 }
 
 impl Remedy {
@@ -532,6 +570,15 @@ impl Remedy {
             Self::Rollback { gate } => format!(
                 "roll back to the last verified Bundle: hecate rollback {gate} -n {namespace}"
             ),
+            Self::RetryTargets { passage, .. } => {
+                format!("cross the failed targets again: hecate retry {passage} -n {namespace}")
+            }
+            Self::AcceptFailures { passage, .. } => format!(
+                "accept the failures and go on: hecate accept-failures {passage} --reason <why> -n {namespace}"
+            ),
+            Self::Abort { passage } => {
+                format!("stop the rollout: hecate abort {passage} -n {namespace}")
+            }
         }
     }
 }
@@ -699,6 +746,102 @@ pub struct CrossingNow {
     /// The step running now, if one is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<StepNow>,
+    /// Where its rollout across the Gate's targets stands, for a Gate with targets
+    /// (not the reference's: additive, DECISION 158).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutNow>,
+}
+
+/// A rollout under way across a Gate's targets, from the Passage's record
+/// ([`crate::rules::rollout::recorded`]).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutNow {
+    /// `Progressing`, `Halted`, `Completed` or `Accepted`.
+    pub phase: String,
+    /// What the rollout does now, in the controller's words: "wave 2 (eu): eu-1
+    /// crossing", "halted: canary failed at step 5 (FluxDegraded); …".
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// Where the Bundle is, in words: "v1.4.0 on 3 of 5 targets; eu-2 failed".
+    pub occupancy: String,
+    /// How many targets the Gate spans.
+    pub of: usize,
+    /// The targets it is on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on: Vec<String>,
+    /// The targets crossing now.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crossing: Vec<String>,
+    /// The targets whose crossing failed and counts, each where and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<TargetFailure>,
+    /// The targets whose failure a person accepted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepted: Vec<String>,
+}
+
+/// A Gate's targets and the crossing that last reached them: the answer of
+/// `targets` (`hecate targets <gate>`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GateTargets {
+    /// The Gate.
+    pub gate: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Whether the Gate names targets (`spec.targets`); without, it is one place.
+    pub spans_targets: bool,
+    /// The crossing under way across its targets, else the newest that reached them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutRecord>,
+}
+
+/// One crossing's rollout across a Gate's targets, from its Passage's record.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutRecord {
+    /// The Passage.
+    pub passage: String,
+    /// The Bundle it moves.
+    pub bundle: String,
+    /// The Bundle's version, as people call it.
+    pub version: String,
+    /// Whether the crossing is under way.
+    pub active: bool,
+    /// Where it stands.
+    pub now: RolloutNow,
+    /// The wave under way or last reached, counted from 0 as the record counts it.
+    pub wave: i32,
+    /// Each present target's record, in the Gate's order: its wave, phase, attempt,
+    /// step, revisions, health, verification and times.
+    pub targets: Vec<hecate_types::TargetStatus>,
+    /// Records of departed targets the record left out to stay within its bound.
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub omitted_targets: i32,
+}
+
+fn is_zero_i32(n: &i32) -> bool {
+    *n == 0
+}
+
+/// One target's failed crossing.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetFailure {
+    /// The target.
+    pub target: String,
+    /// The step it failed at, counted from 1; absent when it failed after its steps
+    /// (its verification) or before any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    /// A PascalCase code: the step's reason, `ProgressDeadlineExceeded`,
+    /// `VerificationFailed`, `Aborted`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// What its record says.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
 }
 
 /// A step of a crossing in progress.

@@ -37,6 +37,8 @@ pub enum Operation {
     GetGate,
     /// Why a Gate is where it is.
     Explain,
+    /// A Gate's targets and the rollout across them.
+    Targets,
     /// The Bundles of a namespace.
     ListBundles,
     /// One Bundle.
@@ -74,6 +76,10 @@ pub enum Operation {
     WithdrawRejection,
     /// Stopping a crossing.
     Abort,
+    /// Crossing the failed targets of a halted rollout again (DECISION 157).
+    RetryTargets,
+    /// Accepting the failures that halted a rollout, so it goes on (DECISION 157).
+    AcceptFailures,
     /// Asking a Beacon to look now.
     Poll,
     /// Whether Fides' evidence gate would let each eligible Bundle through.
@@ -189,12 +195,13 @@ impl fmt::Display for Permission {
 
 impl Operation {
     /// Every operation, reads first.
-    pub const ALL: [Self; 34] = [
+    pub const ALL: [Self; 37] = [
         Self::Namespaces,
         Self::Overview,
         Self::ListGates,
         Self::GetGate,
         Self::Explain,
+        Self::Targets,
         Self::ListBundles,
         Self::GetBundle,
         Self::Approvals,
@@ -217,6 +224,8 @@ impl Operation {
         Self::Reject,
         Self::WithdrawRejection,
         Self::Abort,
+        Self::RetryTargets,
+        Self::AcceptFailures,
         Self::Poll,
         Self::SuspendFlux,
         Self::ReconcileFlux,
@@ -236,9 +245,11 @@ impl Operation {
             | Self::Delivery
             | Self::Watch
             | Self::Settings => Permission::hecate("list", "gates"),
-            Self::GetGate | Self::Explain | Self::Preflight | Self::FluxResources => {
-                Permission::hecate("get", "gates")
-            }
+            Self::GetGate
+            | Self::Explain
+            | Self::Targets
+            | Self::Preflight
+            | Self::FluxResources => Permission::hecate("get", "gates"),
             Self::ListBundles | Self::Approvals => Permission::hecate("list", "bundles"),
             Self::GetBundle | Self::Evidence | Self::Verify => Permission::hecate("get", "bundles"),
             Self::ListPassages => Permission::hecate("list", "passages"),
@@ -255,7 +266,11 @@ impl Operation {
             },
             // What abort sends: a merge patch of `spec.abort` (surfaces quirk: the
             // reference asks `update`, which the promoter role no longer grants).
-            Self::Abort => Permission::hecate("patch", "passages"),
+            // A retry or an acceptance is a request appended to the Passage's
+            // `spec.rollout`, in the asker's name, as abort's is.
+            Self::Abort | Self::RetryTargets | Self::AcceptFailures => {
+                Permission::hecate("patch", "passages")
+            }
             Self::Poll => Permission::hecate("update", "beacons"),
             Self::SuspendFlux | Self::ReconcileFlux => Permission::FLUX_PATCH,
             Self::ListGrants => Permission::rbac("list"),
@@ -286,6 +301,8 @@ impl Operation {
                 | Self::Reject
                 | Self::WithdrawRejection
                 | Self::Abort
+                | Self::RetryTargets
+                | Self::AcceptFailures
                 | Self::Poll
                 | Self::SuspendFlux
                 | Self::ReconcileFlux
@@ -301,7 +318,11 @@ impl Operation {
     /// (the settings writes: a cluster administrator's).
     pub const fn role(self) -> Option<&'static str> {
         match self {
-            Self::Promote | Self::Rollback | Self::Abort => Some("hecate-promoter"),
+            Self::Promote
+            | Self::Rollback
+            | Self::Abort
+            | Self::RetryTargets
+            | Self::AcceptFailures => Some("hecate-promoter"),
             Self::Approve | Self::Reject | Self::WithdrawRejection => Some("hecate-approver"),
             Self::Poll => Some("hecate-poker"),
             Self::SuspendFlux | Self::ReconcileFlux => Some("hecate-flux-operator"),
@@ -371,6 +392,8 @@ mod tests {
                     "update bundles/status".to_string()
                 ),
                 (Operation::Abort, "patch passages".to_string()),
+                (Operation::RetryTargets, "patch passages".to_string()),
+                (Operation::AcceptFailures, "patch passages".to_string()),
                 (Operation::Poll, "update beacons".to_string()),
                 (Operation::SuspendFlux, "patch kustomizations".to_string()),
                 (Operation::ReconcileFlux, "patch kustomizations".to_string()),

@@ -17,7 +17,8 @@ use serde::de::DeserializeOwned;
 use crate::cache::Cache;
 use crate::error::{Error, Kind, Result};
 use crate::model::{
-    BundleDiff, Explanation, Overview, Person, QueuedApproval, StagedGate, YourCrossings,
+    BundleDiff, Explanation, GateTargets, Overview, Person, QueuedApproval, StagedGate,
+    YourCrossings,
 };
 pub use crate::rules::diff::DiffAgainst;
 use crate::rules::eligibility::newest_first;
@@ -507,6 +508,35 @@ impl Ops {
             &gate,
             self.now(),
         )))
+    }
+
+    /// `gate`'s targets and the crossing under way across them, else the newest that
+    /// reached them ([`rules::rollout::view`]).
+    pub async fn targets(&self, namespace: &str, gate: &str) -> Result<GateTargets> {
+        let (gate, snapshot) = match self.cache() {
+            Some(cache) => {
+                let snapshot = cache.snapshot(namespace);
+                let found = snapshot
+                    .gates()
+                    .find(|g| g.metadata.name.as_deref() == Some(gate))
+                    .cloned()
+                    .ok_or_else(|| not_found(Kind::Gate, namespace, gate))?;
+                (found, snapshot)
+            }
+            None => {
+                let (gate, snapshot) = self.gate_snapshot(namespace, gate).await?;
+                (gate, Arc::new(snapshot))
+            }
+        };
+        let name = gate.name_any();
+        let rollout = rules::rollout::view::latest(snapshot.passages_of(&name))
+            .and_then(|passage| rules::rollout::view::record(passage, snapshot.bundles()));
+        Ok(GateTargets {
+            gate: name,
+            namespace: namespace.to_string(),
+            spans_targets: gate.spec.targets.is_some(),
+            rollout,
+        })
     }
 
     /// What Explain reads of one Gate: the Gate, its Passages and the Bundles it

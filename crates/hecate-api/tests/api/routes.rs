@@ -384,9 +384,12 @@ fn concrete(path: &str, name: &str) -> (String, Option<&'static str>) {
         "beacons" => "app",
         _ => "",
     };
-    // A rollback needs a Gate that held something: `rolled`, holding b1.
+    // A rollback needs a Gate that held something: `rolled`, holding b1; retrying or
+    // accepting a rollout's failures, a rollout halted on them: `halted-1`.
     let object = if path.ends_with("/rollback") {
         "rolled"
+    } else if path.ends_with("/retry") || path.ends_with("/accept-failures") {
+        "halted-1"
     } else {
         object
     };
@@ -397,6 +400,8 @@ fn concrete(path: &str, name: &str) -> (String, Option<&'static str>) {
         Some(r#"{"to":"b1"}"#)
     } else if path.ends_with("/approve") || path.ends_with("/withdraw-rejection") {
         Some(r#"{"gate":"staging"}"#)
+    } else if path.ends_with("/accept-failures") {
+        Some(r#"{"reason":"the canary is being rebuilt"}"#)
     } else if path.ends_with("/reject") {
         Some(r#"{"gate":"staging","reason":"not this week"}"#)
     } else if path.ends_with("/flux/suspend") {
@@ -451,6 +456,7 @@ async fn the_openapi_document_covers_every_route() {
     };
     server.env.create(Passage::new("p-1", crossing)).await;
     crate::rollback::holding(&server, "rolled", "b1").await;
+    hecate_testenv::fixtures::halted(&server.env, "halted-1", "production", "b1").await;
     // Staging depends on Kustomization podinfo, so the Flux routes have one to operate.
     crate::flux::kustomization(&server, "podinfo", json!({})).await;
     crate::flux::watch(
@@ -470,8 +476,9 @@ async fn the_openapi_document_covers_every_route() {
     // and the five of the settings page, and the caller's rights; and the approvals
     // queue, reject and withdraw (DECISION 137); and the delivery figures (DECISION
     // 138); and rollback (DECISION 139); and a Bundle's diff (DECISION 140); and what
-    // the caller's own promote of each eligible Bundle would meet (DECISION 141).
-    assert_eq!(routes.len(), 37);
+    // the caller's own promote of each eligible Bundle would meet (DECISION 141); and
+    // a Gate's targets, retrying a rollout and accepting its failures (DECISION 158).
+    assert_eq!(routes.len(), 40);
     let mut seen = std::collections::BTreeSet::new();
     for route in routes {
         let (method, path) = (route.method.as_str(), route.path);
@@ -583,6 +590,14 @@ async fn the_openapi_document_covers_every_route() {
                     ask(&working, Some(&admin), body).await,
                     409,
                     "already crossing",
+                );
+            }
+            if path.ends_with("/retry") || path.ends_with("/accept-failures") {
+                let (one_place, body) = concrete(path, "p-1");
+                expect(
+                    ask(&one_place, Some(&admin), body).await,
+                    409,
+                    "no rollout to act on",
                 );
             }
         }

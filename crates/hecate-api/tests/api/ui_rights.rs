@@ -71,7 +71,16 @@ async fn the_api_tells_each_caller_what_they_may_do() {
     assert_eq!(may(&server, Alice).await, (true, json!([])));
     assert_eq!(
         may(&server, Bob).await,
-        (true, json!(["promote", "rollback", "abort"]))
+        (
+            true,
+            json!([
+                "promote",
+                "rollback",
+                "abort",
+                "retryTargets",
+                "acceptFailures"
+            ])
+        )
     );
     assert_eq!(
         may(&server, Carol).await,

@@ -8,11 +8,12 @@ use hecate_ops::model::{
 use hecate_ops::rules::{change, rollback, verification, version};
 use hecate_ops::{
     Aborted, Approved, AuditEntry, AuditKind, BundleDiff, ChainState, Delivery, Evidence,
-    Explanation, FluxReconciled, FluxResource, FluxSuspended, Polled, Preflight, Promoted,
-    QueuedApproval, Rejected, RolledBack, StagedGate, State, VerifyReport, Withdrawn,
+    Explanation, FluxReconciled, FluxResource, FluxSuspended, GateTargets, Polled, Preflight,
+    Promoted, QueuedApproval, Rejected, RolledBack, RolloutAsked, StagedGate, State, VerifyReport,
+    Withdrawn,
 };
 use hecate_types::{
-    ArtifactRef, Beacon, Bundle, ConditionStatus, Health, Passage, PassagePhase, Time,
+    ArtifactRef, Beacon, Bundle, ConditionStatus, Health, Passage, PassagePhase, TargetPhase, Time,
     VerificationPhase, WatchSourceRef,
 };
 use jiff::Timestamp;
@@ -150,6 +151,150 @@ pub(crate) fn aborted(aborted: &Aborted) -> String {
     )
 }
 
+/// `targets`: the Gate's rollout in a line or two, then a row per target, by wave.
+pub(crate) fn targets(
+    targets: &GateTargets,
+    now: Timestamp,
+    columns: Columns,
+    style: &Style,
+) -> String {
+    let Some(rollout) = &targets.rollout else {
+        return if targets.spans_targets {
+            format!(
+                "{} names targets; no crossing has reached them yet\n",
+                targets.gate
+            )
+        } else {
+            format!(
+                "{} is one place: it names no targets (spec.targets)\n",
+                targets.gate
+            )
+        };
+    };
+    let name = if rollout.version == rollout.bundle {
+        rollout.bundle.clone()
+    } else {
+        format!("{} ({})", rollout.version, rollout.bundle)
+    };
+    let mut out = format!(
+        "{}: {name} by {}, {}{}\n",
+        style.paint(Colour::Bold, &targets.gate),
+        rollout.passage,
+        style.paint(
+            rollout_colour(&rollout.now.phase).unwrap_or(Colour::Bold),
+            &rollout.now.phase
+        ),
+        if rollout.active { "" } else { " (finished)" },
+    );
+    out.push_str(&format!("{}\n", rollout.now.occupancy));
+    if !rollout.now.message.is_empty() {
+        out.push_str(&format!("{}\n", rollout.now.message));
+    }
+    out.push('\n');
+    let mut header = vec![
+        "WAVE", "TARGET", "PHASE", "ATTEMPT", "STEP", "REVISION", "AGE",
+    ];
+    if columns.wide() {
+        header.extend(["APPLIED", "HEALTH", "VERIFICATION", "MESSAGE"]);
+    }
+    let mut table = Table::new(&header);
+    for target in &rollout.targets {
+        let started = target.phase != TargetPhase::Pending;
+        let step = if started && (target.current_step > 0 || target.phase.is_under_way()) {
+            // People count steps from 1.
+            let mut step = (target.current_step + 1).to_string();
+            if !target.reason.is_empty() {
+                step.push_str(&format!(" ({})", target.reason));
+            }
+            step
+        } else if !target.reason.is_empty() {
+            target.reason.clone()
+        } else {
+            "-".to_string()
+        };
+        let mut row = vec![
+            Cell::plain((target.wave + 1).to_string()),
+            Cell::plain(target.name.clone()),
+            Cell::styled(target.phase.as_str(), style, target_colour(target.phase)),
+            Cell::plain(if target.attempt > 0 {
+                target.attempt.to_string()
+            } else {
+                "-".to_string()
+            }),
+            Cell::plain(step),
+            Cell::plain(short_revision(&target.pushed_revision)),
+            Cell::plain(if started {
+                age(target.started_at.as_ref(), now)
+            } else {
+                "-".to_string()
+            }),
+        ];
+        if columns.wide() {
+            row.extend([
+                Cell::plain(short_revision(&target.applied_revision)),
+                Cell::plain(target.health.map_or("-", Health::as_str)),
+                Cell::plain(target.verification.map_or("-", |v| v.as_str())),
+                Cell::plain(or_dash(Some(&target.message))),
+            ]);
+        }
+        table.row(row);
+    }
+    out.push_str(&table.render(style, columns));
+    if rollout.omitted_targets > 0 {
+        out.push_str(&format!(
+            "({} departed targets' records left out)\n",
+            rollout.omitted_targets
+        ));
+    }
+    out
+}
+
+/// A revision as people read one: a commit's first 12 characters (Flux writes
+/// `main@sha1:<sha>`; the part after the last `:`), a digest's alike.
+fn short_revision(revision: &str) -> String {
+    if revision.is_empty() {
+        return "-".to_string();
+    }
+    let (prefix, id) = match revision.rsplit_once(':') {
+        Some((prefix, id)) => (format!("{prefix}:"), id),
+        None => (String::new(), revision),
+    };
+    format!("{prefix}{}", id.chars().take(12).collect::<String>())
+}
+
+fn rollout_colour(phase: &str) -> Option<Colour> {
+    match phase {
+        "Progressing" => Some(Colour::Cyan),
+        "Halted" => Some(Colour::Red),
+        "Completed" | "Accepted" => Some(Colour::Green),
+        _ => None,
+    }
+}
+
+fn target_colour(phase: TargetPhase) -> Option<Colour> {
+    match phase {
+        TargetPhase::Running | TargetPhase::Verifying => Some(Colour::Cyan),
+        TargetPhase::Succeeded => Some(Colour::Green),
+        TargetPhase::Failed => Some(Colour::Red),
+        TargetPhase::Aborted => Some(Colour::Yellow),
+        TargetPhase::Pending => None,
+    }
+}
+
+/// `retry`'s and `accept-failures`' line.
+pub(crate) fn rollout_asked(asked: &RolloutAsked) -> String {
+    match asked.asked.as_str() {
+        "retry" => format!(
+            "asked {} to cross its failed targets again; the controller starts them in its next round\n",
+            asked.passage
+        ),
+        _ => format!(
+            "accepted the failures that halted {}, in {}'s name; its later waves go on\n",
+            asked.passage, asked.by
+        ),
+    }
+}
+
 /// `poll`'s line.
 pub(crate) fn polled(polled: &Polled) -> String {
     format!(
@@ -276,6 +421,12 @@ pub(crate) fn explain_at(x: &Explanation, style: &Style, now: Timestamp) -> Stri
                     style.invocation.rewrite(&blocker.fix)
                 ));
             }
+            for other in &blocker.alternatives {
+                out.push_str(&format!(
+                    "      → or {}\n",
+                    style.invocation.rewrite(&other.fix(&x.namespace))
+                ));
+            }
         }
     }
     // A Bundle as people know it: its version, then its name.
@@ -319,6 +470,21 @@ pub(crate) fn explain_at(x: &Explanation, style: &Style, now: Timestamp) -> Stri
             // Ops says whether the count is looks at a wait or retries of a failure.
             line.push_str(&format!(", {}", step.invocations()));
             facts.push(line);
+        }
+        if let Some(rollout) = &crossing.rollout {
+            facts.push(format!("  targets:  {}", rollout.occupancy));
+            for failed in &rollout.failed {
+                let at = failed
+                    .step
+                    .map(|s| format!(" at step {s}"))
+                    .unwrap_or_default();
+                let why = [failed.reason.as_str(), failed.message.as_str()]
+                    .into_iter()
+                    .filter(|w| !w.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(": ");
+                facts.push(format!("    {} failed{at}: {why}", failed.target));
+            }
         }
     }
     if !x.eligible.is_empty() {

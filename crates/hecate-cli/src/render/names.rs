@@ -6,8 +6,8 @@
 
 use hecate_ops::{
     Aborted, Approved, AuditEntry, BundleDiff, Delivery, Evidence, Explanation, FluxReconciled,
-    FluxResource, FluxSuspended, Polled, Preflight, Promoted, QueuedApproval, Rejected, RolledBack,
-    StagedGate, VerifyReport, Withdrawn,
+    FluxResource, FluxSuspended, GateTargets, Polled, Preflight, Promoted, QueuedApproval,
+    Rejected, RolledBack, RolloutAsked, StagedGate, VerifyReport, Withdrawn,
 };
 use hecate_types::{Beacon, Bundle, Gate, Passage};
 use kube::{Resource, ResourceExt as _};
@@ -141,6 +141,25 @@ impl Named for Vec<QueuedApproval> {
 impl Named for Aborted {
     fn names(&self) -> Option<Vec<String>> {
         Some(vec![object::<Passage>(&self.passage)])
+    }
+}
+
+/// `retry`, `accept-failures`: the Passage whose rollout was asked.
+impl Named for RolloutAsked {
+    fn names(&self) -> Option<Vec<String>> {
+        Some(vec![object::<Passage>(&self.passage)])
+    }
+}
+
+/// `targets`: the Passage whose rollout is shown, if any.
+impl Named for GateTargets {
+    fn names(&self) -> Option<Vec<String>> {
+        Some(
+            self.rollout
+                .iter()
+                .map(|r| object::<Passage>(&r.passage))
+                .collect(),
+        )
     }
 }
 

@@ -191,6 +191,7 @@ fn status_tables() {
     wide[0].eligible = vec!["app-2".into()];
     wide[1].blockers = explanation().blockers;
     wide[2].crossing = Some(hecate_ops::model::CrossingNow {
+        rollout: None,
         passage: "staging-4".into(),
         bundle: "app-1".into(),
         created_at: ago(3),
@@ -907,6 +908,7 @@ fn explain_text_says_how_long_and_what_failed_before() {
     crossing.summary = "crossing app-2, waiting on git-commit: pushing".into();
     crossing.blockers = vec![];
     crossing.crossing = Some(CrossingNow {
+        rollout: None,
         passage: "production-4".into(),
         bundle: "app-2".into(),
         created_at: ago(21),
@@ -943,6 +945,7 @@ fn explain_text_says_how_long_and_what_failed_before() {
     let mut stalled = explanation();
     stalled.state = State::Crossing;
     stalled.crossing = Some(CrossingNow {
+        rollout: None,
         passage: "production-4".into(),
         bundle: "app-2".into(),
         created_at: ago(3),
@@ -1090,6 +1093,7 @@ fn a_waiting_step_counts_looks_not_attempts() {
         let mut x = explanation();
         x.state = State::Crossing;
         x.crossing = Some(CrossingNow {
+            rollout: None,
             passage: "production-4".into(),
             bundle: "app-2".into(),
             created_at: ago(3),
@@ -1468,4 +1472,126 @@ fn text_from_the_cluster_is_shown_never_obeyed() {
     printed("hostile-audit", &entries, |style| {
         audit(&entries, "acme", Wide, style)
     });
+}
+
+/// `hecate targets`: a halted rollout, target by target, and a Gate with none yet.
+#[test]
+fn targets_table_reads_a_rollout_by_wave() {
+    use hecate_ops::model::{GateTargets, RolloutNow, RolloutRecord, TargetFailure};
+    use hecate_types::{TargetPhase, TargetStatus};
+    let target =
+        |name: &str, wave, phase, attempt, step, reason: &str, revision: &str| TargetStatus {
+            name: name.into(),
+            wave,
+            phase,
+            attempt,
+            current_step: step,
+            reason: reason.into(),
+            pushed_revision: revision.into(),
+            started_at: if attempt > 0 { ago(4) } else { None },
+            ..TargetStatus::default()
+        };
+    let halted = GateTargets {
+        gate: "production".into(),
+        namespace: "acme".into(),
+        spans_targets: true,
+        rollout: Some(RolloutRecord {
+            passage: "production-7".into(),
+            bundle: "app-2".into(),
+            version: "v1.3.0".into(),
+            active: true,
+            now: RolloutNow {
+                phase: "Halted".into(),
+                message:
+                    "halted: canary failed at step 2 (GitRejected); wave 1 (canary) tolerates none"
+                        .into(),
+                occupancy: "v1.3.0 on 0 of 2 targets; canary failed; halted".into(),
+                of: 2,
+                on: vec![],
+                crossing: vec![],
+                failed: vec![TargetFailure {
+                    target: "canary".into(),
+                    step: Some(2),
+                    reason: "GitRejected".into(),
+                    message: String::new(),
+                }],
+                accepted: vec![],
+            },
+            wave: 0,
+            targets: vec![
+                target(
+                    "canary",
+                    0,
+                    TargetPhase::Failed,
+                    1,
+                    1,
+                    "GitRejected",
+                    "main@sha1:3f1c2a9d0e4b5a6978",
+                ),
+                target("eu-1", 1, TargetPhase::Pending, 0, 0, "", ""),
+            ],
+            omitted_targets: 1,
+        }),
+    };
+    assert_eq!(
+        targets(&halted, now(), Narrow, &Style::plain()),
+        "production: v1.3.0 (app-2) by production-7, Halted\n\
+         v1.3.0 on 0 of 2 targets; canary failed; halted\n\
+         halted: canary failed at step 2 (GitRejected); wave 1 (canary) tolerates none\n\
+         \n\
+         WAVE  TARGET  PHASE    ATTEMPT  STEP             REVISION                AGE\n\
+         1     canary  Failed   1        2 (GitRejected)  main@sha1:3f1c2a9d0e4b  4m\n\
+         2     eu-1    Pending  -        -                -                       -\n\
+         (1 departed targets' records left out)\n"
+    );
+    let none_yet = GateTargets {
+        rollout: None,
+        ..halted.clone()
+    };
+    assert_eq!(
+        targets(&none_yet, now(), Narrow, &Style::plain()),
+        "production names targets; no crossing has reached them yet\n"
+    );
+    let one_place = GateTargets {
+        spans_targets: false,
+        ..none_yet
+    };
+    assert!(targets(&one_place, now(), Narrow, &Style::plain()).contains("is one place"));
+}
+
+/// Explain offers a halted rollout's three ways out, the first as the fix.
+#[test]
+fn explain_offers_every_way_out_of_a_halt() {
+    let mut x = explanation();
+    x.state = State::Crossing;
+    x.blockers = vec![
+        Blocker::new(
+            BlockerKind::RolloutHalted,
+            "canary failed at step 2 (GitRejected); wave 1 (canary) tolerates none",
+            Some(Remedy::RetryTargets {
+                passage: "production-7".into(),
+                targets: vec!["canary".into()],
+            }),
+            "acme",
+        )
+        .or(vec![
+            Remedy::AcceptFailures {
+                passage: "production-7".into(),
+                targets: vec!["canary".into()],
+            },
+            Remedy::Abort {
+                passage: "production-7".into(),
+            },
+        ]),
+    ];
+    let text = explain_at(&x, &Style::plain(), now());
+    assert!(
+        text.contains(
+            "  [RolloutHalted] canary failed at step 2 (GitRejected); wave 1 (canary) tolerates none\n\
+             \x20     → cross the failed targets again: hecate retry production-7 -n acme\n\
+             \x20     → or accept the failures and go on: hecate accept-failures production-7 --reason <why> -n acme\n\
+             \x20     → or stop the rollout: hecate abort production-7 -n acme\n"
+        ),
+        "{text}"
+    );
 }

@@ -592,3 +592,127 @@ async fn rollback_goes_back_and_says_what_it_undoes() {
         )
     );
 }
+
+/// A rollout halted across production's targets: `hecate targets` reads it target by
+/// target, `hecate explain` offers its three ways out, and `retry` and
+/// `accept-failures` are requests in the asker's name on the Passage — refused with
+/// the reason when there is nothing to act on, and without a reason to accept.
+#[tokio::test]
+async fn a_halted_rollout_at_the_command_line() {
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    gate(&env, "production", gate_spec(&[], false)).await;
+    bundle(&env, "b1").await;
+    halted(&env, "production-7", "production", "b1").await;
+    passage(
+        &env,
+        "production-6",
+        "production",
+        "b1",
+        PassagePhase::Succeeded,
+    )
+    .await;
+
+    let targets = hecate.run(Identity::Bob, &["targets", "production"]).await;
+    assert_eq!(targets.code, 0, "{targets:?}");
+    let lines: Vec<&str> = targets.stdout.lines().collect();
+    assert!(lines[0].starts_with("production: "), "{}", targets.stdout);
+    assert!(
+        lines[0].ends_with("by production-7, Halted"),
+        "{}",
+        targets.stdout
+    );
+    assert_eq!(lines[2], format!("halted: {}", HALT));
+    let rows: Vec<Vec<&str>> = lines[4..]
+        .iter()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0][..5], ["WAVE", "TARGET", "PHASE", "ATTEMPT", "STEP"]);
+    assert_eq!(
+        rows[1][..6],
+        ["1", "canary", "Failed", "1", "2", "(GitRejected)"]
+    );
+    assert_eq!(rows[2][..5], ["2", "eu-1", "Pending", "-", "-"]);
+    let typed: hecate_ops::GateTargets = decoded(
+        &hecate
+            .run(Identity::Bob, &["targets", "production", "-o", "json"])
+            .await,
+    );
+    assert_eq!(
+        typed.rollout.map(|r| r.passage),
+        Some("production-7".into())
+    );
+
+    let explained = hecate.run(Identity::Bob, &["explain", "production"]).await;
+    for said in [
+        "[RolloutHalted] canary failed at step 2",
+        "→ cross the failed targets again: hecate retry production-7",
+        "→ or accept the failures and go on: hecate accept-failures production-7 --reason <why>",
+        "→ or stop the rollout: hecate abort production-7",
+    ] {
+        assert!(
+            explained.stdout.contains(said),
+            "{said}\n{}",
+            explained.stdout
+        );
+    }
+
+    let retried = hecate.run(Identity::Bob, &["retry", "production-7"]).await;
+    assert_eq!(retried.code, 0, "{retried:?}");
+    assert!(
+        retried
+            .stdout
+            .starts_with("asked production-7 to cross its failed targets again")
+    );
+    let no_reason = hecate
+        .run(
+            Identity::Carol,
+            &["accept-failures", "production-7", "--reason", " "],
+        )
+        .await;
+    assert_eq!(no_reason.code, i32::from(exit::REFUSED), "{no_reason:?}");
+    let accepted: hecate_ops::RolloutAsked = written(
+        &hecate
+            .run(
+                Identity::Carol,
+                &[
+                    "accept-failures",
+                    "production-7",
+                    "--reason",
+                    "the canary is rebuilt",
+                    "-o",
+                    "json",
+                ],
+            )
+            .await,
+        "accept-failures",
+    );
+    assert_eq!(
+        (accepted.asked.as_str(), accepted.by.as_str()),
+        ("accept", "carol")
+    );
+    let asked = env
+        .api::<hecate_types::Passage>()
+        .get("production-7")
+        .await
+        .unwrap()
+        .spec
+        .rollout
+        .unwrap_or_default();
+    assert_eq!(
+        (
+            asked.retries[0].by.as_str(),
+            asked.acceptances[0].by.as_str()
+        ),
+        ("bob", "carol")
+    );
+    assert_eq!(asked.acceptances[0].reason, "the canary is rebuilt");
+
+    let one_place = hecate.run(Identity::Bob, &["retry", "production-6"]).await;
+    assert_eq!(one_place.code, i32::from(exit::REFUSED), "{one_place:?}");
+    assert!(
+        one_place.stderr.starts_with("retry refused: "),
+        "{}",
+        one_place.stderr
+    );
+}

@@ -89,7 +89,7 @@ async fn over_stdio_end_to_end_in_both_eras() {
         let mut config = ClientConfig::default();
         config.protocol_version = protocol.clone();
         let client = config.serve_with_lifecycle(transport, mode).await.unwrap();
-        assert_eq!(tool_names(&client).await.len(), 14);
+        assert_eq!(tool_names(&client).await.len(), 15);
         let answer = result(&client, "why_stuck", json!({"gate": "production"})).await;
         assert_eq!(
             structured(&answer)["blockers"][1]["kind"],
@@ -163,7 +163,7 @@ async fn over_http_until_sigterm() {
         .unwrap();
     let base = format!("http://{address}");
     let bob = http_client(&base, Era::Legacy, Some(&token(&env, Identity::Bob))).await;
-    assert_eq!(tool_names(&bob).await.len(), 20);
+    assert_eq!(tool_names(&bob).await.len(), 22);
     let promoted =
         structured(&result(&bob, "promote", json!({"gate": "staging", "bundle": "b2"})).await);
     assert_eq!(promoted["actor"], "bob");
@@ -380,7 +380,7 @@ async fn mcp95_to_98_the_stdio_protocol_line_by_line() {
         let tools = session
             .ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
             .await;
-        assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 14);
+        assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 15);
         assert!(tools["result"].get("resultType").is_none(), "{tools}");
         session.close().await;
     }
@@ -431,7 +431,7 @@ async fn mcp95_to_98_the_stdio_protocol_line_by_line() {
         .ask(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"_meta": modern_meta(&newest)}}))
         .await;
     assert_eq!(tools["result"]["resultType"], "complete", "{tools}");
-    assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 14);
+    assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 15);
     session
         .send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}))
         .await;

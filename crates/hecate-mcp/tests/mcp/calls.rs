@@ -412,3 +412,75 @@ async fn delivery_metrics_answers_the_figures_ops_judged() {
         );
     }
 }
+
+/// A rollout halted across a Gate's targets, as the controller records it: read target
+/// by target, explained with its three ways out, and retried through the one write an
+/// agent may make of it — each answer as its tool's schema says.
+#[tokio::test]
+async fn a_halted_rollout_is_read_explained_and_retried() {
+    let env = TestEnv::new().await;
+    pipeline(&env).await;
+    hecate_testenv::fixtures::halted(&env, "production-7", "production", "b1").await;
+    let client = piped(server(&env, Some("ada")).await, Era::Modern).await;
+    let tools = tools(&client).await;
+
+    let targets =
+        structured(&result(&client, "rollout_targets", json!({"gate": "production"})).await);
+    valid(&tools, "rollout_targets", &targets);
+    assert_eq!(targets["rollout"]["passage"], "production-7");
+    assert_eq!(targets["rollout"]["now"]["phase"], "Halted");
+    assert_eq!(targets["rollout"]["now"]["failed"][0]["target"], "canary");
+    assert_eq!(targets["rollout"]["now"]["failed"][0]["step"], 2);
+    let names: Vec<&str> = targets["rollout"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["canary", "eu-1"]);
+
+    let why = result(&client, "why_stuck", json!({"gate": "production"})).await;
+    let explained = structured(&why);
+    valid(&tools, "why_stuck", &explained);
+    let halted = explained["blockers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["kind"] == "RolloutHalted")
+        .unwrap_or_else(|| panic!("no RolloutHalted in {explained:#}"));
+    assert_eq!(halted["detail"], hecate_testenv::fixtures::HALT);
+    assert!(
+        halted["fix"]
+            .as_str()
+            .unwrap()
+            .contains("hecate retry production-7")
+    );
+    let alternatives: Vec<&str> = halted["alternatives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["type"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(alternatives.len(), 2, "{halted:#}");
+    let said = text(&why);
+    assert!(said.contains("or: accept the failures and go on"), "{said}");
+
+    let asked =
+        structured(&result(&client, "retry_targets", json!({"passage": "production-7"})).await);
+    valid(&tools, "retry_targets", &asked);
+    assert_eq!(asked["asked"], "retry");
+    let written: Passage = env.api().get("production-7").await.unwrap();
+    let retries = written.spec.rollout.map(|r| r.retries).unwrap_or_default();
+    assert_eq!(retries.len(), 1, "one request, kept on the spec");
+    assert!(retries[0].by.ends_with("ada"), "{:?}", retries[0].by);
+
+    // Accepting the failures is not a tool: for people only (DECISION 158).
+    let refused = call(
+        &client,
+        "accept_failures",
+        json!({"passage": "production-7", "reason": "canary is being rebuilt"}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(error_code(&refused), -32602);
+}

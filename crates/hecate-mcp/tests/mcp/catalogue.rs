@@ -24,6 +24,7 @@ async fn the_tool_list_with_its_schemas() {
                 "promote",
                 "rollback",
                 "abort",
+                "retry_targets",
                 "suspend_flux",
                 "resume_flux",
                 "reconcile_flux",
@@ -57,6 +58,7 @@ async fn write_tools_exist_only_with_allow_writes() {
             "list_passages",
             "overview",
             "preflight",
+            "rollout_targets",
             "why_stuck"
         ]
     );
@@ -85,7 +87,10 @@ async fn write_tools_exist_only_with_allow_writes() {
     for flux in ["suspend_flux", "resume_flux", "reconcile_flux"] {
         assert!(names.contains(&flux.to_string()), "{flux}");
     }
-    assert_eq!(names.len(), 20);
+    assert!(names.contains(&"retry_targets".to_string()));
+    // Accepting a rollout's failures overrides the Gate's budget: for people only.
+    assert!(names.iter().all(|n| !n.contains("accept")), "{names:?}");
+    assert_eq!(names.len(), 22);
 }
 
 #[tokio::test]
@@ -139,6 +144,7 @@ async fn every_answer_matches_its_output_schema() {
         ("overview", json!({})),
         ("preflight", json!({"gate": "production"})),
         ("flux_resources", json!({"gate": "production"})),
+        ("rollout_targets", json!({"gate": "production"})),
         ("approvals", json!({})),
         ("diff_bundles", json!({"bundle": "b2"})),
         (

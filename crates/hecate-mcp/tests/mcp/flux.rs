@@ -8,26 +8,12 @@ use hecate_testenv::flux::{self as standins, KUSTOMIZATION};
 use hecate_types::HealthCheck;
 use kube::api::{Api, DynamicObject};
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
+use serde_json::json;
 use wiremock::MockServer;
 
 use hecate_testenv::fides::{evidence_gate, knows_artifact, policy_check};
 
 use crate::harness::*;
-
-fn schema_of(tools: &[rmcp::model::Tool], name: &str) -> Value {
-    let tool = tools.iter().find(|t| t.name == name).unwrap();
-    Value::Object(tool.output_schema.as_deref().cloned().unwrap())
-}
-
-fn valid(tools: &[rmcp::model::Tool], name: &str, value: &Value) {
-    let validator = jsonschema::validator_for(&schema_of(tools, name)).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(value)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(errors.is_empty(), "{name}: {errors:#?}\n{value:#}");
-}
 
 #[tokio::test]
 async fn flux_objects_are_read_and_operated_only_with_writes() {

@@ -263,3 +263,15 @@ pub(crate) async fn send(request: reqwest::RequestBuilder) -> Raw {
         body: response.text().await.unwrap(),
     }
 }
+
+/// `value` matches the output schema tool `name` advertises in `tools`.
+pub(crate) fn valid(tools: &[rmcp::model::Tool], name: &str, value: &Value) {
+    let tool = tools.iter().find(|t| t.name == name).unwrap();
+    let schema = Value::Object(tool.output_schema.as_deref().cloned().unwrap());
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:#?}\n{value:#}");
+}

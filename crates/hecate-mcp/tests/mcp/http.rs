@@ -33,7 +33,7 @@ async fn both_protocol_eras_over_http() {
     for era in [Era::Legacy, Era::Modern] {
         let client = http_client(&base, era, None).await;
         let names = tool_names(&client).await;
-        assert_eq!(names.len(), 14, "{era:?}: {names:?}");
+        assert_eq!(names.len(), 15, "{era:?}: {names:?}");
         let answer = result(&client, "why_stuck", json!({"gate": "production"})).await;
         answers.push(structured(&answer));
         let refused = call(&client, "teleport", json!({})).await.unwrap_err();
@@ -93,7 +93,7 @@ async fn the_protocol_version_header_is_honoured() {
     );
     assert_eq!(
         legacy.json()["result"]["tools"].as_array().unwrap().len(),
-        14
+        15
     );
 
     // The stateless revision: header and `_meta` agree.

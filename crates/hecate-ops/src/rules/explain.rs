@@ -1,7 +1,8 @@
 //! Explain: why a Gate is where it is, as typed blockers, most actionable first.
 //!
 //! The stages, first match wins: what the Gate alone decides ([`gate::obstacle`]:
-//! suspended, steps invalid, no steps); a crossing in progress; otherwise judge the
+//! suspended, steps invalid, no steps); a crossing in progress (across a Gate's
+//! targets, where its rollout stands, from the Passage's record); otherwise judge the
 //! candidates — eligibility and windows come from their own modules, never restated
 //! here. Each blocker's fix is a typed [`Remedy`], put in words by the model.
 
@@ -18,7 +19,7 @@ use super::change;
 use super::eligibility::{self, AutoNext, Candidate, Code, Queue};
 use super::gate::{self, Obstacle};
 use super::snapshot::NamespaceSnapshot;
-use super::{passage, standing, verification, window};
+use super::{passage, rollout, standing, verification, window};
 use crate::model::{
     Blocker, BlockerKind, CrossingNow, Explanation, FailedBefore, Outcome, Remedy, State, StepNow,
     Waiting,
@@ -268,7 +269,11 @@ fn judged(snapshot: &NamespaceSnapshot, gate: &Gate, now: Timestamp) -> Explanat
     // A crossing in progress: what the Bundles could do comes after it, so they are
     // listed, but nothing else is judged until it ends.
     if let Some(active) = active {
-        crossing(&mut x, active, now);
+        let version = snapshot
+            .bundles()
+            .find(|b| b.metadata.name.as_deref() == Some(&active.spec.bundle))
+            .map_or_else(|| active.spec.bundle.clone(), super::version::of);
+        crossing(&mut x, active, &version, now);
         return x;
     }
     x.blockers
@@ -348,8 +353,9 @@ fn failure_words(passage: &Passage) -> String {
 }
 
 /// A crossing in progress: held by the change gate, waiting on a step, not started
-/// long after it was asked for, or just running.
-fn crossing(x: &mut Explanation, passage: &Passage, now: Timestamp) {
+/// long after it was asked for, its rollout halted, or just running. `version` is
+/// its Bundle's, as people call it.
+fn crossing(x: &mut Explanation, passage: &Passage, version: &str, now: Timestamp) {
     let bundle = &passage.spec.bundle;
     let name = passage.name_any();
     x.state = State::Crossing;
@@ -371,6 +377,7 @@ fn crossing(x: &mut Explanation, passage: &Passage, now: Timestamp) {
         started_at: status.and_then(|s| s.started_at.clone()),
         stalled,
         step: step_now,
+        rollout: None,
     });
     if stalled {
         let created = eligibility::created_at(passage)
@@ -410,6 +417,10 @@ fn crossing(x: &mut Explanation, passage: &Passage, now: Timestamp) {
         ));
         return;
     }
+    if let Some(record) = status.and_then(|s| s.rollout.as_ref()) {
+        rollout(x, &name, bundle, version, record);
+        return;
+    }
     let running = status.and_then(|s| {
         s.steps
             .iter()
@@ -440,6 +451,55 @@ fn crossing(x: &mut Explanation, passage: &Passage, now: Timestamp) {
             None,
             &x.namespace,
         ));
+    }
+}
+
+/// A crossing across the Gate's targets, from its record: where the Bundle is, and —
+/// when failures passed a wave's budget — the halt with what a person may do: retry
+/// the failed targets, accept their failures, or stop.
+fn rollout(
+    x: &mut Explanation,
+    passage: &str,
+    bundle: &str,
+    version: &str,
+    record: &hecate_types::RolloutStatus,
+) {
+    let occupancy = rollout::recorded(version, record);
+    let failed = occupancy.failed_names();
+    x.summary = format!("rolling {bundle} out: {}", occupancy.words());
+    if occupancy.phase == hecate_types::RolloutPhase::Halted && !failed.is_empty() {
+        let detail = match record.message.strip_prefix(rollout::step::HALTED) {
+            Some(halt) => halt.to_string(),
+            None => occupancy
+                .failed
+                .iter()
+                .map(rollout::FailedTarget::words)
+                .collect::<Vec<_>>()
+                .join("; "),
+        };
+        x.blockers.push(
+            Blocker::new(
+                BlockerKind::RolloutHalted,
+                detail,
+                Some(Remedy::RetryTargets {
+                    passage: passage.to_string(),
+                    targets: failed.clone(),
+                }),
+                &x.namespace,
+            )
+            .or(vec![
+                Remedy::AcceptFailures {
+                    passage: passage.to_string(),
+                    targets: failed,
+                },
+                Remedy::Abort {
+                    passage: passage.to_string(),
+                },
+            ]),
+        );
+    }
+    if let Some(crossing) = x.crossing.as_mut() {
+        crossing.rollout = Some(rollout::view::now(version, record));
     }
 }
 

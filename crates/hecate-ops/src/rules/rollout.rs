@@ -23,6 +23,8 @@
 //!   one target.
 //! - [`occupancy`]: what is in the environment while a rollout is under way, per
 //!   target: "v1.4.0 on 3 of 5 targets; eu-2 failed".
+//! - [`view`]: the same from the Passage's record alone, for its readers — Explain,
+//!   `hecate targets`, the API and the UI.
 //!
 //! Nothing here reads a cluster or a clock: the controller passes the connected
 //! clusters (Secrets labelled `hecate.dev/cluster=true`) and `now`, and writes what
@@ -34,6 +36,7 @@ pub mod occupancy;
 pub mod plan;
 pub mod step;
 pub mod targets;
+pub mod view;
 
 use hecate_types::GateSpec;
 
@@ -41,7 +44,7 @@ pub use actions::{
     ActionRefusal, RollBack, accept, begin, carry_out, catch_up, keep_within_bounds, restart,
     retry, rollback_targets,
 };
-pub use occupancy::{Occupancy, occupancy};
+pub use occupancy::{Occupancy, occupancy, recorded};
 pub use plan::{Budget, Plan, PlanProblem, PlannedWave, WaveKind, plan};
 pub use step::{Decision, FailedTarget, Fix, Halt, Next, Waiting, next};
 pub use targets::{Cluster, Origin, ResolvedTarget, TargetProblem, resolve};

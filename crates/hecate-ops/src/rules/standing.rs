@@ -240,7 +240,8 @@ pub fn next_move<'a>(
 }
 
 /// What a running Passage is doing: held by the change gate (with its risk and
-/// blockers) when its evidence verdict says so, otherwise in progress.
+/// blockers) when its evidence verdict says so; across a Gate's targets, where its
+/// rollout stands — halted, with what a person may do —; otherwise in progress.
 pub fn crossing_message(active: &Passage) -> String {
     let name = active.name_any();
     let held = active
@@ -261,7 +262,37 @@ pub fn crossing_message(active: &Passage) -> String {
             };
             format!("{name} is held by the change gate{risk}{blockers}")
         }
-        None => format!("{name} is in progress"),
+        None => match active.status.as_ref().and_then(|s| s.rollout.as_ref()) {
+            // The controller's own words for where the rollout stands, written with
+            // the record each round.
+            Some(rollout) if rollout.phase == hecate_types::RolloutPhase::Halted => {
+                let namespace = active.namespace().unwrap_or_default();
+                let failed: Vec<String> = rollout
+                    .targets
+                    .iter()
+                    .filter(|t| t.phase == hecate_types::TargetPhase::Failed)
+                    .map(|t| t.name.clone())
+                    .collect();
+                let retry = Remedy::RetryTargets {
+                    passage: name.clone(),
+                    targets: failed.clone(),
+                };
+                let accept = Remedy::AcceptFailures {
+                    passage: name.clone(),
+                    targets: failed,
+                };
+                format!(
+                    "{name}'s rollout {}; a person decides: {}, or {}",
+                    rollout.message,
+                    retry.fix(&namespace),
+                    accept.fix(&namespace)
+                )
+            }
+            Some(rollout) if !rollout.message.is_empty() => {
+                format!("{name} is rolling out: {}", rollout.message)
+            }
+            _ => format!("{name} is in progress"),
+        },
     }
 }
 

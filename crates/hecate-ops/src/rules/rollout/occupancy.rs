@@ -7,7 +7,7 @@ use jiff::Timestamp;
 
 use super::listed;
 use super::plan::Plan;
-use super::step::{Records, next};
+use super::step::{FailedTarget, Records, next};
 
 /// Where one Bundle stands across a Gate's targets.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,34 +22,72 @@ pub struct Occupancy {
     pub on: Vec<String>,
     /// Those crossing now.
     pub crossing: Vec<String>,
-    /// Those whose crossing failed, and counts.
-    pub failed: Vec<String>,
+    /// Those whose crossing failed, and counts: each where and why.
+    pub failed: Vec<FailedTarget>,
     /// Those whose crossing failed, and a person accepted it.
     pub accepted: Vec<String>,
 }
 
 /// `version`'s standing across the targets of `plan`, from its rollout's record, at
-/// `now` (a target past its deadline has failed).
+/// `now` (a target past its deadline has failed): what the controller judges with.
 pub fn occupancy(version: &str, plan: &Plan, status: &RolloutStatus, now: Timestamp) -> Occupancy {
-    let records = Records::of(plan, status, now);
-    let pick = |keep: &dyn Fn(&str) -> bool| -> Vec<String> {
-        plan.targets()
-            .filter(|t| keep(t))
-            .map(str::to_string)
-            .collect()
-    };
-    Occupancy {
+    let phase = next(plan, status, now).decision.phase();
+    standing(
+        version,
+        phase,
+        plan.targets(),
+        &Records::of(plan, status, now),
+    )
+}
+
+/// `version`'s standing from its rollout's record alone, as the controller last wrote
+/// it — its phase, its present targets — for whoever reads the Passage without the
+/// Gate's clusters: Explain, the CLI, the UI.
+pub fn recorded(version: &str, status: &RolloutStatus) -> Occupancy {
+    let present = status
+        .targets
+        .iter()
+        .filter(|r| r.departed_at.is_none())
+        .map(|r| r.name.as_str());
+    standing(version, status.phase, present, &Records::recorded(status))
+}
+
+fn standing<'a>(
+    version: &str,
+    phase: RolloutPhase,
+    targets: impl Iterator<Item = &'a str>,
+    records: &Records<'_>,
+) -> Occupancy {
+    let mut occupancy = Occupancy {
         version: version.to_string(),
-        phase: next(plan, status, now).decision.phase(),
-        of: plan.targets().count(),
-        on: pick(&|t| records.succeeded(t)),
-        crossing: pick(&|t| records.under_way(t)),
-        failed: pick(&|t| records.failed(t) && !records.accepted(t)),
-        accepted: pick(&|t| records.failed(t) && records.accepted(t)),
+        phase,
+        of: 0,
+        on: Vec::new(),
+        crossing: Vec::new(),
+        failed: Vec::new(),
+        accepted: Vec::new(),
+    };
+    for target in targets {
+        occupancy.of += 1;
+        if records.succeeded(target) {
+            occupancy.on.push(target.to_string());
+        } else if records.under_way(target) {
+            occupancy.crossing.push(target.to_string());
+        } else if records.failed(target) && records.accepted(target) {
+            occupancy.accepted.push(target.to_string());
+        } else if records.failed(target) {
+            occupancy.failed.push(records.failure(target));
+        }
     }
+    occupancy
 }
 
 impl Occupancy {
+    /// The names of the targets whose failure counts.
+    pub fn failed_names(&self) -> Vec<String> {
+        self.failed.iter().map(|f| f.name.clone()).collect()
+    }
+
     /// In words: "v1.4.0 on 3 of 5 targets; eu-2 failed", "v1.4.0 on all 5
     /// targets", "v1.4.0 on 1 of 5 targets; eu-2 and eu-3 crossing".
     pub fn words(&self) -> String {
@@ -61,7 +99,7 @@ impl Occupancy {
             (false, of) => format!("{} on {on} of {of} targets", self.version),
         };
         if !self.failed.is_empty() {
-            words.push_str(&format!("; {} failed", listed(&self.failed)));
+            words.push_str(&format!("; {} failed", listed(&self.failed_names())));
         }
         if !self.accepted.is_empty() {
             words.push_str(&format!("; {} failed (accepted)", listed(&self.accepted)));

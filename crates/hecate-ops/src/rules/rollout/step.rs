@@ -134,7 +134,7 @@ impl Decision {
                     super::listed(targets)
                 ),
             },
-            Self::Halted(halt) => format!("halted: {}", halt.words()),
+            Self::Halted(halt) => format!("{HALTED}{}", halt.words()),
             Self::Completed if on < of => {
                 let failed: Vec<String> = plan
                     .targets()
@@ -181,6 +181,10 @@ pub enum Waiting {
         targets: Vec<String>,
     },
 }
+
+/// How a halted rollout's message begins; what follows is [`Halt::words`], which
+/// Explain shows as the blocker's detail.
+pub const HALTED: &str = "halted: ";
 
 /// A rollout halted: where, who failed, and what a person may do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -463,6 +467,25 @@ impl<'a> Records<'a> {
         }
     }
 
+    /// The records as the controller last wrote them, without the Gate's plan: every
+    /// record not marked departed is a present target, and no deadline is judged (the
+    /// controller records a laggard `Failed` when its deadline passes). What a reader
+    /// of the Passage alone — Explain, a surface — sees.
+    pub(crate) fn recorded(status: &'a RolloutStatus) -> Self {
+        Self {
+            by_name: status
+                .targets
+                .iter()
+                .filter(|r| r.departed_at.is_none())
+                .map(|r| (r.name.as_str(), r))
+                .collect(),
+            status,
+            timed_out: Vec::new(),
+            departed: Vec::new(),
+            deadlines: Vec::new(),
+        }
+    }
+
     fn next(self, decision: Decision, recheck_at: Option<Timestamp>) -> Next {
         Next {
             decision,
@@ -533,7 +556,7 @@ impl<'a> Records<'a> {
             .any(|a| a.targets.iter().any(|t| t == target) && failed_at.is_none_or(|f| f <= a.at.0))
     }
 
-    fn failure(&self, target: &str) -> FailedTarget {
+    pub(crate) fn failure(&self, target: &str) -> FailedTarget {
         let record = self.by_name.get(target);
         let message = record.map(|r| r.message.clone()).unwrap_or_default();
         if self.timed_out(target) {

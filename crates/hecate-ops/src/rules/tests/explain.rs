@@ -7,7 +7,7 @@ use hecate_types::{
 };
 use pretty_assertions::assert_eq;
 
-use crate::model::{BlockerKind, Explanation, State};
+use crate::model::{BlockerKind, Explanation, Remedy, State};
 use crate::rules::eligibility::Code;
 use crate::rules::explain::explain;
 use crate::rules::fixtures::*;
@@ -142,6 +142,115 @@ fn waiting_b1() -> Passage {
             ),
         ],
     )
+}
+
+/// production-b1 rolling b1 out to three clusters: the canary failed at its fifth
+/// step, which wave 1 tolerates not; eu-1 and us-1 not started.
+fn halted_b1() -> Passage {
+    use hecate_types::{RolloutPhase, RolloutStatus, TargetPhase, TargetStatus};
+    let mut p = passage("production", "b1", Some(Running), 0);
+    let target = |name: &str, wave: i32, phase: TargetPhase| TargetStatus {
+        name: name.into(),
+        wave,
+        phase,
+        ..TargetStatus::default()
+    };
+    p.status.get_or_insert_with(Default::default).rollout = Some(RolloutStatus {
+        phase: RolloutPhase::Halted,
+        message: "halted: canary failed at step 5 (FluxDegraded); wave 1 (canary) tolerates none"
+            .into(),
+        targets: vec![
+            TargetStatus {
+                attempt: 1,
+                current_step: 4,
+                reason: "FluxDegraded".into(),
+                message: "Kustomization flux-system/apps: Ready=False, HealthCheckFailed".into(),
+                ..target("canary", 0, TargetPhase::Failed)
+            },
+            target("eu-1", 1, TargetPhase::Pending),
+            target("us-1", 2, TargetPhase::Pending),
+        ],
+        ..RolloutStatus::default()
+    });
+    p
+}
+
+#[test]
+fn a_halted_rollout_names_its_failed_targets_and_what_a_person_may_do() {
+    let x = explain_at(gate("production"), vec![bundle("b1", 0)], vec![halted_b1()]);
+    assert_eq!(x.state, State::Crossing, "the Passage still holds the Gate");
+    assert_eq!(
+        x.summary,
+        "rolling b1 out: 1.0.0 on 0 of 3 targets; canary failed; halted"
+    );
+    assert_eq!(kinds(&x), [BlockerKind::RolloutHalted]);
+    let halted = &x.blockers[0];
+    assert_eq!(
+        halted.detail,
+        "canary failed at step 5 (FluxDegraded); wave 1 (canary) tolerates none"
+    );
+    assert_eq!(
+        halted.fix,
+        format!("cross the failed targets again: hecate retry production-b1 -n {NS}")
+    );
+    let offered: Vec<&str> = halted
+        .action
+        .iter()
+        .chain(&halted.alternatives)
+        .map(|r| match r {
+            Remedy::RetryTargets { targets, .. } if targets == &["canary"] => "retry",
+            Remedy::AcceptFailures { targets, .. } if targets == &["canary"] => "accept",
+            Remedy::Abort { passage } if passage == "production-b1" => "abort",
+            other => panic!("not offered for a halted rollout: {other:?}"),
+        })
+        .collect();
+    assert_eq!(offered, ["retry", "accept", "abort"]);
+    let rollout = x
+        .crossing
+        .and_then(|c| c.rollout)
+        .expect("the rollout is described");
+    assert_eq!((rollout.phase.as_str(), rollout.of), ("Halted", 3));
+    assert_eq!(rollout.failed.len(), 1);
+    assert_eq!(
+        (
+            rollout.failed[0].target.as_str(),
+            rollout.failed[0].step,
+            rollout.failed[0].reason.as_str()
+        ),
+        ("canary", Some(5), "FluxDegraded"),
+        "the step is counted from 1, as the words say"
+    );
+}
+
+#[test]
+fn a_rollout_under_way_says_where_the_bundle_is() {
+    use hecate_types::{RolloutPhase, TargetPhase};
+    let mut p = halted_b1();
+    let record = p
+        .status
+        .as_mut()
+        .and_then(|s| s.rollout.as_mut())
+        .expect("a rollout");
+    record.phase = RolloutPhase::Progressing;
+    record.message = "wave 2 (eu): eu-1 crossing".into();
+    record.targets[0].phase = TargetPhase::Succeeded;
+    record.targets[1].phase = TargetPhase::Running;
+    let x = explain_at(gate("production"), vec![bundle("b1", 0)], vec![p]);
+    assert_eq!(x.state, State::Crossing);
+    assert_eq!(
+        x.summary,
+        "rolling b1 out: 1.0.0 on 1 of 3 targets; eu-1 crossing"
+    );
+    assert!(x.blockers.is_empty(), "{:?}", x.blockers);
+    let rollout = x
+        .crossing
+        .and_then(|c| c.rollout)
+        .expect("the rollout is described");
+    assert_eq!(rollout.message, "wave 2 (eu): eu-1 crossing");
+    assert_eq!(
+        (rollout.on, rollout.crossing),
+        (vec!["canary".to_string()], vec!["eu-1".to_string()])
+    );
 }
 
 #[test]
@@ -744,6 +853,10 @@ fn every_state_and_blocker_kind() {
         (
             "ChangeHeld",
             explain_at(gate("staging"), b1(), vec![held_b1()]),
+        ),
+        (
+            "RolloutHalted",
+            explain_at(gate("production"), b1(), vec![halted_b1()]),
         ),
         (
             "Unhealthy",

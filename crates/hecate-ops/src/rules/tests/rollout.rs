@@ -995,6 +995,30 @@ fn the_occupant_in_words() {
     );
     assert_eq!(occupancy.words(), "v1.4.0 on 3 of 5 targets; eu-2 failed");
 
+    // Read from the record alone, as Explain reads a Passage: the controller wrote a
+    // record for every present target (us-2 still Pending) and the phase it judged;
+    // a record marked departed is no target.
+    let mut written = status(vec![
+        ok("eu-1", 0, 10),
+        ok("ap-1", 40, 45),
+        failed("eu-2", 40, 45, 1, "GitRejected"),
+        ok("us-1", 40, 46),
+        record("us-2", TargetPhase::Pending, 0, None),
+        {
+            let mut gone = failed("ap-9", 0, 5, 0, "GitRejected");
+            gone.departed_at = Some(Time(at(20)));
+            gone
+        },
+    ]);
+    written.phase = RolloutPhase::Progressing;
+    let read = recorded("v1.4.0", &written);
+    assert_eq!(read.words(), occupancy.words());
+    assert_eq!(read.failed, occupancy.failed);
+    assert_eq!(
+        read.failed[0].words(),
+        "eu-2 failed at step 2 (GitRejected)"
+    );
+
     let accepted = Occupancy {
         version: "v1.4.0".into(),
         phase: RolloutPhase::Accepted,
