@@ -91,7 +91,8 @@ pub fn fleet_files(app: &str) -> Vec<(String, String)> {
     ]
 }
 
-fn deployment(app: &str, image: &str, cpu: &str) -> String {
+/// Deployment `app` of two replicas running `image`, each asking for `cpu`.
+pub fn deployment(app: &str, image: &str, cpu: &str) -> String {
     format!(
         r#"apiVersion: apps/v1
 kind: Deployment

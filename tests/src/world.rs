@@ -131,6 +131,24 @@ impl Repository {
         git(&self.work, &["rev-parse", "HEAD"]).await
     }
 
+    /// Commits `files` onto `branch` as it is in the bare repository now — after
+    /// pushes from elsewhere (a crossing's `git-push`) too — with `message`; the new
+    /// SHA. The work tree is left at that commit, detached.
+    pub async fn commit_on_tip(
+        &self,
+        branch: &str,
+        files: &[(impl AsRef<str>, impl AsRef<str>)],
+        message: &str,
+    ) -> anyhow::Result<String> {
+        git(&self.work, &["fetch", "--quiet", "origin", branch]).await?;
+        git(
+            &self.work,
+            &["checkout", "--quiet", "--detach", "FETCH_HEAD"],
+        )
+        .await?;
+        self.commit_files(branch, files, message).await
+    }
+
     /// Tags the work tree's `HEAD` as `tag` (annotated, as releases are) and pushes the
     /// tag.
     pub async fn tag(&self, tag: &str) -> anyhow::Result<()> {

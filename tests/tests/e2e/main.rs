@@ -11,6 +11,7 @@
 // In tests a panic is the failure report, so unwrapping is how expectations are stated.
 #![allow(clippy::unwrap_used)]
 
+mod fan_out;
 mod fleet;
 mod real_flux;
 mod scenario;

@@ -23,7 +23,7 @@ const SHARD: &str = "hecate.dev/e2e-flux";
 
 /// Polls `check` every 100 ms until it answers `Some`, for at most `limit`; on time
 /// out, fails with `what` and whatever `explain` says then.
-async fn eventually<T, F, Fut>(limit: Duration, what: &str, mut check: F) -> T
+pub(crate) async fn eventually<T, F, Fut>(limit: Duration, what: &str, mut check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,

@@ -247,7 +247,7 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
         let entries: Vec<&str> = commands.lines().filter(|l| l.starts_with("\\fB")).collect();
         assert_eq!(
             entries.len(),
-            26,
+            29,
             "every command but the hidden one, and each of flux's actions: {commands}"
         );
         for entry in [
@@ -257,6 +257,9 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
             format!("\\fB{invoked} status [OPTIONS]\\fR"),
             format!("\\fB{invoked} promote [OPTIONS] \\-\\-bundle <BUNDLE> <GATE>\\fR"),
             format!("\\fB{invoked} rollback [OPTIONS] <GATE>\\fR"),
+            format!("\\fB{invoked} targets [OPTIONS] <GATE>\\fR"),
+            format!("\\fB{invoked} retry [OPTIONS] <PASSAGE>\\fR"),
+            format!("\\fB{invoked} accept\\-failures [OPTIONS] \\-\\-reason <TEXT> <PASSAGE>\\fR"),
             format!("\\fB{invoked} approve [OPTIONS] \\-\\-gate <GATE> <BUNDLE>\\fR"),
             format!("\\fB{invoked} verify [OPTIONS] [BUNDLE]\\fR"),
             format!("\\fB{invoked} approvals [OPTIONS]\\fR"),

@@ -282,7 +282,16 @@ impl PassageReconciler {
             cluster: t.cluster.as_deref(),
             vars: &t.vars,
         });
-        let dir = target_dir(work_dir, &target.name);
+        let dir = target_dir(work_dir, &target.name, target.attempt);
+        if target.steps.is_empty() && target.attempt > 1 {
+            // The failed attempt's work tree is done with: it may hold a clone.
+            let before = target_dir(work_dir, &target.name, target.attempt - 1);
+            if let Err(error) = tokio::fs::remove_dir_all(&before).await
+                && error.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::warn!(dir = %before.display(), %error, "could not remove a failed attempt's work directory");
+            }
+        }
         if let Err(error) = tokio::fs::create_dir_all(&dir).await {
             tracing::warn!(dir = %dir.display(), %error, "could not make a target's work directory");
         }
@@ -321,10 +330,15 @@ impl Round {
     }
 }
 
-/// A target's own work directory inside the Passage's: target names are Secret
-/// names, so one path component each.
-fn target_dir(work_dir: &Path, target: &str) -> PathBuf {
-    work_dir.join("targets").join(target)
+/// A target's own work directory inside the Passage's, one per attempt: a retry
+/// starts from a fresh clone, never from the failed attempt's work tree — whose
+/// commit would be what the retry pushes and waits for, though the branch moved on.
+/// Target names are Secret names, so one path component each.
+fn target_dir(work_dir: &Path, target: &str, attempt: i32) -> PathBuf {
+    work_dir
+        .join("targets")
+        .join(target)
+        .join(attempt.to_string())
 }
 
 /// `record`'s targets in the plan's order, a `Pending` record for each target that
@@ -450,7 +464,7 @@ fn pushed_revision(status: &PassageStatus) -> Option<String> {
         .filter_map(|s| {
             let output = s.output.as_ref()?;
             let field = match s.uses.as_str() {
-                "git-push" => "commit",
+                "git-push" => "sha",
                 "oci-push" => "digest",
                 _ => return None,
             };
