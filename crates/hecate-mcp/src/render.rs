@@ -31,7 +31,7 @@ pub fn why_stuck(explanation: &Explanation) -> String {
             text.push_str(&format!("\n  fix: {}", blocker.fix));
         }
         for other in &blocker.alternatives {
-            text.push_str(&format!("\n  or: {}", other.fix(&explanation.namespace)));
+            text.push_str(&format!("\n  or: {}", other.fix));
         }
     }
     if !explanation.eligible.is_empty() {

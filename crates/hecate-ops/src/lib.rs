@@ -95,12 +95,12 @@ pub use evidence::{dial_fides, dial_fides_trusting};
 /// (only what the surfaces need of hecate-fides, not the whole crate).
 pub use hecate_fides::{Client as FidesClient, Config as FidesConfig};
 pub use model::{
-    Aborted, ApprovalProgress, Approved, Attention, AttentionKind, AuditEntry, AuditKind, Blocker,
-    BlockerKind, ChainState, CrossingVerification, Delivery, Evidence, Explanation, FluxReconciled,
-    FluxResource, FluxSuspended, GateTargets, Overview, Person, Polled, Preflight, Promoted,
-    QueuedApproval, Rejected, Remedy, RolledBack, RolloutAsked, RolloutNow, RolloutRecord,
-    StagedGate, State, TargetFailure, Uncounted, VerifyReport, Waiting, Withdrawn, YourCrossing,
-    YourCrossings, YourTurn,
+    Aborted, Alternative, ApprovalProgress, Approved, Attention, AttentionKind, AuditEntry,
+    AuditKind, Blocker, BlockerKind, ChainState, CrossingVerification, Delivery, Evidence,
+    Explanation, FluxReconciled, FluxResource, FluxSuspended, GateTargets, Overview, Person,
+    Polled, Preflight, Promoted, QueuedApproval, Rejected, Remedy, RolledBack, RolloutAsked,
+    RolloutNow, RolloutRecord, StagedGate, State, TargetFailure, Uncounted, VerifyReport, Waiting,
+    Withdrawn, YourCrossing, YourCrossings, YourTurn,
 };
 pub use model::{ArtifactChange, ArtifactKind, BundleDiff, BundleRef, CommitGap, DiffDirection};
 pub use operation::{Operation, Permission};

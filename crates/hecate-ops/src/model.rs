@@ -393,7 +393,17 @@ pub struct Blocker {
     /// answer — a halted rollout is retried, or its failures accepted, or it is
     /// aborted (not the reference's: additive, DECISION 158).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub alternatives: Vec<Remedy>,
+    pub alternatives: Vec<Alternative>,
+}
+
+/// Another way to remove a blocker: the remedy, and it in words (as a blocker's `fix`
+/// says its `action`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct Alternative {
+    /// What would remove it, in words: usually the exact command.
+    pub fix: String,
+    /// The same, as a value a surface acts on.
+    pub action: Remedy,
 }
 
 impl Blocker {
@@ -417,9 +427,15 @@ impl Blocker {
         }
     }
 
-    /// The blocker with other ways to remove it besides its `action`.
-    pub fn or(mut self, alternatives: Vec<Remedy>) -> Self {
-        self.alternatives = alternatives;
+    /// The blocker with other ways to remove it besides its `action`, in `namespace`.
+    pub fn or(mut self, alternatives: Vec<Remedy>, namespace: &str) -> Self {
+        self.alternatives = alternatives
+            .into_iter()
+            .map(|action| Alternative {
+                fix: action.fix(namespace),
+                action,
+            })
+            .collect();
         self
     }
 }

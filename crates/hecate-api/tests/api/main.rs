@@ -28,6 +28,7 @@ mod ui_browser;
 mod ui_crossing;
 mod ui_delivery;
 mod ui_diff;
+mod ui_fan_out;
 mod ui_flux;
 mod ui_graph;
 mod ui_pages;

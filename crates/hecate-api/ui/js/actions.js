@@ -22,6 +22,10 @@ const FORBIDDEN = {
     "Approving is a separate permission from promoting (updating bundles/status, the hecate-approver role). This separation is the control working, not a misconfiguration: ask someone who may approve.",
   abort:
     "Aborting a crossing is a separate permission from starting one (patching Passages). Ask someone who may abort.",
+  retryTargets:
+    "Retrying a rollout's targets is a promoter's permission (patching Passages, the hecate-promoter role). Ask someone who may promote.",
+  acceptFailures:
+    "Accepting a rollout's failures is a promoter's permission (patching Passages, the hecate-promoter role). Ask someone who may promote.",
   poll: "Asking a Beacon to look is its own permission (patching Beacons, the hecate-poker role).",
   flux:
     "Operating Flux is a separate permission from reading and promoting (patch on Flux's kustomizations, the hecate-flux-operator role). Ask someone who holds it.",
@@ -405,6 +409,39 @@ export function abort(ns, passage, label) {
     },
     () => post(nsPath(ns, "passages", passage, "abort"), {}),
     (answer) => [h("strong", null, "Abort asked: "), `Passage ${passage} will stop (recorded as aborted by ${answer.abortedBy}).`],
+  );
+}
+
+/** Asks the halted rollout of Passage `passage` to cross its failed `targets` again. */
+export function retryTargets(ns, passage, targets) {
+  return perform(
+    "retryTargets",
+    {
+      title: "Retry the failed targets",
+      text: `Cross ${targets.join(", ")} again, for Passage ${passage}, as you.`,
+      detail: "Each starts again from its first step, with a fresh clone; what succeeded elsewhere stays. The request is kept on the Passage in your name.",
+      ok: "Retry",
+    },
+    () => post(nsPath(ns, "passages", passage, "retry"), {}),
+    () => [h("strong", null, "Retry asked: "), `${targets.join(", ")} will cross again.`],
+  );
+}
+
+/** Accepts the failures that halted Passage `passage`'s rollout, with a reason asked for in the dialog. */
+export async function acceptFailures(ns, passage, targets) {
+  const reason = await confirm({
+    title: "Accept the failures",
+    text: `Go on without ${targets.join(", ")}, for Passage ${passage}, as you.`,
+    detail: "The later waves start; the failed targets stay as they are. Who, when and why are kept on the record.",
+    ok: "Accept and go on",
+    reason: true,
+  });
+  if (!reason) return null;
+  return perform(
+    "acceptFailures",
+    null,
+    () => post(nsPath(ns, "passages", passage, "accept-failures"), { reason }),
+    (answer) => [h("strong", null, "Accepted: "), `the rollout of ${passage} goes on, in ${answer.by}'s name.`],
   );
 }
 

@@ -18,6 +18,8 @@ const ACTIONS = {
   reject: "reject",
   withdraw: "withdrawRejection",
   abort: "abort",
+  retryTargets: "retryTargets",
+  acceptFailures: "acceptFailures",
   poll: "poll",
   suspend: "suspendFlux",
   resume: "suspendFlux",

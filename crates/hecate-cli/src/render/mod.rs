@@ -424,7 +424,7 @@ pub(crate) fn explain_at(x: &Explanation, style: &Style, now: Timestamp) -> Stri
             for other in &blocker.alternatives {
                 out.push_str(&format!(
                     "      → or {}\n",
-                    style.invocation.rewrite(&other.fix(&x.namespace))
+                    style.invocation.rewrite(&other.fix)
                 ));
             }
         }

@@ -1574,15 +1574,18 @@ fn explain_offers_every_way_out_of_a_halt() {
             }),
             "acme",
         )
-        .or(vec![
-            Remedy::AcceptFailures {
-                passage: "production-7".into(),
-                targets: vec!["canary".into()],
-            },
-            Remedy::Abort {
-                passage: "production-7".into(),
-            },
-        ]),
+        .or(
+            vec![
+                Remedy::AcceptFailures {
+                    passage: "production-7".into(),
+                    targets: vec!["canary".into()],
+                },
+                Remedy::Abort {
+                    passage: "production-7".into(),
+                },
+            ],
+            "acme",
+        ),
     ];
     let text = explain_at(&x, &Style::plain(), now());
     assert!(

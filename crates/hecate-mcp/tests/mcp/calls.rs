@@ -459,9 +459,9 @@ async fn a_halted_rollout_is_read_explained_and_retried() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|a| a["type"].as_str().unwrap_or_default())
+        .map(|a| a["action"]["type"].as_str().unwrap_or_default())
         .collect();
-    assert_eq!(alternatives.len(), 2, "{halted:#}");
+    assert_eq!(alternatives, ["acceptFailures", "abort"], "{halted:#}");
     let said = text(&why);
     assert!(said.contains("or: accept the failures and go on"), "{said}");
 

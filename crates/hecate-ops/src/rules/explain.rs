@@ -487,15 +487,18 @@ fn rollout(
                 }),
                 &x.namespace,
             )
-            .or(vec![
-                Remedy::AcceptFailures {
-                    passage: passage.to_string(),
-                    targets: failed,
-                },
-                Remedy::Abort {
-                    passage: passage.to_string(),
-                },
-            ]),
+            .or(
+                vec![
+                    Remedy::AcceptFailures {
+                        passage: passage.to_string(),
+                        targets: failed,
+                    },
+                    Remedy::Abort {
+                        passage: passage.to_string(),
+                    },
+                ],
+                &x.namespace,
+            ),
         );
     }
     if let Some(crossing) = x.crossing.as_mut() {

@@ -295,6 +295,16 @@ function remedyButton(ctx, action, index, steps, refused, gate) {
     const current = here ? gate.status && gate.status.current : null;
     return rollbackControl(ctx, action.gate, null, { index, steps: here ? steps : 0, current, blockedBecause: here ? rollbackRefused(ctx.yours, null) : "" });
   }
+  if (action.type === "retryTargets") {
+    return button("Retry failed targets", { "data-action": "retryTargets", "data-passage": action.passage }, async () => {
+      if (await actions.retryTargets(ctx.ns, action.passage, action.targets)) ctx.refresh();
+    });
+  }
+  if (action.type === "acceptFailures") {
+    return button("Accept the failures", { class: "danger", "data-action": "acceptFailures", "data-passage": action.passage }, async () => {
+      if (await actions.acceptFailures(ctx.ns, action.passage, action.targets)) ctx.refresh();
+    });
+  }
   if (action.type === "promote") {
     const why = action.gate === ctx.name && refused ? refused(action.bundle) : "";
     return promoteButton(ctx, action.gate, action.bundle, index, steps, why);
@@ -315,13 +325,17 @@ function blockers(ctx, explanation, gate, index, steps, refused) {
         // A button only where the server's remedy is an action taken here; the
         // cluster still decides whether the caller may.
         const button = remedyButton(ctx, b.action, index, steps, refused, gate);
+        // Other ways out, where there is more than one (a halted rollout); an abort is
+        // offered below, as for any crossing.
+        const others = (b.alternatives || []).filter((o) => o.action.type !== "abort").map((o) => remedyButton(ctx, o.action, index, steps, refused, gate));
         return h(
           "li",
           { class: "blocker", "data-kind": b.kind },
           h("p", null, h("code", { class: "kind" }, b.kind), " ", h("span", { class: "detail" }, b.detail)),
           b.until ? h("p", { class: "small" }, "Lifts by itself ", time(b.until), ` (${local(b.until)}).`) : null,
           b.fix ? h("p", { class: "fix" }, h("span", { class: "muted" }, "Fix: "), h("code", null, b.fix)) : null,
-          button ? h("div", { class: "buttons" }, button) : null,
+          (b.alternatives || []).map((o) => h("p", { class: "fix" }, h("span", { class: "muted" }, "Or: "), h("code", null, o.fix))),
+          button || others.some(Boolean) ? h("div", { class: "buttons" }, button, others) : null,
         );
       }),
     ),
@@ -402,6 +416,62 @@ function crossingNow(ns, x) {
   );
 }
 
+// ---- fan-out (DECISIONS 151, 158) ---------------------------------------------------
+
+const ROLLOUT_TONE = { Progressing: "info", Halted: "bad", Completed: "ok", Accepted: "warn" };
+const TARGET_TONE = { Running: "info", Verifying: "info", Succeeded: "ok", Failed: "bad", Aborted: "warn" };
+
+/** `main@sha1:3f1c2a9d0e4b…` as `main@sha1:3f1c2a9d0e4b`: the source, and enough of the ID. */
+function shortRevision(revision) {
+  const cut = revision.lastIndexOf(":") + 1;
+  return revision.slice(0, cut) + revision.slice(cut, cut + 12);
+}
+
+/** Where the Gate's latest rollout stands on each of its targets, wave by wave, as ops reads the record. */
+function targetsPanel(ns, t, index) {
+  if (!t || !t.spansTargets) return null;
+  const r = t.rollout;
+  if (!r) return c.section("Targets", null, c.empty("No crossing has reached the Gate's targets yet."));
+  // The record leaves out what is zero (the first wave, no attempt, the first step).
+  const wave = (x) => (x.wave || 0) + 1;
+  const byWave = [...r.targets].sort((a, b) => wave(a) - wave(b));
+  const step = (x) => (x.phase === "Pending" ? "–" : `${(x.currentStep || 0) + 1}${x.reason ? ` (${x.reason})` : ""}`);
+  return c.section(
+    "Targets",
+    null,
+    h(
+      "p",
+      { class: "rollout", "data-rollout": r.now.phase },
+      c.bundle(r.bundle, ns, index),
+      " by ",
+      c.link("/passages/", { name: r.passage, namespace: ns }, r.passage),
+      " ",
+      c.pill(r.now.phase, ROLLOUT_TONE[r.now.phase] || ""),
+      r.active ? null : " (finished)",
+      ": ",
+      r.now.occupancy,
+    ),
+    r.now.message ? h("p", { class: "small server-text" }, r.now.message) : null,
+    c.table(
+      `Where ${r.version} stands on each of ${t.gate}'s targets, by wave`,
+      ["Wave", "Target", "Phase", "Attempt", "Step", "Revision", "Started"],
+      byWave.map((x) => ({
+        cells: [
+          String(wave(x)),
+          x.name,
+          c.pill(x.phase, TARGET_TONE[x.phase] || ""),
+          x.attempt ? String(x.attempt) : "–",
+          step(x),
+          x.pushedRevision ? h("code", { title: x.pushedRevision }, shortRevision(x.pushedRevision)) : "–",
+          x.startedAt ? time(x.startedAt) : "–",
+        ],
+        attrs: { "data-target": x.name, "data-phase": x.phase, "data-wave": String(wave(x)) },
+      })),
+    ),
+    r.omittedTargets ? h("p", { class: "small muted" }, `${r.omittedTargets} departed targets' records left out.`) : null,
+  );
+}
+
 /** The Gate's windows as ops words them, with how far off the next change is. */
 function windowWords(explanation, windows) {
   const words = explanation.windows || [];
@@ -426,7 +496,7 @@ function inYourZone(w) {
 async function detail(ctx) {
   const { ns, name } = ctx;
   ctx.title(`Gate ${name}`);
-  const [explanation, gate, bundles, passages, flux, yours, approvals] = await Promise.all([
+  const [explanation, gate, bundles, passages, flux, yours, approvals, targets] = await Promise.all([
     get(nsPath(ns, "gates", name, "explain"), { signal: ctx.signal }),
     get(nsPath(ns, "gates", name), { signal: ctx.signal }),
     get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => []),
@@ -437,6 +507,8 @@ async function detail(ctx) {
     get(nsPath(ns, "gates", name, "you"), { signal: ctx.signal }).catch(() => null),
     // Whose approval would count, for the Approve buttons (the Approvals page's queue).
     get(nsPath(ns, "approvals"), { signal: ctx.signal }).catch(() => null),
+    // Where the latest rollout stands on each target (a Gate that is one place has none).
+    get(nsPath(ns, "gates", name, "targets"), { signal: ctx.signal }).catch(() => null),
   ]);
   ctx.approvals = approvals;
   ctx.yours = yours;
@@ -475,6 +547,7 @@ async function detail(ctx) {
     ]),
     verdict(explanation.evidence),
     c.section("In the way", null, blockers(ctx, explanation, gate, index, steps, refused)),
+    targetsPanel(ns, targets, index),
     fluxPanel(ctx, name, flux),
     // Blocked with eligible Bundles: something Gate-wide (a window, a suspension) is
     // in the way, so a button would only earn a refusal.

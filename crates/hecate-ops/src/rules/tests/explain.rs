@@ -196,7 +196,7 @@ fn a_halted_rollout_names_its_failed_targets_and_what_a_person_may_do() {
     let offered: Vec<&str> = halted
         .action
         .iter()
-        .chain(&halted.alternatives)
+        .chain(halted.alternatives.iter().map(|a| &a.action))
         .map(|r| match r {
             Remedy::RetryTargets { targets, .. } if targets == &["canary"] => "retry",
             Remedy::AcceptFailures { targets, .. } if targets == &["canary"] => "accept",
