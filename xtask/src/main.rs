@@ -69,7 +69,8 @@ enum Task {
         #[arg(long, value_enum)]
         only: Option<bench::Part>,
         /// How many crossings run at once in "crossings end to end" (default: 5 at
-        /// `small` scale, 50 at `large`).
+        /// `small` scale, 50 at `large`); with `--only fan-out`, how many targets the
+        /// Gate spans (default 100).
         #[arg(long)]
         crossings: Option<usize>,
         /// How many releases "releases through Flux" carries through each variant

@@ -13,6 +13,7 @@ mod beacons;
 mod cli;
 mod controller;
 mod crossings;
+mod fan_out;
 mod fleet;
 mod flux;
 mod load;
@@ -69,6 +70,10 @@ pub(crate) enum Part {
     /// shards, hecate-api for one namespace's reader and for everyone's, `hecate
     /// status`, hecate-mcp.
     Fleet,
+    /// One Gate over 100 targets in four waves (no seed): promote → the last target
+    /// crossed beside one target alone, the controller's requests per target, the
+    /// Passage's record size, memory.
+    FanOut,
     /// Gates verifying at once (no seed): the stand-ins' requests per verifier look,
     /// the controller's per reconcile, a minute of soaking, and plain crossings beside
     /// them against a baseline.
@@ -85,6 +90,7 @@ impl Part {
             Self::Controller => "controller",
             Self::Fleet => "fleet",
             Self::Verification => "verification",
+            Self::FanOut => "fan-out",
         }
     }
 }
@@ -167,9 +173,9 @@ pub(crate) fn run(
         ],
         Some(Part::Explain) => &["hecate-cli", "hecate-mcp"],
         Some(Part::Overview) => &["hecate-api"],
-        Some(Part::Crossings | Part::Flux | Part::Controller | Part::Verification) => {
-            &["hecate-controller"]
-        }
+        Some(
+            Part::Crossings | Part::Flux | Part::Controller | Part::Verification | Part::FanOut,
+        ) => &["hecate-controller"],
         Some(Part::Fleet) => &[
             "hecate-api",
             "hecate-cli",
@@ -261,6 +267,18 @@ pub(crate) fn run(
             verification::report(&results)
         );
         println!("wrote target/bench/verification.json");
+        return Ok(());
+    }
+    if only == Some(Part::FanOut) {
+        let targets = crossings.unwrap_or(100);
+        let results = runtime.block_on(async {
+            let admin = endpoint.client(Identity::Admin).await?;
+            fan_out::run(root, &endpoint, &admin, targets).await
+        })?;
+        println!(
+            "\n`--only fan-out`, {PROFILE} build\n\n{}",
+            report::fan_out(&results)
+        );
         return Ok(());
     }
     if only == Some(Part::Fleet) {

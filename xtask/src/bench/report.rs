@@ -444,3 +444,36 @@ pub(crate) fn publish(path: &Path, section: &str) -> anyhow::Result<()> {
     std::fs::write(path, format!("{before}{BEGIN}\n\n{section}\n{END}{after}"))?;
     Ok(())
 }
+
+/// `--only fan-out`'s table.
+pub(crate) fn fan_out(x: &super::fan_out::FanOutResults) -> String {
+    let mut md = String::new();
+    let _ = write!(
+        md,
+        "### Fan-out: one Gate, many targets (the controller as its own process)\n\n\
+         One manual Gate over {} targets in four waves, none soaking; each target's \
+         crossing is one `flux-wait` on a Kustomization of its own, already applied and \
+         healthy — what is measured is Hecate's cost per target.\n\n\
+         | what | value |\n|---|---:|\n\
+         | promote → succeeded, one target | {:.0} ms, {:.0} requests |\n\
+         | promote → succeeded, {} targets | {:.0} ms, {:.0} requests |\n\
+         | each target beyond the first | {:.1} ms, {:.1} requests |\n\
+         | the Passage's status when done | {} bytes |\n\
+         | controller resident memory at the end / peak | {:.1} / {:.1} MiB |\n\n\
+         {} targets' requests by verb and resource:\n{}",
+        x.targets,
+        x.one_ms,
+        x.one_requests,
+        x.targets,
+        x.all_ms,
+        x.all_requests,
+        x.per_target_ms,
+        x.per_target_requests,
+        x.status_bytes,
+        x.memory_mib,
+        x.peak_mib,
+        x.targets,
+        x.all_breakdown.lines()
+    );
+    md
+}
