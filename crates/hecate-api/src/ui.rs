@@ -86,6 +86,7 @@ const ASSETS: &[Asset] = assets![
     "js/timeline.js",
     "js/diff.js",
     "js/menu.js",
+    "js/rollout.js",
     "js/pages/signin.js",
     "js/pages/overview.js",
     "js/pages/gates.js",

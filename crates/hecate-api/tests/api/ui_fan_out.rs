@@ -157,4 +157,32 @@ async fn a_halted_rollout_on_the_gate_page_is_retried_and_accepted() {
         [("bob".to_string(), "the canary is being rebuilt".to_string())]
     );
     assert_eq!([axe_alice, axe_bob], [[0, 0], [0, 0]]);
+
+    // The Passage's own page: the same record, target by target, and its steps as
+    // what each target runs.
+    browser
+        .open(&at(&server, "/passages/?name=production-7"))
+        .await;
+    browser.until_text("[data-rollout=Halted]", HALT).await;
+    assert_eq!(
+        rows(&browser).await,
+        json!([
+            [
+                "1",
+                "canary",
+                "Failed",
+                "1",
+                "2 (GitRejected)",
+                "main@sha1:3f1c2a9d0e4b"
+            ],
+            ["2", "eu-1", "Pending", "–", "–", "–"],
+        ])
+    );
+    let steps = browser.until_text(".steps-template", "flux-wait").await;
+    assert_eq!(steps, "flux-wait");
+    assert_eq!(
+        crate::ui_axe::check(&browser, "a halted rollout's Passage").await,
+        [0, 0]
+    );
+    browser.screenshot("fan-out-passage", 1280).await;
 }

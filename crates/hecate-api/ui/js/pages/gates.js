@@ -10,6 +10,7 @@ import { h } from "../dom.js";
 import { count, local, sameClock, since, time, until } from "../format.js";
 import { pipelineGraph } from "../graph.js";
 import { needsApproval, upstream, verifies } from "../pipeline.js";
+import * as rollout from "../rollout.js";
 import { approveRefused } from "./approvals.js";
 
 export async function render(ctx) {
@@ -418,24 +419,11 @@ function crossingNow(ns, x) {
 
 // ---- fan-out (DECISIONS 151, 158) ---------------------------------------------------
 
-const ROLLOUT_TONE = { Progressing: "info", Halted: "bad", Completed: "ok", Accepted: "warn" };
-const TARGET_TONE = { Running: "info", Verifying: "info", Succeeded: "ok", Failed: "bad", Aborted: "warn" };
-
-/** `main@sha1:3f1c2a9d0e4b…` as `main@sha1:3f1c2a9d0e4b`: the source, and enough of the ID. */
-function shortRevision(revision) {
-  const cut = revision.lastIndexOf(":") + 1;
-  return revision.slice(0, cut) + revision.slice(cut, cut + 12);
-}
-
 /** Where the Gate's latest rollout stands on each of its targets, wave by wave, as ops reads the record. */
 function targetsPanel(ns, t, index) {
   if (!t || !t.spansTargets) return null;
   const r = t.rollout;
   if (!r) return c.section("Targets", null, c.empty("No crossing has reached the Gate's targets yet."));
-  // The record leaves out what is zero (the first wave, no attempt, the first step).
-  const wave = (x) => (x.wave || 0) + 1;
-  const byWave = [...r.targets].sort((a, b) => wave(a) - wave(b));
-  const step = (x) => (x.phase === "Pending" ? "–" : `${(x.currentStep || 0) + 1}${x.reason ? ` (${x.reason})` : ""}`);
   return c.section(
     "Targets",
     null,
@@ -446,28 +434,13 @@ function targetsPanel(ns, t, index) {
       " by ",
       c.link("/passages/", { name: r.passage, namespace: ns }, r.passage),
       " ",
-      c.pill(r.now.phase, ROLLOUT_TONE[r.now.phase] || ""),
+      rollout.phasePill(r.now.phase),
       r.active ? null : " (finished)",
       ": ",
       r.now.occupancy,
     ),
     r.now.message ? h("p", { class: "small server-text" }, r.now.message) : null,
-    c.table(
-      `Where ${r.version} stands on each of ${t.gate}'s targets, by wave`,
-      ["Wave", "Target", "Phase", "Attempt", "Step", "Revision", "Started"],
-      byWave.map((x) => ({
-        cells: [
-          String(wave(x)),
-          x.name,
-          c.pill(x.phase, TARGET_TONE[x.phase] || ""),
-          x.attempt ? String(x.attempt) : "–",
-          step(x),
-          x.pushedRevision ? h("code", { title: x.pushedRevision }, shortRevision(x.pushedRevision)) : "–",
-          x.startedAt ? time(x.startedAt) : "–",
-        ],
-        attrs: { "data-target": x.name, "data-phase": x.phase, "data-wave": String(wave(x)) },
-      })),
-    ),
+    rollout.targetsTable(`Where ${r.version} stands on each of ${t.gate}'s targets, by wave`, r.targets),
     r.omittedTargets ? h("p", { class: "small muted" }, `${r.omittedTargets} departed targets' records left out.`) : null,
   );
 }

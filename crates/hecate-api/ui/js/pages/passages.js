@@ -7,6 +7,7 @@ import * as actions from "../actions.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
 import { count, local, short, since, time } from "../format.js";
+import * as rollout from "../rollout.js";
 
 export async function render(ctx) {
   return ctx.name ? detail(ctx) : list(ctx);
@@ -167,6 +168,17 @@ function leftBehindLine(left) {
   );
 }
 
+/** A crossing across a Gate's targets: the rollout's record, target by target. */
+function targetsSection(name, record) {
+  return c.section(
+    "Targets",
+    null,
+    h("p", { class: "rollout", "data-rollout": record.phase }, rollout.phasePill(record.phase), record.message ? [" ", h("span", { class: "server-text" }, record.message)] : null),
+    rollout.targetsTable(`Each target of ${name}, by wave`, record.targets || []),
+    record.omittedTargets ? h("p", { class: "small muted" }, `${record.omittedTargets} departed targets' records left out.`) : null,
+  );
+}
+
 async function detail(ctx) {
   const { ns, name } = ctx;
   ctx.title(`Passage ${name}`);
@@ -225,10 +237,13 @@ async function detail(ctx) {
     ),
     st.message ? h("p", { class: ["message-line", phase === "Failed" && "error-text"], "data-field": "message" }, st.message) : null,
     left ? leftBehindLine(left) : null,
+    st.rollout ? targetsSection(name, st.rollout) : null,
     c.section(
-      "Steps",
+      st.rollout ? "Steps, on each target" : "Steps",
       null,
-      c.table(
+      st.rollout
+        ? h("ol", { class: "steps-template" }, (p.spec.steps || []).map((s) => h("li", null, s.as ? [s.as, h("span", { class: "muted small" }, ` (${s.uses})`)] : s.uses)))
+        : c.table(
         `Steps of ${name}`,
         ["#", "Step", "Phase", "Started", "Took", "Calls", "Outputs", "Reason", "Message"],
         steps.map((s, i) => ({
