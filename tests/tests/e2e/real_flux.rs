@@ -388,6 +388,29 @@ async fn a_soak_finishes_while_flux_reconciles_on_its_interval() {
         (health.status == Health::Healthy).then_some(health.since?)
     })
     .await;
+    // One of Flux's routine reconciles, made to last: `Ready=Unknown` (`Progressing`)
+    // at the revision it applied, as kustomize-controller writes it when a reconcile
+    // starts — written again every 200 ms for three seconds, over the controller's own
+    // writes, so the Gate's health watch surely sees it (a real one lasts under a
+    // second and may fall between two looks). It is not an interruption.
+    let kustomizations = flux_api(&world.env, KUSTOMIZATION);
+    let reconciling = |type_: &str, status: &str| {
+        json!({"type": type_, "status": status, "reason": "Progressing",
+               "message": "Reconciliation in progress",
+               "lastTransitionTime": jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()})
+    };
+    let blip = json!({"status": {"conditions": [
+        reconciling("Ready", "Unknown"),
+        reconciling("Reconciling", "True"),
+    ]}});
+    let held = Instant::now();
+    while held.elapsed() < Duration::from_secs(3) {
+        kustomizations
+            .patch_status("app-dev", &PatchParams::default(), &Patch::Merge(&blip))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let verified = eventually(Duration::from_secs(45), "the soak to pass", || async {
         let verification = passages.get(&name).await.ok()?.status?.verification?;
         (verification.phase == hecate_types::VerificationPhase::Verified).then_some(verification)
