@@ -43,6 +43,21 @@ async fn rows(browser: &Browser) -> serde_json::Value {
         .await
 }
 
+/// What [`rows`] reads of the halted rollout: the canary failed, eu-1 not started.
+fn halted_rows() -> serde_json::Value {
+    json!([
+        [
+            "1",
+            "canary",
+            "Failed",
+            "1",
+            "2 (GitRejected)",
+            "main@sha1:3f1c2a9d0e4b"
+        ],
+        ["2", "eu-1", "Pending", "–", "–", "–"],
+    ])
+}
+
 #[tokio::test]
 async fn a_halted_rollout_on_the_gate_page_is_retried_and_accepted() {
     let server = Server::start().await;
@@ -57,20 +72,7 @@ async fn a_halted_rollout_on_the_gate_page_is_retried_and_accepted() {
     browser
         .until_text("[data-rollout=Halted]", "canary failed")
         .await;
-    assert_eq!(
-        rows(&browser).await,
-        json!([
-            [
-                "1",
-                "canary",
-                "Failed",
-                "1",
-                "2 (GitRejected)",
-                "main@sha1:3f1c2a9d0e4b"
-            ],
-            ["2", "eu-1", "Pending", "–", "–", "–"],
-        ])
-    );
+    assert_eq!(rows(&browser).await, halted_rows());
     let blocker = browser
         .until_text(".blocker[data-kind=RolloutHalted]", HALT)
         .await;
@@ -164,20 +166,7 @@ async fn a_halted_rollout_on_the_gate_page_is_retried_and_accepted() {
         .open(&at(&server, "/passages/?name=production-7"))
         .await;
     browser.until_text("[data-rollout=Halted]", HALT).await;
-    assert_eq!(
-        rows(&browser).await,
-        json!([
-            [
-                "1",
-                "canary",
-                "Failed",
-                "1",
-                "2 (GitRejected)",
-                "main@sha1:3f1c2a9d0e4b"
-            ],
-            ["2", "eu-1", "Pending", "–", "–", "–"],
-        ])
-    );
+    assert_eq!(rows(&browser).await, halted_rows());
     let steps = browser.until_text(".steps-template", "flux-wait").await;
     assert_eq!(steps, "flux-wait");
     assert_eq!(
