@@ -100,7 +100,7 @@ pub use model::{
     Explanation, FluxReconciled, FluxResource, FluxSuspended, GateTargets, Overview, Person,
     Polled, Preflight, Promoted, QueuedApproval, Rejected, Remedy, RolledBack, RolloutAsked,
     RolloutNow, RolloutRecord, StagedGate, State, TargetFailure, Uncounted, VerifyReport, Waiting,
-    Withdrawn, YourCrossing, YourCrossings, YourTurn,
+    WindowHold, Withdrawn, YourCrossing, YourCrossings, YourTurn,
 };
 pub use model::{ArtifactChange, ArtifactKind, BundleDiff, BundleRef, CommitGap, DiffDirection};
 pub use operation::{Operation, Permission};

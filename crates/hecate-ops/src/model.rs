@@ -187,6 +187,24 @@ pub struct QueuedApproval {
     pub progress: ApprovalProgress,
     /// What the one asking could do about it.
     pub you: YourTurn,
+    /// The Gate's windows hold crossings now: an approval waits for them (issue 53;
+    /// not the reference's: additive, DECISION 159).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<WindowHold>,
+}
+
+/// A Gate's windows holding crossings at the moment someone decides: what their
+/// approval then waits for, and whether the Gate crosses by itself when they open.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct WindowHold {
+    /// Why, in words, with when it lifts: `blocked by deny window "0 22 * * *" until
+    /// Mon 7 Dec 2026 00:00 UTC`.
+    pub reason: String,
+    /// When crossings may start again, if within 400 days.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Time>,
+    /// Whether the Gate then crosses by itself (`spec.auto`): unattended, at `until`.
+    pub unattended: bool,
 }
 
 /// What the one asking could do for a queued Bundle, as the Gate's policy judges them

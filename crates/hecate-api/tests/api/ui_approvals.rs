@@ -226,6 +226,22 @@ async fn the_approve_dialog_says_whether_the_gate_crosses_by_itself() {
         text.as_str().unwrap_or_default().to_string()
     }
 
+    // The demo's production is frozen at weekends: what its windows hold is said
+    // last, with a window of the test's own.
+    let windows = |windows: serde_json::Value| {
+        let gates = server.env.api::<hecate_types::Gate>();
+        async move {
+            gates
+                .patch(
+                    "production",
+                    &kube::api::PatchParams::default(),
+                    &kube::api::Patch::Merge(json!({"spec": {"windows": windows}})),
+                )
+                .await
+                .unwrap();
+        }
+    };
+    windows(json!([])).await;
     let manual = "Approving does not cross the Gate: someone else starts the crossing, and the one who approved may not be the one who promotes.";
     let automatic = "Approving lets production cross by itself: the controller starts the crossing as soon as nothing else holds it.";
     crate::ui_rights::sign_in_as(&browser, &server, Carol, &approvals).await;
@@ -272,6 +288,29 @@ async fn the_approve_dialog_says_whether_the_gate_crosses_by_itself() {
         )
         .await;
     assert_eq!(detail(&browser, &approve).await, automatic);
+
+    // A freeze from this hour for two hours (UTC): the approval waits for it, and the
+    // dialog says that production then crosses by itself, unattended, and when (#53).
+    let hour = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .hour();
+    windows(json!([{"schedule": format!("0 {hour} * * *"), "duration": "2h", "deny": true}])).await;
+    browser.open(&approvals).await;
+    drawn(&browser, "Approvals").await;
+    browser
+        .until(
+            "carol's approve button",
+            &format!("document.querySelector(\"{approve}\")?.disabled === false"),
+        )
+        .await;
+    let held = detail(&browser, &approve).await;
+    for said in [
+        "production's windows hold crossings now: blocked by deny window",
+        "Your approval waits for them: once nothing else holds it, production crosses by itself as they open (",
+        " your time), with nobody watching.",
+    ] {
+        assert!(held.contains(said), "{said}: {held}");
+    }
     browser.close().await;
 }
 

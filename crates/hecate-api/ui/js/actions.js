@@ -332,19 +332,35 @@ export function rollback(ns, gate, { to = null, label = null, current = null, st
 }
 
 /**
+ * What an approval leads to, said at the moment of decision: with `held` (ops' answer:
+ * the Gate's windows hold crossings now), that it waits for them — and, for a Gate
+ * that crosses by itself, that it then crosses unattended, when, in the viewer's time.
+ */
+function approvalDetail(gate, crossesItself, held) {
+  if (held) {
+    const when = held.until ? ` (${local(held.until)} your time)` : "";
+    return crossesItself
+      ? `${gate}'s windows hold crossings now: ${held.reason}. Your approval waits for them: once nothing else holds it, ${gate} crosses by itself as they open${when}, with nobody watching.`
+      : `${gate}'s windows hold crossings now: ${held.reason}. Approving does not cross the Gate: someone else starts the crossing once they open${when}.`;
+  }
+  return crossesItself
+    ? `Approving lets ${gate} cross by itself: the controller starts the crossing as soon as nothing else holds it.`
+    : "Approving does not cross the Gate: someone else starts the crossing, and the one who approved may not be the one who promotes.";
+}
+
+/**
  * Approves `bundle` for `gate`. `crossesItself`: the Gate's spec says it crosses by
  * itself (`spec.auto`), so an approval that leaves nothing else holding the Bundle is
- * what starts the crossing — the dialog must not say someone else will.
+ * what starts the crossing — the dialog must not say someone else will. `held`: the
+ * approvals queue's `held` for it, when the Gate's windows hold crossings now.
  */
-export function approve(ns, gate, bundle, label, crossesItself = false) {
+export function approve(ns, gate, bundle, label, crossesItself = false, held = null) {
   return perform(
     "approve",
     {
       title: `Approve for ${gate}`,
       text: `Approve ${label} for ${gate} as you.`,
-      detail: crossesItself
-        ? `Approving lets ${gate} cross by itself: the controller starts the crossing as soon as nothing else holds it.`
-        : "Approving does not cross the Gate: someone else starts the crossing, and the one who approved may not be the one who promotes.",
+      detail: approvalDetail(gate, crossesItself, held),
       ok: `Approve for ${gate}`,
       changes: whatChanges(ns, gate, bundle),
     },

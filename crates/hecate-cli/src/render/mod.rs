@@ -140,7 +140,27 @@ pub(crate) fn approvals(
             Cell::styled(words, style, colour),
         ]);
     }
-    table.render(style, columns)
+    let mut out = table.render(style, columns);
+    // Said where the decision is made: an approval into a frozen window waits (#53).
+    let mut said: Vec<&str> = Vec::new();
+    for entry in queue {
+        let Some(held) = &entry.held else { continue };
+        if said.contains(&entry.gate.as_str()) {
+            continue;
+        }
+        said.push(&entry.gate);
+        let then = if held.unattended {
+            "; an approval that completes it waits, then it crosses by itself, unattended"
+        } else {
+            "; it crosses only when asked, once they open"
+        };
+        out.push_str(&format!(
+            "{}: {}{then}\n",
+            style.paint(Colour::Yellow, &entry.gate),
+            held.reason
+        ));
+    }
+    out
 }
 
 /// `abort`'s line.

@@ -1425,6 +1425,7 @@ fn text_from_the_cluster_is_shown_never_obeyed() {
             expires_at: None,
         },
         you: YourTurn::default(),
+        held: None,
     }];
     printed("hostile-approvals", &queue, |style| {
         approvals(&queue, "acme", Wide, style)
@@ -1596,5 +1597,53 @@ fn explain_offers_every_way_out_of_a_halt() {
              \x20     → or stop the rollout: hecate abort production-7 -n acme\n"
         ),
         "{text}"
+    );
+}
+
+/// An approval into a frozen window is said where it is decided: the queue says the
+/// window, once per Gate, and that the Gate then crosses by itself.
+#[test]
+fn the_approvals_queue_says_a_window_holds_the_gate() {
+    use hecate_ops::{ApprovalProgress, QueuedApproval, WindowHold, YourTurn};
+    let row = |bundle: &str| QueuedApproval {
+        gate: "production".into(),
+        stage: hecate_ops::model::Stage::default(),
+        bundle: bundle.into(),
+        version: String::new(),
+        progress: ApprovalProgress {
+            satisfied: false,
+            summary: "1 of 2 from release-managers; carol approved".into(),
+            rules: vec![],
+            any_of: vec![],
+            not_counted: vec![],
+            rejected: None,
+            expires_at: None,
+        },
+        you: YourTurn {
+            can_approve: true,
+            ..YourTurn::default()
+        },
+        held: Some(WindowHold {
+            reason: "blocked by deny window \"0 22 * * *\" until Mon 7 Dec 2026 00:00 UTC".into(),
+            until: None,
+            unattended: true,
+        }),
+    };
+    let text = approvals(
+        &[row("app-2"), row("app-1")],
+        "acme",
+        Narrow,
+        &Style::plain(),
+    );
+    assert!(
+        text.ends_with(
+            "production: blocked by deny window \"0 22 * * *\" until Mon 7 Dec 2026 00:00 UTC; an approval that completes it waits, then it crosses by itself, unattended\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("deny window").count(),
+        1,
+        "once per Gate: {text}"
     );
 }

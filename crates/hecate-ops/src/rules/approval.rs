@@ -17,7 +17,7 @@ use super::eligibility::{self, Code};
 use super::snapshot::NamespaceSnapshot;
 use crate::model::{
     ApprovalProgress, NotCounted, Person, QueuedApproval, RejectionView, RuleProgress, Uncounted,
-    YourTurn,
+    WindowHold, YourTurn,
 };
 
 /// The actor automatic crossings record: not a person, never excluded as a promoter.
@@ -565,6 +565,13 @@ pub fn queue(snapshot: &NamespaceSnapshot, viewer: &Person, now: Timestamp) -> V
     let mut queue = Vec::new();
     for (gate, stage) in super::pipeline::upstream_first(snapshot.gates()) {
         let gate_name = gate.metadata.name.as_deref().unwrap_or_default();
+        // Said where the decision is made: an approval into a frozen window waits.
+        let windows = super::window::judge(&gate.spec.windows, now);
+        let held = (!windows.allowed).then(|| WindowHold {
+            reason: windows.reason_in_words(),
+            until: windows.next_change.map(Time),
+            unattended: gate.spec.auto,
+        });
         let running: Vec<&str> = snapshot
             .passages_of(gate_name)
             .filter(|p| !p.is_terminal())
@@ -609,6 +616,7 @@ pub fn queue(snapshot: &NamespaceSnapshot, viewer: &Person, now: Timestamp) -> V
                         .into(),
                     can_withdraw: may_withdraw(asked, gate_name, bundle, viewer),
                 },
+                held: held.clone(),
             });
         }
     }

@@ -74,6 +74,12 @@ export function approveRefused(queue, gate, bundle) {
   return q.you.canApprove ? "" : q.you.whyNot;
 }
 
+/** What holds `gate` now — its windows, ops' answer in the approvals `queue` — or null. */
+export function heldBy(queue, gate, bundle) {
+  const q = queue && queue.find((x) => x.gate === gate && x.bundle === bundle);
+  return (q && q.held) || null;
+}
+
 function you(q) {
   if (q.progress.rejected) return q.you.canWithdraw ? "You may withdraw the rejection." : "Only those who may withdraw the rejection can lift it.";
   if (q.you.approved) return "You approved it.";
@@ -92,7 +98,7 @@ function approveButtons(ctx, q, label, crossesItself, why) {
       disabled: !q.you.canApprove || undefined,
       "aria-describedby": q.you.canApprove ? undefined : why,
       onclick: async () => {
-        if (await actions.approve(ctx.ns, q.gate, q.bundle, label, crossesItself)) ctx.refresh();
+        if (await actions.approve(ctx.ns, q.gate, q.bundle, label, crossesItself, q.held || null)) ctx.refresh();
       },
     },
     `Approve for ${q.gate}`,

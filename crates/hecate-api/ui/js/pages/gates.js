@@ -11,7 +11,7 @@ import { count, local, sameClock, since, time, until } from "../format.js";
 import { pipelineGraph } from "../graph.js";
 import { needsApproval, upstream, verifies } from "../pipeline.js";
 import * as rollout from "../rollout.js";
-import { approveRefused } from "./approvals.js";
+import { approveRefused, heldBy } from "./approvals.js";
 
 export async function render(ctx) {
   return ctx.name ? detail(ctx) : list(ctx);
@@ -218,7 +218,7 @@ function approveButton(ctx, gate, bundle, index, crossesItself) {
   const why = approveRefused(ctx.approvals, gate, bundle);
   if (why) Object.assign(attrs, { disabled: true, title: `Your approval would not count: ${why}` });
   return button(`Approve for ${gate}`, attrs, async () => {
-    if (await actions.approve(ctx.ns, gate, bundle, label, crossesItself)) ctx.refresh();
+    if (await actions.approve(ctx.ns, gate, bundle, label, crossesItself, heldBy(ctx.approvals, gate, bundle))) ctx.refresh();
   });
 }
 

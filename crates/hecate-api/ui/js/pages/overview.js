@@ -10,7 +10,7 @@ import { count, plural, time } from "../format.js";
 import { pipelineGraph } from "../graph.js";
 import { href } from "../router.js";
 import { timeline as timelineView } from "../timeline.js";
-import { approveRefused } from "./approvals.js";
+import { approveRefused, heldBy } from "./approvals.js";
 
 // The overview spans namespaces: it follows their streams itself.
 export const live = "self";
@@ -135,7 +135,7 @@ function settle(ctx, a, aliases, automatic) {
     // Judged before the click, as the Approvals page judges it.
     const why = approveRefused(ctx.approvals, a.gate, a.bundle);
     return [
-      h("button", { type: "button", "data-action": "approve", "data-bundle": a.bundle, "aria-label": `Approve ${label} for ${a.gate}`, disabled: why ? true : undefined, title: why ? `Your approval would not count: ${why}` : undefined, onclick: async () => (await actions.approve(a.namespace, a.gate, a.bundle, label, crossesItself)) && ctx.refresh() }, `Approve ${label} for ${a.gate}`),
+      h("button", { type: "button", "data-action": "approve", "data-bundle": a.bundle, "aria-label": `Approve ${label} for ${a.gate}`, disabled: why ? true : undefined, title: why ? `Your approval would not count: ${why}` : undefined, onclick: async () => (await actions.approve(a.namespace, a.gate, a.bundle, label, crossesItself, heldBy(ctx.approvals, a.gate, a.bundle))) && ctx.refresh() }, `Approve ${label} for ${a.gate}`),
       " ",
       open,
     ];

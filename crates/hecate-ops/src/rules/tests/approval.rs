@@ -592,3 +592,39 @@ fn one_of_the_alternatives_must_hold() {
         Err(Uncounted::NotNamed)
     );
 }
+
+/// An approval into a frozen window is said where it is decided (issue 53): the queue
+/// row carries the window's words, when it lifts, and whether the Gate then crosses by
+/// itself; outside the freeze it carries nothing.
+#[test]
+fn the_queue_says_when_a_window_holds_the_gate() {
+    let mut gate = production(policy(vec![rule(2, RM, &[])]));
+    gate.spec.auto = true;
+    // The clock is Tuesday 2026-08-11 12:00 UTC: a weekday freeze 09:00–17:00 holds it.
+    gate.spec.windows = vec![hecate_types::Window {
+        deny: true,
+        ..window("0 9 * * 1-5", "8h")
+    }];
+    let waiting = by(b1("bob"), "carol", RM, 0);
+    let snapshot = NamespaceSnapshot::new(NS, vec![gate.clone()], vec![waiting.clone()], vec![]);
+    let queue = approval::queue(&snapshot, &person("dave", RM), t0());
+    let held = queue[0].held.clone().expect("the freeze holds production");
+    assert!(held.unattended, "production crosses by itself");
+    assert_eq!(
+        held.until,
+        Some(hecate_types::Time("2026-08-11T17:00:00Z".parse().unwrap()))
+    );
+    assert!(
+        held.reason.ends_with("until Tue 11 Aug 2026 17:00 UTC"),
+        "{}",
+        held.reason
+    );
+
+    // At 18:00 the freeze is over: nothing holds it.
+    let evening = t0() + SignedDuration::from_hours(6);
+    let snapshot = NamespaceSnapshot::new(NS, vec![gate], vec![waiting], vec![]);
+    assert_eq!(
+        approval::queue(&snapshot, &person("dave", RM), evening)[0].held,
+        None
+    );
+}
