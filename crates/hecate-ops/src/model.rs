@@ -996,6 +996,10 @@ pub struct Attention {
     /// What would settle it, as a value a surface acts on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<Remedy>,
+    /// When it happens by itself, if it will: a window opening on an approved Bundle
+    /// (additive, DECISION 159).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due: Option<Time>,
 }
 
 /// What kind of thing waits on a person; the order is how pressing it is.
@@ -1012,6 +1016,10 @@ pub enum AttentionKind {
     Approval,
     /// Someone said no to a Bundle, and it waits until they withdraw it.
     Rejected,
+    /// Nothing but the Gate's window holds a Bundle the Gate takes by itself: it
+    /// crosses, unattended, when the window opens (`due`). Said so nobody is surprised
+    /// (DECISION 159).
+    Scheduled,
 }
 
 /// One namespace's Gates.

@@ -80,3 +80,53 @@ async fn the_overview_lists_what_waits_on_people_with_controls_that_settle_it() 
     );
     browser.close().await;
 }
+
+/// A Bundle an automatic Gate takes by itself once its window opens stays on the
+/// Overview, saying when, in the viewer's time (DECISION 159): nobody is surprised by
+/// the unattended crossing.
+#[tokio::test]
+async fn the_overview_says_when_a_frozen_gate_crosses_by_itself() {
+    let server = Server::start().await;
+    // A freeze from this hour for two hours (UTC), whatever the day.
+    let hour = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .hour();
+    let mut spec = gate_spec(&[], false);
+    spec.auto = true;
+    spec.windows = vec![hecate_types::Window {
+        schedule: format!("0 {hour} * * *"),
+        duration: "2h".into(),
+        deny: true,
+        ..hecate_types::Window::default()
+    }];
+    gate(&server.env, "nightly", spec).await;
+    hecate_testenv::fixtures::bundle(&server.env, "b1").await;
+    let scheduled = item(&server, "Scheduled", "nightly");
+    let browser = Browser::start(&server.base).await;
+    crate::ui_rights::sign_in_as(&browser, &server, Carol, &at(&server, "/")).await;
+    drawn(&browser, "Overview").await;
+    let said = browser
+        .until_text(
+            &scheduled,
+            "crosses by itself, unattended, once the window lets it",
+        )
+        .await;
+    assert!(said.contains("Crosses by itself"), "{said}");
+    let due = browser
+        .js(
+            &format!(
+                "return document.querySelector(\"{scheduled} [data-due] time\")?.textContent;"
+            ),
+            vec![],
+        )
+        .await;
+    assert!(
+        due.as_str().is_some_and(|t| !t.is_empty()),
+        "when, in the viewer's time: {due}"
+    );
+    assert_eq!(
+        crate::ui_axe::check(&browser, "the overview with a scheduled crossing").await,
+        [0, 0]
+    );
+    browser.close().await;
+}

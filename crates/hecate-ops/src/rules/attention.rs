@@ -83,8 +83,10 @@ impl Pending {
                     since: passage.and_then(|p| failed_at(p, blocker.kind)),
                     detail: blocker.detail.clone(),
                     action: blocker.action.clone(),
+                    due: None,
                 });
             }
+            settled.extend(scheduled(namespace, gate, explanation, &bundles));
             let current = explanation
                 .current
                 .as_deref()
@@ -180,9 +182,47 @@ fn people_wait(
             since: created_at(bundle).map(Time),
             detail,
             action: waiting.action.clone(),
+            due: None,
         });
     }
     out
+}
+
+/// The Bundle an automatic Gate takes by itself once its window opens, when nothing
+/// but the window holds it: Explain's `WindowClosed` over its newest eligible Bundle.
+fn scheduled(
+    namespace: &str,
+    gate: &Gate,
+    explanation: &Explanation,
+    bundles: &HashMap<&str, &Bundle>,
+) -> Option<Attention> {
+    if !gate.spec.auto {
+        return None;
+    }
+    let window = explanation
+        .blockers
+        .iter()
+        .find(|b| b.kind == BlockerKind::WindowClosed)?;
+    let newest = explanation.eligible.first()?;
+    let named = bundles
+        .get(newest.as_str())
+        .map(|b| version::of(b))
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| newest.clone());
+    Some(Attention {
+        kind: AttentionKind::Scheduled,
+        namespace: namespace.to_string(),
+        gate: gate.name_any(),
+        bundle: Some(newest.clone()),
+        passage: None,
+        since: None,
+        detail: format!(
+            "{named}: crosses by itself, unattended, once the window lets it: {}",
+            window.detail
+        ),
+        action: None,
+        due: window.until.clone(),
+    })
 }
 
 /// The Passage a failure blocker is about: the Gate's newest, which failed or whose
@@ -282,6 +322,7 @@ impl Running {
             action: Some(Remedy::InspectPassage {
                 passage: self.passage.clone(),
             }),
+            due: None,
         })
     }
 }

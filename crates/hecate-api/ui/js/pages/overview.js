@@ -116,8 +116,8 @@ const seenBefore = (() => {
   }
 })();
 
-const KIND_WORDS = { Failed: "Failed", Slow: "Running long", Approval: "Waiting for approval", Rejected: "Held by a rejection" };
-const KIND_PILL = { Failed: "bad", Slow: "warn", Approval: "info", Rejected: "warn" };
+const KIND_WORDS = { Failed: "Failed", Slow: "Running long", Approval: "Waiting for approval", Rejected: "Held by a rejection", Scheduled: "Crosses by itself" };
+const KIND_PILL = { Failed: "bad", Slow: "warn", Approval: "info", Rejected: "warn", Scheduled: "info" };
 
 /**
  * The control that settles an item: a button where the action is taken here, else a
@@ -188,6 +188,7 @@ function attention(ctx, items, aliases, automatic) {
             h("strong", null, `${a.namespace}/${a.gate}`),
             aboutBundle(a, aliases),
             a.since ? h("span", { class: "muted small" }, " · since ", time(a.since)) : null,
+            a.due ? h("span", { class: "small", "data-due": a.due }, " · at ", time(a.due, "local")) : null,
           ),
           h("p", { class: "attention-detail" }, a.detail),
           h("p", { class: "attention-act" }, settle(ctx, a, aliases, automatic)),

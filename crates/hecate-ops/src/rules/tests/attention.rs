@@ -216,3 +216,43 @@ fn a_rejection_waits_on_whoever_may_withdraw_it() {
         Some(Remedy::WithdrawRejection { by, .. }) if by.iter().any(|who| who == "dave")
     ));
 }
+
+/// A Bundle an automatic Gate takes by itself once its window opens stays on the
+/// Overview, with when (DECISION 159): nobody is surprised by the unattended crossing.
+/// A Gate that crosses only when asked says nothing of the kind.
+#[test]
+fn an_automatic_gate_held_only_by_its_window_says_when_it_crosses() {
+    // The clock is Tuesday 2026-08-11 12:00 UTC: a weekday freeze 09:00–17:00 holds it.
+    let frozen = |auto: bool| {
+        let mut gate = with_current(gate("production"), "b1");
+        gate.spec.auto = auto;
+        gate.spec.windows = vec![hecate_types::Window {
+            deny: true,
+            ..window("0 9 * * 1-5", "8h")
+        }];
+        gate
+    };
+    let o = at_time(
+        vec![frozen(true)],
+        vec![bundle("b2", 5), bundle("b1", 0)],
+        vec![],
+        t0(),
+    );
+    assert_eq!(kinds(&o), [(AttentionKind::Scheduled, "production")]);
+    let a = &o.attention[0];
+    assert_eq!(a.bundle.as_deref(), Some("b2"));
+    assert_eq!(a.due, Some(Time("2026-08-11T17:00:00Z".parse().unwrap())));
+    assert!(
+        a.detail
+            .starts_with("1.0.0: crosses by itself, unattended, once the window lets it: "),
+        "{}",
+        a.detail
+    );
+    let asked = at_time(
+        vec![frozen(false)],
+        vec![bundle("b2", 5), bundle("b1", 0)],
+        vec![],
+        t0(),
+    );
+    assert_eq!(kinds(&asked), []);
+}
