@@ -183,6 +183,46 @@ async fn the_queue_says_where_each_bundle_stands_and_what_your_approval_would_do
         .get("/api/v1alpha1/namespaces/{ns}/approvals", Some(Carol))
         .await;
     assert_eq!(answer.json()[0]["progress"]["rejected"], json!(null));
+
+    // The Bundle's own page is the record of the decision (#53): where its approvals
+    // stand for carol, with the same buttons, and every approval and rejection — who,
+    // with which groups, why — newest first.
+    browser.open(&at(&server, "/bundles/?name=b1")).await;
+    browser
+        .until_text(
+            ".decisions [data-progress]",
+            "1 of 2 from release-managers; carol approved",
+        )
+        .await;
+    browser
+        .until_text(".decisions [data-you]", "You approved it.")
+        .await;
+    let record = browser
+        .js(
+            "return [...document.querySelectorAll('.decisions tr[data-decision]')].map(r => [r.dataset.decision, r.cells[3].textContent, r.cells[4].textContent]);",
+            vec![],
+        )
+        .await;
+    let record: Vec<(String, String, String)> = serde_json::from_value(record).unwrap();
+    let kinds: Vec<(&str, &str)> = record
+        .iter()
+        .map(|(kind, who, _)| (kind.as_str(), who.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("withdrawn", "carol"),
+            ("rejected", "dave"),
+            ("approved", "carol")
+        ]
+    );
+    assert!(record[1].2.contains("not this week"), "{record:?}");
+    assert!(record[2].2.contains("release-managers"), "{record:?}");
+    assert_eq!(
+        crate::ui_axe::check(&browser, "a Bundle's decision record").await,
+        [0, 0]
+    );
+    browser.screenshot("bundle-decisions", 1280).await;
     browser.close().await;
 }
 

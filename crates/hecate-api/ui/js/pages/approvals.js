@@ -39,6 +39,22 @@ export async function render(ctx) {
 }
 
 /**
+ * `bundle`'s rows of the approvals `queue` (ops' answer for the signed-in person), as
+ * this page draws them — where its approvals stand for each Gate, their part in it,
+ * and the buttons: the Bundle page's decision record asks the same. `automatic`: the
+ * Gates that cross by themselves.
+ */
+export function queuedFor(ctx, queue, bundle, index, automatic) {
+  const rows = (queue || []).filter((q) => q.bundle === bundle);
+  if (!rows.length) return null;
+  return c.table(
+    `Where the approvals of ${c.bundleText(bundle, index)} stand, Gate by Gate`,
+    ["Bundle", "For Gate", "Where it stands", "You", "Action"],
+    rows.map((q, i) => row(ctx, q, `${bundle}-${i}`, index, automatic.has(q.gate))),
+  );
+}
+
+/**
  * One queued Bundle: its progress in ops' words, and the caller's part in it — which
  * is also why a button of theirs is disabled (tied to it, `aria-describedby`).
  * `crossesItself`: the Gate's spec says it crosses by itself.

@@ -14,6 +14,7 @@ import { h } from "../dom.js";
 import { count, local, short, time } from "../format.js";
 import { refiltered } from "../router.js";
 import { stops } from "../timeline.js";
+import { queuedFor } from "./approvals.js";
 
 export async function render(ctx) {
   return ctx.name ? detail(ctx) : list(ctx);
@@ -193,12 +194,16 @@ function byTime(records) {
   return records.slice().sort((x, y) => (Date.parse(x.at) || 0) - (Date.parse(y.at) || 0));
 }
 
+// The audit's entries that are people's decisions on a Bundle, in a person's words.
+const DECISIONS = new Set(["approved", "rejected", "withdrawn"]);
+const DECISION_WORDS = { approved: "approved", rejected: "rejected", withdrawn: "withdrew a rejection" };
+
 async function detail(ctx) {
   const { ns, name } = ctx;
   const against = ctx.params.get("against") || "";
   ctx.title(`Bundle ${name}`);
   const evidence = ctx.once("evidence", () => get(nsPath(ns, "bundles", name, "evidence"), { signal: ctx.signal }));
-  const [b, overview, changed] = await Promise.all([
+  const [b, overview, changed, queue, audit, gateList] = await Promise.all([
     get(nsPath(ns, "bundles", name), { signal: ctx.signal }),
     // Where it stands at each Gate is ops' answer (the Overview's timeline), for the
     // Bundles it keeps there: the newest, and any a Gate runs.
@@ -208,9 +213,17 @@ async function detail(ctx) {
       (diff) => ({ diff }),
       (error) => ({ error }),
     ),
+    // The decision record: where its approvals stand for the signed-in person (the
+    // Approvals page's queue), and every approval and rejection ops' trail holds.
+    get(nsPath(ns, "approvals"), { signal: ctx.signal }).catch(() => null),
+    get(nsPath(ns, "audit"), { signal: ctx.signal }).catch(() => null),
+    get(nsPath(ns, "gates"), { signal: ctx.signal }).catch(() => []),
   ]);
+  ctx.approvals = queue;
   const st = b.status || {};
-  const approvals = st.approvedFor || [];
+  const index = c.index([b]);
+  const automatic = new Set(gateList.filter((g) => g.spec && g.spec.auto).map((g) => g.metadata.name));
+  const decided = (audit || []).filter((e) => e.bundle === name && DECISIONS.has(e.kind));
   const cleared = st.cleared || [];
   const mine = overview.namespaces.find((n) => n.namespace === ns) || {};
   const track = (mine.timeline || []).find((t) => t.bundle === name);
@@ -250,10 +263,18 @@ async function detail(ctx) {
     ),
     c.section(
       "Approvals",
-      null,
-      approvals.length
-        ? h("ul", null, approvals.map((a) => h("li", null, `for ${a.gate} by ${a.actor} `, time(a.at))))
-        : c.empty("No approvals recorded."),
+      { class: "decisions" },
+      queuedFor(ctx, queue, name, index, automatic),
+      decided.length
+        ? c.table(
+            `Approvals and rejections of ${name}, newest first`,
+            ["When", "What", "Gate", "Who", "Detail"],
+            decided.map((e) => ({
+              attrs: { "data-decision": e.kind, "data-gate": e.gate },
+              cells: [time(e.at, "local"), DECISION_WORDS[e.kind] || e.kind, c.link("/gates/", { name: e.gate, namespace: ns }, e.gate), e.actor, e.detail ? h("span", { class: "server-text" }, e.detail) : ""],
+            })),
+          )
+        : c.empty(audit ? "No approvals or rejections recorded." : "The record of approvals could not be read."),
     ),
     c.section(
       "Artifacts",
