@@ -258,6 +258,7 @@ async fn a_promoter_rolls_back_from_the_history_and_a_viewer_is_told_why_not() {
         .until_text("[data-field=rollback-of]", "undoing")
         .await;
     assert_eq!(line, "↶ A rollback: bob rolled back, undoing production-3.");
+    browser.screenshot("rollback-passage", 1280).await;
     browser.open(&at(&server, "/passages/")).await;
     let marked = browser
         .until_text(
