@@ -17,11 +17,9 @@ use hecate_testenv::world::Repository;
 use hecate_testenv::{Identity, TestEnv, apply_manifest, rbac};
 use hecate_types::{Bundle, Gate, Passage, PassagePhase, RolloutPhase, TargetPhase};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, DynamicObject, ObjectMeta, Patch, PatchParams, PostParams};
-use serde_json::json;
-use tokio::process::{Child, Command};
+use kube::api::{Api, DynamicObject, ObjectMeta, PostParams};
 
-use crate::fleet::{binary, hecate};
+use crate::fleet::{controller, hecate};
 use crate::real_flux::eventually;
 
 const SHARD: &str = "hecate.dev/e2e-fan-out";
@@ -120,35 +118,6 @@ async fn namespace_on(cluster: &Cluster, name: &str) -> kube::Client {
     admin
 }
 
-/// `hecate-controller` as its own process, on `env`'s namespace alone.
-async fn controller(env: &TestEnv, root: &std::path::Path) -> Child {
-    let ns = &env.namespace;
-    let patch = json!({"metadata": {"labels": {SHARD: ns}}});
-    Api::<Namespace>::all(env.admin.clone())
-        .patch(ns, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .unwrap();
-    rbac::install_controller_role(&env.admin).await.unwrap();
-    let kubeconfig = root.join("controller.kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        env.endpoint().kubeconfig_yaml(Identity::HecateController),
-    )
-    .unwrap();
-    Command::new(binary("hecate-controller"))
-        .args([
-            "--metrics-bind-address=0",
-            "--health-probe-bind-address=0",
-            "--log-format=text",
-            &format!("--watch-label-selector={SHARD}={ns}"),
-            &format!("--work-root={}", root.join("work").display()),
-        ])
-        .env("KUBECONFIG", kubeconfig)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap()
-}
-
 /// The `release` ConfigMap's Bundle on a cluster, as its Flux applied it.
 async fn released(client: &kube::Client, namespace: &str) -> Option<String> {
     let map = Api::<ConfigMap>::namespaced(client.clone(), namespace)
@@ -232,7 +201,7 @@ async fn a_release_rolls_out_in_waves_halts_on_the_canary_and_completes_once_it_
         .await
         .unwrap();
     bundle(&env, "b1").await;
-    let _controller = controller(&env, root).await;
+    let _controller = controller(&env, root, SHARD, &[]).await;
     rbac::grant_deployed_roles(&env).await;
     let kubeconfigs = root.join("kubeconfigs");
     env.endpoint().write_kubeconfigs(&kubeconfigs).unwrap();

@@ -12,12 +12,11 @@ use hecate_testenv::world::{self, Repository, Stage};
 use hecate_testenv::{Identity, TestEnv, Tool, apply_manifest, rbac};
 use hecate_types::{Beacon, Bundle, Gate, Health, Passage, PassagePhase};
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
-use crate::fleet::{binary, hecate};
+use crate::fleet::{controller, hecate};
 
 const SHARD: &str = "hecate.dev/e2e-flux";
 
@@ -100,31 +99,9 @@ impl World {
         .manifest();
         apply_manifest(&env.admin, &manifest, false).await.unwrap();
 
-        let patch = json!({"metadata": {"labels": {SHARD: ns}}});
-        Api::<Namespace>::all(env.admin.clone())
-            .patch(&ns, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .unwrap();
-        rbac::install_controller_role(&env.admin).await.unwrap();
-        std::fs::write(
-            root.join("controller.kubeconfig"),
-            env.endpoint().kubeconfig_yaml(Identity::HecateController),
-        )
-        .unwrap();
         let kustomize = Tool::Kustomize.locate_or_build().unwrap();
-        let controller = Command::new(binary("hecate-controller"))
-            .args([
-                "--metrics-bind-address=0",
-                "--health-probe-bind-address=0",
-                "--log-format=text",
-                &format!("--watch-label-selector={SHARD}={ns}"),
-                &format!("--work-root={}", root.join("work").display()),
-                &format!("--kustomize-path={}", kustomize.display()),
-            ])
-            .env("KUBECONFIG", root.join("controller.kubeconfig"))
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let kustomize = format!("--kustomize-path={}", kustomize.display());
+        let controller = controller(&env, &root, SHARD, &[&kustomize]).await;
         Self {
             env,
             root,

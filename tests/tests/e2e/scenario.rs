@@ -7,14 +7,12 @@ use std::time::{Duration, Instant};
 use hecate_testenv::world::{self, FluxPlayer, Repository};
 use hecate_testenv::{Identity, TestEnv, apply_manifest, rbac};
 use hecate_types::{Beacon, Bundle, Gate, Passage, PassagePhase};
-use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
-use tokio::process::{Child, Command};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::fleet::{binary, hecate};
+use crate::fleet::{controller, hecate};
 
 const SHARD: &str = "hecate.dev/e2e";
 const ENVIRONMENTS: [&str; 3] = ["dev", "staging", "production"];
@@ -92,33 +90,15 @@ async fn a_release_crosses_dev_staging_and_production() {
     apply_manifest(&env.admin, &manifest, false).await.unwrap();
 
     // The controller, as its own process and identity, acting in this namespace only.
-    let patch = json!({"metadata": {"labels": {SHARD: ns}}});
-    Api::<Namespace>::all(env.admin.clone())
-        .patch(&ns, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .unwrap();
-    rbac::install_controller_role(&env.admin).await.unwrap();
-    std::fs::write(
-        root.join("controller.kubeconfig"),
-        env.endpoint().kubeconfig_yaml(Identity::HecateController),
-    )
-    .unwrap();
     let started = Instant::now();
-    let _controller: Child = Command::new(binary("hecate-controller"))
-        .args([
-            "--metrics-bind-address=0",
-            "--health-probe-bind-address=0",
-            "--log-format=text",
-            &format!("--watch-label-selector={SHARD}={ns}"),
-            &format!("--work-root={}", root.join("work").display()),
-            // This world's repositories are on this disk, its receiver on loopback.
-            "--allow-local-git",
-            "--allow-local-http",
-        ])
-        .env("KUBECONFIG", root.join("controller.kubeconfig"))
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    // This world's repositories are on this disk, its receiver on loopback.
+    let _controller = controller(
+        &env,
+        &root,
+        SHARD,
+        &["--allow-local-git", "--allow-local-http"],
+    )
+    .await;
 
     // 1. One commit, one Bundle, named by the Beacon.
     let beacons: Api<Beacon> = Api::namespaced(env.admin.clone(), &ns);

@@ -241,8 +241,15 @@ async fn the_approve_dialog_says_whether_the_gate_crosses_by_itself() {
     let production = at(&server, "/gates/?name=production");
     let row = format!("tr[data-bundle='{awaiting}']");
 
-    /// The dialog's detail after clicking `button`; the dialog is then cancelled.
+    /// The dialog's detail after clicking `button` once it is enabled; the dialog is
+    /// then cancelled.
     async fn detail(browser: &Browser, button: &str) -> String {
+        browser
+            .until(
+                "carol's approve button",
+                &format!("document.querySelector(\"{button}\")?.disabled === false"),
+            )
+            .await;
         browser.click(button).await;
         browser
             .until(
@@ -287,12 +294,6 @@ async fn the_approve_dialog_says_whether_the_gate_crosses_by_itself() {
     crate::ui_rights::sign_in_as(&browser, &server, Carol, &approvals).await;
     drawn(&browser, "Approvals").await;
     let approve = format!("{row} button[data-action=approve]");
-    browser
-        .until(
-            "carol's approve button",
-            &format!("document.querySelector(\"{approve}\")?.disabled === false"),
-        )
-        .await;
     assert_eq!(
         detail(&browser, &approve).await,
         manual,
@@ -312,21 +313,9 @@ async fn the_approve_dialog_says_whether_the_gate_crosses_by_itself() {
         .unwrap();
     browser.open(&approvals).await;
     drawn(&browser, "Approvals").await;
-    browser
-        .until(
-            "carol's approve button",
-            &format!("document.querySelector(\"{approve}\")?.disabled === false"),
-        )
-        .await;
     assert_eq!(detail(&browser, &approve).await, automatic);
     browser.open(&production).await;
     drawn(&browser, "production").await;
-    browser
-        .until(
-            "carol's approve button on the Gate's page",
-            &format!("document.querySelector(\"{approve}\")?.disabled === false"),
-        )
-        .await;
     assert_eq!(detail(&browser, &approve).await, automatic);
 
     // A freeze from this hour for two hours (UTC): the approval waits for it, and the
@@ -337,12 +326,6 @@ async fn the_approve_dialog_says_whether_the_gate_crosses_by_itself() {
     windows(json!([{"schedule": format!("0 {hour} * * *"), "duration": "2h", "deny": true}])).await;
     browser.open(&approvals).await;
     drawn(&browser, "Approvals").await;
-    browser
-        .until(
-            "carol's approve button",
-            &format!("document.querySelector(\"{approve}\")?.disabled === false"),
-        )
-        .await;
     let held = detail(&browser, &approve).await;
     for said in [
         "production's windows hold crossings now: blocked by deny window",
