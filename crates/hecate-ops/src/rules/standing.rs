@@ -267,12 +267,8 @@ pub fn crossing_message(active: &Passage) -> String {
             // the record each round.
             Some(rollout) if rollout.phase == hecate_types::RolloutPhase::Halted => {
                 let namespace = active.namespace().unwrap_or_default();
-                let failed: Vec<String> = rollout
-                    .targets
-                    .iter()
-                    .filter(|t| t.phase == hecate_types::TargetPhase::Failed)
-                    .map(|t| t.name.clone())
-                    .collect();
+                // Which targets count as failed is the record's reading, as Explain's.
+                let failed = super::rollout::recorded(&active.spec.bundle, rollout).failed_names();
                 let retry = Remedy::RetryTargets {
                     passage: name.clone(),
                     targets: failed.clone(),

@@ -1047,3 +1047,32 @@ fn names_in_a_sentence() {
         assert_eq!(crate::rules::rollout::listed(&names(list)), words);
     }
 }
+
+/// The Gate's `Ready` message for a crossing halted across its targets says the halt in
+/// the controller's words and the two things a person may do, in their commands.
+#[test]
+fn a_halted_rollout_is_said_in_the_ready_message_with_what_a_person_may_do() {
+    let mut halted = passage(
+        "production",
+        "b1",
+        Some(hecate_types::PassagePhase::Running),
+        0,
+    );
+    let mut record = status(vec![
+        failed("canary", 0, 2, 1, "GitRejected"),
+        record("eu-1", TargetPhase::Pending, 0, None),
+    ]);
+    record.phase = RolloutPhase::Halted;
+    record.message =
+        "halted: canary failed at step 2 (GitRejected); wave 1 (canary) tolerates none".into();
+    halted.status.get_or_insert_with(Default::default).rollout = Some(record);
+    let name = kube::ResourceExt::name_any(&halted);
+    assert_eq!(
+        crate::rules::standing::crossing_message(&halted),
+        format!(
+            "{name}'s rollout halted: canary failed at step 2 (GitRejected); wave 1 (canary) tolerates none; \
+             a person decides: cross the failed targets again: hecate retry {name} -n {NS}, \
+             or accept the failures and go on: hecate accept-failures {name} --reason <why> -n {NS}"
+        )
+    );
+}
