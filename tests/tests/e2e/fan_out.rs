@@ -4,7 +4,11 @@
 //! `hecate-controller` as its own process. A release rolls out canary → eu → us; the
 //! canary cannot schedule its workload, its Flux says so, and the rollout halts with
 //! the other clusters untouched; the canary fixed and its failure retried, the release
-//! goes on through the waves to the end.
+//! goes on through the waves to the end. Then a rollout with a budget: the canary
+//! must stay healthy a while before the next wave; a cluster whose API server is
+//! stopped fails its target alone, within its wave's budget, and the last wave goes
+//! on; a place that joins while the canary soaks is crossed in the wave that selects
+//! it.
 
 use std::time::Duration;
 
@@ -52,6 +56,23 @@ fn app(cpu: &str) -> Vec<(String, String)> {
 /// Bundle's name to its own branch `env/<target>` of `fleet`, asks its Flux to look,
 /// and waits until its Flux has applied that commit and found it healthy.
 fn gate(namespace: &str, fleet: &str) -> String {
+    gate_with(
+        namespace,
+        fleet,
+        "[eu, us]",
+        "
+      - name: canary
+        targets: {selector: {matchLabels: {tier: canary}}}
+      - name: eu
+        targets: {selector: {matchLabels: {region: eu}}}",
+        "fleet",
+    )
+}
+
+/// Gate `production` over the clusters connected to `namespace` whose region is one
+/// of `regions` (`[eu, us]`), in `waves` (YAML, a list); each target's Flux objects
+/// named `flux` (an expression may name them after the target).
+fn gate_with(namespace: &str, fleet: &str, regions: &str, waves: &str, flux: &str) -> String {
     format!(
         r#"apiVersion: hecate.dev/v1alpha1
 kind: Gate
@@ -65,13 +86,9 @@ spec:
     - {{name: fleet, value: "{fleet}"}}
   targets:
     selector:
-      matchExpressions: [{{key: region, operator: In, values: [eu, us]}}]
+      matchExpressions: [{{key: region, operator: In, values: {regions}}}]
   rollout:
-    waves:
-      - name: canary
-        targets: {{selector: {{matchLabels: {{tier: canary}}}}}}
-      - name: eu
-        targets: {{selector: {{matchLabels: {{region: eu}}}}}}
+    waves:{waves}
   passage:
     steps:
       - uses: git-clone
@@ -87,11 +104,11 @@ spec:
       - uses: git-push
       - uses: flux-reconcile
         with:
-          resources: [{{kind: GitRepository, name: fleet}}, {{kind: Kustomization, name: fleet}}]
+          resources: [{{kind: GitRepository, name: "{flux}"}}, {{kind: Kustomization, name: "{flux}"}}]
       - uses: flux-wait
         timeout: 5m
         with:
-          resources: [{{kind: Kustomization, name: fleet}}]
+          resources: [{{kind: Kustomization, name: "{flux}"}}]
           expectedRevision: "${{{{ steps.commit.sha }}}}"
 "#
     )
@@ -118,10 +135,11 @@ async fn namespace_on(cluster: &Cluster, name: &str) -> kube::Client {
     admin
 }
 
-/// The `release` ConfigMap's Bundle on a cluster, as its Flux applied it.
-async fn released(client: &kube::Client, namespace: &str) -> Option<String> {
+/// The Bundle ConfigMap `map` (a crossing's record, `release`) names on a cluster, as
+/// its Flux applied it.
+async fn released(client: &kube::Client, namespace: &str, map: &str) -> Option<String> {
     let map = Api::<ConfigMap>::namespaced(client.clone(), namespace)
-        .get_opt("release")
+        .get_opt(map)
         .await
         .ok()??;
     map.data?.get("bundle").cloned()
@@ -263,7 +281,7 @@ async fn a_release_rolls_out_in_waves_halts_on_the_canary_and_completes_once_it_
     assert_ne!(after["env/eu-1"], before["env/eu-1"], "the canary's push");
     for (name, admin) in &remotes[1..] {
         assert_eq!(
-            released(admin, &ns).await.as_deref(),
+            released(admin, &ns, "release").await.as_deref(),
             Some("none"),
             "{name}"
         );
@@ -348,10 +366,217 @@ async fn a_release_rolls_out_in_waves_halts_on_the_canary_and_completes_once_it_
         );
     }
     for (name, admin) in &remotes {
-        assert_eq!(released(admin, &ns).await.as_deref(), Some("b1"), "{name}");
+        assert_eq!(
+            released(admin, &ns, "release").await.as_deref(),
+            Some("b1"),
+            "{name}"
+        );
     }
     let (_, targets) = bob(&["targets", "production"]).await;
     eprintln!("$ hecate targets production\n{targets}");
+    let b1: Bundle = env.api().get("b1").await.unwrap();
+    assert!(b1.has_cleared("production"), "{:?}", b1.status);
+}
+
+/// The waves of the second test: the canary, which must stay healthy a while; then
+/// eu and ap, where one may fail; then the rest.
+const WAVES_WITH_A_BUDGET: &str = "
+      - name: canary
+        targets: {selector: {matchLabels: {tier: canary}}}
+        minSuccessTime: 5s
+      - name: abroad
+        targets: {selector: {matchExpressions: [{key: region, operator: In, values: [eu, ap]}]}}
+        maxFailures: 1";
+
+/// How long the canary must stay healthy before the next wave starts.
+const CANARY_SOAK: Duration = Duration::from_secs(5);
+
+#[tokio::test]
+async fn an_unreachable_cluster_fails_its_target_alone_within_the_budget_and_a_cluster_that_joins_is_crossed()
+ {
+    let (env, shared, own) =
+        tokio::join!(TestEnv::new(), Clusters::shared(), Clusters::own(&["ap-1"]));
+    let ns = env.namespace.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let us = shared.get("us-1");
+
+    // The fleet: a branch per target. us-2, which joins later, is a second place on
+    // us-1's cluster: its objects have names of their own.
+    let targets = ["eu-1", "eu-2", "ap-1", "us-1", "us-2"];
+    let branches: Vec<String> = targets.iter().map(|n| format!("env/{n}")).collect();
+    let branches: Vec<&str> = branches.iter().map(String::as_str).collect();
+    let repo = Repository::create(root, "fleet", &branches, &fleet_files())
+        .await
+        .unwrap();
+    let mut us_2 = vec![(
+        "deploy/release.yaml".to_string(),
+        release_map("none").replace("name: release", "name: release-us-2"),
+    )];
+    us_2.push((
+        "deploy/app.yaml".into(),
+        fleet::deployment("app-us-2", "ghcr.io/acme/app:0.0.0", "100m"),
+    ));
+    repo.commit_on_tip("env/us-2", &us_2, "us-2: objects of its own")
+        .await
+        .unwrap();
+    let http = GitHttp::start(root).await.unwrap();
+    let url = repo.served(&http);
+
+    // Each target's Flux objects are named after it and follow its branch; each
+    // cluster is connected to the Gate's namespace by label.
+    let places: [(&Cluster, &str, &[(&str, &str)]); 4] = [
+        (
+            shared.get("eu-1"),
+            "eu-1",
+            &[("region", "eu"), ("tier", "canary")],
+        ),
+        (shared.get("eu-2"), "eu-2", &[("region", "eu")]),
+        (own.get("ap-1"), "ap-1", &[("region", "ap")]),
+        (us, "us-1", &[("region", "us")]),
+    ];
+    let mut remotes = Vec::new();
+    for (cluster, target, labels) in places {
+        let admin = namespace_on(cluster, &ns).await;
+        let branch = format!("env/{target}");
+        clusters::follow(&admin, &ns, target, &url, &branch, "./deploy")
+            .await
+            .unwrap();
+        cluster.connect(&env, target, labels, Identity::Admin).await;
+        remotes.push((target, admin));
+    }
+    // ap-1 is out of reach from the start: its API server stopped.
+    own.get("ap-1").stop_api_server();
+
+    apply_manifest(
+        &env.admin,
+        &gate_with(
+            &ns,
+            &url,
+            "[eu, us, ap]",
+            WAVES_WITH_A_BUDGET,
+            "${{ target.name }}",
+        ),
+        false,
+    )
+    .await
+    .unwrap();
+    bundle(&env, "b1").await;
+    let _controller = controller(&env, root, SHARD, &[]).await;
+    rbac::grant_deployed_roles(&env).await;
+    let kubeconfigs = root.join("kubeconfigs");
+    env.endpoint().write_kubeconfigs(&kubeconfigs).unwrap();
+    let bob = |args: &[&str]| {
+        let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        args.extend(["-n".to_string(), ns.clone()]);
+        let kubeconfigs = kubeconfigs.clone();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            hecate(&kubeconfigs, Identity::Bob, &args).await
+        }
+    };
+    let passages: Api<Passage> = env.api();
+    let (code, said) = bob(&["promote", "production", "--bundle", "b1"]).await;
+    assert_eq!(code, 0, "{said}");
+    let name = passages.list(&Default::default()).await.unwrap().items[0]
+        .metadata
+        .name
+        .clone()
+        .unwrap();
+
+    // While the canary stays healthy, us-2 joins: a second place on us-1's cluster,
+    // connected with the label the Gate selects.
+    let soaking = eventually(
+        Duration::from_secs(120),
+        "the canary crosses and stays healthy",
+        || async {
+            let passage = passages.get(&name).await.ok()?;
+            let rollout = passage.status?.rollout?;
+            let canary = rollout.targets.iter().find(|t| t.name == "eu-1")?;
+            (canary.phase == TargetPhase::Succeeded).then_some(rollout.message)
+        },
+    )
+    .await;
+    eprintln!("{soaking}");
+    let admin = namespace_on(us, &ns).await;
+    clusters::follow(&admin, &ns, "us-2", &url, "env/us-2", "./deploy")
+        .await
+        .unwrap();
+    us.connect(&env, "us-2", &[("region", "us")], Identity::Admin)
+        .await;
+
+    let finished = match until_finished(&passages, &name, Duration::from_secs(300)).await {
+        Ok(finished) => finished,
+        Err(passage) => panic!("{name} not finished: {:#?}", passage.status),
+    };
+    let (_, targets) = bob(&["targets", "production"]).await;
+    eprintln!("$ hecate targets production\n{targets}");
+    assert_eq!(
+        finished.phase(),
+        PassagePhase::Succeeded,
+        "{:#?}",
+        finished.status
+    );
+    let rollout = finished.status.unwrap().rollout.unwrap();
+    eprintln!("completed: {}", rollout.message);
+    assert_eq!(rollout.phase, RolloutPhase::Completed, "{rollout:#?}");
+    let record: Vec<(&str, TargetPhase, i32)> = rollout
+        .targets
+        .iter()
+        .map(|t| (t.name.as_str(), t.phase, t.wave))
+        .collect();
+    assert_eq!(
+        record,
+        [
+            ("eu-1", TargetPhase::Succeeded, 0),
+            ("ap-1", TargetPhase::Failed, 1),
+            ("eu-2", TargetPhase::Succeeded, 1),
+            ("us-1", TargetPhase::Succeeded, 2),
+            ("us-2", TargetPhase::Succeeded, 2),
+        ],
+        "{rollout:#?}"
+    );
+    let target = |name: &str| rollout.targets.iter().find(|t| t.name == name).unwrap();
+    // ap-1 failed where it first had to reach its cluster (step 5, flux-reconcile),
+    // after its push: the failure is its alone.
+    let ap = target("ap-1");
+    eprintln!("ap-1: {} ({})", ap.message, ap.reason);
+    assert_eq!(ap.current_step, 4, "{ap:#?}");
+    assert!(
+        ap.message.contains(&format!("GitRepository/{ns}/ap-1"))
+            && ap.message.contains("Connection refused"),
+        "{ap:#?}"
+    );
+    assert!(!ap.pushed_revision.is_empty(), "{ap:#?}");
+    assert!(
+        rollout.message.contains("ap-1 failed"),
+        "{}",
+        rollout.message
+    );
+    // The second wave started only once the canary had stayed healthy its
+    // minSuccessTime.
+    let canary_done = target("eu-1").finished_at.clone().unwrap().0;
+    for later in ["eu-2", "ap-1"] {
+        let started = target(later).started_at.clone().unwrap().0;
+        assert!(
+            started.duration_since(canary_done)
+                >= jiff::SignedDuration::try_from(CANARY_SOAK).unwrap(),
+            "{later} started at {started}, the canary succeeded at {canary_done}"
+        );
+    }
+    // What every reachable place's Flux applied is the release.
+    for (target, admin) in remotes.iter().filter(|(t, _)| *t != "ap-1") {
+        assert_eq!(
+            released(admin, &ns, "release").await.as_deref(),
+            Some("b1"),
+            "{target}"
+        );
+    }
+    assert_eq!(
+        released(&admin, &ns, "release-us-2").await.as_deref(),
+        Some("b1"),
+        "us-2"
+    );
     let b1: Bundle = env.api().get("b1").await.unwrap();
     assert!(b1.has_cleared("production"), "{:?}", b1.status);
 }
