@@ -388,6 +388,9 @@ const WAVES_WITH_A_BUDGET: &str = "
         targets: {selector: {matchExpressions: [{key: region, operator: In, values: [eu, ap]}]}}
         maxFailures: 1";
 
+/// A target on a cluster, with its cluster's labels.
+type Place<'a> = (&'a Cluster, &'a str, &'a [(&'a str, &'a str)]);
+
 /// How long the canary must stay healthy before the next wave starts.
 const CANARY_SOAK: Duration = Duration::from_secs(5);
 
@@ -425,7 +428,7 @@ async fn an_unreachable_cluster_fails_its_target_alone_within_the_budget_and_a_c
 
     // Each target's Flux objects are named after it and follow its branch; each
     // cluster is connected to the Gate's namespace by label.
-    let places: [(&Cluster, &str, &[(&str, &str)]); 4] = [
+    let places: [Place; 4] = [
         (
             shared.get("eu-1"),
             "eu-1",
