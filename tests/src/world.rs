@@ -414,6 +414,24 @@ pub struct Stage<'a> {
     pub auto: bool,
     /// What it asks of approvals.
     pub approval: Approval,
+    /// The clusters it spans, when it spans several ([`FanOut`]); `None`: one place,
+    /// this cluster.
+    pub fan_out: Option<FanOut<'a>>,
+}
+
+/// A [`Stage`] over several clusters, each connected to the namespace by a Secret of
+/// its name labelled `region` (and `tier: canary` for the canary): reached the canary
+/// first, which must stay healthy `canary_soak`, then region eu, then the rest. Each
+/// target's branch is `env/<stage>-<target>`, and its Flux objects, on its own cluster
+/// in a namespace of the Gate's name, `fleet-<stage>-<target>` and
+/// `app-<stage>-<target>` ([`crate::fleet::flux_objects`] of environment
+/// `<stage>-<target>`).
+#[derive(Clone, Copy, Debug)]
+pub struct FanOut<'a> {
+    /// The clusters, by their Secrets' names.
+    pub clusters: &'a [&'a str],
+    /// How long the canary stays healthy before the next wave (a Go duration).
+    pub canary_soak: &'a str,
 }
 
 /// What a [`Stage`] asks of approvals.
@@ -436,18 +454,21 @@ pub const DEV_STAGING_PRODUCTION: [Stage<'static>; 3] = [
         after: None,
         auto: true,
         approval: Approval::No,
+        fan_out: None,
     },
     Stage {
         name: "staging",
         after: Some("dev"),
         auto: false,
         approval: Approval::No,
+        fan_out: None,
     },
     Stage {
         name: "production",
         after: Some("staging"),
         auto: true,
         approval: Approval::One,
+        fan_out: None,
     },
 ];
 
@@ -458,9 +479,61 @@ pub const DEMO_STAGES: [Stage<'static>; 3] = [
     DEV_STAGING_PRODUCTION[1],
     Stage {
         approval: Approval::TwoReleaseManagers,
+        fan_out: Some(FanOut {
+            clusters: &DEMO_CLUSTERS,
+            canary_soak: "10s",
+        }),
         ..DEV_STAGING_PRODUCTION[2]
     },
 ];
+
+/// The clusters the demo's production spans: eu-1, the canary, then eu-2, then us-1.
+pub const DEMO_CLUSTERS: [&str; 3] = ["eu-1", "eu-2", "us-1"];
+
+impl FanOut<'_> {
+    /// The labels cluster `name` is connected with: its region (`eu-1` is in `eu`),
+    /// and the first is the canary.
+    pub fn labels(&self, name: &str) -> Vec<(&'static str, String)> {
+        let region = name.split('-').next().unwrap_or(name).to_string();
+        let mut labels = vec![("region", region)];
+        if self.clusters.first() == Some(&name) {
+            labels.push(("tier", "canary".to_string()));
+        }
+        labels
+    }
+
+    /// The Gate's `targets`, `rollout` and `watch` (YAML under `spec`) for stage
+    /// `name`.
+    fn spec(&self, name: &str) -> String {
+        let watch: String = self
+            .clusters
+            .iter()
+            .map(|cluster| {
+                format!(
+                    r#"
+    - uses: flux
+      with:
+        clusterRef: {{name: {cluster}}}
+        resources: [{{kind: Kustomization, name: app-{name}-{cluster}}}]"#
+                )
+            })
+            .collect();
+        format!(
+            r#"  targets:
+    selector: {{matchExpressions: [{{key: region, operator: Exists}}]}}
+  rollout:
+    waves:
+      - name: canary
+        targets: {{selector: {{matchLabels: {{tier: canary}}}}}}
+        minSuccessTime: {soak}
+      - name: eu
+        targets: {{selector: {{matchLabels: {{region: eu}}}}}}
+  watch:{watch}
+"#,
+            soak = self.canary_soak
+        )
+    }
+}
 
 impl Pipeline<'_> {
     /// The Beacon and the Gates, as one multi-document YAML.
@@ -533,11 +606,29 @@ spec:
 "#
             ),
         };
+        // A stage over several clusters: each target has its branch and Flux objects
+        // (on its own cluster, which Flux steps reach by default).
+        let (place, spread) = match &stage.fan_out {
+            Some(fan_out) => (
+                format!("{name}-${{{{ target.name }}}}"),
+                fan_out.spec(name),
+            ),
+            None => (
+                name.to_string(),
+                format!(
+                    r#"  watch:
+    - uses: flux
+      with:
+        resources: [{{kind: Kustomization, name: app-{name}}}]
+"#
+                ),
+            ),
+        };
         let reconcile = match self.flux {
             Flux::Real { reconcile: true } => format!(
                 r#"      - uses: flux-reconcile
         with:
-          resources: [{{kind: GitRepository, name: fleet-{name}}}, {{kind: Kustomization, name: app-{name}}}]
+          resources: [{{kind: GitRepository, name: "fleet-{place}"}}, {{kind: Kustomization, name: "app-{place}"}}]
 "#
             ),
             _ => String::new(),
@@ -556,14 +647,10 @@ spec:
       {approval}
   vars:
     - {{name: fleet, value: "{fleet}"}}
-  watch:
-    - uses: flux
-      with:
-        resources: [{{kind: Kustomization, name: app-{name}}}]
-  passage:
+{spread}  passage:
     steps:
       - uses: git-clone
-        with: {{repo: "${{{{ vars.fleet }}}}", branch: env/{name}}}
+        with: {{repo: "${{{{ vars.fleet }}}}", branch: "env/{place}"}}
 {render}      - uses: edit-yaml
         with:
           path: repo/values.yaml
@@ -577,7 +664,7 @@ spec:
 {reconcile}      - uses: flux-wait
         timeout: 30m
         with:
-          resources: [{{kind: Kustomization, name: app-{name}}}]
+          resources: [{{kind: Kustomization, name: "app-{place}"}}]
           expectedRevision: "${{{{ steps.commit.sha }}}}"
 {hook}"#
         )

@@ -332,6 +332,7 @@ async fn a_soak_finishes_while_flux_reconciles_on_its_interval() {
         after: None,
         auto: true,
         approval: world::Approval::No,
+        fan_out: None,
     }];
     let flux = FluxSettings {
         interval: "2s",

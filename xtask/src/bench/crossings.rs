@@ -201,6 +201,7 @@ async fn measure(
         after: None,
         auto: true,
         approval: world::Approval::No,
+        fan_out: None,
     }];
     apply_manifest(admin, &pipeline(&solo).manifest(), false).await?;
     let mut bundle_at = None;
@@ -312,6 +313,7 @@ async fn measure(
             after: None,
             auto: true,
             approval: world::Approval::No,
+            fan_out: None,
         })
         .collect();
     let before = process.requests_by_kind().await?;

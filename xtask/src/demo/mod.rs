@@ -142,6 +142,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
             owned.is_some(),
             &pipeline.bundles[3],
             &pipeline::dir(&dev_dir),
+            &pipeline.clusters,
         );
         println!("(ready in {:.1} s)", started.elapsed().as_secs_f64());
         let mut terminate =
@@ -400,7 +401,8 @@ async fn check(
         bundles[3],
         overview["attention"]
     );
-    // The history holds the controller's own failure: shop 1.1.0 in production.
+    // The history holds the controller's own failure: shop 1.1.0's rollout, halted on
+    // production's canary and aborted by bob.
     let (release, _) = pipeline::FAILS_IN_PRODUCTION;
     let failed = pipeline::RELEASES
         .iter()
@@ -417,7 +419,7 @@ async fn check(
         all.iter().find(|p| {
             p["spec"]["gate"] == "production"
                 && p["spec"]["bundle"] == failed.as_str()
-                && p["status"]["phase"] == "Failed"
+                && p["status"]["phase"] == "Aborted"
         })
     });
     let of = |release: &str| {
@@ -433,14 +435,43 @@ async fn check(
         of(pipeline::AWAITS_APPROVAL)?,
     )?;
     delivered(hecate, kubeconfig)?;
-    let step = failure
-        .and_then(|p| p["status"]["steps"].as_array())
-        .and_then(|steps| steps.iter().find(|s| s["phase"] == "Failed"))
+    halted_on_the_canary(failure, &gates, failed)
+}
+
+/// `failure`, production's rollout of `failed`, failed on the canary at
+/// [`pipeline::FAILED_STEP`] (of production's steps, among `gates`) and reached no
+/// other cluster.
+fn halted_on_the_canary(
+    failure: Option<&serde_json::Value>,
+    gates: &serde_json::Value,
+    failed: &str,
+) -> anyhow::Result<()> {
+    let targets = failure
+        .and_then(|p| p["status"]["rollout"]["targets"].as_array())
+        .with_context(|| format!("production's rollout of {failed} should be recorded: {failure:?}"))?;
+    let canary = targets.iter().find(|t| t["name"] == pipeline::CANARY);
+    let steps = gates
+        .as_array()
+        .and_then(|all| all.iter().find(|g| g["metadata"]["name"] == "production"))
+        .and_then(|g| g["spec"]["passage"]["steps"].as_array());
+    let step = canary
+        .filter(|t| t["phase"] == "Failed")
+        .and_then(|t| t["currentStep"].as_u64())
+        .and_then(|i| steps?.get(usize::try_from(i).ok()?))
         .and_then(|s| s["uses"].as_str());
     anyhow::ensure!(
         step == Some(pipeline::FAILED_STEP),
-        "production's crossing of {failed} should have failed at {}, not {step:?}: {failure:?}",
+        "production's rollout of {failed} should have failed on {} at {}, not {step:?}: {targets:?}",
+        pipeline::CANARY,
         pipeline::FAILED_STEP
+    );
+    let reached: Vec<&serde_json::Value> = targets
+        .iter()
+        .filter(|t| t["name"] != pipeline::CANARY && t["attempt"].as_u64().unwrap_or(0) > 0)
+        .collect();
+    anyhow::ensure!(
+        reached.is_empty(),
+        "production's rollout of {failed} should have reached no cluster but the canary: {reached:?}"
     );
     Ok(())
 }
@@ -510,6 +541,7 @@ fn print_tour(
     owned: bool,
     candidate: &str,
     world: &Path,
+    clusters: &hecate_testenv::clusters::Clusters,
 ) {
     let token = |who: Identity| {
         endpoint
@@ -522,6 +554,9 @@ fn print_tour(
     println!(
         "  dev (automatic) → staging → production (two release managers approve; frozen at weekends)"
     );
+    println!(
+        "  production spans three clusters, each with its own Flux: eu-1 (the canary), then eu-2, then us-1;"
+    );
     println!("  on Flux's own source-controller and kustomize-controller; kwok runs the pods.");
     println!(
         "  staging's smoke test said no to shop 1.3.1 and staging rolled back to 1.3.0 by itself;"
@@ -533,12 +568,14 @@ fn print_tour(
         "  approval and waits for a second release manager's (bob promoted it through staging:"
     );
     println!(
-        "  his does not count); production's crossing of 1.1.0 failed at flux-wait: its pods ask for"
+        "  his does not count). production's rollout of 1.1.0 halted on the canary at flux-wait: its pods"
     );
     println!(
-        "  200 CPUs each (200m was meant), production's eight replicas do not fit, and Flux's"
+        "  ask for 200 CPUs each (200m was meant), eight replicas do not fit, and Flux's health check"
     );
-    println!("  health check gave up on them.");
+    println!(
+        "  gave up on them; eu-2 and us-1 never saw it, and bob aborted it. 1.2.0 rolled out wave by wave."
+    );
     println!(
         "  git repositories, work directories, the controller's log: {}",
         world.display()
@@ -550,6 +587,14 @@ fn print_tour(
         log.display()
     );
     println!("  control plane  {}", endpoint.server);
+    for cluster in clusters.iter() {
+        println!(
+            "  {:<14} {}   (production's; connected as Secret {NAMESPACE}/{})",
+            cluster.name(),
+            cluster.endpoint().server,
+            cluster.name()
+        );
+    }
     println!(
         "  kubeconfig     {}  (contexts: admin, alice, bob, carol, dave, ci-bot, hecate-api)",
         kubeconfig.display()
@@ -586,6 +631,9 @@ fn print_tour(
         "  hecate --context bob rollback staging -n {NAMESPACE}   # back to the last verified release, by hand"
     );
     println!("  hecate flux staging -n {NAMESPACE}           # the Flux objects staging watches");
+    println!(
+        "  hecate targets production -n {NAMESPACE}     # production's last rollout, cluster by cluster"
+    );
     println!("  hecate audit -n {NAMESPACE}");
     println!(
         "  hecate metrics -n {NAMESPACE}            # lead time, deployments, failure rate, time to restore"

@@ -10,9 +10,13 @@
 //! fleet, pushes, asks Flux to reconcile, and waits for Flux to say it applied that
 //! commit healthily.
 //!
-//! One production crossing fails at `flux-wait`: release 1.1.0 asks for 2,000 CPUs a
-//! pod, the scheduler cannot place them, and kustomize-controller's health check gives
-//! up on it. Release 1.3.1 crosses staging and its smoke test says no: staging rolls
+//! Production spans three clusters ([`world::DEMO_CLUSTERS`]), each a control plane of
+//! its own with kwok and Flux, connected to the namespace as "connect cluster" does
+//! and reached in waves: eu-1, the canary, which must stay healthy a while, then eu-2,
+//! then us-1. Release 1.1.0's rollout halts on the canary at `flux-wait`: it asks for
+//! 200 CPUs a pod, the scheduler cannot place production's eight, and the canary's
+//! kustomize-controller gives up on them; the other clusters never see it, and bob
+//! aborts it. Every other release rolls out wave by wave. Release 1.3.1 crosses staging and its smoke test says no: staging rolls
 //! back to 1.3.0 by itself, and from then on asks every release to soak for 30 minutes.
 //! It leaves the pipeline mid-story: the newest release soaking in staging, production
 //! waiting for that soak to end and for a second approval of the release before it,
@@ -24,18 +28,25 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use hecate_ops::{Ops, Person};
+use hecate_testenv::clusters::{self, Clusters};
 use hecate_testenv::fleet::{self, FluxSettings, Release};
 use hecate_testenv::git_http::GitHttp;
 use hecate_testenv::world::{self, Repository};
 use hecate_testenv::{Endpoint, Identity, apply_manifest};
-use hecate_types::{Beacon, Bundle, Gate, Passage, VerificationPhase, Window};
-use k8s_openapi::api::core::v1::Namespace;
+use hecate_types::{
+    Beacon, Bundle, Gate, Passage, RolloutPhase, TargetPhase, VerificationPhase, Window,
+};
+use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, Patch, PatchParams};
 use tokio::process::{Child, Command};
 
 use super::smoke::{self, Smoke};
 
-const ENVIRONMENTS: [&str; 3] = ["dev", "staging", "production"];
+/// The environments this cluster's Flux applies; production is applied by each of
+/// its clusters' own.
+const ENVIRONMENTS: [&str; 2] = ["dev", "staging"];
+/// The Gate that spans clusters.
+const PRODUCTION: &str = "production";
 /// The releases the story carries, oldest first.
 pub(crate) const RELEASES: [&str; 6] = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.3.1", "1.4.0"];
 /// The release staging's smoke test says no to, and what is wrong with it: staging
@@ -52,10 +63,13 @@ pub(crate) const FAILS_IN_PRODUCTION: (&str, &str) = (
     "its pods ask for 200 CPUs each where 200m was meant: dev's and staging's two fit \
      on the cluster, production's eight do not",
 );
-/// How many replicas production runs (the others run the manifests' two).
+/// How many replicas production runs on each cluster (the others run the manifests'
+/// two).
 const PRODUCTION_REPLICAS: u32 = 8;
-/// The step that crossing fails at.
+/// The step that crossing fails at, on the canary.
 pub(crate) const FAILED_STEP: &str = "flux-wait";
+/// The cluster it fails on: the canary.
+pub(crate) const CANARY: &str = world::DEMO_CLUSTERS[0];
 /// The label that makes the demo namespace the demo controller's shard, so it never
 /// touches other namespaces of a shared control plane (the bench's, your own).
 const SHARD: &str = "hecate.dev/demo";
@@ -65,6 +79,8 @@ pub(crate) struct Pipeline {
     _controller: Child,
     _git: GitHttp,
     _smoke: Smoke,
+    /// Production's clusters: they stop when the pipeline is dropped.
+    pub(crate) clusters: Clusters,
     /// The Bundle of each release, in [`RELEASES`] order.
     pub(crate) bundles: Vec<String>,
 }
@@ -81,16 +97,23 @@ pub(crate) async fn run(
     let admin = endpoint.client(Identity::Admin).await?;
     let started = Instant::now();
     std::fs::create_dir_all(dir)?;
+    // Production's clusters start while the rest is made.
+    let clusters = tokio::task::spawn_blocking(|| Clusters::start(&world::DEMO_CLUSTERS));
     let first = release_of(RELEASES[0]);
     let shop = Repository::create(dir, "shop", &["main"], &fleet::app_files("shop", first)).await?;
     shop.tag(&first.tag()).await?;
-    let fleet = Repository::create(
-        dir,
-        "fleet",
-        &["env/dev", "env/staging", "env/production"],
-        &fleet::fleet_files("shop"),
-    )
-    .await?;
+    let branches: Vec<String> = ENVIRONMENTS
+        .iter()
+        .map(|env| format!("env/{env}"))
+        .chain(
+            world::DEMO_CLUSTERS
+                .iter()
+                .map(|cluster| format!("env/{PRODUCTION}-{cluster}")),
+        )
+        .collect();
+    let branches: Vec<&str> = branches.iter().map(String::as_str).collect();
+    let fleet =
+        Repository::create(dir, "fleet", &branches, &fleet::fleet_files("shop")).await?;
     let git = GitHttp::start(dir).await?;
     let (shop_url, fleet_url) = (shop.served(&git), fleet.served(&git));
 
@@ -99,13 +122,20 @@ pub(crate) async fn run(
         .patch(namespace, &PatchParams::default(), &Patch::Merge(&label))
         .await
         .context("labelling the demo namespace")?;
-    let timings = FluxSettings {
-        replicas: &[("production", PRODUCTION_REPLICAS)],
-        ..FluxSettings::DEFAULT
-    };
-    fleet::flux_objects(&admin, namespace, &fleet_url, &ENVIRONMENTS, timings)
+    fleet::flux_objects(
+        &admin,
+        namespace,
+        &fleet_url,
+        &ENVIRONMENTS,
+        FluxSettings::DEFAULT,
+    )
+    .await
+    .context("creating Flux's GitRepositories and Kustomizations")?;
+    let clusters = clusters
         .await
-        .context("creating Flux's GitRepositories and Kustomizations")?;
+        .context("starting production's clusters")?
+        .context("starting production's clusters")?;
+    connect_production(&admin, &clusters, namespace, &fleet_url).await?;
     apply_manifest(&admin, &manifest(namespace, &shop_url, &fleet_url), false)
         .await
         .context("applying the demo's Beacon and Gates")?;
@@ -217,15 +247,21 @@ pub(crate) async fn run(
             .approve(namespace, &bundle, "production", person(Identity::Dave))
             .await?;
         if *release == FAILS_IN_PRODUCTION.0 {
-            let passage = story.failed("production", &bundle).await?;
+            let passage = story.halted(PRODUCTION, &bundle).await?;
+            story.bob.abort(namespace, &passage, "bob").await?;
+            story.ended(&passage).await?;
             eprintln!(
-                "[demo] carol and dave approved it; production's crossing {passage} failed at {FAILED_STEP}: \
-                 {}, and Flux's health check gave up on them",
+                "[demo] carol and dave approved it; production's rollout {passage} halted on the canary, \
+                 {CANARY}, at {FAILED_STEP}: {}, and Flux's health check there gave up on them; \
+                 the other clusters never saw it, and bob aborted it",
                 FAILS_IN_PRODUCTION.1
             );
         } else {
-            story.cleared("production", &bundle).await?;
-            eprintln!("[demo] carol and dave approved it; production took it by itself");
+            story.cleared(PRODUCTION, &bundle).await?;
+            eprintln!(
+                "[demo] carol and dave approved it; production rolled it out by itself: {CANARY}, \
+                 then eu, then us"
+            );
         }
         bundles.push(bundle);
     }
@@ -238,8 +274,62 @@ pub(crate) async fn run(
         _controller: child,
         _git: git,
         _smoke: smoke,
+        clusters,
         bundles,
     })
+}
+
+/// Gives each of production's clusters, in a namespace of the Gate's name (where a
+/// Gate's Flux objects are read, there as here), its Flux objects — GitRepository
+/// `fleet-production-<cluster>` following branch `env/production-<cluster>`, and
+/// Kustomization `app-production-<cluster>` applying it with
+/// [`PRODUCTION_REPLICAS`] — and connects it to `namespace` as "connect cluster" does:
+/// a Secret of its name holding an admin's kubeconfig, labelled by region (the first
+/// the canary).
+async fn connect_production(
+    admin: &kube::Client,
+    clusters: &Clusters,
+    namespace: &str,
+    fleet_url: &str,
+) -> anyhow::Result<()> {
+    let fan_out = world::DEMO_STAGES[2]
+        .fan_out
+        .context("the demo's production spans clusters")?;
+    let apply = PatchParams::apply("hecate-demo").force();
+    let secrets: Api<Secret> = Api::namespaced(admin.clone(), namespace);
+    for cluster in clusters.iter() {
+        let name = cluster.name();
+        let remote = cluster.endpoint().client(Identity::Admin).await?;
+        let home = serde_json::json!({
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace},
+        });
+        Api::<Namespace>::all(remote.clone())
+            .patch(namespace, &apply, &Patch::Apply(&home))
+            .await
+            .with_context(|| format!("creating namespace {namespace} on {name}"))?;
+        let environment = format!("{PRODUCTION}-{name}");
+        let replicas = [(environment.as_str(), PRODUCTION_REPLICAS)];
+        let settings = FluxSettings {
+            replicas: &replicas,
+            ..FluxSettings::DEFAULT
+        };
+        fleet::flux_objects(&remote, namespace, fleet_url, &[&environment], settings)
+            .await
+            .with_context(|| format!("creating Flux's objects on {name}"))?;
+        let labels = fan_out.labels(name);
+        let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let secret = clusters::connection_secret(
+            name,
+            &cluster.kubeconfig(Identity::Admin),
+            &labels,
+            Identity::Admin.username(),
+        );
+        secrets
+            .patch(name, &apply, &Patch::Apply(&secret))
+            .await
+            .with_context(|| format!("connecting cluster {name}"))?;
+    }
+    Ok(())
 }
 
 /// Staging's verifications: the smoke test of the release that crossed, asked every
@@ -437,25 +527,25 @@ impl Story {
         .await
     }
 
-    /// Waits until a crossing of `bundle` through `gate` has failed at
-    /// [`FAILED_STEP`]; answers its name.
-    async fn failed(&self, gate: &str, bundle: &str) -> anyhow::Result<String> {
+    /// Waits until the rollout of `bundle` through `gate` has halted, its canary
+    /// failed; answers its Passage.
+    async fn halted(&self, gate: &str, bundle: &str) -> anyhow::Result<String> {
         let passages: Api<Passage> = Api::namespaced(self.admin.clone(), &self.namespace);
         let waited = until(
-            &format!("{bundle}'s crossing of {gate} failing"),
+            &format!("{bundle}'s rollout through {gate} halting on {CANARY}"),
             || async {
                 let list = passages.list(&Default::default()).await.ok()?;
                 list.items.into_iter().find_map(|passage| {
-                    let failed_at = passage.status.as_ref().and_then(|status| {
-                        let step = status.steps.iter().find(|step| step.uses == FAILED_STEP)?;
-                        (passage.phase() == hecate_types::PassagePhase::Failed
-                            && step.phase == hecate_types::StepPhase::Failed)
-                            .then_some(())
-                    });
+                    let rollout = passage.status.as_ref()?.rollout.as_ref()?;
+                    let canary_failed = rollout
+                        .targets
+                        .iter()
+                        .any(|t| t.name == CANARY && t.phase == TargetPhase::Failed);
                     (passage.spec.gate == gate
                         && passage.spec.bundle == bundle
-                        && failed_at.is_some())
-                    .then(|| passage.metadata.name.clone().unwrap_or_default())
+                        && rollout.phase == RolloutPhase::Halted
+                        && canary_failed)
+                        .then(|| passage.metadata.name.clone().unwrap_or_default())
                 })
             },
         )
@@ -464,6 +554,15 @@ impl Story {
             Ok(name) => Ok(name),
             Err(error) => Err(error.context(self.describe(gate).await)),
         }
+    }
+
+    /// Waits until Passage `name` has finished.
+    async fn ended(&self, name: &str) -> anyhow::Result<()> {
+        let passages: Api<Passage> = Api::namespaced(self.admin.clone(), &self.namespace);
+        until(&format!("{name} ending"), || async {
+            passages.get(name).await.ok()?.is_terminal().then_some(())
+        })
+        .await
     }
 
     /// Production: no crossing starts at weekends.
@@ -483,20 +582,21 @@ impl Story {
     }
 }
 
-/// Polls `check` until it answers, for up to two minutes.
+/// Polls `check` until it answers, for up to three minutes (a rollout of production
+/// over its clusters, wave by wave, takes about one).
 async fn until<T, F, Fut>(what: &str, mut check: F) -> anyhow::Result<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + Duration::from_secs(180);
     loop {
         if let Some(value) = check().await {
             return Ok(value);
         }
         anyhow::ensure!(
             Instant::now() < deadline,
-            "the demo waited two minutes for {what}; see target/hecate-dev/demo-world/hecate-controller.log"
+            "the demo waited three minutes for {what}; see target/hecate-dev/demo-world/hecate-controller.log"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
