@@ -609,10 +609,7 @@ spec:
         // A stage over several clusters: each target has its branch and Flux objects
         // (on its own cluster, which Flux steps reach by default).
         let (place, spread) = match &stage.fan_out {
-            Some(fan_out) => (
-                format!("{name}-${{{{ target.name }}}}"),
-                fan_out.spec(name),
-            ),
+            Some(fan_out) => (format!("{name}-${{{{ target.name }}}}"), fan_out.spec(name)),
             None => (
                 name.to_string(),
                 format!(

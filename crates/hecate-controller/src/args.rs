@@ -92,6 +92,13 @@ pub struct Args {
     /// probe ports are refused either way.
     #[arg(long)]
     pub allow_local_http: bool,
+    /// Run the `exec` credential plugin of a connected cluster's kubeconfig (the
+    /// default of EKS, GKE and AKS) for a token, as Flux's controllers do under the
+    /// same flag: whoever may write such a Secret chooses a program this controller
+    /// runs (bounded: a cleared environment, 10 s, 64 KiB of output). Off: such a
+    /// kubeconfig is refused.
+    #[arg(long)]
+    pub insecure_kubeconfig_exec: bool,
     /// Start even if the installed CRDs lack fields this controller writes (they would
     /// be dropped silently); a warning is logged on every start.
     #[arg(long)]
@@ -267,6 +274,7 @@ mod tests {
         assert!(!args.leader_elect && !args.skip_crd_check);
         assert!(!args.allow_kustomize_load_restrictions_none);
         assert!(!args.allow_local_git && !args.allow_local_http);
+        assert!(!args.insecure_kubeconfig_exec);
         assert_eq!(
             args.max_checkout_size,
             hecate_sources::git::DEFAULT_MAX_CHECKOUT_SIZE

@@ -262,7 +262,12 @@ fn builtin(
     args: &Args,
     own: Vec<std::net::SocketAddr>,
 ) -> anyhow::Result<Builtin> {
-    let access = Arc::new(hecate_steps::flux::FluxAccess::new(client.clone()));
+    let exec = if args.insecure_kubeconfig_exec {
+        hecate_ops::kubeconfig::Exec::Allowed
+    } else {
+        hecate_ops::kubeconfig::Exec::Refused
+    };
+    let access = Arc::new(hecate_steps::flux::FluxAccess::new(client.clone()).allowing_exec(exec));
     let flux = Arc::new(hecate_steps::flux::FluxChecker::new(
         access.clone(),
         args.no_cross_namespace_refs,

@@ -10,11 +10,35 @@
 //! of kube's loading is passed on: each is said in our words, with at most where in
 //! the text it is (DECISION 146).
 
+pub mod exec;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use jiff::Timestamp;
 use k8s_openapi::ByteString;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError, LoadDataError};
+
+/// Whether a kubeconfig's `exec` credential plugin may run: the operator's choice
+/// (`--insecure-kubeconfig-exec`, as Flux's controllers name it), refused by default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Exec {
+    /// A kubeconfig that asks to run a program is refused.
+    #[default]
+    Refused,
+    /// The current user's plugin runs, bounded ([`exec`]), for a token.
+    Allowed,
+}
+
+/// A client made from a kubeconfig, and when its credential expires: a plugin's
+/// token is asked for again before then.
+#[derive(Clone)]
+pub struct Connection {
+    /// The client.
+    pub client: kube::Client,
+    /// When its credential expires; `None`: it does not.
+    pub expires_at: Option<Timestamp>,
+}
 
 /// The keys a kubeconfig is looked for under, in this order, when the reference names
 /// none: Flux's (`kubeConfig.secretRef.key`'s default), so a Secret written for Flux's
@@ -73,32 +97,103 @@ pub fn pick<'a>(
 
 /// A client for the cluster `kubeconfig` (a Secret's value) names, with these
 /// timeouts; `Err` says, in our words, why it cannot be used — never a part of it.
+/// An `exec` plugin is refused.
 pub async fn client(
     kubeconfig: &[u8],
     connect_timeout: Duration,
     read_timeout: Duration,
 ) -> Result<kube::Client, String> {
+    connect(kubeconfig, connect_timeout, read_timeout, Exec::Refused)
+        .await
+        .map(|connection| connection.client)
+}
+
+/// [`client`], with the current user's `exec` plugin run for a token where `exec`
+/// allows it; the connection says when that token expires.
+pub async fn connect(
+    kubeconfig: &[u8],
+    connect_timeout: Duration,
+    read_timeout: Duration,
+    exec: Exec,
+) -> Result<Connection, String> {
     let text = std::str::from_utf8(kubeconfig).map_err(|_| "it is not UTF-8 text".to_string())?;
-    let parsed = Kubeconfig::from_yaml(text).map_err(|e| problem(&e))?;
-    let refused = refused_parts(&parsed);
+    let mut parsed = Kubeconfig::from_yaml(text).map_err(|e| problem(&e))?;
+    let refused: Vec<String> = refused_parts(&parsed)
+        .into_iter()
+        .filter(|part| exec == Exec::Refused || !part.starts_with(RUN_A_PROGRAM))
+        .collect();
     if !refused.is_empty() {
         return Err(format!(
-            "it asks to {}; only inline credentials are accepted",
-            refused.join(", ")
+            "it asks to {}; only inline credentials are accepted{}",
+            refused.join(", "),
+            match exec {
+                Exec::Refused if refused[0].starts_with(RUN_A_PROGRAM) =>
+                    " (an operator may allow exec plugins: --insecure-kubeconfig-exec)",
+                _ => "",
+            }
         ));
     }
+    let expires_at = match exec {
+        Exec::Allowed => run_plugin(&mut parsed).await?,
+        Exec::Refused => None,
+    };
     let mut config = kube::Config::from_custom_kubeconfig(parsed, &KubeConfigOptions::default())
         .await
         .map_err(|e| problem(&e))?;
     config.connect_timeout = Some(connect_timeout);
     config.read_timeout = Some(read_timeout);
     // What fails here is the TLS setup from the credentials' certificates and keys.
-    kube::Client::try_from(config).map_err(|_| {
+    let client = kube::Client::try_from(config).map_err(|_| {
         "its certificates or keys cannot be used for TLS (certificate-authority-data, \
          client-certificate-data, client-key-data)"
             .to_string()
-    })
+    })?;
+    Ok(Connection { client, expires_at })
 }
+
+/// Runs the current context's user's `exec` plugin, if it has one, and puts the token
+/// it answers in its place; when that token expires. Other users' plugins never run:
+/// nothing reads them.
+async fn run_plugin(kubeconfig: &mut Kubeconfig) -> Result<Option<Timestamp>, String> {
+    let context = kubeconfig
+        .current_context
+        .as_deref()
+        .and_then(|name| kubeconfig.contexts.iter().find(|c| c.name == name))
+        .and_then(|c| c.context.clone());
+    let Some(context) = context else {
+        // kube says what is wrong with the contexts, in `problem`'s words.
+        return Ok(None);
+    };
+    let cluster = kubeconfig
+        .clusters
+        .iter()
+        .find(|c| c.name == context.cluster)
+        .and_then(|c| c.cluster.as_ref())
+        .map(|c| exec::ClusterInfo {
+            server: c.server.clone().unwrap_or_default(),
+            certificate_authority_data: c.certificate_authority_data.clone(),
+        })
+        .unwrap_or_default();
+    let user = context.user.as_deref().and_then(|name| {
+        kubeconfig
+            .auth_infos
+            .iter_mut()
+            .find(|u| u.name == name)
+            .and_then(|u| u.auth_info.as_mut())
+    });
+    let Some(user) = user else {
+        return Ok(None);
+    };
+    let Some(plugin) = user.exec.take() else {
+        return Ok(None);
+    };
+    let credential = exec::credential(&plugin, &cluster, exec::TIMEOUT).await?;
+    user.token = Some(credential.token.into());
+    Ok(credential.expires_at)
+}
+
+/// How [`refused_parts`] says a kubeconfig asks to run a program.
+const RUN_A_PROGRAM: &str = "run a program (exec)";
 
 /// What is wrong with a kubeconfig, in our words: which part, and for a YAML error the
 /// line and column — never the text there, nor a name taken from it.
@@ -154,7 +249,7 @@ pub fn refused_parts(kubeconfig: &Kubeconfig) -> Vec<String> {
             continue;
         };
         let parts = [
-            (user.exec.is_some(), "run a program (exec)"),
+            (user.exec.is_some(), RUN_A_PROGRAM),
             (user.auth_provider.is_some(), "use an auth-provider plugin"),
             (user.token_file.is_some(), "read a token file"),
             (

@@ -140,9 +140,8 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
             &server.base,
             &log,
             owned.is_some(),
-            &pipeline.bundles[3],
+            &pipeline,
             &pipeline::dir(&dev_dir),
-            &pipeline.clusters,
         );
         println!("(ready in {:.1} s)", started.elapsed().as_secs_f64());
         let mut terminate =
@@ -448,7 +447,9 @@ fn halted_on_the_canary(
 ) -> anyhow::Result<()> {
     let targets = failure
         .and_then(|p| p["status"]["rollout"]["targets"].as_array())
-        .with_context(|| format!("production's rollout of {failed} should be recorded: {failure:?}"))?;
+        .with_context(|| {
+            format!("production's rollout of {failed} should be recorded: {failure:?}")
+        })?;
     let canary = targets.iter().find(|t| t["name"] == pipeline::CANARY);
     let steps = gates
         .as_array()
@@ -539,10 +540,11 @@ fn print_tour(
     base: &str,
     log: &Path,
     owned: bool,
-    candidate: &str,
+    pipeline: &pipeline::Pipeline,
     world: &Path,
-    clusters: &hecate_testenv::clusters::Clusters,
 ) {
+    // What carol is asked to approve.
+    let candidate = &pipeline.bundles[3];
     let token = |who: Identity| {
         endpoint
             .tokens
@@ -587,7 +589,7 @@ fn print_tour(
         log.display()
     );
     println!("  control plane  {}", endpoint.server);
-    for cluster in clusters.iter() {
+    for cluster in pipeline.clusters.iter() {
         println!(
             "  {:<14} {}   (production's; connected as Secret {NAMESPACE}/{})",
             cluster.name(),

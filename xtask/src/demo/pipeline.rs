@@ -112,8 +112,7 @@ pub(crate) async fn run(
         )
         .collect();
     let branches: Vec<&str> = branches.iter().map(String::as_str).collect();
-    let fleet =
-        Repository::create(dir, "fleet", &branches, &fleet::fleet_files("shop")).await?;
+    let fleet = Repository::create(dir, "fleet", &branches, &fleet::fleet_files("shop")).await?;
     let git = GitHttp::start(dir).await?;
     let (shop_url, fleet_url) = (shop.served(&git), fleet.served(&git));
 

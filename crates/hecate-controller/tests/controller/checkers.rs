@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use hecate_controller::verify::{FlaggerVerifier, Subject, Verifier as _, VerifyError};
+use hecate_ops::kubeconfig::Exec;
 use hecate_ops::rules::verification::{Look, Seen};
 use hecate_steps::flux::{FluxAccess, FluxChecker};
 use hecate_steps::health::{self, Assessment};
@@ -44,10 +45,16 @@ impl Flux {
 
     /// A checker that reads (and looks up kubeconfig Secrets) as `who`.
     async fn as_identity(who: Identity) -> Self {
+        Self::with_exec(who, Exec::Refused).await
+    }
+
+    /// [`Flux::as_identity`], running kubeconfigs' `exec` plugins as `exec` says.
+    async fn with_exec(who: Identity, exec: Exec) -> Self {
         let env = TestEnv::new().await;
         standins::install_flux_standins(&env.admin).await.unwrap();
         let (client, requests) = env.endpoint().recording_client(who).await.unwrap();
-        let checker = FluxChecker::new(Arc::new(FluxAccess::new(client)), true);
+        let access = FluxAccess::new(client).allowing_exec(exec);
+        let checker = FluxChecker::new(Arc::new(access), true);
         let mut registry = health::Checkers::new();
         registry.register(Arc::new(checker)).unwrap();
         Self {
@@ -425,6 +432,98 @@ async fn a_remote_cluster_is_read_through_the_kubeconfig_in_a_secret() {
     assert!(
         elsewhere.issues[0].contains("references outside namespace"),
         "{elsewhere:?}"
+    );
+}
+
+/// A connected cluster whose kubeconfig gets its token from an `exec` plugin (as
+/// EKS's, GKE's and AKS's do) is reached only where the operator allows plugins: the
+/// plugin runs once while its token is fresh, and its failures are said in our words.
+#[tokio::test]
+async fn a_kubeconfigs_exec_plugin_runs_only_where_the_operator_allows_it() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (allowed, refused) =
+        tokio::join!(Flux::with_exec(Identity::Admin, Exec::Allowed), Flux::new());
+    let endpoint = allowed.env.endpoint();
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    let token = endpoint.tokens[&Identity::Admin].clone();
+    let expires = Timestamp::now() + jiff::SignedDuration::from_hours(1);
+    let plugin = |name: &str, body: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    };
+    let issuer = plugin(
+        "issuer.sh",
+        format!(
+            r#"echo run >> {runs}
+echo '{{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{{"token":"{token}","expirationTimestamp":"{expires}"}}}}'"#,
+            runs = runs.display()
+        ),
+    );
+    let broken = plugin("broken.sh", "echo SECRET-WORDS >&2; exit 7".into());
+    // The admin's kubeconfig, its user's token replaced by the plugin.
+    let kubeconfig = |command: &std::path::Path| {
+        let mut config: Value =
+            serde_yaml_ng::from_str(&endpoint.kubeconfig_yaml(Identity::Admin)).unwrap();
+        for user in config["users"].as_array_mut().unwrap() {
+            user["user"] = json!({"exec": {
+                "apiVersion": "client.authentication.k8s.io/v1",
+                "command": command,
+                "args": ["token", "--cluster", "eu-1"],
+                "interactiveMode": "Never",
+            }});
+        }
+        config.to_string()
+    };
+    for flux in [&allowed, &refused] {
+        flux.create(KUSTOMIZATION, "app", json!({})).await;
+        flux.write_status(KUSTOMIZATION, "app", applied(1, REVISION))
+            .await;
+        for (name, command) in [("eks", &issuer), ("broken", &broken)] {
+            let secret: Secret = serde_json::from_value(json!({
+                "metadata": {"name": name, "labels": {wellknown::LABEL_CLUSTER: "true"}},
+                "stringData": {"value": kubeconfig(command)},
+            }))
+            .unwrap();
+            flux.env.create(secret).await;
+        }
+    }
+    let through = |secret: &str| {
+        json!({
+            "resources": [{"kind": "Kustomization", "name": "app"}],
+            "expectedRevision": REVISION,
+            "clusterRef": {"name": secret},
+        })
+    };
+
+    // Allowed: the plugin's token reaches the cluster, and is kept while fresh.
+    for _ in 0..2 {
+        let reached = allowed.assess(through("eks")).await;
+        assert_eq!(reached.status, Health::Healthy, "{reached:?}");
+    }
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
+    let failing = allowed.assess(through("broken")).await;
+    assert_eq!(failing.status, Health::Unknown);
+    assert!(
+        failing.issues[0].contains("its exec plugin failed (exit status 7)")
+            && !failing.issues[0].contains("SECRET"),
+        "{failing:?}"
+    );
+
+    // Refused by default, with the flag that would allow it named.
+    let unallowed = refused.assess(through("eks")).await;
+    assert_eq!(unallowed.status, Health::Unknown);
+    assert!(
+        unallowed.issues[0].contains("it asks to run a program (exec)")
+            && unallowed.issues[0].contains("--insecure-kubeconfig-exec"),
+        "{unallowed:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&runs).unwrap(),
+        "run\n",
+        "refused, the plugin never ran"
     );
 }
 

@@ -7,7 +7,9 @@
 //!
 //! Both are cached: remote clients by the SHA-256 of their kubeconfig, so a rotated
 //! kubeconfig gets a fresh client and an unchanged one is not rebuilt on every
-//! reconcile; resolved kinds per cluster, so a check costs one GET per object. A kind
+//! reconcile — unless its credential came from an `exec` plugin (where the operator
+//! allows them, [`FluxAccess::allowing_exec`]) and expires within
+//! [`REFRESH_BEFORE`]: then the plugin runs again; resolved kinds per cluster, so a check costs one GET per object. A kind
 //! the controller watches in its own cluster ([`FluxAccess::follow`]) is read from the
 //! watch's store instead, at no request: an idle fleet of Gates watching Flux costs
 //! the API server nothing. The `flux` checker and the `flux-*` steps share one
@@ -17,6 +19,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use hecate_ops::kubeconfig::{Connection, Exec};
 use hecate_sources::secrets::SecretUse;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::discovery::Scope;
@@ -29,11 +32,15 @@ use super::config::{ClusterSecret, Target};
 /// cluster that is down must not hold a Gate's reconcile for minutes.
 const REMOTE_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const REMOTE_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long before an `exec` plugin's token expires it is asked for a new one: longer
+/// than a reconcile takes, so no request goes out with a token about to lapse.
+pub const REFRESH_BEFORE: Duration = Duration::from_secs(5 * 60);
 
 /// Clients and resolved kinds for reading Flux objects, shared by every check.
 pub struct FluxAccess {
     local: kube::Client,
-    remotes: Mutex<HashMap<String, kube::Client>>,
+    exec: Exec,
+    remotes: Mutex<HashMap<String, Connection>>,
     kinds: Mutex<HashMap<KindKey, (ApiResource, Scope)>>,
     /// The local cluster's kinds this controller watches, and what each watch holds.
     followed: Mutex<HashMap<Gvk, (ApiResource, Store<DynamicObject>)>>,
@@ -77,10 +84,19 @@ impl FluxAccess {
     pub fn new(local: kube::Client) -> Self {
         Self {
             local,
+            exec: Exec::Refused,
             remotes: Mutex::default(),
             kinds: Mutex::default(),
             followed: Mutex::default(),
         }
+    }
+
+    /// Runs the `exec` plugins of kubeconfigs for tokens, where `exec` allows it (the
+    /// operator's `--insecure-kubeconfig-exec`).
+    #[must_use]
+    pub fn allowing_exec(mut self, exec: Exec) -> Self {
+        self.exec = exec;
+        self
     }
 
     /// Reads `resource`'s objects in the local cluster from `store`, which a watch of
@@ -137,18 +153,30 @@ impl FluxAccess {
         let bytes =
             hecate_ops::kubeconfig::pick(&stored, secret.key.as_deref()).map_err(unusable)?;
         let id = hex::encode(Sha256::digest(bytes));
-        if let Some(client) = lock(&self.remotes).get(&id) {
+        let fresh = |connection: &Connection| {
+            connection.expires_at.is_none_or(|at| {
+                jiff::Timestamp::now()
+                    + jiff::SignedDuration::try_from(REFRESH_BEFORE).unwrap_or_default()
+                    < at
+            })
+        };
+        if let Some(connection) = lock(&self.remotes).get(&id).filter(|c| fresh(c)) {
             return Ok(Cluster {
                 id,
-                client: client.clone(),
+                client: connection.client.clone(),
             });
         }
         // Its problems in our words: the Secret's text never reaches a status or an Event.
-        let client =
-            hecate_ops::kubeconfig::client(bytes, REMOTE_CONNECT_TIMEOUT, REMOTE_READ_TIMEOUT)
-                .await
-                .map_err(unusable)?;
-        lock(&self.remotes).insert(id.clone(), client.clone());
+        let connection = hecate_ops::kubeconfig::connect(
+            bytes,
+            REMOTE_CONNECT_TIMEOUT,
+            REMOTE_READ_TIMEOUT,
+            self.exec,
+        )
+        .await
+        .map_err(unusable)?;
+        let client = connection.client.clone();
+        lock(&self.remotes).insert(id.clone(), connection);
         Ok(Cluster { id, client })
     }
 
