@@ -19,7 +19,7 @@ use hecate_testenv::flux::{GIT_REPOSITORY, KUSTOMIZATION};
 use hecate_testenv::git_http::GitHttp;
 use hecate_testenv::world::Repository;
 use hecate_testenv::{Identity, TestEnv, apply_manifest, rbac};
-use hecate_types::{Bundle, Gate, Passage, PassagePhase, RolloutPhase, TargetPhase};
+use hecate_types::{Bundle, Gate, Health, Passage, PassagePhase, RolloutPhase, TargetPhase};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, DynamicObject, ObjectMeta, PostParams};
 
@@ -265,6 +265,8 @@ async fn a_release_rolls_out_in_waves_halts_on_the_canary_and_completes_once_it_
         Some((TargetPhase::Failed, "FluxDegraded".into())),
         "{halted:#?}"
     );
+    let canary = &halted.targets[0];
+    assert_eq!(canary.health, Some(Health::Degraded), "{canary:#?}");
     for untouched in ["eu-2", "us-1"] {
         assert_eq!(
             phase(untouched),
@@ -357,6 +359,7 @@ async fn a_release_rolls_out_in_waves_halts_on_the_canary_and_completes_once_it_
     // Each target's record names the commit its branch is at: what it pushed (the
     // canary's retry found the fix on the branch, and pushed nothing more).
     let heads = repo.heads("env/").await.unwrap();
+    // …and what its Flux applied, healthy.
     for target in &rollout.targets {
         assert_eq!(
             target.pushed_revision,
@@ -364,6 +367,13 @@ async fn a_release_rolls_out_in_waves_halts_on_the_canary_and_completes_once_it_
             "{}",
             target.name
         );
+        assert!(
+            target
+                .applied_revision
+                .ends_with(&format!("@sha1:{}", target.pushed_revision)),
+            "{target:#?}"
+        );
+        assert_eq!(target.health, Some(Health::Healthy), "{target:#?}");
     }
     for (name, admin) in &remotes {
         assert_eq!(

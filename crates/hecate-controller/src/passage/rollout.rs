@@ -27,8 +27,8 @@ use hecate_ops::rules::refusal::{Refusal, RefusalCode};
 use hecate_ops::rules::rollout::{self, Cluster, Decision, Next, ResolvedTarget, Span};
 use hecate_steps::engine::{self, Advance, Place, bounds};
 use hecate_types::{
-    Bundle, Gate, Passage, PassagePhase, PassageStatus, RolloutStatus, StepPhase, TargetPhase,
-    TargetStatus, Time, wellknown,
+    Bundle, Gate, Health, Passage, PassagePhase, PassageStatus, RolloutStatus, StepPhase,
+    TargetPhase, TargetStatus, Time, wellknown,
 };
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
@@ -432,6 +432,10 @@ fn took_step(target: &mut TargetStatus, advance: Advance, now: Timestamp) {
     if let Some(revision) = pushed_revision(&status) {
         target.pushed_revision = revision;
     }
+    if let Some((applied, health)) = flux_seen(&status) {
+        target.applied_revision = applied;
+        target.health = Some(health);
+    }
     match status.phase() {
         PassagePhase::Succeeded => {
             target.phase = TargetPhase::Succeeded;
@@ -472,6 +476,39 @@ fn pushed_revision(status: &PassageStatus) -> Option<String> {
         })
         .next_back()
         .map(|r| bounds::text(&r, hecate_types::limits::MAX_REVISION_CHARS).into_owned())
+}
+
+/// What the target's Flux last said, by the last `flux-wait` that looked: the
+/// revision its objects applied (when they agree on one; else the first's) and their
+/// health, the worst of them.
+fn flux_seen(status: &PassageStatus) -> Option<(String, Health)> {
+    let output = status
+        .steps
+        .iter()
+        .filter(|s| s.uses == "flux-wait")
+        .filter_map(|s| s.output.as_ref())
+        .next_back()?;
+    let objects = output.get("resources")?.as_object()?;
+    let read = |object: &serde_json::Value, field: &str| {
+        object
+            .get(field)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let revision = objects
+        .values()
+        .map(|o| read(o, "revision"))
+        .find(|r| !r.is_empty())
+        .unwrap_or_default();
+    let health = objects
+        .values()
+        .filter_map(|o| serde_json::from_value::<Health>(o.get("health")?.clone()).ok())
+        .reduce(Health::merge)?;
+    Some((
+        bounds::text(&revision, hecate_types::limits::MAX_REVISION_CHARS).into_owned(),
+        health,
+    ))
 }
 
 /// Ends every target still crossing or waiting, for `why` (an abort).
