@@ -46,6 +46,12 @@ pub struct Args {
         value_name = "URL"
     )]
     pub fides_server: Option<String>,
+    /// Run a connected cluster's kubeconfig `exec` plugin (EKS, GKE, AKS) when the
+    /// Settings page probes it, as hecate-controller does under the same flag
+    /// (DECISION 160); the plugin must be in this image too. Off: such a kubeconfig is
+    /// said to be refused.
+    #[arg(long, env = "HECATE_API_INSECURE_KUBECONFIG_EXEC")]
+    pub insecure_kubeconfig_exec: bool,
     /// Seconds a client may take to send a request's headers; an idle connection is
     /// closed after as long.
     #[arg(long, env = "HECATE_API_HEADER_TIMEOUT", default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
@@ -123,6 +129,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let limits = args.limits();
     let state = AppState::new(client, args.audiences)
         .with_fides_server(args.fides_server.unwrap_or_default())
+        .with_kubeconfig_exec(if args.insecure_kubeconfig_exec {
+            hecate_ops::kubeconfig::Exec::Allowed
+        } else {
+            hecate_ops::kubeconfig::Exec::Refused
+        })
         .with_limits(limits)
         .cached();
     let state = if oidc.is_some() {

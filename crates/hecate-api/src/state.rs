@@ -73,6 +73,14 @@ impl AppState {
         self.limits
     }
 
+    /// The same state running kubeconfigs' `exec` plugins in Settings' probe of
+    /// connected clusters (see `Ops::with_kubeconfig_exec`).
+    #[must_use]
+    pub fn with_kubeconfig_exec(mut self, exec: hecate_ops::kubeconfig::Exec) -> Self {
+        self.ops = self.ops.with_kubeconfig_exec(exec);
+        self
+    }
+
     /// The same state with a default Fides server for Gates that name none.
     #[must_use]
     pub fn with_fides_server(mut self, server: String) -> Self {

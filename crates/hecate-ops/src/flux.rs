@@ -14,21 +14,24 @@ use crate::rules::flux_watch::{self, Read, Watched};
 use crate::rules::refusal::{Refusal, RefusalCode};
 
 impl Ops {
-    /// The Flux objects `gate`'s own watch names in its cluster, each as its status
-    /// stands (health by the shared Flux evaluator, revision, suspended, the last
-    /// reconcile request handled), by kind then name; `[]` when it watches none. An
-    /// object that is not there is `missing`, not unhealthy; one in another namespace
-    /// is listed as not read, and is not asked for ([`flux_watch::may_read`]). One GET
-    /// per object named in the Gate's namespace, always from the API server.
+    /// The Flux objects `gate`'s own watch names, each as its status stands (health by
+    /// the shared Flux evaluator, revision, suspended, the last reconcile request
+    /// handled), by kind then name; `[]` when it watches none. An object that is not
+    /// there is `missing`, not unhealthy; one in another namespace is listed as not
+    /// read, and is not asked for ([`flux_watch::may_read`]); one in a connected
+    /// cluster is as the controller last assessed it ([`flux_watch::recorded`]). One
+    /// GET per object named in the Gate's namespace of its own cluster, always from the
+    /// API server.
     pub async fn flux_resources(&self, namespace: &str, gate: &str) -> Result<Vec<FluxResource>> {
-        let gate = self.gate(namespace, gate).await?;
+        let gate = &self.gate(namespace, gate).await?;
         let now = self.now();
-        let reads = flux_watch::watched(&gate)
+        let reads = flux_watch::watched(gate)
             .into_iter()
             .map(|watched| async move {
                 let read = match self.flux_api(&watched) {
                     // Outside the Gate's namespace: never asked for (the one rule).
                     _ if !flux_watch::may_read(&watched) => Read::NotAsked,
+                    _ if watched.is_remote() => flux_watch::recorded(gate, &watched),
                     Some(api) => match api.get_opt(&watched.name).await {
                         Ok(Some(object)) => serde_json::to_value(object)
                             .map_or_else(|e| Read::Failed(e.to_string()), Read::Found),

@@ -1636,6 +1636,12 @@ pub struct FluxResource {
     pub last_handled: String,
     /// Whether the object is absent from the cluster (not the same as unhealthy).
     pub missing: bool,
+    /// The connected cluster it is in — its Secret's name, `:key` where the watch names
+    /// one — or empty for the Gate's own. A remote object is shown as the controller
+    /// last assessed it (the Gate's health record: people's credentials do not reach
+    /// that cluster) and is not operated from here.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cluster: String,
 }
 
 /// What suspending or resuming a Flux object did: the answer of `flux suspend` and

@@ -60,6 +60,7 @@ pub struct Ops {
     client: kube::Client,
     clock: Clock,
     fides_server: String,
+    kubeconfig_exec: crate::kubeconfig::Exec,
     cache: Option<Cache>,
     /// Which kinds' field selectors the API server has refused: the cluster's CRD
     /// lacks the `selectableFields` ours declares (the reference's do), so that kind
@@ -99,6 +100,7 @@ impl Ops {
             client,
             clock: Arc::new(Timestamp::now),
             fides_server: String::new(),
+            kubeconfig_exec: crate::kubeconfig::Exec::Refused,
             cache: None,
             selectors_refused: Arc::default(),
         }
@@ -125,6 +127,20 @@ impl Ops {
 
     pub(crate) fn fides_server(&self) -> &str {
         &self.fides_server
+    }
+
+    /// The same Ops running kubeconfigs' `exec` plugins where `exec` allows it, for
+    /// Settings' probe of connected clusters — as the controller does under the same
+    /// operator flag (`--insecure-kubeconfig-exec`, DECISION 160), so both say the same
+    /// of a cluster.
+    #[must_use]
+    pub fn with_kubeconfig_exec(mut self, exec: crate::kubeconfig::Exec) -> Self {
+        self.kubeconfig_exec = exec;
+        self
+    }
+
+    pub(crate) fn kubeconfig_exec(&self) -> crate::kubeconfig::Exec {
+        self.kubeconfig_exec
     }
 
     /// The same Ops with another clock (tests freeze time with this).

@@ -181,7 +181,8 @@ impl Ops {
         else {
             return ClusterProbe::NoKubeconfig;
         };
-        match tokio::time::timeout(CLUSTER_PROBE_LIMIT, probe_kubeconfig(kubeconfig)).await {
+        let probe = probe_kubeconfig(kubeconfig, self.kubeconfig_exec());
+        match tokio::time::timeout(CLUSTER_PROBE_LIMIT, probe).await {
             Ok(probed) => probed,
             Err(_) => ClusterProbe::Failed(format!(
                 "the cluster did not answer within {}s",
@@ -380,14 +381,12 @@ impl Ops {
 }
 
 /// Asks the cluster a kubeconfig describes for its version, with its credentials.
-async fn probe_kubeconfig(kubeconfig: &[u8]) -> ClusterProbe {
-    let client =
-        match crate::kubeconfig::client(kubeconfig, CLUSTER_PROBE_TIMEOUT, CLUSTER_PROBE_TIMEOUT)
-            .await
-        {
-            Ok(client) => client,
-            Err(why) => return ClusterProbe::Unusable(why),
-        };
+async fn probe_kubeconfig(kubeconfig: &[u8], exec: crate::kubeconfig::Exec) -> ClusterProbe {
+    let timeout = CLUSTER_PROBE_TIMEOUT;
+    let client = match crate::kubeconfig::connect(kubeconfig, timeout, timeout, exec).await {
+        Ok(connection) => connection.client,
+        Err(why) => return ClusterProbe::Unusable(why),
+    };
     match client.apiserver_version().await {
         Ok(_) => ClusterProbe::Answered,
         Err(kube::Error::Api(status)) => ClusterProbe::Refused(status.code, status.message),

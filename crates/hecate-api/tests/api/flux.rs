@@ -365,9 +365,13 @@ async fn api53_reconcile_stamps_and_echoes_it() {
     );
 }
 
-/// API #54 (AC-151): a remote cluster's objects are neither listed nor operated.
+/// API #54 (AC-151), deliberately different (issue 52, DECISION 161): a connected
+/// cluster's objects are listed — marked with their cluster, as the controller last
+/// assessed them (not yet, here) — where the reference left them out; as there, they
+/// are never operated, and the same-named local object the Gate does not watch is not
+/// touched.
 #[tokio::test]
-async fn api54_flux_skips_a_remote_cluster() {
+async fn api54_flux_lists_a_remote_clusters_objects_and_never_operates_them() {
     let server = Server::start().await;
     kustomization(&server, "podinfo", json!({})).await;
     watch_with(
@@ -378,7 +382,16 @@ async fn api54_flux_skips_a_remote_cluster() {
     .await;
     flux_operator(&server, Alice).await;
     let listed = server.get(FLUX, Some(Alice)).await;
-    assert_eq!((listed.status, listed.body.as_str()), (200, "[]"));
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    let listed: serde_json::Value = serde_json::from_str(&listed.body).unwrap();
+    assert_eq!(
+        listed,
+        json!([{
+            "kind": "Kustomization", "name": "podinfo", "namespace": server.ns(),
+            "cluster": "elsewhere", "suspended": false, "health": "Unknown", "missing": false,
+            "detail": "not assessed by the controller yet",
+        }])
+    );
     let answer = server
         .post(
             &format!("{FLUX}/suspend"),

@@ -29,6 +29,7 @@ async fn setup(server: &Server, fides: &MockServer) {
         json!([{"kind": "Kustomization", "name": "podinfo"}, {"kind": "Kustomization", "name": "not-created-yet"}]),
     )
     .await;
+    on_cluster_eu_1(server).await;
     for (bundle, sha, trail, check) in [
         (
             "ready-1",
@@ -76,6 +77,39 @@ async fn setup(server: &Server, fides: &MockServer) {
             .mount(fides)
             .await;
     }
+}
+
+/// Production also watches `podinfo` on connected cluster eu-1, and its health record
+/// holds the controller's last look there: degraded.
+async fn on_cluster_eu_1(server: &Server) {
+    let gates: Api<Gate> = server.env.api();
+    let mut gate = gates.get("production").await.unwrap();
+    gate.spec.watch.push(hecate_types::HealthCheck {
+        uses: "flux".into(),
+        with: Some(json!({
+            "resources": [{"kind": "Kustomization", "name": "podinfo"}],
+            "clusterRef": {"name": "eu-1"},
+        })),
+    });
+    let watch = serde_json::to_value(&gate.spec.watch).unwrap();
+    gates
+        .patch(
+            "production",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"watch": watch}})),
+        )
+        .await
+        .unwrap();
+    let key = format!("Kustomization/{}/podinfo@eu-1", server.ns());
+    let health = json!({"status": {"health": {
+        "status": "Degraded",
+        "issues": [format!("{key}: health check failed for deployment podinfo")],
+        "details": {"flux": {key: {"health": "Degraded", "revision": "main@sha1:eu1"}}},
+    }}});
+    gates
+        .patch_status("production", &PatchParams::default(), &Patch::Merge(health))
+        .await
+        .unwrap();
 }
 
 fn button(object: &str, action: &str) -> String {
@@ -155,6 +189,18 @@ async fn the_gate_page_shows_flux_and_what_evidence_would_say() {
         )
         .await;
     assert!(!missing.contains("Suspend"), "{missing}");
+    // eu-1's podinfo: its own card, as the controller last saw it, with no buttons.
+    let remote = browser
+        .until_text("[data-cluster='eu-1']", "on cluster eu-1")
+        .await;
+    assert!(
+        remote.contains("Degraded")
+            && remote.contains("main@sha1:eu1")
+            && remote.contains("health check failed for deployment podinfo")
+            && !remote.contains("Suspend")
+            && !remote.contains("Reconcile"),
+        "{remote}"
+    );
     assert_eq!(
         browser
             .js(

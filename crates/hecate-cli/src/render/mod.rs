@@ -1204,8 +1204,10 @@ pub(crate) fn preflight(
     table.render(style, columns)
 }
 
-/// `hecate flux <gate>`: the Flux objects the Gate depends on. Wide, before the
-/// detail: each one's namespace, and the last reconcile request Flux handled.
+/// `hecate flux <gate>`: the Flux objects the Gate depends on — a CLUSTER column when
+/// some are in connected clusters (as the controller last assessed them). Wide,
+/// before the detail: each one's namespace, and the last reconcile request Flux
+/// handled.
 pub(crate) fn flux(
     resources: &[FluxResource],
     gate: &str,
@@ -1213,9 +1215,14 @@ pub(crate) fn flux(
     style: &Style,
 ) -> String {
     if resources.is_empty() {
-        return format!("Gate {gate} watches no Flux objects in its cluster\n");
+        return format!("Gate {gate} watches no Flux objects\n");
     }
-    let mut header = vec!["OBJECT", "HEALTH", "SUSPENDED", "REVISION"];
+    let remote = resources.iter().any(|r| !r.cluster.is_empty());
+    let mut header = vec!["OBJECT"];
+    if remote {
+        header.push("CLUSTER");
+    }
+    header.extend(["HEALTH", "SUSPENDED", "REVISION"]);
     if columns.wide() {
         header.extend(["NAMESPACE", "HANDLED"]);
     }
@@ -1230,16 +1237,28 @@ pub(crate) fn flux(
                 health_colour(resource.health),
             )
         };
-        let mut row = vec![
-            Cell::plain(format!("{}/{}", resource.kind, resource.name)),
+        let mut row = vec![Cell::plain(format!("{}/{}", resource.kind, resource.name))];
+        if remote {
+            row.push(Cell::plain(if resource.cluster.is_empty() {
+                "in-cluster".to_string()
+            } else {
+                resource.cluster.clone()
+            }));
+        }
+        row.extend([
             Cell::styled(health, style, colour),
+            // Whether a connected cluster's object is suspended is not recorded.
             Cell::styled(
-                if resource.suspended { "yes" } else { "no" },
+                match (resource.cluster.is_empty(), resource.suspended) {
+                    (false, _) => "-",
+                    (true, true) => "yes",
+                    (true, false) => "no",
+                },
                 style,
                 resource.suspended.then_some(Colour::Yellow),
             ),
             Cell::plain(or_dash(Some(&resource.revision))),
-        ];
+        ]);
         if columns.wide() {
             row.extend([
                 Cell::plain(resource.namespace.clone()),

@@ -1014,6 +1014,7 @@ fn flux_lists_health_suspension_and_revision() {
             revision: revision.into(),
             last_handled: String::new(),
             missing,
+            cluster: String::new(),
         };
     let resources = [
         resource("apps", Health::Healthy, false, false, "main@sha1:abc", ""),
@@ -1046,7 +1047,20 @@ fn flux_lists_health_suspension_and_revision() {
     );
     assert_eq!(
         flux(&[], "production", Narrow, &Style::plain()),
-        "Gate production watches no Flux objects in its cluster\n"
+        "Gate production watches no Flux objects\n"
+    );
+    // A connected cluster's objects get a CLUSTER column; whether one is suspended is
+    // not recorded.
+    let mut fleet = resources[..1].to_vec();
+    for (cluster, health) in [("eu-1", Health::Healthy), ("us-1", Health::Degraded)] {
+        fleet.push(FluxResource {
+            cluster: cluster.into(),
+            ..resource("apps", health, false, false, "main@sha1:def", "")
+        });
+    }
+    insta::assert_snapshot!(
+        "flux-clusters",
+        flux(&fleet, "production", Narrow, &Style::plain())
     );
     let suspended = FluxSuspended {
         namespace: "acme".into(),

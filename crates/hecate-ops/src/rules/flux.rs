@@ -194,6 +194,26 @@ fn reapplies_what_it_applied(object: &Value) -> bool {
 /// what they applied did not become healthy within the object's timeout.
 pub const HEALTH_CHECK_FAILED: &str = "HealthCheckFailed";
 
+/// How a connected cluster is named beside its objects: its Secret's name, and `:key`
+/// where a key is named (one Secret may hold several clusters).
+pub fn cluster_name(secret: &str, key: Option<&str>) -> String {
+    match key {
+        Some(key) => format!("{secret}:{key}"),
+        None => secret.to_string(),
+    }
+}
+
+/// The key of an object's verdict in a Gate's health record (`details.flux`) and in
+/// its issues: `Kind/namespace/name`, and `@cluster` ([`cluster_name`]) for a remote
+/// cluster's — five clusters' `flux-system/apps` are five entries, not one.
+pub fn object_key(kind: &str, namespace: &str, name: &str, cluster: &str) -> String {
+    if cluster.is_empty() {
+        format!("{kind}/{namespace}/{name}")
+    } else {
+        format!("{kind}/{namespace}/{name}@{cluster}")
+    }
+}
+
 /// The revision an object reports as applied: the first non-empty of
 /// `status.lastAppliedRevision` (Kustomization), `status.lastAttemptedRevision`
 /// (HelmRelease, which has no lastApplied), `status.artifact.revision` (the source

@@ -2,8 +2,10 @@
 //! names, what each one's status says, and whether an operation may touch one.
 //!
 //! Only `spec.watch` entries with `uses: flux` and a `with` count; a `with` that does
-//! not decode, or that names a remote cluster (`clusterRef`), is skipped — Hecate
-//! operates only what it can reach in the Gate's own cluster. An object in another
+//! not decode is skipped. An object of a connected cluster (`clusterRef`) is listed as
+//! the controller last assessed it — its verdict in the Gate's health record, read
+//! with the Gate ([`recorded`]) — and never operated: the people asking have no
+//! credentials there, and the controller's are not lent to them. An object in another
 //! namespace is listed but never read nor operated ([`Watched::not_read`]): whoever
 //! asks about a Gate was authorised in the Gate's namespace, and the servers read with
 //! their own identity, so reading it would show them what they may not see — the
@@ -49,6 +51,28 @@ pub struct Watched {
     /// Why people are not shown it, when it lies outside the Gate's namespace: it is
     /// never read for them, nor operated, on any surface (issue 30, item 8).
     pub not_read: Option<String>,
+    /// The connected cluster it is in ([`flux::cluster_name`]); empty: the Gate's own.
+    pub cluster: String,
+}
+
+impl Watched {
+    /// Whether it is in a connected cluster rather than the Gate's own.
+    pub fn is_remote(&self) -> bool {
+        !self.cluster.is_empty()
+    }
+
+    /// Its key in the Gate's health record ([`flux::object_key`]).
+    pub fn key(&self) -> String {
+        flux::object_key(&self.kind, &self.namespace, &self.name, &self.cluster)
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct ClusterRef {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    key: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -81,16 +105,25 @@ struct Reference {
 /// namespace and name), sorted by kind then name.
 pub fn watched(gate: &Gate) -> Vec<Watched> {
     let gate_namespace = gate.namespace().unwrap_or_default();
-    let mut found: BTreeMap<(String, String, String), Watched> = BTreeMap::new();
+    let mut found: BTreeMap<(String, String, String, String), Watched> = BTreeMap::new();
     let configs = gate
         .spec
         .watch
         .iter()
         .filter(|check| check.uses == USES)
         .filter_map(|check| check.with.as_ref())
-        .filter_map(|with| Config::deserialize(with).ok())
-        .filter(|config| config.cluster_ref.as_ref().is_none_or(Value::is_null));
+        .filter_map(|with| Config::deserialize(with).ok());
     for config in configs {
+        // A clusterRef that names no Secret reaches nothing: the controller says so.
+        let cluster = match config.cluster_ref.as_ref().filter(|r| !r.is_null()) {
+            None => String::new(),
+            Some(reference) => match ClusterRef::deserialize(reference) {
+                Ok(r) if !r.name.trim().is_empty() => {
+                    flux::cluster_name(r.name.trim(), r.key.as_deref().map(str::trim))
+                }
+                _ => continue,
+            },
+        };
         let expected_revision = config
             .expected_revision
             .as_deref()
@@ -129,7 +162,12 @@ pub fn watched(gate: &Gate) -> Vec<Watched> {
                     gate.name_any()
                 )
             });
-            let key = (kind.to_string(), name.to_string(), namespace.clone());
+            let key = (
+                kind.to_string(),
+                name.to_string(),
+                namespace.clone(),
+                cluster.clone(),
+            );
             found.entry(key).or_insert_with(|| Watched {
                 kind: kind.to_string(),
                 api_version,
@@ -138,6 +176,7 @@ pub fn watched(gate: &Gate) -> Vec<Watched> {
                 expected_revision: expected_revision.clone(),
                 fail_after,
                 not_read,
+                cluster: cluster.clone(),
             });
         }
     }
@@ -155,6 +194,55 @@ pub enum Read {
     Failed(String),
     /// It was not asked for ([`Watched::not_read`]).
     NotAsked,
+    /// A connected cluster's object, as the controller last assessed it ([`recorded`]).
+    Recorded {
+        /// Its health then.
+        health: Health,
+        /// The revision it had applied.
+        revision: String,
+        /// What was wrong, in the controller's words.
+        issues: Vec<String>,
+    },
+    /// A connected cluster's object the controller has not assessed yet.
+    NotYetAssessed,
+}
+
+/// `watched` (of a connected cluster) as `gate`'s health record holds it: its verdict
+/// in `details.flux`, and the issues that name it.
+pub fn recorded(gate: &Gate, watched: &Watched) -> Read {
+    let Some(report) = gate.status.as_ref().and_then(|s| s.health.as_ref()) else {
+        return Read::NotYetAssessed;
+    };
+    let key = watched.key();
+    let Some(verdict) = report
+        .details
+        .as_ref()
+        .and_then(|d| d.get(USES))
+        .and_then(|flux| flux.get(&key))
+    else {
+        return Read::NotYetAssessed;
+    };
+    let health = verdict
+        .get("health")
+        .and_then(|h| Health::deserialize(h).ok())
+        .unwrap_or(Health::Unknown);
+    let revision = verdict
+        .get("revision")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let prefix = format!("{key}: ");
+    let issues = report
+        .issues
+        .iter()
+        .filter_map(|issue| issue.strip_prefix(&prefix))
+        .map(str::to_string)
+        .collect();
+    Read::Recorded {
+        health,
+        revision,
+        issues,
+    }
 }
 
 /// Whether the shell may read `watched` for people at all (see [`Watched::not_read`]).
@@ -175,6 +263,7 @@ pub fn describe(watched: &Watched, read: Read, now: Timestamp) -> FluxResource {
         revision: String::new(),
         last_handled: String::new(),
         missing: false,
+        cluster: watched.cluster.clone(),
     };
     if let Some(why) = &watched.not_read {
         // Whatever was read, nothing of it is shown.
@@ -198,6 +287,20 @@ pub fn describe(watched: &Watched, read: Read, now: Timestamp) -> FluxResource {
         }
         Read::NotAsked => {
             resource.detail = "not read".into();
+            return resource;
+        }
+        Read::Recorded {
+            health,
+            revision,
+            issues,
+        } => {
+            resource.health = health;
+            resource.revision = revision;
+            resource.detail = issues.join(" · ");
+            return resource;
+        }
+        Read::NotYetAssessed => {
+            resource.detail = "not assessed by the controller yet".into();
             return resource;
         }
     };
@@ -230,9 +333,22 @@ pub fn is_kind(kind: &str) -> bool {
 /// exactly this kind and name, in the Gate's own namespace. Anything else is refused —
 /// Hecate operates what the Gate depends on, not whatever Flux runs.
 pub fn target(gate: &Gate, kind: &str, name: &str) -> Result<Watched, Refusal> {
-    watched(gate)
-        .into_iter()
-        .find(|w| w.kind == kind && w.name == name && may_read(w))
+    let all = watched(gate);
+    let named = |w: &&Watched| w.kind == kind && w.name == name;
+    let remote = all.iter().filter(named).find(|w| w.is_remote());
+    let local = all.iter().filter(named).any(|w| !w.is_remote());
+    if let (Some(remote), false) = (remote, local) {
+        return Err(Refusal::new(
+            RefusalCode::NotWatched,
+            format!(
+                "{kind} {name:?} is on cluster {}: Hecate operates the Flux objects of Gate {}'s own cluster only — use flux there",
+                remote.cluster,
+                gate.name_any()
+            ),
+        ));
+    }
+    all.into_iter()
+        .find(|w| w.kind == kind && w.name == name && may_read(w) && !w.is_remote())
         .ok_or_else(|| {
             Refusal::new(
                 RefusalCode::NotWatched,
@@ -296,10 +412,7 @@ mod tests {
     }
 
     fn keys(watched: &[Watched]) -> Vec<String> {
-        watched
-            .iter()
-            .map(|w| format!("{}/{}/{}", w.kind, w.namespace, w.name))
-            .collect()
+        watched.iter().map(Watched::key).collect()
     }
 
     fn now() -> Timestamp {
@@ -307,7 +420,7 @@ mod tests {
     }
 
     #[test]
-    fn only_local_flux_checks_count_each_object_once_sorted_by_kind_then_name() {
+    fn flux_checks_count_each_object_once_per_cluster_sorted_by_kind_then_name() {
         let mut g = gate(vec![
             json!({"resources": [
                 {"kind": "Kustomization", "name": "web"},
@@ -316,6 +429,7 @@ mod tests {
             ]}),
             json!({"resources": [{"kind": "Kustomization", "name": "api"}]}),
             json!({"resources": [{"kind": "Kustomization", "name": "far"}], "clusterRef": {"name": "elsewhere"}}),
+            json!({"resources": [{"kind": "Kustomization", "name": "nowhere"}], "clusterRef": {"key": "no-name"}}),
             json!({"resources": "Kustomization/broken"}),
             json!({"resources": [{"kind": "", "name": "nameless-kind"}, {"kind": "Kustomization"}]}),
         ]);
@@ -333,6 +447,7 @@ mod tests {
             [
                 "HelmRelease/data/db",
                 "Kustomization/acme/api",
+                "Kustomization/acme/far@elsewhere",
                 "Kustomization/acme/web"
             ]
         );
@@ -344,6 +459,77 @@ mod tests {
             watched[1].api_version.as_deref(),
             Ok("kustomize.toolkit.fluxcd.io/v1")
         );
+    }
+
+    /// Three clusters' objects of one name are three entries, each as the controller
+    /// last assessed it; none of them is operated from here.
+    #[test]
+    fn a_connected_clusters_objects_are_read_from_the_health_record_and_never_operated() {
+        let mut g = gate(vec![
+            json!({"resources": [{"kind": "Kustomization", "name": "apps"}]}),
+            json!({"resources": [{"kind": "Kustomization", "name": "apps"}], "clusterRef": {"name": "eu-1"}}),
+            json!({"resources": [{"kind": "Kustomization", "name": "apps"}], "clusterRef": {"name": "fleet", "key": "us-1"}}),
+            json!({"resources": [{"kind": "Kustomization", "name": "edge"}], "clusterRef": {"name": "ap-1"}}),
+        ]);
+        g.status = Some(hecate_types::GateStatus {
+            health: Some(hecate_types::HealthReport {
+                status: Health::Degraded,
+                issues: vec![
+                    "Kustomization/acme/apps@fleet:us-1: health check failed".into(),
+                    "Kustomization/acme/apps: something else".into(),
+                ],
+                details: Some(json!({"flux": {
+                    "Kustomization/acme/apps@eu-1": {"health": "Healthy", "revision": "main@sha1:abc"},
+                    "Kustomization/acme/apps@fleet:us-1": {"health": "Degraded", "revision": "main@sha1:def"},
+                }})),
+                observed_at: None,
+                since: None,
+            }),
+            ..hecate_types::GateStatus::default()
+        });
+        let watched = watched(&g);
+        assert_eq!(
+            keys(&watched),
+            [
+                "Kustomization/acme/apps",
+                "Kustomization/acme/apps@eu-1",
+                "Kustomization/acme/apps@fleet:us-1",
+                "Kustomization/acme/edge@ap-1",
+            ]
+        );
+        let described: Vec<(String, Health, String, String)> = watched
+            .iter()
+            .filter(|w| w.is_remote())
+            .map(|w| describe(w, recorded(&g, w), now()))
+            .map(|r| (r.cluster, r.health, r.revision, r.detail))
+            .collect();
+        assert_eq!(
+            described,
+            [
+                (
+                    "eu-1".into(),
+                    Health::Healthy,
+                    "main@sha1:abc".into(),
+                    String::new()
+                ),
+                (
+                    "fleet:us-1".into(),
+                    Health::Degraded,
+                    "main@sha1:def".into(),
+                    "health check failed".into()
+                ),
+                (
+                    "ap-1".into(),
+                    Health::Unknown,
+                    String::new(),
+                    "not assessed by the controller yet".into()
+                ),
+            ]
+        );
+        // The local `apps` may be operated; `edge`, only remote, is refused saying where.
+        assert!(target(&g, "Kustomization", "apps").is_ok_and(|w| !w.is_remote()));
+        let refused = target(&g, "Kustomization", "edge").unwrap_err();
+        assert!(refused.reason.contains("is on cluster ap-1"), "{refused:?}");
     }
 
     #[test]
@@ -457,7 +643,6 @@ mod tests {
             ("Kustomization", "someone-elses"),
             ("HelmRelease", "podinfo"),
             ("Kustomization", "shared"),
-            ("HelmRelease", "far"),
         ] {
             let refusal = target(&g, kind, name).expect_err("refused");
             assert_eq!(refusal.code, RefusalCode::NotWatched);
@@ -468,6 +653,10 @@ mod tests {
                 )
             );
         }
+        // Watched on a connected cluster: refused too, saying where it is.
+        let far = target(&g, "HelmRelease", "far").expect_err("refused");
+        assert_eq!(far.code, RefusalCode::NotWatched);
+        assert!(far.reason.contains("is on cluster elsewhere"), "{far:?}");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::access::{Cluster, FluxAccess, describe};
-use super::config::{FluxCheck, FluxConfig, Target};
+use super::config::{ClusterSecret, FluxCheck, FluxConfig, Target};
 use crate::health::{CheckResult, Checker};
 use hecate_ops::rules::flux::{Evaluation, evaluate};
 
@@ -205,7 +205,19 @@ pub fn judge(
         )
     };
     for (target, read) in reads {
-        let key = target.key();
+        // Objects of a remote cluster are told apart by it: five clusters'
+        // `flux-system/apps` are five lines, not one.
+        let cluster = check
+            .cluster_secret
+            .as_ref()
+            .map(ClusterSecret::qualifier)
+            .unwrap_or_default();
+        let key = hecate_ops::rules::flux::object_key(
+            &target.kind,
+            &target.namespace,
+            &target.name,
+            &cluster,
+        );
         let Evaluation {
             health,
             issues,
@@ -423,6 +435,45 @@ mod tests {
                 "GitRepository/shop/fleet": {"health": "Unknown", "revision": ""},
                 "HelmRelease/shop/api": {"health": "Unknown", "revision": ""},
             }))
+        );
+    }
+
+    /// Two clusters' objects of one name are two details and two issues, each
+    /// naming its cluster (and the key, where one Secret holds several).
+    #[test]
+    fn a_remote_clusters_objects_are_keyed_by_their_cluster() {
+        let mut merged = serde_json::Map::new();
+        let mut issues = Vec::new();
+        for (cluster, key) in [("eu-1", None), ("fleet", Some("us-1"))] {
+            let mut check = check(None);
+            check.cluster_secret = Some(super::super::config::ClusterSecret {
+                name: cluster.into(),
+                key: key.map(str::to_string),
+            });
+            let assessment = judge(
+                &check,
+                reads(&check, vec![Read::Missing, Read::Missing, Read::Missing]),
+                now(),
+            );
+            issues.extend(assessment.issues.clone());
+            let Some(serde_json::Value::Object(details)) = CheckResult::from(assessment).details
+            else {
+                panic!("details");
+            };
+            merged.extend(details);
+        }
+        assert!(
+            merged.contains_key("Kustomization/shop/app@eu-1"),
+            "{merged:?}"
+        );
+        assert!(
+            merged.contains_key("Kustomization/shop/app@fleet:us-1"),
+            "{merged:?}"
+        );
+        assert_eq!(merged.len(), 6);
+        assert!(
+            issues.contains(&"Kustomization/shop/app@eu-1: not found".to_string()),
+            "{issues:?}"
         );
     }
 

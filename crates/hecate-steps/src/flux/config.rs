@@ -80,6 +80,15 @@ impl std::fmt::Display for ClusterSecret {
     }
 }
 
+impl ClusterSecret {
+    /// How an object of this cluster is told from one of the same kind, namespace and
+    /// name elsewhere: `Kind/namespace/name@<this>` — the Secret's name, and `:key`
+    /// where one is named (one Secret may hold several clusters).
+    pub fn qualifier(&self) -> String {
+        hecate_ops::rules::flux::cluster_name(&self.name, self.key.as_deref())
+    }
+}
+
 /// A configuration that cannot be used, and why.
 #[derive(thiserror::Error, Clone, Debug, PartialEq, Eq)]
 #[error("{0}")]
@@ -251,7 +260,7 @@ pub use hecate_ops::rules::flux::default_api_version;
 impl Target {
     /// `<Kind>/<namespace>/<name>`: how results name the object.
     pub fn key(&self) -> String {
-        format!("{}/{}/{}", self.kind, self.namespace, self.name)
+        hecate_ops::rules::flux::object_key(&self.kind, &self.namespace, &self.name, "")
     }
 
     /// `group/version`, or just `version` for the core group.

@@ -154,10 +154,11 @@ const ASKED = new Map();
 
 function fluxCard(ctx, gate, r) {
   const object = `${r.kind}/${r.name}`;
-  const key = `${r.namespace}/${object}`;
+  const key = `${r.cluster || ""}/${r.namespace}/${object}`;
   const asked = ASKED.get(key);
-  // Only what sits in the Gate's namespace can be operated from here.
-  const operable = !r.missing && r.namespace === ctx.ns;
+  // Only what sits in the Gate's namespace of its own cluster can be operated from
+  // here: a connected cluster's object is shown as the controller last assessed it.
+  const operable = !r.missing && r.namespace === ctx.ns && !r.cluster;
   const suspend = button(r.suspended ? "Resume" : "Suspend", { "data-action": r.suspended ? "resume" : "suspend", "aria-label": `${r.suspended ? "Resume" : "Suspend"} ${object}` }, async () => {
     if (await actions.fluxSuspend(ctx.ns, gate, r.kind, r.name, !r.suspended)) ctx.refresh();
   });
@@ -173,9 +174,10 @@ function fluxCard(ctx, gate, r) {
   });
   return h(
     "article",
-    { class: ["gate-card", "flux-card", `edge-${r.missing ? "Unknown" : r.health}`], "data-flux": object },
+    { class: ["gate-card", "flux-card", `edge-${r.missing ? "Unknown" : r.health}`], "data-flux": object, "data-cluster": r.cluster || null },
     h("header", null, h("h3", null, object), r.missing ? h("span", { class: "muted", "data-missing": "true" }, "not in the cluster") : c.health(r.health)),
     r.namespace !== ctx.ns ? h("p", { class: "small muted" }, `in namespace ${r.namespace}`) : null,
+    r.cluster ? h("p", { class: "small muted", "data-on-cluster": r.cluster }, `on cluster ${r.cluster} — as the controller last saw it`) : null,
     r.missing
       ? null
       : h(
