@@ -100,6 +100,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         client: client.clone(),
         clock: Arc::new(SystemClock),
         steps,
+        verifiers: verifiers.clone(),
         events: Events::new(client.clone(), "passage-controller", args.pod_name.clone()),
         metrics: metrics.clone(),
         work_root: args.work_root.clone(),

@@ -465,6 +465,12 @@ pub struct TargetStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = crate::limits::MAX_STEPS))]
     pub steps: Vec<crate::StepStatus>,
+    /// Its verification's record while it is verified — the Gate's `verify` run for
+    /// this target once its steps succeeded, as a one-place crossing's
+    /// `status.verification`; dropped when it ends, leaving `verification` and
+    /// `message` (DECISION 162).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verifying: Option<crate::VerificationStatus>,
 }
 
 #[cfg(test)]
@@ -597,9 +603,10 @@ mod tests {
             finished_at: Some(at.clone()),
             departed_at: Some(at.clone()),
             message: long(MAX_TARGET_MESSAGE_BYTES),
-            // A finished record keeps no steps; those under way share the room the
-            // steps' outputs have (DECISION 155).
+            // A finished record keeps no steps nor verification record; those under
+            // way share the room the steps' outputs have (DECISIONS 155, 162).
             steps: Vec::new(),
+            verifying: None,
         };
         let status = RolloutStatus {
             phase: RolloutPhase::Progressing,

@@ -87,6 +87,9 @@ pub struct PassageReconciler {
     pub clock: Arc<dyn Clock>,
     /// The steps it can run.
     pub steps: Steps,
+    /// The verifications it can run: a rollout verifies each target itself
+    /// (DECISION 162).
+    pub verifiers: crate::verify::Verifiers,
     /// Where Events go.
     pub events: Events,
     /// The metrics.

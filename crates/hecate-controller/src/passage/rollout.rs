@@ -28,7 +28,7 @@ use hecate_ops::rules::rollout::{self, Cluster, Decision, Next, ResolvedTarget, 
 use hecate_steps::engine::{self, Advance, Place, bounds};
 use hecate_types::{
     Bundle, Gate, Health, Passage, PassagePhase, PassageStatus, RolloutStatus, StepPhase,
-    TargetPhase, TargetStatus, Time, wellknown,
+    TargetPhase, TargetStatus, Time, VerificationPhase, VerificationStatus, wellknown,
 };
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
@@ -86,7 +86,7 @@ impl PassageReconciler {
             let trace_id = passage.status.as_ref().map_or("", |s| s.trace_id.as_str());
             let traceparent = trace::traceparent(trace_id);
             let round = self
-                .round(&passage, bundle, &span, work_dir, &traceparent)
+                .round(&passage, bundle, gate, &span, work_dir, &traceparent)
                 .await;
             if round.fenced {
                 return Err(Error::Fenced);
@@ -149,6 +149,7 @@ impl PassageReconciler {
         &self,
         passage: &Passage,
         bundle: &Bundle,
+        gate: &Gate,
         span: &Span,
         work_dir: &Path,
         traceparent: &str,
@@ -196,7 +197,21 @@ impl PassageReconciler {
         let next = rollout::next(&span.plan, &record, now);
         let started = act(&mut record, &next, now);
 
-        // Every target under way takes its next step, together.
+        // Every target under way takes its next step, together; those whose steps
+        // are done and are being verified take their due looks.
+        let by_name: BTreeMap<&str, &ResolvedTarget> =
+            span.targets.iter().map(|t| (t.name.as_str(), t)).collect();
+        let mut round = Round::default();
+        self.verify_targets(
+            passage,
+            bundle,
+            gate,
+            &by_name,
+            &mut record,
+            &mut round,
+            now,
+        )
+        .await;
         let under_way: Vec<usize> = record
             .targets
             .iter()
@@ -204,8 +219,6 @@ impl PassageReconciler {
             .filter(|(_, t)| t.phase == TargetPhase::Running && t.departed_at.is_none())
             .map(|(i, _)| i)
             .collect();
-        let by_name: BTreeMap<&str, &ResolvedTarget> =
-            span.targets.iter().map(|t| (t.name.as_str(), t)).collect();
         let advances = join_all(under_way.iter().map(|&i| {
             let target = &record.targets[i];
             let resolved = by_name.get(target.name.as_str()).copied();
@@ -213,7 +226,6 @@ impl PassageReconciler {
         }))
         .await;
 
-        let mut round = Round::default();
         for (&i, advance) in under_way.iter().zip(advances) {
             if advance.fenced {
                 round.fenced = true;
@@ -222,7 +234,14 @@ impl PassageReconciler {
             round.again |= advance.more;
             round.requeue_after = earliest(round.requeue_after, advance.requeue_after);
             status.watch = accumulate(std::mem::take(&mut status.watch), advance.watch.clone());
-            took_step(&mut record.targets[i], advance, now);
+            let target = &mut record.targets[i];
+            took_step(target, advance, now);
+            // Its steps done, a target of a Gate that verifies is verified before it
+            // counts as Succeeded: at once, in the next round.
+            if !gate.spec.verify.is_empty() && target.phase == TargetPhase::Succeeded {
+                start_verifying(target, gate, now);
+                round.again = true;
+            }
         }
 
         // Where the rollout stands once the round's steps are counted.
@@ -243,13 +262,98 @@ impl PassageReconciler {
         if next.decision.clears() {
             status.phase = Some(PassagePhase::Succeeded);
             status.message = format!("crossed {}: {}", passage.spec.gate, record.message);
-            status.finished_at = Some(Time(self.clock.now()));
+            let finished = self.clock.now();
+            status.finished_at = Some(Time(finished));
+            // Each target was verified before it counted: the Gate verifies nothing
+            // more after the rollout (DECISION 162).
+            if !gate.spec.verify.is_empty() {
+                status.verification = Some(verified_on_each_target(&record, finished));
+            }
             round.again = false;
         }
         rollout::keep_within_bounds(&mut record);
         status.rollout = Some(record);
         round.status = status;
         round
+    }
+
+    /// The due looks of every target being verified, together, each record carried
+    /// on: a target whose verification passed has `Succeeded`; one it said no to has
+    /// `Failed` (`VerificationFailed`), counted against its wave's budget like any
+    /// failure. When to look again goes into `round`.
+    #[allow(clippy::too_many_arguments)]
+    async fn verify_targets(
+        &self,
+        passage: &Passage,
+        bundle: &Bundle,
+        gate: &Gate,
+        by_name: &BTreeMap<&str, &ResolvedTarget>,
+        record: &mut RolloutStatus,
+        round: &mut Round,
+        now: Timestamp,
+    ) {
+        let verifying: Vec<usize> = record
+            .targets
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.phase == TargetPhase::Verifying && t.departed_at.is_none())
+            .map(|(i, _)| i)
+            .collect();
+        let looked = join_all(verifying.iter().map(|&i| {
+            let target = &record.targets[i];
+            let view = target_view(target, by_name.get(target.name.as_str()).copied());
+            let recorded = target.verifying.clone();
+            let started = recorded
+                .as_ref()
+                .and_then(|v| v.started_at.as_ref())
+                .map_or(now, |t| t.0);
+            self.verifiers
+                .advance_target(gate, passage, bundle, view, recorded, started, now)
+        }))
+        .await;
+        for (&i, verification) in verifying.iter().zip(looked) {
+            let target = &mut record.targets[i];
+            target.verification = Some(verification.phase);
+            match verification.phase {
+                VerificationPhase::Verifying => {
+                    let next_look = verification
+                        .verifiers
+                        .iter()
+                        .filter(|v| !v.phase.is_final())
+                        .filter_map(|v| v.next_look_at.as_ref().map(|t| t.0))
+                        .min();
+                    if let Some(at) = next_look {
+                        round.requeue_after = earliest(round.requeue_after, until(now, at));
+                    }
+                    target.message = bounds::text(
+                        &format!("verifying: {}", verification.message),
+                        hecate_types::limits::MAX_TARGET_MESSAGE_BYTES,
+                    )
+                    .trim_end_matches([':', ' '])
+                    .to_string();
+                    target.verifying = Some(compact(verification));
+                }
+                VerificationPhase::Verified => {
+                    target.phase = TargetPhase::Succeeded;
+                    target.finished_at = Some(Time(now));
+                    target.message = "crossed and verified".into();
+                    target.verifying = None;
+                    round.again = true;
+                }
+                VerificationPhase::Failed | VerificationPhase::Superseded => {
+                    target.phase = TargetPhase::Failed;
+                    target.reason = rollout::step::VERIFICATION_FAILED.into();
+                    target.finished_at = Some(Time(now));
+                    target.message = bounds::text(
+                        &format!("verification said no: {}", verification.message),
+                        hecate_types::limits::MAX_TARGET_MESSAGE_BYTES,
+                    )
+                    .into_owned();
+                    target.verifying = None;
+                    round.again = true;
+                }
+            }
+        }
     }
 
     /// One call of the engine for `target`'s crossing: its steps' records as the
@@ -509,6 +613,78 @@ fn flux_seen(status: &PassageStatus) -> Option<(String, Health)> {
         bounds::text(&revision, hecate_types::limits::MAX_REVISION_CHARS).into_owned(),
         health,
     ))
+}
+
+/// `target`, its steps done, as it starts being verified at `now`: `Verifying` — under
+/// way, not yet `Succeeded`, so its wave waits for it — with a fresh verification
+/// record.
+fn start_verifying(target: &mut TargetStatus, gate: &Gate, now: Timestamp) {
+    target.phase = TargetPhase::Verifying;
+    target.finished_at = None;
+    target.verification = Some(VerificationPhase::Verifying);
+    target.verifying = Some(hecate_ops::rules::verification::begin(gate, now));
+    target.message = "verifying".into();
+}
+
+/// How much of a verifier's words a target's record keeps while it is verified: a
+/// hundred targets' records share the Passage's status, and the words that end the
+/// verification go to the target's message.
+const VERIFYING_WORDS: usize = 128;
+
+/// `verification` as a target's record keeps it: what resuming needs (phases, counts,
+/// when to look), its words cut to [`VERIFYING_WORDS`].
+fn compact(mut verification: VerificationStatus) -> VerificationStatus {
+    let cut = |text: &mut String| {
+        *text = bounds::text(text, VERIFYING_WORDS).into_owned();
+    };
+    cut(&mut verification.message);
+    for verifier in &mut verification.verifiers {
+        cut(&mut verifier.message);
+        cut(&mut verifier.last_value);
+    }
+    verification
+}
+
+/// What expressions read of `target` while it is verified: its place as the Gate
+/// names it now, or its name alone once it left.
+fn target_view(
+    target: &TargetStatus,
+    resolved: Option<&ResolvedTarget>,
+) -> hecate_expr::TargetView {
+    hecate_expr::TargetView {
+        name: target.name.clone(),
+        cluster: resolved.and_then(|t| t.cluster.clone()).unwrap_or_default(),
+        vars: resolved
+            .map(|t| {
+                t.vars
+                    .iter()
+                    .map(|v| (v.name.clone(), v.value.clone()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// The Passage's verification once its rollout cleared: each target that counts was
+/// verified before it did, so it is `Verified`, saying so.
+fn verified_on_each_target(record: &RolloutStatus, at: Timestamp) -> VerificationStatus {
+    let verified = record
+        .targets
+        .iter()
+        .filter(|t| t.departed_at.is_none())
+        .filter(|t| t.verification == Some(VerificationPhase::Verified))
+        .count();
+    VerificationStatus {
+        phase: VerificationPhase::Verified,
+        started_at: record
+            .targets
+            .iter()
+            .filter_map(|t| t.started_at.clone())
+            .min_by_key(|t| t.0),
+        finished_at: Some(Time(at)),
+        message: format!("verified on each target before it counted ({verified} verified)"),
+        verifiers: Vec::new(),
+    }
 }
 
 /// Ends every target still crossing or waiting, for `why` (an abort).

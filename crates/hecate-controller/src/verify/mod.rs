@@ -136,8 +136,42 @@ impl Verifiers {
         let started = passage_status
             .and_then(|s| s.finished_at.as_ref())
             .map_or(now, |t| t.0);
-        let mut status = passage_status
-            .and_then(|s| s.verification.clone())
+        let recorded = passage_status.and_then(|s| s.verification.clone());
+        self.look_due(gate, passage, bundle, None, recorded, started, now)
+            .await
+    }
+
+    /// The verification of one target of a rollout (DECISION 162): `gate`'s
+    /// verifications for `target`, whose steps succeeded at `started`, after the looks
+    /// due at `now` — `recorded` (its record so far) carried on, or a new one begun.
+    /// Expressions read `target.*` as the target's steps do.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn advance_target(
+        &self,
+        gate: &Gate,
+        passage: &Passage,
+        bundle: &Bundle,
+        target: hecate_expr::TargetView,
+        recorded: Option<VerificationStatus>,
+        started: Timestamp,
+        now: Timestamp,
+    ) -> VerificationStatus {
+        self.look_due(gate, passage, bundle, Some(target), recorded, started, now)
+            .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn look_due(
+        &self,
+        gate: &Gate,
+        passage: &Passage,
+        bundle: &Bundle,
+        target: Option<hecate_expr::TargetView>,
+        recorded: Option<VerificationStatus>,
+        started: Timestamp,
+        now: Timestamp,
+    ) -> VerificationStatus {
+        let mut status = recorded
             // A Gate whose verifications changed since starts over: the record must
             // say what the Gate asks now.
             .filter(|v| v.phase.is_final() || same_verifications(gate, v))
@@ -153,18 +187,24 @@ impl Verifiers {
             started,
             now,
         };
+        let mut vars: std::collections::BTreeMap<String, String> = passage
+            .spec
+            .vars
+            .iter()
+            .map(|v| (v.name.clone(), v.value.clone()))
+            .collect();
+        // A target's own values over the Gate's, as its steps read them.
+        if let Some(target) = &target {
+            vars.extend(target.vars.clone());
+        }
         let env = hecate_expr::Env {
             gate: gate.name_any(),
             passage: passage.name_any(),
             actor: passage.spec.actor.clone(),
             namespace: namespace.clone(),
             bundle: hecate_steps::engine::bundle_view(bundle),
-            vars: passage
-                .spec
-                .vars
-                .iter()
-                .map(|v| (v.name.clone(), v.value.clone()))
-                .collect(),
+            vars,
+            target,
             ..hecate_expr::Env::default()
         };
         let due: Vec<usize> = (0..status.verifiers.len())

@@ -423,6 +423,7 @@ async fn a_passage_whose_bundle_is_missing_fails_at_once_and_says_so() {
         client: client.clone(),
         clock: Arc::new(SystemClock),
         steps: runners(&crate::process::test_world_tools(client.clone())).unwrap(),
+        verifiers: hecate_controller::verify::Verifiers::new(),
         events: Events::new(client, "passage-controller", None),
         metrics: Arc::new(Metrics::new()),
         work_root: std::env::temp_dir().join("hecate-crossing-missing"),

@@ -302,6 +302,7 @@ impl Fixture {
             client: self.client.clone(),
             clock: Arc::new(SystemClock),
             steps: runners(&tools).unwrap(),
+            verifiers: hecate_controller::verify::Verifiers::new(),
             events: Events::new(self.client.clone(), "passage-controller", None),
             metrics: Arc::new(Metrics::new()),
             work_root: std::env::temp_dir().join("hecate-evidence-steps"),

@@ -360,3 +360,111 @@ async fn a_retry_crosses_the_failed_target_again_and_an_acceptance_lets_the_roll
     let late = ops.retry(&ns, &name, "bob").await.unwrap_err();
     assert!(late.to_string().contains("already finished"), "{late}");
 }
+
+/// Verification per target (DECISION 162): once its steps succeed a target is
+/// `Verifying`, the Gate's `http` verification asked about it by name; it counts as
+/// `Succeeded` only once verified. eu-2's answer is no: it fails `VerificationFailed`,
+/// within eu's budget, and the rollout goes on; the Passage's verification then says
+/// each target was verified, so the Gate verifies nothing more.
+#[tokio::test]
+async fn each_target_is_verified_before_it_counts_and_a_no_is_a_failure_within_the_budget() {
+    let (h, hook, passages) = world(&[], 1, "").await;
+    let ns = h.env.namespace.clone();
+    Mock::given(method("GET"))
+        .and(path("/healthy/eu-2"))
+        .respond_with(ResponseTemplate::new(503))
+        .mount(&hook)
+        .await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&hook)
+        .await;
+    let verify = json!({"spec": {"verify": [{"uses": "http", "with": {
+        "url": format!("{}/healthy/${{{{ target.name }}}}", hook.uri()),
+        "interval": "5s",
+        "successes": 1,
+        "failures": 1,
+    }}]}});
+    h.env
+        .api::<hecate_types::Gate>()
+        .patch(
+            "production",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&verify),
+        )
+        .await
+        .unwrap();
+
+    let (name, passage) = promote(&h, &passages).await;
+    // The first reconcile crossed the canary and verified it at once (one pass
+    // decides), then went on wave by wave, each target verified after its steps.
+    let mut passage = passage;
+    for _ in 0..5 {
+        if passage.is_terminal() {
+            break;
+        }
+        passages.reconcile_named(&ns, &name).await.unwrap();
+        passage = h.env.api::<Passage>().get(&name).await.unwrap();
+    }
+    assert_eq!(
+        passage.phase(),
+        PassagePhase::Succeeded,
+        "{:#?}",
+        passage.status
+    );
+    assert_eq!(
+        phases(&passage),
+        [
+            phase("canary", TargetPhase::Succeeded, ""),
+            phase("eu-1", TargetPhase::Succeeded, ""),
+            phase("eu-2", TargetPhase::Failed, "VerificationFailed"),
+            phase("us-1", TargetPhase::Succeeded, ""),
+        ]
+    );
+    let record = rollout(&passage);
+    let verification: Vec<(&str, Option<hecate_types::VerificationPhase>)> = record
+        .targets
+        .iter()
+        .map(|t| (t.name.as_str(), t.verification))
+        .collect();
+    use hecate_types::VerificationPhase::{Failed, Verified};
+    assert_eq!(
+        verification,
+        [
+            ("canary", Some(Verified)),
+            ("eu-1", Some(Verified)),
+            ("eu-2", Some(Failed)),
+            ("us-1", Some(Verified)),
+        ]
+    );
+    let eu_2 = &record.targets[2];
+    assert!(
+        eu_2.message.starts_with("verification said no: ") && eu_2.message.contains("503"),
+        "{eu_2:#?}"
+    );
+    assert!(
+        record.targets.iter().all(|t| t.verifying.is_none()),
+        "a finished target keeps no verification record"
+    );
+    assert_eq!(
+        record.message,
+        "rolled out to 3 of 4 targets; eu-2 failed, within budget"
+    );
+    // Each target's verifier was asked about it by name, once.
+    let mut asked: Vec<String> = hook
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.method.as_str() == "GET")
+        .map(|r| r.url.path().trim_start_matches("/healthy/").to_string())
+        .collect();
+    asked.sort();
+    assert_eq!(asked, ["canary", "eu-1", "eu-2", "us-1"]);
+    let summary = passage.status.unwrap().verification.unwrap();
+    assert_eq!(summary.phase, Verified);
+    assert_eq!(
+        summary.message,
+        "verified on each target before it counted (3 verified)"
+    );
+}

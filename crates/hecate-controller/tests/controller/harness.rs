@@ -251,10 +251,21 @@ pub(crate) async fn passage_reconciler(
         passages.list(&Default::default()).await.ok().map(drop)
     })
     .await;
+    // A rollout verifies its targets itself: `http` reaching this host, as the test
+    // world's steps do.
+    let mut verifiers = verify::Verifiers::new();
+    let reach = hecate_steps::reach::Reach {
+        local: true,
+        own: Vec::new(),
+    };
+    verifiers
+        .register(Arc::new(verify::HttpVerifier::new(client.clone(), reach)))
+        .unwrap();
     hecate_controller::passage::PassageReconciler {
         client: client.clone(),
         clock,
         steps: hecate_steps::runners(&crate::process::test_world_tools(client.clone())).unwrap(),
+        verifiers,
         events: Events::new(client, "passage-controller", None),
         metrics: Arc::new(Metrics::new()),
         work_root: std::env::temp_dir().join(work),

@@ -303,6 +303,7 @@ fn reconciler(h: &Harness) -> PassageReconciler {
         client: client.clone(),
         clock: Arc::new(SystemClock),
         steps: runners(&Tools::new(client.clone())).unwrap(),
+        verifiers: hecate_controller::verify::Verifiers::new(),
         events: Events::new(client, "passage-controller", None),
         metrics: Arc::new(Metrics::new()),
         work_root: std::env::temp_dir().join("hecate-recording"),

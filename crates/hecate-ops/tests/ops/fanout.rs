@@ -130,6 +130,25 @@ async fn a_rollout_record_at_its_bounds_is_stored() {
         departed_at: None,
         message: full(MAX_TARGET_MESSAGE_BYTES),
         steps: Vec::new(),
+        // Being verified: one verification, its words at the most a target's record
+        // keeps of them (DECISION 162).
+        verifying: Some(hecate_types::VerificationStatus {
+            phase: VerificationPhase::Verifying,
+            started_at: Some(at.clone()),
+            finished_at: None,
+            message: full(128),
+            verifiers: vec![hecate_types::VerifierStatus {
+                uses: "http".into(),
+                phase: VerificationPhase::Verifying,
+                passes: 1,
+                failures: 0,
+                inconclusive: 0,
+                last_value: full(128),
+                last_look_at: Some(at.clone()),
+                next_look_at: Some(at.clone()),
+                message: full(128),
+            }],
+        }),
     };
     let rollout = RolloutStatus {
         phase: RolloutPhase::Halted,
