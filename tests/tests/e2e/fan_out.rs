@@ -145,6 +145,51 @@ async fn released(client: &kube::Client, namespace: &str, map: &str) -> Option<S
     map.data?.get("bundle").cloned()
 }
 
+/// bob at the command line, in the test's namespace.
+struct Bob {
+    kubeconfigs: std::path::PathBuf,
+    namespace: String,
+}
+
+impl Bob {
+    /// `hecate <args> -n <namespace>` as bob: its exit code and output.
+    async fn run(&self, args: &[&str]) -> (i32, String) {
+        let mut args = args.to_vec();
+        args.extend(["-n", &self.namespace]);
+        hecate(&self.kubeconfigs, Identity::Bob, &args).await
+    }
+}
+
+/// Gate `manifest` and Bundle b1 in `env`'s namespace, hecate-controller started as
+/// its own process (its work under `root`) and people's roles granted; then bob
+/// promotes b1 through production. The controller (killed when dropped), bob, and
+/// the Passage's name.
+async fn promoted(
+    env: &TestEnv,
+    root: &std::path::Path,
+    manifest: &str,
+) -> (tokio::process::Child, Bob, String) {
+    apply_manifest(&env.admin, manifest, false).await.unwrap();
+    bundle(env, "b1").await;
+    let controller = controller(env, root, SHARD, &[]).await;
+    rbac::grant_deployed_roles(env).await;
+    let kubeconfigs = root.join("kubeconfigs");
+    env.endpoint().write_kubeconfigs(&kubeconfigs).unwrap();
+    let bob = Bob {
+        kubeconfigs,
+        namespace: env.namespace.clone(),
+    };
+    let (code, said) = bob.run(&["promote", "production", "--bundle", "b1"]).await;
+    assert_eq!(code, 0, "{said}");
+    let passages: Api<Passage> = env.api();
+    let name = passages.list(&Default::default()).await.unwrap().items[0]
+        .metadata
+        .name
+        .clone()
+        .unwrap();
+    (controller, bob, name)
+}
+
 /// Waits until Passage `name` has finished: it, or as it stood after `limit`.
 async fn until_finished(
     passages: &Api<Passage>,
@@ -215,33 +260,9 @@ async fn a_release_rolls_out_in_waves_halts_on_the_canary_and_completes_once_it_
     }
     let before = repo.heads("env/").await.unwrap();
 
-    apply_manifest(&env.admin, &gate(&ns, &url), false)
-        .await
-        .unwrap();
-    bundle(&env, "b1").await;
-    let _controller = controller(&env, root, SHARD, &[]).await;
-    rbac::grant_deployed_roles(&env).await;
-    let kubeconfigs = root.join("kubeconfigs");
-    env.endpoint().write_kubeconfigs(&kubeconfigs).unwrap();
-    let bob = |args: &[&str]| {
-        let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        args.extend(["-n".to_string(), ns.clone()]);
-        let kubeconfigs = kubeconfigs.clone();
-        async move {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            hecate(&kubeconfigs, Identity::Bob, &args).await
-        }
-    };
-    let passages: Api<Passage> = env.api();
-
     // bob promotes: one Passage, and the canary goes first.
-    let (code, said) = bob(&["promote", "production", "--bundle", "b1"]).await;
-    assert_eq!(code, 0, "{said}");
-    let name = passages.list(&Default::default()).await.unwrap().items[0]
-        .metadata
-        .name
-        .clone()
-        .unwrap();
+    let (_controller, bob, name) = promoted(&env, root, &gate(&ns, &url)).await;
+    let passages: Api<Passage> = env.api();
     let halted = eventually(
         Duration::from_secs(180),
         "the rollout halts on the canary",
@@ -291,7 +312,7 @@ async fn a_release_rolls_out_in_waves_halts_on_the_canary_and_completes_once_it_
 
     // Explain and the Gate's Ready condition say the same: halted, and what a person
     // may do.
-    let (_, explained) = bob(&["explain", "production"]).await;
+    let (_, explained) = bob.run(&["explain", "production"]).await;
     eprintln!("$ hecate explain production\n{explained}");
     for said in [
         "[RolloutHalted] eu-1 failed at step 6 (FluxDegraded)".to_string(),
@@ -300,7 +321,7 @@ async fn a_release_rolls_out_in_waves_halts_on_the_canary_and_completes_once_it_
     ] {
         assert!(explained.contains(&said), "{said}\n{explained}");
     }
-    let (_, targets) = bob(&["targets", "production"]).await;
+    let (_, targets) = bob.run(&["targets", "production"]).await;
     eprintln!("$ hecate targets production\n{targets}");
     assert!(targets.contains(&format!("by {name}, Halted")), "{targets}");
     let ready = eventually(Duration::from_secs(30), "the Gate says it", || async {
@@ -319,7 +340,7 @@ async fn a_release_rolls_out_in_waves_halts_on_the_canary_and_completes_once_it_
     repo.commit_on_tip("env/eu-1", &app("100m"), "eu-1: what fits")
         .await
         .unwrap();
-    let (code, said) = bob(&["retry", &name]).await;
+    let (code, said) = bob.run(&["retry", &name]).await;
     assert_eq!(code, 0, "{said}");
     let finished = match until_finished(&passages, &name, Duration::from_secs(240)).await {
         Ok(finished) => finished,
@@ -382,7 +403,7 @@ async fn a_release_rolls_out_in_waves_halts_on_the_canary_and_completes_once_it_
             "{name}"
         );
     }
-    let (_, targets) = bob(&["targets", "production"]).await;
+    let (_, targets) = bob.run(&["targets", "production"]).await;
     eprintln!("$ hecate targets production\n{targets}");
     let b1: Bundle = env.api().get("b1").await.unwrap();
     assert!(b1.has_cleared("production"), "{:?}", b1.status);
@@ -461,41 +482,15 @@ async fn an_unreachable_cluster_fails_its_target_alone_within_the_budget_and_a_c
     // ap-1 is out of reach from the start: its API server stopped.
     own.get("ap-1").stop_api_server();
 
-    apply_manifest(
-        &env.admin,
-        &gate_with(
-            &ns,
-            &url,
-            "[eu, us, ap]",
-            WAVES_WITH_A_BUDGET,
-            "${{ target.name }}",
-        ),
-        false,
-    )
-    .await
-    .unwrap();
-    bundle(&env, "b1").await;
-    let _controller = controller(&env, root, SHARD, &[]).await;
-    rbac::grant_deployed_roles(&env).await;
-    let kubeconfigs = root.join("kubeconfigs");
-    env.endpoint().write_kubeconfigs(&kubeconfigs).unwrap();
-    let bob = |args: &[&str]| {
-        let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        args.extend(["-n".to_string(), ns.clone()]);
-        let kubeconfigs = kubeconfigs.clone();
-        async move {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            hecate(&kubeconfigs, Identity::Bob, &args).await
-        }
-    };
+    let manifest = gate_with(
+        &ns,
+        &url,
+        "[eu, us, ap]",
+        WAVES_WITH_A_BUDGET,
+        "${{ target.name }}",
+    );
+    let (_controller, bob, name) = promoted(&env, root, &manifest).await;
     let passages: Api<Passage> = env.api();
-    let (code, said) = bob(&["promote", "production", "--bundle", "b1"]).await;
-    assert_eq!(code, 0, "{said}");
-    let name = passages.list(&Default::default()).await.unwrap().items[0]
-        .metadata
-        .name
-        .clone()
-        .unwrap();
 
     // While the canary stays healthy, us-2 joins: a second place on us-1's cluster,
     // connected with the label the Gate selects.
@@ -522,7 +517,7 @@ async fn an_unreachable_cluster_fails_its_target_alone_within_the_budget_and_a_c
         Ok(finished) => finished,
         Err(passage) => panic!("{name} not finished: {:#?}", passage.status),
     };
-    let (_, targets) = bob(&["targets", "production"]).await;
+    let (_, targets) = bob.run(&["targets", "production"]).await;
     eprintln!("$ hecate targets production\n{targets}");
     assert_eq!(
         finished.phase(),
