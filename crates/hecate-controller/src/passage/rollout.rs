@@ -702,6 +702,7 @@ fn end(target: &mut TargetStatus, phase: TargetPhase, reason: &str, message: &st
     target.message = message.into();
     target.finished_at = Some(Time(now));
     target.steps.clear();
+    target.verifying = None;
 }
 
 /// The wave the rollout is on or halted in.
