@@ -261,8 +261,12 @@ async fn ac150_reconcile_stamps_and_echoes_it() {
     );
 }
 
+/// AC-151, deliberately different (issue 52, DECISION 161): a watch with a
+/// `clusterRef` is listed — its object marked with its cluster, as the controller
+/// last assessed it (here, not yet) — where the reference answered `[]`; as there, it
+/// is never operated, and the same-named local object is left alone.
 #[tokio::test]
-async fn ac151_flux_skips_a_remote_cluster() {
+async fn ac151_flux_lists_a_remote_clusters_object_and_never_operates_it() {
     let env = TestEnv::new().await;
     applied(&env, KUSTOMIZATION, "podinfo", json!({})).await;
     watching(
@@ -272,11 +276,29 @@ async fn ac151_flux_skips_a_remote_cluster() {
     )
     .await;
     let ops = Ops::new(env.admin.clone());
+    let listed = ops
+        .flux_resources(&env.namespace, "production")
+        .await
+        .unwrap();
+    let seen: Vec<(&str, &str, Health, &str)> = listed
+        .iter()
+        .map(|r| {
+            (
+                r.name.as_str(),
+                r.cluster.as_str(),
+                r.health,
+                r.detail.as_str(),
+            )
+        })
+        .collect();
     assert_eq!(
-        ops.flux_resources(&env.namespace, "production")
-            .await
-            .unwrap(),
-        []
+        seen,
+        [(
+            "podinfo",
+            "elsewhere",
+            Health::Unknown,
+            "not assessed by the controller yet"
+        )]
     );
     let error = ops
         .set_flux_suspend(
@@ -290,6 +312,10 @@ async fn ac151_flux_skips_a_remote_cluster() {
         .await
         .unwrap_err();
     assert!(error.is_refused(), "{error}");
+    assert!(
+        error.to_string().contains("is on cluster elsewhere"),
+        "{error}"
+    );
     assert!(!suspended(&env, KUSTOMIZATION, "podinfo").await);
 }
 
