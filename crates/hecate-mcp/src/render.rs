@@ -191,7 +191,7 @@ pub fn preflight(list: &crate::schema::PreflightList) -> String {
 /// `flux_resources`: one line per Flux object.
 pub fn flux_resources(list: &crate::schema::FluxResourceList) -> String {
     if list.resources.is_empty() {
-        return format!("Gate {} watches no Flux objects in its cluster", list.gate);
+        return format!("Gate {} watches no Flux objects", list.gate);
     }
     list.resources
         .iter()
@@ -201,7 +201,12 @@ pub fn flux_resources(list: &crate::schema::FluxResourceList) -> String {
             } else {
                 r.health.as_str()
             };
-            let mut line = format!("{}/{}: {health}", r.kind, r.name);
+            let mut line = format!("{}/{}", r.kind, r.name);
+            if !r.cluster.is_empty() {
+                // As the controller last assessed it: nobody reads it live from here.
+                line.push_str(&format!(" on cluster {} (as last assessed)", r.cluster));
+            }
+            line.push_str(&format!(": {health}"));
             if r.suspended {
                 line.push_str(", suspended");
             }
@@ -247,6 +252,45 @@ mod tests {
     use hecate_types::Health;
 
     use super::*;
+
+    /// A connected cluster's object says on which cluster, and that it is as last
+    /// assessed.
+    #[test]
+    fn flux_resources_name_a_connected_clusters_objects_by_cluster() {
+        let object = |cluster: &str, health| hecate_ops::FluxResource {
+            kind: "Kustomization".into(),
+            name: "apps".into(),
+            namespace: "shop".into(),
+            suspended: false,
+            health,
+            detail: String::new(),
+            revision: "main@sha1:abc".into(),
+            last_handled: String::new(),
+            missing: false,
+            cluster: cluster.into(),
+        };
+        let list = crate::schema::FluxResourceList {
+            namespace: "shop".into(),
+            gate: "production".into(),
+            resources: vec![
+                object("", Health::Healthy),
+                object("eu-1", Health::Degraded),
+            ],
+        };
+        assert_eq!(
+            flux_resources(&list),
+            "Kustomization/apps: Healthy at main@sha1:abc\n\
+             Kustomization/apps on cluster eu-1 (as last assessed): Degraded at main@sha1:abc"
+        );
+        let none = crate::schema::FluxResourceList {
+            resources: vec![],
+            ..list
+        };
+        assert_eq!(
+            flux_resources(&none),
+            "Gate production watches no Flux objects"
+        );
+    }
 
     #[test]
     fn why_stuck_follows_the_layout() {

@@ -359,9 +359,10 @@ impl ToolName {
             }
             Self::FluxResources => {
                 "The Flux objects (Kustomizations, HelmReleases, sources) a Gate's own health \
-                 watch names in its cluster, each with its health, applied revision, whether \
-                 it is suspended, the last reconcile request Flux handled, and `missing` when \
-                 it is not in the cluster. For \"is Flux the reason this environment is \
+                 watch names, each with its health, applied revision, whether it is \
+                 suspended, the last reconcile request Flux handled, and `missing` when it is \
+                 not in the cluster; one in a connected cluster has `cluster` and is as the \
+                 controller last assessed it. For \"is Flux the reason this environment is \
                  unhealthy?\"."
             }
             Self::SuspendFlux => {
