@@ -301,14 +301,25 @@ impl PassageReconciler {
             .collect();
         let looked = join_all(verifying.iter().map(|&i| {
             let target = &record.targets[i];
-            let view = target_view(target, by_name.get(target.name.as_str()).copied());
+            let place = by_name.get(target.name.as_str()).map(|t| place_of(t));
             let recorded = target.verifying.clone();
             let started = recorded
                 .as_ref()
                 .and_then(|v| v.started_at.as_ref())
                 .map_or(now, |t| t.0);
-            self.verifiers
-                .advance_target(gate, passage, bundle, view, recorded, started, now)
+            async move {
+                self.verifiers
+                    .advance_target(
+                        gate,
+                        passage,
+                        bundle,
+                        place.as_ref(),
+                        recorded,
+                        started,
+                        now,
+                    )
+                    .await
+            }
         }))
         .await;
         for (&i, verification) in verifying.iter().zip(looked) {
@@ -334,22 +345,27 @@ impl PassageReconciler {
                     target.verifying = Some(compact(verification));
                 }
                 VerificationPhase::Verified => {
-                    target.phase = TargetPhase::Succeeded;
-                    target.finished_at = Some(Time(now));
-                    target.message = "crossed and verified".into();
-                    target.verifying = None;
+                    end(
+                        target,
+                        TargetPhase::Succeeded,
+                        "",
+                        "crossed and verified",
+                        now,
+                    );
                     round.again = true;
                 }
+                // A target's verification is never cut short by a newer crossing (one
+                // Passage holds the Gate): anything final but Verified is a no.
                 VerificationPhase::Failed | VerificationPhase::Superseded => {
-                    target.phase = TargetPhase::Failed;
-                    target.reason = rollout::step::VERIFICATION_FAILED.into();
-                    target.finished_at = Some(Time(now));
-                    target.message = bounds::text(
-                        &format!("verification said no: {}", verification.message),
-                        hecate_types::limits::MAX_TARGET_MESSAGE_BYTES,
-                    )
-                    .into_owned();
-                    target.verifying = None;
+                    let said = format!("verification said no: {}", verification.message);
+                    let said = bounds::text(&said, hecate_types::limits::MAX_TARGET_MESSAGE_BYTES);
+                    end(
+                        target,
+                        TargetPhase::Failed,
+                        rollout::step::VERIFICATION_FAILED,
+                        &said,
+                        now,
+                    );
                     round.again = true;
                 }
             }
@@ -381,11 +397,7 @@ impl PassageReconciler {
                 .unwrap_or_default(),
             ..PassageStatus::default()
         });
-        let place = resolved.map(|t| Place {
-            name: &t.name,
-            cluster: t.cluster.as_deref(),
-            vars: &t.vars,
-        });
+        let place = resolved.map(place_of);
         let dir = target_dir(work_dir, &target.name, target.attempt);
         if target.steps.is_empty() && target.attempt > 1 {
             // The failed attempt's work tree is done with: it may hold a clone.
@@ -645,23 +657,12 @@ fn compact(mut verification: VerificationStatus) -> VerificationStatus {
     verification
 }
 
-/// What expressions read of `target` while it is verified: its place as the Gate
-/// names it now, or its name alone once it left.
-fn target_view(
-    target: &TargetStatus,
-    resolved: Option<&ResolvedTarget>,
-) -> hecate_expr::TargetView {
-    hecate_expr::TargetView {
-        name: target.name.clone(),
-        cluster: resolved.and_then(|t| t.cluster.clone()).unwrap_or_default(),
-        vars: resolved
-            .map(|t| {
-                t.vars
-                    .iter()
-                    .map(|v| (v.name.clone(), v.value.clone()))
-                    .collect()
-            })
-            .unwrap_or_default(),
+/// Where `target` crosses, as the engine and the verifiers read it.
+fn place_of(target: &ResolvedTarget) -> Place<'_> {
+    Place {
+        name: &target.name,
+        cluster: target.cluster.as_deref(),
+        vars: &target.vars,
     }
 }
 

@@ -142,21 +142,21 @@ impl Verifiers {
     }
 
     /// The verification of one target of a rollout (DECISION 162): `gate`'s
-    /// verifications for `target`, whose steps succeeded at `started`, after the looks
+    /// verifications at `place`, whose steps succeeded at `started`, after the looks
     /// due at `now` — `recorded` (its record so far) carried on, or a new one begun.
-    /// Expressions read `target.*` as the target's steps do.
+    /// Expressions read `vars.*` and `target.*` as the target's steps do.
     #[allow(clippy::too_many_arguments)]
     pub async fn advance_target(
         &self,
         gate: &Gate,
         passage: &Passage,
         bundle: &Bundle,
-        target: hecate_expr::TargetView,
+        place: Option<&hecate_steps::engine::Place<'_>>,
         recorded: Option<VerificationStatus>,
         started: Timestamp,
         now: Timestamp,
     ) -> VerificationStatus {
-        self.look_due(gate, passage, bundle, Some(target), recorded, started, now)
+        self.look_due(gate, passage, bundle, place, recorded, started, now)
             .await
     }
 
@@ -166,7 +166,7 @@ impl Verifiers {
         gate: &Gate,
         passage: &Passage,
         bundle: &Bundle,
-        target: Option<hecate_expr::TargetView>,
+        place: Option<&hecate_steps::engine::Place<'_>>,
         recorded: Option<VerificationStatus>,
         started: Timestamp,
         now: Timestamp,
@@ -187,16 +187,7 @@ impl Verifiers {
             started,
             now,
         };
-        let mut vars: std::collections::BTreeMap<String, String> = passage
-            .spec
-            .vars
-            .iter()
-            .map(|v| (v.name.clone(), v.value.clone()))
-            .collect();
-        // A target's own values over the Gate's, as its steps read them.
-        if let Some(target) = &target {
-            vars.extend(target.vars.clone());
-        }
+        let (vars, target) = hecate_steps::engine::place_view(passage, place);
         let env = hecate_expr::Env {
             gate: gate.name_any(),
             passage: passage.name_any(),

@@ -132,6 +132,30 @@ pub struct Place<'a> {
     pub vars: &'a [hecate_types::Var],
 }
 
+/// What expressions read at `place` (`None`: the Gate's one place): `vars.*` — the
+/// Passage's values with the target's own over them — and `target.*`. The steps and a
+/// rollout's per-target verification read the same (DECISIONS 155, 162).
+pub fn place_view(
+    passage: &Passage,
+    place: Option<&Place<'_>>,
+) -> (BTreeMap<String, String>, Option<expr::TargetView>) {
+    let own_vars = |vars: &[hecate_types::Var]| -> BTreeMap<String, String> {
+        vars.iter()
+            .map(|v| (v.name.clone(), v.value.clone()))
+            .collect()
+    };
+    let mut vars = own_vars(&passage.spec.vars);
+    let target = place.map(|place| expr::TargetView {
+        name: place.name.to_string(),
+        cluster: place.cluster.unwrap_or_default().to_string(),
+        vars: own_vars(place.vars),
+    });
+    if let Some(target) = &target {
+        vars.extend(target.vars.clone());
+    }
+    (vars, target)
+}
+
 /// Advances `passage` (moving `bundle`) as far as it can go now.
 pub async fn advance(
     registry: &Steps,
@@ -205,20 +229,7 @@ pub async fn advance_at(
         .filter(|s| !s.alias.is_empty())
         .filter_map(|s| Some((s.alias.clone(), s.output.clone()?)))
         .collect();
-    let own_vars = |vars: &[hecate_types::Var]| -> BTreeMap<String, String> {
-        vars.iter()
-            .map(|v| (v.name.clone(), v.value.clone()))
-            .collect()
-    };
-    let mut vars = own_vars(&passage.spec.vars);
-    let target = place.map(|place| expr::TargetView {
-        name: place.name.to_string(),
-        cluster: place.cluster.unwrap_or_default().to_string(),
-        vars: own_vars(place.vars),
-    });
-    if let Some(target) = &target {
-        vars.extend(target.vars.clone());
-    }
+    let (vars, target) = place_view(passage, place);
     let mut watch = Vec::new();
     let first = usize::try_from(status.current_step).unwrap_or(0);
     // `currentStep` stays on the step that failed the crossing; every other step it

@@ -9,7 +9,8 @@
 //! kubeconfig gets a fresh client and an unchanged one is not rebuilt on every
 //! reconcile — unless its credential came from an `exec` plugin (where the operator
 //! allows them, [`FluxAccess::allowing_exec`]) and expires within
-//! [`REFRESH_BEFORE`]: then the plugin runs again; resolved kinds per cluster, so a check costs one GET per object. A kind
+//! [`REFRESH_BEFORE`]: then the plugin runs again; resolved kinds per cluster, so a
+//! check costs one GET per object. A kind
 //! the controller watches in its own cluster ([`FluxAccess::follow`]) is read from the
 //! watch's store instead, at no request: an idle fleet of Gates watching Flux costs
 //! the API server nothing. The `flux` checker and the `flux-*` steps share one

@@ -204,14 +204,14 @@ pub fn judge(
             now,
         )
     };
+    // Objects of a remote cluster are told apart by it: five clusters'
+    // `flux-system/apps` are five lines, not one.
+    let cluster = check
+        .cluster_secret
+        .as_ref()
+        .map(ClusterSecret::qualifier)
+        .unwrap_or_default();
     for (target, read) in reads {
-        // Objects of a remote cluster are told apart by it: five clusters'
-        // `flux-system/apps` are five lines, not one.
-        let cluster = check
-            .cluster_secret
-            .as_ref()
-            .map(ClusterSecret::qualifier)
-            .unwrap_or_default();
         let key = hecate_ops::rules::flux::object_key(
             &target.kind,
             &target.namespace,
