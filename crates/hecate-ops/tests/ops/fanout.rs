@@ -256,3 +256,73 @@ async fn the_test_environment_connects_a_cluster_as_settings_does() {
     assert_eq!(written.type_, ours.type_);
     assert_eq!(written.data, ours.data);
 }
+
+/// Settings' probe of a connected cluster follows the operator's choice on `exec`
+/// kubeconfigs as the controller does (DECISION 160): with `exec` allowed, a cluster
+/// whose kubeconfig gets its token from a plugin answers; by default it is said to ask
+/// to run a program, naming the flag — and the plugin never runs.
+#[tokio::test]
+async fn settings_probe_an_exec_kubeconfig_only_where_the_operator_allows_it() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let env = TestEnv::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    let plugin = dir.path().join("token.sh");
+    let token = &env.endpoint().tokens[&hecate_testenv::Identity::Admin];
+    std::fs::write(
+        &plugin,
+        format!(
+            "#!/bin/sh\necho run >> {}\necho '{{\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"{token}\"}}}}'\n",
+            runs.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut kubeconfig: serde_json::Value = serde_yaml_ng::from_str(
+        &env.endpoint()
+            .kubeconfig_yaml(hecate_testenv::Identity::Admin),
+    )
+    .unwrap();
+    for user in kubeconfig["users"].as_array_mut().unwrap() {
+        user["user"] = serde_json::json!({"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1", "command": plugin,
+        }});
+    }
+    let ops = hecate_ops::Ops::new(env.admin.clone());
+    ops.connect_cluster(&env.namespace, "eks", &kubeconfig.to_string(), "admin")
+        .await
+        .unwrap();
+    let probe = |ops: hecate_ops::Ops| {
+        let namespaces = vec![env.namespace.clone()];
+        async move {
+            let identity = hecate_ops::rules::settings::SettingsIdentity {
+                name: "admin".into(),
+                groups: Vec::new(),
+            };
+            let settings = ops
+                .settings(
+                    &namespaces,
+                    identity,
+                    "test",
+                    &hecate_ops::settings::Environment::default(),
+                )
+                .await
+                .unwrap();
+            let cluster = settings.clusters.into_iter().next().unwrap();
+            (cluster.reachable, cluster.detail)
+        }
+    };
+
+    let (reachable, detail) = probe(ops.clone()).await;
+    assert!(!reachable, "{detail}");
+    assert!(
+        detail.contains("run a program (exec)") && detail.contains("--insecure-kubeconfig-exec"),
+        "{detail}"
+    );
+    assert!(!runs.exists(), "refused, the plugin never ran");
+
+    let allowed = ops.with_kubeconfig_exec(hecate_ops::kubeconfig::Exec::Allowed);
+    let (reachable, detail) = probe(allowed).await;
+    assert!(reachable, "{detail}");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
+}
