@@ -479,16 +479,19 @@ pub const DEMO_STAGES: [Stage<'static>; 3] = [
     DEV_STAGING_PRODUCTION[1],
     Stage {
         approval: Approval::TwoReleaseManagers,
-        fan_out: Some(FanOut {
-            clusters: &DEMO_CLUSTERS,
-            canary_soak: "10s",
-        }),
+        fan_out: Some(DEMO_FAN_OUT),
         ..DEV_STAGING_PRODUCTION[2]
     },
 ];
 
 /// The clusters the demo's production spans: eu-1, the canary, then eu-2, then us-1.
 pub const DEMO_CLUSTERS: [&str; 3] = ["eu-1", "eu-2", "us-1"];
+
+/// How the demo's production spans [`DEMO_CLUSTERS`]: the canary healthy 10 s first.
+pub const DEMO_FAN_OUT: FanOut<'static> = FanOut {
+    clusters: &DEMO_CLUSTERS,
+    canary_soak: "10s",
+};
 
 impl FanOut<'_> {
     /// The labels cluster `name` is connected with: its region (`eu-1` is in `eu`),

@@ -291,9 +291,7 @@ async fn connect_production(
     namespace: &str,
     fleet_url: &str,
 ) -> anyhow::Result<()> {
-    let fan_out = world::DEMO_STAGES[2]
-        .fan_out
-        .context("the demo's production spans clusters")?;
+    let fan_out = world::DEMO_FAN_OUT;
     let apply = PatchParams::apply("hecate-demo").force();
     let secrets: Api<Secret> = Api::namespaced(admin.clone(), namespace);
     for cluster in clusters.iter() {
