@@ -26,6 +26,8 @@ use futures::future::join_all;
 use hecate_ops::rules::refusal::{Refusal, RefusalCode};
 use hecate_ops::rules::rollout::{self, Cluster, Decision, Next, ResolvedTarget, Span};
 use hecate_steps::engine::{self, Advance, Place, bounds};
+use hecate_steps::flux::checker::ResourceHealth;
+use hecate_steps::runner::StepKind as _;
 use hecate_types::{
     Bundle, Gate, Health, Passage, PassagePhase, PassageStatus, RolloutStatus, StepPhase,
     TargetPhase, TargetStatus, Time, VerificationPhase, VerificationStatus, wellknown,
@@ -595,34 +597,25 @@ fn pushed_revision(status: &PassageStatus) -> Option<String> {
 }
 
 /// What the target's Flux last said, by the last `flux-wait` that looked: the
-/// revision its objects applied (when they agree on one; else the first's) and their
+/// revision its objects applied (the first that reports one) and their
 /// health, the worst of them.
 fn flux_seen(status: &PassageStatus) -> Option<(String, Health)> {
     let output = status
         .steps
         .iter()
-        .filter(|s| s.uses == "flux-wait")
+        .filter(|s| s.uses == hecate_steps::flux_wait::FluxWait::USES)
         .filter_map(|s| s.output.as_ref())
         .next_back()?;
-    let objects = output.get("resources")?.as_object()?;
-    let read = |object: &serde_json::Value, field: &str| {
-        object
-            .get(field)
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
+    let objects: BTreeMap<String, ResourceHealth> =
+        serde_json::from_value(output.get("resources")?.clone()).ok()?;
     let revision = objects
         .values()
-        .map(|o| read(o, "revision"))
+        .map(|o| o.revision.as_str())
         .find(|r| !r.is_empty())
         .unwrap_or_default();
-    let health = objects
-        .values()
-        .filter_map(|o| serde_json::from_value::<Health>(o.get("health")?.clone()).ok())
-        .reduce(Health::merge)?;
+    let health = objects.values().map(|o| o.health).reduce(Health::merge)?;
     Some((
-        bounds::text(&revision, hecate_types::limits::MAX_REVISION_CHARS).into_owned(),
+        bounds::text(revision, hecate_types::limits::MAX_REVISION_CHARS).into_owned(),
         health,
     ))
 }

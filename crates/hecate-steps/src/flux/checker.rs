@@ -26,8 +26,9 @@ pub struct FluxChecker {
     refuse_cross_namespace: bool,
 }
 
-/// One object's verdict, as details and step outputs show it.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+/// One object's verdict, as details and step outputs show it (and a rollout reads
+/// back from a target's `flux-wait`).
+#[derive(Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ResourceHealth {
     /// The object's health.
     pub health: Health,
