@@ -127,7 +127,8 @@ pub async fn connect(
             "it asks to {}; only inline credentials are accepted{}",
             refused.join(", "),
             match exec {
-                Exec::Refused if refused[0].starts_with(RUN_A_PROGRAM) =>
+                // Named only where allowing plugins would make the kubeconfig usable.
+                Exec::Refused if refused.iter().all(|part| part.starts_with(RUN_A_PROGRAM)) =>
                     " (an operator may allow exec plugins: --insecure-kubeconfig-exec)",
                 _ => "",
             }
@@ -444,6 +445,49 @@ current-context: prod
                 "read a client-key file (for files)",
                 "read a certificate-authority file (for prod)",
             ]
+        );
+    }
+
+    /// Allowing `exec` lifts that refusal alone; the flag is named only where it
+    /// would make the kubeconfig usable.
+    #[tokio::test]
+    async fn allowing_exec_lifts_only_the_exec_refusal() {
+        let kubeconfig = |files: bool| {
+            let ca = if files {
+                "certificate-authority: /etc/ssl/ca.pem"
+            } else {
+                "insecure-skip-tls-verify: true"
+            };
+            format!(
+                "apiVersion: v1\nclusters:\n- name: c\n  cluster:\n    server: https://c.example\n    {ca}\ncontexts:\n- name: x\n  context: {{cluster: c, user: u}}\nusers:\n- name: u\n  user:\n    exec: {{apiVersion: client.authentication.k8s.io/v1, command: /nonexistent/plugin}}\ncurrent-context: x\n"
+            )
+        };
+        let said = |text: String, exec: Exec| async move {
+            match connect(text.as_bytes(), WAIT, WAIT, exec).await {
+                Ok(_) => panic!("{text:?} made a client"),
+                Err(why) => why,
+            }
+        };
+        let exec_only = said(kubeconfig(false), Exec::Refused).await;
+        assert!(
+            exec_only.ends_with("(an operator may allow exec plugins: --insecure-kubeconfig-exec)"),
+            "{exec_only}"
+        );
+        let with_files = said(kubeconfig(true), Exec::Refused).await;
+        assert!(
+            with_files.contains("run a program (exec)") && !with_files.contains("--insecure"),
+            "{with_files}"
+        );
+        let allowed = said(kubeconfig(true), Exec::Allowed).await;
+        assert_eq!(
+            allowed,
+            "it asks to read a certificate-authority file (for c); only inline credentials are accepted"
+        );
+        // Allowed and nothing else refused, the plugin is run: here it is not there.
+        let runs = said(kubeconfig(false), Exec::Allowed).await;
+        assert_eq!(
+            runs,
+            "its exec plugin cannot be started (is it installed where the controller runs?)"
         );
     }
 }
