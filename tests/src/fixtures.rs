@@ -250,6 +250,57 @@ pub async fn halted(env: &TestEnv, name: &str, gate: &str, bundle: &str) -> Pass
     env.write_status(&crossing).await
 }
 
+/// Creates Passage `name`, a rollback of `targets` of the rollout `undoing` to
+/// `bundle` (DECISION 163), finished: each target crossed back.
+pub async fn rolled_back_targets(
+    env: &TestEnv,
+    name: &str,
+    gate: &str,
+    bundle: &str,
+    undoing: &str,
+    targets: &[&str],
+) -> Passage {
+    let mut crossing = Passage::new(
+        name,
+        PassageSpec {
+            gate: gate.into(),
+            bundle: bundle.into(),
+            steps: vec![Step {
+                uses: "flux-wait".into(),
+                ..Step::default()
+            }],
+            targets: targets.iter().map(|t| t.to_string()).collect(),
+            ..PassageSpec::default()
+        },
+    );
+    crossing.metadata.annotations = Some(
+        [(
+            hecate_types::wellknown::ANNOTATION_ROLLBACK_OF.to_string(),
+            undoing.to_string(),
+        )]
+        .into(),
+    );
+    let mut crossing = env.create(crossing).await;
+    crossing.status = Some(PassageStatus {
+        phase: Some(PassagePhase::Succeeded),
+        rollout: Some(RolloutStatus {
+            phase: RolloutPhase::Completed,
+            targets: targets
+                .iter()
+                .map(|t| TargetStatus {
+                    name: t.to_string(),
+                    phase: TargetPhase::Succeeded,
+                    attempt: 1,
+                    ..TargetStatus::default()
+                })
+                .collect(),
+            ..RolloutStatus::default()
+        }),
+        ..PassageStatus::default()
+    });
+    env.write_status(&crossing).await
+}
+
 /// The repository [`release_spec`]'s commits are in.
 pub const RELEASE_REPO: &str = "https://git.example/app";
 

@@ -1037,6 +1037,12 @@ pub(crate) struct RollbackRequest {
         regex(pattern = names::DNS_SUBDOMAIN_PATTERN)
     )]
     to: Option<String>,
+    /// Roll back only some targets of the Gate's last rollout, to what they ran before
+    /// it: `failed`, `all` (every target it reached), or names separated by commas.
+    /// The Gate keeps what it holds (DECISION 163). Not with `to`.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 6500))]
+    targets: Option<String>,
 }
 
 async fn rollback(
@@ -1052,11 +1058,33 @@ async fn rollback(
     if let Some(to) = &to {
         check_name(to)?;
     }
+    let targets = request.targets.filter(|t| !t.trim().is_empty());
     // A REST create answers the created object, as promote does.
-    let passage = state
-        .ops
-        .rollback(&ns, &name, to.as_deref(), &asked.caller.username)
-        .await?;
+    let passage = match targets {
+        Some(_) if to.is_some() => {
+            return Err(ApiError::bad_request(
+                "to and targets cannot be given together: a rollback of some targets goes back to what they ran before the rollout",
+            ));
+        }
+        Some(targets) if targets.len() > 6500 => {
+            return Err(ApiError::bad_request(
+                "targets is longer than 6500 characters",
+            ));
+        }
+        Some(targets) => {
+            let which = hecate_ops::rules::rollout::RollBack::parse(&targets);
+            state
+                .ops
+                .rollback_targets(&ns, &name, &which, &asked.caller.username)
+                .await?
+        }
+        None => {
+            state
+                .ops
+                .rollback(&ns, &name, to.as_deref(), &asked.caller.username)
+                .await?
+        }
+    };
     Ok(Json(passage).into_response())
 }
 

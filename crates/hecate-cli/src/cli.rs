@@ -380,8 +380,13 @@ pub(crate) enum Command {
         gate: String,
         /// The Bundle to go back to; without it, the newest earlier one the Gate
         /// verified.
-        #[arg(long, value_name = "BUNDLE")]
+        #[arg(long, value_name = "BUNDLE", conflicts_with = "targets")]
         to: Option<String>,
+        /// Roll back only some targets of the Gate's last rollout, to what they ran
+        /// before it: `failed`, `all` (every one it reached), or names separated by
+        /// commas. The Gate keeps what it holds.
+        #[arg(long, value_name = "failed|all|NAMES")]
+        targets: Option<String>,
         #[command(flatten)]
         output: OutputArg,
     },

@@ -233,12 +233,21 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
                 return watch_crossing(&ops, &ns, &passage, timeout, interrupted, &style).await;
             }
         }
-        Command::Rollback { gate, to, output } => {
+        Command::Rollback {
+            gate,
+            to,
+            targets,
+            output,
+        } => {
             let actor = cx.whoami().await?;
-            let passage = ops
-                .rollback(&ns, &gate, to.as_deref(), &actor.name)
-                .await
-                .map_err(write)?;
+            let passage = match targets {
+                Some(asked) => {
+                    let asked = hecate_ops::rules::rollout::RollBack::parse(&asked);
+                    ops.rollback_targets(&ns, &gate, &asked, &actor.name).await
+                }
+                None => ops.rollback(&ns, &gate, to.as_deref(), &actor.name).await,
+            }
+            .map_err(write)?;
             let rolled_back = RolledBack::from(&passage);
             let written = Written {
                 action: "rollback",

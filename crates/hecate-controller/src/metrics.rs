@@ -34,6 +34,16 @@ struct StepOutcome {
     outcome: String,
 }
 
+/// `namespace`, `gate`, `target` (one of the Gate's targets: at most 100 a Gate),
+/// `outcome` (how its crossing ended: `Succeeded`, `Failed`, `Aborted`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TargetOutcome {
+    namespace: String,
+    gate: String,
+    target: String,
+    outcome: String,
+}
+
 /// `namespace`, `gate`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct GateLabels {
@@ -104,6 +114,8 @@ pub struct Metrics {
     passages: Family<Outcome, Counter>,
     passage_duration: HistogramFamily<Outcome>,
     step_duration: HistogramFamily<StepOutcome>,
+    targets: Family<TargetOutcome, Counter>,
+    target_duration: HistogramFamily<TargetOutcome>,
     lead_time: HistogramFamily<GateLabels>,
     degraded: HistogramFamily<GateLabels>,
     gate_health: Family<HealthLabels, Gauge>,
@@ -144,6 +156,9 @@ impl Metrics {
             Family::new_with_constructor(crossing_buckets);
         let step_duration: HistogramFamily<StepOutcome> =
             Family::new_with_constructor(crossing_buckets);
+        let targets = Family::<TargetOutcome, Counter>::default();
+        let target_duration: HistogramFamily<TargetOutcome> =
+            Family::new_with_constructor(crossing_buckets);
         let lead_time: HistogramFamily<GateLabels> = Family::new_with_constructor(long_buckets);
         let degraded: HistogramFamily<GateLabels> = Family::new_with_constructor(long_buckets);
         let gate_health = Family::<HealthLabels, Gauge>::default();
@@ -168,6 +183,16 @@ impl Metrics {
             "hecate_step_duration_seconds",
             "How long each finished step took",
             step_duration.clone(),
+        );
+        registry.register(
+            "hecate_target_crossings",
+            "Finished crossings of a Gate's targets, by target and outcome (fan-out)",
+            targets.clone(),
+        );
+        registry.register(
+            "hecate_target_crossing_duration_seconds",
+            "How long each target's crossing took, its start to its end, verification included",
+            target_duration.clone(),
         );
         registry.register(
             "hecate_bundle_lead_time_seconds",
@@ -214,6 +239,8 @@ impl Metrics {
             passages,
             passage_duration,
             step_duration,
+            targets,
+            target_duration,
             lead_time,
             degraded,
             gate_health,
@@ -346,6 +373,28 @@ impl Metrics {
             .observe(seconds);
     }
 
+    /// Records one target's finished crossing: its outcome and, when known, how long
+    /// it took.
+    pub fn observe_target(
+        &self,
+        namespace: &str,
+        gate: &str,
+        target: &str,
+        outcome: &str,
+        seconds: Option<f64>,
+    ) {
+        let labels = TargetOutcome {
+            namespace: namespace.into(),
+            gate: gate.into(),
+            target: target.into(),
+            outcome: outcome.into(),
+        };
+        self.targets.get_or_create(&labels).inc();
+        if let Some(seconds) = seconds {
+            self.target_duration.get_or_create(&labels).observe(seconds);
+        }
+    }
+
     /// Records a successful crossing's lead time (Bundle created → crossing finished).
     pub fn observe_lead_time(&self, namespace: &str, gate: &str, seconds: f64) {
         self.lead_time
@@ -429,6 +478,7 @@ mod tests {
         metrics.observe_lead_time("shop", "production", 600.0);
         metrics.observe_degraded("shop", "production", 60.0);
         metrics.set_gate_health("shop", "production", Health::Healthy);
+        metrics.observe_target("shop", "production", "eu-1", "Failed", Some(12.0));
         let exported = metrics.encode();
         let mut queried = std::collections::BTreeSet::new();
         for panel in dashboard["panels"].as_array().unwrap() {
@@ -454,7 +504,8 @@ mod tests {
                     let labels = &expr[i + 4..i + 4 + expr[i + 4..].find(')').unwrap()];
                     for label in labels.split(',').map(str::trim) {
                         assert!(
-                            ["le", "namespace", "gate", "outcome", "status"].contains(&label),
+                            ["le", "namespace", "gate", "outcome", "status", "target"]
+                                .contains(&label),
                             "{label} in {expr:?} is no label of ours"
                         );
                     }
@@ -469,6 +520,7 @@ mod tests {
                 "hecate_gate_health",
                 "hecate_passage_duration_seconds",
                 "hecate_passages",
+                "hecate_target_crossings",
             ]
         );
     }

@@ -165,6 +165,12 @@ pub struct RollbackArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String", length(min = 1, max = 253))]
     pub to: Option<String>,
+    /// Roll back only some targets of the Gate's last rollout, to what they ran
+    /// before it: `failed`, `all` (every target it reached), or names separated by
+    /// commas. The Gate keeps what it holds. Not with `to`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1, max = 6500))]
+    pub targets: Option<String>,
     /// Kubernetes namespace of the Gate; defaults to the server's namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]

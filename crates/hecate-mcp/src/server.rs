@@ -581,11 +581,24 @@ impl Call<'_> {
                 .filter(|to| !to.is_empty())
                 .map(|to| name_argument("to", to))
                 .transpose()?;
+            let targets = args.targets.filter(|t| !t.trim().is_empty());
+            if to.is_some() && targets.is_some() {
+                return Err(invalid(
+                    "to and targets cannot be given together: a rollback of some targets goes back to what they ran before the rollout",
+                )
+                .into());
+            }
             self.authorize(&namespace).await?;
-            self.ops()
-                .rollback(&namespace, &gate, to.as_deref(), &self.actor())
-                .await
-                .map(|passage| RolledBack::from(&passage))
+            let ops = self.ops();
+            match targets {
+                Some(targets) => {
+                    let which = hecate_ops::rules::rollout::RollBack::parse(&targets);
+                    ops.rollback_targets(&namespace, &gate, &which, &self.actor())
+                        .await
+                }
+                None => ops.rollback(&namespace, &gate, to.as_deref(), &self.actor()).await,
+            }
+            .map(|passage| RolledBack::from(&passage))
                 .map_err(|e| self.problem(&e))
         }
         .await;

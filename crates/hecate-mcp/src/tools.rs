@@ -321,8 +321,11 @@ impl ToolName {
                 "Open a Passage that takes a Gate back to a Bundle it verified before, undoing \
                  its latest crossing: `to` names the Bundle (one the Gate held and whose \
                  verification there did not fail); without it, the newest earlier Bundle the \
-                 Gate verified. The same rules as promote apply — window open, nothing else \
-                 crossing, approvals — so call why_stuck first if unsure. A refusal \
+                 Gate verified. On a Gate that spans targets, `targets` (`failed`, `all`, or \
+                 names) rolls back only those targets of its last finished rollout, to what \
+                 they ran before it; the Gate keeps what it holds. The same rules as promote \
+                 apply — window open, nothing else crossing, approvals — so call why_stuck \
+                 first if unsure. A refusal \
                  (NothingToRollBackTo, NotVerifiedHere, …) is the rules' answer: report it; \
                  do not retry it. Returns the Passage's name and the crossing it undoes; \
                  follow it with get_passage."

@@ -133,6 +133,9 @@ fn call(remedy: &Remedy, namespace: &str) -> String {
         Remedy::AcceptFailures { passage, .. } => {
             format!("ops.accept_failures({namespace:?}, {passage:?}, actor, reason)")
         }
+        Remedy::RollbackTargets { gate, passage, .. } => format!(
+            "ops.abort({namespace:?}, {passage:?}, actor), then ops.rollback_targets({namespace:?}, {gate:?}, &RollBack::Failed, actor)"
+        ),
         Remedy::Abort { passage } => format!("ops.abort({namespace:?}, {passage:?}, actor)"),
         Remedy::Resume { .. }
         | Remedy::Wait

@@ -71,6 +71,7 @@ impl Ops {
             bundle,
             actor,
             rollback_of: None,
+            targets: &[],
         })
         .await
     }
@@ -120,6 +121,44 @@ impl Ops {
             bundle: &plan.bundle,
             actor,
             rollback_of: Some(&plan.undoing),
+            targets: &plan.targets,
+        })
+        .await
+    }
+
+    /// Rolls some of `gate`'s targets back, on behalf of `actor` (DECISION 163): those
+    /// `asked` of its newest rollout — the failed ones, every one it reached, or those
+    /// named — cross back to what they ran before it
+    /// ([`rules::actions::judge_rollback_targets`]), in a Passage of those targets
+    /// alone that names the rollout it undoes. What the Gate holds does not change.
+    /// Refused while the rollout is under way (stop it first), and as any rollback is.
+    pub async fn rollback_targets(
+        &self,
+        namespace: &str,
+        gate: &str,
+        asked: &rules::rollout::RollBack,
+        actor: &str,
+    ) -> Result<Passage> {
+        let refused = |refusal| Error::refused(Action::Rollback, refusal);
+        rules::actions::judge_actor(actor, "a rollback").map_err(refused)?;
+        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
+        rules::promotion::judge_gate(&gate).map_err(refused)?;
+        let gate_name = gate.name_any();
+        let (bundles, mut passages) = futures::try_join!(
+            self.bundles(namespace),
+            self.passages_matching(namespace, Some(&gate_name), None)
+        )?;
+        passages.sort_by(rules::eligibility::passages_newest_first);
+        let plan = rules::actions::judge_rollback_targets(&gate, &passages, &bundles, asked)
+            .map_err(refused)?;
+        self.cross(Crossing {
+            action: Action::Rollback,
+            namespace,
+            gate: &gate,
+            bundle: &plan.bundle,
+            actor,
+            rollback_of: Some(&plan.undoing),
+            targets: &plan.targets,
         })
         .await
     }
@@ -135,6 +174,7 @@ impl Ops {
             bundle,
             actor,
             rollback_of,
+            targets,
         } = crossing;
         let refused = |refusal| Error::refused(action, refusal);
         let gate_name = gate.name_any();
@@ -152,6 +192,7 @@ impl Ops {
 
         let name = rules::promotion::next_passage_name(&gate_name, &passages);
         let mut passage = rules::promotion::new_passage(gate, &bundle, actor, &name, self.now());
+        passage.spec.targets = targets.to_vec();
         if let Some(undone) = rollback_of {
             passage.annotations_mut().insert(
                 wellknown::ANNOTATION_ROLLBACK_OF.to_string(),
@@ -612,6 +653,8 @@ struct Crossing<'a> {
     bundle: &'a str,
     actor: &'a str,
     rollback_of: Option<&'a str>,
+    /// Which of the Gate's targets it reaches; empty: every one (DECISION 163).
+    targets: &'a [String],
 }
 
 /// An abort's answer from the Passage as stored: who aborted it is whoever the record

@@ -554,6 +554,16 @@ pub enum Remedy {
         /// The failed targets an acceptance names.
         targets: Vec<String>,
     },
+    /// Stop `passage`'s rollout, then roll its failed targets back to what they ran
+    /// before it, those targets alone (DECISION 163).
+    RollbackTargets {
+        /// The Gate.
+        gate: String,
+        /// The Passage whose rollout halted.
+        passage: String,
+        /// The targets the rollback crosses back.
+        targets: Vec<String>,
+    },
     /// Stop `passage`: every target not finished ends aborted.
     Abort {
         /// The Passage.
@@ -609,6 +619,9 @@ impl Remedy {
             }
             Self::AcceptFailures { passage, .. } => format!(
                 "accept the failures and go on: hecate accept-failures {passage} --reason <why> -n {namespace}"
+            ),
+            Self::RollbackTargets { gate, passage, .. } => format!(
+                "stop the rollout and roll the failed targets back: hecate abort {passage} -n {namespace}, then hecate rollback {gate} --targets failed -n {namespace}"
             ),
             Self::Abort { passage } => {
                 format!("stop the rollout: hecate abort {passage} -n {namespace}")
@@ -853,6 +866,13 @@ pub struct RolloutRecord {
     /// Records of departed targets the record left out to stay within its bound.
     #[serde(default, skip_serializing_if = "is_zero_i32")]
     pub omitted_targets: i32,
+    /// The crossing this one undoes, when it is a rollback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback_of: Option<String>,
+    /// Crossings of some of its targets since (DECISION 163) — rollbacks of some,
+    /// catch-ups of targets that joined —, newest first, each with its own record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub since: Vec<RolloutRecord>,
 }
 
 fn is_zero_i32(n: &i32) -> bool {
@@ -1697,6 +1717,9 @@ pub struct RolledBack {
     pub actor: String,
     /// The Passage whose crossing it undoes.
     pub rollback_of: String,
+    /// The targets it crosses back, when not the whole Gate (DECISION 163).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
 }
 
 /// A rollback is the Passage it created ([`crate::Ops::rollback`] answers that, and the
@@ -1713,6 +1736,7 @@ impl From<&hecate_types::Passage> for RolledBack {
             rollback_of: crate::rules::rollback::rollback_of(passage)
                 .unwrap_or_default()
                 .to_string(),
+            targets: passage.spec.targets.clone(),
         }
     }
 }

@@ -545,8 +545,9 @@ impl Ops {
             }
         };
         let name = gate.name_any();
-        let rollout = rules::rollout::view::latest(snapshot.passages_of(&name))
-            .and_then(|passage| rules::rollout::view::record(passage, snapshot.bundles()));
+        let passages: Vec<&Passage> = snapshot.passages_of(&name).collect();
+        let bundles: Vec<&Bundle> = snapshot.bundles().collect();
+        let rollout = rules::rollout::view::of_gate(&passages, &bundles);
         Ok(GateTargets {
             gate: name,
             namespace: namespace.to_string(),

@@ -60,6 +60,20 @@ pub struct PassageSpec {
     /// (ours, additive: DECISION 157).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout: Option<crate::RolloutRequests>,
+    /// Which of the Gate's targets this crossing reaches, when not every one: a
+    /// rollback of some targets, or a catch-up of a target that joined after the
+    /// Gate's last rollout. Empty: every target the Gate spans. A crossing of some
+    /// targets never changes what the Gate holds (ours, additive: DECISION 163).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = crate::limits::MAX_TARGETS))]
+    pub targets: Vec<String>,
+}
+
+impl PassageSpec {
+    /// Whether this crossing reaches only some of the Gate's targets (DECISION 163).
+    pub fn is_partial(&self) -> bool {
+        !self.targets.is_empty()
+    }
 }
 
 impl PassageSpec {

@@ -46,6 +46,10 @@ pub const ANNOTATION_GATE_GENERATION: &str = "hecate.dev/gate-generation";
 /// another (DECISION 139).
 pub const ANNOTATION_ROLLBACK_OF: &str = "hecate.dev/rollback-of";
 
+/// Annotation on a Passage of some of a Gate's targets: it catches them up with the
+/// rollout of the Passage it names, the crossing the Gate holds (DECISION 164).
+pub const ANNOTATION_CATCH_UP_OF: &str = "hecate.dev/catch-up-of";
+
 /// The actor recorded on Passages the controller starts by itself.
 pub const ACTOR_CONTROLLER: &str = "controller";
 

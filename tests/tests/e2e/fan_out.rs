@@ -4,7 +4,8 @@
 //! `hecate-controller` as its own process. A release rolls out canary → eu → us; the
 //! canary cannot schedule its workload, its Flux says so, and the rollout halts with
 //! the other clusters untouched; the canary fixed and its failure retried, the release
-//! goes on through the waves to the end. Then a rollout with a budget: the canary
+//! goes on through the waves to the end; a second release follows, and one cluster
+//! alone is rolled back to the first. Then a rollout with a budget: the canary
 //! must stay healthy a while before the next wave; a cluster whose API server is
 //! stopped fails its target alone, within its wave's budget, and the last wave goes
 //! on; a place that joins while the canary soaks is crossed in the wave that selects
@@ -407,6 +408,78 @@ async fn a_release_rolls_out_in_waves_halts_on_the_canary_and_completes_once_it_
     eprintln!("$ hecate targets production\n{targets}");
     let b1: Bundle = env.api().get("b1").await.unwrap();
     assert!(b1.has_cleared("production"), "{:?}", b1.status);
+
+    // b2 through every cluster; then eu-2 alone back to b1 (DECISION 163).
+    bundle(&env, "b2").await;
+    held(&env, "b1").await;
+    let (code, said) = bob.run(&["promote", "production", "--bundle", "b2"]).await;
+    assert_eq!(code, 0, "{said}");
+    let b2_rollout = crossing_of(&passages, |p| p.spec.bundle == "b2").await;
+    let crossed = until_finished(&passages, &b2_rollout, Duration::from_secs(240))
+        .await
+        .unwrap_or_else(|p| panic!("b2's rollout: {:#?}", p.status));
+    assert_eq!(
+        crossed.phase(),
+        PassagePhase::Succeeded,
+        "{:#?}",
+        crossed.status
+    );
+    held(&env, "b2").await;
+    let (code, said) = bob
+        .run(&["rollback", "production", "--targets", "eu-2"])
+        .await;
+    assert_eq!(code, 0, "{said}");
+    eprintln!("$ hecate rollback production --targets eu-2\n{said}");
+    assert!(
+        said.contains("rolling back production's eu-2 to b1"),
+        "{said}"
+    );
+    let back = crossing_of(&passages, |p| p.spec.is_partial()).await;
+    let back = until_finished(&passages, &back, Duration::from_secs(120))
+        .await
+        .unwrap_or_else(|p| panic!("eu-2's rollback: {:#?}", p.status));
+    assert_eq!(back.phase(), PassagePhase::Succeeded, "{:#?}", back.status);
+    // eu-2's Flux applied b1 again; the others still run b2, and the Gate holds b2.
+    for (name, admin) in &remotes {
+        let expected = if *name == "eu-2" { "b1" } else { "b2" };
+        assert_eq!(
+            released(admin, &ns, "release").await.as_deref(),
+            Some(expected),
+            "{name}"
+        );
+    }
+    held(&env, "b2").await;
+    let (_, targets) = bob.run(&["targets", "production"]).await;
+    eprintln!("$ hecate targets production\n{targets}");
+    assert!(
+        targets.contains(&format!(
+            "Since, crossings of some targets:\n  {}: rollback of eu-2 to b1, Completed",
+            back.metadata.name.as_deref().unwrap_or_default()
+        )),
+        "{targets}"
+    );
+}
+
+/// Waits until Gate production holds `bundle`.
+async fn held(env: &TestEnv, bundle: &str) {
+    eventually(
+        Duration::from_secs(30),
+        &format!("production holds {bundle}"),
+        || async {
+            let gate: Gate = env.api().get("production").await.ok()?;
+            (gate.current_bundle() == Some(bundle)).then_some(())
+        },
+    )
+    .await;
+}
+
+/// The name of the one Passage that `is`, once it exists.
+async fn crossing_of(passages: &Api<Passage>, is: impl Fn(&Passage) -> bool) -> String {
+    eventually(Duration::from_secs(30), "the crossing exists", || async {
+        let list = passages.list(&Default::default()).await.ok()?;
+        list.items.iter().find(|p| is(p))?.metadata.name.clone()
+    })
+    .await
 }
 
 /// The waves of the second test: the canary, which must stay healthy a while; then

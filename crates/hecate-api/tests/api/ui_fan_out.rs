@@ -79,6 +79,8 @@ async fn a_halted_rollout_on_the_gate_page_is_retried_and_accepted() {
     for said in [
         "hecate retry production-7",
         "Or: accept the failures and go on: hecate accept-failures production-7 --reason <why>",
+        "Or: stop the rollout and roll the failed targets back: hecate abort production-7 -n",
+        "then hecate rollback production --targets failed",
         "Or: stop the rollout: hecate abort production-7",
     ] {
         assert!(blocker.contains(said), "{said}: {blocker}");
@@ -159,6 +161,23 @@ async fn a_halted_rollout_on_the_gate_page_is_retried_and_accepted() {
         [("bob".to_string(), "the canary is being rebuilt".to_string())]
     );
     assert_eq!([axe_alice, axe_bob], [[0, 0], [0, 0]]);
+
+    // A rollback of the canary alone since (DECISION 163): listed under the rollout.
+    hecate_testenv::fixtures::rolled_back_targets(
+        &server.env,
+        "production-8",
+        "production",
+        "b1",
+        "production-7",
+        &["canary"],
+    )
+    .await;
+    browser.open(&page).await;
+    drawn(&browser, "production").await;
+    let since = browser
+        .until_text(".since li[data-kind=rollback]", "production-8")
+        .await;
+    assert_eq!(since, "production-8: rollback of canary to 1.0.0 Completed");
 
     // The Passage's own page: the same record, target by target, and its steps as
     // what each target runs.

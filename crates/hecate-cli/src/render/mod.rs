@@ -45,8 +45,13 @@ pub(crate) fn promoted(promoted: &Promoted) -> String {
 
 /// `rollback`'s line: where the Gate goes back to, and the crossing it undoes.
 pub(crate) fn rolled_back(rolled_back: &RolledBack) -> String {
+    let which = if rolled_back.targets.is_empty() {
+        String::new()
+    } else {
+        format!("'s {}", rolled_back.targets.join(", "))
+    };
     format!(
-        "rolling back {} to {} as Passage {} (undoing {})\n",
+        "rolling back {}{which} to {} as Passage {} (undoing {})\n",
         rolled_back.gate, rolled_back.bundle, rolled_back.passage, rolled_back.rollback_of
     )
 }
@@ -264,6 +269,27 @@ pub(crate) fn targets(
         out.push_str(&format!(
             "({} departed targets' records left out)\n",
             rollout.omitted_targets
+        ));
+    }
+    if !rollout.since.is_empty() {
+        out.push_str("\nSince, crossings of some targets:\n");
+    }
+    for later in &rollout.since {
+        let kind = if later.rollback_of.is_some() {
+            "rollback"
+        } else {
+            "catch-up"
+        };
+        let names: Vec<&str> = later.targets.iter().map(|t| t.name.as_str()).collect();
+        out.push_str(&format!(
+            "  {}: {kind} of {} to {}, {}\n",
+            later.passage,
+            names.join(", "),
+            later.version,
+            style.paint(
+                rollout_colour(&later.now.phase).unwrap_or(Colour::Bold),
+                &later.now.phase
+            ),
         ));
     }
     out

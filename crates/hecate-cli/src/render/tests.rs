@@ -665,10 +665,20 @@ fn action_lines() {
         passage: "staging-4".into(),
         actor: "bob".into(),
         rollback_of: "staging-3".into(),
+        targets: Vec::new(),
     };
     assert_eq!(
         rolled_back(&rollback),
         "rolling back staging to b1 as Passage staging-4 (undoing staging-3)\n"
+    );
+    let some = RolledBack {
+        gate: "production".into(),
+        targets: vec!["eu-1".into(), "us-2".into()],
+        ..rollback.clone()
+    };
+    assert_eq!(
+        rolled_back(&some),
+        "rolling back production's eu-1, us-2 to b1 as Passage staging-4 (undoing staging-3)\n"
     );
     insta::assert_json_snapshot!(
         "rollback-json",
@@ -1546,6 +1556,8 @@ fn targets_table_reads_a_rollout_by_wave() {
                 target("eu-1", 1, TargetPhase::Pending, 0, 0, "", ""),
             ],
             omitted_targets: 1,
+            rollback_of: None,
+            since: Vec::new(),
         }),
     };
     assert_eq!(
@@ -1558,6 +1570,28 @@ fn targets_table_reads_a_rollout_by_wave() {
          1     canary  Failed   1        2 (GitRejected)  main@sha1:3f1c2a9d0e4b  4m\n\
          2     eu-1    Pending  -        -                -                       -\n\
          (1 departed targets' records left out)\n"
+    );
+    // Crossings of some targets since the rollout, newest first (DECISION 163).
+    let mut rolled = halted.clone();
+    if let Some(rollout) = rolled.rollout.as_mut() {
+        let mut back = rollout.clone();
+        back.passage = "production-8".into();
+        back.version = "v1.2.0".into();
+        back.rollback_of = Some("production-7".into());
+        back.now.phase = "Succeeded".into();
+        back.targets.truncate(1);
+        back.omitted_targets = 0;
+        rollout.since = vec![back];
+    }
+    assert!(
+        targets(&rolled, now(), Narrow, &Style::plain()).ends_with(
+            "(1 departed targets' records left out)\n\
+             \n\
+             Since, crossings of some targets:\n\
+             \x20 production-8: rollback of canary to v1.2.0, Succeeded\n"
+        ),
+        "{}",
+        targets(&rolled, now(), Narrow, &Style::plain())
     );
     let none_yet = GateTargets {
         rollout: None,

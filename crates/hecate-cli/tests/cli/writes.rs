@@ -579,6 +579,7 @@ async fn rollback_goes_back_and_says_what_it_undoes() {
             passage: "staging-3".into(),
             actor: "bob".into(),
             rollback_of: "staging-2".into(),
+            targets: Vec::new(),
         }
     );
     let busy = hecate

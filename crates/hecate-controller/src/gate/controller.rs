@@ -12,6 +12,9 @@
 //! - a change of a Flux object a Gate's own watch names (a Kustomization or HelmRelease
 //!   Flux wrote, someone suspended) wakes that Gate, so its health follows Flux's
 //!   status at once rather than at the next tick ([`flux_wakes`]);
+//! - a connected cluster coming, going or changing its labels wakes the Gates of its
+//!   namespace that select targets by label, so one that joins is caught up at once
+//!   (DECISION 164);
 //! - otherwise a Gate is looked at every [`super::RESYNC`], or every
 //!   [`super::AT_REST_RESYNC`] when at rest (nothing under way, healthy by checks a
 //!   watch follows): the Flux watches' stores are what its `flux` checks read
@@ -29,8 +32,9 @@ use hecate_ops::lenient;
 use hecate_steps::flux::FluxAccess;
 use hecate_types::lenient::Lenient;
 use hecate_types::{Bundle, Gate, Passage};
+use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt as _;
-use kube::api::{Api, ApiResource, DynamicObject};
+use kube::api::{Api, ApiResource, DynamicObject, PartialObjectMeta};
 use kube::core::GroupVersionKind;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -70,7 +74,14 @@ pub async fn run(
     // what each object was, which tells what a change wakes.
     let passages_held = JsonStore::<Passage>::grouped(reads::passage_gate);
     let bundles_held = JsonStore::<Bundle>::new();
-    let reconciler = build(Stores::new(passages_held.clone(), bundles_held.clone()));
+    // Connected clusters' Secrets, by their metadata alone: what a Gate selecting
+    // targets by label spans, and a cluster joining wakes it (DECISION 164).
+    let (clusters_reader, clusters_writer) = reflector::store::<PartialObjectMeta<Secret>>();
+    let reconciler = build(Stores::new(
+        passages_held.clone(),
+        bundles_held.clone(),
+        clusters_reader.clone(),
+    ));
     // kube-runtime reconciles what exists; what the reconciler keeps per Gate (its
     // health series, its last write) is dropped here when a Gate goes.
     let forget = reconciler.forgetter();
@@ -125,6 +136,32 @@ pub async fn run(
         passages_held,
         wakes::of_passage,
     );
+    let clusters = scope
+        .watch(
+            {
+                let client = client.clone();
+                move |namespace| {
+                    watcher(
+                        scope::api::<PartialObjectMeta<Secret>>(&client, namespace),
+                        watcher::Config::default().labels(&reads::connected()),
+                    )
+                }
+            },
+            clusters_reader,
+        )
+        .reflect(clusters_writer)
+        .touched_objects()
+        .flat_map({
+            let (gates, index) = (gates_reader.clone(), gates_index.clone());
+            move |changed| {
+                let woken = match changed {
+                    Ok(secret) => selecting(&gates, &index, secret.metadata.namespace.as_deref()),
+                    // The watch backs off and resumes; the tick covers the gap.
+                    Err(_) => Vec::new(),
+                };
+                futures::stream::iter(woken)
+            }
+        });
     let bundle_wakes = BundleWakes::new(gates_reader.clone(), gates_index);
     let bundles = wakes::stream(
         scope
@@ -156,7 +193,8 @@ pub async fn run(
     let mut controller = Controller::for_stream(gates, gates_reader)
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .reconcile_on(passages)
-        .reconcile_on(bundles);
+        .reconcile_on(bundles)
+        .reconcile_on(clusters);
     for (resource, changes) in flux_wakes(&client, &flux).await {
         let watching = controller.store();
         let kind = resource.kind;
@@ -180,6 +218,29 @@ pub async fn run(
             }
         })
         .await;
+}
+
+/// The Gates of `namespace` that select targets by label: those a connected cluster
+/// coming, changing its labels or going can change.
+fn selecting(
+    gates: &Store<Gate>,
+    index: &ByNamespace,
+    namespace: Option<&str>,
+) -> Vec<ObjectRef<Gate>> {
+    let Some(namespace) = namespace else {
+        return Vec::new();
+    };
+    index
+        .in_namespace(gates, namespace)
+        .iter()
+        .filter(|gate| {
+            gate.spec
+                .targets
+                .as_ref()
+                .is_some_and(|t| t.selector.is_some())
+        })
+        .map(|gate| ObjectRef::from(gate.as_ref()))
+        .collect()
 }
 
 /// What a Gate reads of a Passage, and no more: every Passage of the cluster is held

@@ -1,14 +1,16 @@
-//! What a Gate reconcile reads besides the Gate: its Passages and the namespace's
-//! Bundles. The running controller reads them from watch-fed stores (no request per
+//! What a Gate reconcile reads besides the Gate: its Passages, the namespace's
+//! Bundles and, for a Gate selecting targets by label, its connected clusters. The running controller reads them from watch-fed stores (no request per
 //! reconcile); a reconcile called on its own (tests, tools) lists them.
 
 use std::future::Future;
 
 use hecate_ops::lenient;
+use hecate_ops::rules::rollout::Cluster;
 use hecate_types::{Bundle, Passage, wellknown};
+use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt as _;
-use kube::api::ListParams;
-use kube::runtime::reflector::ObjectRef;
+use kube::api::{Api, ListParams, PartialObjectMeta};
+use kube::runtime::reflector::{ObjectRef, Store};
 
 use hecate_ops::json_store::JsonStore;
 
@@ -25,6 +27,26 @@ pub trait Reads: Send + Sync + 'static {
         &self,
         namespace: &str,
     ) -> impl Future<Output = Result<Vec<Bundle>, kube::Error>> + Send;
+    /// The clusters connected to `namespace` (Secrets labelled
+    /// `hecate.dev/cluster=true`), by their metadata alone: what a Gate selecting
+    /// targets by label spans.
+    fn clusters(
+        &self,
+        namespace: &str,
+    ) -> impl Future<Output = Result<Vec<Cluster>, kube::Error>> + Send;
+}
+
+/// The label selector of connected clusters' Secrets.
+pub fn connected() -> String {
+    format!("{}=true", wellknown::LABEL_CLUSTER)
+}
+
+/// A connected cluster as ops judges it: its Secret's name and labels.
+pub fn cluster(meta: &PartialObjectMeta<Secret>) -> Cluster {
+    Cluster {
+        name: meta.name_any(),
+        labels: meta.labels().clone(),
+    }
 }
 
 /// Reads straight from the API server: one LIST each.
@@ -45,6 +67,13 @@ impl Reads for Lists {
     async fn bundles(&self, namespace: &str) -> Result<Vec<Bundle>, kube::Error> {
         lenient::list(self.0.clone(), namespace, &ListParams::default()).await
     }
+
+    async fn clusters(&self, namespace: &str) -> Result<Vec<Cluster>, kube::Error> {
+        let secrets = Api::<Secret>::namespaced(self.0.clone(), namespace)
+            .list_metadata(&ListParams::default().labels(&connected()))
+            .await?;
+        Ok(secrets.items.iter().map(cluster).collect())
+    }
 }
 
 /// Reads from the controller's watch-fed stores, once they hold a first full list.
@@ -53,12 +82,22 @@ pub struct Stores {
     /// Grouped by their Gate's label ([`passage_gate`]).
     passages: JsonStore<Passage>,
     bundles: JsonStore<Bundle>,
+    /// Connected clusters' Secrets, by their metadata alone.
+    clusters: Store<PartialObjectMeta<Secret>>,
 }
 
 impl Stores {
     /// Reads from these stores (each fed by a watch someone polls).
-    pub fn new(passages: JsonStore<Passage>, bundles: JsonStore<Bundle>) -> Self {
-        Self { passages, bundles }
+    pub fn new(
+        passages: JsonStore<Passage>,
+        bundles: JsonStore<Bundle>,
+        clusters: Store<PartialObjectMeta<Secret>>,
+    ) -> Self {
+        Self {
+            passages,
+            bundles,
+            clusters,
+        }
     }
 }
 
@@ -73,6 +112,19 @@ impl Reads for Stores {
     async fn bundles(&self, namespace: &str) -> Result<Vec<Bundle>, kube::Error> {
         self.bundles.ready().await;
         Ok(self.bundles.in_namespace(namespace))
+    }
+
+    async fn clusters(&self, namespace: &str) -> Result<Vec<Cluster>, kube::Error> {
+        // Before the first list, no cluster would read as every one gone: a catch-up
+        // judged then would be wrong, not merely late.
+        let _ = self.clusters.wait_until_ready().await;
+        Ok(self
+            .clusters
+            .state()
+            .iter()
+            .filter(|meta| meta.metadata.namespace.as_deref() == Some(namespace))
+            .map(|meta| cluster(meta))
+            .collect())
     }
 }
 

@@ -18,9 +18,9 @@ use hecate_ops::rules::eligibility;
 use hecate_ops::rules::gate::{gate_steps, obstacle_given};
 use hecate_ops::rules::passage as passage_rule;
 use hecate_ops::rules::promotion::{new_passage, next_passage_name};
-use hecate_ops::rules::rollback;
 use hecate_ops::rules::standing::{self, Decision, Standing, crossing_message};
 use hecate_ops::rules::verification;
+use hecate_ops::rules::{rollback, rollout};
 use hecate_types::{
     Bundle, BundleStatus, Gate, GateStatus, Passage, PassagePhase, VerificationPhase,
     VerificationStatus, wellknown,
@@ -88,6 +88,22 @@ impl Error {
 pub struct Outcome {
     /// `None`: only when something changes (a suspended or invalid Gate).
     pub requeue_after: Option<Duration>,
+}
+
+/// Which crossing a Gate opens by itself, and what it carries for it.
+#[derive(Clone, Copy)]
+enum Opening<'s> {
+    /// A new Bundle crossing.
+    Promotion,
+    /// A rollback undoing `undoing`.
+    Rollback { undoing: &'s str, why: &'s str },
+    /// A catch-up of `targets` with `rollout`, the crossing the Gate holds
+    /// (DECISION 164).
+    CatchUp {
+        rollout: &'s str,
+        targets: &'s [String],
+        why: &'s str,
+    },
 }
 
 /// Everything a Gate reconcile needs.
@@ -277,29 +293,50 @@ impl<R: Reads> GateReconciler<R> {
             .as_ref()
             .filter(|_| active.is_none())
             .and_then(|latest| rollback::automatic(&judged, latest, &passages, &bundles));
+        let catch_up = match active {
+            None => self.catch_up(&judged, &passages, &bundles).await?,
+            Some(_) => None,
+        };
         let decision = standing::next_move(
             &judged,
             obstacle.as_ref(),
             active.as_ref(),
             &candidates,
             &bundles,
-            automatic,
+            standing::Due {
+                rollback: automatic,
+                catch_up,
+            },
             now,
         );
         let standing = match decision {
-            Decision::Open(bundle) => self.open(gate, bundle, &passages, None).await?,
+            Decision::Open(bundle) => {
+                self.open(gate, bundle, &passages, Opening::Promotion)
+                    .await?
+            }
             Decision::RollBack {
                 bundle,
                 undoing,
                 why,
             } => {
-                self.open(
-                    gate,
-                    bundle,
-                    &passages,
-                    Some((undoing.as_str(), why.as_str())),
-                )
-                .await?
+                let rollback = Opening::Rollback {
+                    undoing: &undoing,
+                    why: &why,
+                };
+                self.open(gate, bundle, &passages, rollback).await?
+            }
+            Decision::CatchUp {
+                bundle,
+                rollout,
+                targets,
+                why,
+            } => {
+                let catch_up = Opening::CatchUp {
+                    rollout: &rollout,
+                    targets: &targets,
+                    why: &why,
+                };
+                self.open(gate, bundle, &passages, catch_up).await?
             }
             Decision::Stand(standing) => standing,
         };
@@ -620,12 +657,51 @@ impl<R: Reads> GateReconciler<R> {
     /// then stands crossing it, or — the API server refusing it — unable to open.
     /// Opens a Passage of `bundle` as actor `controller` — a rollback when `rollback`
     /// names the Passage it undoes and why.
+    /// The catch-up crossing `gate` is due, if it spans targets and some joined
+    /// after the rollout of what it holds (ops' [`rollout::view::catch_up`]), with
+    /// the Bundle it crosses.
+    async fn catch_up<'b>(
+        &self,
+        gate: &Gate,
+        passages: &[Passage],
+        bundles: &'b [Bundle],
+    ) -> Result<Option<(&'b Bundle, rollout::view::CatchUp)>, Error> {
+        let (Some(spec), Some(occupant)) = (
+            gate.spec.targets.as_ref(),
+            gate.status.as_ref().and_then(|s| s.current.as_ref()),
+        ) else {
+            return Ok(None);
+        };
+        let clusters = match spec.selector {
+            Some(_) => {
+                let namespace = gate.namespace().unwrap_or_default();
+                self.reads.clusters(&namespace).await?
+            }
+            None => Vec::new(),
+        };
+        // Targets that cannot be followed are the Gate's problem, said where its
+        // crossings are; nothing is caught up meanwhile.
+        let Ok(Some(span)) = rollout::span(&gate.spec, &clusters) else {
+            return Ok(None);
+        };
+        let mut newest_first: Vec<&Passage> = passages.iter().collect();
+        newest_first.sort_by(|a, b| eligibility::passages_newest_first(a, b));
+        let Some(due) = rollout::view::catch_up(&span.plan, &occupant.passage, &newest_first)
+        else {
+            return Ok(None);
+        };
+        Ok(bundles
+            .iter()
+            .find(|b| b.name_any() == due.bundle)
+            .map(|bundle| (bundle, due)))
+    }
+
     async fn open(
         &self,
         gate: &Gate,
         bundle: &Bundle,
         passages: &[Passage],
-        rollback: Option<(&str, &str)>,
+        opening: Opening<'_>,
     ) -> Result<Standing, Error> {
         let namespace = gate.namespace().unwrap_or_default();
         let api = Api::<Passage>::namespaced(self.client.clone(), &namespace);
@@ -638,16 +714,32 @@ impl<R: Reads> GateReconciler<R> {
             &name,
             self.clock.now(),
         );
-        if let Some((undoing, _)) = rollback {
-            passage
-                .annotations_mut()
-                .insert(wellknown::ANNOTATION_ROLLBACK_OF.into(), undoing.into());
+        match opening {
+            Opening::Rollback { undoing, .. } => {
+                passage
+                    .annotations_mut()
+                    .insert(wellknown::ANNOTATION_ROLLBACK_OF.into(), undoing.into());
+            }
+            Opening::CatchUp {
+                rollout, targets, ..
+            } => {
+                passage
+                    .annotations_mut()
+                    .insert(wellknown::ANNOTATION_CATCH_UP_OF.into(), rollout.into());
+                passage.spec.targets = targets.to_vec();
+            }
+            Opening::Promotion => {}
         }
         match api.create(&PostParams::default(), &passage).await {
             Ok(created) => {
-                let (kind, message) = match rollback {
-                    Some((_, why)) => (events::ROLLBACK_STARTED, format!("{name}: {why}")),
-                    None => (
+                let (kind, message) = match opening {
+                    Opening::Rollback { why, .. } => {
+                        (events::ROLLBACK_STARTED, format!("{name}: {why}"))
+                    }
+                    Opening::CatchUp { why, .. } => {
+                        (events::PASSAGE_STARTED, format!("{name}: {why}"))
+                    }
+                    Opening::Promotion => (
                         events::PASSAGE_STARTED,
                         format!("{name} crosses {}", bundle.name_any()),
                     ),

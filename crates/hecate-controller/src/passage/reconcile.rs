@@ -376,7 +376,9 @@ impl PassageReconciler {
                     .observe_step(&namespace, gate, &step.uses, step.phase.as_str(), s);
             }
         }
+        // A crossing of some targets delivers nothing new (DECISIONS 163, 164).
         if phase == PassagePhase::Succeeded
+            && !passage.spec.is_partial()
             && let Some(s) = seconds(&bundle.metadata.creation_timestamp, &status.finished_at)
         {
             self.metrics.observe_lead_time(&namespace, gate, s);

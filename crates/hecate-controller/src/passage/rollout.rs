@@ -59,7 +59,7 @@ impl PassageReconciler {
         let namespace = passage.namespace().unwrap_or_default();
         let clusters = self.connected_clusters(&namespace, gate).await?;
         let span = match rollout::span(&gate.spec, &clusters) {
-            Ok(Some(span)) => span,
+            Ok(Some(span)) => span.only(&passage.spec.targets),
             Ok(None) => {
                 let refusal = Refusal::new(
                     RefusalCode::InvalidTargets,
@@ -98,6 +98,7 @@ impl PassageReconciler {
                 remove(work_dir).await;
                 return Ok(done);
             };
+            self.observe_ended(&passage, &written);
             if finished {
                 let status = written.status.clone().unwrap_or_default();
                 self.send_trace(&written);
@@ -112,6 +113,40 @@ impl PassageReconciler {
                 });
             }
             passage = written;
+        }
+    }
+
+    /// Counts each target whose crossing ended between `before` and `after` (as
+    /// recorded): once per attempt, by target and outcome (issue 52's series by
+    /// target).
+    fn observe_ended(&self, before: &Passage, after: &Passage) {
+        // Ended already, in this attempt: a retry's end is a new one.
+        let ended = |p: &Passage, now: &hecate_types::TargetStatus| {
+            p.status
+                .as_ref()
+                .and_then(|s| s.rollout.as_ref())
+                .and_then(|r| r.targets.iter().find(|t| t.name == now.name))
+                .is_some_and(|t| t.phase.is_terminal() && t.attempt == now.attempt)
+        };
+        let Some(record) = after.status.as_ref().and_then(|s| s.rollout.as_ref()) else {
+            return;
+        };
+        let namespace = after.namespace().unwrap_or_default();
+        for target in &record.targets {
+            if !target.phase.is_terminal() || ended(before, target) {
+                continue;
+            }
+            let seconds = match (&target.started_at, &target.finished_at) {
+                (Some(from), Some(to)) => Some(to.0.duration_since(from.0).as_secs_f64()),
+                _ => None,
+            };
+            self.metrics.observe_target(
+                &namespace,
+                &after.spec.gate,
+                &target.name,
+                target.phase.as_str(),
+                seconds,
+            );
         }
     }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use hecate_controller::passage::PassageReconciler;
 use hecate_ops::Ops;
+use hecate_ops::rules::rollout::RollBack;
 use hecate_types::{
     CountOrPercent, Passage, PassagePhase, Rollout, RolloutPhase, Step, Target, TargetPhase,
     Targets, Var, Wave, WaveTargets,
@@ -284,6 +285,25 @@ async fn waves_go_in_order_and_a_failure_within_the_budget_lets_the_rollout_go_o
     // The record of who went in which wave.
     let waves: Vec<i32> = record.targets.iter().map(|t| t.wave).collect();
     assert_eq!(waves, [0, 1, 1, 2]);
+    // Prometheus series by target: each crossing counted once, as it ended.
+    let exported = passages.metrics.encode();
+    for (target, outcome) in [
+        ("canary", "Succeeded"),
+        ("eu-1", "Succeeded"),
+        ("eu-2", "Failed"),
+        ("us-1", "Succeeded"),
+    ] {
+        let series = format!(
+            "hecate_target_crossings_total{{namespace=\"{ns}\",gate=\"production\",target=\"{target}\",outcome=\"{outcome}\"}} 1\n"
+        );
+        assert!(exported.contains(&series), "{series}\n{exported}");
+    }
+    assert_eq!(
+        exported
+            .matches("hecate_target_crossing_duration_seconds_count{")
+            .count(),
+        4
+    );
 }
 
 /// What people do about a halted rollout (DECISION 157): bob's retry crosses the
@@ -467,4 +487,235 @@ async fn each_target_is_verified_before_it_counts_and_a_no_is_a_failure_within_t
         summary.message,
         "verified on each target before it counted (3 verified)"
     );
+}
+
+/// Crosses `bundle` through production by promote, its Passage reconciled until it
+/// finished and the Gate recording it; answers the Passage's name.
+async fn crossed(h: &Harness, passages: &PassageReconciler, bundle: &str) -> String {
+    let ns = h.env.namespace.clone();
+    let promoted = Ops::new(h.env.admin.clone())
+        .promote(&ns, "production", bundle, "alice")
+        .await
+        .unwrap();
+    let name = promoted.name_any();
+    passages.reconcile_named(&ns, &name).await.unwrap();
+    let passage = h.env.api::<Passage>().get(&name).await.unwrap();
+    assert_eq!(
+        passage.phase(),
+        PassagePhase::Succeeded,
+        "{:?}",
+        passage.status
+    );
+    h.reconcile("production").await;
+    name
+}
+
+/// Rolling back some targets (DECISION 163): after b2's rollout (eu-2 failing within
+/// budget), eu-1 and us-1 alone go back to b1 in a Passage of their own, naming the
+/// rollout it undoes; the Gate still holds b2, and its targets view shows the
+/// rollback beside the rollout. A rollback of the failed eu-2 that fails again halts,
+/// as any rollout, and stopped, is that Passage's alone: b1 is not marked as having
+/// failed at production.
+#[tokio::test]
+async fn a_rollback_of_some_targets_crosses_them_alone_and_leaves_the_gate_as_it_is() {
+    let (h, hook, passages) = world(&["eu-2"], 1, "").await;
+    let ns = h.env.namespace.clone();
+    let ops = Ops::new(h.env.admin.clone());
+    crossed(&h, &passages, "b1").await;
+    bundle(&h.env, "b2").await;
+    let b2_rollout = crossed(&h, &passages, "b2").await;
+    assert_eq!(h.gate("production").await.current_bundle(), Some("b2"));
+    let before = calls(&hook).await.len();
+    assert_eq!(before, 8, "two rollouts of four targets");
+
+    // A name the rollout did not reach is refused before anything is written.
+    let refused = ops
+        .rollback_targets(&ns, "production", &RollBack::parse("eu-1,ap-1"), "bob")
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("did not reach ap-1"),
+        "{refused}"
+    );
+
+    let back = ops
+        .rollback_targets(&ns, "production", &RollBack::parse("us-1, eu-1"), "bob")
+        .await
+        .unwrap();
+    assert_eq!(back.spec.bundle, "b1");
+    assert_eq!(
+        back.spec.targets,
+        ["eu-1", "us-1"],
+        "in the rollout's order"
+    );
+    assert_eq!(
+        hecate_ops::rules::rollback::rollback_of(&back),
+        Some(b2_rollout.as_str())
+    );
+    let name = back.name_any();
+    passages.reconcile_named(&ns, &name).await.unwrap();
+    let back = h.env.api::<Passage>().get(&name).await.unwrap();
+    assert_eq!(back.phase(), PassagePhase::Succeeded, "{:?}", back.status);
+    assert_eq!(
+        phases(&back),
+        [
+            phase("eu-1", TargetPhase::Succeeded, ""),
+            phase("us-1", TargetPhase::Succeeded, ""),
+        ]
+    );
+    let called: Vec<String> = calls(&hook).await[before..]
+        .iter()
+        .map(|(t, _)| t.clone())
+        .collect();
+    assert_eq!(called, ["eu-1", "us-1"], "those two alone, in their waves");
+
+    h.reconcile("production").await;
+    let gate = h.gate("production").await;
+    assert_eq!(
+        gate.current_bundle(),
+        Some("b2"),
+        "the Gate holds what it held"
+    );
+    assert_eq!(
+        gate.status.as_ref().unwrap().history.len(),
+        2,
+        "and its history is b2's and b1's crossings"
+    );
+    let targets = ops.targets(&ns, "production").await.unwrap();
+    let shown = targets.rollout.expect("the rollout is shown");
+    assert_eq!(shown.passage, b2_rollout, "the rollout stays the one shown");
+    let since: Vec<(&str, Option<&str>)> = shown
+        .since
+        .iter()
+        .map(|s| (s.passage.as_str(), s.rollback_of.as_deref()))
+        .collect();
+    assert_eq!(since, [(name.as_str(), Some(b2_rollout.as_str()))]);
+
+    // The failed eu-2 back to b1: its webhook still says no.
+    let failed = ops
+        .rollback_targets(&ns, "production", &RollBack::Failed, "bob")
+        .await
+        .unwrap();
+    assert_eq!(failed.spec.targets, ["eu-2"]);
+    let failed_name = failed.name_any();
+    passages.reconcile_named(&ns, &failed_name).await.unwrap();
+    let failed = h.env.api::<Passage>().get(&failed_name).await.unwrap();
+    // Every target of it was asked for: one failure halts it, for a person to retry
+    // or stop, as any rollout.
+    assert_eq!(rollout(&failed).phase, RolloutPhase::Halted);
+    assert_eq!(
+        rollout(&failed).message,
+        "halted: eu-2 failed at step 1 (HTTPFailed); wave 2 (eu) tolerates none"
+    );
+    ops.abort(&ns, &failed_name, "bob").await.unwrap();
+    passages.reconcile_named(&ns, &failed_name).await.unwrap();
+    let failed = h.env.api::<Passage>().get(&failed_name).await.unwrap();
+    assert_eq!(failed.phase(), PassagePhase::Aborted, "{:?}", failed.status);
+    h.reconcile("production").await;
+    assert_eq!(h.gate("production").await.current_bundle(), Some("b2"));
+    let b1 = h.bundle("b1").await;
+    assert!(
+        b1.status.as_ref().is_none_or(|s| s.blocked.is_empty()),
+        "a rollback of some targets is not the Gate's record: {:?}",
+        b1.status
+    );
+}
+
+/// A target that joins after a rollout finished is caught up (DECISION 164): the Gate
+/// opens a crossing of what it holds to that target alone, says why, and asks nothing
+/// more once it has crossed — nor of a target already reached.
+#[tokio::test]
+async fn a_target_that_joins_after_the_rollout_is_caught_up_alone() {
+    let (h, hook, passages) = world(&[], 0, "").await;
+    let ns = h.env.namespace.clone();
+    let b1_rollout = crossed(&h, &passages, "b1").await;
+    assert_eq!(calls(&hook).await.len(), 4);
+    h.reconcile("production").await;
+    assert_eq!(
+        h.passages().await.len(),
+        1,
+        "every target reached: nothing is due"
+    );
+
+    // us-2 joins.
+    let gates = h.env.api::<hecate_types::Gate>();
+    let mut gate = gates.get("production").await.unwrap();
+    gate.spec.targets.as_mut().unwrap().list.push(Target {
+        name: "us-2".into(),
+        vars: vec![Var {
+            name: "region".into(),
+            value: "us".into(),
+        }],
+        ..Target::default()
+    });
+    gates
+        .replace("production", &Default::default(), &gate)
+        .await
+        .unwrap();
+    h.reconcile("production").await;
+
+    let all = h.passages().await;
+    assert_eq!(all.len(), 2, "one catch-up");
+    let catch_up = all.iter().find(|p| p.name_any() != b1_rollout).unwrap();
+    assert_eq!(
+        (
+            catch_up.spec.bundle.as_str(),
+            catch_up.spec.targets.as_slice(),
+            catch_up.spec.actor.as_str()
+        ),
+        ("b1", ["us-2".to_string()].as_slice(), "controller")
+    );
+    assert_eq!(hecate_ops::rules::rollback::rollback_of(catch_up), None);
+    let started = h.event("PassageStarted").await;
+    assert!(
+        started
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("us-2 joined after production's rollout of b1")),
+        "{started:?}"
+    );
+    let name = catch_up.name_any();
+    passages.reconcile_named(&ns, &name).await.unwrap();
+    let caught = h.env.api::<Passage>().get(&name).await.unwrap();
+    assert_eq!(
+        caught.phase(),
+        PassagePhase::Succeeded,
+        "{:?}",
+        caught.status
+    );
+    assert_eq!(phases(&caught), [phase("us-2", TargetPhase::Succeeded, "")]);
+    let calls = calls(&hook).await;
+    assert_eq!(calls.len(), 5);
+    assert_eq!(
+        calls[4],
+        (
+            "us-2".to_string(),
+            json!({"target": "us-2", "region": "us"})
+        )
+    );
+
+    // Caught up: the Gate holds what it held, by the same crossing, and opens nothing.
+    h.reconcile("production").await;
+    h.reconcile("production").await;
+    assert_eq!(h.passages().await.len(), 2);
+    let gate = h.gate("production").await;
+    let current = gate.status.as_ref().unwrap().current.as_ref().unwrap();
+    assert_eq!(
+        (current.bundle.as_str(), current.passage.as_str()),
+        ("b1", b1_rollout.as_str())
+    );
+    // The targets view shows the rollout, and the catch-up under it.
+    let shown = Ops::new(h.env.admin.clone())
+        .targets(&ns, "production")
+        .await
+        .unwrap()
+        .rollout
+        .unwrap();
+    assert_eq!(shown.passage, b1_rollout);
+    let since: Vec<(&str, Option<&str>)> = shown
+        .since
+        .iter()
+        .map(|s| (s.passage.as_str(), s.rollback_of.as_deref()))
+        .collect();
+    assert_eq!(since, [(name.as_str(), None)]);
 }

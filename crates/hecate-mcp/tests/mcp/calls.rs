@@ -461,7 +461,11 @@ async fn a_halted_rollout_is_read_explained_and_retried() {
         .iter()
         .map(|a| a["action"]["type"].as_str().unwrap_or_default())
         .collect();
-    assert_eq!(alternatives, ["acceptFailures", "abort"], "{halted:#}");
+    assert_eq!(
+        alternatives,
+        ["acceptFailures", "rollbackTargets", "abort"],
+        "{halted:#}"
+    );
     let said = text(&why);
     assert!(said.contains("or: accept the failures and go on"), "{said}");
 

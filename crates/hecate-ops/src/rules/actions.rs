@@ -7,8 +7,8 @@ use kube::ResourceExt as _;
 
 use super::approval::{self, Asked};
 use super::refusal::{Refusal, RefusalCode};
-use super::rollback;
-use crate::model::Person;
+use super::{rollback, rollout};
+use crate::model::{Person, Remedy};
 
 /// Every write records who asked for it (`what`: "a crossing", "an approval", …):
 /// refused without an actor.
@@ -243,8 +243,11 @@ pub fn judge_poll(beacon: &Beacon) -> Result<(), Refusal> {
 pub struct RollbackPlan {
     /// The Bundle to cross again.
     pub bundle: String,
-    /// The Passage whose crossing it undoes: the Gate's current occupant's.
+    /// The Passage whose crossing it undoes: the Gate's current occupant's, or — for
+    /// a rollback of some targets — the rollout's that reached them.
     pub undoing: String,
+    /// The targets it crosses back, when not the whole Gate (DECISION 163).
+    pub targets: Vec<String>,
 }
 
 /// Where a rollback of `gate` by hand goes: `to`, when named — a Bundle the Gate held
@@ -267,6 +270,7 @@ pub fn judge_rollback(
     let plan = |bundle: String| RollbackPlan {
         bundle,
         undoing: undone.passage.clone(),
+        targets: Vec::new(),
     };
     let Some(to) = to else {
         return rollback::target(gate, bundles, &undone.bundle)
@@ -301,6 +305,66 @@ pub fn judge_rollback(
         ));
     }
     Ok(plan(to.to_string()))
+}
+
+/// Where a rollback of some of `gate`'s targets goes (DECISION 163): those `asked`
+/// of its newest rollout (from `passages`, the Gate's, newest first), finished, back
+/// to what they ran before it — the Gate's newest verified occupant other than the
+/// rollout's Bundle ([`rollback::target`], among `bundles`). Refused while the rollout
+/// is under way (halted included: stop it first), when the Gate has not rolled out to
+/// targets, when the targets asked were not reached, and when there is nothing to go
+/// back to.
+pub fn judge_rollback_targets<'a>(
+    gate: &Gate,
+    passages: impl IntoIterator<Item = &'a Passage>,
+    bundles: &[Bundle],
+    asked: &rollout::RollBack,
+) -> Result<RollbackPlan, Refusal> {
+    let gate_name = gate.name_any();
+    let namespace = gate.namespace().unwrap_or_default();
+    let found = rollout::view::latest(passages);
+    let Some((passage, record)) =
+        found.and_then(|p| p.status.as_ref()?.rollout.as_ref().map(|r| (p, r)))
+    else {
+        return Err(Refusal::new(
+            RefusalCode::InvalidTargets,
+            format!(
+                "Gate {gate_name} has not rolled out to targets, so there are none to roll back; {}",
+                Remedy::Rollback {
+                    gate: gate_name.clone()
+                }
+                .fix(&namespace)
+            ),
+        ));
+    };
+    let name = passage.name_any();
+    if !passage.is_terminal() {
+        return Err(Refusal::new(
+            RefusalCode::AlreadyCrossing,
+            format!(
+                "{name}'s rollout is under way; stop it first ({}), then roll its targets back",
+                Remedy::Abort {
+                    passage: name.clone()
+                }
+                .fix(&namespace)
+            ),
+        ));
+    }
+    let targets = rollout::rollback_targets(record, asked).map_err(|refusal| {
+        let code = match refusal {
+            rollout::ActionRefusal::NothingFailed { .. } => RefusalCode::NothingFailed,
+            rollout::ActionRefusal::NotReached { .. } => RefusalCode::InvalidTargets,
+            _ => RefusalCode::NothingToRollBackTo,
+        };
+        Refusal::new(code, format!("{name}: {refusal}"))
+    })?;
+    let bundle = rollback::target(gate, bundles, &passage.spec.bundle)
+        .map_err(|no| Refusal::new(RefusalCode::NothingToRollBackTo, no.to_string()))?;
+    Ok(RollbackPlan {
+        bundle: bundle.name_any(),
+        undoing: name,
+        targets,
+    })
 }
 
 #[cfg(test)]
@@ -448,7 +512,117 @@ mod tests {
             Ok(RollbackPlan {
                 bundle: "b2".into(),
                 undoing: "staging-3".into(),
+                targets: Vec::new(),
             })
+        );
+    }
+
+    /// staging-3's rollout of b3 across eu-1 (crossed) and eu-2 (failed), in `phase`,
+    /// while the Gate still holds b2.
+    fn rollout_of_b3(phase: PassagePhase) -> (Gate, Passage) {
+        let mut gate = Gate::new("staging", GateSpec::default());
+        gate.metadata.namespace = Some("shop".into());
+        gate.status = Some(GateStatus {
+            current: Some(occupant("b2", "staging-2", None)),
+            history: vec![occupant("b2", "staging-2", None)],
+            ..GateStatus::default()
+        });
+        let target = |name: &str, phase| hecate_types::TargetStatus {
+            name: name.into(),
+            phase,
+            ..hecate_types::TargetStatus::default()
+        };
+        let mut passage = Passage::new(
+            "staging-3",
+            PassageSpec {
+                gate: "staging".into(),
+                bundle: "b3".into(),
+                ..PassageSpec::default()
+            },
+        );
+        passage.status = Some(PassageStatus {
+            phase: Some(phase),
+            rollout: Some(hecate_types::RolloutStatus {
+                targets: vec![
+                    target("eu-1", hecate_types::TargetPhase::Succeeded),
+                    target("eu-2", hecate_types::TargetPhase::Failed),
+                ],
+                ..hecate_types::RolloutStatus::default()
+            }),
+            ..PassageStatus::default()
+        });
+        (gate, passage)
+    }
+
+    #[test]
+    fn a_rollback_of_some_targets_takes_them_back_to_what_they_ran_before_the_rollout() {
+        use rollout::RollBack;
+        let (gate, aborted) = rollout_of_b3(PassagePhase::Aborted);
+        let all = bundles(&["b2", "b3"]);
+        let plan = |targets: &[&str]| RollbackPlan {
+            bundle: "b2".into(),
+            undoing: "staging-3".into(),
+            targets: targets.iter().map(|t| t.to_string()).collect(),
+        };
+        let judge = |passages: &[Passage], asked: &RollBack| {
+            judge_rollback_targets(&gate, passages, &all, asked).map_err(|r| r.code)
+        };
+        let only_aborted = [aborted.clone()];
+        assert_eq!(judge(&only_aborted, &RollBack::Failed), Ok(plan(&["eu-2"])));
+        assert_eq!(
+            judge(&only_aborted, &RollBack::All),
+            Ok(plan(&["eu-1", "eu-2"]))
+        );
+        assert_eq!(
+            judge(&only_aborted, &RollBack::parse("eu-1")),
+            Ok(plan(&["eu-1"]))
+        );
+        assert_eq!(
+            judge(&only_aborted, &RollBack::parse("eu-1,ap-1")),
+            Err(RefusalCode::InvalidTargets)
+        );
+
+        // A crossing of some targets since is not the rollout: the rollout stays the
+        // one rolled back.
+        let mut since = aborted.clone();
+        since.metadata.name = Some("staging-4".into());
+        since.spec.targets = vec!["eu-2".into()];
+        since.spec.bundle = "b2".into();
+        assert_eq!(
+            judge(&[since, aborted.clone()], &RollBack::Failed),
+            Ok(plan(&["eu-2"]))
+        );
+
+        // Under way, halted or not: stop it first, and say how.
+        let (_, running) = rollout_of_b3(PassagePhase::Running);
+        let refusal = judge_rollback_targets(&gate, &[running], &all, &RollBack::Failed)
+            .expect_err("refused");
+        assert_eq!(refusal.code, RefusalCode::AlreadyCrossing);
+        assert!(
+            refusal.reason.contains("hecate abort staging-3 -n shop"),
+            "{}",
+            refusal.reason
+        );
+        // A Gate that never rolled out to targets.
+        assert_eq!(
+            judge(&[], &RollBack::Failed),
+            Err(RefusalCode::InvalidTargets)
+        );
+        // Nothing failed to roll back.
+        let mut crossed = aborted.clone();
+        if let Some(record) = crossed.status.as_mut().and_then(|s| s.rollout.as_mut()) {
+            record.targets.truncate(1);
+        }
+        assert_eq!(
+            judge(&[crossed], &RollBack::Failed),
+            Err(RefusalCode::NothingFailed)
+        );
+        // Nothing earlier to go back to.
+        let lonely =
+            judge_rollback_targets(&gate, &only_aborted, &bundles(&["b3"]), &RollBack::All);
+        assert_eq!(
+            lonely.map_err(|r| r.code),
+            Err(RefusalCode::NothingToRollBackTo)
         );
     }
 

@@ -183,10 +183,12 @@ fn judge_gate(
     since: Timestamp,
 ) -> Judged {
     let name = gate.name_any();
-    // Oldest first, by when they finished.
+    // Oldest first, by when they finished. A crossing of some targets — a rollback
+    // of some, a catch-up (DECISIONS 163, 164) — delivers nothing new: the figures
+    // are the whole crossings', each finished when its last target was.
     let mut finished: Vec<(&Passage, Timestamp)> = snapshot
         .passages_of(&name)
-        .filter(|p| p.is_terminal())
+        .filter(|p| p.is_terminal() && !p.spec.is_partial())
         .filter_map(|p| finished_at(p).map(|at| (p, at)))
         .collect();
     finished.sort_by(|a, b| {

@@ -491,6 +491,11 @@ fn rollout(
                 vec![
                     Remedy::AcceptFailures {
                         passage: passage.to_string(),
+                        targets: failed.clone(),
+                    },
+                    Remedy::RollbackTargets {
+                        gate: x.gate.clone(),
+                        passage: passage.to_string(),
                         targets: failed,
                     },
                     Remedy::Abort {

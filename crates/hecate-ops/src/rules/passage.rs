@@ -353,10 +353,13 @@ pub fn refused_message(refusal: &Refusal) -> String {
 /// who may patch a Passage — a promoter, to abort — may change), and its spec is the
 /// one its last status was written for (a spec patched after it finished moves
 /// `metadata.generation` past `status.observedGeneration`; a status written by hand
-/// without one is taken as it is).
+/// without one is taken as it is). A crossing of some of the Gate's targets
+/// (DECISION 163) is never one: it brings those targets back to, or up to, what the
+/// Gate holds without changing it.
 pub fn is_record_of(passage: &Passage, gate: &str) -> bool {
     let observed = passage.status.as_ref().map_or(0, |s| s.observed_generation);
     passage.spec.gate == gate
+        && !passage.spec.is_partial()
         && passage
             .labels()
             .get(wellknown::LABEL_GATE)

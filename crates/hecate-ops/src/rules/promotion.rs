@@ -148,13 +148,19 @@ pub enum CrossingKind {
     /// ([`super::rollback`]): the same rules, except that it may be the Gate's current
     /// occupant — crossing it again restores what a failed crossing half-changed.
     Rollback,
+    /// Bringing some of the Gate's targets to the Bundle it holds (DECISION 164): the
+    /// same rules, except that it is the Gate's current occupant — and must be.
+    CatchUp,
 }
 
 impl CrossingKind {
-    /// What `passage` is for: a rollback when it says it undoes a crossing.
+    /// What `passage` is for: a rollback when it says it undoes a crossing; else a
+    /// catch-up when it reaches only some targets.
     pub fn of(passage: &Passage) -> Self {
         if super::rollback::rollback_of(passage).is_some() {
             Self::Rollback
+        } else if passage.spec.is_partial() {
+            Self::CatchUp
         } else {
             Self::Promotion
         }
@@ -184,8 +190,18 @@ pub fn judge_crossing(
     let Some(candidate) = candidates.first() else {
         return Err(actions::not_admitted(gate, bundle));
     };
+    if kind == CrossingKind::CatchUp && gate.current_bundle() != Some(bundle.name_any().as_str()) {
+        return Err(Refusal::new(
+            RefusalCode::InvalidTargets,
+            format!(
+                "a crossing of some targets brings them to what {} holds, not {}: a new Bundle crosses every target",
+                gate.name_any(),
+                bundle.name_any()
+            ),
+        ));
+    }
     if let Some(why) = &candidate.blocked
-        && !(kind == CrossingKind::Rollback && why.code == eligibility::Code::AlreadyCurrent)
+        && !(kind != CrossingKind::Promotion && why.code == eligibility::Code::AlreadyCurrent)
     {
         return Err(Refusal::new(why.code.into(), why.reason.clone()));
     }
@@ -307,6 +323,7 @@ pub fn new_passage(
             actor: actor.into(),
             abort: false,
             rollout: None,
+            targets: Vec::new(),
         },
         status: None,
     }

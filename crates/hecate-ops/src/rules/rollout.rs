@@ -59,6 +59,24 @@ pub struct Span {
     pub plan: Plan,
 }
 
+impl Span {
+    /// What a crossing of `names` alone follows ([`Plan::only`]); every target when
+    /// `names` is empty.
+    pub fn only(self, names: &[String]) -> Span {
+        if names.is_empty() {
+            return self;
+        }
+        Span {
+            plan: self.plan.only(names),
+            targets: self
+                .targets
+                .into_iter()
+                .filter(|t| names.contains(&t.name))
+                .collect(),
+        }
+    }
+}
+
 /// Why a Gate's targets or waves cannot be followed: the Gate's problem, shown as
 /// its steps' are, and no crossing starts.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

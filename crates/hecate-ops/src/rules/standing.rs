@@ -41,8 +41,31 @@ pub enum Decision<'a> {
         /// Why, in words.
         why: String,
     },
+    /// Open a catch-up crossing of the Bundle the Gate holds, to the targets that
+    /// joined after its rollout (DECISION 164).
+    CatchUp {
+        /// The Bundle the Gate holds.
+        bundle: &'a Bundle,
+        /// The rollout it completes: the crossing the Gate holds.
+        rollout: String,
+        /// The targets.
+        targets: Vec<String>,
+        /// Why, in words: for the Event.
+        why: String,
+    },
     /// Nothing to open: where the Gate stands.
     Stand(Standing),
+}
+
+/// What is due besides new work, judged by ops from the Gate's finished crossings:
+/// an automatic rollback ([`super::rollback::automatic`]) and a catch-up
+/// ([`super::rollout::view::catch_up`], with the occupant's Bundle).
+#[derive(Debug, Default, PartialEq)]
+pub struct Due<'a> {
+    /// What automatic rollback says of the newest finished crossing.
+    pub rollback: Option<Automatic<'a>>,
+    /// The catch-up crossing due, and the Bundle it crosses.
+    pub catch_up: Option<(&'a Bundle, super::rollout::view::CatchUp)>,
 }
 
 /// Where a Gate stands once it has done what it decided — what its `Ready` condition
@@ -200,11 +223,18 @@ pub fn next_move<'a>(
     active: Option<&Passage>,
     candidates: &[Candidate<'a>],
     bundles: &'a [Bundle],
-    automatic: Option<Automatic<'a>>,
+    due: Due<'a>,
     now: Timestamp,
 ) -> Decision<'a> {
-    let usual = || decide(gate, obstacle, active, candidates, bundles, now);
-    let (bundle, undoing, why) = match automatic {
+    let Due { rollback, catch_up } = due;
+    let usual = || {
+        let usual = decide(gate, obstacle, active, candidates, bundles, now);
+        match catch_up {
+            Some((bundle, due)) => catching_up(gate, obstacle, usual, bundle, due, now),
+            None => usual,
+        }
+    };
+    let (bundle, undoing, why) = match rollback {
         None => return usual(),
         Some(Automatic::Stopped(why)) => {
             return match usual() {
@@ -235,6 +265,53 @@ pub fn next_move<'a>(
     Decision::RollBack {
         bundle,
         undoing,
+        why,
+    }
+}
+
+/// `usual` with a catch-up due (DECISION 164): a crossing opened or under way goes
+/// first (a whole rollout reaches the new targets itself); otherwise the catch-up
+/// opens — unless the Gate has no steps or its windows are closed, as for any
+/// crossing.
+fn catching_up<'a>(
+    gate: &Gate,
+    obstacle: Option<&Obstacle>,
+    usual: Decision<'a>,
+    bundle: &'a Bundle,
+    due: super::rollout::view::CatchUp,
+    now: Timestamp,
+) -> Decision<'a> {
+    if !matches!(
+        usual,
+        Decision::Stand(
+            Standing::Idle(_) | Standing::CrossingFailed(_) | Standing::WindowClosed { .. }
+        )
+    ) {
+        return usual;
+    }
+    let why = format!(
+        "{} joined after {}'s rollout of {}: bringing {} to it",
+        super::rollout::listed(&due.targets),
+        gate.name_any(),
+        bundle.name_any(),
+        if due.targets.len() == 1 { "it" } else { "them" },
+    );
+    if obstacle == Some(&Obstacle::NoSteps) {
+        return Decision::Stand(Standing::CannotOpen(format!(
+            "{why}, but the Gate has no passage steps; add spec.passage.steps"
+        )));
+    }
+    let windows = window::judge(&gate.spec.windows, now);
+    if !windows.allowed {
+        return Decision::Stand(Standing::WindowClosed {
+            message: format!("{why} once a window opens: {}", windows.reason_with_until()),
+            reopens: windows.next_change,
+        });
+    }
+    Decision::CatchUp {
+        bundle,
+        rollout: due.rollout,
+        targets: due.targets,
         why,
     }
 }

@@ -99,6 +99,7 @@ fn passage(steps: Vec<Step>) -> Passage {
             actor: "controller".into(),
             abort: false,
             rollout: None,
+            targets: Vec::new(),
         },
     );
     passage.metadata.namespace = Some("shop".into());

@@ -89,6 +89,10 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
         "passages:schema.properties.spec.properties.rollout",
         "fan-out: retries and acceptances asked of a halted rollout, each in its asker's name (DECISION 157)",
     ),
+    (
+        "passages:schema.properties.spec.properties.targets",
+        "fan-out: a crossing of some of a Gate's targets, a rollback or a catch-up (DECISION 163)",
+    ),
 ];
 
 /// Bounds the reference lacks and we add (`crate::limits`, docs/DECISIONS.md 98; on

@@ -444,7 +444,29 @@ function targetsPanel(ns, t, index) {
     r.now.message ? h("p", { class: "small server-text" }, r.now.message) : null,
     rollout.targetsTable(`Where ${r.version} stands on each of ${t.gate}'s targets, by wave`, r.targets),
     r.omittedTargets ? h("p", { class: "small muted" }, `${r.omittedTargets} departed targets' records left out.`) : null,
+    sinceList(ns, r.since || []),
   );
+}
+
+/** Crossings of some of the rollout's targets since — rollbacks of some, catch-ups — newest first (DECISIONS 163, 164). */
+function sinceList(ns, since) {
+  if (!since.length) return null;
+  return [
+    h("h3", null, "Since, crossings of some targets"),
+    h(
+      "ul",
+      { class: "since" },
+      since.map((s) =>
+        h(
+          "li",
+          { "data-passage": s.passage, "data-kind": s.rollbackOf ? "rollback" : "catch-up" },
+          c.link("/passages/", { name: s.passage, namespace: ns }, s.passage),
+          `: ${s.rollbackOf ? "rollback" : "catch-up"} of ${(s.targets || []).map((t) => t.name).join(", ")} to ${s.version} `,
+          rollout.phasePill(s.now.phase),
+        ),
+      ),
+    ),
+  ];
 }
 
 /** The Gate's windows as ops words them, with how far off the next change is. */

@@ -23,6 +23,12 @@ pub enum ActionRefusal {
     /// The rollout has reached no target.
     #[error("the rollout has reached no target yet: nothing to roll back")]
     NothingReached,
+    /// A rollback names targets the rollout never reached (or that are not its).
+    #[error("the rollout did not reach {}: only a target it reached can be rolled back", super::listed(.names))]
+    NotReached {
+        /// Those names.
+        names: Vec<String>,
+    },
     /// Failures are accepted only to let a halted rollout go on.
     #[error("the rollout is {}, not halted: there are no failures to accept", .phase.as_str())]
     NotHalted {
@@ -132,37 +138,76 @@ pub fn accept(
 }
 
 /// Which targets a rollback crosses back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RollBack {
-    /// The failed ones.
+    /// The failed ones (accepted or not).
     Failed,
     /// Every one the rollout reached.
     All,
+    /// These, each one the rollout reached.
+    Named(Vec<String>),
 }
 
-/// The present targets a rollback of `scope` crosses back to what they ran before, in
-/// the Gate's order.
+impl RollBack {
+    /// What a person wrote: `failed`, `all`, or names separated by commas.
+    pub fn parse(text: &str) -> Self {
+        match text.trim() {
+            "failed" => Self::Failed,
+            "all" => Self::All,
+            names => Self::Named(
+                names
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// The present targets of a finished rollout (`status`, its record as written) that a
+/// rollback of `asked` crosses back to what they ran before, in the record's order.
 pub fn rollback_targets(
-    plan: &Plan,
     status: &RolloutStatus,
-    scope: RollBack,
-    now: Timestamp,
+    asked: &RollBack,
 ) -> Result<Vec<String>, ActionRefusal> {
-    let records = Records::of(plan, status, now);
-    let chosen: Vec<String> = plan
-        .targets()
-        .filter(|t| match scope {
-            RollBack::Failed => records.failed(t),
-            RollBack::All => records.reached(t),
-        })
-        .map(str::to_string)
-        .collect();
-    match (chosen.is_empty(), scope) {
+    let records = Records::recorded(status);
+    let present = status
+        .targets
+        .iter()
+        .filter(|r| r.departed_at.is_none())
+        .map(|r| r.name.as_str());
+    let chosen: Vec<String> = match asked {
+        RollBack::Failed => present
+            .filter(|t| records.failed(t))
+            .map(str::to_string)
+            .collect(),
+        RollBack::All => present
+            .filter(|t| records.reached(t))
+            .map(str::to_string)
+            .collect(),
+        RollBack::Named(names) => {
+            let unreached: Vec<String> = names
+                .iter()
+                .filter(|n| !records.reached(n))
+                .cloned()
+                .collect();
+            if !unreached.is_empty() {
+                return Err(ActionRefusal::NotReached { names: unreached });
+            }
+            present
+                .filter(|t| names.iter().any(|n| n == t))
+                .map(str::to_string)
+                .collect()
+        }
+    };
+    match (chosen.is_empty(), asked) {
         (false, _) => Ok(chosen),
         (true, RollBack::Failed) => Err(ActionRefusal::NothingFailed {
             action: "roll back",
         }),
-        (true, RollBack::All) => Err(ActionRefusal::NothingReached),
+        (true, _) => Err(ActionRefusal::NothingReached),
     }
 }
 

@@ -160,6 +160,32 @@ impl Plan {
         self.wave_of(target).is_some()
     }
 
+    /// The plan a crossing of `names` alone follows (DECISION 163): those of them
+    /// present, in their waves and order, each wave at most as wide as before and
+    /// tolerating no failure — every target of such a crossing was asked for by
+    /// name; waves left empty are dropped.
+    pub fn only(&self, names: &[String]) -> Plan {
+        let waves = self
+            .waves
+            .iter()
+            .filter_map(|wave| {
+                let targets: Vec<String> = wave
+                    .targets
+                    .iter()
+                    .filter(|t| names.contains(t))
+                    .cloned()
+                    .collect();
+                (!targets.is_empty()).then(|| PlannedWave {
+                    max_concurrency: wave.max_concurrency.min(targets.len()).max(1),
+                    max_failures: 0,
+                    targets,
+                    ..wave.clone()
+                })
+            })
+            .collect();
+        Plan { waves }
+    }
+
     /// Every present target, wave by wave.
     pub fn targets(&self) -> impl Iterator<Item = &str> {
         self.waves

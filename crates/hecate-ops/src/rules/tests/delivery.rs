@@ -251,6 +251,36 @@ fn each_crossing_counts_as_what_became_of_it() {
     );
 }
 
+/// A crossing of some targets — a catch-up of b4, a rollback of one target to b3 —
+/// delivers nothing new and undoes no release (DECISIONS 163, 164): the figures are
+/// the whole crossings', and b4's stays what it was.
+#[test]
+fn crossings_of_some_targets_are_not_counted() {
+    let (gates, bundles, mut passages) = history().into_parts();
+    let mut some = |name: &str, bundle: &str, at: i64| {
+        let mut p = crossing(name, bundle, PassagePhase::Succeeded, [at - 5, at - 5, at]);
+        p.spec.targets = vec!["eu-2".into()];
+        passages.push(p);
+    };
+    some("x8", "b4", 170);
+    some("x9", "b3", 180);
+    let snapshot = NamespaceSnapshot::new(NS, gates, bundles, passages);
+    let figures = delivery(&snapshot, None, since(), now()).unwrap();
+    let outcomes: Vec<(&str, DeliveryOutcome)> = figures.gates[0]
+        .crossings
+        .iter()
+        .map(|c| (c.passage.as_str(), c.outcome))
+        .collect();
+    let whole = delivery(&history(), None, since(), now()).unwrap();
+    let before: Vec<(&str, DeliveryOutcome)> = whole.gates[0]
+        .crossings
+        .iter()
+        .map(|c| (c.passage.as_str(), c.outcome))
+        .collect();
+    assert_eq!(outcomes, before);
+    assert_eq!(figures.gates[0].crossings.len(), 7);
+}
+
 /// A crossing whose Passage records a "no" counts as unverified even once the Gate's
 /// history no longer holds it (DECISION 139).
 #[test]

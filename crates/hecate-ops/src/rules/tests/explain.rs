@@ -200,11 +200,18 @@ fn a_halted_rollout_names_its_failed_targets_and_what_a_person_may_do() {
         .map(|r| match r {
             Remedy::RetryTargets { targets, .. } if targets == &["canary"] => "retry",
             Remedy::AcceptFailures { targets, .. } if targets == &["canary"] => "accept",
+            Remedy::RollbackTargets {
+                gate,
+                passage,
+                targets,
+            } if gate == "production" && passage == "production-b1" && targets == &["canary"] => {
+                "roll back"
+            }
             Remedy::Abort { passage } if passage == "production-b1" => "abort",
             other => panic!("not offered for a halted rollout: {other:?}"),
         })
         .collect();
-    assert_eq!(offered, ["retry", "accept", "abort"]);
+    assert_eq!(offered, ["retry", "accept", "roll back", "abort"]);
     let rollout = x
         .crossing
         .and_then(|c| c.rollout)

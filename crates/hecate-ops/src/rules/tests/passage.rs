@@ -421,6 +421,11 @@ fn a_gate_records_only_its_own_crossings_as_they_finished() {
     // A status written by hand without an observed generation is taken as written.
     p.status.as_mut().unwrap().observed_generation = 0;
     assert!(is_record_of(&p, "staging"));
+
+    // A crossing of some of its targets changes nothing the Gate holds (DECISION 163).
+    let mut some = p.clone();
+    some.spec.targets = vec!["eu-2".into()];
+    assert!(!is_record_of(&some, "staging"));
 }
 
 #[test]

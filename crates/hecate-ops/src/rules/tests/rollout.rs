@@ -360,7 +360,10 @@ fn a_gate_without_targets_is_one_place_as_before() {
 // ---------------------------------------------------------------------------
 // Waves and budgets
 
-fn waves_of(span: &Span) -> Vec<(usize, WaveKind, Vec<String>, usize, usize)> {
+/// A wave as the tables write it: index, kind, targets, concurrency, failures allowed.
+type WaveRow = (usize, WaveKind, Vec<String>, usize, usize);
+
+fn waves_of(span: &Span) -> Vec<WaveRow> {
     span.plan
         .waves
         .iter()
@@ -820,20 +823,76 @@ fn a_retry_restarts_the_failed_targets_only() {
         retry(plan, &status(vec![ok("eu-1", 0, 10)]), at(48)),
         Err(ActionRefusal::NothingFailed { action: "retry" })
     );
-    // Rolling back: the failed ones, or everything the rollout reached.
+    // Rolling back: the failed ones, everything the rollout reached, or those named
+    // — read from the record as written, as a rollback reads a finished rollout.
     let halted = status(vec![ok("eu-1", 0, 10), failed("eu-2", 40, 45, 3, "X")]);
     assert_eq!(
-        rollback_targets(plan, &halted, RollBack::Failed, at(48)),
+        rollback_targets(&halted, &RollBack::Failed),
         Ok(names(&["eu-2"]))
     );
     assert_eq!(
-        rollback_targets(plan, &halted, RollBack::All, at(48)),
+        rollback_targets(&halted, &RollBack::All),
         Ok(names(&["eu-1", "eu-2"]))
     );
     assert_eq!(
-        rollback_targets(plan, &status(vec![]), RollBack::All, at(48)),
+        rollback_targets(&halted, &RollBack::parse(" eu-1 ")),
+        Ok(names(&["eu-1"]))
+    );
+    assert_eq!(
+        rollback_targets(&halted, &RollBack::parse("eu-1,us-1,us-9")),
+        Err(ActionRefusal::NotReached {
+            names: names(&["us-1", "us-9"])
+        })
+    );
+    assert_eq!(
+        rollback_targets(&status(vec![ok("eu-1", 0, 10)]), &RollBack::parse("failed")),
+        Err(ActionRefusal::NothingFailed {
+            action: "roll back"
+        })
+    );
+    assert_eq!(
+        rollback_targets(&status(vec![]), &RollBack::parse("all")),
         Err(ActionRefusal::NothingReached)
     );
+}
+
+#[test]
+fn a_crossing_of_some_targets_follows_their_waves_and_tolerates_no_failure() {
+    let whole = canary_then_rest();
+    let rest = |targets: &[&str], width: usize| (1, WaveKind::Listed, names(targets), width, 0);
+    // (asked, waves followed): each wave keeps its number and soak, narrows to what
+    // is asked, and allows no failure; a name the Gate does not span is nobody.
+    let table: [(&[&str], Vec<WaveRow>); 4] = [
+        (&["us-2"], vec![rest(&["us-2"], 1)]),
+        (
+            &["eu-2", "eu-1", "us-1"],
+            vec![
+                (0, WaveKind::Listed, names(&["eu-1"]), 1, 0),
+                rest(&["eu-2", "us-1"], 2),
+            ],
+        ),
+        // In the Gate's order, whatever the order asked.
+        (
+            &["us-2", "eu-2", "us-1"],
+            vec![rest(&["eu-2", "us-1", "us-2"], 2)],
+        ),
+        (&["ap-1"], vec![]),
+    ];
+    for (asked, waves) in table {
+        let only = whole.clone().only(&names(asked));
+        assert_eq!(waves_of(&only), waves, "{asked:?}");
+        assert!(
+            only.targets
+                .iter()
+                .all(|t| asked.contains(&t.name.as_str()))
+        );
+    }
+    let canary = whole.clone().only(&names(&["eu-1"]));
+    assert_eq!(
+        canary.plan.waves[0].min_success_time, whole.plan.waves[0].min_success_time,
+        "a wave's soak still holds"
+    );
+    assert_eq!(whole.clone().only(&[]), whole, "no names: every target");
 }
 
 #[test]
@@ -907,6 +966,84 @@ fn a_target_that_joins_after_the_rollout_is_caught_up() {
     // A rollout under way reaches its new targets itself.
     finished.phase = RolloutPhase::Progressing;
     assert!(catch_up(&span.plan, &finished).is_empty());
+}
+
+/// A Passage of production moving `bundle`, in `phase`, reaching `targets` (all when
+/// empty), with `records` as its rollout's.
+fn production(
+    name: &str,
+    bundle: &str,
+    phase: hecate_types::PassagePhase,
+    targets: &[&str],
+    records: Vec<TargetStatus>,
+) -> hecate_types::Passage {
+    let mut passage = hecate_types::Passage::new(
+        name,
+        hecate_types::PassageSpec {
+            gate: "production".into(),
+            bundle: bundle.into(),
+            targets: names(targets),
+            ..hecate_types::PassageSpec::default()
+        },
+    );
+    passage.status = Some(hecate_types::PassageStatus {
+        phase: Some(phase),
+        rollout: Some(RolloutStatus {
+            phase: RolloutPhase::Completed,
+            ..status(records)
+        }),
+        ..hecate_types::PassageStatus::default()
+    });
+    passage
+}
+
+#[test]
+fn a_catch_up_is_due_once_per_target_after_the_rollout_the_gate_holds() {
+    use hecate_types::PassagePhase::{Aborted, Running, Succeeded};
+    use hecate_types::wellknown::{ANNOTATION_CATCH_UP_OF, ANNOTATION_ROLLBACK_OF};
+    let plan = canary_then_rest().plan;
+    let reached = || vec![ok("eu-1", 0, 10), ok("eu-2", 40, 45), ok("us-1", 40, 47)];
+    let rollout = production("production-1", "b1", Succeeded, &[], reached());
+    let belonging = |name: &str, key: &str, phase, targets: &[&str]| {
+        let mut p = production(name, "b1", phase, targets, vec![]);
+        p.metadata.annotations = Some([(key.to_string(), "production-1".to_string())].into());
+        p
+    };
+    let caught = belonging("production-2", ANNOTATION_CATCH_UP_OF, Aborted, &["us-2"]);
+    let rolled = belonging("production-2", ANNOTATION_ROLLBACK_OF, Succeeded, &["us-2"]);
+    let elsewhere = production("production-2", "b1", Succeeded, &["us-2"], vec![]);
+    let running = production("production-2", "b2", Running, &[], vec![]);
+    let due = |occupant: &str, passages: &[&hecate_types::Passage]| {
+        view::catch_up(&plan, occupant, passages).map(|c| (c.bundle, c.rollout, c.targets))
+    };
+    let us_2 = Some((
+        "b1".to_string(),
+        "production-1".to_string(),
+        names(&["us-2"]),
+    ));
+    // (the crossing the Gate holds, the Gate's Passages newest first) → due
+    let table: [(&str, Vec<&hecate_types::Passage>, _); 7] = [
+        // us-2 joined after the rollout the Gate holds.
+        ("production-1", vec![&rollout], us_2.clone()),
+        // A crossing of some targets of it since asked for us-2, whatever came of it:
+        // automation never retries a failure.
+        ("production-1", vec![&caught, &rollout], None),
+        ("production-1", vec![&rolled, &rollout], None),
+        // One that names another rollout is not this one's.
+        ("production-1", vec![&elsewhere, &rollout], us_2),
+        // Anything under way: not now.
+        ("production-1", vec![&running, &rollout], None),
+        // The Gate holds another crossing's Bundle (a rollback of every target).
+        ("production-0", vec![&rollout], None),
+        // No rollout at all.
+        ("production-1", vec![], None),
+    ];
+    for (i, (occupant, passages, expected)) in table.into_iter().enumerate() {
+        assert_eq!(due(occupant, &passages), expected, "case {i}");
+    }
+    // A rollout that did not cross (aborted after a halt) is the person's to finish.
+    let aborted = production("production-1", "b1", Aborted, &[], reached());
+    assert_eq!(due("production-1", &[&aborted]), None);
 }
 
 #[test]

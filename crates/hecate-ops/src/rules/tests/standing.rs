@@ -48,6 +48,7 @@ fn answers(gate: &Gate, bundles: &[Bundle], passages: &[Passage], offered: &str)
         _ => match decide(gate, obstacle.as_ref(), active, &candidates, bundles, now) {
             Decision::Open(_) => "Open",
             Decision::RollBack { .. } => "RollBack",
+            Decision::CatchUp { .. } => "CatchUp",
             Decision::Stand(standing) => ready(&standing, None).reason,
         },
     };
@@ -481,12 +482,13 @@ fn a_due_rollback_comes_first_and_one_that_stopped_holds_nothing_back() {
     let bundles = [plain_bundle("b1"), plain_bundle("b2")];
     let stepped = bare_gate(true, &["git-clone"]);
     let candidates = eligibility::evaluate(&stepped, &bundles, None, now);
-    let open = || {
-        Some(Automatic::Open {
+    let open = || Due {
+        rollback: Some(Automatic::Open {
             target: &bundles[0],
             undoing: "dev-2".into(),
             why: "b2 was not verified (dev-2): rolling back to b1".into(),
-        })
+        }),
+        catch_up: None,
     };
     assert_eq!(
         next_move(&stepped, None, None, &candidates, &bundles, open(), now),
@@ -509,18 +511,84 @@ fn a_due_rollback_comes_first_and_one_that_stopped_holds_nothing_back() {
         Decision::Stand(Standing::WindowClosed { message, .. }) if message.starts_with("b2 was not verified")
     ));
     // One that stopped: the newest Bundle still crosses an automatic Gate.
-    let stopped = Some(Automatic::Stopped("it was itself a rollback".into()));
+    let stopped = Due {
+        rollback: Some(Automatic::Stopped("it was itself a rollback".into())),
+        catch_up: None,
+    };
     assert_eq!(
         next_move(&stepped, None, None, &candidates, &bundles, stopped, now),
         decide(&stepped, None, None, &candidates, &bundles, now)
     );
     // And is said when nothing else moves.
     let manual = bare_gate(false, &["git-clone"]);
-    let stopped = Some(Automatic::Stopped("it was itself a rollback".into()));
+    let stopped = Due {
+        rollback: Some(Automatic::Stopped("it was itself a rollback".into())),
+        catch_up: None,
+    };
     assert_eq!(
         next_move(&manual, None, None, &[], &bundles, stopped, now),
         Decision::Stand(Standing::CrossingFailed("it was itself a rollback".into()))
     );
+}
+
+#[test]
+fn a_catch_up_opens_when_nothing_else_would_and_meets_the_windows() {
+    use crate::rules::rollout::view::CatchUp;
+    let now: Timestamp = "2026-08-10T12:00:00Z".parse().expect("a time");
+    let bundles = [plain_bundle("b1"), plain_bundle("b2")];
+    let due = || Due {
+        rollback: None,
+        catch_up: Some((
+            &bundles[0],
+            CatchUp {
+                bundle: "b1".into(),
+                rollout: "dev-1".into(),
+                targets: vec!["us-2".into()],
+            },
+        )),
+    };
+    // A manual Gate with nothing asked of it brings the new target to what it holds.
+    let manual = bare_gate(false, &["git-clone"]);
+    assert_eq!(
+        next_move(&manual, None, None, &[], &bundles, due(), now),
+        Decision::CatchUp {
+            bundle: &bundles[0],
+            rollout: "dev-1".into(),
+            targets: vec!["us-2".into()],
+            why: "us-2 joined after dev's rollout of b1: bringing it to it".into(),
+        }
+    );
+    // An automatic Gate crossing a newer Bundle reaches us-2 in that rollout.
+    let auto = bare_gate(true, &["git-clone"]);
+    let candidates = eligibility::evaluate(&auto, &bundles, None, now);
+    assert!(matches!(
+        next_move(&auto, None, None, &candidates, &bundles, due(), now),
+        Decision::Open(_)
+    ));
+    // Windows and steps hold it as any crossing.
+    let mut frozen = manual.clone();
+    frozen.spec.windows = vec![hecate_types::Window {
+        schedule: "0 0 * * *".into(),
+        duration: "24h".into(),
+        time_zone: "UTC".into(),
+        deny: true,
+    }];
+    assert!(matches!(
+        next_move(&frozen, None, None, &[], &bundles, due(), now),
+        Decision::Stand(Standing::WindowClosed { message, .. }) if message.starts_with("us-2 joined after dev's rollout")
+    ));
+    assert!(matches!(
+        next_move(
+            &manual,
+            Some(&Obstacle::NoSteps),
+            None,
+            &[],
+            &bundles,
+            due(),
+            now
+        ),
+        Decision::Stand(Standing::CannotOpen(_))
+    ));
 }
 
 #[test]
