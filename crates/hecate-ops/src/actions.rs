@@ -114,10 +114,21 @@ impl Ops {
             None => self.bundles(namespace).await?,
         };
         let plan = rules::actions::judge_rollback(&gate, &bundles, to).map_err(refused)?;
+        self.roll_back(namespace, &gate, &plan, actor).await
+    }
+
+    /// Opens the rollback `plan` of `gate`, judged by the rules of any crossing.
+    async fn roll_back(
+        &self,
+        namespace: &str,
+        gate: &Gate,
+        plan: &rules::actions::RollbackPlan,
+        actor: &str,
+    ) -> Result<Passage> {
         self.cross(Crossing {
             action: Action::Rollback,
             namespace,
-            gate: &gate,
+            gate,
             bundle: &plan.bundle,
             actor,
             rollback_of: Some(&plan.undoing),
@@ -151,16 +162,7 @@ impl Ops {
         passages.sort_by(rules::eligibility::passages_newest_first);
         let plan = rules::actions::judge_rollback_targets(&gate, &passages, &bundles, asked)
             .map_err(refused)?;
-        self.cross(Crossing {
-            action: Action::Rollback,
-            namespace,
-            gate: &gate,
-            bundle: &plan.bundle,
-            actor,
-            rollback_of: Some(&plan.undoing),
-            targets: &plan.targets,
-        })
-        .await
+        self.roll_back(namespace, &gate, &plan, actor).await
     }
 
     /// Starts `crossing` once the Gate alone has been judged: reads the Bundle and the

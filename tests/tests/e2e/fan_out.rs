@@ -453,7 +453,7 @@ async fn a_release_rolls_out_in_waves_halts_on_the_canary_and_completes_once_it_
     eprintln!("$ hecate targets production\n{targets}");
     assert!(
         targets.contains(&format!(
-            "Since, crossings of some targets:\n  {}: rollback of eu-2 to b1, Completed",
+            "Since, crossings of some targets:\n  {}: rollback of eu-2 to 1.0.0 (b1), Completed",
             back.metadata.name.as_deref().unwrap_or_default()
         )),
         "{targets}"

@@ -196,11 +196,14 @@ pub(crate) fn targets(
             )
         };
     };
-    let name = if rollout.version == rollout.bundle {
-        rollout.bundle.clone()
-    } else {
-        format!("{} ({})", rollout.version, rollout.bundle)
+    let named = |r: &hecate_ops::RolloutRecord| {
+        if r.version == r.bundle {
+            r.bundle.clone()
+        } else {
+            format!("{} ({})", r.version, r.bundle)
+        }
     };
+    let name = named(rollout);
     let mut out = format!(
         "{}: {name} by {}, {}{}\n",
         style.paint(Colour::Bold, &targets.gate),
@@ -285,7 +288,7 @@ pub(crate) fn targets(
             "  {}: {kind} of {} to {}, {}\n",
             later.passage,
             names.join(", "),
-            later.version,
+            named(later),
             style.paint(
                 rollout_colour(&later.now.phase).unwrap_or(Colour::Bold),
                 &later.now.phase

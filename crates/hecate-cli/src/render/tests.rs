@@ -1577,6 +1577,7 @@ fn targets_table_reads_a_rollout_by_wave() {
         let mut back = rollout.clone();
         back.passage = "production-8".into();
         back.version = "v1.2.0".into();
+        back.bundle = "app-1".into();
         back.rollback_of = Some("production-7".into());
         back.now.phase = "Succeeded".into();
         back.targets.truncate(1);
@@ -1588,7 +1589,7 @@ fn targets_table_reads_a_rollout_by_wave() {
             "(1 departed targets' records left out)\n\
              \n\
              Since, crossings of some targets:\n\
-             \x20 production-8: rollback of canary to v1.2.0, Succeeded\n"
+             \x20 production-8: rollback of canary to v1.2.0 (app-1), Succeeded\n"
         ),
         "{}",
         targets(&rolled, now(), Narrow, &Style::plain())

@@ -248,6 +248,79 @@ pub fn payload(passage: &Passage, bundle: &Bundle, status: &PassageStatus) -> Va
     if !artifacts.is_empty() {
         document.insert("artifacts".into(), json!(artifacts));
     }
+    if let Some(rollout) = &status.rollout {
+        document.insert("rollout".into(), rollout_evidence(passage, rollout));
+    }
+    Value::Object(document)
+}
+
+/// A rollout's part of the evidence (issue 52): where it ended, each target's crossing
+/// — wave, outcome, attempt, the step it ended on, what it pushed and its Flux
+/// applied, health, verification, times — and every acceptance of failures, with who,
+/// when and why. A crossing of some targets names which, and the rollout it belongs to.
+fn rollout_evidence(passage: &Passage, rollout: &hecate_types::RolloutStatus) -> Value {
+    let targets: Vec<Value> = rollout
+        .targets
+        .iter()
+        .filter(|t| t.departed_at.is_none())
+        .map(|t| {
+            let mut entry = Map::new();
+            entry.insert("name".into(), json!(t.name));
+            // People count waves and steps from 1.
+            entry.insert("wave".into(), json!(t.wave + 1));
+            entry.insert("outcome".into(), json!(t.phase.as_str()));
+            entry.insert("attempt".into(), json!(t.attempt));
+            if t.phase != hecate_types::TargetPhase::Pending {
+                entry.insert("step".into(), json!(t.current_step + 1));
+            }
+            for (key, value) in [
+                ("reason", t.reason.clone()),
+                ("message", t.message.clone()),
+                ("pushedRevision", t.pushed_revision.clone()),
+                ("appliedRevision", t.applied_revision.clone()),
+                (
+                    "health",
+                    t.health.map(|h| h.as_str().to_string()).unwrap_or_default(),
+                ),
+                (
+                    "verification",
+                    t.verification
+                        .map(|v| v.as_str().to_string())
+                        .unwrap_or_default(),
+                ),
+                ("startedAt", utc(t.started_at.as_ref())),
+                ("finishedAt", utc(t.finished_at.as_ref())),
+            ] {
+                insert_text(&mut entry, key, &value);
+            }
+            Value::Object(entry)
+        })
+        .collect();
+    let accepted: Vec<Value> = rollout
+        .accepted
+        .iter()
+        .map(|a| {
+            json!({
+                "by": a.by,
+                "at": utc(Some(&a.at)),
+                "reason": a.reason,
+                "targets": a.targets,
+            })
+        })
+        .collect();
+    let mut document = Map::new();
+    document.insert("phase".into(), json!(rollout.phase.as_str()));
+    insert_text(&mut document, "message", &rollout.message);
+    document.insert("targets".into(), Value::Array(targets));
+    if !accepted.is_empty() {
+        document.insert("accepted".into(), Value::Array(accepted));
+    }
+    if passage.spec.is_partial() {
+        document.insert("only".into(), json!(passage.spec.targets));
+        if let Some(of) = hecate_ops::rules::rollout::view::belongs_to(passage) {
+            document.insert("of".into(), json!(of));
+        }
+    }
     Value::Object(document)
 }
 
@@ -406,6 +479,100 @@ mod tests {
                 "traceID": "4bf92f3577b34da6a3ce929d0e0e4736",
                 "artifacts": ["sha256:abcdef0123456789", "sha256:beef00"],
                 "bundleDigest": "sha256:bbbb",
+            })
+        );
+    }
+
+    #[test]
+    fn a_rollouts_payload_holds_each_target_and_every_acceptance() {
+        use hecate_types::{
+            AcceptedFailures, RolloutPhase, RolloutStatus, TargetPhase, TargetStatus,
+        };
+        let mut passage = Passage::new(
+            "production-9",
+            PassageSpec {
+                gate: "production".into(),
+                bundle: "b7".into(),
+                targets: vec!["eu-2".into()],
+                ..PassageSpec::default()
+            },
+        );
+        passage.metadata.namespace = Some("shop".into());
+        passage.metadata.annotations = Some(
+            [(
+                hecate_types::wellknown::ANNOTATION_CATCH_UP_OF.to_string(),
+                "production-8".to_string(),
+            )]
+            .into(),
+        );
+        let status = PassageStatus {
+            phase: Some(PassagePhase::Succeeded),
+            rollout: Some(RolloutStatus {
+                phase: RolloutPhase::Accepted,
+                message: "rolled out to 1 of 2 targets; us-2 failed, accepted".into(),
+                targets: vec![
+                    TargetStatus {
+                        name: "eu-2".into(),
+                        wave: 1,
+                        phase: TargetPhase::Succeeded,
+                        attempt: 1,
+                        current_step: 2,
+                        pushed_revision: "abc123".into(),
+                        applied_revision: "main@sha1:abc123".into(),
+                        health: Some(hecate_types::Health::Healthy),
+                        started_at: at(100),
+                        finished_at: at(160),
+                        ..TargetStatus::default()
+                    },
+                    TargetStatus {
+                        name: "us-2".into(),
+                        wave: 2,
+                        phase: TargetPhase::Failed,
+                        attempt: 2,
+                        reason: "FluxDegraded".into(),
+                        ..TargetStatus::default()
+                    },
+                    TargetStatus {
+                        name: "gone".into(),
+                        departed_at: at(90),
+                        ..TargetStatus::default()
+                    },
+                ],
+                accepted: vec![AcceptedFailures {
+                    by: "carol".into(),
+                    at: Time(Timestamp::from_second(200).expect("a time")),
+                    reason: "us-2 is being rebuilt".into(),
+                    targets: vec!["us-2".into()],
+                }],
+                ..RolloutStatus::default()
+            }),
+            ..PassageStatus::default()
+        };
+        let bundle = Bundle::new("b7", BundleSpec::default());
+        let document = payload(&passage, &bundle, &status);
+        assert_eq!(
+            document["rollout"],
+            json!({
+                "phase": "Accepted",
+                "message": "rolled out to 1 of 2 targets; us-2 failed, accepted",
+                "targets": [
+                    {
+                        "name": "eu-2", "wave": 2, "outcome": "Succeeded", "attempt": 1, "step": 3,
+                        "pushedRevision": "abc123", "appliedRevision": "main@sha1:abc123",
+                        "health": "Healthy",
+                        "startedAt": "1970-01-01T00:01:40Z", "finishedAt": "1970-01-01T00:02:40Z",
+                    },
+                    {
+                        "name": "us-2", "wave": 3, "outcome": "Failed", "attempt": 2, "step": 1,
+                        "reason": "FluxDegraded",
+                    },
+                ],
+                "accepted": [{
+                    "by": "carol", "at": "1970-01-01T00:03:20Z",
+                    "reason": "us-2 is being rebuilt", "targets": ["us-2"],
+                }],
+                "only": ["eu-2"],
+                "of": "production-8",
             })
         );
     }

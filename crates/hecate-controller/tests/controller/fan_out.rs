@@ -489,6 +489,15 @@ async fn each_target_is_verified_before_it_counts_and_a_no_is_a_failure_within_t
     );
 }
 
+/// Passage `name` reconciled once by `passages`, as stored then.
+async fn reconciled(h: &Harness, passages: &PassageReconciler, name: &str) -> Passage {
+    passages
+        .reconcile_named(&h.env.namespace, name)
+        .await
+        .unwrap();
+    h.env.api::<Passage>().get(name).await.unwrap()
+}
+
 /// Crosses `bundle` through production by promote, its Passage reconciled until it
 /// finished and the Gate recording it; answers the Passage's name.
 async fn crossed(h: &Harness, passages: &PassageReconciler, bundle: &str) -> String {
@@ -498,8 +507,7 @@ async fn crossed(h: &Harness, passages: &PassageReconciler, bundle: &str) -> Str
         .await
         .unwrap();
     let name = promoted.name_any();
-    passages.reconcile_named(&ns, &name).await.unwrap();
-    let passage = h.env.api::<Passage>().get(&name).await.unwrap();
+    let passage = reconciled(h, passages, &name).await;
     assert_eq!(
         passage.phase(),
         PassagePhase::Succeeded,
@@ -553,8 +561,7 @@ async fn a_rollback_of_some_targets_crosses_them_alone_and_leaves_the_gate_as_it
         Some(b2_rollout.as_str())
     );
     let name = back.name_any();
-    passages.reconcile_named(&ns, &name).await.unwrap();
-    let back = h.env.api::<Passage>().get(&name).await.unwrap();
+    let back = reconciled(&h, &passages, &name).await;
     assert_eq!(back.phase(), PassagePhase::Succeeded, "{:?}", back.status);
     assert_eq!(
         phases(&back),
@@ -598,8 +605,7 @@ async fn a_rollback_of_some_targets_crosses_them_alone_and_leaves_the_gate_as_it
         .unwrap();
     assert_eq!(failed.spec.targets, ["eu-2"]);
     let failed_name = failed.name_any();
-    passages.reconcile_named(&ns, &failed_name).await.unwrap();
-    let failed = h.env.api::<Passage>().get(&failed_name).await.unwrap();
+    let failed = reconciled(&h, &passages, &failed_name).await;
     // Every target of it was asked for: one failure halts it, for a person to retry
     // or stop, as any rollout.
     assert_eq!(rollout(&failed).phase, RolloutPhase::Halted);
@@ -608,8 +614,7 @@ async fn a_rollback_of_some_targets_crosses_them_alone_and_leaves_the_gate_as_it
         "halted: eu-2 failed at step 1 (HTTPFailed); wave 2 (eu) tolerates none"
     );
     ops.abort(&ns, &failed_name, "bob").await.unwrap();
-    passages.reconcile_named(&ns, &failed_name).await.unwrap();
-    let failed = h.env.api::<Passage>().get(&failed_name).await.unwrap();
+    let failed = reconciled(&h, &passages, &failed_name).await;
     assert_eq!(failed.phase(), PassagePhase::Aborted, "{:?}", failed.status);
     h.reconcile("production").await;
     assert_eq!(h.gate("production").await.current_bundle(), Some("b2"));
@@ -675,8 +680,7 @@ async fn a_target_that_joins_after_the_rollout_is_caught_up_alone() {
         "{started:?}"
     );
     let name = catch_up.name_any();
-    passages.reconcile_named(&ns, &name).await.unwrap();
-    let caught = h.env.api::<Passage>().get(&name).await.unwrap();
+    let caught = reconciled(&h, &passages, &name).await;
     assert_eq!(
         caught.phase(),
         PassagePhase::Succeeded,

@@ -250,23 +250,29 @@ pub fn next_move<'a>(
             why,
         }) => (target, undoing, why),
     };
-    if obstacle == Some(&Obstacle::NoSteps) {
-        return Decision::Stand(Standing::CannotOpen(format!(
-            "{why}, and the Gate has no passage steps; add spec.passage.steps"
-        )));
-    }
-    let windows = window::judge(&gate.spec.windows, now);
-    if !windows.allowed {
-        return Decision::Stand(Standing::WindowClosed {
-            message: format!("{why} once a window opens: {}", windows.reason_with_until()),
-            reopens: windows.next_change,
-        });
+    if let Some(held) = held(gate, obstacle, &why, now) {
+        return Decision::Stand(held);
     }
     Decision::RollBack {
         bundle,
         undoing,
         why,
     }
+}
+
+/// What holds a crossing the Gate would open by itself, for `why`: no steps to run,
+/// or windows closed — as for any crossing.
+fn held(gate: &Gate, obstacle: Option<&Obstacle>, why: &str, now: Timestamp) -> Option<Standing> {
+    if obstacle == Some(&Obstacle::NoSteps) {
+        return Some(Standing::CannotOpen(format!(
+            "{why}, and the Gate has no passage steps; add spec.passage.steps"
+        )));
+    }
+    let windows = window::judge(&gate.spec.windows, now);
+    (!windows.allowed).then(|| Standing::WindowClosed {
+        message: format!("{why} once a window opens: {}", windows.reason_with_until()),
+        reopens: windows.next_change,
+    })
 }
 
 /// `usual` with a catch-up due (DECISION 164): a crossing opened or under way goes
@@ -296,17 +302,8 @@ fn catching_up<'a>(
         bundle.name_any(),
         if due.targets.len() == 1 { "it" } else { "them" },
     );
-    if obstacle == Some(&Obstacle::NoSteps) {
-        return Decision::Stand(Standing::CannotOpen(format!(
-            "{why}, but the Gate has no passage steps; add spec.passage.steps"
-        )));
-    }
-    let windows = window::judge(&gate.spec.windows, now);
-    if !windows.allowed {
-        return Decision::Stand(Standing::WindowClosed {
-            message: format!("{why} once a window opens: {}", windows.reason_with_until()),
-            reopens: windows.next_change,
-        });
+    if let Some(held) = held(gate, obstacle, &why, now) {
+        return Decision::Stand(held);
     }
     Decision::CatchUp {
         bundle,
@@ -352,13 +349,19 @@ pub fn crossing_message(active: &Passage) -> String {
                 };
                 let accept = Remedy::AcceptFailures {
                     passage: name.clone(),
+                    targets: failed.clone(),
+                };
+                let roll_back = Remedy::RollbackTargets {
+                    gate: active.spec.gate.clone(),
+                    passage: name.clone(),
                     targets: failed,
                 };
                 format!(
-                    "{name}'s rollout {}; a person decides: {}, or {}",
+                    "{name}'s rollout {}; a person decides: {}, {}, or {}",
                     rollout.message,
                     retry.fix(&namespace),
-                    accept.fix(&namespace)
+                    accept.fix(&namespace),
+                    roll_back.fix(&namespace)
                 )
             }
             Some(rollout) if !rollout.message.is_empty() => {

@@ -1209,7 +1209,10 @@ fn a_halted_rollout_is_said_in_the_ready_message_with_what_a_person_may_do() {
         format!(
             "{name}'s rollout halted: canary failed at step 2 (GitRejected); wave 1 (canary) tolerates none; \
              a person decides: cross the failed targets again: hecate retry {name} -n {NS}, \
-             or accept the failures and go on: hecate accept-failures {name} --reason <why> -n {NS}"
+             accept the failures and go on: hecate accept-failures {name} --reason <why> -n {NS}, \
+             or stop the rollout and roll the failed targets back: hecate abort {name} -n {NS}, \
+             then hecate rollback {gate} --targets failed -n {NS}",
+            gate = halted.spec.gate
         )
     );
 }
