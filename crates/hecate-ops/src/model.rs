@@ -191,6 +191,11 @@ pub struct QueuedApproval {
     /// not the reference's: additive, DECISION 159).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<WindowHold>,
+    /// Where a crossing of the Gate goes, when it spans targets: "to eu-1 and the
+    /// clusters labelled region=eu, in 2 waves: canary, then the rest" (issue 52;
+    /// additive).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reach: String,
 }
 
 /// A Gate's windows holding crossings at the moment someone decides: what their

@@ -146,6 +146,14 @@ pub(crate) fn approvals(
         ]);
     }
     let mut out = table.render(style, columns);
+    // Where an approval sends each Gate's crossings, once a Gate (issue 52).
+    let mut said: Vec<&str> = Vec::new();
+    for entry in queue.iter().filter(|e| !e.reach.is_empty()) {
+        if !said.contains(&entry.gate.as_str()) {
+            said.push(&entry.gate);
+            out.push_str(&format!("{}: crosses {}\n", entry.gate, entry.reach));
+        }
+    }
     // Said where the decision is made: an approval into a frozen window waits (#53).
     let mut said: Vec<&str> = Vec::new();
     for entry in queue {

@@ -1450,6 +1450,7 @@ fn text_from_the_cluster_is_shown_never_obeyed() {
         },
         you: YourTurn::default(),
         held: None,
+        reach: String::new(),
     }];
     printed("hostile-approvals", &queue, |style| {
         approvals(&queue, "acme", Wide, style)
@@ -1677,6 +1678,8 @@ fn the_approvals_queue_says_a_window_holds_the_gate() {
             until: None,
             unattended: true,
         }),
+        reach: "to eu-1 and the clusters labelled region=us, in 2 waves: canary, then the rest"
+            .into(),
     };
     let text = approvals(
         &[row("app-2"), row("app-1")],
@@ -1694,5 +1697,14 @@ fn the_approvals_queue_says_a_window_holds_the_gate() {
         text.matches("deny window").count(),
         1,
         "once per Gate: {text}"
+    );
+    // Where an approval sends it, once per Gate too (issue 52).
+    assert_eq!(
+        text.matches(
+            "production: crosses to eu-1 and the clusters labelled region=us, in 2 waves: canary, then the rest\n"
+        )
+        .count(),
+        1,
+        "{text}"
     );
 }

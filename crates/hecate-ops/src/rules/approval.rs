@@ -572,6 +572,7 @@ pub fn queue(snapshot: &NamespaceSnapshot, viewer: &Person, now: Timestamp) -> V
             until: windows.next_change.map(Time),
             unattended: gate.spec.auto,
         });
+        let reach = super::rollout::reach(&gate.spec).unwrap_or_default();
         let running: Vec<&str> = snapshot
             .passages_of(gate_name)
             .filter(|p| !p.is_terminal())
@@ -617,6 +618,7 @@ pub fn queue(snapshot: &NamespaceSnapshot, viewer: &Person, now: Timestamp) -> V
                     can_withdraw: may_withdraw(asked, gate_name, bundle, viewer),
                 },
                 held: held.clone(),
+                reach: reach.clone(),
             });
         }
     }

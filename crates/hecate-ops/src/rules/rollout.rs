@@ -34,6 +34,7 @@
 pub mod actions;
 pub mod occupancy;
 pub mod plan;
+pub mod reach;
 pub mod step;
 pub mod targets;
 pub mod view;
@@ -46,6 +47,7 @@ pub use actions::{
 };
 pub use occupancy::{Occupancy, occupancy, recorded};
 pub use plan::{Budget, Plan, PlanProblem, PlannedWave, WaveKind, plan};
+pub use reach::reach;
 pub use step::{Decision, FailedTarget, Fix, Halt, Next, Waiting, next};
 pub use targets::{Cluster, Origin, ResolvedTarget, TargetProblem, resolve};
 

@@ -67,7 +67,12 @@ function row(ctx, q, i, index, crossesItself) {
     attrs: { "data-bundle": q.bundle, "data-gate": q.gate },
     cells: [
       c.bundle(q.bundle, ctx.ns, index),
-      ["→ ", c.link("/gates/", { name: q.gate, namespace: ctx.ns }, q.gate)],
+      [
+        "→ ",
+        c.link("/gates/", { name: q.gate, namespace: ctx.ns }, q.gate),
+        // Where an approval sends it, when the Gate spans targets (issue 52).
+        q.reach ? h("span", { class: "small muted server-text", "data-reach": "" }, ` ${q.reach}`) : null,
+      ],
       h("span", { class: "server-text", "data-progress": "" }, q.progress.summary),
       h("span", { id: why, "data-you": "" }, you(q)),
       h("div", { class: "actions" }, rejected ? withdrawButton(ctx, q, label, why) : approveButtons(ctx, q, label, crossesItself, why)),

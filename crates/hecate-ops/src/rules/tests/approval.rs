@@ -628,3 +628,30 @@ fn the_queue_says_when_a_window_holds_the_gate() {
         None
     );
 }
+
+/// Who approves a Gate that spans targets reads where it goes (issue 52); a Gate of
+/// one place says nothing of it.
+#[test]
+fn the_queue_says_where_a_crossing_goes() {
+    let mut gate = production(policy(vec![rule(2, RM, &[])]));
+    let waiting = by(b1("bob"), "carol", RM, 0);
+    let snapshot = NamespaceSnapshot::new(NS, vec![gate.clone()], vec![waiting.clone()], vec![]);
+    assert_eq!(
+        approval::queue(&snapshot, &person("dave", RM), t0())[0].reach,
+        ""
+    );
+    gate.spec.targets = Some(hecate_types::Targets {
+        list: ["eu-1", "us-1"]
+            .map(|name| hecate_types::Target {
+                name: name.into(),
+                ..hecate_types::Target::default()
+            })
+            .to_vec(),
+        selector: None,
+    });
+    let snapshot = NamespaceSnapshot::new(NS, vec![gate], vec![waiting], vec![]);
+    assert_eq!(
+        approval::queue(&snapshot, &person("dave", RM), t0())[0].reach,
+        "to eu-1 and us-1, all at once"
+    );
+}
