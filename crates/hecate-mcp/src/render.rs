@@ -152,6 +152,24 @@ pub fn targets(targets: &GateTargets) -> String {
             text.push_str(&format!(" — {}", target.message));
         }
     }
+    for later in &rollout.since {
+        let kind = if later.rollback_of.is_some() {
+            "rollback"
+        } else {
+            "catch-up"
+        };
+        let names: Vec<&str> = later.targets.iter().map(|t| t.name.as_str()).collect();
+        text.push_str(&format!(
+            "\nsince: {} is a {kind} of {} to {}: {}",
+            later.passage,
+            names.join(", "),
+            later.version,
+            later.now.phase
+        ));
+    }
+    for fix in &targets.fixes {
+        text.push_str(&format!("\nfix: {}", fix.fix));
+    }
     text
 }
 

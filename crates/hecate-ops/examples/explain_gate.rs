@@ -136,6 +136,9 @@ fn call(remedy: &Remedy, namespace: &str) -> String {
         Remedy::RollbackTargets { gate, passage, .. } => format!(
             "ops.abort({namespace:?}, {passage:?}, actor), then ops.rollback_targets({namespace:?}, {gate:?}, &RollBack::Failed, actor)"
         ),
+        Remedy::RollbackFailedTargets { gate, .. } => {
+            format!("ops.rollback_targets({namespace:?}, {gate:?}, &RollBack::Failed, actor)")
+        }
         Remedy::Abort { passage } => format!("ops.abort({namespace:?}, {passage:?}, actor)"),
         Remedy::Resume { .. }
         | Remedy::Wait

@@ -419,8 +419,8 @@ pub struct Blocker {
     pub alternatives: Vec<Alternative>,
 }
 
-/// Another way to remove a blocker: the remedy, and it in words (as a blocker's `fix`
-/// says its `action`).
+/// A remedy, and it in words (as a blocker's `fix` says its `action`): another way to
+/// remove a blocker, or what a person may do about a Gate's targets.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct Alternative {
     /// What would remove it, in words: usually the exact command.
@@ -569,6 +569,14 @@ pub enum Remedy {
         /// The targets the rollback crosses back.
         targets: Vec<String>,
     },
+    /// Roll the failed targets of `gate`'s finished rollout back to what they ran
+    /// before it, those targets alone (DECISION 163).
+    RollbackFailedTargets {
+        /// The Gate.
+        gate: String,
+        /// The targets the rollback crosses back.
+        targets: Vec<String>,
+    },
     /// Stop `passage`: every target not finished ends aborted.
     Abort {
         /// The Passage.
@@ -627,6 +635,9 @@ impl Remedy {
             ),
             Self::RollbackTargets { gate, passage, .. } => format!(
                 "stop the rollout and roll the failed targets back: hecate abort {passage} -n {namespace}, then hecate rollback {gate} --targets failed -n {namespace}"
+            ),
+            Self::RollbackFailedTargets { gate, .. } => format!(
+                "roll the failed targets back to what they ran before the rollout: hecate rollback {gate} --targets failed -n {namespace}"
             ),
             Self::Abort { passage } => {
                 format!("stop the rollout: hecate abort {passage} -n {namespace}")
@@ -847,6 +858,11 @@ pub struct GateTargets {
     /// The crossing under way across its targets, else the newest that reached them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout: Option<RolloutRecord>,
+    /// What a person may do about the targets now, judged by ops, in words and as a
+    /// value: after a finished rollout that left targets failed, rolling them back
+    /// (DECISION 163).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<Alternative>,
 }
 
 /// One crossing's rollout across a Gate's targets, from its Passage's record.

@@ -548,11 +548,19 @@ impl Ops {
         let passages: Vec<&Passage> = snapshot.passages_of(&name).collect();
         let bundles: Vec<&Bundle> = snapshot.bundles().collect();
         let rollout = rules::rollout::view::of_gate(&passages, &bundles);
+        let fixes = rules::rollout::view::fixes(&gate, &passages, &bundles)
+            .into_iter()
+            .map(|action| crate::model::Alternative {
+                fix: action.fix(namespace),
+                action,
+            })
+            .collect();
         Ok(GateTargets {
             gate: name,
             namespace: namespace.to_string(),
             spans_targets: gate.spec.targets.is_some(),
             rollout,
+            fixes,
         })
     }
 

@@ -194,3 +194,84 @@ async fn a_halted_rollout_on_the_gate_page_is_retried_and_accepted() {
     );
     browser.screenshot("fan-out-passage", 1280).await;
 }
+
+/// A rollout that ended with a target failed — aborted after its halt — and a Bundle
+/// the Gate ran before: the Targets panel offers rolling the failed target back, as
+/// ops judged it (DECISION 163), and bob's click opens a Passage of that target
+/// alone, back to what it ran.
+#[tokio::test]
+async fn a_finished_rollouts_failed_targets_are_rolled_back_from_the_gate_page() {
+    let server = Server::start().await;
+    halted_production(&server).await;
+    let env = &server.env;
+    bundle(env, "b0").await;
+    let mut production: hecate_types::Gate = env.api().get("production").await.unwrap();
+    production.status = Some(hecate_types::GateStatus {
+        current: Some(hecate_types::GateOccupant {
+            bundle: "b0".into(),
+            digest: String::new(),
+            passage: "production-6".into(),
+            entered_at: hecate_types::Time("2026-08-10T12:00:00Z".parse().unwrap()),
+            actor: "bob".into(),
+            verified: None,
+        }),
+        ..hecate_types::GateStatus::default()
+    });
+    env.write_status(&production).await;
+    let mut aborted: Passage = env.api().get("production-7").await.unwrap();
+    if let Some(status) = aborted.status.as_mut() {
+        status.phase = Some(hecate_types::PassagePhase::Aborted);
+    }
+    env.write_status(&aborted).await;
+
+    let page = at(&server, "/gates/?name=production");
+    let browser = Browser::start(&server.base).await;
+    browser.open(&page).await;
+    browser.sign_in(&server.token(Bob)).await;
+    drawn(&browser, "production").await;
+    let offered = browser
+        .until_text(
+            ".target-fixes li[data-kind=rollbackFailedTargets]",
+            "hecate rollback",
+        )
+        .await;
+    assert!(
+        offered.contains("hecate rollback production --targets failed"),
+        "{offered}"
+    );
+    browser.screenshot("fan-out-failed-targets", 1280).await;
+    browser
+        .click(".target-fixes button[data-action=rollback]")
+        .await;
+    browser
+        .until(
+            "the confirmation",
+            "document.querySelector('dialog#confirm[open]')",
+        )
+        .await;
+    browser.click("#confirm-ok").await;
+    let started = browser.until_text("#notice", "Rollback started:").await;
+    assert!(started.contains("canary go back to b0"), "{started}");
+    assert_eq!(
+        crate::ui_axe::check(&browser, "a finished rollout's fixes, as bob").await,
+        [0, 0]
+    );
+
+    let back = env
+        .api::<Passage>()
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .find(|p| p.spec.is_partial())
+        .expect("the rollback's Passage");
+    assert_eq!(
+        (
+            back.spec.bundle.as_str(),
+            back.spec.targets.as_slice(),
+            back.spec.actor.as_str()
+        ),
+        ("b0", ["canary".to_string()].as_slice(), "bob")
+    );
+}

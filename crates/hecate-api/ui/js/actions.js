@@ -428,6 +428,26 @@ export function abort(ns, passage, label) {
   );
 }
 
+/** Rolls the failed `targets` of `gate`'s finished rollout back to what they ran before it (DECISION 163). */
+export function rollbackFailedTargets(ns, gate, targets) {
+  return perform(
+    "rollback",
+    {
+      title: "Roll the failed targets back",
+      text: `Roll ${targets.join(", ")} back to what they ran before the rollout, as you.`,
+      detail: `This creates a Passage in namespace ${ns} that crosses those targets of ${gate} alone, under the same rules as any crossing (windows, approvals). What ${gate} holds does not change. The cluster records you as the one who asked.`,
+      ok: "Roll back",
+    },
+    () => post(nsPath(ns, "gates", gate, "rollback"), { targets: "failed" }),
+    (passage) => [
+      h("strong", null, "Rollback started: "),
+      `${(passage.spec.targets || []).join(", ")} go back to ${passage.spec.bundle} in Passage `,
+      h("a", { href: passageHref(ns, passage.metadata.name), "data-rollback-passage": passage.metadata.name }, passage.metadata.name),
+      ".",
+    ],
+  );
+}
+
 /** Asks the halted rollout of Passage `passage` to cross its failed `targets` again. */
 export function retryTargets(ns, passage, targets) {
   return perform(

@@ -282,6 +282,9 @@ pub(crate) fn targets(
             rollout.omitted_targets
         ));
     }
+    for fix in &targets.fixes {
+        out.push_str(&format!("→ {}\n", fix.fix));
+    }
     if !rollout.since.is_empty() {
         out.push_str("\nSince, crossings of some targets:\n");
     }

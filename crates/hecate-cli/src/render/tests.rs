@@ -1560,6 +1560,7 @@ fn targets_table_reads_a_rollout_by_wave() {
             rollback_of: None,
             since: Vec::new(),
         }),
+        fixes: Vec::new(),
     };
     assert_eq!(
         targets(&halted, now(), Narrow, &Style::plain()),
@@ -1594,6 +1595,28 @@ fn targets_table_reads_a_rollout_by_wave() {
         ),
         "{}",
         targets(&rolled, now(), Narrow, &Style::plain())
+    );
+    // What a person may do, as ops offers it.
+    let offered = GateTargets {
+        fixes: vec![{
+            let action = Remedy::RollbackFailedTargets {
+                gate: "production".into(),
+                targets: vec!["canary".into()],
+            };
+            hecate_ops::model::Alternative {
+                fix: action.fix("acme"),
+                action,
+            }
+        }],
+        ..halted.clone()
+    };
+    assert!(
+        targets(&offered, now(), Narrow, &Style::plain()).ends_with(
+            "(1 departed targets' records left out)\n\
+             → roll the failed targets back to what they ran before the rollout: hecate rollback production --targets failed -n acme\n"
+        ),
+        "{}",
+        targets(&offered, now(), Narrow, &Style::plain())
     );
     let none_yet = GateTargets {
         rollout: None,

@@ -535,6 +535,18 @@ async fn a_rollback_of_some_targets_crosses_them_alone_and_leaves_the_gate_as_it
     assert_eq!(h.gate("production").await.current_bundle(), Some("b2"));
     let before = calls(&hook).await.len();
     assert_eq!(before, 8, "two rollouts of four targets");
+    // What ops offers now: eu-2 failed within budget, and b1 is there to go back to.
+    let offered = |targets: hecate_ops::GateTargets| -> Vec<hecate_ops::model::Remedy> {
+        targets.fixes.into_iter().map(|f| f.action).collect()
+    };
+    let eu_2_back = vec![hecate_ops::model::Remedy::RollbackFailedTargets {
+        gate: "production".into(),
+        targets: vec!["eu-2".into()],
+    }];
+    assert_eq!(
+        offered(ops.targets(&ns, "production").await.unwrap()),
+        eu_2_back
+    );
 
     // A name the rollout did not reach is refused before anything is written.
     let refused = ops
@@ -597,6 +609,11 @@ async fn a_rollback_of_some_targets_crosses_them_alone_and_leaves_the_gate_as_it
         .map(|s| (s.passage.as_str(), s.rollback_of.as_deref()))
         .collect();
     assert_eq!(since, [(name.as_str(), Some(b2_rollout.as_str()))]);
+    assert_eq!(
+        offered(ops.targets(&ns, "production").await.unwrap()),
+        eu_2_back,
+        "eu-2 is still to be rolled back"
+    );
 
     // The failed eu-2 back to b1: its webhook still says no.
     let failed = ops
@@ -618,6 +635,11 @@ async fn a_rollback_of_some_targets_crosses_them_alone_and_leaves_the_gate_as_it
     assert_eq!(failed.phase(), PassagePhase::Aborted, "{:?}", failed.status);
     h.reconcile("production").await;
     assert_eq!(h.gate("production").await.current_bundle(), Some("b2"));
+    assert_eq!(
+        offered(ops.targets(&ns, "production").await.unwrap()),
+        [],
+        "eu-2's rollback was asked for: what came of it is a person's"
+    );
     let b1 = h.bundle("b1").await;
     assert!(
         b1.status.as_ref().is_none_or(|s| s.blocked.is_empty()),

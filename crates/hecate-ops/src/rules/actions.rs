@@ -317,7 +317,7 @@ pub fn judge_rollback(
 pub fn judge_rollback_targets<'a>(
     gate: &Gate,
     passages: impl IntoIterator<Item = &'a Passage>,
-    bundles: &[Bundle],
+    bundles: impl IntoIterator<Item = &'a Bundle>,
     asked: &rollout::RollBack,
 ) -> Result<RollbackPlan, Refusal> {
     let gate_name = gate.name_any();

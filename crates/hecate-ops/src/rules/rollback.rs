@@ -51,7 +51,7 @@ pub fn may_return_to(gate: &Gate, occupant: &GateOccupant) -> bool {
 /// not `undoing`.
 pub fn target<'a>(
     gate: &Gate,
-    bundles: &'a [Bundle],
+    bundles: impl IntoIterator<Item = &'a Bundle>,
     undoing: &str,
 ) -> Result<&'a Bundle, NoTarget> {
     let gate_name = gate.name_any();
@@ -67,7 +67,7 @@ pub fn target<'a>(
             gate: gate_name.clone(),
         })?;
     bundles
-        .iter()
+        .into_iter()
         .find(|b| b.name_any() == occupant.bundle)
         .ok_or_else(|| NoTarget::Gone {
             gate: gate_name,

@@ -298,6 +298,11 @@ function remedyButton(ctx, action, index, steps, refused, gate) {
     const current = here ? gate.status && gate.status.current : null;
     return rollbackControl(ctx, action.gate, null, { index, steps: here ? steps : 0, current, blockedBecause: here ? rollbackRefused(ctx.yours, null) : "" });
   }
+  if (action.type === "rollbackFailedTargets") {
+    return button("Roll the failed targets back", { "data-action": "rollback", "data-targets": action.targets.join(",") }, async () => {
+      if (await actions.rollbackFailedTargets(ctx.ns, action.gate, action.targets)) ctx.refresh();
+    });
+  }
   if (action.type === "retryTargets") {
     return button("Retry failed targets", { "data-action": "retryTargets", "data-passage": action.passage }, async () => {
       if (await actions.retryTargets(ctx.ns, action.passage, action.targets)) ctx.refresh();
@@ -422,7 +427,8 @@ function crossingNow(ns, x) {
 // ---- fan-out (DECISIONS 151, 158) ---------------------------------------------------
 
 /** Where the Gate's latest rollout stands on each of its targets, wave by wave, as ops reads the record. */
-function targetsPanel(ns, t, index) {
+function targetsPanel(ctx, t, index) {
+  const { ns } = ctx;
   if (!t || !t.spansTargets) return null;
   const r = t.rollout;
   if (!r) return c.section("Targets", null, c.empty("No crossing has reached the Gate's targets yet."));
@@ -445,6 +451,24 @@ function targetsPanel(ns, t, index) {
     rollout.targetsTable(`Where ${r.version} stands on each of ${t.gate}'s targets, by wave`, r.targets),
     r.omittedTargets ? h("p", { class: "small muted" }, `${r.omittedTargets} departed targets' records left out.`) : null,
     sinceList(ns, r.since || []),
+    fixesList(ctx, t.fixes || []),
+  );
+}
+
+/** What ops offers to do about the targets now (a finished rollout's failed ones), each with its command and a button. */
+function fixesList(ctx, fixes) {
+  if (!fixes.length) return null;
+  return h(
+    "ul",
+    { class: "target-fixes" },
+    fixes.map((f) =>
+      h(
+        "li",
+        { "data-kind": f.action.type },
+        h("p", { class: "fix" }, h("span", { class: "muted" }, "Fix: "), h("code", null, f.fix)),
+        remedyButton(ctx, f.action, 0, 0, null, null),
+      ),
+    ),
   );
 }
 
@@ -544,7 +568,7 @@ async function detail(ctx) {
     ]),
     verdict(explanation.evidence),
     c.section("In the way", null, blockers(ctx, explanation, gate, index, steps, refused)),
-    targetsPanel(ns, targets, index),
+    targetsPanel(ctx, targets, index),
     fluxPanel(ctx, name, flux),
     // Blocked with eligible Bundles: something Gate-wide (a window, a suspension) is
     // in the way, so a button would only earn a refusal.

@@ -3,12 +3,12 @@
 //! shows ([`latest`]). Explain, `hecate targets`, the API and the UI read these; none
 //! of them reads the record's phases for itself.
 
-use hecate_types::{Bundle, Passage, RolloutStatus};
+use hecate_types::{Bundle, Gate, Passage, RolloutStatus};
 use kube::ResourceExt as _;
 
 use super::occupancy::recorded;
 use super::plan::Plan;
-use crate::model::{RolloutNow, RolloutRecord, TargetFailure};
+use crate::model::{Remedy, RolloutNow, RolloutRecord, TargetFailure};
 use crate::rules::version;
 
 /// Where `version`'s rollout stands, from its record.
@@ -64,6 +64,39 @@ pub fn of_gate(passages: &[&Passage], bundles: &[&Bundle]) -> Option<RolloutReco
         .filter_map(|p| record(p, bundles.iter().copied()))
         .collect();
     Some(shown)
+}
+
+/// What a person may do about `gate`'s targets now, of `passages` (the Gate's, newest
+/// first) and `bundles`: after its newest rollout finished leaving targets failed —
+/// aborted after a halt, or gone on past them — rolling back those a crossing of some
+/// targets since has not taken already, when there is something to go back to.
+pub fn fixes(gate: &Gate, passages: &[&Passage], bundles: &[&Bundle]) -> Vec<Remedy> {
+    let Some(whole) = latest(passages.iter().copied()).filter(|p| p.is_terminal()) else {
+        return Vec::new();
+    };
+    let Ok(plan) = crate::rules::actions::judge_rollback_targets(
+        gate,
+        passages.iter().copied(),
+        bundles.iter().copied(),
+        &super::RollBack::Failed,
+    ) else {
+        return Vec::new();
+    };
+    let taken: Vec<&String> = since(passages, whole)
+        .flat_map(|p| p.spec.targets.iter())
+        .collect();
+    let targets: Vec<String> = plan
+        .targets
+        .into_iter()
+        .filter(|t| !taken.contains(&t))
+        .collect();
+    if targets.is_empty() {
+        return Vec::new();
+    }
+    vec![Remedy::RollbackFailedTargets {
+        gate: gate.name_any(),
+        targets,
+    }]
 }
 
 /// A catch-up crossing due (DECISION 164): the Bundle the Gate holds, to the targets
