@@ -286,6 +286,7 @@ mod tests {
             last_handled: String::new(),
             missing: false,
             cluster: cluster.into(),
+            operable: cluster.is_empty(),
         };
         let list = crate::schema::FluxResourceList {
             namespace: "shop".into(),

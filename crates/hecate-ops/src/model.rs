@@ -900,6 +900,10 @@ fn is_zero_i32(n: &i32) -> bool {
     *n == 0
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// One target's failed crossing.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -1683,6 +1687,11 @@ pub struct FluxResource {
     /// that cluster) and is not operated from here.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub cluster: String,
+    /// Whether Hecate may suspend, resume or reconcile it from here, as ops judges an
+    /// operation's target: it is in the Gate's own namespace on the Gate's own
+    /// cluster, and there (ours, additive; said only when true).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub operable: bool,
 }
 
 /// What suspending or resuming a Flux object did: the answer of `flux suspend` and

@@ -156,11 +156,13 @@ async fn api47_flux_lists_what_the_gate_actually_watches() {
     .await;
     let answer = server.get(FLUX, Some(Alice)).await;
     assert_eq!(answer.status, 200, "{}", answer.body);
+    // `operable` is ours (additive): ops says which objects may be operated from
+    // here, so no surface decides it.
     assert_eq!(
         answer.json(),
         json!([{"kind": "Kustomization", "name": "podinfo", "namespace": server.ns(),
                 "suspended": false, "health": "Healthy", "revision": "main@sha1:abc",
-                "missing": false}])
+                "missing": false, "operable": true}])
     );
 }
 

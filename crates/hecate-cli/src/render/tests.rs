@@ -1025,6 +1025,7 @@ fn flux_lists_health_suspension_and_revision() {
             last_handled: String::new(),
             missing,
             cluster: String::new(),
+            operable: !missing,
         };
     let resources = [
         resource("apps", Health::Healthy, false, false, "main@sha1:abc", ""),

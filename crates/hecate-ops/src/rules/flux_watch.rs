@@ -264,6 +264,9 @@ pub fn describe(watched: &Watched, read: Read, now: Timestamp) -> FluxResource {
         last_handled: String::new(),
         missing: false,
         cluster: watched.cluster.clone(),
+        // What [`target`] lets an operation reach: the Gate's own namespace on its own
+        // cluster, a kind it can name — and, below, there.
+        operable: may_read(watched) && !watched.is_remote() && watched.api_version.is_ok(),
     };
     if let Some(why) = &watched.not_read {
         // Whatever was read, nothing of it is shown.
@@ -278,6 +281,7 @@ pub fn describe(watched: &Watched, read: Read, now: Timestamp) -> FluxResource {
         Read::Found(object) => object,
         Read::Missing => {
             resource.missing = true;
+            resource.operable = false;
             resource.detail = "not in the cluster".into();
             return resource;
         }

@@ -89,6 +89,7 @@ async fn ac145_flux_lists_what_the_gate_actually_watches() {
     assert_eq!(resources[0].revision, "main@sha1:abc");
     assert_eq!(resources[0].namespace, env.namespace);
     assert!(!resources[0].missing && !resources[0].suspended);
+    assert!(resources[0].operable, "the Gate's own, and there");
 }
 
 #[tokio::test]
@@ -132,6 +133,7 @@ async fn ac147_flux_reports_a_missing_resource_as_absent_not_broken() {
         .unwrap();
     assert_eq!(resources.len(), 1);
     assert!(resources[0].missing);
+    assert!(!resources[0].operable, "nothing to operate");
     assert_eq!(resources[0].detail, "not in the cluster");
     // And a Gate that is not there is a NotFound, as for every read.
     let error = ops
@@ -299,6 +301,10 @@ async fn ac151_flux_lists_a_remote_clusters_object_and_never_operates_it() {
             Health::Unknown,
             "not assessed by the controller yet"
         )]
+    );
+    assert!(
+        !listed[0].operable,
+        "a connected cluster's is never operated"
     );
     let error = ops
         .set_flux_suspend(

@@ -156,9 +156,9 @@ function fluxCard(ctx, gate, r) {
   const object = `${r.kind}/${r.name}`;
   const key = `${r.cluster || ""}/${r.namespace}/${object}`;
   const asked = ASKED.get(key);
-  // Only what sits in the Gate's namespace of its own cluster can be operated from
-  // here: a connected cluster's object is shown as the controller last assessed it.
-  const operable = !r.missing && r.namespace === ctx.ns && !r.cluster;
+  // Ops says what may be operated from here (the Gate's namespace on its own cluster,
+  // and there): a connected cluster's object is shown as the controller last saw it.
+  const operable = r.operable === true;
   const suspend = button(r.suspended ? "Resume" : "Suspend", { "data-action": r.suspended ? "resume" : "suspend", "aria-label": `${r.suspended ? "Resume" : "Suspend"} ${object}` }, async () => {
     if (await actions.fluxSuspend(ctx.ns, gate, r.kind, r.name, !r.suspended)) ctx.refresh();
   });
