@@ -115,9 +115,13 @@ impl Reads for Stores {
     }
 
     async fn clusters(&self, namespace: &str) -> Result<Vec<Cluster>, kube::Error> {
-        // Before the first list, no cluster would read as every one gone: a catch-up
-        // judged then would be wrong, not merely late.
-        let _ = self.clusters.wait_until_ready().await;
+        // Never waited for: a controller whose role cannot list or watch Secrets
+        // (narrowed to `get`) would hold every such Gate's reconcile. Until the first
+        // list, no cluster is selected — which makes nothing due; the list, when it
+        // comes, wakes the Gates it concerns.
+        if futures::FutureExt::now_or_never(self.clusters.wait_until_ready()).is_none() {
+            return Ok(Vec::new());
+        }
         Ok(self
             .clusters
             .state()
@@ -141,4 +145,22 @@ pub fn passage_gate(passage: &Passage) -> Option<&str> {
 pub fn gate_of(passage: &Passage) -> Option<ObjectRef<hecate_types::Gate>> {
     let namespace = passage.metadata.namespace.as_deref()?;
     Some(ObjectRef::new(&passage.spec.gate).within(namespace))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A controller whose role cannot list Secrets never lists them: a reconcile asking
+    /// for the clusters is answered at once, with none, rather than held.
+    #[tokio::test]
+    async fn clusters_not_listed_yet_are_none_and_never_waited_for() {
+        let (clusters, _writer) = kube::runtime::reflector::store::<PartialObjectMeta<Secret>>();
+        let stores = Stores::new(JsonStore::new(), JsonStore::new(), clusters);
+        let answer =
+            tokio::time::timeout(std::time::Duration::from_secs(1), stores.clusters("shop"))
+                .await
+                .expect("answered at once");
+        assert_eq!(answer.ok(), Some(Vec::new()));
+    }
 }
