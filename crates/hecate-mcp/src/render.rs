@@ -153,11 +153,7 @@ pub fn targets(targets: &GateTargets) -> String {
         }
     }
     for later in &rollout.since {
-        let kind = if later.rollback_of.is_some() {
-            "rollback"
-        } else {
-            "catch-up"
-        };
+        let kind = later.kind_of_some();
         let names: Vec<&str> = later.targets.iter().map(|t| t.name.as_str()).collect();
         text.push_str(&format!(
             "\nsince: {} is a {kind} of {} to {}: {}",
@@ -270,6 +266,66 @@ mod tests {
     use hecate_types::Health;
 
     use super::*;
+
+    /// A rollout's text names the crossings of some of its targets since, and what
+    /// ops offers to do about them.
+    #[test]
+    fn targets_name_crossings_of_some_targets_and_the_fixes() {
+        let record = |passage: &str, version: &str, targets: &[&str], phase: &str| {
+            hecate_ops::model::RolloutRecord {
+                passage: passage.into(),
+                bundle: version.into(),
+                version: version.into(),
+                active: false,
+                now: hecate_ops::model::RolloutNow {
+                    phase: phase.into(),
+                    message: String::new(),
+                    occupancy: format!("{version} on 2 of 3 targets; eu-2 failed"),
+                    of: 3,
+                    on: Vec::new(),
+                    crossing: Vec::new(),
+                    failed: Vec::new(),
+                    accepted: Vec::new(),
+                },
+                wave: 0,
+                targets: targets
+                    .iter()
+                    .map(|t| hecate_types::TargetStatus {
+                        name: t.to_string(),
+                        ..hecate_types::TargetStatus::default()
+                    })
+                    .collect(),
+                omitted_targets: 0,
+                rollback_of: None,
+                since: Vec::new(),
+            }
+        };
+        let mut rollout = record("production-2", "1.1.0", &[], "Completed");
+        let mut back = record("production-3", "1.0.0", &["eu-2"], "Completed");
+        back.rollback_of = Some("production-2".into());
+        rollout.since = vec![back, record("production-4", "1.1.0", &["us-2"], "Running")];
+        let action = Remedy::RollbackFailedTargets {
+            gate: "production".into(),
+            targets: vec!["eu-2".into()],
+        };
+        let targets = GateTargets {
+            gate: "production".into(),
+            namespace: "shop".into(),
+            spans_targets: true,
+            rollout: Some(rollout),
+            fixes: vec![hecate_ops::model::Alternative {
+                fix: action.fix("shop"),
+                action,
+            }],
+        };
+        assert_eq!(
+            super::targets(&targets),
+            "production rolls 1.1.0 out in Passage production-2: 1.1.0 on 2 of 3 targets; eu-2 failed\n\
+             since: production-3 is a rollback of eu-2 to 1.0.0: Completed\n\
+             since: production-4 is a catch-up of us-2 to 1.1.0: Running\n\
+             fix: roll the failed targets back to what they ran before the rollout: hecate rollback production --targets failed -n shop"
+        );
+    }
 
     /// A connected cluster's object says on which cluster, and that it is as last
     /// assessed.

@@ -106,15 +106,23 @@ impl Ops {
         actor: &str,
     ) -> Result<Passage> {
         let refused = |refusal| Error::refused(Action::Rollback, refusal);
-        rules::actions::judge_actor(actor, "a rollback").map_err(refused)?;
-        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
-        rules::promotion::judge_gate(&gate).map_err(refused)?;
+        let gate = self.gate_to_roll_back(namespace, gate, actor).await?;
         let bundles = match to {
             Some(_) => Vec::new(),
             None => self.bundles(namespace).await?,
         };
         let plan = rules::actions::judge_rollback(&gate, &bundles, to).map_err(refused)?;
         self.roll_back(namespace, &gate, &plan, actor).await
+    }
+
+    /// Gate `gate`, once who asks and what the Gate alone decides allow a rollback of
+    /// it — in promote's order.
+    async fn gate_to_roll_back(&self, namespace: &str, gate: &str, actor: &str) -> Result<Gate> {
+        let refused = |refusal| Error::refused(Action::Rollback, refusal);
+        rules::actions::judge_actor(actor, "a rollback").map_err(refused)?;
+        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
+        rules::promotion::judge_gate(&gate).map_err(refused)?;
+        Ok(gate)
     }
 
     /// Opens the rollback `plan` of `gate`, judged by the rules of any crossing.
@@ -151,9 +159,7 @@ impl Ops {
         actor: &str,
     ) -> Result<Passage> {
         let refused = |refusal| Error::refused(Action::Rollback, refusal);
-        rules::actions::judge_actor(actor, "a rollback").map_err(refused)?;
-        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
-        rules::promotion::judge_gate(&gate).map_err(refused)?;
+        let gate = self.gate_to_roll_back(namespace, gate, actor).await?;
         let gate_name = gate.name_any();
         let (bundles, mut passages) = futures::try_join!(
             self.bundles(namespace),

@@ -896,6 +896,18 @@ pub struct RolloutRecord {
     pub since: Vec<RolloutRecord>,
 }
 
+impl RolloutRecord {
+    /// What a crossing of some targets is, for people: a "rollback" of some of a
+    /// rollout's targets, or a "catch-up" of targets that joined after it.
+    pub fn kind_of_some(&self) -> &'static str {
+        if self.rollback_of.is_some() {
+            "rollback"
+        } else {
+            "catch-up"
+        }
+    }
+}
+
 fn is_zero_i32(n: &i32) -> bool {
     *n == 0
 }

@@ -289,11 +289,7 @@ pub(crate) fn targets(
         out.push_str("\nSince, crossings of some targets:\n");
     }
     for later in &rollout.since {
-        let kind = if later.rollback_of.is_some() {
-            "rollback"
-        } else {
-            "catch-up"
-        };
+        let kind = later.kind_of_some();
         let names: Vec<&str> = later.targets.iter().map(|t| t.name.as_str()).collect();
         out.push_str(&format!(
             "  {}: {kind} of {} to {}, {}\n",
