@@ -586,7 +586,7 @@ mod tests {
             serde_json::to_value(&healthy).expect("json"),
             json!({"kind": "Kustomization", "name": "podinfo", "namespace": "acme",
                    "suspended": false, "health": "Healthy", "revision": "main@sha1:abc",
-                   "lastHandled": "2026-08-11T11:59:00Z", "missing": false})
+                   "lastHandled": "2026-08-11T11:59:00Z", "missing": false, "operable": true})
         );
         let suspended = describe(watched, Read::Found(kustomization(true)), now());
         assert!(suspended.suspended);
@@ -599,6 +599,7 @@ mod tests {
 
         let missing = describe(watched, Read::Missing, now());
         assert!(missing.missing);
+        assert!(!missing.operable, "nothing there to operate");
         assert_eq!(missing.detail, "not in the cluster");
         let failed = describe(watched, Read::Failed("forbidden".into()), now());
         assert!(!failed.missing);
