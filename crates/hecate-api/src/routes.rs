@@ -1066,11 +1066,6 @@ async fn rollback(
                 "to and targets cannot be given together: a rollback of some targets goes back to what they ran before the rollout",
             ));
         }
-        Some(targets) if targets.len() > 6500 => {
-            return Err(ApiError::bad_request(
-                "targets is longer than 6500 characters",
-            ));
-        }
         Some(targets) => {
             let which = hecate_ops::rules::rollout::RollBack::parse(&targets);
             state

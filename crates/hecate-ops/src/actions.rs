@@ -112,7 +112,7 @@ impl Ops {
             None => self.bundles(namespace).await?,
         };
         let plan = rules::actions::judge_rollback(&gate, &bundles, to).map_err(refused)?;
-        self.roll_back(namespace, &gate, &plan, actor).await
+        self.cross(rollback(namespace, &gate, &plan, actor)).await
     }
 
     /// Gate `gate`, once who asks and what the Gate alone decides allow a rollback of
@@ -123,26 +123,6 @@ impl Ops {
         let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
         rules::promotion::judge_gate(&gate).map_err(refused)?;
         Ok(gate)
-    }
-
-    /// Opens the rollback `plan` of `gate`, judged by the rules of any crossing.
-    async fn roll_back(
-        &self,
-        namespace: &str,
-        gate: &Gate,
-        plan: &rules::actions::RollbackPlan,
-        actor: &str,
-    ) -> Result<Passage> {
-        self.cross(Crossing {
-            action: Action::Rollback,
-            namespace,
-            gate,
-            bundle: &plan.bundle,
-            actor,
-            rollback_of: Some(&plan.undoing),
-            targets: &plan.targets,
-        })
-        .await
     }
 
     /// Rolls some of `gate`'s targets back, on behalf of `actor` (DECISION 163): those
@@ -168,38 +148,50 @@ impl Ops {
         passages.sort_by(rules::eligibility::passages_newest_first);
         let plan = rules::actions::judge_rollback_targets(&gate, &passages, &bundles, asked)
             .map_err(refused)?;
-        self.roll_back(namespace, &gate, &plan, actor).await
+        // The Bundle and the Passages are read already: open it with them.
+        let bundle = bundles
+            .iter()
+            .find(|b| b.name_any() == plan.bundle)
+            .ok_or_else(|| crate::ops::not_found(Kind::Bundle, namespace, &plan.bundle))?;
+        self.open(rollback(namespace, &gate, &plan, actor), bundle, &passages)
+            .await
     }
 
     /// Starts `crossing` once the Gate alone has been judged: reads the Bundle and the
-    /// Gate's Passages, judges the crossing, and creates its Passage under the name
-    /// everyone computes alike — refused as already crossing when another took it.
+    /// Gate's Passages, then [`Self::open`]s it.
     async fn cross(&self, crossing: Crossing<'_>) -> Result<Passage> {
+        let gate_name = crossing.gate.name_any();
+        let (bundle, passages) = futures::try_join!(
+            self.get::<Bundle>(Kind::Bundle, crossing.namespace, crossing.bundle),
+            self.passages_matching(crossing.namespace, Some(&gate_name), None)
+        )?;
+        self.open(crossing, &bundle, &passages).await
+    }
+
+    /// Judges `crossing` of `bundle`, given the Gate's `passages`, by promote's rules
+    /// for what the Passage it would create is ([`rules::promotion::CrossingKind::of`]),
+    /// and creates that Passage under the name everyone computes alike — refused as
+    /// already crossing when another took it.
+    async fn open(
+        &self,
+        crossing: Crossing<'_>,
+        bundle: &Bundle,
+        passages: &[Passage],
+    ) -> Result<Passage> {
         let Crossing {
             action,
             namespace,
             gate,
-            bundle,
             actor,
             rollback_of,
             targets,
+            ..
         } = crossing;
         let refused = |refusal| Error::refused(action, refusal);
         let gate_name = gate.name_any();
-        let (bundle, passages) = futures::try_join!(
-            self.get::<Bundle>(Kind::Bundle, namespace, bundle),
-            self.passages_matching(namespace, Some(&gate_name), None)
-        )?;
         let passages: Vec<&Passage> = passages.iter().collect();
-        let kind = match rollback_of {
-            Some(_) => rules::promotion::CrossingKind::Rollback,
-            None => rules::promotion::CrossingKind::Promotion,
-        };
-        rules::promotion::judge(gate, &bundle, &passages, actor, kind, self.now())
-            .map_err(refused)?;
-
         let name = rules::promotion::next_passage_name(&gate_name, &passages);
-        let mut passage = rules::promotion::new_passage(gate, &bundle, actor, &name, self.now());
+        let mut passage = rules::promotion::new_passage(gate, bundle, actor, &name, self.now());
         passage.spec.targets = targets.to_vec();
         if let Some(undone) = rollback_of {
             passage.annotations_mut().insert(
@@ -207,6 +199,9 @@ impl Ops {
                 undone.to_string(),
             );
         }
+        let kind = rules::promotion::CrossingKind::of(&passage);
+        rules::promotion::judge(gate, bundle, &passages, actor, kind, self.now())
+            .map_err(refused)?;
         match self
             .api::<Passage>(namespace)
             .create(&PostParams::default(), &passage)
@@ -663,6 +658,24 @@ struct Crossing<'a> {
     rollback_of: Option<&'a str>,
     /// Which of the Gate's targets it reaches; empty: every one (DECISION 163).
     targets: &'a [String],
+}
+
+/// The crossing a rollback `plan` of `gate` is, asked by `actor`.
+fn rollback<'a>(
+    namespace: &'a str,
+    gate: &'a Gate,
+    plan: &'a rules::actions::RollbackPlan,
+    actor: &'a str,
+) -> Crossing<'a> {
+    Crossing {
+        action: Action::Rollback,
+        namespace,
+        gate,
+        bundle: &plan.bundle,
+        actor,
+        rollback_of: Some(&plan.undoing),
+        targets: &plan.targets,
+    }
 }
 
 /// An abort's answer from the Passage as stored: who aborted it is whoever the record

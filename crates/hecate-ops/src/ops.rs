@@ -75,7 +75,7 @@ struct SelectorsRefused {
     bundles: AtomicBool,
 }
 
-fn not_found(kind: Kind, namespace: &str, name: &str) -> Error {
+pub(crate) fn not_found(kind: Kind, namespace: &str, name: &str) -> Error {
     Error::NotFound {
         kind,
         namespace: namespace.into(),

@@ -353,7 +353,8 @@ pub fn judge_rollback_targets<'a>(
     let targets = rollout::rollback_targets(record, asked).map_err(|refusal| {
         let code = match refusal {
             rollout::ActionRefusal::NothingFailed { .. } => RefusalCode::NothingFailed,
-            rollout::ActionRefusal::NotReached { .. } => RefusalCode::InvalidTargets,
+            rollout::ActionRefusal::NotReached { .. }
+            | rollout::ActionRefusal::TooManyNames { .. } => RefusalCode::InvalidTargets,
             _ => RefusalCode::NothingToRollBackTo,
         };
         Refusal::new(code, format!("{name}: {refusal}"))

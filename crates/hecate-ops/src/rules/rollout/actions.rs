@@ -29,6 +29,12 @@ pub enum ActionRefusal {
         /// Those names.
         names: Vec<String>,
     },
+    /// A rollback names more targets than a Gate spans.
+    #[error("{count} targets are named; a Gate spans at most {MAX_TARGETS}")]
+    TooManyNames {
+        /// How many were named.
+        count: usize,
+    },
     /// Failures are accepted only to let a halted rollout go on.
     #[error("the rollout is {}, not halted: there are no failures to accept", .phase.as_str())]
     NotHalted {
@@ -187,6 +193,9 @@ pub fn rollback_targets(
             .filter(|t| records.reached(t))
             .map(str::to_string)
             .collect(),
+        RollBack::Named(names) if names.len() > MAX_TARGETS => {
+            return Err(ActionRefusal::TooManyNames { count: names.len() });
+        }
         RollBack::Named(names) => {
             let unreached: Vec<String> = names
                 .iter()

@@ -242,6 +242,32 @@ fn a_bundle_not_verified_upstream_is_refused_and_a_rollback_may_restore_the_occu
     );
 }
 
+/// A catch-up brings some targets to what the Gate holds, and only that (DECISION
+/// 164): it may cross the occupant again, and no other Bundle — a new one crosses
+/// every target.
+#[test]
+fn a_catch_up_crosses_the_occupant_and_nothing_else() {
+    use crate::rules::promotion::CrossingKind::CatchUp;
+    let staging = with_current(gate("staging"), "b1");
+    assert_eq!(
+        judge(&staging, &bundle("b1", 0), &[], "olaf", CatchUp, t0()),
+        Ok(())
+    );
+    let (code, reason) = refusal(judge(
+        &staging,
+        &bundle("b2", 0),
+        &[],
+        "olaf",
+        CatchUp,
+        t0(),
+    ));
+    assert_eq!(code, RefusalCode::InvalidTargets);
+    assert!(
+        reason.contains("a new Bundle crosses every target"),
+        "{reason}"
+    );
+}
+
 /// The Gate page's Cross buttons, judged for the one looking (issue 34): each Bundle
 /// Explain lists as eligible, with the refusal promote would answer that person.
 mod your_crossings {

@@ -854,6 +854,12 @@ fn a_retry_restarts_the_failed_targets_only() {
         rollback_targets(&status(vec![]), &RollBack::parse("all")),
         Err(ActionRefusal::NothingReached)
     );
+    // More names than a Gate spans are refused before any is looked at.
+    let many: Vec<String> = (0..=100).map(|i| format!("c-{i}")).collect();
+    assert_eq!(
+        rollback_targets(&halted, &RollBack::parse(&many.join(","))),
+        Err(ActionRefusal::TooManyNames { count: 101 })
+    );
 }
 
 #[test]
