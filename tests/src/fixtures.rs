@@ -194,18 +194,7 @@ pub async fn passage(
     phase: PassagePhase,
 ) -> Passage {
     let mut passage = env
-        .create(Passage::new(
-            name,
-            PassageSpec {
-                gate: gate.into(),
-                bundle: bundle.into(),
-                steps: vec![Step {
-                    uses: "flux-wait".into(),
-                    ..Step::default()
-                }],
-                ..PassageSpec::default()
-            },
-        ))
+        .create(Passage::new(name, flux_wait_crossing(gate, bundle)))
         .await;
     passage.status = Some(PassageStatus {
         phase: Some(phase),
@@ -213,6 +202,19 @@ pub async fn passage(
         ..PassageStatus::default()
     });
     env.write_status(&passage).await
+}
+
+/// A crossing of `bundle` through `gate` whose one step is a `flux-wait`.
+fn flux_wait_crossing(gate: &str, bundle: &str) -> PassageSpec {
+    PassageSpec {
+        gate: gate.into(),
+        bundle: bundle.into(),
+        steps: vec![Step {
+            uses: "flux-wait".into(),
+            ..Step::default()
+        }],
+        ..PassageSpec::default()
+    }
 }
 
 /// How [`halted`] says its rollout halted: the words a halt's blocker shows.
@@ -263,14 +265,8 @@ pub async fn rolled_back_targets(
     let mut crossing = Passage::new(
         name,
         PassageSpec {
-            gate: gate.into(),
-            bundle: bundle.into(),
-            steps: vec![Step {
-                uses: "flux-wait".into(),
-                ..Step::default()
-            }],
             targets: targets.iter().map(|t| t.to_string()).collect(),
-            ..PassageSpec::default()
+            ..flux_wait_crossing(gate, bundle)
         },
     );
     crossing.metadata.annotations = Some(

@@ -389,6 +389,16 @@ impl Gate {
         }
     }
 
+    /// Whether the Gate chooses targets by label among the clusters connected to its
+    /// namespace (`spec.targets.selector`): what those clusters coming and going can
+    /// change.
+    pub fn selects_targets(&self) -> bool {
+        self.spec
+            .targets
+            .as_ref()
+            .is_some_and(|t| t.selector.is_some())
+    }
+
     /// The admission that covers Bundles of the named Beacon: the first that names it.
     pub fn admission_for(&self, beacon: &str) -> Option<&Admission> {
         self.spec.admits.iter().find(|a| a.from.beacon == beacon)

@@ -233,12 +233,7 @@ fn selecting(
     index
         .in_namespace(gates, namespace)
         .iter()
-        .filter(|gate| {
-            gate.spec
-                .targets
-                .as_ref()
-                .is_some_and(|t| t.selector.is_some())
-        })
+        .filter(|gate| gate.selects_targets())
         .map(|gate| ObjectRef::from(gate.as_ref()))
         .collect()
 }

@@ -1,6 +1,7 @@
 //! What a Gate reconcile reads besides the Gate: its Passages, the namespace's
-//! Bundles and, for a Gate selecting targets by label, its connected clusters. The running controller reads them from watch-fed stores (no request per
-//! reconcile); a reconcile called on its own (tests, tools) lists them.
+//! Bundles and, for a Gate selecting targets by label, its connected clusters. The
+//! running controller reads them from watch-fed stores (no request per reconcile); a
+//! reconcile called on its own (tests, tools) lists them.
 
 use std::future::Future;
 
@@ -69,11 +70,20 @@ impl Reads for Lists {
     }
 
     async fn clusters(&self, namespace: &str) -> Result<Vec<Cluster>, kube::Error> {
-        let secrets = Api::<Secret>::namespaced(self.0.clone(), namespace)
-            .list_metadata(&ListParams::default().labels(&connected()))
-            .await?;
-        Ok(secrets.items.iter().map(cluster).collect())
+        list_clusters(&self.0, namespace).await
     }
+}
+
+/// The clusters connected to `namespace`, in one metadata LIST: a Secret's data is
+/// never read this way.
+pub async fn list_clusters(
+    client: &kube::Client,
+    namespace: &str,
+) -> Result<Vec<Cluster>, kube::Error> {
+    let secrets = Api::<Secret>::namespaced(client.clone(), namespace)
+        .list_metadata(&ListParams::default().labels(&connected()))
+        .await?;
+    Ok(secrets.items.iter().map(cluster).collect())
 }
 
 /// Reads from the controller's watch-fed stores, once they hold a first full list.

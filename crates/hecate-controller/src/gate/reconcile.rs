@@ -652,11 +652,6 @@ impl<R: Reads> GateReconciler<R> {
         self.health.followed(&checks)
     }
 
-    /// Opens a Passage for `bundle`, built and named exactly as `hecate promote`
-    /// builds it, so that a person's promote racing this yields one Passage. The Gate
-    /// then stands crossing it, or — the API server refusing it — unable to open.
-    /// Opens a Passage of `bundle` as actor `controller` — a rollback when `rollback`
-    /// names the Passage it undoes and why.
     /// The catch-up crossing `gate` is due, if it spans targets and some joined
     /// after the rollout of what it holds (ops' [`rollout::view::catch_up`]), with
     /// the Bundle it crosses.
@@ -666,18 +661,15 @@ impl<R: Reads> GateReconciler<R> {
         passages: &[Passage],
         bundles: &'b [Bundle],
     ) -> Result<Option<(&'b Bundle, rollout::view::CatchUp)>, Error> {
-        let (Some(spec), Some(occupant)) = (
-            gate.spec.targets.as_ref(),
-            gate.status.as_ref().and_then(|s| s.current.as_ref()),
-        ) else {
+        let occupant = gate.status.as_ref().and_then(|s| s.current.as_ref());
+        let (true, Some(occupant)) = (gate.spec.targets.is_some(), occupant) else {
             return Ok(None);
         };
-        let clusters = match spec.selector {
-            Some(_) => {
-                let namespace = gate.namespace().unwrap_or_default();
-                self.reads.clusters(&namespace).await?
-            }
-            None => Vec::new(),
+        let clusters = if gate.selects_targets() {
+            let namespace = gate.namespace().unwrap_or_default();
+            self.reads.clusters(&namespace).await?
+        } else {
+            Vec::new()
         };
         // Targets that cannot be followed are the Gate's problem, said where its
         // crossings are; nothing is caught up meanwhile.
@@ -696,6 +688,10 @@ impl<R: Reads> GateReconciler<R> {
             .map(|bundle| (bundle, due)))
     }
 
+    /// Opens a Passage for `bundle` as actor `controller`, built and named exactly as
+    /// `hecate promote` builds it, so that a person's promote racing this yields one
+    /// Passage — a rollback or a catch-up as `opening` says. The Gate then stands
+    /// crossing it, or — the API server refusing it — unable to open.
     async fn open(
         &self,
         gate: &Gate,

@@ -30,12 +30,10 @@ use hecate_steps::flux::checker::ResourceHealth;
 use hecate_steps::runner::StepKind as _;
 use hecate_types::{
     Bundle, Gate, Health, Passage, PassagePhase, PassageStatus, RolloutStatus, StepPhase,
-    TargetPhase, TargetStatus, Time, VerificationPhase, VerificationStatus, wellknown,
+    TargetPhase, TargetStatus, Time, VerificationPhase, VerificationStatus,
 };
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt as _;
-use kube::api::{Api, ListParams};
 
 use super::reconcile::{Error, Outcome, PassageReconciler, accumulate, remove};
 use crate::telemetry::spans as trace;
@@ -158,26 +156,10 @@ impl PassageReconciler {
         namespace: &str,
         gate: &Gate,
     ) -> Result<Vec<Cluster>, Error> {
-        let selects = gate
-            .spec
-            .targets
-            .as_ref()
-            .is_some_and(|t| t.selector.is_some());
-        if !selects {
+        if !gate.selects_targets() {
             return Ok(Vec::new());
         }
-        let connected = ListParams::default().labels(&format!("{}=true", wellknown::LABEL_CLUSTER));
-        let secrets = Api::<Secret>::namespaced(self.client.clone(), namespace)
-            .list_metadata(&connected)
-            .await?;
-        Ok(secrets
-            .items
-            .into_iter()
-            .map(|secret| Cluster {
-                name: secret.name_any(),
-                labels: secret.labels().clone(),
-            })
-            .collect())
+        Ok(crate::gate::reads::list_clusters(&self.client, namespace).await?)
     }
 
     /// One round: the rollout's record brought up to date and ops' next move made,
