@@ -17,6 +17,7 @@ use crate::rules::eligibility::Code;
 
 mod delivery;
 mod diff;
+mod notice;
 
 pub use delivery::{
     ChangeFailureRate, DeliveredCrossing, Delivery, DeliveryOutcome, DeploymentFrequency,
@@ -24,6 +25,7 @@ pub use delivery::{
     TimeToRestore,
 };
 pub use diff::{ArtifactChange, ArtifactKind, BundleDiff, BundleRef, CommitGap, DiffDirection};
+pub use notice::{Notice, SentNotice};
 
 /// Fides' answers as they appear inside Hecate's ([`Evidence`], [`VerifyReport`]'s
 /// sources): part of this model, so a surface names them from here.

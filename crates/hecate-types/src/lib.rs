@@ -1,4 +1,4 @@
-//! The `hecate.dev/v1alpha1` API: the four kinds Hecate is made of, and nothing that
+//! The `hecate.dev/v1alpha1` API: the kinds Hecate is made of, and nothing that
 //! does I/O.
 //!
 //! | kind | what it is |
@@ -7,6 +7,7 @@
 //! | [`Bundle`] | an immutable, content-addressed set of artifact versions; the unit that moves |
 //! | [`Gate`] | an environment and the threshold a Bundle must cross to enter it |
 //! | [`Passage`] | one attempt to move one Bundle through one Gate; a permanent record |
+//! | [`Notifier`] | who is told what happens to a namespace's releases (Hecate's own, DECISION 166) |
 //!
 //! The Rust types are wire-compatible with the Go reference implementation's CRDs:
 //! same field names, types and enums ([`crd`] generates the CRDs, and a test compares
@@ -35,6 +36,7 @@ mod health;
 pub mod lenient;
 pub mod limits;
 pub mod names;
+mod notifier;
 mod passage;
 mod rollout;
 #[cfg(test)]
@@ -59,6 +61,10 @@ pub use gate::{
     GateStatus, HealthReport, PassageTemplate, RollbackPolicy, Verification, Window,
 };
 pub use health::Health;
+pub use notifier::{
+    DELIVERIES_KEPT, NoticeKind, NoticeOutcome, NoticeRecord, NoticeThread, Notifier, NotifierSpec,
+    NotifierStatus, NotifierType, Severity, THREADS_KEPT,
+};
 pub use passage::{
     Passage, PassagePhase, PassageSpec, PassageStatus, StepPhase, StepStatus, VerificationPhase,
     VerificationStatus, VerifierStatus,

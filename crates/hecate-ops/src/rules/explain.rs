@@ -326,8 +326,9 @@ fn failed_before(eligible: &[String], passages: &[&Passage]) -> Vec<FailedBefore
 }
 
 /// Why a failed Passage failed, in words: its failed step (with the step's reason code
-/// and message), else its own message.
-fn failure_words(passage: &Passage) -> String {
+/// and message), else its own message — in Explain, and in the notice that tells it
+/// (DECISION 166).
+pub fn failure_words(passage: &Passage) -> String {
     let status = passage.status.as_ref();
     let failed_step =
         status.and_then(|s| s.steps.iter().find(|step| step.phase == StepPhase::Failed));
@@ -515,29 +516,13 @@ fn rollout(
 /// an abort, is history rather than a blocker.
 fn last_failure(namespace: &str, latest: Option<&Passage>) -> Option<Blocker> {
     let passage = latest.filter(|p| p.phase() == PassagePhase::Failed)?;
-    let bundle = &passage.spec.bundle;
-    let status = passage.status.as_ref();
-    let failed_step =
-        status.and_then(|s| s.steps.iter().find(|step| step.phase == StepPhase::Failed));
-    let detail = match failed_step {
-        Some(step) => {
-            let mut detail = format!("the last crossing of {bundle} failed at {}", step.uses);
-            if !step.reason.is_empty() {
-                detail.push_str(&format!(" [{}]", step.reason));
-            }
-            if !step.message.is_empty() {
-                detail.push_str(&format!(": {}", step.message));
-            }
-            detail
-        }
-        None => format!(
-            "the last crossing of {bundle} failed: {}",
-            status.map_or("no reason recorded", |s| s.message.as_str())
-        ),
-    };
     Some(Blocker::new(
         BlockerKind::PassageFailed,
-        detail,
+        format!(
+            "the last crossing of {} {}",
+            passage.spec.bundle,
+            failure_words(passage)
+        ),
         Some(Remedy::InspectPassage {
             passage: passage.name_any(),
         }),

@@ -16,6 +16,7 @@ pub mod explain;
 pub mod flux;
 pub mod flux_watch;
 pub mod gate;
+pub mod notice;
 pub mod overview;
 pub mod passage;
 pub mod pipeline;

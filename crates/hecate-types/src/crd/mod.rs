@@ -9,14 +9,20 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use kube::CustomResourceExt;
 
-use crate::{Beacon, Bundle, Gate, Passage};
+use crate::{Beacon, Bundle, Gate, Notifier, Passage};
 
-/// The four CRDs, in the order Beacon, Bundle, Gate, Passage.
+/// The CRDs, in the order Beacon, Bundle, Gate, Passage, then Notifier (Hecate's own).
 pub fn all() -> Vec<CustomResourceDefinition> {
-    [Beacon::crd(), Bundle::crd(), Gate::crd(), Passage::crd()]
-        .into_iter()
-        .map(finish)
-        .collect()
+    [
+        Beacon::crd(),
+        Bundle::crd(),
+        Gate::crd(),
+        Passage::crd(),
+        Notifier::crd(),
+    ]
+    .into_iter()
+    .map(finish)
+    .collect()
 }
 
 /// The file a CRD is kept in: `hecate.dev_<plural>.yaml`, as controller-gen names it.
