@@ -357,6 +357,16 @@ pub(crate) enum Command {
         #[command(flatten)]
         output: OutputArg,
     },
+    /// Who is told about this namespace's releases (its Notifiers, and whether they
+    /// deliver), then what was sent, to where, and what came of it, newest first.
+    Notifications {
+        /// Only what concerns this Gate: the Notifiers that hear it, what they sent
+        /// about it.
+        #[arg(long)]
+        gate: Option<String>,
+        #[command(flatten)]
+        output: OutputArg,
+    },
     /// Start moving a Bundle through a Gate.
     Promote {
         /// The Gate.

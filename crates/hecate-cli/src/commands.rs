@@ -33,6 +33,7 @@ fn operation(command: &Command) -> Option<Operation> {
         Command::Diff { .. } => Operation::GetBundle,
         Command::Passages { .. } => Operation::ListPassages,
         Command::Beacons { .. } => Operation::ListBeacons,
+        Command::Notifications { .. } => Operation::Notifications,
         Command::Audit { .. } => Operation::Audit,
         Command::Metrics { .. } => Operation::Delivery,
         Command::Evidence { .. } => Operation::Evidence,
@@ -138,6 +139,15 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             if ai {
                 explain_ai(&output.format, &explanation).await;
             }
+        }
+        Command::Notifications { gate, output } => {
+            let told = ops
+                .notifications(&ns, gate.as_deref())
+                .await
+                .map_err(read)?;
+            output::print(&output.format, &told, |columns| {
+                render::notifications(&told, ops.now(), columns, &style)
+            })?;
         }
         Command::Targets { gate, output } => {
             let targets = ops.targets(&ns, &gate).await.map_err(read)?;

@@ -103,6 +103,10 @@ pub struct Args {
     /// be dropped silently); a warning is logged on every start.
     #[arg(long)]
     pub skip_crd_check: bool,
+    /// Where hecate-api's UI is, e.g. `https://hecate.example.com`: notices link to
+    /// their Gate's or Passage's page there. Without it, notices carry no link.
+    #[arg(long, env = "HECATE_UI_URL", value_name = "URL", value_parser = parse_ui_url)]
+    pub ui_url: Option<String>,
     /// Only act on namespaces whose labels match this selector (e.g.
     /// `sharding.fluxcd.io/key=shard1`), so several controllers can split a fleet.
     #[arg(long, value_name = "SELECTOR")]
@@ -166,6 +170,15 @@ pub enum BindAddress {
 }
 
 /// A positive Go duration (`15s`, `1m30s`).
+/// An http(s) URL, without a trailing slash.
+fn parse_ui_url(text: &str) -> Result<String, String> {
+    let url = reqwest::Url::parse(text).map_err(|e| format!("{text:?}: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("{text:?} is not an http(s) URL"));
+    }
+    Ok(text.trim_end_matches('/').to_string())
+}
+
 fn parse_duration(value: &str) -> Result<std::time::Duration, String> {
     hecate_types::duration::parse(value)
         .map_err(|e| e.to_string())

@@ -42,6 +42,7 @@ pub mod gate;
 pub mod index;
 pub mod lease;
 pub mod metrics;
+pub mod notify;
 pub mod passage;
 pub mod predicate;
 mod run;

@@ -44,6 +44,16 @@ struct TargetOutcome {
     outcome: String,
 }
 
+/// `namespace` and `notifier` (the Notifier), `kind` (the notice's), `outcome`
+/// (`sent`, `retrying`, `failed`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NotificationLabels {
+    namespace: String,
+    notifier: String,
+    kind: String,
+    outcome: String,
+}
+
 /// `namespace`, `gate`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct GateLabels {
@@ -115,6 +125,7 @@ pub struct Metrics {
     passage_duration: HistogramFamily<Outcome>,
     step_duration: HistogramFamily<StepOutcome>,
     targets: Family<TargetOutcome, Counter>,
+    notifications: Family<NotificationLabels, Counter>,
     target_duration: HistogramFamily<TargetOutcome>,
     lead_time: HistogramFamily<GateLabels>,
     degraded: HistogramFamily<GateLabels>,
@@ -157,6 +168,7 @@ impl Metrics {
         let step_duration: HistogramFamily<StepOutcome> =
             Family::new_with_constructor(crossing_buckets);
         let targets = Family::<TargetOutcome, Counter>::default();
+        let notifications = Family::<NotificationLabels, Counter>::default();
         let target_duration: HistogramFamily<TargetOutcome> =
             Family::new_with_constructor(crossing_buckets);
         let lead_time: HistogramFamily<GateLabels> = Family::new_with_constructor(long_buckets);
@@ -188,6 +200,11 @@ impl Metrics {
             "hecate_target_crossings",
             "Finished crossings of a Gate's targets, by target and outcome (fan-out)",
             targets.clone(),
+        );
+        registry.register(
+            "hecate_notifications",
+            "Notices tried, by Notifier, kind and outcome (sent, retrying, failed)",
+            notifications.clone(),
         );
         registry.register(
             "hecate_target_crossing_duration_seconds",
@@ -240,6 +257,7 @@ impl Metrics {
             passage_duration,
             step_duration,
             targets,
+            notifications,
             target_duration,
             lead_time,
             degraded,
@@ -393,6 +411,18 @@ impl Metrics {
         if let Some(seconds) = seconds {
             self.target_duration.get_or_create(&labels).observe(seconds);
         }
+    }
+
+    /// Counts one try of a notice by a Notifier, by what became of it.
+    pub fn count_notification(&self, namespace: &str, notifier: &str, kind: &str, outcome: &str) {
+        self.notifications
+            .get_or_create(&NotificationLabels {
+                namespace: namespace.into(),
+                notifier: notifier.into(),
+                kind: kind.into(),
+                outcome: outcome.into(),
+            })
+            .inc();
     }
 
     /// Records a successful crossing's lead time (Bundle created → crossing finished).

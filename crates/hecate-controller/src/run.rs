@@ -17,7 +17,7 @@ use crate::lease::{Elector, Timings};
 use crate::metrics::Metrics;
 use crate::passage::{self, PassageReconciler};
 use crate::scope::Scope;
-use crate::{crd_check, flux_api, serve, telemetry, verify};
+use crate::{crd_check, flux_api, notify, serve, telemetry, verify};
 use hecate_steps::clock::SystemClock;
 use hecate_steps::{self as steps, health};
 
@@ -69,6 +69,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         steps,
         app_tokens,
         wakes,
+        reach,
         flux_access,
     } = builtin(&client, &args, own)?;
     let beacons = BeaconReconciler {
@@ -107,6 +108,23 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         fides_server: args.fides_server.clone(),
         tracing: otel.clone(),
     };
+    // What Gates have to tell, and the notifier that tells it (DECISION 166).
+    let outbox = notify::Outbox::default();
+    let notifiers = notify::Notifiers::new(
+        client.clone(),
+        outbox.clone(),
+        reach.clone(),
+        notify::Links {
+            ui: args.ui_url.clone().unwrap_or_default(),
+        },
+        args.pod_namespace
+            .clone()
+            .unwrap_or_else(|| client.default_namespace().to_string()),
+        notify::PER_MINUTE,
+        Arc::new(SystemClock),
+        metrics.clone(),
+    );
+    let gate_outbox = outbox.clone();
     let gate_client = client.clone();
     let gate_metrics = metrics.clone();
     let gate_events = Events::new(client.clone(), "gate-controller", args.pod_name.clone());
@@ -121,6 +139,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         metrics: gate_metrics,
         written: Written::default(),
         fides_server: gate_fides_server,
+        outbox: gate_outbox,
     });
     // Standby replicas are ready too: readiness says the process works, not that it
     // leads (as controller-runtime has it).
@@ -155,11 +174,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     let controllers = async {
-        let all = futures::future::join3(
+        let all = futures::future::join4(
             gate::controller::run(
                 client.clone(),
                 build,
                 flux_access,
+                outbox.listening(),
                 scope.clone(),
                 shutdown(stopped.clone()),
             ),
@@ -176,6 +196,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 scope.clone(),
                 shutdown(stopped.clone()),
             ),
+            notifiers.run(scope.clone(), shutdown(stopped.clone())),
         );
         tokio::select! {
             _ = all => {},
@@ -244,6 +265,8 @@ struct Builtin {
     app_tokens: AppTokens,
     /// Passages whose waited-for object changed.
     wakes: passage::wake::Wakes,
+    /// What `http` steps, verifications and notices may reach.
+    reach: hecate_steps::reach::Reach,
     /// How the `flux` checker reaches Flux objects; the Gate controller's watches of
     /// Flux's kinds feed it.
     flux_access: Arc<hecate_steps::flux::FluxAccess>,
@@ -307,7 +330,7 @@ fn builtin(
         helm: args.helm_path.clone(),
         allow_kustomize_load_restrictions_none: args.allow_kustomize_load_restrictions_none,
         git: git_limits(args),
-        reach,
+        reach: reach.clone(),
         wake: Arc::new(wake),
     };
     let steps = steps::runners(&tools)?;
@@ -317,6 +340,7 @@ fn builtin(
         steps,
         app_tokens: tools.app_tokens,
         wakes,
+        reach,
         flux_access: access,
     })
 }

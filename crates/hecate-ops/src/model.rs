@@ -25,7 +25,7 @@ pub use delivery::{
     TimeToRestore,
 };
 pub use diff::{ArtifactChange, ArtifactKind, BundleDiff, BundleRef, CommitGap, DiffDirection};
-pub use notice::{Notice, SentNotice};
+pub use notice::{Notice, Notifications, NotifierSummary, SentNotice};
 
 /// Fides' answers as they appear inside Hecate's ([`Evidence`], [`VerifyReport`]'s
 /// sources): part of this model, so a surface names them from here.

@@ -64,6 +64,8 @@ pub enum Operation {
     Delivery,
     /// Following changes in a namespace.
     Watch,
+    /// Who is told about a namespace's releases, and what was sent (DECISION 166).
+    Notifications,
     /// Starting a crossing.
     Promote,
     /// Crossing a Gate's earlier Bundle again, undoing its latest crossing.
@@ -195,7 +197,7 @@ impl fmt::Display for Permission {
 
 impl Operation {
     /// Every operation, reads first.
-    pub const ALL: [Self; 37] = [
+    pub const ALL: [Self; 38] = [
         Self::Namespaces,
         Self::Overview,
         Self::ListGates,
@@ -214,6 +216,7 @@ impl Operation {
         Self::Audit,
         Self::Delivery,
         Self::Watch,
+        Self::Notifications,
         Self::Preflight,
         Self::FluxResources,
         Self::Settings,
@@ -256,6 +259,7 @@ impl Operation {
             Self::GetPassage => Permission::hecate("get", "passages"),
             Self::ListBeacons => Permission::hecate("list", "beacons"),
             Self::GetBeacon => Permission::hecate("get", "beacons"),
+            Self::Notifications => Permission::hecate("list", "notifiers"),
             // A rollback is a crossing like any other: it creates a Passage.
             Self::Promote | Self::Rollback => Permission::hecate("create", "passages"),
             // A "no" and its withdrawal are written where approvals are, by the
@@ -362,7 +366,8 @@ mod tests {
             let permission = operation.permission();
             assert_eq!(permission.group, "hecate.dev", "{operation:?}");
             assert!(
-                ["gates", "bundles", "passages", "beacons"].contains(&permission.resource),
+                ["gates", "bundles", "passages", "beacons", "notifiers"]
+                    .contains(&permission.resource),
                 "{operation:?}"
             );
             assert!(!permission.verb.is_empty(), "{operation:?}");

@@ -746,6 +746,21 @@ impl Ops {
         Ok(rules::approval::queue(&snapshot, viewer, self.now()))
     }
 
+    /// Who is told about `namespace`'s releases (about `gate`'s, if one is named) and
+    /// what they sent (DECISION 166). One request: the namespace's Notifiers, whose
+    /// status is the record.
+    pub async fn notifications(
+        &self,
+        namespace: &str,
+        gate: Option<&str>,
+    ) -> Result<crate::model::Notifications> {
+        let notifiers: Vec<hecate_types::Notifier> =
+            crate::lenient::list(self.client(), namespace, &Default::default())
+                .await
+                .map_err(Error::kubernetes("listing Notifiers"))?;
+        Ok(rules::notice::listing(namespace, &notifiers, gate))
+    }
+
     /// How well `namespace` delivers over the `period` before now — lead time,
     /// deployment frequency, change failure rate and time to restore, per Gate (only
     /// `gate`'s when given) and for the pipeline's last stage (DECISION 138). Three

@@ -21,7 +21,7 @@ use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use crate::{Beacon, Bundle, Gate, Passage};
+use crate::{Beacon, Bundle, Gate, Notifier, Passage};
 
 /// An object of kind `K` as the API server sent it.
 #[derive(Clone, Debug)]
@@ -75,7 +75,7 @@ macro_rules! placeholder {
         }
     )*};
 }
-placeholder!(Beacon, Bundle, Gate, Passage);
+placeholder!(Beacon, Bundle, Gate, Notifier, Passage);
 
 impl<K> Lenient<K> {
     /// The object, if it decoded.

@@ -210,6 +210,23 @@ impl NoticeKind {
         }
     }
 
+    /// The kind as a heading people read: "Approval wanted".
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::ApprovalWanted => "Approval wanted",
+            Self::Rejected => "Rejected",
+            Self::CrossingStarted => "Crossing started",
+            Self::Crossed => "Crossed",
+            Self::CrossingFailed => "Crossing failed",
+            Self::CrossingAborted => "Crossing aborted",
+            Self::VerificationFailed => "Verification failed",
+            Self::RolledBack => "Rolled back",
+            Self::Stuck => "Running long",
+            Self::RolloutHalted => "Rollout halted",
+            Self::WaitingForWindow => "Waiting for its window",
+        }
+    }
+
     /// How severe a notice of this kind is.
     pub fn severity(self) -> Severity {
         match self {
@@ -293,6 +310,17 @@ pub enum NoticeOutcome {
     Retrying,
     /// It failed too often, or for too long, and was given up.
     Failed,
+}
+
+impl NoticeOutcome {
+    /// The outcome as written in the status.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sent => "Sent",
+            Self::Retrying => "Retrying",
+            Self::Failed => "Failed",
+        }
+    }
 }
 
 /// The message (Slack) or deployment (GitHub) a crossing's notices update.

@@ -1,7 +1,7 @@
 //! Text renderings: pure functions of a value, a style and the time, so every table
 //! is snapshot-tested exactly.
 
-use hecate_ops::model::{BundleRef, DiffDirection};
+use hecate_ops::model::{BundleRef, DiffDirection, Notifications};
 use hecate_ops::model::{
     ChangeFailureRate, DeploymentFrequency, Figures, LeadTime, LeadTimeParts, Reach, TimeToRestore,
 };
@@ -13,8 +13,8 @@ use hecate_ops::{
     Withdrawn,
 };
 use hecate_types::{
-    ArtifactRef, Beacon, Bundle, ConditionStatus, Health, Passage, PassagePhase, TargetPhase, Time,
-    VerificationPhase, WatchSourceRef,
+    ArtifactRef, Beacon, Bundle, ConditionStatus, Health, NoticeOutcome, Passage, PassagePhase,
+    TargetPhase, Time, VerificationPhase, WatchSourceRef,
 };
 use jiff::Timestamp;
 use kube::ResourceExt as _;
@@ -1111,6 +1111,103 @@ pub(crate) fn beacons(
         table.row(row);
     }
     table.render(style, columns)
+}
+
+/// `hecate notifications`: a row per Notifier, then a row per notice it sent or is
+/// sending. Wide: the Notifier's condition message, and each notice's error.
+pub(crate) fn notifications(
+    told: &Notifications,
+    now: Timestamp,
+    columns: Columns,
+    style: &Style,
+) -> String {
+    if told.notifiers.is_empty() {
+        let about = match &told.gate {
+            Some(gate) => format!("{gate}'s releases"),
+            None => "its releases".to_string(),
+        };
+        return format!(
+            "No Notifiers in {}: nobody is told about {about} (docs/NOTIFICATIONS.md)\n",
+            told.namespace
+        );
+    }
+    let mut header = vec!["NOTIFIER", "TYPE", "READY", "HEARS"];
+    if columns.wide() {
+        header.push("MESSAGE");
+    }
+    let mut table = Table::new(&header);
+    for notifier in &told.notifiers {
+        let ready = match (notifier.suspended, notifier.ready) {
+            (true, _) => "Suspended".to_string(),
+            (false, None) => "-".to_string(),
+            (false, Some(ready)) => format!(
+                "{} ({})",
+                if ready { "True" } else { "False" },
+                notifier.reason
+            ),
+        };
+        let colour = match notifier.ready {
+            Some(false) => Some(Colour::Red),
+            _ => None,
+        };
+        let mut row = vec![
+            Cell::plain(notifier.name.clone()),
+            Cell::plain(notifier.destination.clone()),
+            Cell::styled(ready, style, colour),
+            Cell::plain(notifier.hears.clone()),
+        ];
+        if columns.wide() {
+            row.push(Cell::plain(notifier.message.clone()));
+        }
+        table.row(row);
+    }
+    let mut out = table.render(style, columns);
+    out.push('\n');
+    if told.sent.is_empty() {
+        out.push_str("Nothing sent yet.\n");
+        return out;
+    }
+    let mut header = vec![
+        "WHEN", "NOTIFIER", "KIND", "GATE", "OUTCOME", "TRIES", "SUMMARY",
+    ];
+    if columns.wide() {
+        header.extend(["PASSAGE", "ERROR"]);
+    }
+    let mut table = Table::new(&header);
+    for sent in &told.sent {
+        let gate = if sent.about_namespace == sent.namespace {
+            sent.gate.clone()
+        } else {
+            format!("{}/{}", sent.about_namespace, sent.gate)
+        };
+        let colour = match sent.outcome {
+            NoticeOutcome::Sent => None,
+            NoticeOutcome::Retrying => Some(Colour::Yellow),
+            NoticeOutcome::Failed => Some(Colour::Red),
+        };
+        let outcome = sent.outcome.as_str();
+        let mut row = vec![
+            Cell::plain(age(
+                Some(sent.last_attempt.as_ref().unwrap_or(&sent.at)),
+                now,
+            )),
+            Cell::plain(sent.notifier.clone()),
+            Cell::plain(sent.kind.as_str()),
+            Cell::plain(gate),
+            Cell::styled(outcome, style, colour),
+            Cell::plain(sent.attempts.to_string()),
+            Cell::plain(sent.summary.clone()),
+        ];
+        if columns.wide() {
+            row.extend([
+                Cell::plain(or_dash(Some(sent.passage.as_str()))),
+                Cell::plain(or_dash(Some(sent.error.as_str()))),
+            ]);
+        }
+        table.row(row);
+    }
+    out.push_str(&table.render(style, columns));
+    out
 }
 
 /// `hecate audit`. Wide, before the detail: the Passage, and whether the crossing's

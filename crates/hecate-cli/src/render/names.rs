@@ -163,6 +163,15 @@ impl Named for GateTargets {
     }
 }
 
+/// `notifications`: the Notifiers.
+impl Named for hecate_ops::model::Notifications {
+    fn names(&self) -> Option<Vec<String>> {
+        all(&self.notifiers, |n| {
+            object::<hecate_types::Notifier>(&n.name)
+        })
+    }
+}
+
 /// `poll`: the Beacon asked to look.
 impl Named for Polled {
     fn names(&self) -> Option<Vec<String>> {

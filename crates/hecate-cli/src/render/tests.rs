@@ -1732,3 +1732,70 @@ fn the_approvals_queue_says_a_window_holds_the_gate() {
         "{text}"
     );
 }
+
+/// `hecate notifications`: who is told, then what was sent, newest first; nobody told.
+#[test]
+fn notifications_table_reads_who_is_told_and_what_was_sent() {
+    use hecate_ops::model::{NotifierSummary, SentNotice};
+    use hecate_types::{NoticeKind, NoticeOutcome};
+    let sent =
+        |kind, gate: &str, outcome, attempts, minutes, summary: &str, error: &str| SentNotice {
+            namespace: "acme".into(),
+            notifier: "releases".into(),
+            destination: "slack".into(),
+            kind,
+            about_namespace: "acme".into(),
+            gate: gate.into(),
+            passage: String::new(),
+            summary: summary.into(),
+            outcome,
+            attempts,
+            at: ago(minutes).unwrap(),
+            last_attempt: ago(minutes),
+            error: error.into(),
+        };
+    let told = Notifications {
+        namespace: "acme".into(),
+        gate: None,
+        notifiers: vec![NotifierSummary {
+            name: "releases".into(),
+            destination: "slack".into(),
+            ready: Some(false),
+            reason: "DeliveryFailed".into(),
+            message: "Crossed of acme/staging was not sent: HTTP 503".into(),
+            hears: "every Gate; every kind; reminds every 4h".into(),
+            suspended: false,
+        }],
+        sent: vec![
+            sent(
+                NoticeKind::Crossed,
+                "staging",
+                NoticeOutcome::Retrying,
+                2,
+                1,
+                "1.4.0 crossed staging (by bob)",
+                "HTTP 503 Service Unavailable",
+            ),
+            sent(
+                NoticeKind::ApprovalWanted,
+                "production",
+                NoticeOutcome::Sent,
+                1,
+                30,
+                "production: 1.3.0: waits for 1 more approval; an approval from dave would count",
+                "",
+            ),
+        ],
+    };
+    insta::assert_snapshot!(notifications(&told, now(), Narrow, &Style::plain()));
+    let nobody = Notifications {
+        namespace: "acme".into(),
+        gate: None,
+        notifiers: Vec::new(),
+        sent: Vec::new(),
+    };
+    assert_eq!(
+        notifications(&nobody, now(), Narrow, &Style::plain()),
+        "No Notifiers in acme: nobody is told about its releases (docs/NOTIFICATIONS.md)\n"
+    );
+}

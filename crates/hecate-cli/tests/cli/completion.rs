@@ -247,7 +247,7 @@ async fn cli09_the_man_page_has_its_sections_and_examples() {
         let entries: Vec<&str> = commands.lines().filter(|l| l.starts_with("\\fB")).collect();
         assert_eq!(
             entries.len(),
-            29,
+            30,
             "every command but the hidden one, and each of flux's actions: {commands}"
         );
         for entry in [

@@ -409,3 +409,97 @@ async fn diff_against_the_previous_bundle_a_gate_or_a_bundle() {
         format!("hecate: no Bundle named qa in {}\n", env.namespace)
     );
 }
+
+/// `hecate notifications`: who is told and what was sent, read from the Notifiers'
+/// status (DECISION 166); `--gate` narrows to what concerns one Gate.
+#[tokio::test]
+async fn notifications_read_who_is_told_and_what_was_sent() {
+    use hecate_types::{
+        NoticeKind, NoticeOutcome, NoticeRecord, Notifier, NotifierSpec, NotifierStatus,
+        NotifierType,
+    };
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    env.grant(Identity::Alice, &["get", "list"], &["notifiers"])
+        .await;
+    let empty = hecate.run(Identity::Alice, &["notifications"]).await;
+    assert_eq!(empty.code, 0, "{empty:?}");
+    assert!(
+        empty.stdout.starts_with("No Notifiers in "),
+        "{}",
+        empty.stdout
+    );
+
+    let mut notifier = env
+        .create(Notifier::new(
+            "releases",
+            NotifierSpec {
+                type_: NotifierType::Slack,
+                gates: vec!["production".into()],
+                ..NotifierSpec::default()
+            },
+        ))
+        .await;
+    let record = |gate: &str, kind: NoticeKind| NoticeRecord {
+        key: format!("{}/{gate}/b1/{}", env.namespace, kind.as_str()),
+        kind,
+        namespace: env.namespace.clone(),
+        gate: gate.into(),
+        passage: String::new(),
+        summary: format!("{gate}: said"),
+        at: Time(jiff::Timestamp::now()),
+        outcome: NoticeOutcome::Sent,
+        attempts: 1,
+        last_attempt: Some(Time(jiff::Timestamp::now())),
+        next_attempt: None,
+        error: String::new(),
+    };
+    notifier.status = Some(NotifierStatus {
+        deliveries: vec![record("production", NoticeKind::ApprovalWanted)],
+        ..NotifierStatus::default()
+    });
+    env.write_status(&notifier).await;
+
+    let table = hecate.run(Identity::Alice, &["notifications"]).await;
+    assert_eq!(table.code, 0, "{table:?}");
+    assert!(
+        table.stdout.contains("releases  slack") && table.stdout.contains("Gates production"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        table.stdout.contains("ApprovalWanted  production  Sent"),
+        "{}",
+        table.stdout
+    );
+    let json = hecate
+        .run(Identity::Alice, &["notifications", "-o", "json"])
+        .await;
+    let told: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(told["sent"][0]["kind"], "ApprovalWanted");
+    assert_eq!(
+        told["notifiers"][0]["hears"],
+        "Gates production; every kind"
+    );
+    // A Gate the Notifier does not hear: nobody is told about it.
+    let dev = hecate
+        .run(Identity::Alice, &["notifications", "--gate", "dev"])
+        .await;
+    assert!(
+        dev.stdout
+            .ends_with(": nobody is told about dev's releases (docs/NOTIFICATIONS.md)\n"),
+        "{}",
+        dev.stdout
+    );
+
+    let refused = hecate.run(Identity::CiBot, &["notifications"]).await;
+    assert_eq!(refused.code, i32::from(exit::COULD_NOT_TELL), "{refused:?}");
+    assert!(
+        refused.stderr.ends_with(&format!(
+            " — ask for a Role that grants at least list notifiers in {}\n",
+            env.namespace
+        )),
+        "{}",
+        refused.stderr
+    );
+}

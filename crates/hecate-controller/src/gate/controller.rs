@@ -39,6 +39,7 @@ use kube::core::GroupVersionKind;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
+use tokio::sync::watch;
 
 use super::reads::{self, Stores};
 use super::wakes::{self, BundleWakes};
@@ -46,6 +47,7 @@ use super::{Error, GateReconciler};
 use crate::backoff::{self, Failures};
 use crate::index::ByNamespace;
 use crate::metrics::Loop;
+use crate::notify::{self, Listening};
 use crate::predicate;
 use crate::scope::{self, Scope};
 use crate::unreadable::Unreadable;
@@ -65,6 +67,7 @@ pub async fn run(
     client: kube::Client,
     build: Build,
     flux: Arc<FluxAccess>,
+    listening: watch::Receiver<Listening>,
     scope: Scope,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
@@ -162,6 +165,7 @@ pub async fn run(
                 futures::stream::iter(woken)
             }
         });
+    let heard = newly_heard(listening, gates_reader.clone(), gates_index.clone());
     let bundle_wakes = BundleWakes::new(gates_reader.clone(), gates_index);
     let bundles = wakes::stream(
         scope
@@ -194,7 +198,8 @@ pub async fn run(
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .reconcile_on(passages)
         .reconcile_on(bundles)
-        .reconcile_on(clusters);
+        .reconcile_on(clusters)
+        .reconcile_on(heard);
     for (resource, changes) in flux_wakes(&client, &flux).await {
         let watching = controller.store();
         let kind = resource.kind;
@@ -218,6 +223,38 @@ pub async fn run(
             }
         })
         .await;
+}
+
+/// The Gates of each namespace a Notifier starts hearing (every Gate when one starts
+/// hearing every namespace): looked at again, they offer what they have to tell at
+/// once rather than at their next tick (DECISION 166).
+fn newly_heard(
+    listening: watch::Receiver<Listening>,
+    gates: Store<Gate>,
+    index: ByNamespace,
+) -> impl futures::Stream<Item = ObjectRef<Gate>> + Send + 'static {
+    let before = listening.borrow().clone();
+    futures::stream::unfold((listening, before), move |(mut listening, before)| {
+        let (gates, index) = (gates.clone(), index.clone());
+        async move {
+            listening.changed().await.ok()?;
+            let now = listening.borrow_and_update().clone();
+            let woken: Vec<ObjectRef<Gate>> = match notify::controller::newly_heard(&before, &now) {
+                None => gates
+                    .state()
+                    .iter()
+                    .map(|g| ObjectRef::from(g.as_ref()))
+                    .collect(),
+                Some(namespaces) => namespaces
+                    .iter()
+                    .flat_map(|ns| index.in_namespace(&gates, ns))
+                    .map(|g| ObjectRef::from(g.as_ref()))
+                    .collect(),
+            };
+            Some((futures::stream::iter(woken), (listening, now)))
+        }
+    })
+    .flatten()
 }
 
 /// The Gates of `namespace` that select targets by label: those a connected cluster

@@ -20,7 +20,7 @@ use hecate_ops::rules::passage as passage_rule;
 use hecate_ops::rules::promotion::{new_passage, next_passage_name};
 use hecate_ops::rules::standing::{self, Decision, Standing, crossing_message};
 use hecate_ops::rules::verification;
-use hecate_ops::rules::{rollback, rollout};
+use hecate_ops::rules::{NamespaceSnapshot, explain, notice, rollback, rollout};
 use hecate_types::{
     Bundle, BundleStatus, Gate, GateStatus, Passage, PassagePhase, VerificationPhase,
     VerificationStatus, wellknown,
@@ -36,6 +36,7 @@ use super::{health_change, record, retention};
 use crate::condition::set_ready;
 use crate::events::{self, Events};
 use crate::metrics::Metrics;
+use crate::notify::Outbox;
 use crate::passage::attest::{self, Attested};
 use crate::verify;
 use hecate_steps::clock::Clock;
@@ -127,6 +128,8 @@ pub struct GateReconciler<R> {
     /// `--fides-server`: the Fides a Gate's evidence uses when it names none (for
     /// attesting a crossing's verification once it is final).
     pub fides_server: Option<String>,
+    /// Where a Gate's notices go, when someone listens (DECISION 166).
+    pub outbox: Outbox,
 }
 
 /// The resourceVersion each Gate's status was last written at, by Gate (namespace,
@@ -170,6 +173,7 @@ impl Written {
 pub struct Forgetter {
     metrics: Arc<Metrics>,
     written: Written,
+    outbox: Outbox,
 }
 
 impl Forgetter {
@@ -181,6 +185,7 @@ impl Forgetter {
     /// Forgets the Gate `name` of `namespace`, which no longer exists.
     pub fn forget(&self, namespace: &str, name: &str) {
         self.metrics.forget_gate(namespace, name);
+        self.outbox.forget(namespace, name);
         self.written
             .versions()
             .remove(&(namespace.to_string(), name.to_string()));
@@ -194,6 +199,7 @@ impl<R: Reads> GateReconciler<R> {
         Forgetter {
             metrics: self.metrics.clone(),
             written: self.written.clone(),
+            outbox: self.outbox.clone(),
         }
     }
 
@@ -386,9 +392,27 @@ impl<R: Reads> GateReconciler<R> {
         judged.status = Some(status.clone());
         retention::collect(&self.client, &judged, &passages).await;
         self.write_status(gate, status, now, at_rest).await?;
+        self.tell(judged, bundles, passages, now);
         Ok(Outcome {
             requeue_after: Some(requeue_after),
         })
+    }
+
+    /// Offers what `gate` has to tell, as judged with what this reconcile read and
+    /// wrote, when a Notifier hears its namespace: nothing is judged for nobody.
+    fn tell(&self, gate: Gate, bundles: Vec<Bundle>, passages: Vec<Passage>, now: Timestamp) {
+        let namespace = gate.namespace().unwrap_or_default();
+        if !self.outbox.hears(&namespace) {
+            return;
+        }
+        let name = gate.name_any();
+        let snapshot = NamespaceSnapshot::new(namespace.clone(), vec![gate], bundles, passages);
+        let Some(gate) = snapshot.gate(&name) else {
+            return;
+        };
+        let explanation = explain::explain(&snapshot, gate, now);
+        let notices = notice::of_gate(&snapshot, gate, &explanation, now);
+        self.outbox.offer(&namespace, &name, notices);
     }
 
     /// Records the outcome of the newest finished Passage, once (spec §2.4). Returns

@@ -60,6 +60,7 @@ impl Harness {
             metrics: metrics.clone(),
             written: Default::default(),
             fides_server: None,
+            outbox: Default::default(),
         };
         Self {
             env,

@@ -21,6 +21,7 @@ mod harness;
 mod health;
 mod http_step;
 mod leader;
+mod notify;
 mod oci_steps;
 mod own_steps;
 mod process;

@@ -32,6 +32,9 @@ pub struct Notice {
     /// The Passage, if one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passage: Option<String>,
+    /// The commit the Bundle pins, if it pins one: what a GitHub deployment deploys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
     /// Who acted: the crossing's actor (`controller` when the Gate acted by itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actor: Option<String>,
@@ -82,4 +85,44 @@ pub struct SentNotice {
     /// Why the last try failed.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub error: String,
+}
+
+/// Who is told about a namespace's releases, and what was sent: `hecate
+/// notifications`, and the Gate page's "who is told".
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Notifications {
+    /// The namespace.
+    pub namespace: String,
+    /// The Gate asked about, if one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<String>,
+    /// Its Notifiers (those that hear the Gate asked about, if one was), by name.
+    pub notifiers: Vec<NotifierSummary>,
+    /// What they sent or are sending, newest first.
+    pub sent: Vec<SentNotice>,
+}
+
+/// One Notifier, in a line.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NotifierSummary {
+    /// Its name.
+    pub name: String,
+    /// Where it sends.
+    pub destination: String,
+    /// Its `Ready` condition: absent until the controller has looked at it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    /// The condition's reason.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// The condition's message.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// What it hears, in words: "every Gate, every kind, errors only".
+    pub hears: String,
+    /// It sends nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub suspended: bool,
 }

@@ -15,8 +15,8 @@
 use std::collections::HashSet;
 
 use hecate_types::{
-    Gate, NoticeKind, NoticeOutcome, NoticeRecord, NotifierSpec, Passage, PassagePhase, Time,
-    VerificationPhase, duration,
+    Gate, NoticeKind, NoticeOutcome, NoticeRecord, Notifier, NotifierSpec, NotifierType, Passage,
+    PassagePhase, Time, VerificationPhase, duration,
 };
 use jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
@@ -25,7 +25,10 @@ use super::attention::Pending;
 use super::promotion::CrossingKind;
 use super::snapshot::NamespaceSnapshot;
 use super::{explain, rollback, version};
-use crate::model::{AttentionKind, BlockerKind, Explanation, Notice, Remedy};
+use crate::model::{
+    AttentionKind, BlockerKind, Explanation, Notice, Notifications, NotifierSummary, Remedy,
+    SentNotice,
+};
 
 /// What happened longer ago than this is not news: a Notifier created today, or a
 /// controller that was down for a day, does not announce yesterday's crossings.
@@ -120,6 +123,7 @@ fn crossing_news(snapshot: &NamespaceSnapshot, passage: &Passage, since: Timesta
         );
         notice.bundle = Some(bundle.to_string());
         notice.version = version_of(snapshot, bundle);
+        notice.revision = revision_of(snapshot, bundle);
         notice.passage = Some(passage.name_any());
         notice.actor = (!actor.is_empty()).then(|| actor.to_string());
         notice.at = Some(at);
@@ -266,6 +270,19 @@ fn version_of(snapshot: &NamespaceSnapshot, bundle: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
+/// The first commit `bundle` pins.
+fn revision_of(snapshot: &NamespaceSnapshot, bundle: &str) -> Option<String> {
+    snapshot
+        .bundles()
+        .find(|b| b.metadata.name.as_deref() == Some(bundle))?
+        .spec
+        .artifacts
+        .iter()
+        .find_map(|a| a.commit.as_ref())
+        .map(|c| c.sha.clone())
+        .filter(|sha| !sha.is_empty())
+}
+
 /// The first eight characters of a Passage's uid: a name used again after a deletion
 /// is another crossing, with other news.
 fn uid_prefix(passage: &Passage) -> &str {
@@ -284,6 +301,7 @@ impl Notice {
             bundle: None,
             version: None,
             passage: None,
+            revision: None,
             actor: None,
             at: None,
             summary,
@@ -302,6 +320,10 @@ impl Notice {
 /// namespace, for a Notifier in the controller's own `platform` namespace that says
 /// so), the Gates and kinds it names, and at least its severity.
 pub fn hears(spec: &NotifierSpec, namespace: &str, platform: &str, notice: &Notice) -> bool {
+    // A GitHub deployment follows a crossing; what waits on a person is not one.
+    if spec.type_ == NotifierType::GitHub && notice.passage.is_none() {
+        return false;
+    }
     let reaches = notice.namespace == namespace || (spec.all_namespaces && namespace == platform);
     reaches
         && (spec.events.is_empty() || spec.events.contains(&notice.kind))
@@ -327,7 +349,7 @@ pub fn judge_spec(spec: &NotifierSpec, namespace: &str, platform: &str) -> Resul
             ));
         }
     }
-    if spec.type_ == hecate_types::NotifierType::GitHub
+    if spec.type_ == NotifierType::GitHub
         && spec.repository.split('/').filter(|p| !p.is_empty()).count() != 2
     {
         return Err("type github needs repository: owner/name".to_string());
@@ -496,6 +518,150 @@ pub fn prune(records: &mut Vec<NoticeRecord>, heard: &[Notice], now: Timestamp) 
         when(b).cmp(&when(a))
     });
     records.truncate(hecate_types::DELIVERIES_KEPT);
+}
+
+/// Where a Notifier stands, as its `Ready` condition says it: its spec's problem, or
+/// its newest try — sent, or failing and why.
+pub fn ready(problem: Option<&str>, records: &[NoticeRecord]) -> super::standing::Ready {
+    use super::standing::Ready;
+    if let Some(problem) = problem {
+        return Ready::new(false, "InvalidSpec", problem);
+    }
+    let newest = records
+        .iter()
+        .filter(|r| r.last_attempt.is_some())
+        .max_by_key(|r| r.last_attempt.as_ref().map(|t| t.0));
+    match newest {
+        None => Ready::new(true, "Listening", "nothing sent yet"),
+        Some(r) if r.outcome == NoticeOutcome::Sent => Ready::new(
+            true,
+            "Delivered",
+            format!("sent {} of {}/{}", r.kind.as_str(), r.namespace, r.gate),
+        ),
+        Some(r) => {
+            let next = match &r.next_attempt {
+                Some(at) => format!("; tried {} times, next at {}", r.attempts, at.0),
+                None => format!("; given up after {} tries", r.attempts),
+            };
+            Ready::new(
+                false,
+                "DeliveryFailed",
+                format!(
+                    "{} of {}/{} was not sent: {}{next}",
+                    r.kind.as_str(),
+                    r.namespace,
+                    r.gate,
+                    r.error
+                ),
+            )
+        }
+    }
+}
+
+/// Who is told about `namespace`'s releases — about `gate`'s, when one is named — and
+/// what they sent, newest first.
+pub fn listing(namespace: &str, notifiers: &[Notifier], gate: Option<&str>) -> Notifications {
+    let mut listed: Vec<&Notifier> = notifiers
+        .iter()
+        .filter(|n| {
+            gate.is_none_or(|g| n.spec.gates.is_empty() || n.spec.gates.iter().any(|x| x == g))
+        })
+        .collect();
+    listed.sort_by_key(|n| n.name_any());
+    let mut sent: Vec<SentNotice> = listed
+        .iter()
+        .flat_map(|n| {
+            let status = n.status.as_ref();
+            status
+                .into_iter()
+                .flat_map(|s| &s.deliveries)
+                .filter(|r| gate.is_none_or(|g| r.gate == g))
+                .map(|r| SentNotice {
+                    namespace: namespace.to_string(),
+                    notifier: n.name_any(),
+                    destination: destination(n.spec.type_).to_string(),
+                    kind: r.kind,
+                    about_namespace: r.namespace.clone(),
+                    gate: r.gate.clone(),
+                    passage: r.passage.clone(),
+                    summary: r.summary.clone(),
+                    outcome: r.outcome,
+                    attempts: r.attempts,
+                    at: r.at.clone(),
+                    last_attempt: r.last_attempt.clone(),
+                    error: r.error.clone(),
+                })
+        })
+        .collect();
+    sent.sort_by(|a, b| {
+        let when = |s: &SentNotice| s.last_attempt.as_ref().unwrap_or(&s.at).0;
+        when(b).cmp(&when(a))
+    });
+    let notifiers = listed
+        .iter()
+        .map(|n| {
+            let ready = n.status.as_ref().and_then(|s| {
+                s.conditions
+                    .iter()
+                    .find(|c| c.type_ == hecate_types::wellknown::condition::READY)
+            });
+            NotifierSummary {
+                name: n.name_any(),
+                destination: destination(n.spec.type_).to_string(),
+                ready: ready.map(|c| c.status == hecate_types::ConditionStatus::True),
+                reason: ready.map(|c| c.reason.clone()).unwrap_or_default(),
+                message: ready.map(|c| c.message.clone()).unwrap_or_default(),
+                hears: hears_words(&n.spec),
+                suspended: n.spec.suspend,
+            }
+        })
+        .collect();
+    Notifications {
+        namespace: namespace.to_string(),
+        gate: gate.map(str::to_string),
+        notifiers,
+        sent,
+    }
+}
+
+/// A destination's type as written in `spec.type`.
+fn destination(kind: NotifierType) -> &'static str {
+    match kind {
+        NotifierType::Slack => "slack",
+        NotifierType::MsTeams => "msteams",
+        NotifierType::Generic => "generic",
+        NotifierType::GenericHmac => "generic-hmac",
+        NotifierType::GitHub => "github",
+    }
+}
+
+/// What a Notifier hears, in words.
+fn hears_words(spec: &NotifierSpec) -> String {
+    let mut words = Vec::new();
+    if spec.all_namespaces {
+        words.push("every namespace".to_string());
+    }
+    words.push(if spec.gates.is_empty() {
+        "every Gate".to_string()
+    } else {
+        format!("Gates {}", spec.gates.join(", "))
+    });
+    words.push(if spec.events.is_empty() {
+        "every kind".to_string()
+    } else {
+        spec.events
+            .iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    if spec.event_severity == hecate_types::Severity::Error {
+        words.push("errors only".to_string());
+    }
+    if !spec.reminder.is_empty() {
+        words.push(format!("reminds every {}", spec.reminder));
+    }
+    words.join("; ")
 }
 
 #[cfg(test)]
