@@ -294,6 +294,8 @@ pub async fn reset(client: &kube::Client, namespace: &str) -> anyhow::Result<()>
     delete_all::<Bundle>(client, namespace).await?;
     delete_all::<Gate>(client, namespace).await?;
     delete_all::<Beacon>(client, namespace).await?;
+    // A Notifier's record names Passages by name: a new story's would read as sent.
+    delete_all::<hecate_types::Notifier>(client, namespace).await?;
     Ok(())
 }
 

@@ -138,3 +138,15 @@ annotations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
+
+{{/*
+The web UI's public address for links in notices: notifications.uiURL, else the API's
+ingress host over HTTPS, else nothing.
+*/}}
+{{- define "hecate.uiURL" -}}
+{{- if .Values.notifications.uiURL }}
+{{- .Values.notifications.uiURL }}
+{{- else if and .Values.api.enabled .Values.api.ingress.enabled .Values.api.ingress.host }}
+{{- printf "https://%s" .Values.api.ingress.host }}
+{{- end }}
+{{- end }}

@@ -267,6 +267,16 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: Method::Get,
+        path: ns!("/gates/{name}/notifications"),
+        guard: Guard::Namespaced(Operation::Notifications),
+        summary: "Who is told about the Gate (the namespace's Notifiers that hear it, and whether each delivers) and what they sent, newest first",
+        query: &[],
+        handler: || get(notifications),
+        request: None,
+        answer: Answer::Json(schema::<hecate_ops::Notifications>),
+    },
+    Route {
+        method: Method::Get,
         path: ns!("/gates/{name}/preflight"),
         guard: Guard::Namespaced(Operation::Preflight),
         summary: "Would Fides' evidence gate let each eligible Bundle through",
@@ -807,6 +817,16 @@ async fn targets(
 ) -> Result<Response, ApiError> {
     asked.admit(&state, &ns, Some(&name)).await?;
     Ok(Json(state.ops.targets(&ns, &name).await?).into_response())
+}
+
+/// `GET …/gates/{name}/notifications`.
+async fn notifications(
+    State(state): State<AppState>,
+    asked: Asked,
+    Path((ns, name)): Named,
+) -> Result<Response, ApiError> {
+    asked.admit(&state, &ns, Some(&name)).await?;
+    Ok(Json(state.ops.notifications(&ns, Some(&name)).await?).into_response())
 }
 
 /// `GET …/gates/{name}/you`: read as the Gate's explanation is, judged for the

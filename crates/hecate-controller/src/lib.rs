@@ -15,6 +15,9 @@
 //!   wake a waiting step;
 //! - [`beacon`]: the Beacon controller — sources, tag selection, Bundle emission;
 //! - [`verify`]: verification after a crossing (`flagger`);
+//! - [`notify`]: telling people — what ops says a Gate has to tell, handed over by the
+//!   Gate loop and sent by the Notifiers' own loop, the record in each Notifier's
+//!   status;
 //! - the process: [`Args`] and [`run`] (start-up order: logs, the CRD skew check in
 //!   [`crd_check`], Flux discovery warnings in [`flux_api`], tracing from `OTEL_*` in
 //!   [`telemetry`], metrics and probes, leader election in [`lease`], the controllers

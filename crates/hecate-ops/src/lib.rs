@@ -97,10 +97,11 @@ pub use hecate_fides::{Client as FidesClient, Config as FidesConfig};
 pub use model::{
     Aborted, Alternative, ApprovalProgress, Approved, Attention, AttentionKind, AuditEntry,
     AuditKind, Blocker, BlockerKind, ChainState, CrossingVerification, Delivery, Evidence,
-    Explanation, FluxReconciled, FluxResource, FluxSuspended, GateTargets, Overview, Person,
-    Polled, Preflight, Promoted, QueuedApproval, Rejected, Remedy, RolledBack, RolloutAsked,
-    RolloutNow, RolloutRecord, StagedGate, State, TargetFailure, Uncounted, VerifyReport, Waiting,
-    WindowHold, Withdrawn, YourCrossing, YourCrossings, YourTurn,
+    Explanation, FluxReconciled, FluxResource, FluxSuspended, GateTargets, Notifications,
+    NotifierSummary, Overview, Person, Polled, Preflight, Promoted, QueuedApproval, Rejected,
+    Remedy, RolledBack, RolloutAsked, RolloutNow, RolloutRecord, SentNotice, StagedGate, State,
+    TargetFailure, Uncounted, VerifyReport, Waiting, WindowHold, Withdrawn, YourCrossing,
+    YourCrossings, YourTurn,
 };
 pub use model::{ArtifactChange, ArtifactKind, BundleDiff, BundleRef, CommitGap, DiffDirection};
 pub use operation::{Operation, Permission};

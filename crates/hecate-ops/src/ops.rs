@@ -748,12 +748,15 @@ impl Ops {
 
     /// Who is told about `namespace`'s releases (about `gate`'s, if one is named) and
     /// what they sent (DECISION 166). One request: the namespace's Notifiers, whose
-    /// status is the record.
+    /// status is the record; and the Gate's, when one is named, which must exist.
     pub async fn notifications(
         &self,
         namespace: &str,
         gate: Option<&str>,
     ) -> Result<crate::model::Notifications> {
+        if let Some(gate) = gate {
+            self.gate(namespace, gate).await?;
+        }
         let notifiers: Vec<hecate_types::Notifier> =
             crate::lenient::list(self.client(), namespace, &Default::default())
                 .await

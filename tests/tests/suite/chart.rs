@@ -129,6 +129,7 @@ async fn the_defaults_are_accepted_by_the_api_server() {
             "ClusterRole/hecate-approver",
             "ClusterRole/hecate-controller",
             "ClusterRole/hecate-flux-operator",
+            "ClusterRole/hecate-notifier-editor",
             "ClusterRole/hecate-poker",
             "ClusterRole/hecate-promoter",
             "ClusterRole/hecate-viewer",
@@ -137,6 +138,7 @@ async fn the_defaults_are_accepted_by_the_api_server() {
             "CustomResourceDefinition/beacons.hecate.dev",
             "CustomResourceDefinition/bundles.hecate.dev",
             "CustomResourceDefinition/gates.hecate.dev",
+            "CustomResourceDefinition/notifiers.hecate.dev",
             "CustomResourceDefinition/passages.hecate.dev",
             "Deployment/hecate-api",
             "Deployment/hecate-controller",
@@ -233,6 +235,24 @@ async fn every_option_is_accepted_by_the_api_server() {
     assert_eq!(
         find(&objects, "PodDisruptionBudget", "hecate-controller-shard1")["spec"]["maxUnavailable"],
         2
+    );
+    // The platform's Notifier hears every namespace, from the release's, and is
+    // made after its CRD; notices link to the UI.
+    let notifier = find(&objects, "Notifier", "hecate-platform");
+    assert_eq!(notifier["metadata"]["namespace"], env.namespace.as_str());
+    assert_eq!(notifier["spec"]["allNamespaces"], true);
+    assert_eq!(notifier["spec"]["secretRef"]["name"], "platform-alerts");
+    assert_eq!(
+        notifier["spec"]["events"],
+        serde_json::json!(["CrossingFailed", "RolledBack", "RolloutHalted"])
+    );
+    assert_eq!(
+        notifier["metadata"]["annotations"]["helm.sh/hook"],
+        "post-install,post-upgrade"
+    );
+    assert!(
+        args(find(&objects, "Deployment", "hecate-controller"))
+            .contains(&"--ui-url=https://hecate.example.com")
     );
     let crd = find(&objects, "CustomResourceDefinition", "gates.hecate.dev");
     assert!(
@@ -397,6 +417,8 @@ fn a_misspelt_or_mistyped_value_is_refused() {
         ("controller.logLevel=verbose", "logLevel"),
         ("api.replicas=two", "replicas"),
         ("crds.install=maybe", "install"),
+        ("notifications.platform.type=pager", "type"),
+        ("notifications.uiURL=hecate.example.com", "uiURL"),
     ] {
         let error = render("hecate-system", &[], &[set])
             .expect_err(set)
@@ -407,6 +429,21 @@ fn a_misspelt_or_mistyped_value_is_refused() {
             "{set}: {error}"
         );
     }
+}
+
+#[test]
+fn a_platform_notifier_without_its_secret_is_refused() {
+    let error = render(
+        "hecate-system",
+        &[],
+        &["notifications.platform.enabled=true"],
+    )
+    .expect_err("no secretName")
+    .to_string();
+    assert!(
+        error.contains("notifications.platform.secretName"),
+        "{error}"
+    );
 }
 
 /// The label Helm users filter by, on every object of the chart; the PDBs and the
@@ -501,7 +538,7 @@ fn the_chart_installs_the_generated_crds_unchanged() {
         assert_eq!(numbers_as_floats(ours), numbers_as_floats(generated));
         compared += 1;
     }
-    assert_eq!((compared, installed.len()), (4, 4));
+    assert_eq!((compared, installed.len()), (5, 5));
 }
 
 #[test]

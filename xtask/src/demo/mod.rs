@@ -9,6 +9,7 @@
 
 mod pipeline;
 mod smoke;
+mod told;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -97,6 +98,7 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
             &kustomize,
             &pipeline::dir(&dev_dir),
             NAMESPACE,
+            &format!("http://{}", options.addr),
         )
         .await?;
         let log = dev_dir.join("hecate-api.log");
@@ -119,6 +121,21 @@ pub(crate) fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         println!("$ hecate diff {waiting} --against production -n {NAMESPACE}\n{diff}");
 
         if options.check {
+            // What the story's people were told: the webhook got each kind, signed.
+            pipeline
+                .told
+                .wait_for(
+                    &[
+                        "ApprovalWanted",
+                        "CrossingStarted",
+                        "Crossed",
+                        "VerificationFailed",
+                        "RolledBack",
+                        "CrossingAborted",
+                    ],
+                    std::time::Duration::from_secs(120),
+                )
+                .await?;
             check(
                 &hecate,
                 &kubeconfig,
@@ -587,6 +604,10 @@ fn print_tour(
     println!(
         "  API            {base}/api/v1alpha1   (log: {})",
         log.display()
+    );
+    println!(
+        "  notices        a signed webhook on {} prints each as [told] above (Notifier {NAMESPACE}/demo; hecate notifications -n {NAMESPACE})",
+        pipeline.told.addr
     );
     println!("  control plane  {}", endpoint.server);
     for cluster in pipeline.clusters.iter() {

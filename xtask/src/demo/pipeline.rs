@@ -41,6 +41,7 @@ use kube::api::{Api, Patch, PatchParams};
 use tokio::process::{Child, Command};
 
 use super::smoke::{self, Smoke};
+use super::told::Receiver;
 
 /// The environments this cluster's Flux applies; production is applied by each of
 /// its clusters' own.
@@ -83,6 +84,8 @@ pub(crate) struct Pipeline {
     pub(crate) clusters: Clusters,
     /// The Bundle of each release, in [`RELEASES`] order.
     pub(crate) bundles: Vec<String>,
+    /// Where the demo's Notifier tells what happens.
+    pub(crate) told: Receiver,
 }
 
 /// Builds the world under `dir`, starts `controller` over `namespace` and plays the
@@ -93,6 +96,7 @@ pub(crate) async fn run(
     kustomize: &Path,
     dir: &Path,
     namespace: &str,
+    ui: &str,
 ) -> anyhow::Result<Pipeline> {
     let admin = endpoint.client(Identity::Admin).await?;
     let started = Instant::now();
@@ -148,6 +152,12 @@ pub(crate) async fn run(
         .await
         .context("giving staging its smoke test")?;
 
+    // What people would be told, printed as it arrives (docs/NOTIFICATIONS.md).
+    let told = Receiver::start().await?;
+    tell(&admin, namespace, &told)
+        .await
+        .context("making the demo's Notifier")?;
+
     // The controller runs as the chart deploys it: its own identity, with the
     // ClusterRole `deploy/` ships and no more — what a user's installation has.
     hecate_testenv::rbac::install_controller_role(&admin)
@@ -167,8 +177,10 @@ pub(crate) async fn run(
             &format!("--watch-label-selector={SHARD}=true"),
             &format!("--work-root={}", dir.join("work").display()),
             &format!("--kustomize-path={}", kustomize.display()),
-            // The smoke endpoint listens on loopback, as everything here does.
+            // The smoke endpoint and the receiver of notices listen on loopback, as
+            // everything here does.
             "--allow-local-http",
+            &format!("--ui-url={ui}"),
         ])
         .env("KUBECONFIG", &kubeconfig)
         .stdout(Stdio::null())
@@ -275,7 +287,31 @@ pub(crate) async fn run(
         _smoke: smoke,
         clusters,
         bundles,
+        told,
     })
+}
+
+/// The demo's Notifier: every notice of the namespace, signed, to `receiver`; its
+/// address and key in a Secret that opts in to Hecate's use.
+async fn tell(admin: &kube::Client, namespace: &str, receiver: &Receiver) -> anyhow::Result<()> {
+    let apply = PatchParams::apply("hecate-demo").force();
+    let secret = serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "demo-notices", "labels": {"hecate.dev/usable": "true"}},
+        "stringData": {"address": receiver.url(), "token": receiver.key},
+    });
+    Api::<Secret>::namespaced(admin.clone(), namespace)
+        .patch("demo-notices", &apply, &Patch::Apply(&secret))
+        .await?;
+    let notifier = serde_json::json!({
+        "apiVersion": "hecate.dev/v1alpha1", "kind": "Notifier",
+        "metadata": {"name": "demo"},
+        "spec": {"type": "generic-hmac", "secretRef": {"name": "demo-notices"}},
+    });
+    Api::<hecate_types::Notifier>::namespaced(admin.clone(), namespace)
+        .patch("demo", &apply, &Patch::Apply(&notifier))
+        .await?;
+    Ok(())
 }
 
 /// Gives each of production's clusters, in a namespace of the Gate's name (where a

@@ -31,6 +31,7 @@ mod ui_diff;
 mod ui_fan_out;
 mod ui_flux;
 mod ui_graph;
+mod ui_notify;
 mod ui_pages;
 mod ui_passage;
 mod ui_rights;

@@ -477,8 +477,9 @@ async fn the_openapi_document_covers_every_route() {
     // queue, reject and withdraw (DECISION 137); and the delivery figures (DECISION
     // 138); and rollback (DECISION 139); and a Bundle's diff (DECISION 140); and what
     // the caller's own promote of each eligible Bundle would meet (DECISION 141); and
-    // a Gate's targets, retrying a rollout and accepting its failures (DECISION 158).
-    assert_eq!(routes.len(), 40);
+    // a Gate's targets, retrying a rollout and accepting its failures (DECISION 158);
+    // and who is told about a Gate (DECISION 166).
+    assert_eq!(routes.len(), 41);
     let mut seen = std::collections::BTreeSet::new();
     for route in routes {
         let (method, path) = (route.method.as_str(), route.path);

@@ -420,7 +420,7 @@ async fn notifications_read_who_is_told_and_what_was_sent() {
     };
     let env = TestEnv::new().await;
     let hecate = Hecate::new(&env).await;
-    env.grant(Identity::Alice, &["get", "list"], &["notifiers"])
+    env.grant(Identity::Alice, &["get", "list"], &["notifiers", "gates"])
         .await;
     let empty = hecate.run(Identity::Alice, &["notifications"]).await;
     assert_eq!(empty.code, 0, "{empty:?}");
@@ -481,7 +481,18 @@ async fn notifications_read_who_is_told_and_what_was_sent() {
         told["notifiers"][0]["hears"],
         "Gates production; every kind"
     );
+    // A Gate that does not exist is not found, as kubectl says.
+    let ghost = hecate
+        .run(Identity::Alice, &["notifications", "--gate", "ghost"])
+        .await;
+    assert_eq!(ghost.code, i32::from(exit::USAGE), "{ghost:?}");
+    assert_eq!(
+        ghost.stderr,
+        format!("hecate: no Gate named ghost in {}\n", env.namespace)
+    );
     // A Gate the Notifier does not hear: nobody is told about it.
+    hecate_testenv::fixtures::gate(&env, "dev", hecate_testenv::fixtures::gate_spec(&[], false))
+        .await;
     let dev = hecate
         .run(Identity::Alice, &["notifications", "--gate", "dev"])
         .await;

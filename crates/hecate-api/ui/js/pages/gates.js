@@ -517,7 +517,7 @@ function inYourZone(w) {
 async function detail(ctx) {
   const { ns, name } = ctx;
   ctx.title(`Gate ${name}`);
-  const [explanation, gate, bundles, passages, flux, yours, approvals, targets] = await Promise.all([
+  const [explanation, gate, bundles, passages, flux, yours, approvals, targets, told] = await Promise.all([
     get(nsPath(ns, "gates", name, "explain"), { signal: ctx.signal }),
     get(nsPath(ns, "gates", name), { signal: ctx.signal }),
     get(nsPath(ns, "bundles"), { signal: ctx.signal }).catch(() => []),
@@ -530,6 +530,8 @@ async function detail(ctx) {
     get(nsPath(ns, "approvals"), { signal: ctx.signal }).catch(() => null),
     // Where the latest rollout stands on each target (a Gate that is one place has none).
     get(nsPath(ns, "gates", name, "targets"), { signal: ctx.signal }).catch(() => null),
+    // Who is told about the Gate; someone who may not read Notifiers sees no panel.
+    get(nsPath(ns, "gates", name, "notifications"), { signal: ctx.signal }).catch(() => null),
   ]);
   ctx.approvals = approvals;
   ctx.yours = yours;
@@ -655,5 +657,42 @@ async function detail(ctx) {
           ]
         : c.empty(`No Passage has tried to cross ${name}.`),
     ),
+    toldPanel(name, told),
+  );
+}
+
+const OUTCOME_TONE = { Sent: "ok", Retrying: "warn", Failed: "bad" };
+
+/** Who is told about the Gate — the namespace's Notifiers that hear it — and the last things they sent, as ops reads their records (DECISION 166). */
+function toldPanel(gate, told) {
+  if (!told) return null;
+  const notifiers = told.notifiers || [];
+  const sent = (told.sent || []).slice(0, 5);
+  const delivers = (n) =>
+    n.suspended
+      ? c.pill("suspended", "warn")
+      : n.ready === undefined
+        ? c.pill("not looked at yet")
+        : [c.pill(n.ready ? "delivers" : "does not deliver", n.ready ? "ok" : "bad"), n.ready || !n.message ? null : h("span", { class: "small server-text" }, ` ${n.message}`)];
+  return c.section(
+    "Who is told",
+    null,
+    notifiers.length
+      ? c.table(
+          `The Notifiers that tell people about ${gate}`,
+          ["Notifier", "Sends to", "Hears", "Delivers"],
+          notifiers.map((n) => ({ cells: [n.name, n.destination, n.hears, delivers(n)], attrs: { "data-notifier": n.name } })),
+        )
+      : c.empty(`Nobody is told about ${gate}: a Notifier in this namespace would tell people on Slack, Teams, GitHub or a webhook.`),
+    sent.length
+      ? c.table(
+          `What was last sent about ${gate}, newest first`,
+          ["Sent", "By", "What", "Outcome"],
+          sent.map((s) => ({
+            cells: [time(s.at), s.notifier, s.summary, [c.pill(s.outcome, OUTCOME_TONE[s.outcome] || ""), s.error ? h("span", { class: "small server-text" }, ` ${s.error}`) : null]],
+            attrs: { "data-sent": s.kind },
+          })),
+        )
+      : null,
   );
 }
