@@ -501,9 +501,57 @@ async fn measure_explain(
         .await?,
     );
     driver.abort();
+    measurements.push(notices_of_a_gate(&admin, &namespace).await?);
     measurements.extend(mcp::run(root, &kubeconfig, &admin, &namespace, GATE).await?);
     measurements.push(mcp::http(root, endpoint, &admin, &namespace, GATE).await?.0);
     Ok(measurements)
+}
+
+/// What the Gate reconcile adds when a Notifier hears the namespace (DECISION 166):
+/// Explain over the Gate's snapshot and `rules::notice::of_gate` — in process, no
+/// request, from what the reconcile already holds.
+async fn notices_of_a_gate(admin: &kube::Client, namespace: &str) -> anyhow::Result<Measurement> {
+    use hecate_ops::rules::{NamespaceSnapshot, explain, notice};
+    use hecate_types::{Bundle, Gate, Passage};
+    use kube::api::Api;
+    let list = Default::default();
+    let gate = Api::<Gate>::namespaced(admin.clone(), namespace)
+        .get(GATE)
+        .await?;
+    let bundles = Api::<Bundle>::namespaced(admin.clone(), namespace)
+        .list(&list)
+        .await?
+        .items;
+    let passages = Api::<Passage>::namespaced(admin.clone(), namespace)
+        .list(&list)
+        .await?
+        .items;
+    let passages = passages
+        .into_iter()
+        .filter(|p| p.spec.gate == GATE)
+        .collect();
+    let snapshot = std::sync::Arc::new(NamespaceSnapshot::new(
+        namespace.to_string(),
+        vec![gate],
+        bundles,
+        passages,
+    ));
+    time(
+        "a Gate's notices (Explain + rules::notice::of_gate)",
+        admin,
+        || {
+            let snapshot = snapshot.clone();
+            async move {
+                let now = jiff::Timestamp::now();
+                let told = snapshot.gate(GATE).map_or(0, |gate| {
+                    let explanation = explain::explain(&snapshot, gate, now);
+                    notice::of_gate(&snapshot, gate, &explanation, now).len()
+                });
+                Ok::<usize, std::io::Error>(told)
+            }
+        },
+    )
+    .await
 }
 
 /// The Overview of the seeded namespace: `Ops::overview` direct and cached, and

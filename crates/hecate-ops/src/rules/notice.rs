@@ -133,10 +133,10 @@ fn crossing_news(snapshot: &NamespaceSnapshot, passage: &Passage, since: Timesta
     let undone = rollback::of(passage, |name| {
         snapshot.passages_of(gate).find(|p| p.name_any() == name)
     });
-    let by = if actor.is_empty() {
-        String::new()
-    } else {
-        format!(" (by {actor})")
+    let by = match actor {
+        "" => String::new(),
+        hecate_types::wellknown::ACTOR_CONTROLLER => " (by itself)".to_string(),
+        person => format!(" (by {person})"),
     };
     if let Some(started) = recent(status.started_at.as_ref()) {
         let summary = match (&crossing, &undone) {

@@ -169,7 +169,7 @@ fn a_rollback_is_told_as_one_with_why() {
         .unwrap();
     assert_eq!(
         rolled_back.summary,
-        "staging rolled back to 1.0.0 (by controller): it failed"
+        "staging rolled back to 1.0.0 (by itself): it failed"
     );
     assert!(
         notices.iter().any(|n| n.kind == NoticeKind::CrossingStarted
