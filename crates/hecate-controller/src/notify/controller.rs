@@ -60,6 +60,10 @@ pub struct Notifiers {
     pub metrics: Arc<Metrics>,
     /// When each Notifier's last sends were: its rate limit.
     sent: Arc<Mutex<SentLately>>,
+    /// Each Notifier as this process last wrote it. Its status is the record, and
+    /// only this loop writes it: the watch may not have brought a write back by the
+    /// next round, and a round on the older record would send again what it holds.
+    written: Arc<Mutex<HashMap<(String, String), Notifier>>>,
 }
 
 /// When each Notifier (namespace, name) sent in the last minute, oldest first.
@@ -88,6 +92,7 @@ impl Notifiers {
             clock,
             metrics,
             sent: Arc::default(),
+            written: Arc::default(),
         }
     }
 
@@ -126,8 +131,18 @@ impl Notifiers {
     /// One round over `all`, every Notifier there is.
     pub async fn round(&self, all: Vec<Arc<Notifier>>) {
         self.outbox.listen(self.listening(&all));
+        // A Notifier deleted is forgotten.
+        let present: std::collections::HashSet<(String, String)> = all
+            .iter()
+            .map(|n| (n.namespace().unwrap_or_default(), n.name_any()))
+            .collect();
+        self.written
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|key, _| present.contains(key));
         futures::stream::iter(all)
             .for_each_concurrent(CONCURRENCY, |notifier| async move {
+                let notifier = self.newest(notifier);
                 if let Err(error) = self.tell(&notifier).await {
                     tracing::warn!(
                         namespace = %notifier.namespace().unwrap_or_default(),
@@ -138,6 +153,22 @@ impl Notifiers {
                 }
             })
             .await;
+    }
+
+    /// `watched`, or the copy this process wrote last when the watch has not brought
+    /// it back yet: the same object (its UID) at a generation no older.
+    fn newest(&self, watched: Arc<Notifier>) -> Arc<Notifier> {
+        let key = (watched.namespace().unwrap_or_default(), watched.name_any());
+        let written = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        match written.get(&key) {
+            Some(ours)
+                if ours.metadata.uid == watched.metadata.uid
+                    && ours.metadata.generation >= watched.metadata.generation =>
+            {
+                Arc::new(ours.clone())
+            }
+            _ => watched,
+        }
     }
 
     /// The namespaces some Notifier hears.
@@ -248,19 +279,29 @@ impl Notifiers {
     }
 
     /// Writes `status` over the one `notifier` was read with: a Notifier changed since
-    /// is a conflict, and the next round reads it again (what was sent meanwhile is
-    /// sent again under its key — at least once).
+    /// is a conflict, and the next round reads it again from the watch (what was sent
+    /// meanwhile is sent again under its key — at least once).
     async fn write(&self, notifier: &Notifier, status: NotifierStatus) -> Result<(), kube::Error> {
         let mut written = notifier.clone();
         written.status = Some(status);
         written.metadata.managed_fields = None;
-        Api::<Notifier>::namespaced(
-            self.client.clone(),
-            &notifier.namespace().unwrap_or_default(),
-        )
-        .replace_status(&notifier.name_any(), &PostParams::default(), &written)
-        .await
-        .map(drop)
+        let namespace = notifier.namespace().unwrap_or_default();
+        let key = (namespace.clone(), notifier.name_any());
+        let answer = Api::<Notifier>::namespaced(self.client.clone(), &namespace)
+            .replace_status(&key.1, &PostParams::default(), &written)
+            .await;
+        let mut kept = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        match answer {
+            Ok(mut stored) => {
+                stored.metadata.managed_fields = None;
+                kept.insert(key, stored);
+                Ok(())
+            }
+            Err(error) => {
+                kept.remove(&key);
+                Err(error)
+            }
+        }
     }
 
     /// How many notices Notifier `name` may send now: its rate limit less what it

@@ -129,37 +129,16 @@ impl Destination {
         notice: &Notice,
         threads: &mut Vec<NoticeThread>,
     ) -> Result<(), String> {
-        match self.kind {
-            Kind::SlackWebhook => self
-                .post(
-                    reach,
-                    self.url.clone(),
-                    &render::slack(notice, links),
-                    notice,
-                )
-                .await
-                .map(drop),
-            Kind::Teams => self
-                .post(
-                    reach,
-                    self.url.clone(),
-                    &render::teams(notice, links),
-                    notice,
-                )
-                .await
-                .map(drop),
-            Kind::Generic | Kind::GenericHmac => self
-                .post(
-                    reach,
-                    self.url.clone(),
-                    &render::generic(notice, links),
-                    notice,
-                )
-                .await
-                .map(drop),
-            Kind::SlackBot => self.slack_bot(reach, links, notice, threads).await,
-            Kind::GitHub => self.github(reach, links, notice, threads).await,
-        }
+        let body = match self.kind {
+            Kind::SlackWebhook => render::slack(notice, links),
+            Kind::Teams => render::teams(notice, links),
+            Kind::Generic | Kind::GenericHmac => render::generic(notice, links),
+            Kind::SlackBot => return self.slack_bot(reach, links, notice, threads).await,
+            Kind::GitHub => return self.github(reach, links, notice, threads).await,
+        };
+        self.post(reach, self.url.clone(), &body, notice)
+            .await
+            .map(drop)
     }
 
     /// One message per crossing, updated in place as it moves, each notice in its
