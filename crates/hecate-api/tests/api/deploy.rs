@@ -21,10 +21,10 @@ async fn the_manifests_are_accepted() {
             .unwrap_or_else(|e| panic!("{file}: {e:#}"))
             .len();
     }
-    // Five user roles (viewer, promoter, approver, poker, flux-operator) and the
-    // server's seven objects (Namespace, ServiceAccount, ClusterRole and its binding,
-    // PodDisruptionBudget, Service, Deployment).
-    assert_eq!(applied, 5 + 7, "every object of both files");
+    // Six user roles (viewer, promoter, approver, poker, flux-operator,
+    // notifier-editor) and the server's seven objects (Namespace, ServiceAccount,
+    // ClusterRole and its binding, PodDisruptionBudget, Service, Deployment).
+    assert_eq!(applied, 6 + 7, "every object of both files");
     let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
         kube::Api::namespaced(env.admin.clone(), "hecate-system");
     assert!(
