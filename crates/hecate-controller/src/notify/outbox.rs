@@ -124,27 +124,18 @@ impl Outbox {
 
 #[cfg(test)]
 mod tests {
-    use hecate_types::{NoticeKind, Severity};
+    use hecate_types::NoticeKind;
 
     use super::*;
 
     fn notice(namespace: &str, gate: &str) -> Notice {
-        Notice {
-            key: format!("{namespace}/{gate}"),
-            kind: NoticeKind::Crossed,
-            severity: Severity::Info,
-            namespace: namespace.into(),
-            gate: gate.into(),
-            bundle: None,
-            version: None,
-            passage: None,
-            revision: None,
-            actor: None,
-            at: None,
-            summary: String::new(),
-            action: None,
-            command: None,
-        }
+        Notice::new(
+            format!("{namespace}/{gate}"),
+            NoticeKind::Crossed,
+            namespace,
+            gate,
+            String::new(),
+        )
     }
 
     #[test]

@@ -230,15 +230,9 @@ pub(crate) async fn applied_kustomization(h: &Harness, name: &str, revision: &st
     .unwrap();
 }
 
-/// The controller's Passage reconciler over `h`'s namespace, as the controller's
-/// identity (its role installed and in force), reading `clock`, its work directories
-/// under the system's temporary directory in `work`.
-pub(crate) async fn passage_reconciler(
-    h: &Harness,
-    clock: Arc<dyn hecate_steps::clock::Clock>,
-    work: &str,
-) -> hecate_controller::passage::PassageReconciler {
-    use std::time::Duration;
+/// A client acting as the controller's identity, its ClusterRole installed and in
+/// force in `h`'s namespace.
+pub(crate) async fn controller_client(h: &Harness) -> kube::Client {
     hecate_testenv::rbac::install_controller_role(&h.env.admin)
         .await
         .unwrap();
@@ -248,10 +242,24 @@ pub(crate) async fn passage_reconciler(
         .await;
     let passages = Api::<Passage>::namespaced(client.clone(), &h.env.namespace);
     // RBAC reaches the authorizer a moment after it is written.
-    crate::process::eventually(Duration::from_secs(10), "the controller's role", || async {
-        passages.list(&Default::default()).await.ok().map(drop)
-    })
+    crate::process::eventually(
+        std::time::Duration::from_secs(10),
+        "the controller's role",
+        || async { passages.list(&Default::default()).await.ok().map(drop) },
+    )
     .await;
+    client
+}
+
+/// The controller's Passage reconciler over `h`'s namespace, as the controller's
+/// identity (its role installed and in force), reading `clock`, its work directories
+/// under the system's temporary directory in `work`.
+pub(crate) async fn passage_reconciler(
+    h: &Harness,
+    clock: Arc<dyn hecate_steps::clock::Clock>,
+    work: &str,
+) -> hecate_controller::passage::PassageReconciler {
+    let client = controller_client(h).await;
     // A rollout verifies its targets itself: `http` reaching this host, as the test
     // world's steps do.
     let mut verifiers = verify::Verifiers::new();

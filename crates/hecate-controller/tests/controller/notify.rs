@@ -18,7 +18,7 @@ use hecate_types::{
 use jiff::SignedDuration;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ListParams, ObjectMeta};
+use kube::api::{ListParams, ObjectMeta};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
@@ -29,20 +29,7 @@ use crate::harness::*;
 /// The notifier over `h`'s namespace as the controller's identity, sending at most
 /// `per_minute` a minute per Notifier, reading `h`'s clock.
 async fn notifiers(h: &Harness, per_minute: usize) -> Notifiers {
-    hecate_testenv::rbac::install_controller_role(&h.env.admin)
-        .await
-        .unwrap();
-    let client = h
-        .env
-        .client(hecate_testenv::Identity::HecateController)
-        .await;
-    let notifiers = Api::<Notifier>::namespaced(client.clone(), &h.env.namespace);
-    crate::process::eventually(
-        std::time::Duration::from_secs(10),
-        "the controller's role",
-        || async { notifiers.list(&Default::default()).await.ok().map(drop) },
-    )
-    .await;
+    let client = crate::harness::controller_client(h).await;
     Notifiers::new(
         client,
         h.reconciler.outbox.clone(),

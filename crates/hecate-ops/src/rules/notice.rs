@@ -291,7 +291,14 @@ fn uid_prefix(passage: &Passage) -> &str {
 }
 
 impl Notice {
-    fn new(key: String, kind: NoticeKind, namespace: &str, gate: &str, summary: String) -> Self {
+    /// A notice of `kind` about `gate`, with nothing else known yet.
+    pub fn new(
+        key: String,
+        kind: NoticeKind,
+        namespace: &str,
+        gate: &str,
+        summary: String,
+    ) -> Self {
         Self {
             key,
             kind,
