@@ -446,6 +446,30 @@ fn a_platform_notifier_without_its_secret_is_refused() {
     );
 }
 
+#[test]
+fn notices_link_to_the_ingress_host_unless_told_otherwise() {
+    let ui_url = |set: &[&str]| -> Vec<String> {
+        let objects = chart::objects(&render("hecate-system", &[], set).unwrap()).unwrap();
+        args(find(&objects, "Deployment", "hecate-controller"))
+            .into_iter()
+            .filter(|a| a.starts_with("--ui-url"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(ui_url(&[]), Vec::<String>::new(), "no address, no links");
+    let ingress = [
+        "api.ingress.enabled=true",
+        "api.ingress.host=hecate.example.com",
+    ];
+    assert_eq!(ui_url(&ingress), ["--ui-url=https://hecate.example.com"]);
+    let told = [
+        ingress[0],
+        ingress[1],
+        "notifications.uiURL=https://releases.example.com",
+    ];
+    assert_eq!(ui_url(&told), ["--ui-url=https://releases.example.com"]);
+}
+
 /// The label Helm users filter by, on every object of the chart; the PDBs and the
 /// spread follow each workload's own Pods, and one replica gets no budget (it would
 /// block every node drain).
