@@ -26,8 +26,13 @@ use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 /// The published crates, dependencies first; every other crate stays unpublished.
-pub(crate) const PUBLISHED: [&str; 4] =
-    ["hecate-expr", "hecate-types", "hecate-fides", "hecate-ops"];
+pub(crate) const PUBLISHED: [&str; 5] = [
+    "hecate-expr",
+    "hecate-types",
+    "hecate-fides",
+    "hecate-rules",
+    "hecate-ops",
+];
 
 /// What the downstream binary takes from crates.io itself, besides our crates: with
 /// hecate-ops' own requirements (read from the workspace), and the features a binary

@@ -5,7 +5,11 @@
 //!   nothing that does I/O;
 //! - `hecate-types` depends on `hecate-expr` only (its bound on an expression's
 //!   length is the language's), `hecate-fides` on no hecate crate;
-//! - `hecate-ops` depends on types and fides only;
+//! - `hecate-rules` (the rules and their answers, pure) depends on types and fides
+//!   only, names nothing that does I/O — kube for its derive only, Fides without its
+//!   `client` feature — and its sources spawn, sleep, read no clock and touch no file
+//!   or socket;
+//! - `hecate-ops` depends on rules, types and fides only;
 //! - `hecate-access` (who a caller is, what they may do, reaching the cluster) depends on
 //!   ops and types only, and nothing below a surface depends on it;
 //! - `hecate-sources` (git, registries, outbound trust, Secrets: what steps and Beacons
@@ -30,16 +34,18 @@ use std::path::Path;
 
 use serde_json::Value;
 
-const LIBRARIES: [&str; 7] = [
+const LIBRARIES: [&str; 8] = [
     "hecate-expr",
     "hecate-types",
     "hecate-fides",
+    "hecate-rules",
     "hecate-ops",
     "hecate-access",
     "hecate-sources",
     "hecate-steps",
 ];
-/// Crates that do I/O (or bring a runtime for it), which `hecate-expr` must not name.
+/// Crates that do I/O (or bring a runtime for it), which `hecate-expr` and
+/// `hecate-rules` must not name.
 const DOES_IO: [&str; 7] = [
     "kube",
     "k8s-openapi",
@@ -68,13 +74,19 @@ fn layer(package: &str) -> Option<Layer> {
     match package {
         "hecate-expr" | "hecate-fides" => Some(Layer::Product(&[])),
         "hecate-types" => Some(Layer::Product(&["hecate-expr"])),
-        "hecate-ops" => Some(Layer::Product(&["hecate-types", "hecate-fides"])),
+        "hecate-rules" => Some(Layer::Product(&["hecate-types", "hecate-fides"])),
+        "hecate-ops" => Some(Layer::Product(&[
+            "hecate-rules",
+            "hecate-types",
+            "hecate-fides",
+        ])),
         "hecate-access" => Some(Layer::Product(&["hecate-ops", "hecate-types"])),
         "hecate-sources" => Some(Layer::Product(&["hecate-types"])),
         "hecate-steps" => Some(Layer::Product(&[
             "hecate-expr",
             "hecate-types",
             "hecate-fides",
+            "hecate-rules",
             "hecate-ops",
             "hecate-sources",
         ])),
@@ -82,6 +94,7 @@ fn layer(package: &str) -> Option<Layer> {
             "hecate-expr",
             "hecate-types",
             "hecate-fides",
+            "hecate-rules",
             "hecate-ops",
             "hecate-sources",
             "hecate-steps",
@@ -151,13 +164,31 @@ pub(crate) fn check_metadata(metadata: &Value) -> Vec<String> {
                     "{name} -> {dep_name}: hecate-expr does no I/O; it is data in, data out"
                 ));
             }
+            // kube (derive only, below) and k8s-openapi are its object types.
+            let io_beyond_types =
+                DOES_IO.contains(&dep_name) && dep_name != "kube" && dep_name != "k8s-openapi";
+            if !is_dev && name == "hecate-rules" && io_beyond_types {
+                violations.push(format!(
+                    "{name} -> {dep_name}: hecate-rules does no I/O; hecate-ops fetches, the rules judge"
+                ));
+            }
             if !is_dev
-                && name == "hecate-types"
+                && (name == "hecate-types" || name == "hecate-rules")
                 && dep_name == "kube"
                 && let Some(extra) = features.iter().find(|f| **f != "derive")
             {
                 violations.push(format!(
-                    "{name} -> kube[{extra}]: hecate-types does no I/O; derive only"
+                    "{name} -> kube[{extra}]: {name} does no I/O; derive only"
+                ));
+            }
+            if !is_dev
+                && name == "hecate-rules"
+                && dep_name == "hecate-fides"
+                && (dep["uses_default_features"].as_bool() != Some(false)
+                    || features.contains(&"client"))
+            {
+                violations.push(format!(
+                    "{name} -> hecate-fides[client]: hecate-rules takes Fides' data, never its client"
                 ));
             }
             if !is_dev
@@ -196,6 +227,47 @@ pub(crate) fn check_sources(root: &Path) -> std::io::Result<Vec<String>> {
         }
     }
     Ok(violations)
+}
+
+/// What pure code never names: a clock, a file, a socket, a process, a thread, the
+/// environment or an async runtime. `now` is always passed in.
+const IMPURE: [&str; 10] = [
+    "Timestamp::now",
+    "SystemTime::now",
+    "Instant::now",
+    "std::fs",
+    "std::net",
+    "std::process",
+    "std::thread",
+    "std::env",
+    "tokio::",
+    "reqwest::",
+];
+
+/// Every line of `hecate-rules`' sources (comments aside) that names I/O.
+pub(crate) fn check_pure_sources(root: &Path) -> std::io::Result<Vec<String>> {
+    let mut violations = Vec::new();
+    for file in rust_files(&root.join("crates/hecate-rules/src"))? {
+        let text = std::fs::read_to_string(&file)?;
+        for (number, line) in text.lines().enumerate() {
+            if let Some(name) = impure(line) {
+                violations.push(format!(
+                    "{}:{}: hecate-rules is pure, yet names {name}; take it as an argument",
+                    file.strip_prefix(root).unwrap_or(&file).display(),
+                    number + 1
+                ));
+            }
+        }
+    }
+    Ok(violations)
+}
+
+fn impure(line: &str) -> Option<&'static str> {
+    let code = line.trim_start();
+    if code.starts_with("//") {
+        return None;
+    }
+    IMPURE.iter().copied().find(|name| code.contains(name))
 }
 
 fn builds_api_over(line: &str, kind: &str) -> bool {
@@ -257,6 +329,24 @@ mod tests {
         let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(check_metadata(&metadata), Vec::<String>::new());
         assert_eq!(check_sources(&root).unwrap(), Vec::<String>::new());
+        assert_eq!(check_pure_sources(&root).unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn pure_code_naming_io_is_caught() {
+        assert_eq!(
+            impure("    let now = jiff::Timestamp::now();"),
+            Some("Timestamp::now")
+        );
+        assert_eq!(impure("tokio::time::sleep(d).await;"), Some("tokio::"));
+        assert_eq!(
+            impure("    // never Timestamp::now: now is passed in"),
+            None
+        );
+        assert_eq!(
+            impure("pub fn explain(snapshot: &Snapshot, now: Timestamp)"),
+            None
+        );
     }
 
     #[test]
@@ -278,6 +368,7 @@ mod tests {
             package("hecate-sources", json!([dep("hecate-types", None, &[]), dep("kube", None, &["client"]), dep("hecate-controller", None, &[]), dep("hecate-ops", None, &[]), dep("hecate-api", None, &[]), dep("k8s-openapi", None, &["v1_33"]), dep("hecate-controller", Some("dev"), &[])])),
             package("hecate-controller", json!([dep("hecate-sources", None, &[]), dep("hecate-expr", None, &[])])),
             package("hecate-steps", json!([dep("hecate-sources", None, &[]), dep("hecate-controller", None, &[]), dep("hecate-controller", Some("dev"), &[])])),
+            package("hecate-rules", json!([dep("hecate-ops", None, &[]), dep("kube", None, &["derive", "client"]), dep("tokio", None, &[]), json!({ "name": "hecate-fides", "kind": null, "features": [], "uses_default_features": true }), dep("k8s-openapi", Some("dev"), &["v1_33"])])),
             package("hecate-newcomer", json!([])),
         ]});
         assert_eq!(
@@ -286,23 +377,27 @@ mod tests {
                 r#"hecate-types -> hecate-ops: hecate-types may depend only on ["hecate-expr"]"#,
                 "hecate-types -> kube[client]: hecate-types does no I/O; derive only",
                 "hecate-fides -> kube: hecate-fides knows nothing of Kubernetes",
-                r#"hecate-ops -> hecate-cli: hecate-ops may depend only on ["hecate-types", "hecate-fides"]"#,
+                r#"hecate-ops -> hecate-cli: hecate-ops may depend only on ["hecate-rules", "hecate-types", "hecate-fides"]"#,
                 "hecate-ops -> k8s-openapi[v1_33]: a library must not choose the Kubernetes version; the binaries do",
                 r#"hecate-cli -> hecate-api: hecate-cli may depend only on ["hecate-ops", "hecate-types", "hecate-access"]"#,
                 "hecate-cli -> rmcp: only hecate-mcp may name rmcp",
                 r#"hecate-access -> hecate-fides: hecate-access may depend only on ["hecate-ops", "hecate-types"]"#,
                 r#"hecate-access -> hecate-cli: hecate-access may depend only on ["hecate-ops", "hecate-types"]"#,
                 "hecate-access -> k8s-openapi[v1_33]: a library must not choose the Kubernetes version; the binaries do",
-                r#"hecate-ops -> hecate-access: hecate-ops may depend only on ["hecate-types", "hecate-fides"]"#,
-                r#"hecate-controller -> hecate-access: hecate-controller may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-ops", "hecate-sources", "hecate-steps"]"#,
-                r#"hecate-controller -> hecate-api: hecate-controller may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-ops", "hecate-sources", "hecate-steps"]"#,
+                r#"hecate-ops -> hecate-access: hecate-ops may depend only on ["hecate-rules", "hecate-types", "hecate-fides"]"#,
+                r#"hecate-controller -> hecate-access: hecate-controller may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-rules", "hecate-ops", "hecate-sources", "hecate-steps"]"#,
+                r#"hecate-controller -> hecate-api: hecate-controller may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-rules", "hecate-ops", "hecate-sources", "hecate-steps"]"#,
                 r#"hecate-expr -> hecate-types: hecate-expr may depend only on []"#,
                 "hecate-expr -> tokio: hecate-expr does no I/O; it is data in, data out",
                 r#"hecate-sources -> hecate-controller: hecate-sources may depend only on ["hecate-types"]"#,
                 r#"hecate-sources -> hecate-ops: hecate-sources may depend only on ["hecate-types"]"#,
                 r#"hecate-sources -> hecate-api: hecate-sources may depend only on ["hecate-types"]"#,
                 "hecate-sources -> k8s-openapi[v1_33]: a library must not choose the Kubernetes version; the binaries do",
-                r#"hecate-steps -> hecate-controller: hecate-steps may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-ops", "hecate-sources"]"#,
+                r#"hecate-steps -> hecate-controller: hecate-steps may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-rules", "hecate-ops", "hecate-sources"]"#,
+                r#"hecate-rules -> hecate-ops: hecate-rules may depend only on ["hecate-types", "hecate-fides"]"#,
+                "hecate-rules -> kube[client]: hecate-rules does no I/O; derive only",
+                "hecate-rules -> tokio: hecate-rules does no I/O; hecate-ops fetches, the rules judge",
+                "hecate-rules -> hecate-fides[client]: hecate-rules takes Fides' data, never its client",
                 "hecate-newcomer: check-layers does not know this crate; give it a layer in xtask/src/layers.rs",
             ]
         );

@@ -195,6 +195,7 @@ fn check_layers(root: &std::path::Path) -> anyhow::Result<()> {
     let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)?;
     let mut violations = layers::check_metadata(&metadata);
     violations.extend(layers::check_sources(root)?);
+    violations.extend(layers::check_pure_sources(root)?);
     if violations.is_empty() {
         println!("layers ok: every dependency points the right way");
         return Ok(());

@@ -5,7 +5,8 @@
 //! anything itself. Three implementations of a rule are three subtly different
 //! products.
 //!
-//! - [`rules`] is pure: eligibility ([`rules::eligibility`]), promotion windows
+//! - [`rules`] is pure — it is the `hecate-rules` crate, which cannot do I/O —:
+//!   eligibility ([`rules::eligibility`]), promotion windows
 //!   ([`rules::window`]), Explain ([`rules::explain`]) and the Overview
 //!   ([`rules::overview`]), judged over a [`rules::NamespaceSnapshot`] with `now`
 //!   passed in.
@@ -79,14 +80,16 @@ mod flux;
 pub mod json_store;
 pub mod kubeconfig;
 pub mod lenient;
-pub mod model;
 pub mod operation;
 mod ops;
 mod preflight;
 pub mod rights;
-pub mod rules;
 pub mod settings;
 mod watch;
+
+/// The rules and their answers live in the pure `hecate-rules` crate; they are named
+/// from here, as `hecate_ops::rules` and `hecate_ops::model`.
+pub use hecate_rules::{model, rules};
 
 pub use cache::Cache;
 pub use error::{Action, Error, Kind, Result};

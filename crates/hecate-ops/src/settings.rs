@@ -104,7 +104,14 @@ impl Ops {
         }
         let fides = futures::future::join_all(uses.fides.into_iter().map(
             |(url, (gates, environments))| async move {
-                let probed = hecate_fides::probe(&url, FIDES_PROBE_TIMEOUT).await;
+                let probed = match hecate_fides::probe(&url, FIDES_PROBE_TIMEOUT).await {
+                    hecate_fides::Probe::Answered { status, line } => {
+                        rules::FidesProbe::Answered { status, line }
+                    }
+                    hecate_fides::Probe::Failed(why) => {
+                        rules::FidesProbe::Failed(hecate_types::error_chain(&why))
+                    }
+                };
                 let (reachable, detail) = rules::fides_reachability(&probed);
                 FidesServer {
                     server_url: url,
