@@ -73,13 +73,20 @@ pub fn gate_spec(after: &[&str], require_approval: bool) -> GateSpec {
             approvals: None,
         }],
         passage: Some(PassageTemplate {
-            steps: ["git-push", "flux-wait"]
-                .into_iter()
-                .map(|uses| Step {
-                    uses: uses.into(),
+            // Steps a Gate may run as written (ops judges each `with:`).
+            steps: vec![
+                Step {
+                    uses: "git-push".into(),
                     ..Step::default()
-                })
-                .collect(),
+                },
+                Step {
+                    uses: "flux-wait".into(),
+                    with: Some(serde_json::json!({
+                        "resources": [{"kind": "Kustomization", "name": "app"}],
+                    })),
+                    ..Step::default()
+                },
+            ],
         }),
         ..GateSpec::default()
     }

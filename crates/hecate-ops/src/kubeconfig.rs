@@ -40,34 +40,7 @@ pub struct Connection {
     pub expires_at: Option<Timestamp>,
 }
 
-/// The keys a kubeconfig is looked for under, in this order, when the reference names
-/// none: Flux's (`kubeConfig.secretRef.key`'s default), so a Secret written for Flux's
-/// `Kustomization` serves a Gate as it is.
-pub const DEFAULT_KEYS: [&str; 2] = ["value", "value.yaml"];
-
-/// The longest key a Secret's `data` may have (a DNS subdomain's length).
-const MAX_KEY_LENGTH: usize = 253;
-
-/// Whether `key` could be a key of a Secret's `data`, as the API server judges one:
-/// alphanumerics, `-`, `_` and `.`, at most 253 characters, not `.` or `..`. `Err`
-/// says why not, in our words.
-pub fn check_key(key: &str) -> Result<(), String> {
-    let valid = !key.is_empty()
-        && key.len() <= MAX_KEY_LENGTH
-        && key != "."
-        && key != ".."
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if valid {
-        Ok(())
-    } else {
-        Err(format!(
-            "key {key:?} is not a Secret key (letters, digits, '-', '_' and '.', at most \
-             {MAX_KEY_LENGTH})"
-        ))
-    }
-}
+pub use hecate_types::secrets::{DEFAULT_KEYS, check_key};
 
 /// The kubeconfig in a Secret's `data`: under `key` when the reference names one, else
 /// under the first of [`DEFAULT_KEYS`] it has. An empty value counts as none. `Err`

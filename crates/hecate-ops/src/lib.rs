@@ -87,9 +87,9 @@ pub mod rights;
 pub mod settings;
 mod watch;
 
-/// The rules and their answers live in the pure `hecate-rules` crate; they are named
-/// from here, as `hecate_ops::rules` and `hecate_ops::model`.
-pub use hecate_rules::{model, rules};
+/// The rules, their answers and the catalogue of what a Gate can name live in the pure
+/// `hecate-rules` crate; they are named from here (`hecate_ops::rules`, …).
+pub use hecate_rules::{catalogue, model, rules};
 
 pub use cache::Cache;
 pub use error::{Action, Error, Kind, Result};

@@ -13,6 +13,9 @@
 //! - [`rules`]: the judgements, each module one rule or one composition of them
 //!   ([`rules::standing`] is where a Gate stands; Explain, promote's refusals, the
 //!   controller's `Ready` and every surface render it).
+//! - [`catalogue`]: what a Gate can name — steps, verifiers, health checkers — each
+//!   with its typed `with:`, which ops judges before a crossing and the runtimes
+//!   decode with.
 //! - [`model`]: the answers' shapes — serde and JSON Schema types whose keys and codes
 //!   are stable interface.
 //!
@@ -20,5 +23,6 @@
 //! boundary between deciding and doing is a crate boundary, so it is a compile error to
 //! cross it.
 
+pub mod catalogue;
 pub mod model;
 pub mod rules;

@@ -620,7 +620,7 @@ impl Remedy {
                 "add spec.passage.steps: the steps that move a Bundle into this environment"
                     .into()
             }
-            Self::FixSteps { .. } => "fix spec.passage.steps and apply the Gate again".into(),
+            Self::FixSteps { .. } => "fix each field named (spec.passage.steps, spec.verify or spec.watch) and apply the Gate again".into(),
             Self::CheckBeacons => format!(
                 "check that the Beacon is discovering artifacts: kubectl -n {namespace} get beacons"
             ),

@@ -1,40 +1,39 @@
-//! The built-in steps (spec §5.1), listed once. A kind of step is one file implementing
-//! [`StepKind`] and one line in [`ALL`]: that line registers it with the engine
-//! ([`runners`]), makes its name one a Gate may use, and judges its `with:` at Gate
-//! time ([`crate::check`]) with the decoder its runs use.
+//! The built-in steps' runners. Which steps exist, and the type each one's `with:`
+//! decodes to, is the catalogue's ([`Step`], in hecate-rules, which ops judges a Gate
+//! by); here each is bound to the code that runs it by an exhaustive match ([`of`]),
+//! so a step the catalogue lists without a runner does not compile, and a test holds
+//! each runner to the catalogue's type for its `with:`. Adding a step is a line in the
+//! catalogue, a file implementing [`StepKind`] and an arm here.
 
+use std::any::TypeId;
 use std::sync::Arc;
 
+use hecate_ops::catalogue::Step;
 use hecate_sources::git::Limits;
-use serde_json::Value;
 
 use crate::by_name::Duplicate;
 use crate::engine::Steps;
 use crate::runner::{Runner, StepKind};
-use crate::{config, evidence, flux, flux_reconcile, flux_wait, forge, git, http, oci};
+use crate::{evidence, flux, flux_reconcile, flux_wait, forge, git, http, oci};
 use crate::{reach, render, yaml};
 
-/// One built-in step: its name, the check of its `with:`, how the process builds it.
+/// One built-in step's runner: the step it runs, the type it decodes its `with:` to,
+/// and how the process builds it.
+#[derive(Clone, Copy)]
 pub struct BuiltIn {
-    /// Its `uses:` name.
-    pub uses: &'static str,
-    check: fn(Option<&Value>) -> Result<(), String>,
+    /// The step, as the catalogue names it.
+    pub step: Step,
+    with_type: fn() -> TypeId,
     build: fn(&Tools) -> Arc<dyn Runner>,
 }
 
 impl BuiltIn {
-    const fn of<S: StepKind>() -> Self {
+    fn of<S: StepKind>() -> Self {
         Self {
-            uses: S::USES,
-            check: check_with::<S>,
+            step: S::STEP,
+            with_type: TypeId::of::<S::With>,
             build: build::<S>,
         }
-    }
-
-    /// Whether `with` (absent: `{}`) is a configuration this step takes; `Err` says
-    /// where and what is wrong.
-    pub fn check(&self, with: Option<&Value>) -> Result<(), String> {
-        (self.check)(with)
     }
 
     /// The step as this process runs it.
@@ -43,45 +42,41 @@ impl BuiltIn {
     }
 }
 
-fn check_with<S: StepKind>(with: Option<&Value>) -> Result<(), String> {
-    config::decode::<S::With>(with).map(drop)
-}
-
 fn build<S: StepKind>(tools: &Tools) -> Arc<dyn Runner> {
     Arc::new(S::build(tools))
 }
 
-/// Every built-in step, in the order the specification lists them (ops'
-/// `rules::steps::BUILT_IN`, the names Explain and promote judge a list by, is held
-/// equal to it by a test: ops sits below the steps and cannot read this list).
-pub static ALL: [BuiltIn; 15] = [
-    BuiltIn::of::<git::GitClone>(),
-    BuiltIn::of::<git::GitCommit>(),
-    BuiltIn::of::<git::GitPush>(),
-    BuiltIn::of::<forge::GitPullRequest>(),
-    BuiltIn::of::<forge::CommitStatus>(),
-    BuiltIn::of::<yaml::EditYaml>(),
-    BuiltIn::of::<yaml::SetImage>(),
-    BuiltIn::of::<render::RenderKustomize>(),
-    BuiltIn::of::<render::RenderHelm>(),
-    BuiltIn::of::<oci::OciPush>(),
-    BuiltIn::of::<oci::OciPull>(),
-    BuiltIn::of::<flux_reconcile::FluxReconcile>(),
-    BuiltIn::of::<flux_wait::FluxWait>(),
-    BuiltIn::of::<http::Http>(),
-    BuiltIn::of::<evidence::EvidenceGate>(),
-];
-
-/// The built-in step called `uses`, if there is one.
-pub fn find(uses: &str) -> Option<&'static BuiltIn> {
-    ALL.iter().find(|kind| kind.uses == uses)
+/// The runner of `step`.
+pub fn of(step: Step) -> BuiltIn {
+    match step {
+        Step::GitClone => BuiltIn::of::<git::GitClone>(),
+        Step::GitCommit => BuiltIn::of::<git::GitCommit>(),
+        Step::GitPush => BuiltIn::of::<git::GitPush>(),
+        Step::GitPullRequest => BuiltIn::of::<forge::GitPullRequest>(),
+        Step::CommitStatus => BuiltIn::of::<forge::CommitStatus>(),
+        Step::EditYaml => BuiltIn::of::<yaml::EditYaml>(),
+        Step::SetImage => BuiltIn::of::<yaml::SetImage>(),
+        Step::RenderKustomize => BuiltIn::of::<render::RenderKustomize>(),
+        Step::RenderHelm => BuiltIn::of::<render::RenderHelm>(),
+        Step::OciPush => BuiltIn::of::<oci::OciPush>(),
+        Step::OciPull => BuiltIn::of::<oci::OciPull>(),
+        Step::FluxReconcile => BuiltIn::of::<flux_reconcile::FluxReconcile>(),
+        Step::FluxWait => BuiltIn::of::<flux_wait::FluxWait>(),
+        Step::Http => BuiltIn::of::<http::Http>(),
+        Step::EvidenceGate => BuiltIn::of::<evidence::EvidenceGate>(),
+    }
 }
 
 /// The engine's registry: every built-in step, built from `tools`, each once.
 pub fn runners(tools: &Tools) -> Result<Steps, Duplicate> {
     let mut registry = Steps::new();
-    for kind in &ALL {
-        registry.register(kind.build(tools))?;
+    for step in Step::ALL {
+        let built_in = of(*step);
+        debug_assert!(
+            (built_in.with_type)() == step.config_type(),
+            "{step}: its runner decodes another type than the catalogue judges"
+        );
+        registry.register(built_in.build(tools))?;
     }
     Ok(registry)
 }
@@ -142,43 +137,22 @@ impl Tools {
     }
 }
 
-/// The smallest configuration each built-in step accepts, for tests.
-#[cfg(test)]
-pub(crate) fn minimal(uses: &str) -> serde_json::Value {
-    use serde_json::json;
-    match uses {
-        "git-clone" => json!({"repo": "https://example.com/fleet.git"}),
-        "git-commit" => json!({"message": "promote"}),
-        "git-push" => json!({}),
-        "git-pull-request" | "commit-status" => json!({"credentialsRef": {"name": "gh"}}),
-        "edit-yaml" => json!({"path": "repo/v.yaml", "edits": [{"key": "a", "value": 1}]}),
-        "set-image" => json!({"path": "repo/kustomization.yaml", "image": "app"}),
-        "render-kustomize" => json!({"path": "repo/envs/dev", "out": "out.yaml"}),
-        "render-helm" => {
-            json!({"chart": "repo/chart", "out": "out.yaml", "releaseName": "app"})
-        }
-        "oci-push" => json!({"path": "out", "repo": "ghcr.io/o/m", "tag": "dev"}),
-        "oci-pull" => json!({"repo": "ghcr.io/o/m", "tag": "dev", "out": "m"}),
-        "flux-reconcile" | "flux-wait" => {
-            json!({"resources": [{"kind": "Kustomization", "name": "app"}]})
-        }
-        "http" => json!({"url": "https://example.com/hook"}),
-        "evidence-gate" => json!({"gates": ["assert"]}),
-        other => panic!("no minimal configuration for {other}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use hecate_ops::rules::steps::BUILT_IN;
     use pretty_assertions::assert_eq;
 
     use super::*;
 
     #[test]
-    fn the_list_is_ops_list_of_names_in_the_specifications_order() {
-        let names: Vec<&str> = ALL.iter().map(|kind| kind.uses).collect();
-        assert_eq!(names, BUILT_IN);
+    fn each_runner_runs_its_step_with_the_catalogue_s_configuration() {
+        for step in Step::ALL {
+            let built_in = of(*step);
+            assert_eq!(built_in.step, *step);
+            assert!(
+                (built_in.with_type)() == step.config_type(),
+                "{step}: its runner decodes another type than the catalogue judges"
+            );
+        }
     }
 
     #[tokio::test]
@@ -186,27 +160,8 @@ mod tests {
         let config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
         let client = kube::Client::try_from(config).expect("a client");
         let registry = runners(&Tools::new(client)).expect("unique names");
-        let mut built_in = BUILT_IN.to_vec();
+        let mut built_in: Vec<&str> = Step::ALL.iter().map(|s| s.name()).collect();
         built_in.sort_unstable();
         assert_eq!(registry.names().collect::<Vec<_>>(), built_in);
-    }
-
-    #[test]
-    fn every_built_in_step_takes_its_minimal_configuration() {
-        for kind in &ALL {
-            let with = minimal(kind.uses);
-            if let Err(why) = kind.check(Some(&with)) {
-                panic!("{} refused its minimal configuration: {why}", kind.uses);
-            }
-        }
-    }
-
-    #[test]
-    fn a_configuration_is_judged_by_its_own_step_only() {
-        let clone = find("git-clone").expect("built in");
-        let push = find("git-push").expect("built in");
-        assert_eq!(push.check(None), Ok(()));
-        assert_eq!(clone.check(None), Err("missing field `repo`".to_string()));
-        assert!(find("git-klone").is_none());
     }
 }

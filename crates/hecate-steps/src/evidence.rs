@@ -63,7 +63,7 @@ impl EvidenceGate {
 }
 
 impl StepKind for EvidenceGate {
-    const USES: &'static str = "evidence-gate";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::EvidenceGate;
     type With = crate::config::evidence::EvidenceGateConfig;
 
     fn build(tools: &Tools) -> Self {

@@ -44,7 +44,7 @@ pub fn requested_at(started: Timestamp) -> String {
 }
 
 impl StepKind for FluxReconcile {
-    const USES: &'static str = "flux-reconcile";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::FluxReconcile;
     const REACHES_CLUSTERS: bool = true;
     type With = crate::config::flux::FluxReconcileConfig;
 

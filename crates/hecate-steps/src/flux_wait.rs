@@ -102,7 +102,7 @@ pub fn retry_after(attempt: u32) -> Duration {
 }
 
 impl StepKind for FluxWait {
-    const USES: &'static str = "flux-wait";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::FluxWait;
     const REACHES_CLUSTERS: bool = true;
     type With = crate::config::flux::FluxWaitConfig;
 

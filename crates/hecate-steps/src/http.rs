@@ -165,7 +165,7 @@ impl Http {
 }
 
 impl StepKind for Http {
-    const USES: &'static str = "http";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::Http;
     type With = crate::config::http::HttpConfig;
 
     fn build(tools: &Tools) -> Self {

@@ -6,15 +6,15 @@
 //! - [`runner`]: the contract every step keeps ([`runner::Runner`]; a kind of built-in
 //!   step is a [`runner::StepKind`]: its name, its configuration, how it is built),
 //!   its context, results and errors; [`reason`]: the stable reason of each failure;
-//! - [`builtin`]: the one list of the built-in steps ([`builtin::ALL`]); adding a step
-//!   is a file implementing `StepKind` and a line there; [`by_name`]: things
+//! - [`builtin`]: each step of ops' catalogue (`hecate_ops::catalogue::Step`, the one
+//!   list of names) bound to its runner by an exhaustive match; [`by_name`]: things
 //!   registered under their `uses:` names (steps, health checkers, verifiers);
 //! - [`engine`]: advancing a Passage one step per call through the registered
 //!   [`engine::Steps`], resumable from its status alone, behind a [`engine::Fence`]
 //!   (the controller's Lease);
-//! - [`config`]: each step's typed `with:`; [`validate`], [`check`],
-//!   [`timeout`]: the Gate-time judgement the Gate controller, Explain and promote
-//!   share (the structural rule lives in `hecate_ops::rules::steps`);
+//! - [`config`]: each step's typed `with:` and [`validate`], [`check`], [`timeout`]:
+//!   re-exported from ops' catalogue and rules, which judge a Gate before any crossing
+//!   (the engine decodes each run's `with:` with the same types);
 //! - the steps: [`git`], [`yaml`], [`render`], [`oci`], [`forge`], [`http`],
 //!   [`flux_reconcile`], [`flux_wait`], [`evidence`]; [`runners`] builds them all;
 //! - [`flux`]: reaching Flux objects and the `flux` health checker; [`health`]: the
@@ -30,7 +30,6 @@
 pub mod builtin;
 pub mod by_name;
 pub mod clock;
-pub mod config;
 pub mod engine;
 pub mod evidence;
 pub mod flux;
@@ -47,58 +46,24 @@ pub mod render;
 pub mod runner;
 pub mod yaml;
 
-use hecate_types::{Step, duration};
+use hecate_types::Step;
 
 pub use builtin::{Tools, runners};
+/// Each step's typed `with:` — the catalogue's, which ops judges a Gate by.
+pub use hecate_ops::catalogue::config;
+/// One step judged before any crossing, and its `timeout:` — ops' rules.
+pub use hecate_ops::rules::steps::{check, timeout};
 
 /// Every problem with `steps`, one line each as `steps[<i>] (<uses>): <problem>`, in
-/// list order; empty when the list can run.
+/// list order; empty when the list can run (ops' [`hecate_ops::rules::steps::problems`]).
 pub fn validate(steps: &[Step]) -> Vec<String> {
-    hecate_ops::rules::steps::problems(steps, check)
-}
-
-/// What is wrong with one step's configuration and step-level settings, judged
-/// without a cluster, a checkout or a Bundle. A step name no built-in carries is `Ok`:
-/// the shared rule in [`validate`] reports it with the list of names.
-pub fn check(step: &Step) -> Result<(), String> {
-    match builtin::find(&step.uses) {
-        None => Ok(()),
-        Some(kind) => {
-            kind.check(step.with.as_ref())?;
-            timeout(step)?;
-            condition(step)
-        }
-    }
-}
-
-/// The step's `if:` compiles (the reference never checks it before a crossing; spec
-/// §3.9 proposes it). Only the syntax is judged: the data it reads exists at run time.
-fn condition(step: &Step) -> Result<(), String> {
-    if step.condition.trim().is_empty() {
-        return Ok(());
-    }
-    hecate_expr::compile(&step.condition).map_err(|why| format!("if: {why}"))
-}
-
-/// The step's own `timeout:`, a Go duration longer than zero; `None` when unset.
-pub fn timeout(step: &Step) -> Result<Option<jiff::SignedDuration>, String> {
-    if step.timeout.trim().is_empty() {
-        return Ok(None);
-    }
-    match duration::parse(&step.timeout) {
-        Ok(limit) if limit.is_positive() => Ok(Some(limit)),
-        Ok(_) => Err(format!(
-            "timeout {:?} must be longer than zero",
-            step.timeout
-        )),
-        Err(why) => Err(format!("timeout: {why}")),
-    }
+    hecate_ops::rules::steps::problems(steps)
 }
 
 #[cfg(test)]
 mod tests {
 
-    use hecate_ops::rules::steps::BUILT_IN;
+    use hecate_ops::catalogue::Step as Catalogued;
     use pretty_assertions::assert_eq;
     use serde_json::{Value, json};
 
@@ -114,8 +79,9 @@ mod tests {
 
     #[test]
     fn every_step_refuses_an_unknown_key() {
-        for uses in BUILT_IN {
-            let mut with = crate::builtin::minimal(uses);
+        for catalogued in Catalogued::ALL {
+            let uses = catalogued.name();
+            let mut with = catalogued.example();
             with.as_object_mut()
                 .expect("an object")
                 .insert("notAKey".into(), json!(1));
@@ -147,8 +113,9 @@ mod tests {
     }
 
     #[test]
-    fn unknown_names_are_left_to_the_shared_rule() {
-        assert_eq!(check(&step("git-klone", json!({"x": 1}))), Ok(()));
+    fn an_unknown_name_is_refused_with_the_names_there_are() {
+        let why = check(&step("git-klone", json!({"x": 1}))).expect_err("refused");
+        assert!(why.contains("the steps are git-clone,"), "{why}");
         let problems = validate(&[step("git-klone", json!({"x": 1}))]);
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(
@@ -369,7 +336,7 @@ mod tests {
         assert_eq!(validate(&steps), Vec::<String>::new());
         let uses: Vec<&str> = steps
             .iter()
-            .map(|s| crate::builtin::find(&s.uses).expect("built in").uses)
+            .map(|s| Catalogued::named(&s.uses).expect("built in").name())
             .collect();
         assert_eq!(
             uses,

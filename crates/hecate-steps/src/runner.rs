@@ -232,11 +232,14 @@ pub trait Runner: Send + Sync {
 
 /// A kind of built-in step: its `uses:` name, its configuration, how the process builds
 /// it, and what it does with one decoded configuration. A kind is a [`Runner`] by the
-/// one decode below, and becomes built in by its line in [`crate::builtin::ALL`],
-/// which is also how a Gate's step list is judged.
+/// one decode below, and becomes built in by its arm in [`crate::builtin::of`]; the
+/// catalogue's step judges a Gate's list with the same configuration type.
 pub trait StepKind: Send + Sync + Sized + 'static {
-    /// Its `uses:` name.
-    const USES: &'static str;
+    /// The step of the catalogue it runs.
+    const STEP: hecate_ops::catalogue::Step;
+
+    /// Its `uses:` name (the catalogue's).
+    const USES: &'static str = Self::STEP.name();
 
     /// Its `with:`, decoded strictly by [`config::decode`].
     type With: StepConfig + Send + 'static;

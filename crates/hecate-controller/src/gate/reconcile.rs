@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use hecate_ops::rules::eligibility;
-use hecate_ops::rules::gate::{gate_steps, obstacle_given};
+use hecate_ops::rules::gate::obstacle;
 use hecate_ops::rules::passage as passage_rule;
 use hecate_ops::rules::promotion::{new_passage, next_passage_name};
 use hecate_ops::rules::standing::{self, Decision, Standing, crossing_message};
@@ -40,7 +40,7 @@ use crate::notify::Outbox;
 use crate::passage::attest::{self, Attested};
 use crate::verify;
 use hecate_steps::clock::Clock;
-use hecate_steps::{self as steps, health};
+use hecate_steps::health;
 
 /// How often a Gate is looked at when nothing wakes it: new Bundles, approvals and
 /// finished crossings wake it at once; the tick catches health and windows.
@@ -233,7 +233,7 @@ impl<R: Reads> GateReconciler<R> {
             status.last_handled_reconcile_at = requested.clone();
         }
 
-        let obstacle = obstacle_given(gate, steps::validate(gate_steps(gate)));
+        let obstacle = obstacle(gate);
         if let Some(stop) = obstacle.as_ref().and_then(ready::stop) {
             status.eligible.clear();
             set(&mut status, &stop.ready, now);

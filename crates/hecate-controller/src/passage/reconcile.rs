@@ -294,15 +294,10 @@ impl PassageReconciler {
             None => Vec::new(),
         };
         let passages: Vec<&Passage> = passages.iter().collect();
-        Ok(rule::judge_start(
-            passage,
-            gate.as_ref(),
-            bundle,
-            &passages,
-            hecate_steps::validate,
-            self.clock.now(),
+        Ok(
+            rule::judge_start(passage, gate.as_ref(), bundle, &passages, self.clock.now())
+                .map(|()| gate),
         )
-        .map(|()| gate))
     }
 
     /// Fails `passage` for `refusal` without running any step: a step under way (the

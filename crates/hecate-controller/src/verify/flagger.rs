@@ -6,7 +6,6 @@
 use futures::future::BoxFuture;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::GroupVersionKind;
-use serde::Deserialize;
 use serde_json::Value;
 
 use hecate_ops::rules::verification::{Look, Seen};
@@ -21,34 +20,13 @@ pub struct FlaggerVerifier {
     refuse_cross_namespace: bool,
 }
 
-/// The `with` of a `flagger` verification. Unknown keys are ignored.
-#[derive(Deserialize, Clone, Debug, Default, PartialEq, Eq)]
-pub struct FlaggerConfig {
-    /// The Canary's name; required.
-    #[serde(default)]
-    pub name: String,
-    /// The Canary's namespace; the Gate's when empty.
-    #[serde(default)]
-    pub namespace: String,
-}
-
-impl FlaggerConfig {
-    /// Decodes a verification's `with` and checks that it names a Canary.
-    pub fn decode(with: Option<&Value>) -> Result<Self, String> {
-        let config = match with {
-            None | Some(Value::Null) => Self::default(),
-            Some(with) => Self::deserialize(with).map_err(|e| e.to_string())?,
-        };
-        if config.name.trim().is_empty() {
-            return Err("name is required".into());
-        }
-        Ok(config)
-    }
-}
+/// The `with` of a `flagger` verification: the catalogue's, which ops judges a Gate
+/// by.
+pub use hecate_ops::catalogue::verifier::FlaggerConfig;
 
 impl FlaggerVerifier {
     /// The name verifications use.
-    pub const NAME: &'static str = "flagger";
+    pub const NAME: &'static str = hecate_ops::catalogue::Verifier::Flagger.name();
 
     /// A verifier reading Canaries with `client`; with `refuse_cross_namespace`, only
     /// in the Gate's namespace.

@@ -4,14 +4,12 @@
 //! verification reaches only what the operator lets steps reach; [`judge`] decides from
 //! the answer alone.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use hecate_steps::http::{Answer, Http, NoAnswer, Outgoing};
 use hecate_steps::reach::Reach;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use serde::Deserialize;
 use serde_json::Value;
 
 use hecate_ops::rules::verification::{Look, Seen};
@@ -27,96 +25,31 @@ pub struct HttpVerifier {
     http: Http,
 }
 
-/// The `with` of an `http` verification. Unknown keys — the cadence's among them — are
-/// ignored.
-#[derive(Deserialize, Clone, Debug, Default, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct HttpConfig {
-    /// Where to send the request; required, `http://` or `https://`.
-    #[serde(default)]
-    pub url: String,
-    /// The method, upper-cased; `GET` when empty.
-    #[serde(default)]
-    pub method: String,
-    /// The statuses that pass; empty: any 2xx.
-    #[serde(default)]
-    pub expect_status: Vec<u16>,
-    /// A boolean expression over `status`, `body` and `json` that must hold as well;
-    /// empty: none.
-    #[serde(default)]
-    pub success_if: String,
-    /// Plain headers to send.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+/// The `with` of an `http` verification: the catalogue's, which ops judges a Gate by.
+pub use hecate_ops::catalogue::verifier::HttpConfig;
+
+/// The headers `config` sends, or why one cannot be.
+fn headers(config: &HttpConfig) -> Result<HeaderMap, String> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in &config.headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("headers: {name:?} is not a header name"))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|_| format!("headers: {value:?} is not a header value"))?;
+        headers.insert(name, value);
+    }
+    Ok(headers)
 }
 
-impl HttpConfig {
-    /// Decodes a verification's `with` and checks it: a URL, a method, statuses that
-    /// exist, a `successIf` that compiles.
-    pub fn decode(with: Option<&Value>) -> Result<Self, String> {
-        let mut config = match with {
-            None | Some(Value::Null) => Self::default(),
-            Some(with) => Self::deserialize(with).map_err(|e| e.to_string())?,
-        };
-        config.url = config.url.trim().to_string();
-        if config.url.is_empty() {
-            return Err("url is required".into());
-        }
-        match reqwest::Url::parse(&config.url) {
-            Ok(url) if matches!(url.scheme(), "http" | "https") => {}
-            _ => {
-                return Err(format!(
-                    "url: {:?} is not an http:// or https:// URL",
-                    config.url
-                ));
-            }
-        }
-        config.method = match config.method.trim() {
-            "" => "GET".to_string(),
-            given => given.to_ascii_uppercase(),
-        };
-        if reqwest::Method::from_bytes(config.method.as_bytes()).is_err() {
-            return Err(format!("method: {:?} is not an HTTP method", config.method));
-        }
-        if let Some(status) = config
-            .expect_status
-            .iter()
-            .find(|s| !(100..=599).contains(*s))
-        {
-            return Err(format!(
-                "expectStatus: {status} is not an HTTP status (100-599)"
-            ));
-        }
-        if !config.success_if.trim().is_empty() {
-            hecate_expr::compile_success_if(&config.success_if)
-                .map_err(|why| format!("successIf: {why}"))?;
-        }
-        config.headers()?;
-        Ok(config)
-    }
-
-    /// The headers to send, or why one cannot be.
-    fn headers(&self) -> Result<HeaderMap, String> {
-        let mut headers = HeaderMap::new();
-        for (name, value) in &self.headers {
-            let name = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("headers: {name:?} is not a header name"))?;
-            let value = HeaderValue::from_str(value)
-                .map_err(|_| format!("headers: {value:?} is not a header value"))?;
-            headers.insert(name, value);
-        }
-        Ok(headers)
-    }
-
-    /// The method to send (checked by [`HttpConfig::decode`]).
-    fn method(&self) -> reqwest::Method {
-        reqwest::Method::from_bytes(self.method.as_bytes()).unwrap_or_default()
-    }
+/// The method `config` sends, or why it cannot be.
+fn method(config: &HttpConfig) -> Result<reqwest::Method, String> {
+    reqwest::Method::from_bytes(config.method.as_bytes())
+        .map_err(|_| format!("method: {:?} is not an HTTP method", config.method))
 }
 
 impl HttpVerifier {
     /// The name verifications use.
-    pub const NAME: &'static str = "http";
+    pub const NAME: &'static str = hecate_ops::catalogue::Verifier::Http.name();
 
     /// A verifier whose requests go where `reach` allows, as `http` steps' do.
     /// (`client` is what the step's machinery reads Secrets through; this verifier
@@ -154,8 +87,8 @@ impl Verifier for HttpVerifier {
                 .map_err(|refused| config_error(format!("{url}: {refused}")))?;
             let outgoing = Outgoing {
                 url,
-                method: config.method(),
-                headers: config.headers().map_err(config_error)?,
+                method: method(&config).map_err(config_error)?,
+                headers: headers(&config).map_err(config_error)?,
                 body: None,
                 timeout: REQUEST_TIMEOUT,
                 carries_secrets: false,

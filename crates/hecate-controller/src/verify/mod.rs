@@ -8,8 +8,11 @@
 //!   Passage, where every surface reads it.
 //! - A verifier only looks: [`flagger`] reads a Canary's phase, [`http`] asks a URL,
 //!   [`prometheus`] runs a query, [`soak`] waits for the crossing to have run long
-//!   enough while healthy. Anything that stops a look — an unknown verifier, a `with`
-//!   that cannot be read, a server down — is a look that cannot judge: never a pass.
+//!   enough while healthy. Each decodes its `with` with the catalogue's type
+//!   (`hecate_ops::catalogue::verifier`), by which ops refuses a Gate with an unknown
+//!   verifier or a `with` that cannot be read before any crossing. What still stops a
+//!   look — a `${{ … }}` that substitutes to something unusable, a Gate changed while
+//!   a verification runs, a server down — is a look that cannot judge: never a pass.
 //!
 //! Health (`hecate_steps::health`) says whether things run now; verification says whether
 //! a crossing landed. The two stay separate; `soak` reads the Gate's health record.

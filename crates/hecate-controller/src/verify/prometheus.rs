@@ -5,14 +5,12 @@
 //! decides from Prometheus' answer alone. No data, a query Prometheus rejects, a server
 //! that does not answer, or `NaN` is a look that cannot judge: never a pass.
 
-use std::fmt;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use hecate_sources::tls::error_text;
 use hecate_steps::reach::{Reach, Redirects};
 use reqwest::header::{AUTHORIZATION, HeaderValue};
-use serde::Deserialize;
 use serde_json::Value;
 
 use hecate_ops::rules::verification::{Look, Seen};
@@ -33,184 +31,29 @@ pub struct PrometheusVerifier {
     reach: Reach,
 }
 
-/// The `with` of a `prometheus` verification. Unknown keys — the cadence's among them —
-/// are ignored.
-#[derive(Deserialize, Clone, Debug, Default, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct PrometheusConfig {
-    /// Prometheus' base URL, e.g. `http://prometheus.monitoring:9090`; required.
-    #[serde(default)]
-    pub address: String,
-    /// The PromQL query; required.
-    #[serde(default)]
-    pub query: String,
-    /// The condition the query's value must meet, e.g. `result < 0.01`; required.
-    #[serde(default)]
-    pub success_if: String,
-    /// A Secret in the Gate's namespace holding a bearer token to send.
-    #[serde(default)]
-    pub secret_ref: Option<TokenRef>,
-}
+/// The `with` of a `prometheus` verification and its `successIf`: the catalogue's,
+/// which ops judges a Gate by.
+pub use hecate_ops::catalogue::verifier::{Condition, Op, PrometheusConfig, TokenRef};
 
-/// Where a bearer token is kept: a Secret in the Gate's namespace and a key in it.
-#[derive(Deserialize, Clone, Debug, Default, PartialEq, Eq)]
-pub struct TokenRef {
-    /// The Secret's name; required.
-    #[serde(default)]
-    pub name: String,
-    /// The key holding the token; `token` when empty (see [`TokenRef::key`]).
-    #[serde(default)]
-    pub key: String,
-}
-
-impl TokenRef {
-    /// The key to read.
-    pub fn key(&self) -> &str {
-        match self.key.trim() {
-            "" => "token",
-            key => key,
+/// The URL of an instant query of `config`'s query.
+pub fn query_url(config: &PrometheusConfig) -> Result<reqwest::Url, String> {
+    let endpoint = format!("{}/api/v1/query", config.address);
+    let mut url = match reqwest::Url::parse(&endpoint) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") => url,
+        _ => {
+            return Err(format!(
+                "address: {:?} is not an http:// or https:// URL",
+                config.address
+            ));
         }
-    }
-}
-
-impl PrometheusConfig {
-    /// Decodes a verification's `with`, checks it, and reads its `successIf`.
-    pub fn decode(with: Option<&Value>) -> Result<(Self, Condition), String> {
-        let mut config = match with {
-            None | Some(Value::Null) => Self::default(),
-            Some(with) => Self::deserialize(with).map_err(|e| e.to_string())?,
-        };
-        config.address = config.address.trim().trim_end_matches('/').to_string();
-        if config.address.is_empty() {
-            return Err("address is required".into());
-        }
-        config.query_url()?;
-        if config.query.trim().is_empty() {
-            return Err("query is required".into());
-        }
-        if config.success_if.trim().is_empty() {
-            return Err(format!("successIf is required, e.g. {:?}", "result < 0.01"));
-        }
-        let condition =
-            Condition::parse(&config.success_if).map_err(|why| format!("successIf: {why}"))?;
-        if let Some(secret) = &config.secret_ref
-            && secret.name.trim().is_empty()
-        {
-            return Err("secretRef.name is required".into());
-        }
-        Ok((config, condition))
-    }
-
-    /// The URL of an instant query with this config's query.
-    pub fn query_url(&self) -> Result<reqwest::Url, String> {
-        let endpoint = format!("{}/api/v1/query", self.address);
-        let mut url = match reqwest::Url::parse(&endpoint) {
-            Ok(url) if matches!(url.scheme(), "http" | "https") => url,
-            _ => {
-                return Err(format!(
-                    "address: {:?} is not an http:// or https:// URL",
-                    self.address
-                ));
-            }
-        };
-        url.query_pairs_mut().append_pair("query", &self.query);
-        Ok(url)
-    }
-}
-
-/// How a query's value is compared.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    /// `<`
-    Less,
-    /// `<=`
-    AtMost,
-    /// `>`
-    Greater,
-    /// `>=`
-    AtLeast,
-    /// `==`
-    Equal,
-    /// `!=`
-    NotEqual,
-}
-
-impl Op {
-    /// Longer spellings first, so `<=` is not read as `<`.
-    const ALL: [(&'static str, Op); 6] = [
-        ("<=", Op::AtMost),
-        (">=", Op::AtLeast),
-        ("==", Op::Equal),
-        ("!=", Op::NotEqual),
-        ("<", Op::Less),
-        (">", Op::Greater),
-    ];
-
-    fn symbol(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, op)| *op == self)
-            .map_or("?", |(symbol, _)| symbol)
-    }
-}
-
-/// A `successIf`: `result <op> <number>`, with op one of `<`, `<=`, `>`, `>=`, `==`,
-/// `!=`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Condition {
-    /// The comparison.
-    pub op: Op,
-    /// What the value is compared with; finite.
-    pub threshold: f64,
-}
-
-impl Condition {
-    /// Reads `result < 0.01` and the like; the error says what is wrong in words.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let shape = || format!("{text:?} is not of the form \"result < 0.01\"");
-        let rest = text
-            .trim()
-            .strip_prefix("result")
-            .ok_or_else(shape)?
-            .trim_start();
-        let (op, number) = Op::ALL
-            .iter()
-            .find_map(|(symbol, op)| rest.strip_prefix(symbol).map(|number| (*op, number)))
-            .ok_or_else(|| {
-                format!("{text:?} compares with none of <, <=, >, >=, ==, != after \"result\"")
-            })?;
-        let number = number.trim();
-        let threshold = number
-            .parse::<f64>()
-            .ok()
-            .filter(|n| n.is_finite())
-            .ok_or_else(|| format!("{number:?} in {text:?} is not a number"))?;
-        Ok(Self { op, threshold })
-    }
-
-    /// Whether `value` meets the condition.
-    pub fn holds(&self, value: f64) -> bool {
-        let t = self.threshold;
-        match self.op {
-            Op::Less => value < t,
-            Op::AtMost => value <= t,
-            Op::Greater => value > t,
-            Op::AtLeast => value >= t,
-            Op::Equal => value == t,
-            Op::NotEqual => value != t,
-        }
-    }
-}
-
-impl fmt::Display for Condition {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "result {} {}", self.op.symbol(), self.threshold)
-    }
+    };
+    url.query_pairs_mut().append_pair("query", &config.query);
+    Ok(url)
 }
 
 impl PrometheusVerifier {
     /// The name verifications use.
-    pub const NAME: &'static str = "prometheus";
+    pub const NAME: &'static str = hecate_ops::catalogue::Verifier::Prometheus.name();
 
     /// A verifier reading bearer tokens' Secrets through `client`, querying servers
     /// `reach` allows (the `http` step's rules: never the controller's own listeners,
@@ -256,8 +99,9 @@ impl Verifier for PrometheusVerifier {
         subject: &'a Subject<'a>,
     ) -> BoxFuture<'a, Result<Look, VerifyError>> {
         Box::pin(async move {
-            let (config, condition) = PrometheusConfig::decode(config).map_err(config_error)?;
-            let url = config.query_url().map_err(config_error)?;
+            let config = PrometheusConfig::decode(config).map_err(config_error)?;
+            let condition = config.condition().map_err(config_error)?;
+            let url = query_url(&config).map_err(config_error)?;
             self.reach
                 .judge_url(&url)
                 .await
@@ -403,7 +247,7 @@ mod tests {
     use hecate_ops::rules::verification::Seen;
     use serde_json::json;
 
-    use super::{Condition, Op, PrometheusConfig, judge, read};
+    use super::{Condition, Op, PrometheusConfig, judge, query_url, read};
 
     fn below(threshold: f64) -> Condition {
         Condition {
@@ -580,20 +424,20 @@ mod tests {
 
     #[test]
     fn the_config_is_checked() {
-        let (config, condition) = PrometheusConfig::decode(Some(&json!({
+        let config = PrometheusConfig::decode(Some(&json!({
             "address": " http://prometheus.monitoring:9090/ ",
             "query": "sum(rate(errors[5m])) / sum(rate(requests[5m]))",
             "successIf": "result < 0.01",
             "interval": "1m", "successes": 3,
         })))
         .expect("a config");
-        assert_eq!(condition, below(0.01));
+        assert_eq!(config.condition(), Ok(below(0.01)));
         assert_eq!(config.address, "http://prometheus.monitoring:9090");
         assert_eq!(
-            config.query_url().expect("a URL").as_str(),
+            query_url(&config).expect("a URL").as_str(),
             "http://prometheus.monitoring:9090/api/v1/query?query=sum%28rate%28errors%5B5m%5D%29%29+%2F+sum%28rate%28requests%5B5m%5D%29%29"
         );
-        let (config, _) = PrometheusConfig::decode(Some(&json!({
+        let config = PrometheusConfig::decode(Some(&json!({
             "address": "https://o.example/prometheus", "query": "up", "successIf": "result == 1",
             "secretRef": {"name": "prom-token"},
         })))
@@ -604,8 +448,7 @@ mod tests {
             ("prom-token", "token")
         );
         assert!(
-            config
-                .query_url()
+            query_url(&config)
                 .expect("a URL")
                 .as_str()
                 .starts_with("https://o.example/prometheus/api/v1/query?")

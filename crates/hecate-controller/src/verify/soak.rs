@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use hecate_ops::rules::verification::{Look, Seen, later, words};
-use hecate_types::{Gate, Health, duration as go_duration};
+use hecate_types::{Gate, Health};
 use jiff::Timestamp;
 use serde_json::Value;
 
@@ -21,21 +21,12 @@ pub struct SoakVerifier;
 
 impl SoakVerifier {
     /// The name verifications use.
-    pub const NAME: &'static str = "soak";
+    pub const NAME: &'static str = hecate_ops::catalogue::Verifier::Soak.name();
 }
 
-/// How long a soak lasts, from its `with: {duration}`.
-pub fn duration(with: Option<&Value>) -> Result<Duration, String> {
-    let text = with
-        .and_then(|w| w.get("duration"))
-        .and_then(Value::as_str)
-        .ok_or("duration is required, e.g. \"30m\"")?;
-    let parsed = go_duration::parse(text).map_err(|e| format!("duration: {e}"))?;
-    Duration::try_from(parsed)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| "duration: must be more than 0s".into())
-}
+/// How long a soak lasts, from its `with: {duration}`: the catalogue's reading, which
+/// ops judges a Gate by.
+pub use hecate_ops::catalogue::verifier::soak_duration as duration;
 
 /// Judges a soak of `length` for a crossing that finished at `started`, by `gate`'s
 /// health record at `now`.

@@ -365,6 +365,8 @@ async fn ac052_ac054_a_passing_canary_clears_even_when_its_verdict_comes_late() 
 
 #[tokio::test]
 async fn ac053_an_unknown_verifier_never_passes() {
+    // Refused before any crossing (DECISION 168): the release never lands only to meet
+    // a verifier that cannot judge it. (The reference's reconcile failed after it.)
     let h = Harness::new().await;
     let mut spec = gate_spec(true, &[], false);
     spec.verify = vec![Verification {
@@ -374,29 +376,19 @@ async fn ac053_an_unknown_verifier_never_passes() {
     create_gate(&h, "staging", spec).await;
     bundle(&h.env, "b1").await;
     h.reconcile("staging").await;
-    let passage = h.the_passage().await;
-    h.finish(&passage, PassagePhase::Succeeded, "").await;
-    // It cannot judge: a look that never passes, backing off, said on the Gate.
-    for _ in 0..3 {
-        h.reconcile("staging").await;
-        h.clock.advance(SignedDuration::from_mins(5));
-    }
     let ready = h.ready("staging").await;
-    assert_eq!(ready.reason, "Verifying");
+    assert_eq!(
+        (ready.status, ready.reason.as_str()),
+        (hecate_types::ConditionStatus::False, "InvalidSteps")
+    );
     assert!(
-        ready.message.contains("nonesuch has not decided"),
+        ready
+            .message
+            .contains(r#"verify[0] (nonesuch): no verifier is called "nonesuch""#),
         "{}",
         ready.message
     );
-    let verification = h.the_passage().await.status.unwrap().verification.unwrap();
-    assert_eq!(verification.verifiers[0].inconclusive, 3);
-    assert!(
-        verification.verifiers[0]
-            .message
-            .starts_with("unknown verifier \"nonesuch\""),
-        "{:?}",
-        verification.verifiers[0]
-    );
+    assert!(h.passages().await.is_empty(), "nothing crossed");
     assert!(
         h.bundle("b1")
             .await

@@ -65,9 +65,18 @@ pub(crate) fn admits(beacon: &str, after: &[&str]) -> Admission {
     }
 }
 
+/// `gate` with `steps` as its crossing's steps.
+pub(crate) fn gate_with_steps(mut gate: Gate, steps: Vec<Step>) -> Gate {
+    gate.spec.passage = Some(hecate_types::PassageTemplate { steps });
+    gate
+}
+
+/// A step called `uses`, with the smallest `with:` it takes when it is one of the
+/// catalogue's.
 pub(crate) fn step(uses: &str) -> Step {
     Step {
         uses: uses.into(),
+        with: crate::catalogue::Step::named(uses).map(crate::catalogue::Step::example),
         ..Step::default()
     }
 }

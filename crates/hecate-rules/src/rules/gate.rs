@@ -2,50 +2,76 @@
 //! crossing at all. Explain shows it as the blocker, promote refuses with it and the
 //! controller will not open a Passage past it — judged here, once.
 
-use hecate_types::{ConditionStatus, Gate, wellknown};
+use hecate_types::Gate;
 
 use super::steps;
+use crate::catalogue::{Checker, Verifier, checker, verifier};
 
 /// Why a Gate can start no crossing, in the order they are looked at.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Obstacle {
     /// `spec.suspend` is true.
     Suspended,
-    /// Its steps cannot run; every problem, one per line.
+    /// Its steps, verifications or health checks cannot run; every problem, one per
+    /// line, each naming its field (`steps[1] (git-push): …`, `verify[0] (http): …`).
     InvalidSteps(String),
     /// It has no steps.
     NoSteps,
 }
 
-/// The first thing that stops `gate` starting any crossing, if there is one, as people
-/// see it: step problems are the ones [`steps::structural`] finds, else those the
-/// controller reported (its Ready condition with reason `InvalidSteps`, which also
-/// covers each step's own configuration check, which only the controller knows).
+/// The first thing that stops `gate` starting any crossing, if there is one. The order
+/// is the one rule: suspended, then what it names that cannot run ([`problems`]), then
+/// no steps.
 pub fn obstacle(gate: &Gate) -> Option<Obstacle> {
-    let mut problems = steps::structural(gate_steps(gate));
-    if problems.is_empty()
-        && let Some(reported) = reported_invalid_steps(gate)
-    {
-        problems.push(reported);
-    }
-    obstacle_given(gate, problems)
-}
-
-/// The first thing that stops `gate` starting any crossing, given every problem with
-/// its steps (the controller passes its full [`steps::problems`], which is what it
-/// reports; it must not read back its own report). The order is the one rule:
-/// suspended, then steps that cannot run, then no steps.
-pub fn obstacle_given(gate: &Gate, step_problems: Vec<String>) -> Option<Obstacle> {
     if gate.spec.suspend {
         return Some(Obstacle::Suspended);
     }
-    if !step_problems.is_empty() {
-        return Some(Obstacle::InvalidSteps(step_problems.join("\n")));
+    let problems = problems(gate);
+    if !problems.is_empty() {
+        return Some(Obstacle::InvalidSteps(problems.join("\n")));
     }
     if gate_steps(gate).is_empty() {
         return Some(Obstacle::NoSteps);
     }
     None
+}
+
+/// Every problem with what `gate` names, judged by the [catalogue](crate::catalogue)
+/// before any crossing: its steps ([`steps::problems`]), then its verifications —
+/// a release must not land only to meet a verifier that cannot judge it —, then its
+/// health checks. Empty when all of it can run.
+pub fn problems(gate: &Gate) -> Vec<String> {
+    let mut problems = steps::problems(gate_steps(gate));
+    for (i, verification) in gate.spec.verify.iter().enumerate() {
+        let uses = verification.uses.as_str();
+        let judged = match Verifier::named(uses) {
+            None => Err(format!(
+                "no verifier is called {uses:?}; the verifiers are {}",
+                verifier::names()
+            )),
+            Some(_) if let Some(why) = steps::nesting(verification.with.as_ref()) => Err(why),
+            Some(verifier) => verifier.check(verification.with.as_ref()),
+        };
+        if let Err(why) = judged {
+            problems.push(format!("verify[{i}] ({uses}): {why}"));
+        }
+    }
+    let namespace = gate.metadata.namespace.as_deref().unwrap_or_default();
+    for (i, check) in gate.spec.watch.iter().enumerate() {
+        let uses = check.uses.as_str();
+        let judged = match Checker::named(uses) {
+            None => Err(format!(
+                "no health checker is called {uses:?}; the checkers are {}",
+                checker::names()
+            )),
+            Some(_) if let Some(why) = steps::nesting(check.with.as_ref()) => Err(why),
+            Some(checker) => checker.check(check.with.as_ref(), namespace),
+        };
+        if let Err(why) = judged {
+            problems.push(format!("watch[{i}] ({uses}): {why}"));
+        }
+    }
+    problems
 }
 
 /// The Gate's steps (none when it has no `passage`).
@@ -55,18 +81,4 @@ pub fn gate_steps(gate: &Gate) -> &[hecate_types::Step] {
         .as_ref()
         .map(|p| p.steps.as_slice())
         .unwrap_or_default()
-}
-
-/// The controller's `InvalidSteps` message, if its Ready condition carries one.
-fn reported_invalid_steps(gate: &Gate) -> Option<String> {
-    gate.status
-        .as_ref()?
-        .conditions
-        .iter()
-        .find(|c| {
-            c.type_ == wellknown::condition::READY
-                && c.status == ConditionStatus::False
-                && c.reason == wellknown::gate_reason::INVALID_STEPS
-        })
-        .map(|c| c.message.clone())
 }

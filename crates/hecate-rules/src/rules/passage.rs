@@ -28,7 +28,7 @@
 use std::cmp::Ordering;
 
 use hecate_types::limits::{MAX_PASSAGE_BYTES, MAX_PASSAGE_STATUS_BYTES, MAX_STEPS};
-use hecate_types::{Bundle, Gate, Passage, Step, StepPhase, wellknown};
+use hecate_types::{Bundle, Gate, Passage, StepPhase, wellknown};
 use jiff::Timestamp;
 use kube::ResourceExt as _;
 
@@ -145,8 +145,8 @@ pub fn unrecordable(passage: &Passage, why: &str) -> Refusal {
 /// Whether `passage`, not yet started, may start now: `gate` is the Gate its
 /// `spec.gate` names in its namespace (`None`: there is none), `bundle` its Bundle,
 /// `passages` the Gate's Passages (any order; `passage` itself among them or not).
-/// `step_problems` is the caller's check of a step list ([`super::steps::problems`]
-/// with the controller's own configuration checks). Windows are judged at the
+/// What the Gate names is judged by [`gate::obstacle`] (the catalogue's checks).
+/// Windows are judged at the
 /// Passage's `creationTimestamp` — when the API server says it was asked for, as
 /// promote and the Gate judged them — else at `now`.
 ///
@@ -161,7 +161,6 @@ pub fn judge_start(
     gate: Option<&Gate>,
     bundle: &Bundle,
     passages: &[&Passage],
-    step_problems: impl FnOnce(&[Step]) -> Vec<String>,
     now: Timestamp,
 ) -> Result<(), Refusal> {
     judge_size(passage)?;
@@ -188,7 +187,7 @@ pub fn judge_start(
         .as_ref()
         .map_or(now, |t| t.0);
     let actor = passage.spec.actor.as_str();
-    let obstacle = gate::obstacle_given(gate, step_problems(gate_steps(gate)));
+    let obstacle = gate::obstacle(gate);
     promotion::judge_crossing(
         gate,
         obstacle,

@@ -99,7 +99,7 @@ pub enum Standing {
 }
 
 /// Decides the Gate's next move. `obstacle` is what ops'
-/// [`obstacle_given`](super::gate::obstacle_given) found (only [`Obstacle::NoSteps`]
+/// [`obstacle`](super::gate::obstacle) found (only [`Obstacle::NoSteps`]
 /// lets a reconcile get this far: a Gate without steps still records, assesses and
 /// publishes its queue, but opens nothing), `active` its running Passage, `candidates`
 /// every admitted Bundle judged by [`eligibility::evaluate`], `bundles` the

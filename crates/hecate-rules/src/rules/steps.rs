@@ -1,37 +1,20 @@
 //! Whether a Gate's step list can run, judged before any crossing starts: what can be
-//! told from the list alone (no cluster, no checkout, no Bundle).
+//! told from the list alone (no cluster, no checkout, no Bundle) — each step's name
+//! and `with:` by the [catalogue](crate::catalogue), its `timeout:` and `if:`, and the
+//! list's bounds and aliases.
 //!
-//! The controller reports these as its Gate's `InvalidSteps` condition, Explain shows
-//! them, and promote refuses a Gate that has them — one judgement for all three. Each
-//! step's own configuration check belongs to the step, which the controller knows; it
-//! passes it in as `check`.
+//! [`super::gate::problems`] adds a Gate's verifications and health checks; the
+//! controller reports them as its Gate's `InvalidSteps` condition, Explain shows them,
+//! and promote refuses a Gate that has them — one judgement for all three.
 
-use hecate_types::Step;
 use hecate_types::limits::MAX_WITH_DEPTH;
+use hecate_types::{Step, duration};
 
-/// The registered step names, in the order the specification lists them.
-pub const BUILT_IN: [&str; 15] = [
-    "git-clone",
-    "git-commit",
-    "git-push",
-    "git-pull-request",
-    "commit-status",
-    "edit-yaml",
-    "set-image",
-    "render-kustomize",
-    "render-helm",
-    "oci-push",
-    "oci-pull",
-    "flux-reconcile",
-    "flux-wait",
-    "http",
-    "evidence-gate",
-];
+use crate::catalogue::step::{self as catalogue, Step as Kind};
 
 /// Every problem with `steps`, one line each as `steps[<i>] (<uses>): <problem>`, in
-/// list order; empty when they can run. `check` judges one built-in step's own
-/// configuration (`Err` says what is wrong); [`structural`] passes none.
-pub fn problems(steps: &[Step], check: impl Fn(&Step) -> Result<(), String>) -> Vec<String> {
+/// list order; empty when they can run.
+pub fn problems(steps: &[Step]) -> Vec<String> {
     let mut problems = Vec::new();
     // The CRD bounds the list, but an older or looser CRD (the reference's) does not.
     let most = hecate_types::limits::MAX_STEPS;
@@ -46,17 +29,8 @@ pub fn problems(steps: &[Step], check: impl Fn(&Step) -> Result<(), String>) -> 
         let mut problem = |what: String| problems.push(format!("steps[{i}] ({uses}): {what}"));
         if uses.is_empty() {
             problem("uses is empty: name the step to run".into());
-        } else if !BUILT_IN.contains(&uses) {
-            problem(format!(
-                "no step is called {uses:?}; the steps are {}",
-                BUILT_IN.join(", ")
-            ));
-        } else if let Some(depth) = step.with.as_ref().map(depth)
-            && depth > MAX_WITH_DEPTH
-        {
-            problem(format!(
-                "with nests {depth} deep; the most is {MAX_WITH_DEPTH}: flatten it"
-            ));
+        } else if let Some(why) = nesting(step.with.as_ref()) {
+            problem(why);
         } else if let Err(why) = check(step) {
             problem(why);
         }
@@ -70,6 +44,52 @@ pub fn problems(steps: &[Step], check: impl Fn(&Step) -> Result<(), String>) -> 
         }
     }
     problems
+}
+
+/// What is wrong with one step — its name, its `with:`, its `timeout:` and its `if:` —
+/// judged without a cluster, a checkout or a Bundle.
+pub fn check(step: &Step) -> Result<(), String> {
+    let Some(kind) = Kind::named(&step.uses) else {
+        return Err(format!(
+            "no step is called {:?}; the steps are {}",
+            step.uses,
+            catalogue::names()
+        ));
+    };
+    kind.check(step.with.as_ref())?;
+    timeout(step)?;
+    condition(step)
+}
+
+/// The step's `if:` compiles (the reference never checks it before a crossing; spec
+/// §3.9 proposes it). Only the syntax is judged: the data it reads exists at run time.
+fn condition(step: &Step) -> Result<(), String> {
+    if step.condition.trim().is_empty() {
+        return Ok(());
+    }
+    hecate_expr::compile(&step.condition).map_err(|why| format!("if: {why}"))
+}
+
+/// The step's own `timeout:`, a Go duration longer than zero; `None` when unset.
+pub fn timeout(step: &Step) -> Result<Option<jiff::SignedDuration>, String> {
+    if step.timeout.trim().is_empty() {
+        return Ok(None);
+    }
+    match duration::parse(&step.timeout) {
+        Ok(limit) if limit.is_positive() => Ok(Some(limit)),
+        Ok(_) => Err(format!(
+            "timeout {:?} must be longer than zero",
+            step.timeout
+        )),
+        Err(why) => Err(format!("timeout: {why}")),
+    }
+}
+
+/// Why a `with:` nests too deep to be judged, if it does.
+pub fn nesting(with: Option<&serde_json::Value>) -> Option<String> {
+    let depth = with.map(depth)?;
+    (depth > MAX_WITH_DEPTH)
+        .then(|| format!("with nests {depth} deep; the most is {MAX_WITH_DEPTH}: flatten it"))
 }
 
 /// How deep `value` nests: 0 for a scalar, one more for each map or list around it.
@@ -87,10 +107,4 @@ fn depth(value: &serde_json::Value) -> usize {
         pending.extend(children.map(|child| (child, above + 1)));
     }
     deepest
-}
-
-/// [`problems`] without any step's own configuration check: what ops can judge
-/// without the step implementations.
-pub fn structural(steps: &[Step]) -> Vec<String> {
-    problems(steps, |_| Ok(()))
 }

@@ -10,7 +10,8 @@
 
 pub mod access;
 pub mod checker;
-pub mod config;
+/// The `flux` checker's configuration — the catalogue's, which ops judges a Gate by.
+pub use hecate_ops::catalogue::flux as config;
 
 #[cfg(test)]
 mod fixtures;

@@ -140,7 +140,7 @@ impl CommitStatus {
 }
 
 impl StepKind for CommitStatus {
-    const USES: &'static str = "commit-status";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::CommitStatus;
     type With = crate::config::host::CommitStatusConfig;
 
     fn build(tools: &Tools) -> Self {

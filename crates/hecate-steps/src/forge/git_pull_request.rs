@@ -160,7 +160,7 @@ impl GitPullRequest {
 }
 
 impl StepKind for GitPullRequest {
-    const USES: &'static str = "git-pull-request";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::GitPullRequest;
     type With = crate::config::host::GitPullRequestConfig;
 
     fn build(tools: &Tools) -> Self {

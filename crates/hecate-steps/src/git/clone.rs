@@ -106,7 +106,7 @@ impl GitClone {
 }
 
 impl StepKind for GitClone {
-    const USES: &'static str = "git-clone";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::GitClone;
     type With = Settings;
 
     fn build(tools: &Tools) -> Self {

@@ -107,7 +107,7 @@ impl GitCommit {
 }
 
 impl StepKind for GitCommit {
-    const USES: &'static str = "git-commit";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::GitCommit;
     type With = Settings;
 
     fn build(_: &Tools) -> Self {

@@ -197,7 +197,7 @@ fn times(n: u32) -> String {
 }
 
 impl StepKind for GitPush {
-    const USES: &'static str = "git-push";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::GitPush;
     type With = Settings;
 
     fn build(tools: &Tools) -> Self {

@@ -104,7 +104,7 @@ impl OciPull {
 }
 
 impl StepKind for OciPush {
-    const USES: &'static str = "oci-push";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::OciPush;
     type With = crate::config::oci::OciPushConfig;
 
     fn build(tools: &Tools) -> Self {
@@ -202,7 +202,7 @@ impl StepKind for OciPush {
 }
 
 impl StepKind for OciPull {
-    const USES: &'static str = "oci-pull";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::OciPull;
     type With = crate::config::oci::OciPullConfig;
 
     fn build(tools: &Tools) -> Self {

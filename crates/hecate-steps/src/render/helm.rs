@@ -46,7 +46,7 @@ impl RenderHelm {
 }
 
 impl StepKind for RenderHelm {
-    const USES: &'static str = "render-helm";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::RenderHelm;
     type With = Settings;
 
     fn build(tools: &Tools) -> Self {

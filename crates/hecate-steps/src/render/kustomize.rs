@@ -59,7 +59,7 @@ impl RenderKustomize {
 }
 
 impl StepKind for RenderKustomize {
-    const USES: &'static str = "render-kustomize";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::RenderKustomize;
     type With = crate::config::render::RenderKustomizeConfig;
 
     fn build(tools: &Tools) -> Self {

@@ -16,7 +16,7 @@ use crate::runner::{StepContext, StepError, StepKind, StepResult};
 pub struct EditYaml;
 
 impl StepKind for EditYaml {
-    const USES: &'static str = "edit-yaml";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::EditYaml;
     type With = crate::config::yaml::EditYamlConfig;
 
     fn build(_: &Tools) -> Self {

@@ -22,7 +22,7 @@ const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml
 pub struct SetImage;
 
 impl StepKind for SetImage {
-    const USES: &'static str = "set-image";
+    const STEP: hecate_ops::catalogue::Step = hecate_ops::catalogue::Step::SetImage;
     type With = crate::config::yaml::SetImageConfig;
 
     fn build(_: &Tools) -> Self {

@@ -2,8 +2,8 @@
 //! Explanation for every State and every BlockerKind.
 
 use hecate_types::{
-    Bundle, ConditionStatus, Gate, Health, Passage, PassagePhase::*, StepPhase, Verification,
-    VerificationPhase, Window,
+    Bundle, Gate, Health, Passage, PassagePhase::*, StepPhase, Verification, VerificationPhase,
+    Window,
 };
 use pretty_assertions::assert_eq;
 
@@ -89,7 +89,11 @@ fn verifying_gate(name: &str) -> Gate {
     let mut gate = gate(name);
     gate.spec.verify = vec![Verification {
         uses: "prometheus".into(),
-        with: None,
+        with: Some(serde_json::json!({
+            "address": "http://prometheus:9090",
+            "query": "sum(rate(errors[5m]))",
+            "successIf": "result < 0.01",
+        })),
     }];
     gate
 }
@@ -411,12 +415,10 @@ fn ac086_health_is_reported() {
 
 #[test]
 fn ac087_an_invalid_gate() {
-    let g = with_condition(
-        gate("staging"),
-        ConditionStatus::False,
-        "InvalidSteps",
-        r#"steps[1] (git-commit): invalid configuration: json: unknown field "mesage""#,
-    );
+    // Judged from the Gate itself (DECISION 168), not from the controller's condition.
+    let mut commit = step("git-commit");
+    commit.with = Some(serde_json::json!({"mesage": "promote"}));
+    let g = gate_with_steps(gate("staging"), vec![step("git-clone"), commit]);
     let x = explain_at(g, vec![bundle("b1", 0)], vec![]);
     assert_eq!(x.state, State::Blocked);
     assert_eq!(kinds(&x), [BlockerKind::InvalidSteps]);
@@ -798,12 +800,7 @@ fn every_state_and_blocker_kind() {
         (
             "InvalidSteps",
             explain_at(
-                with_condition(
-                    gate("staging"),
-                    ConditionStatus::False,
-                    "InvalidSteps",
-                    "steps[0] (flux-wiat): no such step (available: flux-wait, git-push)",
-                ),
+                gate_with_steps(gate("staging"), vec![step("flux-wiat")]),
                 b1(),
                 vec![],
             ),

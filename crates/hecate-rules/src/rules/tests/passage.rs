@@ -14,7 +14,6 @@ use crate::rules::passage::{
 };
 use crate::rules::promotion::new_passage;
 use crate::rules::refusal::{Refusal, RefusalCode};
-use crate::rules::steps;
 
 /// The Passage promote makes for `bundle` through `gate`, as the API server stores it:
 /// created at T0, generation 1.
@@ -26,14 +25,7 @@ fn promoted(gate: &hecate_types::Gate, bundle: &str, actor: &str) -> Passage {
 }
 
 fn start(p: &Passage, g: &hecate_types::Gate, passages: &[&Passage]) -> Result<(), Refusal> {
-    judge_start(
-        p,
-        Some(g),
-        &bundle("b1", 0),
-        passages,
-        steps::structural,
-        t0(),
-    )
+    judge_start(p, Some(g), &bundle("b1", 0), passages, t0())
 }
 
 fn code(result: Result<(), Refusal>) -> RefusalCode {
@@ -180,14 +172,7 @@ fn the_gate_named_and_the_labels_are_what_the_gate_would_write() {
     let g = gate_of(vec![step("flux-wait")], 1);
     let p = promoted(&g, "b1", "olaf");
     assert_eq!(
-        code(judge_start(
-            &p,
-            None,
-            &bundle("b1", 0),
-            &[],
-            steps::structural,
-            t0()
-        )),
+        code(judge_start(&p, None, &bundle("b1", 0), &[], t0())),
         RefusalCode::NoGate
     );
 
@@ -225,7 +210,7 @@ fn the_gate_named_and_the_labels_are_what_the_gate_would_write() {
 fn a_passage_made_by_hand_meets_promotes_rules() {
     let g = gate_of(vec![step("flux-wait")], 1);
     let start_with = |g: &hecate_types::Gate, b: &hecate_types::Bundle, p: &Passage| {
-        judge_start(p, Some(g), b, &[], steps::structural, t0())
+        judge_start(p, Some(g), b, &[], t0())
     };
 
     let mut upstream = g.clone();
@@ -271,16 +256,14 @@ fn a_passage_made_by_hand_meets_promotes_rules() {
         RefusalCode::AlreadyCurrent
     );
 
-    // Steps the controller's own check refuses stop it, as they stop the Gate.
-    let refusal = judge_start(
-        &p,
-        Some(&g),
-        &bundle("b1", 0),
-        &[],
-        |_| vec!["steps[0] (flux-wait): resources is empty".into()],
-        t0(),
-    )
-    .expect_err("refused");
+    // Steps that cannot run stop it, as they stop the Gate.
+    let mut broken = g.clone();
+    if let Some(template) = broken.spec.passage.as_mut() {
+        template.steps[0].with = Some(serde_json::json!({"resources": []}));
+    }
+    let made = promoted(&broken, "b1", "mallory");
+    let refusal =
+        judge_start(&made, Some(&broken), &bundle("b1", 0), &[], t0()).expect_err("refused");
     assert_eq!(refusal.code, RefusalCode::InvalidSteps);
 }
 
@@ -299,20 +282,13 @@ fn windows_are_judged_when_the_crossing_was_asked_for() {
     p.metadata.creation_timestamp = Some(Time(asked));
     let late = asked + SignedDuration::from_mins(6);
     assert_eq!(
-        judge_start(&p, Some(&g), &bundle("b1", 0), &[], steps::structural, late),
+        judge_start(&p, Some(&g), &bundle("b1", 0), &[], late),
         Ok(())
     );
     // Without a creation time (never stored), now.
     p.metadata.creation_timestamp = None;
     assert_eq!(
-        code(judge_start(
-            &p,
-            Some(&g),
-            &bundle("b1", 0),
-            &[],
-            steps::structural,
-            late
-        )),
+        code(judge_start(&p, Some(&g), &bundle("b1", 0), &[], late)),
         RefusalCode::WindowClosed
     );
 }
@@ -460,7 +436,7 @@ fn promote_and_the_start_judge_the_same_crossing_alike() {
             let p = promoted(g, "b1", "olaf");
             let mut with_running = others.clone();
             with_running.push(&p);
-            let started = judge_start(&p, Some(g), &b1, &with_running, steps::structural, t0());
+            let started = judge_start(&p, Some(g), &b1, &with_running, t0());
             assert_eq!(asked, started, "{:?}", g.spec);
         }
     }

@@ -66,7 +66,7 @@ pub struct ClusterRef {
 pub struct ClusterSecret {
     /// The Secret's name, in the Gate's (or Passage's) namespace.
     pub name: String,
-    /// The key named; `None`: Flux's defaults ([`hecate_ops::kubeconfig::DEFAULT_KEYS`]).
+    /// The key named; `None`: Flux's defaults ([`hecate_types::secrets::DEFAULT_KEYS`]).
     pub key: Option<String>,
 }
 
@@ -85,7 +85,7 @@ impl ClusterSecret {
     /// name elsewhere: `Kind/namespace/name@<this>` — the Secret's name, and `:key`
     /// where one is named (one Secret may hold several clusters).
     pub fn qualifier(&self) -> String {
-        hecate_ops::rules::flux::cluster_name(&self.name, self.key.as_deref())
+        crate::rules::flux::cluster_name(&self.name, self.key.as_deref())
     }
 }
 
@@ -170,7 +170,7 @@ impl FluxConfig {
                 let key = match cluster.key.trim() {
                     "" => None,
                     key => {
-                        hecate_ops::kubeconfig::check_key(key)
+                        hecate_types::secrets::check_key(key)
                             .map_err(|problem| ConfigError(format!("clusterRef: {problem}")))?;
                         Some(key.to_string())
                     }
@@ -255,12 +255,12 @@ pub fn outside(what: &str, requested: &str, namespace: &str, refuse: bool) -> Re
 }
 
 /// The API version Flux serves a kind at, for the kinds Flux defines (ops' rule).
-pub use hecate_ops::rules::flux::default_api_version;
+pub use crate::rules::flux::default_api_version;
 
 impl Target {
     /// `<Kind>/<namespace>/<name>`: how results name the object.
     pub fn key(&self) -> String {
-        hecate_ops::rules::flux::object_key(&self.kind, &self.namespace, &self.name, "")
+        crate::rules::flux::object_key(&self.kind, &self.namespace, &self.name, "")
     }
 
     /// `group/version`, or just `version` for the core group.

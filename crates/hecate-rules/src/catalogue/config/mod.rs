@@ -31,8 +31,9 @@ pub trait StepConfig: DeserializeOwned {
 /// A step's `with:` (absent: `{}`), decoded strictly, then the step's own checks. A
 /// decode error is prefixed with the path to the offending value (`edits[1]: missing
 /// field `key``), so nested mistakes are found without reading the whole block. The
-/// one decoder of a step's configuration: at Gate time ([`crate::check`]) and before
-/// each run ([`crate::runner::StepKind`]).
+/// one decoder of a step's configuration: at Gate time
+/// ([`crate::catalogue::step::Step::check`]) and before each run (hecate-steps'
+/// `StepKind`).
 pub fn decode<T: StepConfig>(with: Option<&Value>) -> Result<T, String> {
     let empty = Value::Object(serde_json::Map::new());
     let with = with.unwrap_or(&empty);
@@ -98,7 +99,7 @@ pub(crate) mod test_support {
 
     /// What the built-in step `uses` says of `with`.
     fn judge(uses: &str, with: &Value) -> Result<(), String> {
-        crate::builtin::find(uses)
+        crate::catalogue::step::Step::named(uses)
             .unwrap_or_else(|| panic!("{uses} is not a built-in step"))
             .check(Some(with))
     }

@@ -33,7 +33,7 @@ impl FluxResource {
         if !self.api_version.trim().is_empty() {
             return Some(&self.api_version);
         }
-        crate::flux::config::default_api_version(&self.kind)
+        crate::rules::flux::default_api_version(&self.kind)
     }
 
     fn check(&self, at: &str) -> Result<(), String> {
@@ -69,7 +69,7 @@ impl ClusterSecretRef {
             // An expression is judged once it is evaluated, when the step runs.
             "" => Ok(()),
             key if is_expression(key) => Ok(()),
-            key => hecate_ops::kubeconfig::check_key(key)
+            key => hecate_types::secrets::check_key(key)
                 .map_err(|problem| format!("clusterRef: {problem}")),
         }
     }
