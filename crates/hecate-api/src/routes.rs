@@ -20,6 +20,10 @@ use axum::routing::{MethodRouter, get, post, put};
 use axum::{Extension, Json, Router};
 use futures::{Stream, StreamExt as _, stream};
 use hecate_access::quote::{bounded, quote};
+use hecate_ops::model::{
+    AcceptFailuresRequest, ApproveRequest, PromoteRequest, RejectRequest, RollbackAsked,
+    RollbackRequest,
+};
 use hecate_ops::{Operation, Scope};
 use hecate_types::names::{self, is_dns_label, is_dns_subdomain};
 use schemars::{JsonSchema, SchemaGenerator};
@@ -1008,21 +1012,6 @@ async fn approvals(
     Ok(Json(queue).into_response())
 }
 
-/// `POST …/gates/{name}/promote`.
-#[derive(Deserialize, Default, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-// Required, though missing reads as empty: either way the answer is a 400.
-#[schemars(extend("required" = ["bundle"]))]
-pub(crate) struct PromoteRequest {
-    /// The Bundle to move.
-    #[serde(default)]
-    #[schemars(
-        length(min = 1, max = 253),
-        regex(pattern = names::DNS_SUBDOMAIN_PATTERN)
-    )]
-    bundle: String,
-}
-
 async fn promote(
     State(state): State<AppState>,
     asked: Asked,
@@ -1045,26 +1034,6 @@ async fn promote(
     Ok(Json(passage).into_response())
 }
 
-/// `POST …/gates/{name}/rollback`: the body is optional.
-#[derive(Deserialize, Default, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RollbackRequest {
-    /// The Bundle to go back to: one the Gate verified before. Without it, the newest
-    /// earlier Bundle the Gate verified.
-    #[serde(default)]
-    #[schemars(
-        length(min = 1, max = 253),
-        regex(pattern = names::DNS_SUBDOMAIN_PATTERN)
-    )]
-    to: Option<String>,
-    /// Roll back only some targets of the Gate's last rollout, to what they ran before
-    /// it: `failed`, `all` (every target it reached), or names separated by commas.
-    /// The Gate keeps what it holds (DECISION 163). Not with `to`.
-    #[serde(default)]
-    #[schemars(length(min = 1, max = 6500))]
-    targets: Option<String>,
-}
-
 async fn rollback(
     State(state): State<AppState>,
     asked: Asked,
@@ -1073,27 +1042,18 @@ async fn rollback(
 ) -> Result<Response, ApiError> {
     let request: RollbackRequest = strict_body(&body)?;
     asked.admit(&state, &ns, Some(&name)).await?;
-    // Empty reads as absent, as elsewhere: the Gate's own choice.
-    let to = request.to.filter(|to| !to.is_empty());
-    if let Some(to) = &to {
-        check_name(to)?;
-    }
-    let targets = request.targets.filter(|t| !t.trim().is_empty());
+    let asked_for = request
+        .asked()
+        .map_err(|problem| ApiError::bad_request(problem.0))?;
     // A REST create answers the created object, as promote does.
-    let passage = match targets {
-        Some(_) if to.is_some() => {
-            return Err(ApiError::bad_request(
-                "to and targets cannot be given together: a rollback of some targets goes back to what they ran before the rollout",
-            ));
-        }
-        Some(targets) => {
-            let which = hecate_ops::rules::rollout::RollBack::parse(&targets);
+    let passage = match asked_for {
+        RollbackAsked::Targets(which) => {
             state
                 .ops
                 .rollback_targets(&ns, &name, &which, &asked.caller.username)
                 .await?
         }
-        None => {
+        RollbackAsked::Gate(to) => {
             state
                 .ops
                 .rollback(&ns, &name, to.as_deref(), &asked.caller.username)
@@ -1101,21 +1061,6 @@ async fn rollback(
         }
     };
     Ok(Json(passage).into_response())
-}
-
-/// `POST …/bundles/{name}/approve`.
-#[derive(Deserialize, Default, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-// Required, though missing reads as empty: either way the answer is a 400.
-#[schemars(extend("required" = ["gate"]))]
-pub(crate) struct ApproveRequest {
-    /// The Gate the approval is for; an approval is for one Gate only.
-    #[serde(default)]
-    #[schemars(
-        length(min = 1, max = 253),
-        regex(pattern = names::DNS_SUBDOMAIN_PATTERN)
-    )]
-    gate: String,
 }
 
 async fn approve(
@@ -1145,25 +1090,6 @@ fn one_gate(gate: &str, what: &str) -> Result<(), ApiError> {
         )));
     }
     check_name(gate)
-}
-
-/// `POST …/bundles/{name}/reject`.
-#[derive(Deserialize, Default, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-// Required, though missing reads as empty: either way the answer is a 400 or a refusal.
-#[schemars(extend("required" = ["gate", "reason"]))]
-pub(crate) struct RejectRequest {
-    /// The Gate the Bundle is held from; a rejection is for one Gate only.
-    #[serde(default)]
-    #[schemars(
-        length(min = 1, max = 253),
-        regex(pattern = names::DNS_SUBDOMAIN_PATTERN)
-    )]
-    gate: String,
-    /// Why: recorded with the rejection, shown wherever the Bundle is held.
-    #[serde(default)]
-    #[schemars(length(min = 1, max = 1000))]
-    reason: String,
 }
 
 async fn reject(
@@ -1233,18 +1159,6 @@ async fn retry(
     let NoFields {} = strict_body(&body)?;
     asked.admit(&state, &ns, Some(&name)).await?;
     Ok(Json(state.ops.retry(&ns, &name, &asked.caller.username).await?).into_response())
-}
-
-/// `POST …/passages/{name}/accept-failures`.
-#[derive(Deserialize, Default, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-// Required, though missing reads as empty: either way the answer is a 400 or a refusal.
-#[schemars(extend("required" = ["reason"]))]
-pub(crate) struct AcceptFailuresRequest {
-    /// Why the rollout may go on without these targets: kept on the record.
-    #[serde(default)]
-    #[schemars(length(min = 1, max = 1000))]
-    reason: String,
 }
 
 async fn accept_failures(

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt as _, StreamExt as _};
+use hecate_ops::model::RollbackAsked;
 use hecate_ops::{DiffAgainst, Operation, Ops, Promoted, RolledBack, Scope};
 use hecate_types::{Passage, PassagePhase, StepPhase};
 use kube::ResourceExt as _;
@@ -249,13 +250,18 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
             targets,
             output,
         } => {
+            // The flags are the request's fields; what they mean together is ops'.
+            let asked = hecate_ops::model::RollbackRequest { to, targets }
+                .asked()
+                .map_err(|problem| Failure::usage(problem.0))?;
             let actor = cx.whoami().await?;
-            let passage = match targets {
-                Some(asked) => {
-                    let asked = hecate_ops::rules::rollout::RollBack::parse(&asked);
-                    ops.rollback_targets(&ns, &gate, &asked, &actor.name).await
+            let passage = match asked {
+                RollbackAsked::Targets(which) => {
+                    ops.rollback_targets(&ns, &gate, &which, &actor.name).await
                 }
-                None => ops.rollback(&ns, &gate, to.as_deref(), &actor.name).await,
+                RollbackAsked::Gate(to) => {
+                    ops.rollback(&ns, &gate, to.as_deref(), &actor.name).await
+                }
             }
             .map_err(write)?;
             let rolled_back = RolledBack::from(&passage);

@@ -18,6 +18,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::http::request::Parts;
+use hecate_ops::model::RollbackAsked;
 use hecate_ops::{
     DiffAgainst, Error as OpsError, Ops, Promoted, RolledBack, Scope, YourTurn, rules,
 };
@@ -575,31 +576,25 @@ impl Call<'_> {
         let answer = async {
             let namespace = self.namespace(args.namespace)?;
             let gate = name_argument("gate", &args.gate)?;
-            let to = args
-                .to
-                .as_deref()
-                .filter(|to| !to.is_empty())
-                .map(|to| name_argument("to", to))
-                .transpose()?;
-            let targets = args.targets.filter(|t| !t.trim().is_empty());
-            if to.is_some() && targets.is_some() {
-                return Err(invalid(
-                    "to and targets cannot be given together: a rollback of some targets goes back to what they ran before the rollout",
-                )
-                .into());
-            }
+            let request = hecate_ops::model::RollbackRequest {
+                to: args.to,
+                targets: args.targets,
+            };
+            let asked = request.asked().map_err(|problem| invalid(problem.0))?;
             self.authorize(&namespace).await?;
             let ops = self.ops();
-            match targets {
-                Some(targets) => {
-                    let which = hecate_ops::rules::rollout::RollBack::parse(&targets);
+            match asked {
+                RollbackAsked::Targets(which) => {
                     ops.rollback_targets(&namespace, &gate, &which, &self.actor())
                         .await
                 }
-                None => ops.rollback(&namespace, &gate, to.as_deref(), &self.actor()).await,
+                RollbackAsked::Gate(to) => {
+                    ops.rollback(&namespace, &gate, to.as_deref(), &self.actor())
+                        .await
+                }
             }
             .map(|passage| RolledBack::from(&passage))
-                .map_err(|e| self.problem(&e))
+            .map_err(|e| self.problem(&e))
         }
         .await;
         result(answer, render::rolled_back)

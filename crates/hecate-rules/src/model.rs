@@ -18,6 +18,7 @@ use crate::rules::eligibility::Code;
 mod delivery;
 mod diff;
 mod notice;
+mod request;
 
 pub use delivery::{
     ChangeFailureRate, DeliveredCrossing, Delivery, DeliveryOutcome, DeploymentFrequency,
@@ -26,6 +27,10 @@ pub use delivery::{
 };
 pub use diff::{ArtifactChange, ArtifactKind, BundleDiff, BundleRef, CommitGap, DiffDirection};
 pub use notice::{Notice, Notifications, NotifierSummary, SentNotice};
+pub use request::{
+    AcceptFailuresRequest, ApproveRequest, PromoteRequest, RejectRequest, RequestProblem,
+    RollbackAsked, RollbackRequest,
+};
 
 /// Fides' answers as they appear inside Hecate's ([`Evidence`], [`VerifyReport`]'s
 /// sources): part of this model, so a surface names them from here.

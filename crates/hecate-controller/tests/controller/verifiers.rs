@@ -609,11 +609,10 @@ async fn the_prometheus_verifier_reaches_only_what_http_steps_may() {
 /// cannot judge, said as such on the crossing (#50; before, 10,000 requests a
 /// crossing). Through the Gate reconciler, with the real `http` verifier.
 #[tokio::test]
-async fn verifications_that_look_too_often_send_nothing_and_say_why() {
+async fn verifications_that_look_too_often_are_refused_before_a_crossing() {
     use crate::harness::{Harness, auto_gate, bundle, create_gate, gate_spec};
     use hecate_steps::health;
-    use hecate_types::{PassagePhase, Verification};
-    use jiff::SignedDuration;
+    use hecate_types::{ConditionStatus, Verification};
 
     let server = MockServer::start().await;
     Mock::given(path("/ready"))
@@ -634,22 +633,21 @@ async fn verifications_that_look_too_often_send_nothing_and_say_why() {
     auto_gate(&h, "production", &["staging"]).await;
     bundle(&h.env, "b1").await;
     h.reconcile("staging").await;
-    let passage = h.the_passage().await;
-    h.finish(&passage, PassagePhase::Succeeded, "").await;
-    for _ in 0..3 {
-        h.reconcile("staging").await;
-        h.clock.advance(SignedDuration::from_secs(1));
-    }
+    // Judged before any crossing (DECISION 168): nothing crosses, nothing is sent.
+    let ready = h.ready("staging").await;
+    assert_eq!(
+        (ready.status, ready.reason.as_str()),
+        (ConditionStatus::False, "InvalidSteps")
+    );
+    assert!(
+        ready.message.starts_with(
+            "verify[0] (http): interval: 1ms is too often; looks are at least 5s apart"
+        ),
+        "{}",
+        ready.message
+    );
+    assert!(h.passages().await.is_empty());
     assert_eq!(server.received_requests().await.unwrap().len(), 0);
-    let record = h.the_passage().await.status.unwrap().verification.unwrap();
-    assert_eq!(
-        record.verifiers.len(),
-        hecate_types::limits::MAX_VERIFICATIONS
-    );
-    assert_eq!(
-        record.verifiers[0].message,
-        "http verification: interval: 1ms is too often; looks are at least 5s apart"
-    );
     assert!(
         h.bundle("b1")
             .await
