@@ -121,6 +121,13 @@ async fn ac094_to_ac100_promote_refuses_and_creates_nothing() {
     .await;
     gate(&env, "busy", gate_spec(&[], false)).await;
     passage(&env, "busy-b0", "busy", "b0", PassagePhase::Running).await;
+    // A verifier no one knows: refused before the release lands (DECISION 168).
+    let mut unverifiable = gate_spec(&[], false);
+    unverifiable.verify = vec![hecate_types::Verification {
+        uses: "argo-rollouts".into(),
+        with: None,
+    }];
+    gate(&env, "unverifiable", unverifiable).await;
     bundles_in_order(&env, &["b1"]).await;
 
     // A Tuesday noon, outside "06:00–07:00 on weekdays".
@@ -160,6 +167,11 @@ async fn ac094_to_ac100_promote_refuses_and_creates_nothing() {
             "busy",
             RefusalCode::AlreadyCrossing,
             "promote refused: Passage busy-b0 is already crossing b0",
+        ),
+        (
+            "unverifiable",
+            RefusalCode::InvalidSteps,
+            "promote refused: Gate unverifiable names what cannot run: verify[0] (argo-rollouts): no verifier is called \"argo-rollouts\"; the verifiers are flagger, http, prometheus, soak",
         ),
     ];
     for (gate, code, message) in cases {

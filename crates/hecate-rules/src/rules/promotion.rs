@@ -244,7 +244,7 @@ fn refuse_obstacle(gate: &Gate, obstacle: Option<Obstacle>) -> Result<(), Refusa
         Some(Obstacle::InvalidSteps(problems)) => Err(Refusal::new(
             RefusalCode::InvalidSteps,
             format!(
-                "Gate {name}'s steps cannot run: {}",
+                "Gate {name} names what cannot run: {}",
                 problems.replace('\n', "; ")
             ),
         )),

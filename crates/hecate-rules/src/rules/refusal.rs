@@ -17,7 +17,8 @@ pub enum RefusalCode {
     Suspended,
     /// The Gate has no steps.
     NoSteps,
-    /// The Gate's steps cannot run (see `rules::steps`).
+    /// What the Gate names — steps, verifications, health checks — cannot run (see
+    /// `rules::gate::problems`).
     InvalidSteps,
     /// No target of the rollout has failed: nothing to retry (ours, DECISION 157).
     NothingFailed,
