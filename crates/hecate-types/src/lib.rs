@@ -67,7 +67,7 @@ pub use notifier::{
 };
 pub use passage::{
     Passage, PassagePhase, PassageSpec, PassageStatus, StepPhase, StepStatus, VerificationPhase,
-    VerificationStatus, VerifierStatus,
+    VerificationRestart, VerificationStatus, VerifierStatus,
 };
 pub use rollout::{
     AcceptedFailures, ClusterSecretRef, CountOrPercent, LabelSelector, LabelSelectorRequirement,

@@ -15,6 +15,10 @@ pub const MAX_STEPS: usize = 100;
 /// The most checks a Gate's `spec.verify` holds.
 pub const MAX_VERIFICATIONS: usize = 100;
 
+/// The most restarts one verifier's record keeps (the newest): what a person reads
+/// of a soak that kept being interrupted, bounded so the record can be written.
+pub const MAX_VERIFICATION_RESTARTS: usize = 10;
+
 /// The most rules one approval policy holds (`admits[].approvals.required`).
 pub const MAX_APPROVAL_RULES: usize = 20;
 

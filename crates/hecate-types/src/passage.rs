@@ -234,6 +234,20 @@ pub struct VerifierStatus {
     /// Why it stands where it does, in words.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
+    /// Each time its clock started again (a soak interrupted by the Gate's health),
+    /// oldest first; the newest ten are kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restarts: Vec<VerificationRestart>,
+}
+
+/// A verification's clock started again: when the interruption began, and why.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct VerificationRestart {
+    /// When the interruption began (the Gate's health turned, for a soak).
+    pub at: Time,
+    /// What interrupted it, in words.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
 }
 
 /// Where a verification stands.

@@ -105,7 +105,13 @@ async fn a_passage_shows_its_verification_and_the_timeline_marks_verified_from_c
                     "lastLookAt": time(now, -30), "nextLookAt": time(now, 600),
                     "message": "error rate 0.002 < 0.01",
                 },
-                {"uses": "soak", "phase": "Verifying", "nextLookAt": time(now, 1800)},
+                {
+                    "uses": "soak", "phase": "Verifying", "nextLookAt": time(now, 1800),
+                    "restarts": [
+                        {"at": time(now, -600), "reason": "the Gate turned Degraded (Kustomization podinfo: Ready=False)"},
+                        {"at": time(now, -300), "reason": "the Gate turned Progressing"},
+                    ],
+                },
             ],
         }),
     )
@@ -179,6 +185,37 @@ async fn a_passage_shows_its_verification_and_the_timeline_marks_verified_from_c
     assert_eq!(
         phases,
         json!([["prometheus", "Verifying"], ["soak", "Verifying"]])
+    );
+    // The soak's countdown is its next look (its end), and each time it started
+    // again is listed, newest first, with why (DECISION 169).
+    let soak_end = browser
+        .js(
+            "return document.querySelector('tr[data-verifier=soak] [data-field=next] time').textContent;",
+            vec![],
+        )
+        .await;
+    assert!(soak_end.as_str().unwrap().starts_with("in "), "{soak_end}");
+    let restarts = browser
+        .js(
+            "const box = document.querySelector('[data-restarts=soak]'); return [box.querySelector('h3').textContent, [...box.querySelectorAll('li')].map(li => [li.dataset.restart, li.textContent])];",
+            vec![],
+        )
+        .await;
+    assert_eq!(restarts[0], "soak: started again 2 times");
+    assert_eq!(restarts[1][0][0], time(now, -300));
+    assert!(
+        restarts[1][0][1]
+            .as_str()
+            .unwrap()
+            .ends_with("the Gate turned Progressing"),
+        "{restarts}"
+    );
+    assert!(
+        restarts[1][1][1]
+            .as_str()
+            .unwrap()
+            .contains("Kustomization podinfo: Ready=False"),
+        "{restarts}"
     );
     // Last and next look: how long ago (how soon), and the local time with its zone,
     // as the steps show theirs; a verifier that has not looked says so.

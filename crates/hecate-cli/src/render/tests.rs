@@ -469,6 +469,7 @@ fn list_tables() {
             last_look_at: ago(1),
             next_look_at: (phase == VerificationPhase::Verifying).then(|| ago(0).unwrap()),
             message: message.into(),
+            restarts: Vec::new(),
         };
     let verifying = landed(
         "production-4",
@@ -817,6 +818,7 @@ fn crossing_verifications() -> Vec<hecate_ops::CrossingVerification> {
             last_look_at: ago(1),
             next_look_at: None,
             message: message.into(),
+            restarts: Vec::new(),
         };
     vec![
         hecate_ops::CrossingVerification {

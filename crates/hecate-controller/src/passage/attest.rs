@@ -674,6 +674,7 @@ mod tests {
             last_look_at: None,
             next_look_at: None,
             message: String::new(),
+            restarts: Vec::new(),
         }
     }
 

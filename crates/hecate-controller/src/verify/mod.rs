@@ -202,7 +202,10 @@ impl Verifiers {
             ..hecate_expr::Env::default()
         };
         let due: Vec<usize> = (0..status.verifiers.len())
-            .filter(|&i| rule::is_due(&status.verifiers[i], now))
+            .filter(|&i| {
+                rule::is_due(&status.verifiers[i], now)
+                    || rule::health_changed(&status.verifiers[i], gate)
+            })
             .collect();
         let looks = join_all(due.iter().map(|&i| {
             let verification = &gate.spec.verify[i];

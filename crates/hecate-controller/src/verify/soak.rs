@@ -34,15 +34,19 @@ pub fn judge(gate: &Gate, length: Duration, started: Timestamp, now: Timestamp) 
     let health = gate.status.as_ref().and_then(|s| s.health.as_ref());
     let state = health.map_or(Health::NotApplicable, |h| h.status);
     if !matches!(state, Health::Healthy | Health::NotApplicable) {
-        let since = health
-            .and_then(|h| h.since.as_ref())
-            .map(|t| format!(" since {}", t.0))
+        // The clock stops when the Gate's health turned; that instant names the
+        // interruption, so it is recorded once however often it is looked at.
+        let since = health.and_then(|h| h.since.as_ref()).map_or(now, |t| t.0);
+        let issues = health
+            .map(|h| h.issues.join("; "))
+            .filter(|issues| !issues.is_empty())
+            .map(|issues| format!(" ({issues})"))
             .unwrap_or_default();
         return Look {
-            seen: Seen::NotYet,
+            seen: Seen::Interrupted(since),
             value: String::new(),
             message: format!(
-                "the Gate is {state}{since}: the {} soak starts again once it is Healthy",
+                "the Gate turned {state} at {since}{issues}: the {} soak starts again once it is Healthy",
                 words(length)
             ),
         };
@@ -141,11 +145,16 @@ mod tests {
 
     #[test]
     fn an_interruption_restarts_the_clock() {
-        // Degraded now: not yet, looked at again on the interval.
+        // Degraded since minute 12: interrupted then, looked at again on the interval.
         let degraded = gate(Some((Health::Degraded, 12)));
         let look = judge(&degraded, HALF_HOUR, t(0), t(20));
-        assert_eq!(look.seen, Seen::NotYet);
-        assert!(look.message.contains("Degraded since"), "{}", look.message);
+        assert_eq!(look.seen, Seen::Interrupted(t(12)));
+        assert!(
+            look.message
+                .starts_with("the Gate turned Degraded at 2026-12-03T12:12:00Z"),
+            "{}",
+            look.message
+        );
         // Healthy again from minute 25: the soak ends at 55, not at 30.
         let recovered = gate(Some((Health::Healthy, 25)));
         assert_eq!(

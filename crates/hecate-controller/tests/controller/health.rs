@@ -547,3 +547,64 @@ async fn a_soak_wakes_the_gate_when_it_ends_and_only_then_clears() {
     let verification = h.the_passage().await.status.unwrap().verification.unwrap();
     assert_eq!(verification.phase, VerificationPhase::Verified);
 }
+
+#[tokio::test]
+async fn a_soak_records_why_its_clock_started_again() {
+    let mut verifiers = verify::Verifiers::new();
+    verifiers.register(Arc::new(verify::SoakVerifier)).unwrap();
+    let h = Harness::with(health::Checkers::new(), verifiers).await;
+    let mut spec = gate_spec(true, &[], false);
+    spec.verify = vec![Verification {
+        uses: "soak".into(),
+        with: Some(serde_json::json!({"duration": "5m"})),
+    }];
+    create_gate(&h, "staging", spec).await;
+    bundle(&h.env, "b1").await;
+    h.reconcile("staging").await;
+    let mut finished = h.the_passage().await;
+    finished.status = Some(PassageStatus {
+        phase: Some(PassagePhase::Succeeded),
+        finished_at: Some(hecate_types::Time(h.clock.now())),
+        ..PassageStatus::default()
+    });
+    h.env.write_status(&finished).await;
+    h.reconcile("staging").await;
+
+    // Two minutes in, the Gate's health turns: the soak looks at once, not at its
+    // end, and records the interruption with why.
+    h.clock.advance(SignedDuration::from_mins(2));
+    let turned = h.clock.now();
+    let mut gate = h.gate("staging").await;
+    let status = gate.status.get_or_insert_with(Default::default);
+    status.health = Some(hecate_types::HealthReport {
+        status: Health::Degraded,
+        issues: vec!["Kustomization podinfo: Ready=False".into()],
+        details: None,
+        observed_at: Some(hecate_types::Time(turned)),
+        since: Some(hecate_types::Time(turned)),
+    });
+    h.env.write_status(&gate).await;
+    h.clock.advance(SignedDuration::from_secs(1));
+    h.reconcile("staging").await;
+    let soak = &h
+        .the_passage()
+        .await
+        .status
+        .unwrap()
+        .verification
+        .unwrap()
+        .verifiers[0];
+    assert_eq!(soak.restarts.len(), 1, "{soak:?}");
+    assert_eq!(soak.restarts[0].at, hecate_types::Time(turned));
+    assert!(
+        soak.restarts[0]
+            .reason
+            .starts_with("the Gate turned Degraded at")
+            && soak.restarts[0]
+                .reason
+                .contains("Kustomization podinfo: Ready=False"),
+        "{:?}",
+        soak.restarts[0]
+    );
+    assert_eq!(soak.passes, 0);
+}

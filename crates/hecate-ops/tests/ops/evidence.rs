@@ -732,6 +732,7 @@ async fn verified(
             last_look_at: at(minute + 6),
             next_look_at: None,
             message: String::new(),
+            restarts: Vec::new(),
         }],
     });
     env.write_status(&passage).await;

@@ -147,6 +147,7 @@ async fn a_rollout_record_at_its_bounds_is_stored() {
                 last_look_at: Some(at.clone()),
                 next_look_at: Some(at.clone()),
                 message: full(128),
+                restarts: Vec::new(),
             }],
         }),
     };

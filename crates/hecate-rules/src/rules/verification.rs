@@ -18,8 +18,10 @@
 
 use std::time::Duration;
 
+use hecate_types::limits::MAX_VERIFICATION_RESTARTS;
 use hecate_types::{
-    Gate, Time, VerificationPhase, VerificationStatus, VerifierStatus, duration as go_duration,
+    Gate, Time, VerificationPhase, VerificationRestart, VerificationStatus, VerifierStatus,
+    duration as go_duration,
 };
 use jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
@@ -142,6 +144,10 @@ pub enum Seen {
     /// Not yet, by the verifier's judgement (a Canary still progressing): look again
     /// at the interval.
     NotYet,
+    /// Not yet, and its clock starts again: interrupted since the instant given (a
+    /// soak's Gate not Healthy). Recorded once per interruption, with the look's
+    /// message as why; looked at again at the interval.
+    Interrupted(Timestamp),
 }
 
 /// One look: what it saw, the value it read (for people: `0.002`, `HTTP 200`) and why.
@@ -181,6 +187,7 @@ pub fn begin(gate: &Gate, started: Timestamp) -> VerificationStatus {
                 last_look_at: None,
                 next_look_at: Some(Time(started)),
                 message: String::new(),
+                restarts: Vec::new(),
             })
             .collect(),
     }
@@ -233,6 +240,10 @@ pub fn record(
         }
         Seen::WaitUntil(at) => next = at.max(now),
         Seen::NotYet => {}
+        Seen::Interrupted(since) => {
+            verifier.passes = 0;
+            restarted(verifier, since);
+        }
     }
     if verifier.phase == VerificationPhase::Verifying
         && let Some(timeout) = cadence.timeout
@@ -255,6 +266,53 @@ pub fn record(
         }
     }
     verifier.next_look_at = (verifier.phase == VerificationPhase::Verifying).then_some(Time(next));
+}
+
+/// Records that `verifier`'s clock started again, interrupted since `since`, with its
+/// last look's message as why — once per interruption (one instant), the newest
+/// [`MAX_VERIFICATION_RESTARTS`] kept, each reason cut to a line a person reads.
+fn restarted(verifier: &mut VerifierStatus, since: Timestamp) {
+    if verifier.restarts.last().is_some_and(|r| r.at.0 == since) {
+        return;
+    }
+    verifier.restarts.push(VerificationRestart {
+        at: Time(since),
+        reason: cut(&verifier.message, RESTART_REASON_CHARS),
+    });
+    let excess = verifier
+        .restarts
+        .len()
+        .saturating_sub(MAX_VERIFICATION_RESTARTS);
+    verifier.restarts.drain(..excess);
+}
+
+/// The longest reason a restart keeps, in characters.
+const RESTART_REASON_CHARS: usize = 300;
+
+/// `text`, at most `most` characters, with an ellipsis where it was cut.
+fn cut(text: &str, most: usize) -> String {
+    match text.char_indices().nth(most) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}…", &text[..end]),
+    }
+}
+
+/// Whether a soak's Gate changed health since `verifier` last looked: its clock may
+/// have stopped or started again, so it looks now rather than at its end (the
+/// restart is recorded with why, and the countdown moves).
+pub fn health_changed(verifier: &VerifierStatus, gate: &Gate) -> bool {
+    let since = gate
+        .status
+        .as_ref()
+        .and_then(|s| s.health.as_ref())
+        .and_then(|h| h.since.as_ref())
+        .map(|t| t.0);
+    verifier.uses == crate::catalogue::Verifier::Soak.name()
+        && verifier.phase == VerificationPhase::Verifying
+        && match (since, verifier.last_look_at.as_ref()) {
+            (Some(since), Some(looked)) => since > looked.0,
+            _ => false,
+        }
 }
 
 fn count_reached(count: i32, needed: u32) -> bool {

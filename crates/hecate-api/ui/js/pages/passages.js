@@ -148,6 +148,26 @@ function verification(v) {
           })),
         )
       : c.empty("The Gate verifies nothing."),
+    verifiers.filter((x) => (x.restarts || []).length).map(restarts),
+  );
+}
+
+/**
+ * When a verifier's clock started again (a soak its Gate's health interrupted) and
+ * why, newest first, as the controller recorded each (DECISION 169). The countdown
+ * is its next look above: a soak's end.
+ */
+function restarts(x) {
+  const list = (x.restarts || []).slice().reverse();
+  return h(
+    "div",
+    { class: "restarts", "data-restarts": x.uses },
+    h("h3", null, `${x.uses}: started again ${list.length === 1 ? "once" : `${list.length} times`}`),
+    h(
+      "ul",
+      null,
+      list.map((r) => h("li", { "data-restart": r.at }, when(r.at, "restart"), r.reason ? [" — ", h("span", null, r.reason)] : null)),
+    ),
   );
 }
 

@@ -495,3 +495,80 @@ fn a_newer_crossing_cuts_an_undecided_verification_short_and_names_itself() {
     settle(&mut status, after(120));
     assert_eq!(status, before);
 }
+
+#[test]
+fn a_soak_records_each_interruption_once_with_why_and_keeps_the_newest() {
+    let cadence = Cadence::default();
+    let mut status = verifying(&["soak"]);
+    let soak = &mut status.verifiers[0];
+    // Looked at twice during one interruption: one restart, named by when it began.
+    for at in [60, 90] {
+        record(
+            soak,
+            &cadence,
+            Look {
+                seen: Seen::Interrupted(after(50)),
+                value: String::new(),
+                message: "the Gate turned Degraded".into(),
+            },
+            t0(),
+            after(at),
+        );
+    }
+    assert_eq!(soak.restarts.len(), 1);
+    assert_eq!(soak.restarts[0].at, Time(after(50)));
+    assert_eq!(soak.restarts[0].reason, "the Gate turned Degraded");
+    assert_eq!(soak.phase, VerificationPhase::Verifying);
+    assert_eq!(soak.next_look_at, Some(Time(after(90 + 30))));
+    // Many interruptions: the newest ten are kept, reasons cut to a line.
+    for n in 0..15 {
+        record(
+            soak,
+            &cadence,
+            Look {
+                seen: Seen::Interrupted(after(1000 + n)),
+                value: String::new(),
+                message: "x".repeat(400),
+            },
+            t0(),
+            after(1000 + n),
+        );
+    }
+    assert_eq!(
+        soak.restarts.len(),
+        hecate_types::limits::MAX_VERIFICATION_RESTARTS
+    );
+    assert_eq!(soak.restarts[0].at, Time(after(1005)));
+    assert_eq!(soak.restarts[9].at, Time(after(1014)));
+    assert_eq!(soak.restarts[9].reason.chars().count(), 301);
+}
+
+#[test]
+fn a_soak_looks_again_when_its_gate_s_health_changes() {
+    use hecate_types::{GateStatus, Health, HealthReport};
+    let mut status = verifying(&["soak", "prometheus"]);
+    for verifier in &mut status.verifiers {
+        verifier.last_look_at = Some(Time(after(100)));
+    }
+    let gate_turned_at = |seconds: i64| {
+        let mut gate = gate("staging");
+        gate.status = Some(GateStatus {
+            health: Some(HealthReport {
+                status: Health::Degraded,
+                issues: vec![],
+                details: None,
+                observed_at: None,
+                since: Some(Time(after(seconds))),
+            }),
+            ..GateStatus::default()
+        });
+        gate
+    };
+    assert!(health_changed(&status.verifiers[0], &gate_turned_at(150)));
+    assert!(!health_changed(&status.verifiers[0], &gate_turned_at(50)));
+    // Only a soak reads the Gate's health.
+    assert!(!health_changed(&status.verifiers[1], &gate_turned_at(150)));
+    // Nor one that is decided.
+    status.verifiers[0].phase = VerificationPhase::Verified;
+    assert!(!health_changed(&status.verifiers[0], &gate_turned_at(150)));
+}
