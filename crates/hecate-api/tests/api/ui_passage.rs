@@ -274,6 +274,17 @@ async fn an_aborted_passage_says_the_commit_it_pushed_is_still_on_the_branch() {
         said,
         "The commit pushed by this crossing (46eeba7) is still on env/production: the environment may run it until the next crossing."
     );
+    // The Gate's page does not claim more than it knows: beside "Running now", what
+    // Flux applies on the branch (#53).
+    browser.open(&at(&server, "/gates/?name=production")).await;
+    drawn(&browser, "production").await;
+    let said = browser
+        .until_text("[data-left-behind=production-aborted]", "aborted")
+        .await;
+    assert!(
+        said.contains("'s commit 46eeba7, pushed to env/production by the aborted production-aborted: Flux applies it there until the next crossing"),
+        "{said}"
+    );
     browser
         .open(&at(&server, "/passages/?name=production-aborted-early"))
         .await;

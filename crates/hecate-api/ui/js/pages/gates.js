@@ -7,7 +7,7 @@ import { API, get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
-import { count, local, sameClock, since, time, until } from "../format.js";
+import { count, local, sameClock, short, since, time, until } from "../format.js";
 import { pipelineGraph } from "../graph.js";
 import { needsApproval, upstream, verifies } from "../pipeline.js";
 import * as rollout from "../rollout.js";
@@ -391,6 +391,27 @@ function passageRow(ns, p, index) {
   );
 }
 
+/**
+ * What an aborted crossing left on the environment's branch (ops' `leftBehind`): its
+ * commit is what Flux applies there, whatever the Gate's record says runs, until the
+ * next crossing. Said beside "Running now" so the page does not claim more than it
+ * knows (#53).
+ */
+function leftBehind(ns, left, index) {
+  return h(
+    "span",
+    { class: "warn-text", "data-left-behind": left.passage },
+    c.bundle(left.bundle, ns, index),
+    "'s commit ",
+    h("code", { title: left.commit }, short(left.commit, 7)),
+    ", pushed to ",
+    h("code", null, left.branch),
+    " by the aborted ",
+    c.link("/passages/", { name: left.passage, namespace: ns }, left.passage),
+    ": Flux applies it there until the next crossing, not what the Gate's record says runs",
+  );
+}
+
 /** The mark on an eligible Bundle whose last crossing of this Gate failed. */
 function failedBefore(ns, f) {
   if (!f) return null;
@@ -560,6 +581,7 @@ async function detail(ctx) {
     h("p", { class: "lead summary" }, explanation.summary),
     c.facts([
       ["Running now", c.bundle(explanation.current, ns, index)],
+      explanation.leftBehind ? ["On its branch", leftBehind(ns, explanation.leftBehind, index)] : null,
       ["Namespace", ns],
       ["Crosses", gate.spec.auto ? "automatically, when a newer Bundle is eligible" : "when someone asks (promote)"],
       ["Admits", ((gate.spec.admits || []).map((a) => `${a.from.beacon}${(a.after || []).length ? ` after ${a.after.join(", ")}` : ""}${a.requireApproval ? " (approval required)" : ""}`).join("; ")) || "nothing"],
