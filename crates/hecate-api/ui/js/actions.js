@@ -7,7 +7,7 @@
 import { ApiError, Unauthenticated, nsPath, post } from "./api.js";
 import * as diffs from "./diff.js";
 import { h, setText } from "./dom.js";
-import { local, syncTicking } from "./format.js";
+import { count, local, syncTicking } from "./format.js";
 import * as notice from "./notice.js";
 
 /** Why a 403 is not a bug: one sentence per action. */
@@ -286,7 +286,7 @@ export function promote(ns, gate, bundle, label, steps) {
     {
       title: `Cross ${gate}`,
       text: `Start crossing ${label} through ${gate} as you.`,
-      detail: `This creates a Passage in namespace ${ns} that runs ${gate}'s ${steps ? steps + " " : ""}steps. The cluster records you as the one who asked.`,
+      detail: `This creates a Passage in namespace ${ns} that runs ${gate}'s ${steps ? count(steps, "step") : "steps"}. The cluster records you as the one who asked.`,
       ok: `Cross ${gate}`,
       changes: whatChanges(ns, gate, bundle),
     },
