@@ -1665,6 +1665,7 @@ pub(crate) fn delivery(d: &Delivery, columns: Columns, style: &Style) -> String 
             &pipeline.reach,
             f.change_failure_rate.crossings,
         ));
+        caution(&mut out, &f.caution);
         let parts = time_goes(&f.lead_time.parts);
         if parts != "-" {
             out.push_str(&format!("where the time goes: {parts}\n"));
@@ -1675,12 +1676,21 @@ pub(crate) fn delivery(d: &Delivery, columns: Columns, style: &Style) -> String 
             &gate.reach,
             gate.figures.change_failure_rate.crossings,
         ));
+        caution(&mut out, &gate.figures.caution);
         let parts = time_goes(&gate.figures.lead_time.parts);
         if parts != "-" {
             out.push_str(&format!("where the time goes: {parts}\n"));
         }
     }
     out
+}
+
+/// Ops' caution about figures that rest on few crossings, on a line of its own.
+fn caution(out: &mut String, caution: &str) {
+    if !caution.is_empty() {
+        out.push_str(caution);
+        out.push('\n');
+    }
 }
 
 /// "1m 35s", "30m", "1d 3h": the two largest units, as the UI writes them.

@@ -89,6 +89,10 @@ pub struct Figures {
     pub change_failure_rate: ChangeFailureRate,
     /// From a failed change to the next successful crossing.
     pub time_to_restore: TimeToRestore,
+    /// What to make of figures that rest on few crossings, in words; empty when they
+    /// rest on enough ([`crate::rules::delivery::SETTLED`]) or on none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub caution: String,
 }
 
 /// Lead time for changes over the period's deployments (crossings that entered the

@@ -404,6 +404,22 @@ fn seconds(d: SignedDuration) -> u64 {
     u64::try_from(d.as_secs()).unwrap_or(0)
 }
 
+/// How many crossings figures rest on before they read as rates: fewer, and a rate per
+/// week or a failure rate is one or two events extrapolated.
+pub const SETTLED: usize = 10;
+
+/// What to make of figures over `crossings` finished crossings, in words.
+pub(crate) fn caution(crossings: usize) -> String {
+    match crossings {
+        0 => String::new(),
+        n if n < SETTLED => format!(
+            "from only {n} crossing{}: a hint, not yet a rate (the figures settle from {SETTLED})",
+            if n == 1 { "" } else { "s" }
+        ),
+        _ => String::new(),
+    }
+}
+
 /// The four figures over `crossings` (one Gate's, or several Gates' together), with
 /// when those Gates turned Degraded if they are now.
 fn figures<'a>(
@@ -460,6 +476,7 @@ fn figures<'a>(
             by,
         },
         time_to_restore: restores(&crossings, degraded),
+        caution: caution(crossings.len()),
     }
 }
 

@@ -59,7 +59,7 @@ function cards(f) {
   const rate = f.changeFailureRate;
   const restore = f.timeToRestore;
   const card = (label, value, basis) => h("div", { class: "figure" }, h("dt", null, label), h("dd", null, h("span", { class: "figure-value" }, value), h("span", { class: "small muted" }, basis)));
-  return h(
+  const figures = h(
     "dl",
     { class: "figures" },
     card("Lead time (median)", lead.medianSeconds != null ? seconds(lead.medianSeconds) : "—", lead.crossings ? `p90 ${seconds(lead.p90Seconds)} · from ${count(lead.crossings, "deployment")}` : "nothing deployed"),
@@ -75,6 +75,8 @@ function cards(f) {
       ].join(""),
     ),
   );
+  // Ops says when the figures rest on too few crossings to read as rates.
+  return f.caution ? [figures, h("p", { class: "caution small", "data-field": "caution" }, f.caution)] : figures;
 }
 
 function failureWords(by) {

@@ -492,3 +492,15 @@ fn periods_are_days_weeks_or_go_durations() {
         assert!(parse_period(largest).is_ok(), "{largest}");
     }
 }
+
+#[test]
+fn figures_from_few_crossings_say_so() {
+    use crate::rules::delivery::{SETTLED, caution};
+    assert_eq!(caution(0), "");
+    assert_eq!(
+        caution(1),
+        "from only 1 crossing: a hint, not yet a rate (the figures settle from 10)"
+    );
+    assert!(caution(2).starts_with("from only 2 crossings:"));
+    assert_eq!(caution(SETTLED), "");
+}
