@@ -90,7 +90,7 @@ pub struct Figures {
     /// From a failed change to the next successful crossing.
     pub time_to_restore: TimeToRestore,
     /// What to make of figures that rest on few crossings, in words; empty when they
-    /// rest on enough ([`crate::rules::delivery::SETTLED`]) or on none.
+    /// rest on ten or more, or on none.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub caution: String,
 }
