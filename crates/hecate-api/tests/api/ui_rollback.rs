@@ -206,6 +206,14 @@ async fn a_promoter_rolls_back_from_the_history_and_a_viewer_is_told_why_not() {
         ),
         "{asked}"
     );
+    // What it changes, as the Cross dialog says (#53): going back, and what it undoes.
+    let changes = browser
+        .until_text("#confirm-changes .diff", "a rollback")
+        .await;
+    assert!(
+        changes.contains("Going back to an older Bundle: a rollback."),
+        "{changes}"
+    );
     browser.screenshot("rollback-confirm", 1280).await;
     browser.click("#confirm-ok").await;
     let said = browser

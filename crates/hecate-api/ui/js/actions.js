@@ -313,8 +313,10 @@ export function rollback(ns, gate, { to = null, label = null, current = null, st
     {
       title: `Roll back ${gate}`,
       text: to ? `Roll ${gate} back to ${label || to} as you, ${undoing}.` : `Roll ${gate} back to the newest Bundle it verified before, as you, ${undoing}.`,
-      detail: `This creates a Passage in namespace ${ns} that crosses ${to ? label || to : "that Bundle"} through ${gate} again and runs its ${steps ? steps + " " : ""}steps, under the same rules as any crossing (windows, approvals). The cluster records you as the one who asked.`,
+      detail: `This creates a Passage in namespace ${ns} that crosses ${to ? label || to : "that Bundle"} through ${gate} again and runs its ${steps ? count(steps, "step") : "steps"}, under the same rules as any crossing (windows, approvals). The cluster records you as the one who asked.`,
       ok: `Roll back ${gate}`,
+      // What it changes, as the Cross dialog says: the commits it would undo.
+      changes: to ? whatChanges(ns, gate, to) : null,
     },
     () => post(nsPath(ns, "gates", gate, "rollback"), to ? { to } : {}),
     (passage) => {

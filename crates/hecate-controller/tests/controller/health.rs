@@ -483,8 +483,9 @@ async fn a_no_rolls_back_by_itself_once_and_a_failed_rollback_stops() {
     );
 }
 
-#[tokio::test]
-async fn a_soak_wakes_the_gate_when_it_ends_and_only_then_clears() {
+/// staging, automatic, soaking for five minutes: b1 has just crossed it (its Passage
+/// succeeded now), not yet looked at.
+async fn soaking_staging() -> (Harness, Passage) {
     let mut verifiers = verify::Verifiers::new();
     verifiers.register(Arc::new(verify::SoakVerifier)).unwrap();
     let h = Harness::with(health::Checkers::new(), verifiers).await;
@@ -504,6 +505,12 @@ async fn a_soak_wakes_the_gate_when_it_ends_and_only_then_clears() {
         ..PassageStatus::default()
     });
     h.env.write_status(&finished).await;
+    (h, passage)
+}
+
+#[tokio::test]
+async fn a_soak_wakes_the_gate_when_it_ends_and_only_then_clears() {
+    let (h, passage) = soaking_staging().await;
 
     // Nothing to poll: the Gate sleeps until the soak's end, to the second.
     let outcome = h.reconcile("staging").await;
@@ -550,24 +557,7 @@ async fn a_soak_wakes_the_gate_when_it_ends_and_only_then_clears() {
 
 #[tokio::test]
 async fn a_soak_records_why_its_clock_started_again() {
-    let mut verifiers = verify::Verifiers::new();
-    verifiers.register(Arc::new(verify::SoakVerifier)).unwrap();
-    let h = Harness::with(health::Checkers::new(), verifiers).await;
-    let mut spec = gate_spec(true, &[], false);
-    spec.verify = vec![Verification {
-        uses: "soak".into(),
-        with: Some(serde_json::json!({"duration": "5m"})),
-    }];
-    create_gate(&h, "staging", spec).await;
-    bundle(&h.env, "b1").await;
-    h.reconcile("staging").await;
-    let mut finished = h.the_passage().await;
-    finished.status = Some(PassageStatus {
-        phase: Some(PassagePhase::Succeeded),
-        finished_at: Some(hecate_types::Time(h.clock.now())),
-        ..PassageStatus::default()
-    });
-    h.env.write_status(&finished).await;
+    let (h, _) = soaking_staging().await;
     h.reconcile("staging").await;
 
     // Two minutes in, the Gate's health turns: the soak looks at once, not at its
