@@ -219,6 +219,14 @@ async fn a_promoter_rolls_back_from_the_history_and_a_viewer_is_told_why_not() {
     let said = browser
         .until_text("#notice [data-kind=ok]", "Rollback started")
         .await;
+    // Said where the person is, however far down the page they clicked (#53).
+    let seen = browser
+        .js(
+            "window.scrollTo(0, document.body.scrollHeight); const r = document.querySelector('#notice .message').getBoundingClientRect(); return [window.scrollY > 0, r.top >= 0 && r.bottom <= window.innerHeight];",
+            vec![],
+        )
+        .await;
+    assert_eq!(seen, json!([true, true]), "the notice stays in view");
     assert!(said.contains("undoing production-3"), "{said}");
     let opened = browser
         .until(

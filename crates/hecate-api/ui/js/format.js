@@ -13,11 +13,15 @@ const clockTime = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: 
 /** How often ticking times are re-worded. */
 export const TICK_MS = 15000;
 
-/** "4 minutes ago", "in 2 days". */
+/**
+ * "4 minutes ago"; a time to come as a countdown says it ("in 1d 15h"), so one
+ * instant reads the same wherever it is shown.
+ */
 export function ago(when, now = Date.now()) {
   const t = Date.parse(when);
   if (Number.isNaN(t)) return "";
   const seconds = Math.round((t - now) / 1000);
+  if (seconds >= 45) return untilWords(when, now);
   const abs = Math.abs(seconds);
   if (abs < 45) return relative.format(seconds, "second");
   if (abs < 2700) return relative.format(Math.round(seconds / 60), "minute");
