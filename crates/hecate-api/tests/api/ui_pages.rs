@@ -644,6 +644,30 @@ async fn live_updates_appear_without_reloading_and_server_text_stays_text() {
         json!({"health": "Degraded", "issues": issue, "images": 0}),
         "the health word changed, and the markup in the issue is text"
     );
+    // Red is for Degraded: Flux at work is said, not alarmed (#53).
+    let red = |state: &str| {
+        format!(
+            "const el = document.querySelector('.gate-card[data-gate=production] .issues[data-health={state}]'); \
+             if (!el) return null; const probe = document.createElement('span'); probe.style.color = 'var(--bad)'; \
+             document.body.append(probe); const bad = getComputedStyle(probe).color; probe.remove(); \
+             return getComputedStyle(el).color === bad;"
+        )
+    };
+    assert_eq!(browser.js(&red("Degraded"), vec![]).await, json!(true));
+    let patch = json!({"status": {"health": {"status": "Progressing", "issues": ["Kustomization app: reconciling"]}}});
+    server
+        .env
+        .api::<Gate>()
+        .patch_status("production", &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .unwrap();
+    browser
+        .until(
+            "Progressing, without a reload",
+            "!!document.querySelector('.gate-card[data-gate=production] .issues[data-health=Progressing]')",
+        )
+        .await;
+    assert_eq!(browser.js(&red("Progressing"), vec![]).await, json!(false));
     assert_eq!(
         browser
             .js("return window.__samePage === true;", vec![])

@@ -48,7 +48,7 @@ function gateCard(ns, gate, bundles, x) {
       needsApproval(gate) ? c.pill("needs approval", "warn") : null,
     ),
     h("p", { class: "small" }, `admits ${beacons.join(", ") || "nothing"}${after.length ? ` after ${after.join(", ")}` : ""}`),
-    (health.issues || []).length ? h("p", { class: "issues" }, health.issues.join(" · ")) : null,
+    (health.issues || []).length ? h("p", { class: "issues", "data-health": health.status || "Unknown" }, health.issues.join(" · ")) : null,
     eligible.length
       ? h("p", { class: "small" }, "eligible: ", eligible.slice(0, 3).map((b, i) => [i ? ", " : "", c.bundle(b, ns, bundles)]), eligible.length > 3 ? ` and ${eligible.length - 3} more` : "")
       : null,

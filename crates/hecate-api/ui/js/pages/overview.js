@@ -205,7 +205,7 @@ function issues(summaries) {
   return h(
     "ul",
     { class: "issues-list" },
-    troubled.map((x) => h("li", { class: "issues", "data-gate": x.name }, h("strong", null, `${x.name}: `), x.issues.join(" · "))),
+    troubled.map((x) => h("li", { class: "issues", "data-gate": x.name, "data-health": x.health }, h("strong", null, `${x.name}: `), x.issues.join(" · "))),
   );
 }
 
