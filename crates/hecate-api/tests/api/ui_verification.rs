@@ -108,7 +108,7 @@ async fn a_passage_shows_its_verification_and_the_timeline_marks_verified_from_c
                 {
                     "uses": "soak", "phase": "Verifying", "nextLookAt": time(now, 1800),
                     "restarts": [
-                        {"at": time(now, -600), "reason": "the Gate turned Degraded (Kustomization podinfo: Ready=False)"},
+                        {"at": time(now, -600), "reason": format!("the Gate turned Degraded at {} (Kustomization podinfo: Ready=False)", time(now, -600).as_str().unwrap_or_default())},
                         {"at": time(now, -300), "reason": "the Gate turned Progressing"},
                     ],
                 },
@@ -217,6 +217,15 @@ async fn a_passage_shows_its_verification_and_the_timeline_marks_verified_from_c
             .contains("Kustomization podinfo: Ready=False"),
         "{restarts}"
     );
+    // The server's UTC instant, said in the viewer's zone (#53): a <time> keeps it.
+    let said = browser
+        .js(
+            "const t = document.querySelectorAll('[data-restarts=soak] li')[1].querySelector('span time'); return [t.getAttribute('datetime'), t.textContent];",
+            vec![],
+        )
+        .await;
+    assert_eq!(said[0], time(now, -600));
+    assert!(!said[1].as_str().unwrap().contains('Z'), "{said}");
     // Last and next look: how long ago (how soon), and the local time with its zone,
     // as the steps show theirs; a verifier that has not looked says so.
     let looks = browser

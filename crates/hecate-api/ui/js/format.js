@@ -29,6 +29,25 @@ export function ago(when, now = Date.now()) {
   return relative.format(Math.round(seconds / 86400), "day");
 }
 
+// An instant as the server writes one in its words: RFC 3339 in UTC.
+const INSTANT = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g;
+
+/**
+ * Text from the server with each UTC instant in it said in the viewer's zone, as a
+ * `<time>` whose title keeps the instant: "soaking until 1 Dec 2026, 01:30 PST (…)".
+ * Only the formatting changes; the words are the server's.
+ */
+export function withLocalTimes(text) {
+  const parts = [];
+  let last = 0;
+  for (const m of String(text || "").matchAll(INSTANT)) {
+    parts.push(text.slice(last, m.index), h("time", { datetime: m[0], title: m[0] }, local(m[0])));
+    last = m.index + m[0].length;
+  }
+  parts.push(String(text || "").slice(last));
+  return parts;
+}
+
 /** The date and time in the viewer's zone, with the zone: "1 Dec 2026, 10:30 CET". */
 export function local(when) {
   const t = Date.parse(when);

@@ -7,7 +7,7 @@ import { API, get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
-import { count, local, sameClock, short, since, time, until } from "../format.js";
+import { count, local, sameClock, short, since, time, until, withLocalTimes } from "../format.js";
 import { pipelineGraph } from "../graph.js";
 import { needsApproval, upstream, verifies } from "../pipeline.js";
 import * as rollout from "../rollout.js";
@@ -339,7 +339,7 @@ function blockers(ctx, explanation, gate, index, steps, refused) {
         return h(
           "li",
           { class: "blocker", "data-kind": b.kind },
-          h("p", null, h("code", { class: "kind" }, b.kind), " ", h("span", { class: "detail" }, b.detail)),
+          h("p", null, h("code", { class: "kind" }, b.kind), " ", h("span", { class: "detail" }, withLocalTimes(b.detail))),
           b.until ? h("p", { class: "small" }, "Lifts by itself ", time(b.until), ` (${local(b.until)}).`) : null,
           b.fix ? h("p", { class: "fix" }, h("span", { class: "muted" }, "Fix: "), h("code", null, b.fix)) : null,
           (b.alternatives || []).map((o) => h("p", { class: "fix" }, h("span", { class: "muted" }, "Or: "), h("code", null, o.fix))),
@@ -578,7 +578,7 @@ async function detail(ctx) {
     "div",
     { class: "page" },
     c.title(name, " ", c.state(explanation.state), " ", c.health(explanation.health)),
-    h("p", { class: "lead summary" }, explanation.summary),
+    h("p", { class: "lead summary" }, withLocalTimes(explanation.summary)),
     c.facts([
       ["Running now", c.bundle(explanation.current, ns, index)],
       explanation.leftBehind ? ["On its branch", leftBehind(ns, explanation.leftBehind, index)] : null,

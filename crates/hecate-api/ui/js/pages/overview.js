@@ -6,7 +6,7 @@ import * as actions from "../actions.js";
 import { API, get, nsPath } from "../api.js";
 import * as c from "../components.js";
 import { h, s } from "../dom.js";
-import { count, plural, time } from "../format.js";
+import { count, plural, time, withLocalTimes } from "../format.js";
 import { pipelineGraph } from "../graph.js";
 import { href } from "../router.js";
 import { timeline as timelineView } from "../timeline.js";
@@ -190,7 +190,7 @@ function attention(ctx, items, aliases, automatic) {
             a.since ? h("span", { class: "muted small" }, " · since ", time(a.since)) : null,
             a.due ? h("span", { class: "small", "data-due": a.due }, " · at ", time(a.due, "local")) : null,
           ),
-          h("p", { class: "attention-detail" }, a.detail),
+          h("p", { class: "attention-detail" }, withLocalTimes(a.detail)),
           h("p", { class: "attention-act" }, settle(ctx, a, aliases, automatic)),
         );
       }),

@@ -6,7 +6,7 @@ import { get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
-import { count, local, short, since, time } from "../format.js";
+import { count, local, short, since, time, withLocalTimes } from "../format.js";
 import * as rollout from "../rollout.js";
 
 export async function render(ctx) {
@@ -122,7 +122,7 @@ function verification(v) {
       "p",
       { class: "lead", "data-field": "verification" },
       c.phase(v.phase),
-      v.message ? [" ", h("span", { class: v.phase === "Failed" ? "error-text" : "", "data-field": "verification-message" }, v.message)] : null,
+      v.message ? [" ", h("span", { class: v.phase === "Failed" ? "error-text" : "", "data-field": "verification-message" }, withLocalTimes(v.message))] : null,
     ),
     c.facts([
       ["Began", when(v.startedAt, "began")],
@@ -143,7 +143,7 @@ function verification(v) {
               x.lastValue ? h("code", { "data-field": "value" }, x.lastValue) : h("span", { class: "muted", "data-field": "value" }, "none"),
               when(x.lastLookAt, "last"),
               when(x.nextLookAt, "next"),
-              h("span", { class: x.phase === "Failed" ? "error-text" : "", "data-field": "message" }, x.message || ""),
+              h("span", { class: x.phase === "Failed" ? "error-text" : "", "data-field": "message" }, withLocalTimes(x.message)),
             ],
           })),
         )
@@ -166,7 +166,7 @@ function restarts(x) {
     h(
       "ul",
       null,
-      list.map((r) => h("li", { "data-restart": r.at }, when(r.at, "restart"), r.reason ? [" — ", h("span", null, r.reason)] : null)),
+      list.map((r) => h("li", { "data-restart": r.at }, when(r.at, "restart"), r.reason ? [" — ", h("span", null, withLocalTimes(r.reason))] : null)),
     ),
   );
 }
