@@ -91,13 +91,7 @@ impl Pending {
                 .current
                 .as_deref()
                 .and_then(|c| bundles.get(c).copied());
-            settled.extend(people_wait(
-                namespace,
-                &name,
-                explanation,
-                &bundles,
-                current,
-            ));
+            settled.extend(people_wait(namespace, gate, explanation, &bundles, current));
             if let Some(passage) = snapshot.passages_of(&name).find(|p| !p.is_terminal()) {
                 running.extend(Running::of(namespace, snapshot, passage));
             }
@@ -132,11 +126,12 @@ pub fn sort(attention: &mut [Attention]) {
 /// waiting on anyone).
 fn people_wait(
     namespace: &str,
-    gate: &str,
+    gate_object: &Gate,
     explanation: &Explanation,
     bundles: &HashMap<&str, &Bundle>,
     current: Option<&Bundle>,
 ) -> Vec<Attention> {
+    let gate = gate_object.metadata.name.as_deref().unwrap_or_default();
     let mut out: Vec<Attention> = Vec::new();
     for waiting in &explanation.waiting {
         let kind = match waiting.kind {
@@ -179,13 +174,33 @@ fn people_wait(
             gate: gate.to_string(),
             bundle: Some(waiting.bundle.clone()),
             passage: None,
-            since: created_at(bundle).map(Time),
+            since: waiting_since(bundle, gate_object).map(Time),
             detail,
             action: waiting.action.clone(),
             due: None,
         });
     }
     out
+}
+
+/// Since when `bundle` has waited at `gate`: once it cleared the last of the Gates
+/// upstream of it (when the Gate has any), else since it was emitted — not since its
+/// emission when it spent days upstream.
+fn waiting_since(bundle: &Bundle, gate: &Gate) -> Option<Timestamp> {
+    let upstream: Vec<&str> = gate
+        .spec
+        .admits
+        .iter()
+        .flat_map(|a| a.after.iter().map(String::as_str))
+        .collect();
+    let cleared = bundle
+        .status
+        .iter()
+        .flat_map(|s| s.cleared.iter())
+        .filter(|c| upstream.contains(&c.gate.as_str()))
+        .map(|c| c.at.0)
+        .max();
+    created_at(bundle).into_iter().chain(cleared).max()
 }
 
 /// The Bundle an automatic Gate takes by itself once its window opens, when nothing

@@ -256,3 +256,27 @@ fn an_automatic_gate_held_only_by_its_window_says_when_it_crosses() {
     );
     assert_eq!(kinds(&asked), []);
 }
+
+#[test]
+fn an_approval_waits_since_the_bundle_cleared_upstream_not_since_its_emission() {
+    // Emitted at minute 5, it cleared staging at minute 90: production waits on an
+    // approval since then (#53: ages were counted from the emission).
+    let mut production = needing_approval(gate("production"));
+    production.spec.admits[0].after = vec!["staging".into()];
+    let mut b2 = cleared(bundle("b2", 5), &["staging"]);
+    if let Some(status) = b2.status.as_mut() {
+        status.cleared[0].at = minutes(t0(), 90);
+    }
+    let o = at_time(
+        vec![gate("staging"), with_current(production, "b1")],
+        vec![b2, bundle("b1", 0)],
+        vec![],
+        minutes(t0(), 120).0,
+    );
+    let approval = o
+        .attention
+        .iter()
+        .find(|a| a.kind == AttentionKind::Approval)
+        .expect("an approval waits");
+    assert_eq!(approval.since, Some(minutes(t0(), 90)));
+}
