@@ -174,7 +174,7 @@ fn steps(gate: &str) -> Vec<Step> {
         step(
             "flux-wait",
             "",
-            serde_json::json!({"kind": "Kustomization", "name": format!("shop-{gate}")}),
+            serde_json::json!({"resources": [{"kind": "Kustomization", "name": format!("shop-{gate}")}]}),
         ),
     ]
 }
@@ -193,7 +193,7 @@ fn gate(name: &str, after: Option<&str>, auto: bool, approval: bool) -> Gate {
         watch: vec![HealthCheck {
             uses: "flux".into(),
             with: Some(
-                serde_json::json!({"kind": "Kustomization", "name": format!("shop-{name}")}),
+                serde_json::json!({"resources": [{"kind": "Kustomization", "name": format!("shop-{name}")}]}),
             ),
         }],
         auto,

@@ -5,8 +5,8 @@
 //!   nothing that does I/O;
 //! - `hecate-types` depends on `hecate-expr` only (its bound on an expression's
 //!   length is the language's), `hecate-fides` on no hecate crate;
-//! - `hecate-rules` (the rules and their answers, pure) depends on types and fides
-//!   only, names nothing that does I/O — kube for its derive only, Fides without its
+//! - `hecate-rules` (the rules and their answers, pure) depends on expr, types and
+//!   fides only, names nothing that does I/O — kube for its derive only, Fides without its
 //!   `client` feature — and its sources spawn, sleep, read no clock and touch no file
 //!   or socket;
 //! - `hecate-ops` depends on rules, types and fides only;
@@ -74,7 +74,11 @@ fn layer(package: &str) -> Option<Layer> {
     match package {
         "hecate-expr" | "hecate-fides" => Some(Layer::Product(&[])),
         "hecate-types" => Some(Layer::Product(&["hecate-expr"])),
-        "hecate-rules" => Some(Layer::Product(&["hecate-types", "hecate-fides"])),
+        "hecate-rules" => Some(Layer::Product(&[
+            "hecate-expr",
+            "hecate-types",
+            "hecate-fides",
+        ])),
         "hecate-ops" => Some(Layer::Product(&[
             "hecate-rules",
             "hecate-types",
@@ -394,7 +398,7 @@ mod tests {
                 r#"hecate-sources -> hecate-api: hecate-sources may depend only on ["hecate-types"]"#,
                 "hecate-sources -> k8s-openapi[v1_33]: a library must not choose the Kubernetes version; the binaries do",
                 r#"hecate-steps -> hecate-controller: hecate-steps may depend only on ["hecate-expr", "hecate-types", "hecate-fides", "hecate-rules", "hecate-ops", "hecate-sources"]"#,
-                r#"hecate-rules -> hecate-ops: hecate-rules may depend only on ["hecate-types", "hecate-fides"]"#,
+                r#"hecate-rules -> hecate-ops: hecate-rules may depend only on ["hecate-expr", "hecate-types", "hecate-fides"]"#,
                 "hecate-rules -> kube[client]: hecate-rules does no I/O; derive only",
                 "hecate-rules -> tokio: hecate-rules does no I/O; hecate-ops fetches, the rules judge",
                 "hecate-rules -> hecate-fides[client]: hecate-rules takes Fides' data, never its client",

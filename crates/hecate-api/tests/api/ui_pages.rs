@@ -409,7 +409,7 @@ async fn carol_approves_bob_promotes_and_a_refusal_is_shown_verbatim() {
     browser.press(&Key::Enter).await;
     assert_eq!(
         confirmation(&browser).await,
-        format!("Approve {bundle} (v1.10.0) for production as you.")
+        format!("Approve v1.10.0 ({bundle}) for production as you.")
     );
     assert_eq!(
         browser
@@ -558,7 +558,7 @@ async fn carol_approves_bob_promotes_and_a_refusal_is_shown_verbatim() {
         .await;
     assert_eq!(
         confirmation(&browser).await,
-        format!("Start crossing {bundle} (v1.10.0) through production as you.")
+        format!("Start crossing v1.10.0 ({bundle}) through production as you.")
     );
     browser.click("#confirm-ok").await;
     browser.until_text("#notice", "Crossing started:").await;

@@ -202,7 +202,7 @@ async fn a_promoter_rolls_back_from_the_history_and_a_viewer_is_told_why_not() {
     let asked = asked.as_str().unwrap_or_default();
     assert!(
         asked.contains(
-            "Roll production back to b1 (1.0.0) as you, undoing the crossing of b3 (1.0.0)."
+            "Roll production back to 1.0.0 (b1) as you, undoing the crossing of 1.0.0 (b3)."
         ),
         "{asked}"
     );

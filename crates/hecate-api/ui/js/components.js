@@ -81,10 +81,11 @@ export function emittedAt(b) {
   return annotations["hecate.dev/created-at"] || (b && b.metadata && b.metadata.creationTimestamp);
 }
 
-/** "shop-abc123 (v1.10.0)": how an action names a Bundle, exactly. */
+/** "v1.10.0 (shop-abc123)": how an action names a Bundle, exactly. */
 export function bundleText(name, bundles) {
   const a = alias(name, bundles);
-  return a ? `${name} (${a})` : name;
+  // The version people know first, the name that tells it apart after (#53).
+  return a ? `${a} (${name})` : name;
 }
 
 /** A link to a Bundle: its alias, and its name in small print. */
