@@ -13,9 +13,10 @@ export function show(kind, ...parts) {
   if (!el) return;
   const close = h("button", { type: "button", class: "link", onclick: () => clear() }, "Dismiss");
   replace(el, h("div", { class: ["message", kind], "data-kind": kind }, h("div", { class: "text" }, ...parts), close));
-  // Said where it is seen: a click far down the page brings its result into view
-  // (nothing is laid over the page, so nothing it covers is lost).
-  el.scrollIntoView({ block: "nearest" });
+  // A result is said where it is seen: a click far down the page brings it into view
+  // (nothing is laid over the page, so nothing is covered). "Asking the cluster…" is
+  // not a result: a refusal is said beside the click, which must stay in view.
+  if (kind !== "pending") el.scrollIntoView({ block: "nearest" });
 }
 
 export function clear() {
