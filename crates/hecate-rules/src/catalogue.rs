@@ -19,3 +19,8 @@ pub mod verifier;
 pub use checker::Checker;
 pub use step::Step;
 pub use verifier::Verifier;
+
+/// The names of `all`, comma-separated: how a message lists what a Gate may name.
+fn listed<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> String {
+    all.iter().map(|t| name(*t)).collect::<Vec<_>>().join(", ")
+}

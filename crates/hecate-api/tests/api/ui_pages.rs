@@ -615,14 +615,19 @@ async fn live_updates_appear_without_reloading_and_server_text_stays_text() {
     // A status written by someone else (here the admin, as a controller would): the
     // page shows it without being asked. The stream says `open` only once its watches
     // listen, so one write, right after, must show.
+    // production's health, written as its controller would.
+    let env = &server.env;
+    let health = |status: &str, issue: &str| {
+        let patch = json!({"status": {"health": {"status": status, "issues": [issue]}}});
+        async move {
+            env.api::<Gate>()
+                .patch_status("production", &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .unwrap();
+        }
+    };
     let issue = r#"<img src=x onerror="window.__xss=1"> rollout stuck"#.to_string();
-    let patch = json!({"status": {"health": {"status": "Degraded", "issues": [issue]}}});
-    server
-        .env
-        .api::<Gate>()
-        .patch_status("production", &PatchParams::default(), &Patch::Merge(patch))
-        .await
-        .unwrap();
+    health("Degraded", &issue).await;
     browser
         .until(
             "the change, without a reload",
@@ -654,13 +659,7 @@ async fn live_updates_appear_without_reloading_and_server_text_stays_text() {
         )
     };
     assert_eq!(browser.js(&red("Degraded"), vec![]).await, json!(true));
-    let patch = json!({"status": {"health": {"status": "Progressing", "issues": ["Kustomization app: reconciling"]}}});
-    server
-        .env
-        .api::<Gate>()
-        .patch_status("production", &PatchParams::default(), &Patch::Merge(patch))
-        .await
-        .unwrap();
+    health("Progressing", "Kustomization app: reconciling").await;
     browser
         .until(
             "Progressing, without a reload",

@@ -43,11 +43,7 @@ impl Checker {
 
 /// Every checker's name, comma-separated: how a message lists them.
 pub fn names() -> String {
-    Checker::ALL
-        .iter()
-        .map(|c| c.name())
-        .collect::<Vec<_>>()
-        .join(", ")
+    super::listed(Checker::ALL, Checker::name)
 }
 
 #[cfg(test)]

@@ -112,11 +112,7 @@ impl std::fmt::Display for Step {
 
 /// Every step's name, comma-separated: how a message lists them.
 pub fn names() -> String {
-    Step::ALL
-        .iter()
-        .map(|s| s.name())
-        .collect::<Vec<_>>()
-        .join(", ")
+    super::listed(Step::ALL, Step::name)
 }
 
 #[cfg(test)]

@@ -81,11 +81,7 @@ impl std::fmt::Display for Verifier {
 
 /// Every verifier's name, comma-separated: how a message lists them.
 pub fn names() -> String {
-    Verifier::ALL
-        .iter()
-        .map(|v| v.name())
-        .collect::<Vec<_>>()
-        .join(", ")
+    super::listed(Verifier::ALL, Verifier::name)
 }
 
 /// Decodes `with` leniently (unknown keys, the cadence's among them, are ignored);
@@ -521,13 +517,70 @@ mod tests {
         }
     }
 
+    fn below(threshold: f64) -> Condition {
+        Condition {
+            op: Op::Less,
+            threshold,
+        }
+    }
+
     #[test]
     fn conditions_are_read_in_their_one_form() {
+        let cases = [
+            ("result < 0.01", Op::Less, 0.01),
+            ("  result<=1", Op::AtMost, 1.0),
+            ("result > -2.5", Op::Greater, -2.5),
+            ("result >= 1e-3", Op::AtLeast, 0.001),
+            ("result == 0", Op::Equal, 0.0),
+            ("result != 3 ", Op::NotEqual, 3.0),
+        ];
+        for (text, op, threshold) in cases {
+            assert_eq!(
+                Condition::parse(text),
+                Ok(Condition { op, threshold }),
+                "{text}"
+            );
+        }
+        assert_eq!(below(0.01).to_string(), "result < 0.01");
+        assert_eq!(
+            Condition::parse("result>=5")
+                .expect("a condition")
+                .to_string(),
+            "result >= 5"
+        );
+
+        let refusals = [
+            ("value < 1", "is not of the form"),
+            ("", "is not of the form"),
+            ("result", "compares with none"),
+            ("result ~ 1", "compares with none"),
+            ("result =< 1", "compares with none"),
+            ("result < ", "\"\" in"),
+            ("result < one", "\"one\" in"),
+            ("result < NaN", "\"NaN\" in"),
+            ("result < inf", "\"inf\" in"),
+            ("result < 1 && result > 0", "is not a number"),
+        ];
+        for (text, problem) in refusals {
+            let error = Condition::parse(text).expect_err(text);
+            assert!(error.contains(problem), "{text}: {error}");
+        }
         let c = Condition::parse("result<=0.5").unwrap();
         assert_eq!((c.op, c.threshold), (Op::AtMost, 0.5));
         assert_eq!(c.to_string(), "result <= 0.5");
         assert!(c.holds(0.5) && !c.holds(0.6));
         assert!(Condition::parse("rate < 1").is_err());
         assert!(Condition::parse("result < NaN").is_err());
+    }
+
+    #[test]
+    fn each_comparison_holds_as_written() {
+        let at = |op, value| Condition { op, threshold: 1.0 }.holds(value);
+        assert!(at(Op::Less, 0.5) && !at(Op::Less, 1.0));
+        assert!(at(Op::AtMost, 1.0) && !at(Op::AtMost, 1.5));
+        assert!(at(Op::Greater, 1.5) && !at(Op::Greater, 1.0));
+        assert!(at(Op::AtLeast, 1.0) && !at(Op::AtLeast, 0.5));
+        assert!(at(Op::Equal, 1.0) && !at(Op::Equal, 0.5));
+        assert!(at(Op::NotEqual, 0.5) && !at(Op::NotEqual, 1.0));
     }
 }

@@ -42,36 +42,59 @@ pub fn obstacle(gate: &Gate) -> Option<Obstacle> {
 /// health checks. Empty when all of it can run.
 pub fn problems(gate: &Gate) -> Vec<String> {
     let mut problems = steps::problems(gate_steps(gate));
-    for (i, verification) in gate.spec.verify.iter().enumerate() {
-        let uses = verification.uses.as_str();
-        let judged = match Verifier::named(uses) {
+    let verify = gate
+        .spec
+        .verify
+        .iter()
+        .map(|v| (v.uses.as_str(), v.with.as_ref()));
+    problems.extend(named(
+        "verify",
+        verify,
+        |uses, with| match Verifier::named(uses) {
             None => Err(format!(
                 "no verifier is called {uses:?}; the verifiers are {}",
                 verifier::names()
             )),
-            Some(_) if let Some(why) = steps::nesting(verification.with.as_ref()) => Err(why),
-            Some(verifier) => verifier.check(verification.with.as_ref()),
-        };
-        if let Err(why) = judged {
-            problems.push(format!("verify[{i}] ({uses}): {why}"));
-        }
-    }
+            Some(verifier) => verifier.check(with),
+        },
+    ));
     let namespace = gate.metadata.namespace.as_deref().unwrap_or_default();
-    for (i, check) in gate.spec.watch.iter().enumerate() {
-        let uses = check.uses.as_str();
-        let judged = match Checker::named(uses) {
+    let watch = gate
+        .spec
+        .watch
+        .iter()
+        .map(|c| (c.uses.as_str(), c.with.as_ref()));
+    problems.extend(named("watch", watch, |uses, with| {
+        match Checker::named(uses) {
             None => Err(format!(
                 "no health checker is called {uses:?}; the checkers are {}",
                 checker::names()
             )),
-            Some(_) if let Some(why) = steps::nesting(check.with.as_ref()) => Err(why),
-            Some(checker) => checker.check(check.with.as_ref(), namespace),
-        };
-        if let Err(why) = judged {
-            problems.push(format!("watch[{i}] ({uses}): {why}"));
+            Some(checker) => checker.check(with, namespace),
         }
-    }
+    }));
     problems
+}
+
+/// `field[i] (uses): why` for each entry of a list of `{uses, with}` that cannot run:
+/// its `with` nested too deep to judge, else what `judge` says of it.
+fn named<'a>(
+    field: &str,
+    entries: impl Iterator<Item = (&'a str, Option<&'a serde_json::Value>)>,
+    judge: impl Fn(&str, Option<&serde_json::Value>) -> Result<(), String>,
+) -> Vec<String> {
+    entries
+        .enumerate()
+        .filter_map(|(i, (uses, with))| {
+            let judged = match steps::nesting(with) {
+                Some(why) => Err(why),
+                None => judge(uses, with),
+            };
+            judged
+                .err()
+                .map(|why| format!("{field}[{i}] ({uses}): {why}"))
+        })
+        .collect()
 }
 
 /// The Gate's steps (none when it has no `passage`).
