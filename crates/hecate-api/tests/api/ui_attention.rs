@@ -1,7 +1,8 @@
 //! The Overview says what waits on a person (DECISION 141), in Chromium: the Bundle
 //! waiting for release managers' approval, with whom it waits for and a button that
 //! approves it there; a failed crossing with a link to it; and no "nothing needs
-//! attention" while anything does. axe-core finds nothing.
+//! attention" while anything does; another namespace's items counted with a link, not
+//! listed among this one's. axe-core finds nothing.
 
 use hecate_testenv::Identity::*;
 use hecate_testenv::fixtures::{cleared_by, gate, gate_spec, passage, release_managers_spec};
@@ -35,6 +36,11 @@ async fn the_overview_lists_what_waits_on_people_with_controls_that_settle_it() 
         PassagePhase::Failed,
     )
     .await;
+    // Another team's namespace carol may read: its failure is counted, not listed here.
+    let other = hecate_testenv::TestEnv::new().await;
+    hecate_testenv::rbac::grant_deployed_roles(&other).await;
+    gate(&other, "staging", gate_spec(&[], false)).await;
+    passage(&other, "staging-b0", "staging", "b1", PassagePhase::Failed).await;
     let approval = item(&server, "Approval", "production");
     let failed = item(&server, "Failed", "staging");
     let browser = Browser::start(&server.base).await;
@@ -56,6 +62,20 @@ async fn the_overview_lists_what_waits_on_people_with_controls_that_settle_it() 
         )
         .await;
     assert_eq!(kinds, serde_json::json!(["Failed", "Approval"]));
+    // The list is the selected namespace's; another namespace's items are a link there.
+    let listed_elsewhere = browser
+        .js(
+            "return document.querySelectorAll(`li.attention-item:not([data-namespace='${arguments[0]}'])`).length;",
+            vec![serde_json::json!(server.ns())],
+        )
+        .await;
+    assert_eq!(listed_elsewhere, serde_json::json!(0));
+    browser
+        .until_text(
+            &format!(".attention-elsewhere a[data-namespace='{}']", other.namespace),
+            &format!("1 in {}", other.namespace),
+        )
+        .await;
     let calm = browser
         .js("return document.querySelector('.calm') === null;", vec![])
         .await;

@@ -128,9 +128,8 @@ function settle(ctx, a, aliases, automatic) {
   const act = a.action || {};
   const label = (a.bundle && aliases.get(a.bundle)) || a.bundle;
   const open = c.link("/gates/", { namespace: a.namespace, name: a.gate }, `Open ${a.gate}`);
-  // The page's rights are the current namespace's: a button elsewhere would be judged by the wrong ones.
-  const here = a.namespace === ctx.ns;
-  if (act.type === "approve" && here) {
+  // Only the selected namespace's items are listed, so the page's rights are theirs.
+  if (act.type === "approve") {
     const crossesItself = automatic.has(`${a.namespace}/${a.gate}`);
     // Judged before the click, as the Approvals page judges it.
     const why = approveRefused(ctx.approvals, a.gate, a.bundle);
@@ -140,7 +139,7 @@ function settle(ctx, a, aliases, automatic) {
       open,
     ];
   }
-  if (act.type === "rollback" && here) {
+  if (act.type === "rollback") {
     return [
       h("button", { type: "button", "data-action": "rollback", onclick: async () => (await actions.rollback(a.namespace, a.gate)) && ctx.refresh() }, `Roll back ${a.gate}`),
       " ",
@@ -164,13 +163,32 @@ function aboutBundle(a, aliases) {
   );
 }
 
-/** What waits on a person, most pressing first; nothing when nothing does. */
-function attention(ctx, items, aliases, automatic) {
-  if (!items.length) return null;
+/**
+ * Where else things wait, one link per namespace: the Overview's totals span every
+ * namespace, but its list is the selected one's — ages and buttons read as this team's.
+ */
+function elsewhere(items) {
+  const by = new Map();
+  for (const a of items) by.set(a.namespace, (by.get(a.namespace) || 0) + 1);
+  if (!by.size) return null;
+  return h(
+    "p",
+    { class: "attention-elsewhere" },
+    "Also waiting in other namespaces: ",
+    [...by].map(([ns, n], i) => [i ? ", " : "", h("a", { href: href("/", { namespace: ns }), "data-namespace": ns }, `${n} in ${ns}`)]),
+  );
+}
+
+/** What waits on a person in the selected namespace, most pressing first; nothing when nothing waits anywhere. */
+function attention(ctx, all, aliases, automatic) {
+  if (!all.length) return null;
+  const items = all.filter((a) => a.namespace === ctx.ns);
   return c.section(
     "Waiting on people",
     { "data-attention": String(items.length) },
-    h(
+    items.length ? null : c.empty(`Nothing waits on anyone in ${ctx.ns}.`),
+    elsewhere(all.filter((a) => a.namespace !== ctx.ns)),
+    items.length ? h(
       "ul",
       { class: "attention" },
       items.map((a) => {
@@ -194,7 +212,7 @@ function attention(ctx, items, aliases, automatic) {
           h("p", { class: "attention-act" }, settle(ctx, a, aliases, automatic)),
         );
       }),
-    ),
+    ) : null,
   );
 }
 
