@@ -209,8 +209,8 @@ pub struct QueuedApproval {
 /// approval then waits for, and whether the Gate crosses by itself when they open.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct WindowHold {
-    /// Why, in words, with when it lifts: `blocked by deny window "0 22 * * *" until
-    /// Mon 7 Dec 2026 00:00 UTC`.
+    /// Why, in words, with when it lifts: `blocked by deny window "0 22 * * *" (no
+    /// crossings daily 22:00 – 06:00 UTC) until Mon 7 Dec 2026 00:00 UTC`.
     pub reason: String,
     /// When crossings may start again, if within 400 days.
     #[serde(default, skip_serializing_if = "Option::is_none")]

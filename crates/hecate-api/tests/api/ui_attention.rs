@@ -72,7 +72,10 @@ async fn the_overview_lists_what_waits_on_people_with_controls_that_settle_it() 
     assert_eq!(listed_elsewhere, serde_json::json!(0));
     browser
         .until_text(
-            &format!(".attention-elsewhere a[data-namespace='{}']", other.namespace),
+            &format!(
+                ".attention-elsewhere a[data-namespace='{}']",
+                other.namespace
+            ),
             &format!("1 in {}", other.namespace),
         )
         .await;

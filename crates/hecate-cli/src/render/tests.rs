@@ -1681,7 +1681,8 @@ fn explain_offers_every_way_out_of_a_halt() {
 #[test]
 fn the_approvals_queue_says_a_window_holds_the_gate() {
     use hecate_ops::{ApprovalProgress, QueuedApproval, WindowHold, YourTurn};
-    let row = |bundle: &str| QueuedApproval {
+    let row = |bundle: &str| {
+        QueuedApproval {
         gate: "production".into(),
         stage: hecate_ops::model::Stage::default(),
         bundle: bundle.into(),
@@ -1700,12 +1701,13 @@ fn the_approvals_queue_says_a_window_holds_the_gate() {
             ..YourTurn::default()
         },
         held: Some(WindowHold {
-            reason: "blocked by deny window \"0 22 * * *\" until Mon 7 Dec 2026 00:00 UTC".into(),
+            reason: "blocked by deny window \"0 22 * * *\" (no crossings daily 22:00 – 06:00 UTC) until Mon 7 Dec 2026 00:00 UTC".into(),
             until: None,
             unattended: true,
         }),
         reach: "to eu-1 and the clusters labelled region=us, in 2 waves: canary, then the rest"
             .into(),
+    }
     };
     let text = approvals(
         &[row("app-2"), row("app-1")],
@@ -1715,7 +1717,7 @@ fn the_approvals_queue_says_a_window_holds_the_gate() {
     );
     assert!(
         text.ends_with(
-            "production: blocked by deny window \"0 22 * * *\" until Mon 7 Dec 2026 00:00 UTC; an approval that completes it waits, then it crosses by itself, unattended\n"
+            "production: blocked by deny window \"0 22 * * *\" (no crossings daily 22:00 – 06:00 UTC) until Mon 7 Dec 2026 00:00 UTC; an approval that completes it waits, then it crosses by itself, unattended\n"
         ),
         "{text}"
     );

@@ -33,6 +33,9 @@ pub struct WindowJudgement {
     /// When `allowed` next flips, if that happens within the next 400 days. Never set
     /// when a window is invalid: that does not change with time.
     pub next_change: Option<Timestamp>,
+    /// The windows that hold crossings, as a person reads them rather than as cron
+    /// (`no crossings Sat 00:00 – Mon 00:00 UTC`); empty when allowed or invalid.
+    pub words: String,
 }
 
 impl WindowJudgement {
@@ -49,18 +52,21 @@ impl WindowJudgement {
 }
 
 impl WindowJudgement {
-    /// The reason with when it lifts as a person reads it, e.g. `outside every
-    /// promotion window until Wed 12 Aug 06:00 UTC`. Empty when allowed.
+    /// The reason with the windows in words and when it lifts, as a person reads it:
+    /// `outside every promotion window (crossings allowed Mon–Fri 09:00 – 17:00 UTC)
+    /// until Wed 12 Aug 2026 06:00 UTC`. The reference's reason stays its prefix.
+    /// Empty when allowed.
     pub fn reason_in_words(&self) -> String {
+        if self.allowed {
+            return String::new();
+        }
+        let mut said = self.reason.clone();
+        if !self.words.is_empty() {
+            said = format!("{said} ({})", self.words);
+        }
         match self.next_change {
-            Some(t) if !self.allowed => {
-                format!(
-                    "{} until {}",
-                    self.reason,
-                    t.strftime("%a %-d %b %Y %H:%M UTC")
-                )
-            }
-            _ => self.reason.clone(),
+            Some(t) => format!("{said} until {}", t.strftime("%a %-d %b %Y %H:%M UTC")),
+            None => said,
         }
     }
 }
@@ -77,32 +83,51 @@ pub fn judge(windows: &[Window], now: Timestamp) -> WindowJudgement {
                 if let Some(denied) = open_deny_before(&parsed, now) {
                     return WindowJudgement {
                         allowed: false,
-                        reason: denied,
+                        reason: denied.deny_reason(),
                         next_change: None,
+                        words: denied.holding_words(),
                     };
                 }
                 return WindowJudgement {
                     allowed: false,
                     reason: format!("windows[{i}] is invalid: {problem}"),
                     next_change: None,
+                    words: String::new(),
                 };
             }
         }
     }
     let (allowed, reason) = evaluate(&parsed, now);
     let next_change = next_change(&parsed, now, allowed);
+    let words = if allowed {
+        String::new()
+    } else {
+        holding_words(&parsed, now)
+    };
     WindowJudgement {
         allowed,
         reason,
         next_change,
+        words,
     }
 }
 
-fn open_deny_before(parsed: &[ParsedWindow], now: Timestamp) -> Option<String> {
-    parsed
+fn open_deny_before(parsed: &[ParsedWindow], now: Timestamp) -> Option<&ParsedWindow> {
+    parsed.iter().find(|w| w.deny && w.is_open(now))
+}
+
+/// What holds crossings at `now`, in words: the open freeze that [`evaluate`] names,
+/// else every allow window, none of which is open.
+fn holding_words(windows: &[ParsedWindow], now: Timestamp) -> String {
+    if let Some(freeze) = open_deny_before(windows, now) {
+        return freeze.holding_words();
+    }
+    let allowed: Vec<String> = windows
         .iter()
-        .find(|w| w.deny && w.is_open(now))
-        .map(ParsedWindow::deny_reason)
+        .filter(|w| !w.deny)
+        .map(ParsedWindow::when)
+        .collect();
+    format!("crossings allowed {}", allowed.join(" or "))
 }
 
 /// The overall answer over valid windows.
@@ -196,6 +221,29 @@ impl ParsedWindow {
 
     fn deny_reason(&self) -> String {
         format!("blocked by deny window {:?}", self.text)
+    }
+
+    /// A freeze in words: `no crossings Sat 00:00 – Mon 00:00 UTC`.
+    fn holding_words(&self) -> String {
+        format!("no crossings {}", self.when())
+    }
+
+    /// When the window applies, in its own zone: `Mon–Fri 09:00 – 17:00 UTC`.
+    fn when(&self) -> String {
+        match &self.schedule {
+            Schedule::Every(_) => "at any time".to_string(),
+            Schedule::Cron(_) => span(&self.expression, self.duration, &self.zone_words()),
+        }
+    }
+
+    /// The zone as the words say it: its name as written, `UTC` when none is.
+    fn zone_words(&self) -> String {
+        match (self.zone_name.as_str(), self.zone.iana_name()) {
+            ("" | "UTC", _) => "UTC".to_string(),
+            ("Local", Some(name)) => name.to_string(),
+            ("Local", None) => "local time".to_string(),
+            (name, _) => name.to_string(),
+        }
     }
 
     /// The first activation strictly after `t`.
@@ -321,21 +369,13 @@ impl ParsedWindow {
     fn words(&self, now: Timestamp) -> WindowWords {
         let open = self.is_open(now);
         let next = self.next_edge(now);
-        let zone = match (self.zone_name.as_str(), self.zone.iana_name()) {
-            ("" | "UTC", _) => "UTC".to_string(),
-            ("Local", Some(name)) => name.to_string(),
-            ("Local", None) => "local time".to_string(),
-            (name, _) => name.to_string(),
-        };
+        let zone = self.zone_words();
         let verb = if self.deny {
             "no crossings"
         } else {
             "crossings allowed"
         };
-        let when = match &self.schedule {
-            Schedule::Every(_) => "at any time".to_string(),
-            Schedule::Cron(_) => span(&self.expression, self.duration, &zone),
-        };
+        let when = self.when();
         let at = |t: Timestamp| moment(t, now, &self.zone);
         let standing = match (&self.schedule, self.deny, open, next) {
             (Schedule::Every(_), _, true, _) => "always".to_string(),

@@ -411,3 +411,37 @@ fn a_window_says_its_opening_and_its_zone() {
         (None, None)
     );
 }
+
+/// Issue 53: a person reads the windows that hold crossings in words, not as cron; the
+/// reference's reason stays the sentence's start.
+#[test]
+fn what_holds_crossings_is_said_in_words_after_the_references_reason() {
+    let allow = [
+        window("0 9 * * 1-5", "8h"),
+        zoned("0 22 * * 6", "2h", "Europe/London"),
+    ];
+    assert_eq!(
+        judge(&allow, at("2026-08-10T08:00:00Z")).reason_in_words(),
+        "outside every promotion window (crossings allowed Mon–Fri 09:00 – 17:00 UTC or \
+         Sat 22:00 – Sun 00:00 Europe/London) until Mon 10 Aug 2026 09:00 UTC"
+    );
+    let freeze = [window("0 0 * * *", "24h"), deny("0 12 * * 5", "12h")];
+    assert_eq!(
+        judge(&freeze, at("2026-08-14T14:00:00Z")).reason_in_words(),
+        "blocked by deny window \"0 12 * * 5\" (no crossings Fri 12:00 – Sat 00:00 UTC) \
+         until Sat 15 Aug 2026 00:00 UTC"
+    );
+    assert_eq!(
+        judge(&freeze, at("2026-08-12T14:00:00Z")).reason_in_words(),
+        ""
+    );
+    // An invalid window has no words to give: its problem is the reason.
+    let invalid = [window("bogus", "1h")];
+    let judged = judge(&invalid, at("2026-08-12T14:00:00Z"));
+    assert_eq!(judged.words, "");
+    assert!(
+        judged
+            .reason_in_words()
+            .starts_with("windows[0] is invalid")
+    );
+}
