@@ -783,7 +783,8 @@ impl Ops {
     /// What changed from what `against` names to Bundle `bundle` in `namespace`: the
     /// artifacts side by side and the commits between them (DECISION 140,
     /// [`rules::diff`]). One LIST of the namespace's Bundles, and one GET of the Gate
-    /// when `against` may name one — or none, from the cache.
+    /// and one LIST of its Passages when `against` may name one — or none, from the
+    /// cache.
     ///
     /// A Bundle or Gate that is not there (a name no object could have included) is
     /// [`Error::NotFound`]; [`DiffAgainst::Named`] names a Bundle when no Gate has the
@@ -808,7 +809,11 @@ impl Ops {
             let snapshot = cache.snapshot(namespace);
             let bundles: Vec<&Bundle> = snapshot.bundles().collect();
             let gate = gate_name.and_then(|name| snapshot.gate(name));
-            return rules::diff::judge(&bundles, gate, bundle, &against).map_err(missing);
+            let passages: Vec<&Passage> = gate_name
+                .map(|name| snapshot.passages_of(name).collect())
+                .unwrap_or_default();
+            return rules::diff::judge(&bundles, gate, &passages, bundle, &against)
+                .map_err(missing);
         }
         let gate = async {
             match gate_name {
@@ -820,10 +825,21 @@ impl Ops {
                 None => Ok(None),
             }
         };
-        let (gate, bundles) =
-            futures::try_join!(gate, self.list::<Bundle>(Kind::Bundle, Some(namespace)))?;
+        // What the Gate's newest crossing left on its branch is part of what it runs.
+        let passages = async {
+            match gate_name {
+                Some(name) => self.passages_matching(namespace, Some(name), None).await,
+                None => Ok(Vec::new()),
+            }
+        };
+        let (gate, bundles, passages) = futures::try_join!(
+            gate,
+            self.list::<Bundle>(Kind::Bundle, Some(namespace)),
+            passages
+        )?;
         let bundles: Vec<&Bundle> = bundles.iter().collect();
-        rules::diff::judge(&bundles, gate.as_ref(), bundle, &against).map_err(missing)
+        let passages: Vec<&Passage> = passages.iter().collect();
+        rules::diff::judge(&bundles, gate.as_ref(), &passages, bundle, &against).map_err(missing)
     }
 
     /// What happened in `namespace`, newest first: crossings, refusals, crossings in

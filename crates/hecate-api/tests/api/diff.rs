@@ -72,8 +72,8 @@ async fn a_bundles_diff_against_its_predecessor_a_gate_or_a_bundle() {
         })
     );
 
-    // What production runs: every commit since shop-1, in one LIST of the Bundles and
-    // one GET of the Gate.
+    // What production runs: every commit since shop-1, in one LIST of the Bundles, one
+    // GET of the Gate and one LIST of its Passages (what an abort left on its branch).
     log.clear();
     let gate = server
         .get(&format!("{DIFF}?against=production"), Some(Alice))
@@ -94,7 +94,7 @@ async fn a_bundles_diff_against_its_predecessor_a_gate_or_a_bundle() {
         .into_iter()
         .filter(|r| r.contains("/apis/hecate.dev/"))
         .collect();
-    assert_eq!(hecate.len(), 2, "{hecate:?}");
+    assert_eq!(hecate.len(), 3, "{hecate:?}");
 
     // A Bundle named, older: going back, the commits undone; one since collected is
     // said.

@@ -650,3 +650,66 @@ async fn a_right_to_left_override_is_shown_and_reverses_nothing() {
     assert_eq!(browser.js(NO_CONTROLS, vec![]).await, json!([]));
     browser.close().await;
 }
+
+/// After an abort whose push had landed, the Cross dialog does not only say what the
+/// Gate's record runs: the branch holds the aborted crossing's commit, which Flux
+/// applies until the next crossing (#53: "dev runs v1.6.0 now → v1.7.0" while Flux
+/// applied 1.7.0). The API's diff carries it as `leftBehind`.
+#[tokio::test]
+async fn the_cross_dialog_after_an_abort_says_what_the_branch_holds() {
+    let server = Server::start().await;
+    releases(&server).await;
+    let mut aborted = passage(
+        &server.env,
+        "staging-aborted",
+        "staging",
+        "app-3",
+        PassagePhase::Aborted,
+    )
+    .await;
+    if let Some(status) = aborted.status.as_mut() {
+        status.steps = vec![hecate_types::StepStatus {
+            uses: "git-push".into(),
+            phase: hecate_types::StepPhase::Succeeded,
+            output: Some(json!({"branch": "env/staging", "sha": sha(100), "pushed": true})),
+            ..hecate_types::StepStatus::default()
+        }];
+        status.started_at = Some(Time(Timestamp::now()));
+    }
+    server.env.write_status(&aborted).await;
+    let answer = server
+        .get(
+            &format!(
+                "/api/v1alpha1/namespaces/{}/bundles/app-3/diff?against=staging",
+                server.ns()
+            ),
+            Some(Bob),
+        )
+        .await
+        .json();
+    assert_eq!(
+        answer["leftBehind"],
+        json!({"passage": "staging-aborted", "bundle": "app-3", "branch": "env/staging", "commit": sha(100)})
+    );
+
+    let browser = Browser::start(&server.base).await;
+    sign_in_as(&browser, &server, Bob, &at(&server, "/gates/?name=staging")).await;
+    drawn(&browser, "staging").await;
+    let (_, changes, _) = dialog(
+        &browser,
+        "tr[data-bundle='app-3'] button[data-action=promote]",
+    )
+    .await;
+    says(
+        &changes,
+        &[
+            "staging runs v1.1.0 now → v1.2.0",
+            "But env/staging holds 100c0ff, pushed by the aborted staging-aborted (app-3): Flux applies it there until the next crossing, whatever staging's record says it runs.",
+        ],
+    );
+    assert_eq!(
+        crate::ui_axe::check(&browser, "the cross dialog after an abort").await,
+        [0, 0]
+    );
+    browser.close().await;
+}

@@ -70,6 +70,24 @@ function commitLine(c) {
 }
 
 /**
+ * What an aborted crossing left on the Gate's branch (ops' `leftBehind`): the
+ * headline's "runs" is the Gate's record, and Flux applies this commit instead until
+ * the next crossing (#53).
+ */
+function leftBehindLine(d) {
+  const left = d.leftBehind;
+  return h(
+    "p",
+    { class: "diff-left-behind warn-text", "data-left-behind": left.passage },
+    "But ",
+    h("code", null, left.branch),
+    " holds ",
+    h("code", { title: left.commit }, short(left.commit, 7)),
+    `, pushed by the aborted ${left.passage} (${left.bundle}): Flux applies it there until the next crossing, whatever ${d.gate}'s record says it runs.`,
+  );
+}
+
+/**
  * The diff drawn: its headline, the artifacts that change (those that do not,
  * counted), the commits between them — at most `limit`, the rest "and N more", in a
  * box that scrolls on its own (`scroll`: a dialog on a phone stays small) — and any
@@ -90,6 +108,7 @@ export function view(d, { limit = 10, scroll = false } = {}) {
     { class: "diff", "data-direction": d.direction, "data-gate": d.gate || null },
     h("p", { class: "diff-headline" }, h("strong", null, headline(d))),
     back ? h("p", { class: "diff-back" }, `Going back to an older Bundle: a rollback. ${named(d.to)} is older than ${named(d.from)}.`) : null,
+    d.leftBehind ? leftBehindLine(d) : null,
     d.direction === "same"
       ? null
       : [

@@ -851,6 +851,17 @@ pub(crate) fn diff(diff: &BundleDiff, columns: Columns, style: &Style) -> String
             runs(from)
         ),
     });
+    if let (Some(left), Some(gate)) = (&diff.left_behind, &diff.gate) {
+        out.push_str(&format!(
+            "{} {} holds {} from the aborted {} ({}): Flux applies it there until the next crossing, \
+             whatever {gate}'s record says it runs\n",
+            style.paint(Colour::Yellow, "but"),
+            left.branch,
+            version::short(&left.commit),
+            left.passage,
+            left.bundle,
+        ));
+    }
     if !diff.artifacts.is_empty() {
         let mut header = vec!["ARTIFACT", "CHANGE", "FROM", "TO"];
         if columns.wide() {

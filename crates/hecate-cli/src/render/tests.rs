@@ -1281,6 +1281,7 @@ fn diff_between() -> BundleDiff {
         more_commits: 3,
         gap: None,
         gap_words: None,
+        left_behind: None,
     }
 }
 
@@ -1305,6 +1306,24 @@ fn diff_tables() {
         std::mem::swap(&mut a.from_digest, &mut a.to_digest);
     }
     insta::assert_snapshot!("diff-back", diff(&back, Narrow, &Style::plain()));
+
+    // An aborted crossing's push is what the branch holds, whatever the Gate's record says (#53).
+    let mut aborted = diff_between();
+    aborted.left_behind = Some(hecate_ops::model::LeftBehind {
+        passage: "production-7".into(),
+        bundle: "app-9f8c1a2b3c4d".into(),
+        branch: "env/production".into(),
+        commit: "ab4eac1d".repeat(5),
+    });
+    let text = diff(&aborted, Narrow, &Style::plain());
+    assert!(
+        text.starts_with(
+            "v1.3.0 (app-9f8c1a2b3c4d)\nnewer than v1.2.0 (app-0151d1d6c4cf), what production runs\n\
+             but env/production holds ab4eac1 from the aborted production-7 (app-9f8c1a2b3c4d): \
+             Flux applies it there until the next crossing, whatever production's record says it runs\n"
+        ),
+        "{text}"
+    );
 
     // Nothing in the Gate; nothing between two Bundles.
     let mut empty_gate = diff_between();

@@ -21,7 +21,7 @@
 //! }
 //! ```
 //!
-//! `from`, `gate` and `gap` (with `gapWords`, what it means in words) are left out
+//! `from`, `gate`, `gap` (with `gapWords`, what it means in words) and `leftBehind` are left out
 //! when absent, as are an artifact's `name`, `from`/`to` and `fromDigest`/`toDigest`;
 //! `artifacts`, `commits` and `moreCommits` are always there.
 
@@ -65,6 +65,15 @@ pub struct BundleDiff {
     /// ([`CommitGap::words`]); absent with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gap_words: Option<String>,
+    /// Against a Gate whose newest crossing was aborted after its push: that commit,
+    /// still on the environment's branch, which Flux applies until the next crossing
+    /// whatever `from` says the Gate runs (issue 53; not the reference's: additive).
+    #[serde(
+        default,
+        rename = "leftBehind",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub left_behind: Option<super::LeftBehind>,
 }
 
 /// A Bundle as a diff names it.

@@ -12,10 +12,11 @@
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
-use hecate_types::{Artifact, ArtifactRef, Bundle, CommitArtifact, Gate};
+use hecate_types::{Artifact, ArtifactRef, Bundle, CommitArtifact, Gate, Passage};
 use kube::ResourceExt as _;
 
-use super::eligibility::newest_first;
+use super::eligibility::{newest_first, passages_newest_first};
+use super::passage;
 use super::version;
 use crate::model::{ArtifactChange, ArtifactKind, BundleDiff, BundleRef, CommitGap, DiffDirection};
 
@@ -61,10 +62,12 @@ pub enum Missing {
 
 /// What changed from what `against` names to Bundle `bundle`, among a namespace's
 /// `bundles`; `gate` is the Gate `against` names ([`DiffAgainst::gate`]) when the
-/// namespace has it.
+/// namespace has it, and `passages` its Passages (any order; others are ignored): what
+/// its newest crossing, if aborted, left on the branch is part of what it runs.
 pub fn judge(
     bundles: &[&Bundle],
     gate: Option<&Gate>,
+    passages: &[&Passage],
     bundle: &str,
     against: &DiffAgainst,
 ) -> Result<BundleDiff, Missing> {
@@ -98,6 +101,14 @@ pub fn judge(
         ),
     };
     let mut diff = between(from, to, &beacon_bundles);
+    diff.left_behind = gate_name.as_deref().and_then(|gate| {
+        passages
+            .iter()
+            .copied()
+            .filter(|p| p.spec.gate == gate)
+            .min_by(|a, b| passages_newest_first(a, b))
+            .and_then(passage::left_behind)
+    });
     diff.gate = gate_name;
     Ok(diff)
 }
@@ -129,6 +140,7 @@ pub fn between(from: Option<&Bundle>, to: &Bundle, beacon_bundles: &[&Bundle]) -
         more_commits: 0,
         gap: None,
         gap_words: None,
+        left_behind: None,
     };
     let (chain, gap) = match (from, direction) {
         (_, DiffDirection::Same) => (Vec::new(), None),
@@ -648,11 +660,11 @@ mod tests {
         let from = |d: Result<BundleDiff, Missing>| d.map(|d| (d.from.map(|f| f.name), d.gate));
         // The Beacon's previous Bundle, by default; none before the first.
         assert_eq!(
-            from(judge(&all, None, &name(2), &DiffAgainst::Previous)),
+            from(judge(&all, None, &[], &name(2), &DiffAgainst::Previous)),
             Ok((Some(name(1)), None))
         );
         assert_eq!(
-            from(judge(&all, None, &name(0), &DiffAgainst::Previous)),
+            from(judge(&all, None, &[], &name(0), &DiffAgainst::Previous)),
             Ok((None, None))
         );
         // What a Gate runs now, or nothing when it holds nothing.
@@ -660,6 +672,7 @@ mod tests {
         let by_gate = judge(
             &all,
             Some(&production),
+            &[],
             &name(3),
             &DiffAgainst::Gate("production".into()),
         );
@@ -671,6 +684,7 @@ mod tests {
         let by_empty = judge(
             &all,
             Some(&empty),
+            &[],
             &name(3),
             &DiffAgainst::Gate("staging".into()),
         );
@@ -680,28 +694,42 @@ mod tests {
             from(judge(
                 &all,
                 Some(&production),
+                &[],
                 &name(3),
                 &DiffAgainst::Named("production".into())
             )),
             Ok((Some(name(1)), Some("production".into())))
         );
         assert_eq!(
-            from(judge(&all, None, &name(3), &DiffAgainst::Named(name(0)))),
+            from(judge(
+                &all,
+                None,
+                &[],
+                &name(3),
+                &DiffAgainst::Named(name(0))
+            )),
             Ok((Some(name(0)), None))
         );
         // What is not there is said by kind.
         assert_eq!(
-            from(judge(&all, None, "shop-gone", &DiffAgainst::Previous)),
+            from(judge(&all, None, &[], "shop-gone", &DiffAgainst::Previous)),
             Err(Missing::Bundle("shop-gone".into()))
         );
         assert_eq!(
-            from(judge(&all, None, &name(3), &DiffAgainst::Gate("qa".into()))),
+            from(judge(
+                &all,
+                None,
+                &[],
+                &name(3),
+                &DiffAgainst::Gate("qa".into())
+            )),
             Err(Missing::Gate("qa".into()))
         );
         assert_eq!(
             from(judge(
                 &all,
                 None,
+                &[],
                 &name(3),
                 &DiffAgainst::Named("qa".into())
             )),
@@ -716,11 +744,60 @@ mod tests {
             from(judge(
                 &all,
                 Some(&stale),
+                &[],
                 &name(3),
                 &DiffAgainst::Gate("production".into())
             )),
             Err(Missing::Bundle("shop-collected".into()))
         );
+    }
+
+    /// Against a Gate whose newest crossing was aborted after its push, the diff says
+    /// what the branch holds (the Cross dialog after an abort, #53); a later crossing,
+    /// or another Gate's abort, says nothing.
+    #[test]
+    fn a_diff_against_a_gate_says_what_an_abort_left_on_its_branch() {
+        use crate::rules::fixtures::passage;
+        use hecate_types::{PassagePhase, StepPhase, StepStatus};
+        let h = history();
+        let all: Vec<&Bundle> = h.iter().collect();
+        let dev = gate("dev", Some(&h[1]));
+        let mut aborted = passage("dev", &h[2].name_any(), Some(PassagePhase::Aborted), 10);
+        aborted.status.get_or_insert_with(Default::default).steps = vec![StepStatus {
+            uses: "git-push".into(),
+            phase: StepPhase::Succeeded,
+            output: Some(
+                serde_json::json!({"branch": "env/dev", "sha": "ab4eac1d", "pushed": true}),
+            ),
+            ..Default::default()
+        }];
+        let left = |passages: &[&Passage]| {
+            judge(
+                &all,
+                Some(&dev),
+                passages,
+                &h[3].name_any(),
+                &DiffAgainst::Gate("dev".into()),
+            )
+            .map(|d| d.left_behind.map(|l| (l.passage, l.branch, l.commit)))
+        };
+        assert_eq!(
+            left(&[&aborted]),
+            Ok(Some((
+                "dev-".to_string() + &h[2].name_any(),
+                "env/dev".into(),
+                "ab4eac1d".into()
+            )))
+        );
+        let later = passage("dev", &h[1].name_any(), Some(PassagePhase::Succeeded), 20);
+        assert_eq!(
+            left(&[&aborted, &later]),
+            Ok(None),
+            "the next crossing replaced it"
+        );
+        let mut elsewhere = aborted.clone();
+        elsewhere.spec.gate = "staging".into();
+        assert_eq!(left(&[&elsewhere]), Ok(None), "another Gate's abort");
     }
 
     #[test]
