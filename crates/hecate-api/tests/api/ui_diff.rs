@@ -4,7 +4,8 @@
 //! said as one, a gap in the API's words — and still ask when the diff cannot be read;
 //! a Bundle's page leads with its version and its commit, and compares it with its
 //! previous Bundle or what a Gate runs; lists name versions, not hashes; the Delivery
-//! page counts the time before the Bundle existed. axe-core finds nothing, and nothing
+//! page counts the time before the Bundle existed; sources and commits link to their
+//! forges where a page surely exists. axe-core finds nothing, and nothing
 //! is wider than a phone.
 
 use hecate_testenv::Identity::*;
@@ -335,6 +336,45 @@ async fn a_bundles_page_leads_with_its_version_and_says_what_changed() {
             ["qa", "what qa runs now"],
             ["staging", "what staging runs now"],
             ["production", "what production runs now"],
+        ])
+    );
+    // Its sources are links; a commit links to its forge's page only where the forge is
+    // known to show one there (git.example is not), so no link leads nowhere.
+    let links = browser
+        .js(
+            "return [...document.querySelectorAll('main a.out')].map(a => a.getAttribute('href'));",
+            vec![],
+        )
+        .await;
+    assert!(
+        links
+            .as_array()
+            .is_some_and(|l| !l.is_empty() && l.iter().all(|h| h == "https://git.example/app")),
+        "{links}"
+    );
+    let hrefs = browser
+        .js(
+            "return import('/ui/js/format.js').then(f => [\
+               f.commitHref('https://github.com/acme/app.git', 'ab4eac1d'), \
+               f.commitHref('git@gitlab.com:acme/app.git', 'ab4eac1d'), \
+               f.commitHref('https://git.example/app', 'ab4eac1d'), \
+               f.commitHref('https://github.com/acme/app', 'not a sha'), \
+               f.sourceHref('http://127.0.0.1:8080/app.git'), \
+               f.sourceHref('https://user:secret@github.com/acme/app'), \
+               f.sourceHref('https://charts.example/stable/')]);",
+            vec![],
+        )
+        .await;
+    assert_eq!(
+        hrefs,
+        json!([
+            "https://github.com/acme/app/commit/ab4eac1d",
+            "https://gitlab.com/acme/app/-/commit/ab4eac1d",
+            null,
+            null,
+            null,
+            null,
+            "https://charts.example/stable"
         ])
     );
     assert_eq!(

@@ -162,6 +162,11 @@ export function artifact(a) {
   return { kind: "unknown", ref: "", digest: "" };
 }
 
+/** `text` as a link to a page outside Hecate (a forge's, a chart repository's) when `href` is one; else the text. */
+export function outLink(href, text) {
+  return href ? h("a", { href, class: "out", rel: "noopener noreferrer" }, text) : text;
+}
+
 /** Only http(s) links from the server become links; anything else stays text. */
 export function safeUrl(url) {
   try {

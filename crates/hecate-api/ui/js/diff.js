@@ -6,7 +6,8 @@
 
 import { get, nsPath } from "./api.js";
 import { h } from "./dom.js";
-import { count, short, time } from "./format.js";
+import { outLink } from "./components.js";
+import { commitHref, count, short, sourceHref, time } from "./format.js";
 
 /** ops' diff of Bundle `bundle` against `against` (a Gate or a Bundle; "": its previous Bundle). */
 export function read(ns, bundle, against = "", options = {}) {
@@ -37,7 +38,7 @@ export function headline(d) {
 
 /** One artifact's change in words: "image ghcr.io/acme/shop: v1.2.0 → v1.3.0". */
 function artifactLine(a) {
-  const what = `${a.kind} ${a.repo}${a.name ? ` ${a.name}` : ""}`;
+  const what = [`${a.kind} `, outLink(sourceHref(a.repo), a.repo), a.name ? ` ${a.name}` : ""];
   let change;
   if (a.from == null) change = `added, ${a.to || "no version"}`;
   else if (a.to == null) change = `removed (was ${a.from})`;
@@ -53,7 +54,8 @@ export function person(who) {
   return h("span", { class: "diff-author", title: who }, name);
 }
 
-function commitLine(c) {
+/** `repo`: the diff's one git repository, whose forge can show each commit; none when several or none. */
+function commitLine(c, repo) {
   return h(
     "li",
     { class: "diff-commit", "data-sha": c.sha },
@@ -64,7 +66,7 @@ function commitLine(c) {
       c.author ? [" · ", person(c.author)] : null,
       c.committedAt ? [" · ", time(c.committedAt)] : null,
       " · ",
-      h("code", { title: c.sha }, short(c.sha, 7)),
+      outLink(commitHref(repo, c.sha), h("code", { title: c.sha }, short(c.sha, 7))),
     ),
   );
 }
@@ -101,7 +103,8 @@ export function view(d, { limit = 10, scroll = false } = {}) {
   const shown = commits.slice(0, limit);
   const more = commits.length - shown.length + (d.moreCommits || 0);
   const total = commits.length + (d.moreCommits || 0);
-  const list = h("ol", { class: "diff-commits" }, shown.map(commitLine));
+  const repos = [...new Set((d.artifacts || []).filter((a) => a.kind === "commit").map((a) => a.repo))];
+  const list = h("ol", { class: "diff-commits" }, shown.map((x) => commitLine(x, repos.length === 1 ? repos[0] : null)));
   const heading = back ? `These commits would be undone (${total}):` : `Commits it brings (${total}):`;
   return h(
     "div",

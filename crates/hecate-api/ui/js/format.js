@@ -132,6 +132,42 @@ export function plural(n, one, many = one + "s") {
 }
 
 /** The first `n` characters of a digest, without its algorithm. */
+// ---- links to where things come from ---------------------------------------------
+
+/** Forges whose web pages show a commit at `<repository>/commit/<sha>` (Bitbucket: `commits`). */
+const FORGES = [
+  [/^github\.com$/, "commit"],
+  [/^(.+\.)?gitlab\.(com|.+)$/, "-/commit"],
+  [/^codeberg\.org$/, "commit"],
+  [/^bitbucket\.org$/, "commits"],
+];
+
+/**
+ * A source's web page: an https repository (without `.git`), an scp-style
+ * `git@host:path` as https; anything else (plain http on loopback, `ssh://` on a
+ * private port, OCI) has none we can be sure of.
+ */
+export function sourceHref(repo) {
+  const text = String(repo || "").trim();
+  const scp = /^[\w.-]+@([\w.-]+):(?!\/)(.+)$/.exec(text);
+  let url;
+  try {
+    url = new URL(scp ? `https://${scp[1]}/${scp[2]}` : text);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== "https:" || url.username || url.password) return null;
+  return `${url.origin}${url.pathname.replace(/\.git$/, "").replace(/\/$/, "")}`;
+}
+
+/** A commit's page on a forge its repository is on; none elsewhere (a link that may not exist is worse than none). */
+export function commitHref(repo, sha) {
+  const base = sourceHref(repo);
+  if (!base || !/^[0-9a-f]{7,64}$/i.test(String(sha || ""))) return null;
+  const forge = FORGES.find(([host]) => host.test(new URL(base).hostname));
+  return forge ? `${base}/${forge[1]}/${sha}` : null;
+}
+
 export function short(digest, n = 12) {
   const d = String(digest || "").replace(/^sha256:/, "");
   return d.length > n ? d.slice(0, n) : d;

@@ -6,7 +6,7 @@ import { get, nsPath } from "../api.js";
 import * as actions from "../actions.js";
 import * as c from "../components.js";
 import { h } from "../dom.js";
-import { time } from "../format.js";
+import { sourceHref, time } from "../format.js";
 
 // requestedAt tokens of polls asked from this tab, by namespace/name.
 const asked = new Map();
@@ -17,8 +17,8 @@ export async function render(ctx) {
 
 function describe(w) {
   if (w.image) return { kind: "image", text: [w.image.repo, w.image.constraint].filter(Boolean).join(" ") };
-  if (w.chart) return { kind: "chart", text: [w.chart.name, w.chart.repo, w.chart.constraint].filter(Boolean).join(" ") };
-  if (w.git) return { kind: "git", text: w.git.repo };
+  if (w.chart) return { kind: "chart", text: [w.chart.name ? `${w.chart.name} ` : "", c.outLink(sourceHref(w.chart.repo), w.chart.repo), w.chart.constraint ? ` ${w.chart.constraint}` : ""] };
+  if (w.git) return { kind: "git", text: c.outLink(sourceHref(w.git.repo), w.git.repo) };
   if (w.provider) return { kind: "provider", text: w.provider.name };
   return { kind: "unknown", text: "" };
 }

@@ -11,7 +11,7 @@ import { API, ApiError, get, nsPath } from "../api.js";
 import * as c from "../components.js";
 import * as diffs from "../diff.js";
 import { h } from "../dom.js";
-import { count, local, short, time } from "../format.js";
+import { commitHref, count, local, short, sourceHref, time } from "../format.js";
 import { refiltered } from "../router.js";
 import { stops } from "../timeline.js";
 import { queuedFor } from "./approvals.js";
@@ -86,7 +86,7 @@ function subject(b, { short: brief = false } = {}) {
   const by = [
     commit.author ? [brief ? "" : "by ", diffs.person(commit.author)] : null,
     commit.committedAt ? time(commit.committedAt) : null,
-    !brief && commit.sha ? h("code", { title: commit.sha }, short(commit.sha, 7)) : null,
+    !brief && commit.sha ? c.outLink(commitHref(commit.repo, commit.sha), h("code", { title: commit.sha }, short(commit.sha, 7))) : null,
   ].filter(Boolean);
   return h(
     brief ? "span" : "p",
@@ -284,7 +284,10 @@ async function detail(ctx) {
         ["Kind", "Artifact", "Digest or source"],
         (b.spec.artifacts || []).map((a) => {
           const x = c.artifact(a);
-          return [x.kind, x.ref, h("code", { class: "digest" }, x.digest)];
+          const digest = h("code", { class: "digest" }, x.digest);
+          if (a.commit) return [x.kind, [c.outLink(sourceHref(a.commit.repo), a.commit.repo), `@${a.commit.tag || a.commit.branch || ""}`], c.outLink(commitHref(a.commit.repo, a.commit.sha), digest)];
+          if (a.chart) return [x.kind, x.ref, c.outLink(sourceHref(a.chart.repo), digest)];
+          return [x.kind, x.ref, digest];
         }),
       ),
     ),
