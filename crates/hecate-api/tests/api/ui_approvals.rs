@@ -223,6 +223,8 @@ async fn the_queue_says_where_each_bundle_stands_and_what_your_approval_would_do
         [0, 0]
     );
     browser.screenshot("bundle-decisions", 1280).await;
+    crate::ui_axe::fits_a_phone(&browser, "a Bundle's decision record").await;
+    browser.screenshot("bundle-decisions-phone", 375).await;
     browser.close().await;
 }
 

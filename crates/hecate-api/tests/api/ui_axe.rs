@@ -96,6 +96,18 @@ pub(crate) async fn fits_a_phone(browser: &Browser, page: &str) {
             vec![],
         )
         .await;
+    // A stacked table's cells hold their labels: a label of two lines ("Passes in a
+    // row") must not run into the next row's (#53).
+    let overlapping = browser
+        .js(
+            "return [...document.querySelectorAll('.table-wrap tbody [data-label]')]\
+               .filter(el => el.getBoundingClientRect().height > 0)\
+               .filter(el => parseFloat(getComputedStyle(el, '::before').height) > el.getBoundingClientRect().height + 0.5)\
+               .map(el => `${el.dataset.label}: label ${getComputedStyle(el, '::before').height}, cell ${Math.round(el.getBoundingClientRect().height)}px`)\
+               .slice(0, 8);",
+            vec![],
+        )
+        .await;
     let (desktop_width, desktop_height) = DESKTOP;
     browser
         .client
@@ -105,6 +117,11 @@ pub(crate) async fn fits_a_phone(browser: &Browser, page: &str) {
     assert!(
         fit[0].as_u64() <= fit[1].as_u64(),
         "{page} is wider than a {width} px phone ([scrollWidth, innerWidth, what sticks out]): {fit}"
+    );
+    assert_eq!(
+        overlapping,
+        serde_json::json!([]),
+        "{page} on a {width} px phone: labels taller than their cells"
     );
 }
 

@@ -248,6 +248,8 @@ impl Browser {
 
     /// A full-page screenshot to `target/ui-screenshots/<name>.png`, at `width`.
     pub(crate) async fn screenshot(&self, name: &str, width: u32) {
+        // The page's height at the width photographed: a phone's is longer.
+        self.client.set_window_size(width, 900).await.unwrap();
         let height = self
             .js("return document.documentElement.scrollHeight;", vec![])
             .await

@@ -249,6 +249,8 @@ async fn a_passage_shows_its_verification_and_the_timeline_marks_verified_from_c
     assert_eq!(field(&browser, "soak", "last").await, "not yet");
     let axe = crate::ui_axe::check(&browser, "a Passage being verified").await;
     browser.screenshot("passage-verification", 1280).await;
+    crate::ui_axe::fits_a_phone(&browser, "a Passage being verified").await;
+    browser.screenshot("passage-verification-phone", 375).await;
 
     // A verification that said no: said so, with why, each count shown.
     browser
