@@ -66,8 +66,8 @@ pub use notifier::{
     NotifierStatus, NotifierType, Severity, THREADS_KEPT,
 };
 pub use passage::{
-    Passage, PassagePhase, PassageSpec, PassageStatus, StepPhase, StepStatus, VerificationPhase,
-    VerificationRestart, VerificationStatus, VerifierStatus,
+    Passage, PassagePhase, PassageSpec, PassageStatus, StepLogLine, StepPhase, StepStatus,
+    VerificationPhase, VerificationRestart, VerificationStatus, VerifierStatus,
 };
 pub use rollout::{
     AcceptedFailures, ClusterSecretRef, CountOrPercent, LabelSelector, LabelSelectorRequirement,

@@ -12,6 +12,17 @@
 /// `spec.steps` (a copy of them). Real pipelines have a handful.
 pub const MAX_STEPS: usize = 100;
 
+/// The most lines one step's log keeps (the newest), when the Passage has room: fewer
+/// in a Passage of many steps, so all their logs together stay within
+/// [`MAX_STEP_LOGS_BYTES`].
+pub const MAX_STEP_LOG_LINES: usize = 10;
+
+/// The longest line a step's log keeps, in bytes.
+pub const MAX_STEP_LOG_LINE: usize = 256;
+
+/// About the most every step's log of a Passage takes together, in bytes.
+pub const MAX_STEP_LOGS_BYTES: usize = 64 * 1024;
+
 /// The most checks a Gate's `spec.verify` holds.
 pub const MAX_VERIFICATIONS: usize = 100;
 

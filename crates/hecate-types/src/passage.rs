@@ -370,4 +370,22 @@ pub struct StepStatus {
     /// How many times it was invoked (a waiting step counts each poll).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub attempts: i32,
+    /// What it said, oldest first: each message as it gave it, a message said again
+    /// at once counted rather than repeated; the newest few (not the reference's:
+    /// additive).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<StepLogLine>,
+}
+
+/// One thing a step said, when it first said it (`StepStatus.log`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepLogLine {
+    /// When it first said it.
+    pub at: Time,
+    /// What it said.
+    pub text: String,
+    /// How many more times it said the same right after, each time it was asked.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repeated: u32,
 }

@@ -301,3 +301,81 @@ async fn an_aborted_passage_says_the_commit_it_pushed_is_still_on_the_branch() {
     );
     browser.close().await;
 }
+
+/// A step's log (#53): what a waiting step said over its looks, each line with when and
+/// how many more times it said the same, behind a disclosure beside its message; a step
+/// that said one thing once shows no log.
+#[tokio::test]
+async fn a_steps_log_shows_what_it_said_over_its_looks() {
+    use hecate_types::{PassagePhase, StepLogLine, StepPhase, StepStatus, Time};
+    let server = Server::start().await;
+    hecate_testenv::fixtures::gate(
+        &server.env,
+        "staging",
+        hecate_testenv::fixtures::gate_spec(&[], false),
+    )
+    .await;
+    let mut passage = hecate_testenv::fixtures::passage(
+        &server.env,
+        "staging-1",
+        "staging",
+        "b1",
+        PassagePhase::Succeeded,
+    )
+    .await;
+    let at = |minutes: i64| Time(jiff::Timestamp::now() - jiff::SignedDuration::from_mins(minutes));
+    let line = |minutes: i64, text: &str, repeated: u32| StepLogLine {
+        at: at(minutes),
+        text: text.into(),
+        repeated,
+    };
+    if let Some(status) = passage.status.as_mut() {
+        status.started_at = Some(at(10));
+        status.steps = vec![StepStatus {
+            uses: "flux-wait".into(),
+            phase: StepPhase::Succeeded,
+            message: "Flux applied 46eeba7 and it is Ready".into(),
+            started_at: Some(at(10)),
+            finished_at: Some(at(1)),
+            attempts: 12,
+            log: vec![
+                line(
+                    10,
+                    "Flux has not applied 46eeba7 yet; the last applied is f577c28",
+                    9,
+                ),
+                line(2, "Flux applied 46eeba7; waiting for Ready", 0),
+                line(1, "Flux applied 46eeba7 and it is Ready", 0),
+            ],
+            ..StepStatus::default()
+        }];
+    }
+    server.env.write_status(&passage).await;
+    let browser = Browser::start(&server.base).await;
+    browser
+        .open(&crate::ui_rights::at(&server, "/passages/?name=staging-1"))
+        .await;
+    browser.sign_in(&server.token(Alice)).await;
+    drawn(&browser, "staging-1").await;
+    browser
+        .until_text("[data-field=log] summary", "Log: 12 messages")
+        .await;
+    browser.click("[data-field=log] summary").await;
+    let lines = browser
+        .js(
+            "return [...document.querySelectorAll('[data-field=log] li')].map(li => li.querySelector('.server-text').textContent + (li.lastChild.classList.contains('server-text') ? '' : li.lastChild.textContent));",
+            vec![],
+        )
+        .await;
+    assert_eq!(
+        lines,
+        json!([
+            "Flux has not applied 46eeba7 yet; the last applied is f577c28 (said 9 more times)",
+            "Flux applied 46eeba7; waiting for Ready",
+            "Flux applied 46eeba7 and it is Ready",
+        ])
+    );
+    assert_eq!(crate::ui_axe::check(&browser, "a step's log").await, [0, 0]);
+    crate::ui_axe::fits_a_phone(&browser, "a step's log").await;
+    browser.close().await;
+}

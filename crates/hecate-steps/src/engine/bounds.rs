@@ -11,7 +11,9 @@
 use std::borrow::Cow;
 
 use hecate_types::PassageStatus;
-use hecate_types::limits::MAX_PASSAGE_STATUS_BYTES;
+use hecate_types::limits::{
+    MAX_PASSAGE_STATUS_BYTES, MAX_STEP_LOG_LINE, MAX_STEP_LOG_LINES, MAX_STEP_LOGS_BYTES,
+};
 use serde_json::{Value, json};
 
 use hecate_types::limits::truncate;
@@ -37,6 +39,15 @@ pub const OMITTED: &str = "omitted";
 /// at the most steps a Passage may have).
 pub fn output_limit(steps: usize) -> usize {
     (OUTPUTS / steps.max(1)).min(MAX_STEP_OUTPUT)
+}
+
+/// How many lines each step's log of a Passage of `steps` steps keeps: an equal share
+/// of [`MAX_STEP_LOGS_BYTES`] (a line at most [`MAX_STEP_LOG_LINE`] bytes and its time),
+/// at most [`MAX_STEP_LOG_LINES`], at least one (ten each up to 20 steps, two at the most
+/// steps a Passage may have).
+pub fn log_lines(steps: usize) -> usize {
+    let line = MAX_STEP_LOG_LINE + 64;
+    (MAX_STEP_LOGS_BYTES / (steps.max(1) * line)).clamp(1, MAX_STEP_LOG_LINES)
 }
 
 /// `text`, or, when it is longer than `max` bytes, its beginning and its end with
@@ -94,10 +105,13 @@ pub fn fit(status: &mut PassageStatus) -> Result<(), usize> {
     if let Cow::Owned(cut) = text(&status.message, MAX_MESSAGE) {
         status.message = cut;
     }
+    let lines = log_lines(status.steps.len());
     for step in &mut status.steps {
         if let Cow::Owned(cut) = text(&step.message, MAX_STEP_MESSAGE) {
             step.message = cut;
         }
+        let over = step.log.len().saturating_sub(lines);
+        step.log.drain(..over);
     }
     let mut size = json_len(status);
     if size <= MAX_PASSAGE_STATUS_BYTES {
@@ -233,6 +247,14 @@ mod tests {
                         json!({"body": "\u{1}".repeat(4096)}),
                         output_limit(steps),
                     )),
+                    // A log as long as a step keeps, each line as long as one may be.
+                    log: (0..MAX_STEP_LOG_LINES)
+                        .map(|i| hecate_types::StepLogLine {
+                            at: hecate_types::Time(jiff::Timestamp::UNIX_EPOCH),
+                            text: format!("{i}").repeat(MAX_STEP_LOG_LINE),
+                            repeated: u32::MAX,
+                        })
+                        .collect(),
                     ..StepStatus::default()
                 })
                 .collect(),
@@ -240,6 +262,14 @@ mod tests {
         };
         let outputs_before: Vec<_> = status.steps.iter().map(|s| s.output.clone()).collect();
         assert_eq!(fit(&mut status), Ok(()));
+        // Each log keeps its newest lines, its share of the Passage's room.
+        assert_eq!((log_lines(1), log_lines(20), log_lines(steps)), (10, 10, 2));
+        assert!(
+            status
+                .steps
+                .iter()
+                .all(|s| s.log.len() == 2 && s.log[1].text.starts_with('9'))
+        );
         assert!(json_len(&status) <= MAX_PASSAGE_STATUS_BYTES);
         assert!(status.message.len() <= MAX_MESSAGE);
         assert!(

@@ -27,6 +27,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hecate_expr as expr;
+use hecate_types::StepLogLine;
+use hecate_types::limits::{MAX_STEP_LOG_LINE, MAX_STEP_LOG_LINES};
 use hecate_types::{
     Bundle, HealthCheck, Passage, PassagePhase, PassageStatus, Step, StepPhase, StepStatus, Time,
 };
@@ -435,8 +437,7 @@ pub async fn advance_at(
                         );
                     }
                     Progress::Running => {
-                        record.message =
-                            bounds::text(&result.message, bounds::MAX_STEP_MESSAGE).into_owned();
+                        say(record, clock.now(), &result.message);
                         status.message = record.message.clone();
                         return Advance {
                             status,
@@ -543,7 +544,7 @@ fn abort(status: &mut PassageStatus, now: Timestamp, message: &str) {
     for step in &mut status.steps {
         if !step.phase.is_terminal() {
             step.phase = StepPhase::Aborted;
-            step.message = "aborted".into();
+            say(step, now, "aborted");
             step.finished_at = Some(Time(now));
         }
     }
@@ -555,9 +556,31 @@ fn abort(status: &mut PassageStatus, now: Timestamp, message: &str) {
 /// Finishes a step with `phase`, at the time read now (durations must be real), and
 /// `message` cut to its bound.
 fn finish(record: &mut StepStatus, clock: &dyn Clock, phase: StepPhase, message: &str) {
+    let now = clock.now();
     record.phase = phase;
+    say(record, now, message);
+    record.finished_at = Some(Time(now));
+}
+
+/// Records what a step says now: its message, and a line of its log — counted when it
+/// repeats the newest line (a wait that says the same at each look), else added, the
+/// newest [`MAX_STEP_LOG_LINES`] kept ([`bounds::fit`] keeps fewer in a Passage of many
+/// steps).
+fn say(record: &mut StepStatus, now: Timestamp, message: &str) {
     record.message = bounds::text(message, bounds::MAX_STEP_MESSAGE).into_owned();
-    record.finished_at = Some(Time(clock.now()));
+    let text = bounds::text(message, MAX_STEP_LOG_LINE);
+    match record.log.last_mut() {
+        Some(last) if last.text == text => last.repeated = last.repeated.saturating_add(1),
+        _ => {
+            record.log.push(StepLogLine {
+                at: Time(now),
+                text: text.into_owned(),
+                repeated: 0,
+            });
+            let over = record.log.len().saturating_sub(MAX_STEP_LOG_LINES);
+            record.log.drain(..over);
+        }
+    }
 }
 
 /// Fails a step with `reason`, recorded as it is spelled on the wire.

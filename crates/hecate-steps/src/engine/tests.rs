@@ -201,6 +201,54 @@ async fn every_step_runs_in_order_and_the_crossing_succeeds() {
     assert_eq!((a.calls().len(), b.calls().len()), (1, 1));
 }
 
+/// A step's log keeps what it said over its attempts (#53): a wait that says the same
+/// at each look is one line counted, a change of words a new line, the end its own.
+#[tokio::test]
+async fn a_steps_log_keeps_what_it_said_over_its_attempts() {
+    let waiting = |words: &str| Ok(StepResult::waiting(words, Duration::from_secs(7)));
+    let a = Scripted::new(
+        "a",
+        vec![
+            waiting("Flux has not applied 46eeba7 yet"),
+            waiting("Flux has not applied 46eeba7 yet"),
+            waiting("Flux has not applied 46eeba7 yet"),
+            waiting("Flux applied 46eeba7; waiting for Ready"),
+            ok(json!({})),
+        ],
+    );
+    let engine = Engine::new(std::slice::from_ref(&a));
+    let mut p = passage(vec![step("a")]);
+    for minute in 0..5 {
+        engine
+            .clock
+            .set(t0() + jiff::SignedDuration::from_mins(minute));
+        engine.advance(&mut p).await;
+    }
+    let record = &p.status.as_ref().expect("a status").steps[0];
+    let log: Vec<(String, &str, u32)> = record
+        .log
+        .iter()
+        .map(|l| (l.at.0.to_string(), l.text.as_str(), l.repeated))
+        .collect();
+    assert_eq!(
+        log,
+        [
+            (
+                "2026-08-10T12:00:00Z".into(),
+                "Flux has not applied 46eeba7 yet",
+                2
+            ),
+            (
+                "2026-08-10T12:03:00Z".into(),
+                "Flux applied 46eeba7; waiting for Ready",
+                0
+            ),
+            ("2026-08-10T12:04:00Z".into(), "done", 0),
+        ]
+    );
+    assert_eq!(record.message, "done", "the message is the newest line");
+}
+
 #[tokio::test]
 async fn a_waiting_step_is_asked_again_with_its_attempts_counted() {
     let a = Scripted::new("a", vec![wait(), wait(), ok(json!({}))]);

@@ -114,6 +114,10 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
         "fan-out: the waves a crossing reaches its targets in, with budgets (DECISION 151)",
     ),
     (
+        "passages:schema.properties.status.properties.steps.items.properties.log",
+        "a step's log: what it said over its attempts (DECISION 170)",
+    ),
+    (
         "passages:schema.properties.status.properties.rollout",
         "fan-out: each target's crossing and the rollout's phase (DECISION 151)",
     ),

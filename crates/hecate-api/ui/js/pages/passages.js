@@ -172,6 +172,35 @@ function restarts(x) {
 }
 
 /**
+ * A step's log (#53): what it said over its calls, oldest first, each line with when it
+ * was first said and how many more times at once — shown when it says more than the
+ * message beside it.
+ */
+function stepLog(log) {
+  const lines = log || [];
+  if (!lines.length || (lines.length === 1 && !lines[0].repeated)) return null;
+  const said = lines.reduce((n, l) => n + 1 + (l.repeated || 0), 0);
+  return h(
+    "details",
+    { class: "step-log", "data-field": "log" },
+    h("summary", null, `Log: ${count(said, "message")}`),
+    h(
+      "ol",
+      null,
+      lines.map((l) =>
+        h(
+          "li",
+          null,
+          h("span", { class: "muted small" }, local(l.at), " "),
+          h("span", { class: "server-text" }, withLocalTimes(l.text)),
+          l.repeated ? h("span", { class: "muted small" }, ` (said ${l.repeated} more ${l.repeated === 1 ? "time" : "times"})`) : null,
+        ),
+      ),
+    ),
+  );
+}
+
+/**
  * What an aborted crossing left on the environment's branch: ops' `leftBehind` of its
  * Gate (the newest crossing's pushed commit, from its step records), said here when it
  * is this Passage's.
@@ -279,7 +308,7 @@ async function detail(ctx) {
             h("span", { "data-field": "attempts" }, s.attempts ? count(s.attempts, "call") : "none yet"),
             outputs(s.output),
             s.reason ? h("code", null, s.reason) : "",
-            s.message || "",
+            [s.message ? withLocalTimes(s.message) : "", stepLog(s.log)],
           ],
         })),
       ),
