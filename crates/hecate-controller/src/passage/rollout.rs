@@ -589,7 +589,14 @@ fn took_step(target: &mut TargetStatus, advance: Advance, now: Timestamp) {
             target.finished_at = Some(Time(now));
             target.steps.clear();
         }
-        PassagePhase::Pending | PassagePhase::Running => target.steps = status.steps,
+        PassagePhase::Pending | PassagePhase::Running => {
+            // A target keeps no step log: a hundred targets crossing at once would
+            // multiply it past what a Passage can record (DECISION 170).
+            target.steps = status.steps;
+            for step in &mut target.steps {
+                step.log.clear();
+            }
+        }
     }
 }
 
