@@ -217,6 +217,7 @@ fn query_schema(name: &str) -> Value {
         "since" => json!({"type": "string",
             "description": "How far back: days (30d), weeks (2w), hours (12h) or minutes (90m)",
             "pattern": hecate_ops::rules::delivery::PERIOD_PATTERN}),
+        "dryRun" => json!({"type": "boolean"}),
         _ => json!({"type": "string"}),
     }
 }

@@ -243,11 +243,11 @@ pub const ROUTES: &[Route] = &[
         method: Method::Post,
         path: ns!("/gates/{name}/promote"),
         guard: Guard::Namespaced(Operation::Promote),
-        summary: "Start a crossing; the caller is the actor. Answers the created Passage",
-        query: &[],
+        summary: "Start a crossing; the caller is the actor. Answers the created Passage; with dryRun=true creates nothing and answers what the crossing would do: promote's judgement for the caller (refused, with the code promote would answer, or not) and each step with its with: resolved (issue 55)",
+        query: &["dryRun"],
         handler: || post(promote),
         request: Some(schema::<PromoteRequest>),
-        answer: Answer::Json(schema::<hecate_types::Passage>),
+        answer: Answer::Json(promoted),
     },
     Route {
         method: Method::Post,
@@ -1012,13 +1012,32 @@ async fn approvals(
     Ok(Json(queue).into_response())
 }
 
+/// `?dryRun=true` on promote: what the crossing would do, creating nothing.
+#[derive(Deserialize, Default, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PromoteQuery {
+    #[serde(rename = "dryRun")]
+    dry_run: Option<bool>,
+}
+
+/// Promote's answer: the Passage it created, or, asked to dry-run, the preview.
+fn promoted(generator: &mut SchemaGenerator) -> Value {
+    json!({"oneOf": [
+        schema::<hecate_types::Passage>(generator),
+        schema::<hecate_ops::model::CrossingPreview>(generator),
+    ]})
+}
+
 async fn promote(
     State(state): State<AppState>,
     asked: Asked,
     Path((ns, name)): Named,
+    query: Result<Query<PromoteQuery>, QueryRejection>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    let query = understood(query)?;
     let request: PromoteRequest = strict_body(&body)?;
+    // A preview needs the right to promote: it says what that right would do.
     asked.admit(&state, &ns, Some(&name)).await?;
     if request.bundle.is_empty() {
         return Err(ApiError::bad_request(
@@ -1026,6 +1045,13 @@ async fn promote(
         ));
     }
     check_name(&request.bundle)?;
+    if query.dry_run == Some(true) {
+        let preview = state
+            .ops
+            .preview(&ns, &name, &request.bundle, &asked.caller.username)
+            .await?;
+        return Ok(Json(preview).into_response());
+    }
     // A REST create answers the created object (docs/DECISIONS.md).
     let passage = state
         .ops

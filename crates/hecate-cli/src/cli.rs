@@ -380,6 +380,10 @@ pub(crate) enum Command {
         /// With --watch: give up after this long (e.g. 10m), exit 2.
         #[arg(long, value_name = "DURATION", requires = "watch")]
         timeout: Option<String>,
+        /// Create nothing: say whether promote would start the crossing (exit 5 when
+        /// it would be refused) and each step it would run, its with: resolved.
+        #[arg(long, conflicts_with = "watch")]
+        dry_run: bool,
         #[command(flatten)]
         output: OutputArg,
     },

@@ -221,9 +221,33 @@ pub(crate) async fn run(cli: Cli, style: Style) -> Result<u8, Failure> {
         Command::Promote {
             gate,
             bundle,
+            dry_run: true,
+            output,
+            ..
+        } => {
+            let actor = cx.whoami().await?;
+            let preview = ops
+                .preview(&ns, &gate, &bundle, &actor.name)
+                .await
+                .map_err(write)?;
+            let written = Written {
+                action: "preview",
+                answer: &preview,
+            };
+            output::print(&output.format, &written, |_| {
+                render::preview(&preview, &style)
+            })?;
+            if preview.refused.is_some() {
+                return Ok(exit::REFUSED);
+            }
+        }
+        Command::Promote {
+            gate,
+            bundle,
             watch,
             timeout,
             output,
+            ..
         } => {
             let timeout = timeout.as_deref().map(parse_timeout).transpose()?;
             let actor = cx.whoami().await?;

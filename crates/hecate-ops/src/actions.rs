@@ -16,7 +16,9 @@ use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use crate::error::{Action, Error, Kind, Result};
-use crate::model::{Aborted, Approved, Person, Polled, Rejected, RolloutAsked, Withdrawn};
+use crate::model::{
+    Aborted, Approved, CrossingPreview, Person, Polled, Rejected, RolloutAsked, Withdrawn,
+};
 use crate::ops::Ops;
 use crate::rules;
 use crate::rules::approval::{self, Asked};
@@ -74,6 +76,66 @@ impl Ops {
             targets: &[],
         })
         .await
+    }
+
+    /// What `actor` crossing `gate` with `bundle` would do, asked before the crossing
+    /// (issue 55): promote's own judgement for them — refused with the code the real
+    /// promote would answer, or not — and the steps as they would run, each `with:`
+    /// resolved against the Bundle and the Gate's vars ([`rules::preview`]). Creates
+    /// nothing: the requests promote makes — a GET of the Gate and of the Bundle, a
+    /// LIST of the Gate's Passages — and, when the rules would let it start, the API
+    /// server's dry run of the Passage's create, which judges this client's right to
+    /// create it and the CRD's schema as the real create would.
+    ///
+    /// A Gate or Bundle that is not there is [`Error::NotFound`], as for promote.
+    pub async fn preview(
+        &self,
+        namespace: &str,
+        gate: &str,
+        bundle: &str,
+        actor: &str,
+    ) -> Result<CrossingPreview> {
+        let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
+        let gate_name = gate.name_any();
+        let (bundle, passages) = futures::try_join!(
+            self.get::<Bundle>(Kind::Bundle, namespace, bundle),
+            self.passages_matching(namespace, Some(&gate_name), None)
+        )?;
+        let passages: Vec<&Passage> = passages.iter().collect();
+        let now = self.now();
+        let passage = rules::preview::passage(&gate, &bundle, &passages, actor, now);
+        let mut preview = rules::preview::of(&gate, &bundle, &passage, &passages, now);
+        if preview.refused.is_some() {
+            return Ok(preview);
+        }
+        // The API server's own dry run of the create: whoever this client is must be
+        // allowed to create the Passage, and the Passage must be one the CRD takes —
+        // judged as promote's create would be, persisting nothing.
+        let dry_run = PostParams {
+            dry_run: true,
+            ..PostParams::default()
+        };
+        match self
+            .api::<Passage>(namespace)
+            .create(&dry_run, &passage)
+            .await
+        {
+            Ok(_) => Ok(preview),
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                preview.refused = Some(Refusal::new(
+                    RefusalCode::AlreadyCrossing,
+                    format!(
+                        "another crossing of {gate_name} started at the same moment, as Passage {}",
+                        passage.name_any()
+                    ),
+                ));
+                Ok(preview)
+            }
+            Err(source) => Err(Error::Kubernetes {
+                context: "creating Passage (a dry run)".into(),
+                source,
+            }),
+        }
     }
 
     /// Rolls `gate` back, on behalf of `actor`: crosses again `to` — a Bundle the Gate

@@ -18,6 +18,7 @@ use crate::rules::eligibility::Code;
 mod delivery;
 mod diff;
 mod notice;
+mod preview;
 mod request;
 
 pub use delivery::{
@@ -27,6 +28,7 @@ pub use delivery::{
 };
 pub use diff::{ArtifactChange, ArtifactKind, BundleDiff, BundleRef, CommitGap, DiffDirection};
 pub use notice::{Notice, Notifications, NotifierSummary, SentNotice};
+pub use preview::{CrossingPreview, PlannedStep};
 pub use request::{
     AcceptFailuresRequest, ApproveRequest, PromoteRequest, RejectRequest, RequestProblem,
     RollbackAsked, RollbackRequest,

@@ -16,6 +16,7 @@ mod hardening;
 mod harness;
 mod oidc;
 mod oidc_browser;
+mod preview;
 mod rollback;
 mod routes;
 mod schemathesis;

@@ -23,6 +23,9 @@ use serde::Serialize;
 use crate::output::{Cell, Colour, Columns, Style, Table};
 
 mod names;
+mod preview;
+
+pub(crate) use preview::preview;
 
 /// What a write command did, for scripts: ops' answer under the action's name, the
 /// same object in every format (`{"action": "promote", …Promoted}`).

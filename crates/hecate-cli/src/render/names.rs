@@ -102,6 +102,13 @@ impl Named for Promoted {
     }
 }
 
+/// `promote --dry-run`: nothing was created; the Gate it would cross.
+impl Named for hecate_ops::model::CrossingPreview {
+    fn names(&self) -> Option<Vec<String>> {
+        Some(vec![object::<Gate>(&self.gate)])
+    }
+}
+
 /// `rollback`: the Passage it created.
 impl Named for RolledBack {
     fn names(&self) -> Option<Vec<String>> {

@@ -717,3 +717,114 @@ async fn a_halted_rollout_at_the_command_line() {
         one_place.stderr
     );
 }
+
+/// `promote --dry-run` (issue 55): what promote would do, creating nothing — the steps
+/// with their `with:` resolved against the Bundle and the Gate's vars, promote's
+/// refusal with its exit code, and the cluster's own judgement of the right to create
+/// the Passage (the API server's dry run).
+#[tokio::test]
+async fn a_dry_run_says_what_promote_would_do_and_creates_nothing() {
+    use hecate_types::{Passage, Step, Var};
+    let env = TestEnv::new().await;
+    let hecate = Hecate::new(&env).await;
+    let mut staging = gate_spec(&[], false);
+    staging.vars = vec![Var {
+        name: "fleet".into(),
+        value: "https://git.example/fleet.git".into(),
+    }];
+    if let Some(passage) = staging.passage.as_mut() {
+        passage.steps.insert(
+            0,
+            Step {
+                uses: "git-clone".into(),
+                alias: "repo".into(),
+                with: Some(serde_json::json!({
+                    "repo": "${{ vars.fleet }}",
+                    "branch": "env/${{ gate }}-${{ bundle.image('ghcr.io/acme/app').tag }}",
+                })),
+                ..Step::default()
+            },
+        );
+    }
+    gate(&env, "staging", staging).await;
+    gate(&env, "production", gate_spec(&[], true)).await;
+    bundle(&env, "b1").await;
+
+    let dry = hecate
+        .run(
+            Identity::Bob,
+            &["promote", "staging", "--bundle", "b1", "--dry-run"],
+        )
+        .await;
+    assert_eq!(dry.code, 0, "{dry:?}");
+    assert!(
+        dry.stdout.starts_with(
+            "would cross 1.0.0 (b1) through staging as bob; nothing was created (a dry run)\n\n\
+             1. git-clone (repo) — works in the crossing's own directory\n   \
+             branch: env/staging-1.0.0\n   repo: https://git.example/fleet.git\n\n\
+             2. git-push — pushes to a remote\n"
+        ),
+        "{}",
+        dry.stdout
+    );
+    let json = hecate
+        .run(
+            Identity::Bob,
+            &[
+                "promote",
+                "staging",
+                "--bundle",
+                "b1",
+                "--dry-run",
+                "-o",
+                "json",
+            ],
+        )
+        .await;
+    let preview: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(preview["action"], "preview");
+    assert_eq!(preview["steps"][0]["effect"], "WorkDir");
+    assert_eq!(preview["steps"][1]["effect"], "Pushes");
+
+    // Refused as promote refuses it, with promote's exit code; the steps still shown.
+    let refused = hecate
+        .run(
+            Identity::Bob,
+            &["promote", "production", "--bundle", "b1", "--dry-run"],
+        )
+        .await;
+    assert_eq!(refused.code, i32::from(exit::REFUSED), "{refused:?}");
+    assert!(
+        refused
+            .stdout
+            .starts_with("would be refused: 1.0.0 (b1) through production: awaiting approval (AwaitingApproval)\n"),
+        "{}",
+        refused.stdout
+    );
+    // ci-bot may read, not create: the API server's dry run of the create says no.
+    env.grant(
+        Identity::CiBot,
+        &["get", "list", "watch"],
+        &["gates", "bundles", "passages"],
+    )
+    .await;
+    let reader = hecate
+        .run(
+            Identity::CiBot,
+            &["promote", "staging", "--bundle", "b1", "--dry-run"],
+        )
+        .await;
+    assert_ne!(reader.code, 0, "{reader:?}");
+    assert!(reader.stdout.is_empty(), "{reader:?}");
+    assert!(
+        reader.stderr.contains("create"),
+        "says what was not allowed: {reader:?}"
+    );
+
+    let passages = env
+        .api::<Passage>()
+        .list(&Default::default())
+        .await
+        .unwrap();
+    assert_eq!(passages.items.len(), 0, "a dry run creates nothing");
+}

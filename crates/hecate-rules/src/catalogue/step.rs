@@ -3,6 +3,8 @@
 
 use std::any::TypeId;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::config;
@@ -100,6 +102,64 @@ impl Step {
             }
             Step::Http => json!({"url": "https://example.com/hook"}),
             Step::EvidenceGate => json!({"gates": ["assert"]}),
+        }
+    }
+}
+
+/// What a step does beyond the crossing's work directory: what a preview runs, and what
+/// it only lists (issue 55).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum Effect {
+    /// It reads (a clone, a pull) and changes only the work directory.
+    WorkDir,
+    /// It pushes to a remote: a git branch or an OCI registry.
+    Pushes,
+    /// It asks a forge to do something: open a pull request, set a commit status.
+    Forge,
+    /// It asks Flux, in a cluster, to act or waits for it.
+    Cluster,
+    /// It calls an endpoint.
+    Calls,
+    /// It asks Fides for evidence.
+    Evidence,
+}
+
+impl Effect {
+    /// Whether a preview runs a step with this effect: only what stays in the work
+    /// directory.
+    pub const fn previewed(self) -> bool {
+        matches!(self, Self::WorkDir)
+    }
+
+    /// What it does, in words a preview shows beside a step it lists.
+    pub const fn words(self) -> &'static str {
+        match self {
+            Self::WorkDir => "works in the crossing's own directory",
+            Self::Pushes => "pushes to a remote",
+            Self::Forge => "asks a forge (a pull request, a commit status)",
+            Self::Cluster => "asks Flux in a cluster",
+            Self::Calls => "calls an endpoint",
+            Self::Evidence => "asks Fides for evidence",
+        }
+    }
+}
+
+impl Step {
+    /// What it does beyond the work directory.
+    pub const fn effect(self) -> Effect {
+        match self {
+            Step::GitClone
+            | Step::GitCommit
+            | Step::EditYaml
+            | Step::SetImage
+            | Step::RenderKustomize
+            | Step::RenderHelm
+            | Step::OciPull => Effect::WorkDir,
+            Step::GitPush | Step::OciPush => Effect::Pushes,
+            Step::GitPullRequest | Step::CommitStatus => Effect::Forge,
+            Step::FluxReconcile | Step::FluxWait => Effect::Cluster,
+            Step::Http => Effect::Calls,
+            Step::EvidenceGate => Effect::Evidence,
         }
     }
 }

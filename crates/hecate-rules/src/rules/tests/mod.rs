@@ -10,6 +10,7 @@ mod explain;
 mod overview;
 mod passage;
 mod pipeline;
+mod preview;
 mod promotion;
 mod rollback;
 mod rollout;
