@@ -103,6 +103,29 @@ pub fn promoted(promoted: &Promoted) -> String {
     )
 }
 
+/// `preview_crossing`: whether it would start, then each step in a line.
+pub fn preview(preview: &hecate_ops::model::CrossingPreview) -> String {
+    let mut lines = vec![match &preview.refused {
+        None => format!(
+            "crossing {} with {} would start (nothing was created)",
+            preview.gate, preview.bundle.version
+        ),
+        Some(refusal) => format!(
+            "promote of {} through {} would be refused ({}): {}",
+            preview.bundle.version,
+            preview.gate,
+            refusal.code.as_str(),
+            refusal.reason
+        ),
+    }];
+    for (i, step) in preview.steps.iter().enumerate() {
+        let effect = step.effect.map_or("not a known step", |e| e.words());
+        let with = serde_json::to_string(&step.with).unwrap_or_default();
+        lines.push(format!("{}. {} — {effect}: {with}", i + 1, step.uses));
+    }
+    lines.join("\n")
+}
+
 /// `rollback`.
 pub fn rolled_back(rolled_back: &RolledBack) -> String {
     format!(

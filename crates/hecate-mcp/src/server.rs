@@ -232,6 +232,7 @@ impl HecateMcp {
             ToolName::Evidence => with_arguments!(evidence),
             ToolName::Overview => with_arguments!(overview),
             ToolName::Promote => with_arguments!(promote),
+            ToolName::PreviewCrossing => with_arguments!(preview_crossing),
             ToolName::Rollback => with_arguments!(rollback),
             ToolName::Abort => with_arguments!(abort),
             ToolName::RolloutTargets => with_arguments!(rollout_targets),
@@ -570,6 +571,21 @@ impl Call<'_> {
         }
         .await;
         result(answer, render::promoted)
+    }
+
+    async fn preview_crossing(&self, args: PromoteArgs) -> CallToolResult {
+        let answer = async {
+            let namespace = self.namespace(args.namespace)?;
+            let gate = name_argument("gate", &args.gate)?;
+            let bundle = name_argument("bundle", &args.bundle)?;
+            self.authorize(&namespace).await?;
+            self.ops()
+                .preview(&namespace, &gate, &bundle, &self.actor())
+                .await
+                .map_err(|e| self.problem(&e))
+        }
+        .await;
+        result(answer, render::preview)
     }
 
     async fn rollback(&self, args: RollbackArgs) -> CallToolResult {

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use hecate_ops::model::CrossingPreview;
 use hecate_ops::{
     Aborted, BundleDiff, Delivery, Evidence, Explanation, FluxReconciled, FluxSuspended,
     GateTargets, Operation, Overview, Promoted, RolledBack, RolloutAsked,
@@ -61,6 +62,8 @@ pub enum ToolName {
     Overview,
     /// `promote`
     Promote,
+    /// `preview_crossing`
+    PreviewCrossing,
     /// `rollback`
     Rollback,
     /// `abort`
@@ -105,9 +108,12 @@ impl ToolName {
     /// rollback, abort, retrying a halted rollout's targets) and the Flux objects a
     /// Gate depends on (suspend, resume, reconcile). Accepting a rollout's failures is
     /// not one: it overrides the failure budget the Gate's owners set, a judgement left
-    /// to people (DECISION 158).
-    pub const WRITE: [Self; 7] = [
+    /// to people (DECISION 158). A crossing's preview writes nothing, but asks the
+    /// right to promote and is how an agent looks before it promotes: offered with
+    /// promote.
+    pub const WRITE: [Self; 8] = [
         Self::Promote,
+        Self::PreviewCrossing,
         Self::Rollback,
         Self::Abort,
         Self::RetryTargets,
@@ -132,6 +138,7 @@ impl ToolName {
             Self::Evidence => "evidence",
             Self::Overview => "overview",
             Self::Promote => "promote",
+            Self::PreviewCrossing => "preview_crossing",
             Self::Rollback => "rollback",
             Self::Abort => "abort",
             Self::RolloutTargets => "rollout_targets",
@@ -169,7 +176,8 @@ impl ToolName {
             Self::DiffBundles => Operation::GetBundle,
             Self::Evidence => Operation::Evidence,
             Self::Overview => Operation::Overview,
-            Self::Promote => Operation::Promote,
+            // A preview is asked as promote: it says what that right would do.
+            Self::Promote | Self::PreviewCrossing => Operation::Promote,
             Self::Rollback => Operation::Rollback,
             Self::Abort => Operation::Abort,
             Self::RolloutTargets => Operation::Targets,
@@ -201,6 +209,7 @@ impl ToolName {
             Self::Evidence => "Compliance evidence for a Bundle",
             Self::Overview => "Overview of every namespace",
             Self::Promote => "Promote a Bundle",
+            Self::PreviewCrossing => "What would crossing a Gate do?",
             Self::Rollback => "Roll a Gate back",
             Self::Abort => "Abort a crossing",
             Self::RolloutTargets => "Where a rollout stands on each target",
@@ -317,6 +326,19 @@ impl ToolName {
                  refusal is the rules' answer: report it; do not retry it or route around it \
                  through another Gate. Returns the Passage's name; follow it with get_passage."
             }
+            Self::PreviewCrossing => {
+                "Before promoting: what crossing a Gate with a Bundle would do, creating \
+                 nothing. `refused` is promote's own answer for the caller now (the same \
+                 code promote would give: AwaitingApproval, WindowClosed, AlreadyCrossing, \
+                 …; absent when it would start). `steps` lists each step the crossing would \
+                 run, in order, with its `with:` resolved against the Bundle and the Gate's \
+                 vars (a value that reads an earlier step's output stays as written and the \
+                 step `awaits` it), whether it runs (`runs`, absent when its `if:` is decided \
+                 as the crossing goes), what it does beyond the crossing's own directory \
+                 (`effect`: WorkDir, Pushes, Forge, Cluster, Calls, Evidence) and a \
+                 `problem` where an expression fails on this Bundle. Call it before promote \
+                 to tell a person what will happen; a refusal here is the rules' answer."
+            }
             Self::Rollback => {
                 "Open a Passage that takes a Gate back to a Bundle it verified before, undoing \
                  its latest crossing: `to` names the Bundle (one the Gate held and whose \
@@ -418,6 +440,7 @@ impl ToolName {
             Self::Evidence => pair::<BundleArgs, Evidence>(),
             Self::Overview => pair::<NoArguments, Overview>(),
             Self::Promote => pair::<PromoteArgs, Promoted>(),
+            Self::PreviewCrossing => pair::<PromoteArgs, CrossingPreview>(),
             Self::Rollback => pair::<RollbackArgs, RolledBack>(),
             Self::Abort => pair::<AbortArgs, Aborted>(),
             Self::RolloutTargets => pair::<GateArgs, GateTargets>(),

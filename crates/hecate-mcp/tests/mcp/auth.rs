@@ -96,7 +96,45 @@ async fn writes_are_authorised_as_and_recorded_for_the_caller() {
         text(&refused)
     );
 
+    // A preview asks the right to promote too, and creates nothing (issue 55).
+    let before = env
+        .api::<Passage>()
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .len();
+    let refused = result(
+        &alice,
+        "preview_crossing",
+        json!({"gate": "staging", "bundle": "b2"}),
+    )
+    .await;
+    assert_eq!(refused.is_error, Some(true), "{}", text(&refused));
     let bob = http_client(&base, Era::Modern, Some(&token(&env, Identity::Bob))).await;
+    let previewed = structured(
+        &result(
+            &bob,
+            "preview_crossing",
+            json!({"gate": "staging", "bundle": "b2"}),
+        )
+        .await,
+    );
+    assert_eq!(
+        (&previewed["actor"], previewed.get("refused")),
+        (&json!("bob"), None),
+        "{previewed}"
+    );
+    assert!(
+        !previewed["steps"].as_array().unwrap().is_empty(),
+        "{previewed}"
+    );
+    let passages = env
+        .api::<Passage>()
+        .list(&Default::default())
+        .await
+        .unwrap();
+    assert_eq!(passages.items.len(), before, "a preview creates nothing");
     let promoted =
         structured(&result(&bob, "promote", json!({"gate": "staging", "bundle": "b2"})).await);
     assert_eq!(

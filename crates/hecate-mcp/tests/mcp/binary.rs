@@ -163,7 +163,7 @@ async fn over_http_until_sigterm() {
         .unwrap();
     let base = format!("http://{address}");
     let bob = http_client(&base, Era::Legacy, Some(&token(&env, Identity::Bob))).await;
-    assert_eq!(tool_names(&bob).await.len(), 22);
+    assert_eq!(tool_names(&bob).await.len(), 23);
     let promoted =
         structured(&result(&bob, "promote", json!({"gate": "staging", "bundle": "b2"})).await);
     assert_eq!(promoted["actor"], "bob");

@@ -22,6 +22,7 @@ async fn the_tool_list_with_its_schemas() {
         .filter(|t| {
             ![
                 "promote",
+                "preview_crossing",
                 "rollback",
                 "abort",
                 "retry_targets",
@@ -90,7 +91,8 @@ async fn write_tools_exist_only_with_allow_writes() {
     assert!(names.contains(&"retry_targets".to_string()));
     // Accepting a rollout's failures overrides the Gate's budget: for people only.
     assert!(names.iter().all(|n| !n.contains("accept")), "{names:?}");
-    assert_eq!(names.len(), 22);
+    assert!(names.contains(&"preview_crossing".to_string()));
+    assert_eq!(names.len(), 23);
 }
 
 #[tokio::test]
