@@ -522,12 +522,14 @@ mod tests {
 
     #[test]
     fn only_crossings_and_flux_objects_are_written() {
-        assert_eq!(ToolName::WRITE.len(), 7);
+        assert_eq!(ToolName::WRITE.len(), 8);
         assert!(ToolName::WRITE.iter().all(|t| t.writes()));
         assert!(ToolName::READ.iter().all(|t| !t.writes()));
         assert_eq!(
             ToolName::WRITE.map(|t| t.operation().permission().to_string()),
             [
+                "create passages",
+                // A preview asks promote's right.
                 "create passages",
                 "create passages",
                 "patch passages",
@@ -538,7 +540,7 @@ mod tests {
             ]
         );
         assert_eq!(offered(false).len(), 15);
-        assert_eq!(offered(true).len(), 22);
+        assert_eq!(offered(true).len(), 23);
         // Accepting a rollout's failures overrides the Gate's budget: for people only.
         assert!(offered(true).iter().all(|t| !t.as_str().contains("accept")));
     }
