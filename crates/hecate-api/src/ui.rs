@@ -85,6 +85,7 @@ const ASSETS: &[Asset] = assets![
     "js/graph.js",
     "js/timeline.js",
     "js/diff.js",
+    "js/preview.js",
     "js/menu.js",
     "js/rollout.js",
     "js/pages/signin.js",

@@ -178,6 +178,24 @@ async fn the_promote_and_approve_dialogs_say_what_would_change() {
         ],
     );
     assert_eq!(listed, 10, "ten at most: {changes}");
+    // And what the crossing will run (issue 55): ops' preview for bob, each step with
+    // what it does beyond the crossing's own directory.
+    browser
+        .click("#confirm-changes .preview-details summary")
+        .await;
+    let runs = browser
+        .js(
+            "return [document.querySelector('#confirm-changes .preview-details summary').textContent, [...document.querySelectorAll('#confirm-changes li.preview-step')].map(li => [li.dataset.uses, li.dataset.effect])];",
+            vec![],
+        )
+        .await;
+    assert_eq!(
+        runs,
+        json!([
+            "What it will run: 2 steps",
+            [["git-push", "Pushes"], ["flux-wait", "Cluster"]]
+        ])
+    );
     // Each commit with its short SHA (the whole on hover) and when, relatively.
     let first = browser
         .js(
@@ -237,7 +255,10 @@ async fn the_promote_and_approve_dialogs_say_what_would_change() {
         )
         .await;
     let (_, unread, _) = dialog(&browser, &promote("app-3")).await;
-    assert_eq!(unread, "What changes could not be read: the diff is down.");
+    assert!(
+        unread.starts_with("What changes could not be read: the diff is down.\n"),
+        "{unread}"
+    );
     browser.click("#confirm-ok").await;
     browser.until_text("#notice", "Crossing started:").await;
 

@@ -6,6 +6,7 @@
 
 import { ApiError, Unauthenticated, nsPath, post } from "./api.js";
 import * as diffs from "./diff.js";
+import * as previews from "./preview.js";
 import { h, setText } from "./dom.js";
 import { count, local, syncTicking } from "./format.js";
 import * as notice from "./notice.js";
@@ -279,6 +280,14 @@ function whatChanges(ns, gate, bundle) {
     .catch((error) => diffs.unread(error));
 }
 
+/** What crossing `gate` with `bundle` would run — ops' preview for the signed-in person —, drawn for the dialog. */
+function whatRuns(ns, gate, bundle) {
+  return previews
+    .read(ns, gate, bundle)
+    .then((p) => previews.view(p))
+    .catch((error) => previews.unread(error));
+}
+
 /** Starts a crossing of `gate` with `bundle` (named as `label`). */
 export function promote(ns, gate, bundle, label, steps) {
   return perform(
@@ -288,7 +297,7 @@ export function promote(ns, gate, bundle, label, steps) {
       text: `Start crossing ${label} through ${gate} as you.`,
       detail: `This creates a Passage in namespace ${ns} that runs ${gate}'s ${steps ? count(steps, "step") : "steps"}. The cluster records you as the one who asked.`,
       ok: `Cross ${gate}`,
-      changes: whatChanges(ns, gate, bundle),
+      changes: Promise.all([whatChanges(ns, gate, bundle), whatRuns(ns, gate, bundle)]).then((parts) => h("div", null, ...parts)),
     },
     () => post(nsPath(ns, "gates", gate, "promote"), { bundle }),
     (passage) => [
