@@ -557,12 +557,19 @@ impl Call<'_> {
         visible.map_err(|e| self.unavailable(&e))
     }
 
+    /// A crossing's arguments, checked, once the caller may promote there:
+    /// `(namespace, gate, bundle)`.
+    async fn crossing(&self, args: PromoteArgs) -> Answer<(String, String, String)> {
+        let namespace = self.namespace(args.namespace)?;
+        let gate = name_argument("gate", &args.gate)?;
+        let bundle = name_argument("bundle", &args.bundle)?;
+        self.authorize(&namespace).await?;
+        Ok((namespace, gate, bundle))
+    }
+
     async fn promote(&self, args: PromoteArgs) -> CallToolResult {
         let answer = async {
-            let namespace = self.namespace(args.namespace)?;
-            let gate = name_argument("gate", &args.gate)?;
-            let bundle = name_argument("bundle", &args.bundle)?;
-            self.authorize(&namespace).await?;
+            let (namespace, gate, bundle) = self.crossing(args).await?;
             self.ops()
                 .promote(&namespace, &gate, &bundle, &self.actor())
                 .await
@@ -575,10 +582,7 @@ impl Call<'_> {
 
     async fn preview_crossing(&self, args: PromoteArgs) -> CallToolResult {
         let answer = async {
-            let namespace = self.namespace(args.namespace)?;
-            let gate = name_argument("gate", &args.gate)?;
-            let bundle = name_argument("bundle", &args.bundle)?;
-            self.authorize(&namespace).await?;
+            let (namespace, gate, bundle) = self.crossing(args).await?;
             self.ops()
                 .preview(&namespace, &gate, &bundle, &self.actor())
                 .await
