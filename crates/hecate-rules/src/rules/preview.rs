@@ -92,15 +92,23 @@ fn planned_step(step: &Step, env: &expr::Env, earlier: &[&str]) -> PlannedStep {
     let awaits = reads_outputs(step, earlier);
     let mut problem = None;
     let condition = step.condition.trim();
-    // An `if:` that reads outputs or `failed` is decided as the crossing goes.
+    // An `if:` that reads outputs, or whose answer turns on `failed` (judged both
+    // ways), is decided as the crossing goes.
     let runs = if condition.is_empty() {
         Some(true)
-    } else if !awaits.is_empty() || condition.contains("failed") {
+    } else if !awaits.is_empty() {
         None
     } else {
-        match expr::condition(condition, env) {
-            Ok(runs) => Some(runs),
-            Err(error) => {
+        let failing = expr::Env {
+            failed: true,
+            ..env.clone()
+        };
+        match (
+            expr::condition(condition, env),
+            expr::condition(condition, &failing),
+        ) {
+            (Ok(runs), Ok(if_failed)) => (runs == if_failed).then_some(runs),
+            (Err(error), _) | (_, Err(error)) => {
                 problem = Some(format!("if: {error}"));
                 None
             }

@@ -176,6 +176,18 @@ fn an_expression_that_fails_on_this_bundle_is_said_and_an_if_judged_now() {
         p.steps[2].runs, None,
         "`failed` is known as the crossing goes"
     );
+    // An `if:` that only names a word like it is judged now.
+    let named = gate_with_steps(
+        gate("staging"),
+        vec![Step {
+            condition: "gate != 'failed-over'".into(),
+            ..step("http", "", json!({"url": "https://hooks.example/x"}))
+        }],
+    );
+    assert_eq!(
+        preview_of(&named, &bundle("b1", 0), "bob").steps[0].runs,
+        Some(true)
+    );
 }
 
 #[test]
