@@ -96,11 +96,7 @@ impl Ops {
         actor: &str,
     ) -> Result<CrossingPreview> {
         let gate: Gate = self.get(Kind::Gate, namespace, gate).await?;
-        let gate_name = gate.name_any();
-        let (bundle, passages) = futures::try_join!(
-            self.get::<Bundle>(Kind::Bundle, namespace, bundle),
-            self.passages_matching(namespace, Some(&gate_name), None)
-        )?;
+        let (bundle, passages) = self.crossing_reads(namespace, &gate, bundle).await?;
         let passages: Vec<&Passage> = passages.iter().collect();
         let now = self.now();
         let passage = rules::preview::passage(&gate, &bundle, &passages, actor, now);
@@ -122,13 +118,7 @@ impl Ops {
         {
             Ok(_) => Ok(preview),
             Err(kube::Error::Api(status)) if status.code == 409 => {
-                preview.refused = Some(Refusal::new(
-                    RefusalCode::AlreadyCrossing,
-                    format!(
-                        "another crossing of {gate_name} started at the same moment, as Passage {}",
-                        passage.name_any()
-                    ),
-                ));
+                preview.refused = Some(crossing_taken(&gate, &passage));
                 Ok(preview)
             }
             Err(source) => Err(Error::Kubernetes {
@@ -222,12 +212,25 @@ impl Ops {
     /// Starts `crossing` once the Gate alone has been judged: reads the Bundle and the
     /// Gate's Passages, then [`Self::open`]s it.
     async fn cross(&self, crossing: Crossing<'_>) -> Result<Passage> {
-        let gate_name = crossing.gate.name_any();
-        let (bundle, passages) = futures::try_join!(
-            self.get::<Bundle>(Kind::Bundle, crossing.namespace, crossing.bundle),
-            self.passages_matching(crossing.namespace, Some(&gate_name), None)
-        )?;
+        let (bundle, passages) = self
+            .crossing_reads(crossing.namespace, crossing.gate, crossing.bundle)
+            .await?;
         self.open(crossing, &bundle, &passages).await
+    }
+
+    /// What a crossing of `gate` with `bundle` is judged over: the Bundle and the
+    /// Gate's Passages, read together — a crossing and its preview alike.
+    async fn crossing_reads(
+        &self,
+        namespace: &str,
+        gate: &Gate,
+        bundle: &str,
+    ) -> Result<(Bundle, Vec<Passage>)> {
+        let gate_name = gate.name_any();
+        futures::try_join!(
+            self.get::<Bundle>(Kind::Bundle, namespace, bundle),
+            self.passages_matching(namespace, Some(&gate_name), None)
+        )
     }
 
     /// Judges `crossing` of `bundle`, given the Gate's `passages`, by promote's rules
@@ -270,15 +273,9 @@ impl Ops {
             .await
         {
             Ok(created) => Ok(created),
-            Err(kube::Error::Api(status)) if status.code == 409 => Err(Error::refused(
-                action,
-                Refusal::new(
-                    RefusalCode::AlreadyCrossing,
-                    format!(
-                        "another crossing of {gate_name} started at the same moment, as Passage {name}"
-                    ),
-                ),
-            )),
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                Err(Error::refused(action, crossing_taken(gate, &passage)))
+            }
             Err(source) => Err(Error::Kubernetes {
                 context: "creating Passage".into(),
                 source,
@@ -793,4 +790,17 @@ impl Ops {
         let bundle: Bundle = self.get(Kind::Bundle, namespace, bundle).await?;
         Ok((gate, bundle))
     }
+}
+
+/// Why a crossing whose Passage name another took at the same moment does not start:
+/// the API server answered the create (or its dry run) 409.
+fn crossing_taken(gate: &Gate, passage: &Passage) -> Refusal {
+    Refusal::new(
+        RefusalCode::AlreadyCrossing,
+        format!(
+            "another crossing of {} started at the same moment, as Passage {}",
+            gate.name_any(),
+            passage.name_any()
+        ),
+    )
 }
