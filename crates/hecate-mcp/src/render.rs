@@ -119,7 +119,7 @@ pub fn preview(preview: &hecate_ops::model::CrossingPreview) -> String {
         ),
     }];
     for (i, step) in preview.steps.iter().enumerate() {
-        let effect = step.effect.map_or("not a known step", |e| e.words());
+        let effect = &step.effect_words;
         let with = serde_json::to_string(&step.with).unwrap_or_default();
         lines.push(format!("{}. {} — {effect}: {with}", i + 1, step.uses));
     }

@@ -185,7 +185,7 @@ async fn the_promote_and_approve_dialogs_say_what_would_change() {
         .await;
     let runs = browser
         .js(
-            "return [document.querySelector('#confirm-changes .preview-details summary').textContent, [...document.querySelectorAll('#confirm-changes li.preview-step')].map(li => [li.dataset.uses, li.dataset.effect])];",
+            "return [document.querySelector('#confirm-changes .preview-details summary').textContent, [...document.querySelectorAll('#confirm-changes li.preview-step')].map(li => [li.dataset.uses, li.dataset.effect, li.querySelector('.muted').textContent])];",
             vec![],
         )
         .await;
@@ -193,7 +193,10 @@ async fn the_promote_and_approve_dialogs_say_what_would_change() {
         runs,
         json!([
             "What it will run: 2 steps",
-            [["git-push", "Pushes"], ["flux-wait", "Cluster"]]
+            [
+                ["git-push", "Pushes", " — pushes to a remote"],
+                ["flux-wait", "Cluster", " — asks Flux in a cluster"]
+            ]
         ])
     );
     // Each commit with its short SHA (the whole on hover) and when, relatively.

@@ -13,16 +13,6 @@ export function read(ns, gate, bundle, options = {}) {
   return post(`${nsPath(ns, "gates", gate, "promote")}?dryRun=true`, { bundle }, options);
 }
 
-/** Effects in words, as the catalogue names them. */
-const EFFECT = {
-  WorkDir: "works in the crossing's own directory",
-  Pushes: "pushes to a remote",
-  Forge: "asks a forge (a pull request, a commit status)",
-  Cluster: "asks Flux in a cluster",
-  Calls: "calls an endpoint",
-  Evidence: "asks Fides for evidence",
-};
-
 function value(v) {
   return typeof v === "string" ? v : JSON.stringify(v);
 }
@@ -36,7 +26,7 @@ function stepLine(s) {
     "li",
     { class: "preview-step", "data-uses": s.uses, "data-effect": s.effect || "" },
     h("strong", null, name),
-    h("span", { class: "muted small" }, ` — ${EFFECT[s.effect] || "not a step Hecate knows"}${runs}`),
+    h("span", { class: "muted small" }, ` — ${s.effectWords}${runs}`),
     s.problem ? h("p", { class: "error-text small server-text" }, `Would fail: ${s.problem}`) : null,
     withs.length
       ? h("dl", { class: "preview-with" }, withs.map(([k, v]) => h("div", null, h("dt", null, k), h("dd", { class: "server-text" }, value(v)))))

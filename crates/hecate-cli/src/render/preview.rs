@@ -49,10 +49,7 @@ fn planned(i: usize, step: &PlannedStep, style: &Style) -> String {
     } else {
         format!("{} ({})", step.uses, step.alias)
     };
-    let effect = match step.effect {
-        Some(effect) => effect.words(),
-        None => "not a step Hecate knows",
-    };
+    let effect = &step.effect_words;
     let runs = match (step.runs, step.condition.is_empty()) {
         (Some(true), true) => String::new(),
         (Some(true), false) => format!("; runs: if {} holds now", step.condition),

@@ -64,6 +64,8 @@ pub struct PlannedStep {
     /// catalogue entry names (the Gate is then refused `InvalidSteps`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effect: Option<Effect>,
+    /// `effect` in the words every surface shows (the catalogue's `Effect::words`).
+    pub effect_words: String,
     /// Why it cannot be resolved (an expression that fails on this Bundle); the
     /// crossing would fail here with `BadExpression`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

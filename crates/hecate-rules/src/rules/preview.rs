@@ -90,6 +90,7 @@ fn planned_step(step: &Step, env: &expr::Env, earlier: &[&str]) -> PlannedStep {
     let empty = Value::Object(Default::default());
     let with = step.with.as_ref().unwrap_or(&empty);
     let awaits = reads_outputs(step, earlier);
+    let effect = Kind::named(&step.uses).map(Kind::effect);
     let mut problem = None;
     let condition = step.condition.trim();
     // An `if:` that reads outputs, or whose answer turns on `failed` (judged both
@@ -128,7 +129,13 @@ fn planned_step(step: &Step, env: &expr::Env, earlier: &[&str]) -> PlannedStep {
         runs,
         with: resolved,
         awaits,
-        effect: Kind::named(&step.uses).map(Kind::effect),
+        effect,
+        effect_words: effect
+            .map_or(
+                "not a step Hecate knows",
+                crate::catalogue::step::Effect::words,
+            )
+            .to_string(),
         problem,
     }
 }

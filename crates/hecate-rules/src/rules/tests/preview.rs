@@ -121,6 +121,13 @@ fn a_preview_resolves_each_step_against_the_bundle_and_the_gates_vars() {
         ]
     );
     assert!(p.steps.iter().all(|s| s.problem.is_none()));
+    // Each effect in the catalogue's words, which every surface shows.
+    assert_eq!(p.steps[3].effect_words, Effect::Pushes.words());
+    let unknown = gate_with_steps(gate("staging"), vec![step("nonesuch", "", json!({}))]);
+    assert_eq!(
+        preview_of(&unknown, &bundle("b1", 0), "bob").steps[0].effect_words,
+        "not a step Hecate knows"
+    );
     assert_eq!(p.bundle.name, "b1");
 }
 
