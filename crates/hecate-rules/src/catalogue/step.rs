@@ -125,12 +125,6 @@ pub enum Effect {
 }
 
 impl Effect {
-    /// Whether a preview runs a step with this effect: only what stays in the work
-    /// directory.
-    pub const fn previewed(self) -> bool {
-        matches!(self, Self::WorkDir)
-    }
-
     /// What it does, in words a preview shows beside a step it lists.
     pub const fn words(self) -> &'static str {
         match self {

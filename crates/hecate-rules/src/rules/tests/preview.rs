@@ -198,11 +198,11 @@ fn an_expression_that_fails_on_this_bundle_is_said_and_an_if_judged_now() {
 }
 
 #[test]
-fn what_a_preview_runs_is_what_stays_in_the_work_directory() {
+fn the_steps_that_stay_in_the_work_directory() {
     use crate::catalogue::step::Step as Kind;
     let previewed: Vec<&str> = Kind::ALL
         .iter()
-        .filter(|k| k.effect().previewed())
+        .filter(|k| k.effect() == Effect::WorkDir)
         .map(|k| k.name())
         .collect();
     assert_eq!(
